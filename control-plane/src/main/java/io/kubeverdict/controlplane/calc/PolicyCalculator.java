@@ -1,0 +1,39 @@
+package io.kubeverdict.controlplane.calc;
+
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The calculation: cluster objects in, per-node snapshots out. Pure and single-threaded (the
+ * sources funnel every event onto one thread); no I/O, no clock. Upserts replace an object by
+ * namespace/name; the same final set of objects gives the same snapshots whatever the order.
+ */
+public interface PolicyCalculator {
+    void upsertNamespace(Namespace namespace);
+
+    void deleteNamespace(String name);
+
+    void upsertPod(Pod pod);
+
+    void deletePod(String namespace, String name);
+
+    void upsertPolicy(NetworkPolicy policy);
+
+    void deletePolicy(String namespace, String name);
+
+    /** Nodes that have at least one endpoint (pods with spec.nodeName). */
+    Set<String> nodes();
+
+    /** The current snapshot of a node; an empty snapshot for a node without endpoints. */
+    NodeSnapshot snapshot(String node);
+
+    /** Nodes whose snapshot may have changed since the last call; clears the record. */
+    Set<String> drainChangedNodes();
+
+    /** Policies (or parts of them) that could not be used, with why; they never widen access. */
+    List<PolicyProblem> problems();
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine (JDK, Maven, gcc) lacks to build and test kube-verdict.
+# Idempotent and quiet when nothing is missing.
+set -euo pipefail
+
+packages=(libnetfilter-queue-dev libnftables-dev libnftnl-dev libmnl-dev nftables iptables
+          iproute2 conntrack procps kmod nodejs npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node.js may come from elsewhere than Debian (the machine image); only npm's presence matters.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+
+if (( ${#missing[@]} )); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup: missing packages: ${missing[*]} (run as root to install them)" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Kernel modules the data plane uses; built-in or loadable, either is fine.
+for m in nf_tables nfnetlink_queue nft_queue nft_compat xt_NFQUEUE nf_conntrack veth; do
+  modprobe -q "$m" 2>/dev/null || true
+done
+
+# The Maven wrapper's Maven, fetched once into ~/.m2/wrapper.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+(cd "$root" && ./mvnw -q -B -v >/dev/null)

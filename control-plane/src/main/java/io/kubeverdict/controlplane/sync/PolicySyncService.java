@@ -121,6 +121,12 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         return new ArrayList<>(out.values());
     }
 
+    /** Open sessions of a node (for tests and diagnostics). */
+    List<SyncSession> sessionsOf(String node) {
+        NodeRecord r = nodes.get(node);
+        return r == null ? List.of() : List.copyOf(r.sessions);
+    }
+
     private void cutStalled() {
         long timeout = options.stallTimeout().toNanos();
         for (NodeRecord r : nodes.values()) {

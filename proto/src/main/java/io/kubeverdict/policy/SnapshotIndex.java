@@ -164,6 +164,15 @@ public final class SnapshotIndex {
         return b.build();
     }
 
+    /** How many (endpoint, direction) pairs are isolated but have too many rules for a program. */
+    public int walkingSlots() {
+        int n = 0;
+        for (int slot = 0; slot < programs.length; slot++) {
+            n += programs[slot] == null && epTierStart[slot] != epTierEnd[slot] ? 1 : 0;
+        }
+        return n;
+    }
+
     /** How many distinct bit-mask programs the endpoints share (for logs and tests). */
     public int programCount() {
         return programCount;

@@ -117,6 +117,37 @@ class PacketBatchKernelTest {
     }
 
     @Test
+    void aFullSocketIsCountedAsEnobufsAndReceivingGoesOn() throws Exception {
+        bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS));
+        NetnsThread node = bed.own(new NetnsThread(bed.node));
+        NfQueue queue = bed.own(node.call(() -> new NfQueue(QUEUE, NfQueue.FLAG_GSO)));
+        queue.receiveBuffer(1); // the kernel's minimum: a few messages
+        PacketBatch batch = queue.batch(64);
+        for (int i = 0; i < 40; i++) {
+            Netns.call(bed.client.path(), () -> {
+                try (DatagramSocket s = new DatagramSocket()) {
+                    s.send(new DatagramPacket(new byte[8], 8, InetAddress.getByName(SERVER4), PORT));
+                }
+                return null;
+            });
+        }
+        int received = 0;
+        for (int i = 0; i < 5; i++) {
+            int n = batch.receive(100);
+            for (int j = 0; j < n; j++) {
+                batch.drop(j);
+            }
+            batch.sendVerdicts();
+            received += n;
+        }
+        assertThat(queue.enobufs()).isPositive();
+        assertThat(received).isBetween(1, 39);
+        QueueCounters counters = node.call(() -> QueueCounters.read(QueueCounters.PROC_FILE, QUEUE)).orElseThrow();
+        assertThat(counters.userDropped()).as("the kernel dropped what it could not hand over").isEqualTo(40 - received);
+        assertThat(counters.waiting()).isZero();
+    }
+
+    @Test
     void verdictsNeedNoPackets() throws Exception {
         NetnsThread node = bed.own(new NetnsThread(bed.node));
         NfQueue queue = bed.own(node.call(() -> new NfQueue(QUEUE + 1, 0)));

@@ -156,7 +156,9 @@ public final class SyncClient implements AutoCloseable {
                     }
                 }
                 if (end != null) {
-                    if (end instanceof Throwable t) {
+                    if (!running) {
+                        return inSync;
+                    } else if (end instanceof Throwable t) {
                         log.warn("sync stream broke: {}", t.toString());
                     } else {
                         log.warn("control plane ended the sync stream");

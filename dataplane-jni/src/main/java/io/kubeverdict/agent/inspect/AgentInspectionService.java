@@ -7,6 +7,7 @@ import io.kubeverdict.agent.metrics.QueueCounters;
 import io.kubeverdict.agent.state.EnforcedState;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
+import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
@@ -93,11 +94,10 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
     /** An address given directly, or the first address of a local pod named "namespace/name". */
     private static String address(EnforcedState current, String ip, String pod, String role) {
         if (!ip.isEmpty()) {
-            String canonical = Addresses.canonical(ip);
-            if (canonical == null) {
+            if (IpAddress.tryParse(ip) == null) {
                 throw new IllegalArgumentException(role + " " + ip + " is not an IP address");
             }
-            return canonical;
+            return ip;
         }
         if (pod.isEmpty()) {
             throw new IllegalArgumentException("give a " + role + " address (or a local pod namespace/name)");
@@ -112,7 +112,7 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
 
     @Override
     public void watchVerdicts(WatchVerdictsRequest request, StreamObserver<Explanation> response) {
-        if (!request.getIp().isEmpty() && Addresses.canonical(request.getIp()) == null) {
+        if (!request.getIp().isEmpty() && IpAddress.tryParse(request.getIp()) == null) {
             response.onError(Status.INVALID_ARGUMENT
                     .withDescription(request.getIp() + " is not an IP address").asRuntimeException());
             return;

@@ -3,9 +3,9 @@ package io.kubeverdict.agent.inspect;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.kubeverdict.agent.state.EnforcedState;
 import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.proto.v1.Explanation;
-import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
 import java.util.List;
@@ -58,7 +58,8 @@ public final class VerdictFeed implements AutoCloseable {
     }
 
     void watch(WatchVerdictsRequest request, ServerCallStreamObserver<Explanation> stream) {
-        Watcher watcher = new Watcher(Addresses.canonical(request.getIp()), request.getVerdict(), stream);
+        IpAddress ip = request.getIp().isEmpty() ? null : IpAddress.parse(request.getIp());
+        Watcher watcher = new Watcher(ip, request.getVerdict(), stream);
         stream.setOnCancelHandler(() -> remove(watcher));
         watchers.add(watcher);
         watched = true;
@@ -83,12 +84,10 @@ public final class VerdictFeed implements AutoCloseable {
     }
 
     private void deliver(PacketTuple packet, int decisionCode) {
-        String src = Addresses.source(packet);
-        String dst = Addresses.destination(packet);
         Verdict verdict = Decision.allowed(decisionCode) ? Verdict.VERDICT_ALLOW : Verdict.VERDICT_DENY;
         Explanation explanation = null;
         for (Watcher w : watchers) {
-            if (!w.matches(src, dst, verdict)) {
+            if (!w.matches(packet, verdict)) {
                 continue;
             }
             if (!w.stream.isReady()) {
@@ -96,7 +95,7 @@ public final class VerdictFeed implements AutoCloseable {
                 continue;
             }
             if (explanation == null) {
-                explanation = explain(packet, src, dst, verdict);
+                explanation = explain(packet, verdict);
             }
             try {
                 w.stream.onNext(explanation);
@@ -111,13 +110,11 @@ public final class VerdictFeed implements AutoCloseable {
      * Explains with the index current now; the verdict is the one actually given, which can differ
      * only when a new generation was swapped in between.
      */
-    private Explanation explain(PacketTuple packet, String src, String dst, Verdict verdict) {
-        Tuple tuple = Tuple.newBuilder().setSrcIp(src).setDstIp(dst)
-                .setProtocol(packet.protocol).setDstPort(packet.dstPort).build();
+    private Explanation explain(PacketTuple packet, Verdict verdict) {
         EnforcedState current = state.get();
         Explanation.Builder out = current == null
-                ? Explanation.newBuilder().setTuple(tuple)
-                : current.index().explain(tuple).toBuilder();
+                ? Explanation.newBuilder().setTuple(packet.toTuple())
+                : current.index().explain(packet).toBuilder();
         return out.setVerdict(verdict).build();
     }
 
@@ -141,10 +138,15 @@ public final class VerdictFeed implements AutoCloseable {
         watched = false;
     }
 
-    private record Watcher(String ip, Verdict verdict, ServerCallStreamObserver<Explanation> stream) {
-        boolean matches(String src, String dst, Verdict given) {
-            return (ip == null || ip.equals(src) || ip.equals(dst))
+    private record Watcher(IpAddress ip, Verdict verdict, ServerCallStreamObserver<Explanation> stream) {
+        boolean matches(PacketTuple p, Verdict given) {
+            return (ip == null || ip.family() == p.family && (is(p.srcHi, p.srcLo, p.family) || is(p.dstHi, p.dstLo, p.family)))
                     && (verdict == Verdict.VERDICT_UNSPECIFIED || verdict == Verdict.UNRECOGNIZED || verdict == given);
+        }
+
+        private boolean is(long hi, long lo, int family) {
+            // IPv4 lives in the low 32 bits; the parser need not clear the rest.
+            return family == IpAddress.V4 ? ip.lo() == (lo & 0xFFFF_FFFFL) : ip.hi() == hi && ip.lo() == lo;
         }
     }
 }

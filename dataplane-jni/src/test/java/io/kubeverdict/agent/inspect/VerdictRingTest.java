@@ -30,7 +30,7 @@ class VerdictRingTest {
         assertThat(ring.dropped()).isEqualTo(2);
 
         List<String> out = new ArrayList<>();
-        int n = ring.drain((p, code) -> out.add(Addresses.source(p) + ">" + Addresses.destination(p) + ":" + p.dstPort + "/" + code), 10);
+        int n = ring.drain((p, code) -> out.add(p.source() + ">" + p.destination() + ":" + p.dstPort + "/" + code), 10);
         assertThat(n).isEqualTo(4);
         assertThat(out).containsExactly("10.0.0.0>10.0.1.0:1000/0", "10.0.0.1>10.0.1.1:1001/1",
                 "10.0.0.2>10.0.1.2:1002/2", "10.0.0.3>10.0.1.3:1003/3");

@@ -3,10 +3,10 @@ package io.kubeverdict.agent.inspect;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
-import io.kubeverdict.agent.metrics.QueueCounters;
 import io.kubeverdict.agent.state.EnforcedState;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
+import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
@@ -18,6 +18,7 @@ import io.kubeverdict.proto.v1.ListEndpointsRequest;
 import io.kubeverdict.proto.v1.ListEndpointsResponse;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /** AgentInspection: what this agent enforces and why, answered from the current generation. */
@@ -25,11 +26,11 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
     private final AgentIdentity identity;
     private final StateHolder state;
     private final SyncStatus sync;
-    private final Supplier<QueueCounters> queue;
+    private final Supplier<Optional<QueueCounters>> queue;
     private final VerdictFeed feed;
 
     public AgentInspectionService(AgentIdentity identity, StateHolder state, SyncStatus sync,
-                                  Supplier<QueueCounters> queue, VerdictFeed feed) {
+                                  Supplier<Optional<QueueCounters>> queue, VerdictFeed feed) {
         this.identity = identity;
         this.state = state;
         this.sync = sync;
@@ -40,7 +41,7 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
     @Override
     public void getStatus(AgentStatusRequest request, StreamObserver<AgentStatus> response) {
         EnforcedState current = state.current();
-        QueueCounters counters = queue.get();
+        Optional<QueueCounters> counters = queue.get();
         AgentStatus.Builder status = AgentStatus.newBuilder()
                 .setNode(identity.node())
                 .setInSync(sync.inSync())
@@ -48,9 +49,10 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
                 .setKernelPath(identity.kernelPath())
                 .setQueueId(identity.queueId())
                 .setFailOpen(identity.failOpen())
-                .setQueueTotal(counters.total())
-                .setQueueDropped(counters.dropped())
-                .setQueueUserDropped(counters.userDropped());
+                // queue_total is the kernel's name for the packets waiting on the queue now.
+                .setQueueTotal(counters.map(QueueCounters::waiting).orElse(0L))
+                .setQueueDropped(counters.map(QueueCounters::dropped).orElse(0L))
+                .setQueueUserDropped(counters.map(QueueCounters::userDropped).orElse(0L));
         if (current != null) {
             status.setEndpoints(current.snapshot().getEndpointsCount())
                     .setPolicies(current.snapshot().getPoliciesCount())

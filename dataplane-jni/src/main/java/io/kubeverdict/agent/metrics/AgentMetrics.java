@@ -4,6 +4,7 @@ import io.kubeverdict.agent.state.EnforcedState;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.AppliedListener;
 import io.kubeverdict.agent.sync.SyncStatus;
+import io.kubeverdict.agent.verdict.QueueCounters;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -19,6 +20,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -33,7 +35,7 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
     private final Clock clock;
     private final JvmGcMetrics gc = new JvmGcMetrics();
 
-    public AgentMetrics(SyncStatus sync, StateHolder state, Supplier<QueueCounters> queue, Clock clock) {
+    public AgentMetrics(SyncStatus sync, StateHolder state, Supplier<Optional<QueueCounters>> queue, Clock clock) {
         this.clock = clock;
         this.verdicts = new VerdictMetrics(registry);
         new JvmMemoryMetrics().bindTo(registry);
@@ -44,14 +46,17 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
         new UptimeMetrics().bindTo(registry);
 
         CachedQueueCounters cached = new CachedQueueCounters(queue);
-        FunctionCounter.builder("kubeverdict_queue_packets", cached, c -> c.get().total())
-                .description("Packets the kernel put on our NFQUEUE").register(registry);
-        FunctionCounter.builder("kubeverdict_queue_dropped", cached, c -> c.get().dropped())
+        // From /proc/net/netfilter/nfnetlink_queue; the kernel restarts them when the queue is rebound.
+        FunctionCounter.builder("kubeverdict_queue_packets", cached, c -> c.get().map(QueueCounters::idSequence).orElse(0L))
+                .description("Packets the kernel put on our NFQUEUE since it was bound (its id sequence)").register(registry);
+        FunctionCounter.builder("kubeverdict_queue_dropped", cached, c -> c.get().map(QueueCounters::dropped).orElse(0L))
                 .description("Packets the kernel dropped because our queue was full").register(registry);
-        FunctionCounter.builder("kubeverdict_queue_user_dropped", cached, c -> c.get().userDropped())
+        FunctionCounter.builder("kubeverdict_queue_user_dropped", cached, c -> c.get().map(QueueCounters::userDropped).orElse(0L))
                 .description("Packets the kernel could not deliver to the agent's socket").register(registry);
-        Gauge.builder("kubeverdict_queue_bound", cached, c -> c.get().bound() ? 1 : 0)
-                .description("1 when a process is bound to our queue").register(registry);
+        Gauge.builder("kubeverdict_queue_waiting", cached, c -> c.get().map(QueueCounters::waiting).orElse(0L))
+                .description("Packets waiting on our queue for a verdict now").register(registry);
+        Gauge.builder("kubeverdict_queue_bound", cached, c -> c.get().isPresent() ? 1 : 0)
+                .description("1 when our queue is bound").register(registry);
 
         gauge("kubeverdict_sync_connected", sync, s -> s.connected() ? 1 : 0, "1 while the sync stream is open");
         gauge("kubeverdict_sync_in_sync", sync, s -> s.inSync() ? 1 : 0, "1 once the current stream's state is applied");
@@ -121,21 +126,21 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
 
     /** One /proc read per scrape, however many meters ask. */
     private static final class CachedQueueCounters {
-        private final Supplier<QueueCounters> source;
-        private QueueCounters last = QueueCounters.UNBOUND;
+        private final Supplier<Optional<QueueCounters>> source;
+        private Optional<QueueCounters> last = Optional.empty();
         private long readAt;
 
-        CachedQueueCounters(Supplier<QueueCounters> source) {
+        CachedQueueCounters(Supplier<Optional<QueueCounters>> source) {
             this.source = source;
         }
 
-        synchronized QueueCounters get() {
+        synchronized Optional<QueueCounters> get() {
             long now = System.nanoTime();
             if (readAt == 0 || now - readAt > 500_000_000L) {
                 try {
                     last = source.get();
                 } catch (RuntimeException e) {
-                    last = QueueCounters.UNBOUND;
+                    last = Optional.empty();
                 }
                 readAt = now;
             }

@@ -11,7 +11,7 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
-import io.kubeverdict.agent.metrics.QueueCounters;
+import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
@@ -51,7 +51,7 @@ class AgentInspectionServiceTest {
         feed = new VerdictFeed(256, state::current);
         AgentIdentity identity = new AgentIdentity("node-1", "test", "xtables-nfqueue", 7, true);
         server = new InspectionServer(new InetSocketAddress("127.0.0.1", 0),
-                new AgentInspectionService(identity, state, sync, () -> new QueueCounters(true, 10, 2, 1), feed)).start();
+                new AgentInspectionService(identity, state, sync, () -> java.util.Optional.of(new QueueCounters(7, 99, 10, 2, 128, 2, 1, 500)), feed)).start();
         channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
         inspect = AgentInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
     }

@@ -9,21 +9,23 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import io.kubeverdict.agent.verdict.QueueCounters;
 import java.time.Clock;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class AgentMetricsTest {
 
     @Test
     void servesVerdictQueueSyncAndJvmMetricsOverHttp() throws Exception {
-        QueueCounters queue = new QueueCounters(true, 42, 3, 1);
-        try (AgentMetrics metrics = new AgentMetrics(new SyncStatus(), new StateHolder(0), () -> queue, Clock.systemUTC());
+        QueueCounters queue = new QueueCounters(3, 1234, 5, 2, 128, 3, 1, 42);
+        try (AgentMetrics metrics = new AgentMetrics(new SyncStatus(), new StateHolder(0), () -> Optional.of(queue), Clock.systemUTC());
              MetricsHttpServer http = new MetricsHttpServer(new InetSocketAddress("127.0.0.1", 0), metrics::scrape, () -> false).start()) {
             metrics.verdicts().verdict(4, 6, true, 2_000);
             metrics.verdicts().verdict(4, 6, true, 3_000);
             metrics.verdicts().verdict(6, 17, false, 1_000);
             metrics.verdicts().verdict(6, 58, false, 1_000);
-            metrics.verdicts().malformed();
+            metrics.verdicts().malformed(-1, false);
 
             HttpClient client = HttpClient.newHttpClient();
             HttpResponse<String> response = client.send(HttpRequest.newBuilder(
@@ -40,6 +42,8 @@ class AgentMetricsTest {
             assertThat(body).contains("kubeverdict_queue_packets_total 42.0");
             assertThat(body).contains("kubeverdict_queue_dropped_total 3.0");
             assertThat(body).contains("kubeverdict_queue_user_dropped_total 1.0");
+            assertThat(body).contains("kubeverdict_queue_waiting 5.0");
+            assertThat(body).contains("kubeverdict_queue_bound 1.0");
             assertThat(body).contains("kubeverdict_sync_in_sync 0.0");
             assertThat(body).contains("kubeverdict_sync_reconnects_total 0.0");
             assertThat(body).contains("jvm_memory_used_bytes");

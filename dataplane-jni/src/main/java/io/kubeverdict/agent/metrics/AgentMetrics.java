@@ -34,9 +34,15 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
     private final Timer programmingLatency;
     private final Clock clock;
     private final JvmGcMetrics gc = new JvmGcMetrics();
+    // Micrometer holds gauge targets weakly: keep them reachable for the registry's lifetime.
+    private final CachedQueueCounters queueCounters;
+    private final SyncStatus sync;
+    private final StateHolder state;
 
     public AgentMetrics(SyncStatus sync, StateHolder state, Supplier<Optional<QueueCounters>> queue, Clock clock) {
         this.clock = clock;
+        this.sync = sync;
+        this.state = state;
         this.verdicts = new VerdictMetrics(registry);
         new JvmMemoryMetrics().bindTo(registry);
         gc.bindTo(registry);
@@ -46,6 +52,7 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
         new UptimeMetrics().bindTo(registry);
 
         CachedQueueCounters cached = new CachedQueueCounters(queue);
+        this.queueCounters = cached;
         // From /proc/net/netfilter/nfnetlink_queue; the kernel restarts them when the queue is rebound.
         FunctionCounter.builder("kubeverdict_queue_packets", cached, c -> c.get().map(QueueCounters::idSequence).orElse(0L))
                 .description("Packets the kernel put on our NFQUEUE since it was bound (its id sequence)").register(registry);

@@ -8,6 +8,8 @@ import io.grpc.stub.ClientResponseObserver;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.sync.ResyncRequiredException;
+import io.kubeverdict.sync.SnapshotAssembler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +24,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Follows the control plane's PolicySync stream for this node on one thread.
  *
- * <p>Each stream starts a fresh {@link SnapshotBuilder}: the previous state stays enforced, and
+ * <p>Each stream starts a fresh {@link SnapshotAssembler}: the previous state stays enforced, and
  * nothing reaches the {@link Enforcer} until the stream's InSync; then the whole new state is
  * enforced at once, and after that every burst of deltas (what has arrived by the time the last
  * burst is applied) is enforced as one new generation. A sequence gap or a message that does not
@@ -39,7 +41,7 @@ public final class SyncClient implements AutoCloseable {
 
     private final Channel channel;
     private final SyncRequest request;
-    private final Supplier<SnapshotBuilder> builders;
+    private final Supplier<SnapshotAssembler> builders;
     private final Enforcer enforcer;
     private final AppliedListener listener;
     private final Backoff backoff;
@@ -49,7 +51,7 @@ public final class SyncClient implements AutoCloseable {
     private volatile boolean running = true;
     private volatile StreamListener active;
 
-    public SyncClient(Channel channel, SyncRequest request, Supplier<SnapshotBuilder> builders,
+    public SyncClient(Channel channel, SyncRequest request, Supplier<SnapshotAssembler> builders,
                       Enforcer enforcer, AppliedListener listener, Backoff backoff,
                       DoubleSupplier random, SyncStatus status) {
         this.channel = channel;
@@ -114,9 +116,8 @@ public final class SyncClient implements AutoCloseable {
         }
         ClientCalls.asyncServerStreamingCall(
                 channel.newCall(PolicySyncGrpc.getSyncMethod(), CallOptions.DEFAULT), request, stream);
-        SnapshotBuilder builder = builders.get();
+        SnapshotAssembler builder = builders.get();
         boolean inSync = false;
-        long expected = -1;
         List<ToAgent> burst = new ArrayList<>();
         try {
             while (running) {
@@ -126,25 +127,18 @@ public final class SyncClient implements AutoCloseable {
                 long lastSequence = -1;
                 long eventTime = 0;
                 for (ToAgent message : burst) {
-                    if (expected >= 0 && message.getSequence() != expected) {
-                        log.warn("sequence gap: expected {}, got {}; resyncing", expected, message.getSequence());
+                    status.connected(true);
+                    status.received(message.getSequence(), System.nanoTime());
+                    try {
+                        builder.apply(message); // checks the sequence too
+                    } catch (ResyncRequiredException e) {
+                        log.warn("{}; resyncing", e.getMessage());
                         status.resync();
                         return inSync;
                     }
-                    expected = message.getSequence() + 1;
-                    status.connected(true);
-                    status.received(message.getSequence(), System.nanoTime());
-                    if (message.hasInSync()) {
+                    if (message.hasInSync() && !inSync) {
                         inSync = true;
                         log.info("in sync at sequence {}", message.getSequence());
-                    } else {
-                        try {
-                            builder.apply(message);
-                        } catch (IllegalArgumentException | IllegalStateException e) {
-                            log.warn("message {} does not fit the state ({}); resyncing", message.getSequence(), e.getMessage());
-                            status.resync();
-                            return inSync;
-                        }
                     }
                     lastSequence = message.getSequence();
                     eventTime = Math.max(eventTime, message.getEventTimeUnixNanos());
@@ -175,7 +169,7 @@ public final class SyncClient implements AutoCloseable {
         }
     }
 
-    private void enforce(SnapshotBuilder builder, long sequence, long eventTime) {
+    private void enforce(SnapshotAssembler builder, long sequence, long eventTime) {
         try {
             enforcer.enforce(builder.snapshot(), sequence);
         } catch (Exception e) {

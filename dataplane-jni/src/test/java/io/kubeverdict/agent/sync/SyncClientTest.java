@@ -10,11 +10,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.kubeverdict.agent.testing.MapSnapshotBuilder;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
 import io.kubeverdict.proto.v1.SyncRequest;
+import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.sync.SnapshotAssembler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,7 +63,7 @@ class SyncClientTest {
             }
             enforced.add(new Enforced(snapshot, sequence));
         };
-        return new SyncClient(channel, SyncRequest.newBuilder().setNode("node-1").build(), MapSnapshotBuilder::new,
+        return new SyncClient(channel, SyncRequest.newBuilder().setNode("node-1").build(), () -> new SnapshotAssembler("node-1"),
                 recorder, new AppliedReporter(channel, "node-1", "test"), backoff, () -> 0.5, new SyncStatus());
     }
 
@@ -89,7 +91,7 @@ class SyncClientTest {
         assertThat(first.sequence()).isEqualTo(5);
         assertThat(first.pods()).containsExactly("x/a", "x/b");
         assertThat(first.snapshot().getIpSetsCount()).isEqualTo(1);
-        assertThat(client.status().inSync()).isTrue();
+        await(() -> client.status().inSync());
         assertThat(client.status().appliedSequence()).isEqualTo(5);
         assertThat(cp.awaitReport(5).getNode()).isEqualTo("node-1");
     }
@@ -157,11 +159,13 @@ class SyncClientTest {
     void aMessageThatDoesNotFitResyncs() throws Exception {
         client.start();
         ScriptedControlPlane.Stream first = cp.nextStream();
-        first.send(endpoint(1, "x", "a", "10.0.0.1", "x/missing-policy"));
+        first.send(endpoint(1, "x", "a", "10.0.0.1"), ToAgent.newBuilder().setSequence(2)
+                .setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder().setId("never-sent").addAddedMembers("10.0.0.9")).build());
         ScriptedControlPlane.Stream second = cp.nextStream();
         assertThat(client.status().resyncs()).isEqualTo(1);
         second.send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
         assertThat(next().pods()).containsExactly("x/a");
+        assertThat(first.cancelled()).isTrue();
     }
 
     @Test

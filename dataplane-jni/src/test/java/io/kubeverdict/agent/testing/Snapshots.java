@@ -1,6 +1,6 @@
 package io.kubeverdict.agent.testing;
 
-import io.kubeverdict.agent.sync.SnapshotBuilder;
+import io.kubeverdict.sync.SnapshotAssembler;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.ToAgent;
 
@@ -12,8 +12,8 @@ public final class Snapshots {
      * Node "node-1": x/a (10.0.0.1, fd00::1) isolated for ingress by x/allow-from-b, which allows
      * only x/b (10.0.0.2); x/b and x/c (10.0.0.3) are not selected by anything.
      */
-    public static NodeSnapshot allowFromB() {
-        SnapshotBuilder b = new MapSnapshotBuilder();
+    public static NodeSnapshot allowFromB() throws Exception {
+        SnapshotAssembler b = new SnapshotAssembler("node-1");
         for (ToAgent m : new ToAgent[] {
                 Messages.ipSet(1, "set-b", "10.0.0.2"),
                 Messages.allowIngressFrom(2, "x/allow-from-b", "set-b"),

@@ -26,7 +26,7 @@ import java.util.TreeSet;
 public final class RulesetRenderer {
     public static final String SET_V4 = "pods4";
     public static final String SET_V6 = "pods6";
-    public static final String CHAIN_QUEUE = "queue";
+    public static final String CHAIN_QUEUE = "to_queue";
     /** Marks the table as ours; a table with our name and this comment is a leftover of ours. */
     public static final String COMMENT = "managed by kube-verdict";
 

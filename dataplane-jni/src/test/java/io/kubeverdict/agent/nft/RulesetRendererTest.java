@@ -26,7 +26,7 @@ class RulesetRendererTest {
     void queueStatementFollowsPathAndFailureMode(QueuePath path, boolean failOpen, String expected) {
         RulesetConfig config = new RulesetConfig("t", 7, failOpen, path);
         assertThat(RulesetRenderer.queueStatement(config)).isEqualTo(expected);
-        assertThat(RulesetRenderer.replaceTable(config, PodAddresses.EMPTY)).contains("chain queue {\n\t\t" + expected + "\n");
+        assertThat(RulesetRenderer.replaceTable(config, PodAddresses.EMPTY)).contains("chain to_queue {\n\t\t" + expected + "\n");
     }
 
     @Test
@@ -37,13 +37,13 @@ class RulesetRendererTest {
         assertThat(text).contains("set pods4 {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1, 10.0.0.2 }\n");
         assertThat(text).contains("set pods6 {\n\t\ttype ipv6_addr\n\t\telements = { fd00::1 }\n");
         assertThat(text).contains("type filter hook forward priority filter; policy accept;\n"
-                + "\t\tct state new ip saddr @pods4 goto queue\n"
-                + "\t\tct state new ip daddr @pods4 goto queue\n"
-                + "\t\tct state new ip6 saddr @pods6 goto queue\n"
-                + "\t\tct state new ip6 daddr @pods6 goto queue\n");
+                + "\t\tct state new ip saddr @pods4 goto to_queue\n"
+                + "\t\tct state new ip daddr @pods4 goto to_queue\n"
+                + "\t\tct state new ip6 saddr @pods6 goto to_queue\n"
+                + "\t\tct state new ip6 daddr @pods6 goto to_queue\n");
         assertThat(text).contains("type filter hook input priority filter; policy accept;\n"
-                + "\t\tct state new ip saddr @pods4 goto queue\n"
-                + "\t\tct state new ip6 saddr @pods6 goto queue\n");
+                + "\t\tct state new ip saddr @pods4 goto to_queue\n"
+                + "\t\tct state new ip6 saddr @pods6 goto to_queue\n");
         assertThat(text).as("node-originated traffic is never queued").doesNotContain("hook output");
     }
 

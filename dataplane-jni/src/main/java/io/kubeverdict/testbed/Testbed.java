@@ -16,6 +16,7 @@ import java.util.Map;
 public final class Testbed implements AutoCloseable {
     private final TestbedLayout layout;
     private final Map<String, NetnsThread> podThreads = new LinkedHashMap<>();
+    private final Map<String, NetnsThread> otherThreads = new LinkedHashMap<>();
     private final Thread shutdownHook;
     private PodServers servers;
     private Prober prober;
@@ -78,6 +79,28 @@ public final class Testbed implements AutoCloseable {
         return prober.probe(target, timeout);
     }
 
+    /**
+     * Runs work on a thread inside a namespace of this testbed: sockets it opens stay there, so
+     * the caller can reach services that listen inside the testbed (e.g. on the fabric).
+     */
+    public <T> T callIn(String namespace, java.util.concurrent.Callable<T> work) throws Exception {
+        NetnsThread thread;
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException("testbed closed");
+            }
+            if (!layout.namespaces().contains(namespace)) {
+                throw new IllegalArgumentException("not a namespace of this testbed: " + namespace);
+            }
+            thread = otherThreads.get(namespace);
+            if (thread == null) {
+                thread = new NetnsThread(namespace);
+                otherThreads.put(namespace, thread);
+            }
+        }
+        return thread.call(work);
+    }
+
     /** Runs a command inside a namespace of this testbed and returns its output. */
     public String exec(String namespace, String... command) throws IOException {
         if (!layout.namespaces().contains(namespace)) {
@@ -109,6 +132,7 @@ public final class Testbed implements AutoCloseable {
             failure = e;
         }
         podThreads.values().forEach(NetnsThread::close);
+        otherThreads.values().forEach(NetnsThread::close);
         StringBuilder script = new StringBuilder();
         for (String ns : layout.namespaces()) {
             if (java.nio.file.Files.exists(java.nio.file.Path.of("/run/netns", ns))) {

@@ -1,10 +1,48 @@
 package io.kubeverdict.policy;
 
-/** The int codes {@link SnapshotIndex#decide} returns. */
+/**
+ * The int codes {@link SnapshotIndex#decide} returns. Layout: bit 0 = allowed, bit 1 = the
+ * direction the code describes ({@link #EGRESS} or {@link #INGRESS}), bits 2.. = an index:
+ * below {@link #FIRST_INDEXED} one of the fixed reasons, above it an entry of the index's own
+ * table (a tier default or a rule), which {@link SnapshotIndex#describe} turns into words.
+ */
 public final class Decision {
+
+    public static final int EGRESS = 0;
+    public static final int INGRESS = 1;
+
+    /** Neither address is a local endpoint: nothing to evaluate, allowed. */
+    public static final int NO_ENDPOINT = 0;
+    /** No tier lists a policy for the endpoint in that direction: allowed. */
+    public static final int NOT_ISOLATED = 1;
+    /** Every tier with policies passed (PASS) without deciding: allowed. */
+    public static final int PASSED_ALL_TIERS = 2;
+    static final int FIRST_INDEXED = 3;
+
     private Decision() {}
 
     public static boolean allowed(int code) {
         return (code & 1) != 0;
+    }
+
+    public static int direction(int code) {
+        return (code >>> 1) & 1;
+    }
+
+    public static int index(int code) {
+        return code >>> 2;
+    }
+
+    /** True when the code is one of the fixed reasons rather than a rule or tier default. */
+    public static boolean isFixedReason(int code) {
+        return index(code) < FIRST_INDEXED;
+    }
+
+    static int of(int index, int direction, boolean allowed) {
+        return (index << 2) | (direction << 1) | (allowed ? 1 : 0);
+    }
+
+    public static String directionName(int direction) {
+        return direction == EGRESS ? "egress" : "ingress";
     }
 }

@@ -1,14 +1,186 @@
 package io.kubeverdict.controlplane.cli;
 
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.util.JsonFormat;
+import io.kubeverdict.controlplane.calc.IpAddresses;
+import io.kubeverdict.controlplane.calc.PodModel;
+import io.kubeverdict.controlplane.tools.OfflineCluster;
+import io.kubeverdict.proto.v1.DirectionExplanation;
+import io.kubeverdict.proto.v1.Explanation;
+import java.io.PrintWriter;
+import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 @Command(name = "explain", mixinStandardHelpOptions = true,
         description = "Explain the verdict for one connection, from manifests.")
 final class ExplainCommand implements Callable<Integer> {
+    enum Output { text, json }
+
+    @Mixin
+    OfflineInput input;
+
+    @Option(names = "--from", required = true, paramLabel = "ns/pod|IP", description = "Source pod or address.")
+    String from;
+
+    @Option(names = "--to", required = true, paramLabel = "ns/pod|IP", description = "Destination pod or address.")
+    String to;
+
+    @Option(names = "--port", required = true, paramLabel = "P", description = "Destination port (0 for ICMP).")
+    int port;
+
+    @Option(names = "--protocol", required = true, paramLabel = "PROTO",
+            description = "TCP, UDP, SCTP, ICMP, ICMPv6 or an IANA protocol number.")
+    String protocol;
+
+    @Option(names = "--output", defaultValue = "text", description = "text or json (default: ${DEFAULT-VALUE}).")
+    Output output;
+
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() {
-        System.err.println("explain: not implemented yet");
-        return 2;
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        int proto = protocolNumber(protocol);
+        if (proto < 0) {
+            err.println("--protocol: unknown protocol " + protocol);
+            return 2;
+        }
+        if (port < 0 || port > 65535) {
+            err.println("--port must be 0-65535");
+            return 2;
+        }
+        OfflineInput.Loaded loaded;
+        try {
+            loaded = input.load(err);
+        } catch (OfflineInput.FatalInput e) {
+            err.println(e.getMessage());
+            return 2;
+        }
+        OfflineCluster cluster = loaded.cluster();
+        String[] ips;
+        try {
+            ips = addresses(cluster);
+        } catch (OfflineInput.FatalInput e) {
+            err.println(e.getMessage());
+            return 2;
+        }
+        Explanation e = cluster.explain(ips[0], ips[1], proto, port);
+        if (output == Output.json) {
+            try {
+                out.println(JsonFormat.printer().omittingInsignificantWhitespace().print(e));
+            } catch (InvalidProtocolBufferException ex) {
+                throw new IllegalStateException(ex);
+            }
+        } else {
+            out.print(text(e, cluster));
+        }
+        out.flush();
+        err.flush();
+        return 0;
+    }
+
+    private String[] addresses(OfflineCluster cluster) throws OfflineInput.FatalInput {
+        Optional<String> fromIp = IpAddresses.canonical(from);
+        Optional<String> toIp = IpAddresses.canonical(to);
+        PodModel src = fromIp.isPresent() ? null : pod(cluster, "--from", from);
+        PodModel dst = toIp.isPresent() ? null : pod(cluster, "--to", to);
+        if (src != null && dst != null) {
+            return cluster.addressPair(src, dst).orElseThrow(() ->
+                    new OfflineInput.FatalInput(from + " and " + to + " share no address family"));
+        }
+        String s = fromIp.orElse(null);
+        String d = toIp.orElse(null);
+        if (src != null) {
+            s = sameFamily(src, d, "--from");
+        }
+        if (dst != null) {
+            d = sameFamily(dst, s, "--to");
+        }
+        return new String[] {s, d};
+    }
+
+    private static PodModel pod(OfflineCluster cluster, String option, String name) throws OfflineInput.FatalInput {
+        return cluster.endpoint(name).orElseThrow(() -> new OfflineInput.FatalInput(
+                option + " " + name + ": neither an address nor an endpoint pod (namespace/name)"));
+    }
+
+    private static String sameFamily(PodModel pod, String other, String option) throws OfflineInput.FatalInput {
+        boolean v6 = other.indexOf(':') >= 0;
+        for (String ip : pod.ips()) {
+            if ((ip.indexOf(':') >= 0) == v6) {
+                return ip;
+            }
+        }
+        throw new OfflineInput.FatalInput(option + " " + pod.key() + " has no " + (v6 ? "IPv6" : "IPv4") + " address");
+    }
+
+    static int protocolNumber(String p) {
+        switch (p.toUpperCase(Locale.ROOT)) {
+            case "TCP": return 6;
+            case "UDP": return 17;
+            case "SCTP": return 132;
+            case "ICMP": return 1;
+            case "ICMPV6": return 58;
+            default:
+                try {
+                    int n = Integer.parseInt(p);
+                    return n >= 0 && n <= 255 ? n : -1;
+                } catch (NumberFormatException e) {
+                    return -1;
+                }
+        }
+    }
+
+    private static String text(Explanation e, OfflineCluster cluster) {
+        StringBuilder sb = new StringBuilder();
+        String src = e.hasSource() ? e.getSource().getNamespace() + "/" + e.getSource().getPod() + " (" + e.getTuple().getSrcIp() + ")"
+                : e.getTuple().getSrcIp();
+        String dst = e.hasDestination() ? e.getDestination().getNamespace() + "/" + e.getDestination().getPod() + " (" + e.getTuple().getDstIp() + ")"
+                : e.getTuple().getDstIp();
+        sb.append(src).append(" -> ").append(dst).append(' ').append(protocolName(e.getTuple().getProtocol()))
+                .append('/').append(e.getTuple().getDstPort()).append(": ")
+                .append(e.getVerdict() == io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW ? "ALLOW" : "DENY").append('\n');
+        sb.append("  egress  ").append(direction(e.getEgress(), cluster.nodeOf(e.getTuple().getSrcIp()))).append('\n');
+        sb.append("  ingress ").append(direction(e.getIngress(), cluster.nodeOf(e.getTuple().getDstIp()))).append('\n');
+        return sb.toString();
+    }
+
+    private static String direction(DirectionExplanation d, Optional<String> node) {
+        if (!d.getEvaluated()) {
+            return "not evaluated: " + d.getReason();
+        }
+        StringBuilder sb = new StringBuilder();
+        sb.append("(node ").append(node.orElse("?")).append(") ");
+        sb.append(d.getIsolated() ? "isolated" : "not isolated").append(", ");
+        sb.append(d.getVerdict() == io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW ? "allowed" : "denied");
+        if (d.hasPolicy() && !d.getPolicy().getName().isEmpty()) {
+            sb.append(" by ").append(d.getPolicy().getTier()).append('/').append(d.getPolicy().getName());
+            if (!d.getRuleId().isEmpty()) {
+                sb.append(' ').append(d.getRuleId());
+            }
+        }
+        if (!d.getReason().isEmpty()) {
+            sb.append(": ").append(d.getReason());
+        }
+        return sb.toString();
+    }
+
+    private static String protocolName(int p) {
+        return switch (p) {
+            case 6 -> "TCP";
+            case 17 -> "UDP";
+            case 132 -> "SCTP";
+            case 1 -> "ICMP";
+            case 58 -> "ICMPv6";
+            default -> String.valueOf(p);
+        };
     }
 }

@@ -1,0 +1,94 @@
+package io.kubeverdict.controlplane.calc;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodIP;
+import io.kubeverdict.proto.v1.Protocol;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The part of a Pod the calculation uses, immutable and comparable by value so an update that
+ * changes nothing relevant (status conditions, annotations) costs nothing.
+ *
+ * @param ips canonical addresses, in the order the pod reports them (podIPs, else podIP)
+ * @param endpoint whether the pod is an endpoint: scheduled, Running, has addresses, not
+ *     hostNetwork. Only endpoints are selected by policies and are members of IP sets.
+ */
+public record PodModel(String namespace, String name, Map<String, String> labels, String node,
+                       List<String> ips, boolean endpoint, List<NamedPort> namedPorts) {
+
+    public record NamedPort(String name, Protocol protocol, int port) {}
+
+    public String key() {
+        return namespace + "/" + name;
+    }
+
+    public static PodModel of(Pod pod) {
+        String ns = pod.getMetadata().getNamespace() == null ? "default" : pod.getMetadata().getNamespace();
+        Map<String, String> labels = Labels.copy(pod.getMetadata().getLabels());
+        String node = pod.getSpec() == null ? null : emptyToNull(pod.getSpec().getNodeName());
+        boolean hostNetwork = pod.getSpec() != null && Boolean.TRUE.equals(pod.getSpec().getHostNetwork());
+        String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
+        List<String> ips = addresses(pod);
+        boolean endpoint = node != null && !hostNetwork && "Running".equals(phase) && !ips.isEmpty();
+        return new PodModel(ns, pod.getMetadata().getName(), labels, node, ips, endpoint, namedPorts(pod));
+    }
+
+    private static List<String> addresses(Pod pod) {
+        if (pod.getStatus() == null) {
+            return List.of();
+        }
+        Set<String> out = new LinkedHashSet<>();
+        List<PodIP> podIPs = pod.getStatus().getPodIPs();
+        if (podIPs != null) {
+            for (PodIP ip : podIPs) {
+                if (ip != null) {
+                    IpAddresses.canonical(ip.getIp()).ifPresent(out::add);
+                }
+            }
+        }
+        if (out.isEmpty()) {
+            IpAddresses.canonical(pod.getStatus().getPodIP()).ifPresent(out::add);
+        }
+        return List.copyOf(out);
+    }
+
+    private static List<NamedPort> namedPorts(Pod pod) {
+        if (pod.getSpec() == null) {
+            return List.of();
+        }
+        List<NamedPort> out = new ArrayList<>();
+        // Init containers (sidecars) can serve too; Kubernetes resolves named ports across them.
+        List<List<Container>> groups = new ArrayList<>();
+        groups.add(pod.getSpec().getContainers());
+        groups.add(pod.getSpec().getInitContainers());
+        for (List<Container> containers : groups) {
+            if (containers == null) {
+                continue;
+            }
+            for (Container c : containers) {
+                if (c.getPorts() == null) {
+                    continue;
+                }
+                for (ContainerPort p : c.getPorts()) {
+                    Protocol proto = Protocols.parse(p.getProtocol());
+                    if (p.getName() != null && !p.getName().isEmpty() && proto != null
+                            && p.getContainerPort() != null && p.getContainerPort() > 0
+                            && p.getContainerPort() <= 65535) {
+                        out.add(new NamedPort(p.getName(), proto, p.getContainerPort()));
+                    }
+                }
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    private static String emptyToNull(String s) {
+        return s == null || s.isEmpty() ? null : s;
+    }
+}

@@ -1,0 +1,279 @@
+package io.kubeverdict.controlplane.calc;
+
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.networking.v1.IPBlock;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicySpec;
+import io.kubeverdict.proto.v1.Action;
+import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.IpBlock;
+import io.kubeverdict.proto.v1.Peer;
+import io.kubeverdict.proto.v1.Policy;
+import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.PortMatch;
+import io.kubeverdict.proto.v1.Protocol;
+import io.kubeverdict.proto.v1.Rule;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * NetworkPolicy (networking.k8s.io/v1) -> {@link CompiledPolicy}. Whatever cannot be used is
+ * reported and made to match less, never more: an unusable peer is dropped (a rule left without
+ * peers matches nothing, all_peers stays false); an unusable port clause is dropped (a rule left
+ * without any matches nothing); an unusable spec.podSelector makes the policy select every pod
+ * of its namespace with no rules.
+ */
+public final class PolicyCompiler {
+    public static final String TIER = "default";
+
+    /** IANA_SVC_NAME, as Kubernetes validates named ports. */
+    private static final Pattern PORT_NAME = Pattern.compile("[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?");
+
+    private PolicyCompiler() {}
+
+    public static CompiledPolicy compile(NetworkPolicy np) {
+        return new Run(np).compile();
+    }
+
+    private static final class Run {
+        final NetworkPolicy np;
+        final String ns;
+        final String name;
+        final List<PolicyProblem> problems = new ArrayList<>();
+        final Set<IpSetDef> sets = new LinkedHashSet<>();
+        Selector podSelector;
+
+        Run(NetworkPolicy np) {
+            this.np = np;
+            this.ns = np.getMetadata().getNamespace() == null ? "default" : np.getMetadata().getNamespace();
+            this.name = np.getMetadata().getName();
+        }
+
+        void problem(String field, String message) {
+            problems.add(new PolicyProblem(ns, name, field, message));
+        }
+
+        CompiledPolicy compile() {
+            NetworkPolicySpec spec = np.getSpec() == null ? new NetworkPolicySpec() : np.getSpec();
+            List<NetworkPolicyIngressRule> ingressRules = nonNull(spec.getIngress());
+            List<NetworkPolicyEgressRule> egressRules = nonNull(spec.getEgress());
+            boolean usable = true;
+            try {
+                podSelector = Selector.of(spec.getPodSelector());
+            } catch (Selector.InvalidSelectorException e) {
+                problem("spec.podSelector", e.getMessage()
+                        + "; the policy isolates every pod of its namespace and allows nothing");
+                podSelector = Selector.ALL;
+                usable = false;
+            }
+            boolean ingress;
+            boolean egress;
+            List<String> types = nonNull(spec.getPolicyTypes());
+            if (types.isEmpty()) {
+                ingress = true;
+                egress = !egressRules.isEmpty();
+            } else {
+                ingress = false;
+                egress = false;
+                for (int i = 0; i < types.size(); i++) {
+                    String t = types.get(i);
+                    if ("Ingress".equals(t)) {
+                        ingress = true;
+                    } else if ("Egress".equals(t)) {
+                        egress = true;
+                    } else {
+                        problem("spec.policyTypes[" + i + "]", "unknown policy type \"" + t + "\"");
+                    }
+                }
+                if (!ingress && !egress) {
+                    // Only unknown types: isolate in both directions rather than in none.
+                    ingress = true;
+                    egress = true;
+                    usable = false;
+                    problem("spec.policyTypes", "no known policy type; isolating both directions with no rules");
+                }
+            }
+            Policy.Builder policy = Policy.newBuilder();
+            if (usable && ingress) {
+                for (int i = 0; i < ingressRules.size(); i++) {
+                    NetworkPolicyIngressRule r = ingressRules.get(i);
+                    policy.addInboundRules(rule("spec.ingress[" + i + "]", "ingress[" + i + "]",
+                            r.getFrom(), "from", r.getPorts(), true));
+                }
+            }
+            if (usable && egress) {
+                for (int i = 0; i < egressRules.size(); i++) {
+                    NetworkPolicyEgressRule r = egressRules.get(i);
+                    policy.addOutboundRules(rule("spec.egress[" + i + "]", "egress[" + i + "]",
+                            r.getTo(), "to", r.getPorts(), false));
+                }
+            }
+            ActivePolicy proto = ActivePolicy.newBuilder()
+                    .setId(PolicyId.newBuilder().setTier(TIER).setName(ns + "/" + name))
+                    .setPolicy(policy)
+                    .build();
+            return new CompiledPolicy(ns, name, podSelector, ingress, egress, proto,
+                    List.copyOf(sets), List.copyOf(problems));
+        }
+
+        Rule rule(String field, String ruleId, List<NetworkPolicyPeer> peers, String peerField,
+                  List<NetworkPolicyPort> ports, boolean inbound) {
+            Rule.Builder rule = Rule.newBuilder().setAction(Action.ALLOW).setRuleId(ruleId);
+            List<IpSetDef> ruleSets = new ArrayList<>();
+            if (peers == null || peers.isEmpty()) {
+                rule.setAllPeers(true);
+            } else {
+                for (int j = 0; j < peers.size(); j++) {
+                    peer(field + "." + peerField + "[" + j + "]", peers.get(j), ruleSets)
+                            .ifPresent(rule::addPeers);
+                }
+            }
+            if (ports != null && !ports.isEmpty()) {
+                for (int j = 0; j < ports.size(); j++) {
+                    port(field + ".ports[" + j + "]", ports.get(j), inbound, ruleSets)
+                            .ifPresent(rule::addPorts);
+                }
+                if (rule.getPortsCount() == 0) {
+                    // Every port clause was unusable: an empty list would mean "all ports".
+                    problem(field + ".ports", "no usable port; the rule matches nothing");
+                    rule.clearPorts().clearPeers().setAllPeers(false);
+                    return rule.build();
+                }
+            }
+            if (!rule.getAllPeers() && rule.getPeersCount() == 0) {
+                problem(field + "." + peerField, "no usable peer; the rule matches nothing");
+                return rule.build();
+            }
+            sets.addAll(ruleSets);
+            return rule.build();
+        }
+
+        Optional<Peer> peer(String field, NetworkPolicyPeer p, List<IpSetDef> ruleSets) {
+            if (p == null) {
+                problem(field, "empty peer; dropped");
+                return Optional.empty();
+            }
+            IPBlock block = p.getIpBlock();
+            if (block != null) {
+                if (p.getPodSelector() != null || p.getNamespaceSelector() != null) {
+                    problem(field, "ipBlock cannot be combined with selectors; peer dropped");
+                    return Optional.empty();
+                }
+                return ipBlock(field + ".ipBlock", block);
+            }
+            if (p.getPodSelector() == null && p.getNamespaceSelector() == null) {
+                problem(field, "peer sets none of podSelector, namespaceSelector, ipBlock; dropped");
+                return Optional.empty();
+            }
+            Selector pods;
+            Selector namespaces = null;
+            try {
+                pods = Selector.of(p.getPodSelector());
+            } catch (Selector.InvalidSelectorException e) {
+                problem(field + ".podSelector", e.getMessage() + "; peer dropped");
+                return Optional.empty();
+            }
+            if (p.getNamespaceSelector() != null) {
+                try {
+                    namespaces = Selector.of(p.getNamespaceSelector());
+                } catch (Selector.InvalidSelectorException e) {
+                    problem(field + ".namespaceSelector", e.getMessage() + "; peer dropped");
+                    return Optional.empty();
+                }
+            }
+            IpSetDef def = namespaces == null ? IpSetDef.pods(ns, pods) : IpSetDef.podsInNamespaces(namespaces, pods);
+            ruleSets.add(def);
+            return Optional.of(Peer.newBuilder().setIpSetId(def.id()).build());
+        }
+
+        Optional<Peer> ipBlock(String field, IPBlock block) {
+            Optional<IpAddresses.Cidr> cidr = IpAddresses.parseCidr(block.getCidr());
+            if (cidr.isEmpty()) {
+                problem(field + ".cidr", "invalid CIDR \"" + block.getCidr() + "\"; peer dropped");
+                return Optional.empty();
+            }
+            IpBlock.Builder b = IpBlock.newBuilder().setCidr(cidr.get().toString());
+            List<String> except = nonNull(block.getExcept());
+            for (int i = 0; i < except.size(); i++) {
+                Optional<IpAddresses.Cidr> e = IpAddresses.parseCidr(except.get(i));
+                if (e.isEmpty() || !cidr.get().contains(e.get())) {
+                    // Ignoring a bad except would widen the block: drop the whole peer.
+                    problem(field + ".except[" + i + "]", (e.isEmpty() ? "invalid CIDR \"" : "not inside the cidr: \"")
+                            + except.get(i) + "\"; peer dropped");
+                    return Optional.empty();
+                }
+                b.addExcept(e.get().toString());
+            }
+            return Optional.of(Peer.newBuilder().setIpBlock(b).build());
+        }
+
+        Optional<PortMatch> port(String field, NetworkPolicyPort p, boolean inbound, List<IpSetDef> ruleSets) {
+            if (p == null) {
+                problem(field, "empty port entry; dropped");
+                return Optional.empty();
+            }
+            Protocol proto = Protocols.parse(p.getProtocol());
+            if (proto == null) {
+                problem(field + ".protocol", "unsupported protocol \"" + p.getProtocol() + "\"; port dropped");
+                return Optional.empty();
+            }
+            PortMatch.Builder m = PortMatch.newBuilder().setProtocol(proto);
+            IntOrString port = p.getPort();
+            Integer endPort = p.getEndPort();
+            if (port == null || (port.getIntVal() == null && port.getStrVal() == null)) {
+                if (endPort != null) {
+                    problem(field + ".endPort", "endPort without port; port dropped");
+                    return Optional.empty();
+                }
+                return Optional.of(m.build());
+            }
+            if (port.getIntVal() != null) {
+                int v = port.getIntVal();
+                if (v < 1 || v > 65535) {
+                    problem(field + ".port", "port " + v + " out of range 1-65535; port dropped");
+                    return Optional.empty();
+                }
+                m.setPort(v);
+                if (endPort != null) {
+                    if (endPort < v || endPort > 65535) {
+                        problem(field + ".endPort", "endPort " + endPort + " must be in " + v + "-65535; port dropped");
+                        return Optional.empty();
+                    }
+                    if (endPort > v) {
+                        m.setEndPort(endPort);
+                    }
+                }
+                return Optional.of(m.build());
+            }
+            String portName = port.getStrVal();
+            if (!PORT_NAME.matcher(portName).matches() || portName.contains("--")
+                    || portName.chars().noneMatch(c -> c >= 'a' && c <= 'z')) {
+                problem(field + ".port", "invalid port name \"" + portName + "\"; port dropped");
+                return Optional.empty();
+            }
+            if (endPort != null) {
+                problem(field + ".endPort", "endPort with a named port; port dropped");
+                return Optional.empty();
+            }
+            // Named ports resolve on the destination pod: for ingress that is a pod this policy
+            // selects, for egress any pod in the cluster (the rule's peers still narrow it).
+            IpSetDef def = inbound
+                    ? IpSetDef.namedPort(ns, null, podSelector, portName, proto)
+                    : IpSetDef.namedPort(null, Selector.ALL, Selector.ALL, portName, proto);
+            ruleSets.add(def);
+            return Optional.of(m.setNamedPortIpSetId(def.id()).build());
+        }
+    }
+
+    private static <T> List<T> nonNull(List<T> l) {
+        return l == null ? List.of() : l;
+    }
+}

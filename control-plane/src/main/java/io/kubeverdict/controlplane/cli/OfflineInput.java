@@ -1,0 +1,71 @@
+package io.kubeverdict.controlplane.cli;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.kubeverdict.controlplane.manifests.LoadedManifests;
+import io.kubeverdict.controlplane.manifests.ManifestLoader;
+import io.kubeverdict.controlplane.manifests.ManifestProblem;
+import io.kubeverdict.controlplane.manifests.WhatIfDefaults;
+import io.kubeverdict.controlplane.tools.OfflineCluster;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import picocli.CommandLine.Option;
+
+/** Options and loading shared by the offline tools: manifests in, an {@link OfflineCluster} out. */
+final class OfflineInput {
+    @Option(names = "--manifests", required = true, paramLabel = "DIR",
+            description = "Directory of YAML/JSON manifests: Namespaces, Pods, NetworkPolicies (several documents per file).")
+    Path manifests;
+
+    @Option(names = "--assign-ips", paramLabel = "CIDR",
+            description = "Give pods without status.podIPs consecutive addresses from CIDR (namespace/name order) and mark them Running.")
+    String assignIps;
+
+    /** Thrown for a fatal input error (exit 2). */
+    static final class FatalInput extends Exception {
+        FatalInput(String message) {
+            super(message);
+        }
+    }
+
+    record Loaded(OfflineCluster cluster, List<WhatIfDefaults.Assignment> assignments) {}
+
+    /**
+     * Loads, reports problems to err (with file and document), applies the what-if defaults
+     * (pods without phase count as Running; without node go to node "what-if").
+     */
+    Loaded load(PrintWriter err) throws FatalInput {
+        if (!Files.isDirectory(manifests)) {
+            throw new FatalInput("--manifests " + manifests + ": not a directory");
+        }
+        LoadedManifests m;
+        try {
+            m = new ManifestLoader().load(manifests);
+        } catch (IOException e) {
+            throw new FatalInput("--manifests " + manifests + ": " + e.getMessage());
+        }
+        for (ManifestProblem p : m.problems()) {
+            err.println("warning: " + p);
+        }
+        List<Pod> pods = new ArrayList<>(m.pods());
+        List<WhatIfDefaults.Assignment> assigned;
+        try {
+            assigned = WhatIfDefaults.apply(pods, assignIps, WhatIfDefaults.DEFAULT_NODE);
+        } catch (IllegalArgumentException e) {
+            throw new FatalInput("--assign-ips: " + e.getMessage());
+        }
+        OfflineCluster cluster = new OfflineCluster(m.namespaces(), pods, m.policies());
+        for (Pod p : pods) {
+            String key = p.getMetadata().getNamespace() + "/" + p.getMetadata().getName();
+            if (cluster.endpoint(key).isEmpty()) {
+                err.println("note: pod " + key + " is not an endpoint (needs a node, phase Running, an IP, no hostNetwork)"
+                        + (assignIps == null ? "; --assign-ips gives addresses" : ""));
+            }
+        }
+        err.flush();
+        return new Loaded(cluster, assigned);
+    }
+}

@@ -1,0 +1,19 @@
+package io.kubeverdict.controlplane.manifests;
+
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The usable objects of a manifest directory, each kind sorted by namespace/name, with where
+ * each came from (keyed "Kind namespace/name") and what could not be used.
+ */
+public record LoadedManifests(List<Namespace> namespaces, List<Pod> pods, List<NetworkPolicy> policies,
+                              Map<String, Origin> origins, List<ManifestProblem> problems) {
+
+    public static String originKey(String kind, String namespace, String name) {
+        return kind + " " + (namespace == null ? "" : namespace + "/") + name;
+    }
+}

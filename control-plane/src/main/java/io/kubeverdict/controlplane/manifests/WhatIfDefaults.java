@@ -1,0 +1,104 @@
+package io.kubeverdict.controlplane.manifests;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodIP;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodStatus;
+import io.kubeverdict.controlplane.calc.IpAddresses;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Fills what hand-written "what-if" manifests usually leave out, so their pods become endpoints:
+ * a pod without status.phase counts as Running; a pod without spec.nodeName is placed on
+ * {@code defaultNode}; with an address range, a pod without status.podIPs/podIP gets the next
+ * free address of the range (in namespace/name order, skipping the network address and addresses
+ * other pods already have) and is marked Running. hostNetwork pods are left alone (never endpoints).
+ * For the offline tools only: the service takes pods as the cluster reports them.
+ */
+public final class WhatIfDefaults {
+    public static final String DEFAULT_NODE = "what-if";
+
+    /** One address given to a pod. */
+    public record Assignment(String pod, String ip) {}
+
+    private WhatIfDefaults() {}
+
+    /**
+     * Mutates the given pods (the loader's own copies), in the loader's sorted order.
+     *
+     * @param cidr address range for pods without addresses, or null for none
+     * @return the addresses given
+     * @throws IllegalArgumentException when cidr is not a CIDR or is exhausted
+     */
+    public static List<Assignment> apply(List<Pod> pods, String cidr, String defaultNode) {
+        Optional<IpAddresses.Cidr> range = cidr == null ? Optional.empty() : IpAddresses.parseCidr(cidr);
+        if (cidr != null && range.isEmpty()) {
+            throw new IllegalArgumentException("not a CIDR: " + cidr);
+        }
+        Set<String> used = new HashSet<>();
+        for (Pod p : pods) {
+            if (p.getStatus() != null) {
+                if (p.getStatus().getPodIP() != null) {
+                    IpAddresses.canonical(p.getStatus().getPodIP()).ifPresent(used::add);
+                }
+                if (p.getStatus().getPodIPs() != null) {
+                    for (PodIP ip : p.getStatus().getPodIPs()) {
+                        IpAddresses.canonical(ip.getIp()).ifPresent(used::add);
+                    }
+                }
+            }
+        }
+        List<Assignment> out = new ArrayList<>();
+        byte[] next = range.map(r -> r.network().clone()).orElse(null);
+        for (Pod p : pods) {
+            if (p.getSpec() == null) {
+                p.setSpec(new PodSpec());
+            }
+            if (p.getStatus() == null) {
+                p.setStatus(new PodStatus());
+            }
+            if (Boolean.TRUE.equals(p.getSpec().getHostNetwork())) {
+                continue;
+            }
+            if (p.getSpec().getNodeName() == null || p.getSpec().getNodeName().isEmpty()) {
+                p.getSpec().setNodeName(defaultNode);
+            }
+            PodStatus st = p.getStatus();
+            if (st.getPhase() == null || st.getPhase().isEmpty()) {
+                st.setPhase("Running");
+            }
+            boolean hasIp = (st.getPodIP() != null && !st.getPodIP().isEmpty())
+                    || (st.getPodIPs() != null && !st.getPodIPs().isEmpty());
+            if (!hasIp && next != null) {
+                String ip;
+                do {
+                    next = increment(next);
+                    if (next == null || !range.get().contains(next)) {
+                        throw new IllegalArgumentException("address range " + cidr + " exhausted");
+                    }
+                    ip = IpAddresses.format(next);
+                } while (used.contains(ip));
+                used.add(ip);
+                st.setPodIP(ip);
+                st.setPodIPs(List.of(new PodIP(ip)));
+                st.setPhase("Running");
+                out.add(new Assignment(p.getMetadata().getNamespace() + "/" + p.getMetadata().getName(), ip));
+            }
+        }
+        return out;
+    }
+
+    private static byte[] increment(byte[] a) {
+        byte[] b = a.clone();
+        for (int i = b.length - 1; i >= 0; i--) {
+            if (++b[i] != 0) {
+                return b;
+            }
+        }
+        return null;
+    }
+}

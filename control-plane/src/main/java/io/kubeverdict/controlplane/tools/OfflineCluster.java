@@ -1,0 +1,146 @@
+package io.kubeverdict.controlplane.tools;
+
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
+import io.kubeverdict.controlplane.calc.PodModel;
+import io.kubeverdict.controlplane.calc.PolicyCalculator;
+import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.proto.v1.DirectionExplanation;
+import io.kubeverdict.proto.v1.EndpointId;
+import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.Tuple;
+import io.kubeverdict.proto.v1.Verdict;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * A whole cluster evaluated the way enforcement does it: the calculator's per-node snapshots,
+ * each compiled into a {@link SnapshotIndex}; egress is decided on the source pod's node, ingress
+ * on the destination pod's node. Addresses that belong to no endpoint are outside the cluster:
+ * only the other side's node decides.
+ */
+public final class OfflineCluster {
+    private final TreeMap<String, PodModel> endpoints = new TreeMap<>();
+    private final Map<String, PodModel> byIp = new HashMap<>();
+    private final Map<String, SnapshotIndex> indexes = new TreeMap<>();
+    private final Map<String, NodeSnapshot> snapshots = new TreeMap<>();
+    private final PacketTuple tuple = new PacketTuple();
+
+    public OfflineCluster(Collection<Namespace> namespaces, Collection<Pod> pods,
+                          Collection<NetworkPolicy> policies) {
+        PolicyCalculator calc = new IncrementalPolicyCalculator();
+        namespaces.forEach(calc::upsertNamespace);
+        pods.forEach(calc::upsertPod);
+        policies.forEach(calc::upsertPolicy);
+        for (Pod p : pods) {
+            PodModel m = PodModel.of(p);
+            if (m.endpoint()) {
+                endpoints.put(m.key(), m);
+                for (String ip : m.ips()) {
+                    byIp.putIfAbsent(ip, m);
+                }
+            }
+        }
+        for (String node : calc.nodes()) {
+            NodeSnapshot s = calc.snapshot(node);
+            snapshots.put(node, s);
+            indexes.put(node, SnapshotIndex.compile(s));
+        }
+    }
+
+    /** Endpoint pods, "namespace/name", sorted. */
+    public List<String> endpoints() {
+        return List.copyOf(endpoints.keySet());
+    }
+
+    public Optional<PodModel> endpoint(String namespaceName) {
+        return Optional.ofNullable(endpoints.get(namespaceName));
+    }
+
+    public Optional<PodModel> endpointByIp(String ip) {
+        return Optional.ofNullable(byIp.get(ip));
+    }
+
+    public Map<String, NodeSnapshot> snapshots() {
+        return snapshots;
+    }
+
+    /**
+     * The addresses a connection between two endpoints uses: the first source address whose
+     * family the destination also has. Empty when they share no family.
+     */
+    public Optional<String[]> addressPair(PodModel src, PodModel dst) {
+        for (String s : src.ips()) {
+            for (String d : dst.ips()) {
+                if (Addresses.isV6(s) == Addresses.isV6(d)) {
+                    return Optional.of(new String[] {s, d});
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** Whether a new connection between two endpoints is allowed (hot-path decide on both nodes). */
+    public boolean allowed(PodModel src, PodModel dst, int protocol, int port) {
+        Optional<String[]> pair = addressPair(src, dst);
+        if (pair.isEmpty()) {
+            return false;
+        }
+        return allowed(pair.get()[0], pair.get()[1], protocol, port);
+    }
+
+    /** Whether a new connection between two addresses is allowed. */
+    public boolean allowed(String srcIp, String dstIp, int protocol, int port) {
+        Addresses.fill(tuple, srcIp, dstIp, protocol, port);
+        PodModel src = byIp.get(srcIp);
+        PodModel dst = byIp.get(dstIp);
+        if (src != null && !Decision.allowed(indexes.get(src.node()).decide(tuple))) {
+            return false;
+        }
+        if (dst != null && (src == null || !dst.node().equals(src.node()))) {
+            return Decision.allowed(indexes.get(dst.node()).decide(tuple));
+        }
+        return true;
+    }
+
+    /** The verdict with both directions explained, each by the node that enforces it. */
+    public Explanation explain(String srcIp, String dstIp, int protocol, int port) {
+        Tuple t = Tuple.newBuilder().setSrcIp(srcIp).setDstIp(dstIp).setProtocol(protocol).setDstPort(port).build();
+        PodModel src = byIp.get(srcIp);
+        PodModel dst = byIp.get(dstIp);
+        Explanation.Builder out = Explanation.newBuilder().setTuple(t);
+        DirectionExplanation egress = DirectionExplanation.newBuilder().setEvaluated(false)
+                .setVerdict(Verdict.VERDICT_ALLOW).setReason("source is not a cluster endpoint").build();
+        DirectionExplanation ingress = DirectionExplanation.newBuilder().setEvaluated(false)
+                .setVerdict(Verdict.VERDICT_ALLOW).setReason("destination is not a cluster endpoint").build();
+        if (src != null) {
+            egress = indexes.get(src.node()).explain(t).getEgress();
+            out.setSource(id(src));
+        }
+        if (dst != null) {
+            ingress = indexes.get(dst.node()).explain(t).getIngress();
+            out.setDestination(id(dst));
+        }
+        boolean denied = (egress.getEvaluated() && egress.getVerdict() != Verdict.VERDICT_ALLOW)
+                || (ingress.getEvaluated() && ingress.getVerdict() != Verdict.VERDICT_ALLOW);
+        return out.setEgress(egress).setIngress(ingress)
+                .setVerdict(denied ? Verdict.VERDICT_DENY : Verdict.VERDICT_ALLOW).build();
+    }
+
+    public Optional<String> nodeOf(String ip) {
+        return Optional.ofNullable(byIp.get(ip)).map(PodModel::node);
+    }
+
+    private static EndpointId id(PodModel p) {
+        return EndpointId.newBuilder().setNamespace(p.namespace()).setPod(p.name()).build();
+    }
+}

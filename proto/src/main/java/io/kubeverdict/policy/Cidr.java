@@ -1,0 +1,41 @@
+package io.kubeverdict.policy;
+
+/** An address block "address/prefix"; host bits of the address are cleared. */
+public record Cidr(int family, long startHi, long startLo, long endHi, long endLo, int prefix) {
+
+    /** Parses "10.0.0.0/8" or "fd00::/64"; returns null when malformed. */
+    public static Cidr tryParse(String text) {
+        if (text == null) {
+            return null;
+        }
+        int slash = text.indexOf('/');
+        if (slash < 0 || slash == text.length() - 1) {
+            return null;
+        }
+        IpAddress base = IpAddress.tryParse(text.substring(0, slash));
+        if (base == null) {
+            return null;
+        }
+        String p = text.substring(slash + 1);
+        if (p.length() > 3 || !p.chars().allMatch(Character::isDigit) || (p.length() > 1 && p.charAt(0) == '0')) {
+            return null;
+        }
+        int prefix = Integer.parseInt(p);
+        if (base.family() == IpAddress.V4) {
+            if (prefix > 32) {
+                return null;
+            }
+            long hostMask = prefix == 0 ? 0xFFFF_FFFFL : (1L << (32 - prefix)) - 1;
+            long start = base.lo() & ~hostMask;
+            return new Cidr(IpAddress.V4, 0, start, 0, start | hostMask, prefix);
+        }
+        if (prefix > 128) {
+            return null;
+        }
+        long hiHost = prefix >= 64 ? 0 : (prefix == 0 ? -1L : -1L >>> prefix);
+        long loHost = prefix >= 64 ? (prefix == 128 ? 0 : -1L >>> (prefix - 64)) : -1L;
+        long sHi = base.hi() & ~hiHost;
+        long sLo = base.lo() & ~loHost;
+        return new Cidr(IpAddress.V6, sHi, sLo, sHi | hiHost, sLo | loHost, prefix);
+    }
+}

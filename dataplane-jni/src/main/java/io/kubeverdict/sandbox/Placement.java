@@ -22,12 +22,14 @@ public record Placement(List<String> nodes, Map<String, String> nodeOf, Map<Stri
     public static final String DEFAULT_POD_CIDR = "10.244.0.0/16";
 
     public static Placement of(List<SandboxPod> pods, int spreadNodes, String podCidr) {
-        List<SandboxPod> sorted = pods.stream().filter(SandboxPod::runnable)
-                .sorted(Comparator.comparing(SandboxPod::name)).toList();
+        List<SandboxPod> all = pods.stream().sorted(Comparator.comparing(SandboxPod::name)).toList();
         TreeSet<String> nodes = new TreeSet<>();
         Map<String, String> nodeOf = new LinkedHashMap<>();
         int spread = 0;
-        for (SandboxPod pod : sorted) {
+        for (SandboxPod pod : all) {
+            if (!pod.runnable()) {
+                continue;
+            }
             String node = pod.node();
             if (node == null || node.isEmpty()) {
                 node = "node-" + (spread++ % spreadNodes + 1);
@@ -36,21 +38,28 @@ public record Placement(List<String> nodes, Map<String, String> nodeOf, Map<Stri
             nodeOf.put(pod.name(), node);
         }
         Set<String> used = new HashSet<>();
-        sorted.forEach(p -> used.addAll(p.ips()));
+        all.forEach(p -> used.addAll(p.ips()));
         Map<String, List<String>> ipsOf = new LinkedHashMap<>();
         Cidr cidr = Cidr.parse(podCidr);
         long next = 1;
-        for (SandboxPod pod : sorted) {
-            if (!pod.ips().isEmpty()) {
-                ipsOf.put(pod.name(), pod.ips());
+        // Like `matrix --assign-ips`: every non-hostNetwork pod without an address takes one in
+        // name order, so the numbering is the same even when some of them are not run.
+        for (SandboxPod pod : all) {
+            if (pod.hostNetwork()) {
                 continue;
             }
-            String ip;
-            do {
-                ip = cidr.address(next++);
-            } while (used.contains(ip));
-            used.add(ip);
-            ipsOf.put(pod.name(), List.of(ip));
+            List<String> ips = pod.ips();
+            if (ips.isEmpty()) {
+                String ip;
+                do {
+                    ip = cidr.address(next++);
+                } while (used.contains(ip));
+                used.add(ip);
+                ips = List.of(ip);
+            }
+            if (pod.runnable()) {
+                ipsOf.put(pod.name(), ips);
+            }
         }
         return new Placement(new ArrayList<>(nodes), nodeOf, ipsOf);
     }

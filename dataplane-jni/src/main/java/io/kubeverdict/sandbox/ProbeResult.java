@@ -9,7 +9,9 @@ import java.util.Map;
 
 /**
  * One probe compared: the engine's expected matrix beside the observed one, and every ordered
- * pair where they differ. observed is null when the protocol cannot be probed here (SCTP); such a
+ * pair of different pods where they differ. A pod's connection to itself never leaves the pod
+ * (loopback), so no node can enforce it: the diagonal is shown but not compared (upstream's
+ * AllowLoopback). observed is null when the protocol cannot be probed here (SCTP); such a
  * probe has no mismatches and says so in {@link #unsupported()}.
  */
 public record ProbeResult(ExpectedMatrix expected, ObservedMatrix observed, List<List<String>> mismatches) {
@@ -23,7 +25,7 @@ public record ProbeResult(ExpectedMatrix expected, ObservedMatrix observed, List
             }
             for (String from : expected.pods()) {
                 for (String to : expected.pods()) {
-                    if (expected.allowed(from, to) != observed.connected(from, to)) {
+                    if (!from.equals(to) && expected.allowed(from, to) != observed.connected(from, to)) {
                         mismatches.add(List.of(from, to));
                     }
                 }

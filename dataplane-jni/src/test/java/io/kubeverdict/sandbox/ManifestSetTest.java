@@ -91,8 +91,8 @@ class ManifestSetTest {
         assertThat(placement.nodeOf()).containsOnlyKeys("a/fixed", "a/free");
         assertThat(placement.nodes()).containsExactly("node-1", "worker-7");
         assertThat(placement.ipsOf().get("a/fixed")).containsExactly("10.244.0.1", "fd00::1");
-        // 10.244.0.1 is taken by a/fixed: the next free address.
-        assertThat(placement.ipsOf().get("a/free")).containsExactly("10.244.0.2");
+        // 10.244.0.1 is taken by a/fixed; like `matrix --assign-ips`, a/done (not run) still takes .2 in name order.
+        assertThat(placement.ipsOf().get("a/free")).containsExactly("10.244.0.3");
         assertThat(pods.get(0).ports()).containsExactly(new ServePort(8080, Protocol.TCP));
     }
 }

@@ -1,21 +1,21 @@
 package io.kubeverdict.sandbox;
 
-import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.util.Locale;
 
 /** Steps and their timings, for a person watching stderr. */
 public final class Progress {
-    private final PrintStream out;
+    private final PrintWriter out;
     private final long start = System.nanoTime();
     private long stepStart;
     private String step;
 
-    public Progress(PrintStream out) {
+    public Progress(PrintWriter out) {
         this.out = out;
     }
 
     public static Progress silent() {
-        return new Progress(new PrintStream(java.io.OutputStream.nullOutputStream()));
+        return new Progress(new PrintWriter(java.io.Writer.nullWriter()));
     }
 
     /** Starts a step (ending the previous one). */

@@ -83,12 +83,20 @@ public final class Sandbox implements AutoCloseable {
     }
 
     static void requireRoot() throws IOException {
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith("Uid:") && !line.split("\\s+")[2].equals("0")) {
-                throw new SandboxException("the sandbox needs root: it creates network namespaces, veth links and "
-                        + "nftables tables, and runs agents that bind NFQUEUE (run it with sudo)");
+        if (!effectiveUidIsRoot(Files.readAllLines(Path.of("/proc/self/status")))) {
+            throw new SandboxException("the sandbox needs root: it creates network namespaces, veth links and "
+                    + "nftables tables, and runs agents that bind NFQUEUE (run it with sudo)");
+        }
+    }
+
+    /** From /proc/self/status: "Uid: real effective saved fs". */
+    static boolean effectiveUidIsRoot(List<String> status) {
+        for (String line : status) {
+            if (line.startsWith("Uid:")) {
+                return line.split("\\s+")[2].equals("0");
             }
         }
+        return false;
     }
 
     private void startAll() throws Exception {

@@ -10,7 +10,7 @@ import io.kubeverdict.sandbox.SandboxException;
 import io.kubeverdict.sandbox.SandboxOptions;
 import io.kubeverdict.sandbox.TableRenderer;
 import io.kubeverdict.testbed.ServePort;
-import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.nio.file.FileSystems;
 import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
@@ -22,7 +22,9 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 @Command(name = "sandbox", mixinStandardHelpOptions = true,
         description = {"Run the whole system locally: pods as network namespaces, the control plane and one agent per node"
@@ -63,12 +65,16 @@ public final class SandboxCommand implements Callable<Integer> {
             description = "Name prefix of the network namespaces.")
     String prefix;
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() {
-        PrintStream out = System.out;
-        Progress progress = new Progress(System.err);
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        Progress progress = new Progress(err);
         if (!output.equals("table") && !output.equals("json")) {
-            System.err.println("sandbox: --output must be table or json");
+            err.println("sandbox: --output must be table or json");
             return 2;
         }
         SandboxOptions options;
@@ -79,7 +85,7 @@ public final class SandboxCommand implements Callable<Integer> {
             options = new SandboxOptions(dir.toAbsolutePath(), nodes, targets, podCidr,
                     Duration.ofMillis(probeTimeoutMillis), prefix);
         } catch (IllegalArgumentException e) {
-            System.err.println("sandbox: " + e.getMessage());
+            err.println("sandbox: " + e.getMessage());
             return 2;
         }
         Sandbox sandbox = null;
@@ -90,20 +96,20 @@ public final class SandboxCommand implements Callable<Integer> {
                 watchLoop(sandbox, options, progress, out);
             }
             if (keep) {
-                System.err.print(sandbox.accessHelp());
-                System.err.println("kept running; Ctrl-C removes everything");
+                err.print(sandbox.accessHelp());
+                err.println("kept running; Ctrl-C removes everything");
                 Thread.currentThread().join();
             }
             return code;
         } catch (SandboxException e) {
-            System.err.println("sandbox: " + e.getMessage());
+            err.println("sandbox: " + e.getMessage());
             return 2;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return 2;
         } catch (Exception e) {
-            System.err.println("sandbox: failed: " + e);
-            e.printStackTrace(System.err);
+            err.println("sandbox: failed: " + e);
+            e.printStackTrace(err);
             return 2;
         } finally {
             if (sandbox != null) {
@@ -114,7 +120,7 @@ public final class SandboxCommand implements Callable<Integer> {
         }
     }
 
-    private int probeAndPrint(Sandbox sandbox, Progress progress, PrintStream out) throws Exception {
+    private int probeAndPrint(Sandbox sandbox, Progress progress, PrintWriter out) throws Exception {
         progress.step("probing " + sandbox.probes());
         List<ProbeResult> results = sandbox.probeAll();
         progress.done();
@@ -131,7 +137,7 @@ public final class SandboxCommand implements Callable<Integer> {
     }
 
     /** Re-probes on every change of the manifest directory until Ctrl-C; pod changes rebuild the sandbox. */
-    private void watchLoop(Sandbox first, SandboxOptions options, Progress progress, PrintStream out) throws Exception {
+    private void watchLoop(Sandbox first, SandboxOptions options, Progress progress, PrintWriter out) throws Exception {
         Sandbox sandbox = first;
         try (WatchService watcher = FileSystems.getDefault().newWatchService()) {
             options.manifests().register(watcher, StandardWatchEventKinds.ENTRY_CREATE,

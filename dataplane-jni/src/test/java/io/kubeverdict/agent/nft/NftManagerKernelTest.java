@@ -1,0 +1,118 @@
+package io.kubeverdict.agent.nft;
+
+import static io.kubeverdict.testing.dp.DpTestbed.SERVER4;
+import static io.kubeverdict.testing.dp.DpTestbed.SERVER6;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kubeverdict.jni.Nftables;
+import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.testing.dp.Dataplane;
+import io.kubeverdict.testing.dp.DpTestbed;
+import io.kubeverdict.testing.dp.NetnsThread;
+import io.kubeverdict.testing.dp.Probe;
+import io.kubeverdict.testing.dp.RecordingObserver;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Our table on a real kernel: probe, leftovers, element updates under traffic. */
+class NftManagerKernelTest {
+    private DpTestbed bed;
+
+    @BeforeEach
+    void createBed() throws Exception {
+        bed = DpTestbed.create();
+        bed.serve(bed.server, 80, 81);
+    }
+
+    @AfterEach
+    void removeBed() throws Exception {
+        bed.close();
+    }
+
+    private static int allow80(PacketTuple p) {
+        return p.dstPort == 80 ? 1 : 0;
+    }
+
+    @Test
+    void probeAgreesWithNftAndLeavesNothingBehind() throws Exception {
+        QueuePath detected;
+        try (NetnsThread t = new NetnsThread(bed.node)) {
+            detected = t.call(() -> {
+                try (Nftables nft = new Nftables()) {
+                    return QueuePathProbe.detect(nft, "kube_verdict");
+                }
+            });
+        }
+        bed.node.exec("nft", "add", "table", "inet", "kvt_check");
+        bed.node.exec("nft", "add", "chain", "inet", "kvt_check", "c");
+        boolean nftHasQueue = bed.node.tryExec("nft", "add", "rule", "inet", "kvt_check", "c", "queue", "num", "1").exitCode() == 0;
+        bed.node.exec("nft", "delete", "table", "inet", "kvt_check");
+        assertThat(detected).isEqualTo(nftHasQueue ? QueuePath.NFT_QUEUE : QueuePath.XT_NFQUEUE);
+        assertThat(bed.node.exec("nft", "list", "tables")).isBlank();
+    }
+
+    @Test
+    void aLeftoverOfAnEarlierRunIsReplacedInPlace() throws Exception {
+        Dataplane first = Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 5, false, Dataplane.BOTH_PODS);
+        assertThat(first.leftoverReplaced).isFalse();
+        first.abandon(); // the agent died; its table stays and drops new connections (fail-closed)
+        assertThat(Probe.tcp(bed.client, SERVER4, 80)).isFalse();
+
+        try (Dataplane second = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 6, false, List.of(SERVER4)))) {
+            assertThat(second.leftoverReplaced).isTrue();
+            String listing = second.listing();
+            assertThat(listing).contains("queue num 6").doesNotContain("queue num 5").doesNotContain(DpTestbed.CLIENT4);
+            assertThat(bed.node.exec("nft", "list", "tables").strip()).isEqualTo("table inet kube_verdict");
+            second.listen(NftManagerKernelTest::allow80, new RecordingObserver(), false);
+            assertThat(Probe.tcp(bed.client, SERVER4, 80)).isTrue();
+            assertThat(Probe.tcp(bed.client, SERVER4, 81)).isFalse();
+        }
+    }
+
+    @Test
+    void elementUpdatesSwitchEnforcementWithoutRebuildingTheTable() throws Exception {
+        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 7, false, List.of()))) {
+            dp.listen(p -> 0, new RecordingObserver(), false);
+            String before = handles(bed);
+            assertThat(Probe.tcp(bed.client, SERVER4, 81)).as("no pod selected: not queued").isTrue();
+
+            dp.update(List.of(SERVER4, SERVER6));
+            assertThat(Probe.tcp(bed.client, SERVER4, 81)).as("server selected: judged, denied").isFalse();
+            assertThat(Probe.tcp(bed.client, SERVER6, 81)).isFalse();
+
+            dp.update(List.of(SERVER6));
+            assertThat(Probe.tcp(bed.client, SERVER4, 81)).as("deselected again").isTrue();
+            assertThat(Probe.tcp(bed.client, SERVER6, 81)).isFalse();
+            assertThat(handles(bed)).as("same chains and rules, only elements changed").isEqualTo(before);
+            assertThat(dp.listing()).contains("queue num 7");
+        }
+    }
+
+    @Test
+    void anElementRemovedBehindOurBackIsResynced() throws Exception {
+        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 8, true, List.of(SERVER4)))) {
+            bed.node.exec("nft", "delete", "element", "inet", "kube_verdict", "pods4", "{", SERVER4, "}");
+            dp.update(List.of()); // the diff would delete a missing element: rewritten instead
+            dp.update(List.of(SERVER4, DpTestbed.CLIENT4));
+            assertThat(dp.manager.applied()).isEqualTo(PodAddresses.of(List.of(SERVER4, DpTestbed.CLIENT4)));
+            assertThat(bed.node.exec("nft", "list", "set", "inet", "kube_verdict", "pods4"))
+                    .contains(SERVER4).contains(DpTestbed.CLIENT4);
+        }
+    }
+
+    /** The handles of our chains and rules (elements excluded): equal iff nothing was rebuilt. */
+    private static String handles(DpTestbed bed) throws Exception {
+        String listing = bed.node.exec("nft", "-a", "list", "table", "inet", "kube_verdict");
+        StringBuilder out = new StringBuilder();
+        Matcher m = Pattern.compile("(chain \\w+|goto \\w+|queue num \\d+[a-z ]*).*# handle (\\d+)").matcher(listing);
+        while (m.find()) {
+            out.append(m.group(1)).append('=').append(m.group(2)).append('\n');
+        }
+        assertThat(out).isNotEmpty();
+        return out.toString();
+    }
+}

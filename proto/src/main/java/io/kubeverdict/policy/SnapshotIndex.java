@@ -563,7 +563,8 @@ public final class SnapshotIndex {
     public DirectionExplanation direction(int code) {
         DirectionExplanation.Builder d = DirectionExplanation.newBuilder()
                 .setEvaluated(Decision.index(code) != Decision.NO_ENDPOINT)
-                .setIsolated(Decision.index(code) >= Decision.FIRST_INDEXED)
+                // Isolated: some tier lists a policy, even if every tier then passed.
+                .setIsolated(Decision.index(code) != Decision.NOT_ISOLATED && Decision.index(code) != Decision.NO_ENDPOINT)
                 .setVerdict(Decision.allowed(code) ? io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW
                         : io.kubeverdict.proto.v1.Verdict.VERDICT_DENY)
                 .setReason(reason(code));

@@ -26,7 +26,9 @@
 #define KV_RECV_BUF (64 * 1024)
 #define KV_VERDICT_MSG 64 /* room for one verdict message, generously */
 
-enum kv_nfq_stat { KV_STAT_RECEIVED, KV_STAT_ENOBUFS, KV_STAT_SKIPPED, KV_STAT_VERDICT_MSGS, KV_STAT_COUNT };
+enum kv_nfq_stat {
+	KV_STAT_RECEIVED, KV_STAT_ENOBUFS, KV_STAT_SKIPPED, KV_STAT_VERDICT_MSGS, KV_STAT_NL_ERRORS, KV_STAT_COUNT
+};
 
 struct kv_queue {
 	struct mnl_socket *nl;
@@ -168,6 +170,12 @@ static jlong kv_nfq_stat(JNIEnv *env, jclass cls, jlong handle, jint which)
 static int kv_nfq_fill_slot(struct kv_queue *q, const struct nlmsghdr *nlh, unsigned char *slot)
 {
 	struct nlattr *attr[NFQA_MAX + 1] = { 0 };
+	if (nlh->nlmsg_type == NLMSG_ERROR && nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(struct nlmsgerr))) {
+		/* the kernel refused a verdict (e.g. an unknown id): count it, the loop goes on */
+		const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+		q->stats[e->error != 0 ? KV_STAT_NL_ERRORS : KV_STAT_SKIPPED]++;
+		return 0;
+	}
 	if (nlh->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET) ||
 	    nfq_nlmsg_parse(nlh, attr) < 0 || attr[NFQA_PACKET_HDR] == NULL) {
 		q->stats[KV_STAT_SKIPPED]++;

@@ -108,6 +108,28 @@ class NftManagerKernelTest {
     }
 
     @Test
+    void theSplitLayoutEnforcesBothFamiliesAndReplacesAnInetLeftover() throws Exception {
+        Dataplane first = Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 11, true, Dataplane.BOTH_PODS);
+        first.abandon();
+        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, TableLayout.SPLIT, 12, false,
+                Dataplane.BOTH_PODS))) {
+            assertThat(dp.leftoverReplaced).isTrue();
+            assertThat(bed.node.exec("nft", "list", "tables").strip())
+                    .isEqualTo("table ip kube_verdict\ntable ip6 kube_verdict");
+            assertThat(dp.listing()).contains("queue num 12").doesNotContain("queue num 11");
+            dp.listen(NftManagerKernelTest::allow80, new RecordingObserver(), false);
+            assertThat(Probe.tcp(bed.client, SERVER4, 80)).isTrue();
+            assertThat(Probe.tcp(bed.client, SERVER4, 81)).isFalse();
+            assertThat(Probe.tcp(bed.client, SERVER6, 80)).isTrue();
+            assertThat(Probe.tcp(bed.client, SERVER6, 81)).isFalse();
+            dp.update(List.of(SERVER4));
+            assertThat(Probe.tcp(bed.client, SERVER6, 81)).as("v6 deselected").isTrue();
+            assertThat(Probe.tcp(bed.client, SERVER4, 81)).isFalse();
+        }
+        assertThat(bed.node.exec("nft", "list", "tables")).as("remove() takes both tables").isBlank();
+    }
+
+    @Test
     void elementUpdatesSwitchEnforcementWithoutRebuildingTheTable() throws Exception {
         try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 7, false, List.of()))) {
             dp.listen(p -> 0, new RecordingObserver(), false);

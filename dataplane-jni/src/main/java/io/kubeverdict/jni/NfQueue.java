@@ -19,6 +19,7 @@ public final class NfQueue implements AutoCloseable {
     private static final int STAT_SKIPPED = 2;
     private static final int STAT_VERDICT_MESSAGES = 3;
     private static final int STAT_NETLINK_ERRORS = 4;
+    private static final int STAT_REPEATED = 5;
 
     private final int number;
     private long queue;
@@ -70,6 +71,11 @@ public final class NfQueue implements AutoCloseable {
     /** Errors the kernel sent back, for verdicts it refused (an unknown packet id, for example). */
     public long netlinkErrors() {
         return NfqNative.stat(handle(), STAT_NETLINK_ERRORS);
+    }
+
+    /** Packets that arrived while the queue was being configured and were sent round the hook again. */
+    public long repeatedDuringConfig() {
+        return NfqNative.stat(handle(), STAT_REPEATED);
     }
 
     /** Netlink messages that were neither packets nor errors. */

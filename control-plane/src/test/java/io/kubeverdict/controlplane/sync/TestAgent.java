@@ -109,6 +109,11 @@ public final class TestAgent implements AutoCloseable {
         return inbox.size();
     }
 
+    /** Messages received after InSync. */
+    public java.util.List<ToAgent> deltas() {
+        return java.util.List.copyOf(view.deltas);
+    }
+
     public NodeSnapshot state(String node) {
         return view.toSnapshot(node);
     }

@@ -56,6 +56,31 @@ class NftManagerKernelTest {
     }
 
     @Test
+    void onAKernelWithoutNftQueueTheQueueTextFailsOnlyForTheMissingExpressionAndLeavesNothing() throws Exception {
+        try (NetnsThread t = new NetnsThread(bed.node)) {
+            QueuePath detected = t.call(() -> {
+                try (Nftables nft = new Nftables()) {
+                    return QueuePathProbe.detect(nft, "kube_verdict");
+                }
+            });
+            org.junit.jupiter.api.Assumptions.assumeTrue(detected == QueuePath.XT_NFQUEUE,
+                    "this kernel has nft_queue; VerdictLoopKernelTest runs the NFT_QUEUE path for real");
+            io.kubeverdict.jni.NftablesException error = t.call(() -> {
+                try (Nftables nft = new Nftables()) {
+                    NftManager manager = NftManager.create(nft, "kube_verdict", 9, true, QueuePath.NFT_QUEUE);
+                    manager.start(PodAddresses.of(List.of(SERVER4)));
+                    return null;
+                } catch (io.kubeverdict.jni.NftablesException e) {
+                    return e;
+                }
+            });
+            assertThat(error).isNotNull();
+            assertThat(error.nftError()).contains("No such file or directory").doesNotContain("syntax error");
+            assertThat(bed.node.exec("nft", "list", "tables")).as("all or nothing").isBlank();
+        }
+    }
+
+    @Test
     void aLeftoverOfAnEarlierRunIsReplacedInPlace() throws Exception {
         Dataplane first = Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 5, false, Dataplane.BOTH_PODS);
         assertThat(first.leftoverReplaced).isFalse();

@@ -2,6 +2,8 @@ package io.kubeverdict.agent.testing;
 
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.proto.v1.AppliedAck;
@@ -29,7 +31,21 @@ public final class ScriptedControlPlane implements AutoCloseable {
     }
 
     public ScriptedControlPlane(int port) throws IOException {
-        server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+        this(NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port)), null);
+    }
+
+    /** A control plane listening on 127.0.0.1:port inside the network namespace at netnsPath. */
+    public static ScriptedControlPlane inNetns(String netnsPath, int port) throws IOException {
+        EventLoopGroup loops = NetnsEventLoops.group(netnsPath, 2);
+        return new ScriptedControlPlane(NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+                .bossEventLoopGroup(loops).workerEventLoopGroup(loops).channelType(NioServerSocketChannel.class), loops);
+    }
+
+    private final EventLoopGroup loops;
+
+    private ScriptedControlPlane(NettyServerBuilder builder, EventLoopGroup loops) throws IOException {
+        this.loops = loops;
+        server = builder
                 .addService(new PolicySyncGrpc.PolicySyncImplBase() {
                     @Override
                     public void sync(SyncRequest request, StreamObserver<ToAgent> response) {
@@ -92,6 +108,9 @@ public final class ScriptedControlPlane implements AutoCloseable {
     public void close() throws InterruptedException {
         server.shutdownNow();
         server.awaitTermination(5, TimeUnit.SECONDS);
+        if (loops != null) {
+            loops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
     }
 
     /** One open Sync call. */

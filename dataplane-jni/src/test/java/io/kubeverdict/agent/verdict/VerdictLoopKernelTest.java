@@ -156,6 +156,23 @@ class VerdictLoopKernelTest {
     }
 
     @Test
+    void aThrowingJudgeGivesTheDefaultAndCloseStopsTheThread() throws Exception {
+        RecordingObserver observer = new RecordingObserver();
+        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
+            dp.listen(p -> {
+                throw new IllegalStateException("no snapshot yet");
+            }, observer, true);
+            assertThat(Probe.tcp(bed.client, SERVER4, 81)).as("default allow").isTrue();
+            assertThat(observer.failures).hasValue(1);
+            VerdictLoop loop = dp.loop();
+            assertThat(loop.isRunning()).isTrue();
+            loop.close();
+            assertThat(loop.isRunning()).isFalse();
+            assertThat(Probe.tcp(bed.client, SERVER4, 80)).as("fail-closed, nobody answers").isFalse();
+        }
+    }
+
+    @Test
     void manyParallelConnectionsGetTheirOwnVerdicts() throws Exception {
         PortJudge judge = new PortJudge();
         ExecutorService pool = Executors.newFixedThreadPool(16);

@@ -14,10 +14,10 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Tries real connections from inside a namespace. A denied first packet is dropped, so the
- * observable result of "denied" is a timeout; timeouts are kept short and below the 1 s SYN retry.
+ * observable result of "denied" is a timeout; timeouts are short (a retried SYN is simply judged again).
  */
 public final class Probe {
-    public static final int TIMEOUT_MILLIS = 800;
+    public static final int TIMEOUT_MILLIS = 1200;
 
     private Probe() {}
 

@@ -30,6 +30,12 @@ import io.kubeverdict.proto.v1.PortMatch;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Rule;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.Verdict;
+import io.kubeverdict.proto.v1.WatchVerdictsRequest;
+import io.grpc.stub.StreamObserver;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,6 +54,7 @@ import org.junit.jupiter.api.Test;
 class AgentKernelTest {
     private static final int CP_PORT = 19090;
     private static final int INSPECT_PORT = 19102;
+    private static final int METRICS_PORT = 19101;
     private static final int ALLOWED = 8080;
     private static final int DENIED = 8081;
     private static final int CONNECT_TIMEOUT = 1500;
@@ -81,7 +88,7 @@ class AgentKernelTest {
 
     private AgentProcess startAgent(boolean failOpen) throws Exception {
         List<String> args = new ArrayList<>(List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
-                "--nfqueue-id", "7", "--metrics-bind-address", "off", "--inspect-listen", "127.0.0.1:" + INSPECT_PORT));
+                "--nfqueue-id", "7", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "127.0.0.1:" + INSPECT_PORT));
         if (failOpen) {
             args.add("--fail-open");
         }
@@ -122,9 +129,6 @@ class AgentKernelTest {
         long next = sendSnapshot(stream, 1);
         awaitEnforcing(agent, next - 1);
 
-        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("a -> b:8080 allowed\n" + agent.log()).isTrue();
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("a -> b:8081 denied").isFalse();
-
         EventLoopGroup loops = NetnsEventLoops.group(pods.node.path(), 1);
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", INSPECT_PORT).usePlaintext()
                 .eventLoopGroup(loops).channelFactory(() -> {
@@ -136,6 +140,35 @@ class AgentKernelTest {
                     }
                 }).build();
         try {
+            // Watch the agent's denials while traffic runs.
+            BlockingQueue<Explanation> denials = new LinkedBlockingQueue<>();
+            AgentInspectionGrpc.newStub(channel).watchVerdicts(
+                    WatchVerdictsRequest.newBuilder().setVerdict(Verdict.VERDICT_DENY).build(), new StreamObserver<>() {
+                        @Override
+                        public void onNext(Explanation e) {
+                            denials.add(e);
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {}
+
+                        @Override
+                        public void onCompleted() {}
+                    });
+            Thread.sleep(500); // the watch is registered before the packets come
+
+            assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("a -> b:8080 allowed\n" + agent.log()).isTrue();
+            assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("a -> b:8081 denied").isFalse();
+
+            Explanation denial = denials.poll(10, TimeUnit.SECONDS);
+            assertThat(denial).as("the denial streamed by WatchVerdicts").isNotNull();
+            assertThat(denial.getTuple().getSrcIp()).isEqualTo(PodPair.A_IP);
+            assertThat(denial.getTuple().getDstIp()).isEqualTo(PodPair.B_IP);
+            assertThat(denial.getTuple().getDstPort()).isEqualTo(DENIED);
+            assertThat(denial.getDestination().getPod()).isEqualTo("b");
+            assertThat(denial.getIngress().getIsolated()).isTrue();
+            assertThat(denial.getIngress().getReason()).contains("no rule matched");
+
             AgentStatus status = AgentInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
                     .getStatus(AgentStatusRequest.getDefaultInstance());
             assertThat(status.getInSync()).isTrue();
@@ -150,11 +183,27 @@ class AgentKernelTest {
             loops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
 
+        String metrics = pods.node.exec("curl", "-s", "http://127.0.0.1:" + METRICS_PORT + "/metrics");
+        assertThat(metrics).contains("kubeverdict_verdicts_total{family=\"ipv4\",protocol=\"tcp\",verdict=\"drop\"}");
+        assertThat(verdicts(metrics, "drop")).as("dropped SYNs counted").isGreaterThanOrEqualTo(1);
+        assertThat(verdicts(metrics, "accept")).as("accepted SYNs counted").isGreaterThanOrEqualTo(1);
+        assertThat(metrics).contains("kubeverdict_queue_bound 1.0");
+
         // Clean stop: the table goes, nothing stays blocked.
         assertThat(agent.stop()).as("SIGTERM exit (the JVM reports 128+15)").isIn(0, 143);
         assertThat(agent.log()).contains("nftables table kube_verdict removed");
         assertThat(pods.node.exec("nft", "list", "tables")).doesNotContain("kube_verdict");
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("after a clean stop: open").isTrue();
+    }
+
+    private static double verdicts(String metrics, String verdict) {
+        String key = "kubeverdict_verdicts_total{family=\"ipv4\",protocol=\"tcp\",verdict=\"" + verdict + "\"} ";
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith(key)) {
+                return Double.parseDouble(line.substring(key.length()).trim());
+            }
+        }
+        return -1;
     }
 
     @Test

@@ -112,6 +112,15 @@ class AgentKernelTest {
         return seq + 5;
     }
 
+    /** The agent's Sync call; a JVM starting on a busy 2-core machine may take a while. */
+    private ScriptedControlPlane.Stream streamOf(AgentProcess agent) throws Exception {
+        ScriptedControlPlane.Stream stream = cp.pollStream(60_000);
+        if (stream == null) {
+            throw new AssertionError("agent opened no Sync stream within 60 s (alive: " + agent.alive() + "); its log:\n" + agent.log());
+        }
+        return stream;
+    }
+
     private void awaitEnforcing(AgentProcess agent, long sequence) throws Exception {
         try {
             cp.awaitReport(sequence);
@@ -124,7 +133,7 @@ class AgentKernelTest {
     void enforcesAfterInSyncAndServesStatusAndHealth() throws Exception {
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("no agent: open").isTrue();
         AgentProcess agent = startAgent(false);
-        ScriptedControlPlane.Stream stream = cp.nextStream();
+        ScriptedControlPlane.Stream stream = streamOf(agent);
         assertThat(stream.request.getNode()).isEqualTo("node-1");
         long next = sendSnapshot(stream, 1);
         awaitEnforcing(agent, next - 1);
@@ -209,7 +218,7 @@ class AgentKernelTest {
     @Test
     void failClosedKillBlocksNewConnectionsUntilTheAgentIsBack() throws Exception {
         AgentProcess agent = startAgent(false);
-        long next = sendSnapshot(cp.nextStream(), 1);
+        long next = sendSnapshot(streamOf(agent), 1);
         awaitEnforcing(agent, next - 1);
         Socket established = pods.connectAToB(ALLOWED, CONNECT_TIMEOUT);
         assertThat(established).as("allowed connection\n" + agent.log()).isNotNull();
@@ -219,7 +228,7 @@ class AgentKernelTest {
         assertThat(PodPair.echoes(established)).as("established connections keep working").isTrue();
 
         AgentProcess restarted = startAgent(false);
-        ScriptedControlPlane.Stream stream = cp.nextStream();
+        ScriptedControlPlane.Stream stream = streamOf(restarted);
         // Before InSync the restarted agent answers the leftover table's queue with the default: drop.
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("restarted, not in sync yet").isFalse();
         next = sendSnapshot(stream, 1);
@@ -232,7 +241,7 @@ class AgentKernelTest {
     @Test
     void failOpenKillLetsNewConnectionsThroughUntilTheAgentIsBack() throws Exception {
         AgentProcess agent = startAgent(true);
-        long next = sendSnapshot(cp.nextStream(), 1);
+        long next = sendSnapshot(streamOf(agent), 1);
         awaitEnforcing(agent, next - 1);
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("enforcing: denied\n" + agent.log()).isFalse();
 
@@ -241,7 +250,7 @@ class AgentKernelTest {
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).isTrue();
 
         AgentProcess restarted = startAgent(true);
-        next = sendSnapshot(cp.nextStream(), 1);
+        next = sendSnapshot(streamOf(restarted), 1);
         awaitEnforcing(restarted, next - 1);
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("enforcing again: denied\n" + restarted.log()).isFalse();
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).isTrue();
@@ -250,7 +259,7 @@ class AgentKernelTest {
     @Test
     void policyUpdatesUnderConnectionLoadNeitherHangNorWronglyRefuse() throws Exception {
         AgentProcess agent = startAgent(false);
-        ScriptedControlPlane.Stream stream = cp.nextStream();
+        ScriptedControlPlane.Stream stream = streamOf(agent);
         long seq = sendSnapshot(stream, 1);
         awaitEnforcing(agent, seq - 1);
 

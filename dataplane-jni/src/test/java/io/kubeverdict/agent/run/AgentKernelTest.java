@@ -70,19 +70,23 @@ class AgentKernelTest {
         pods = PodPair.create("kvt-ag");
         pods.echoServerOnB(ALLOWED);
         pods.echoServerOnB(DENIED);
+        pods.awaitConnectivity(DENIED);
         cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (AgentProcess agent : agents) {
-            agent.close();
-        }
-        if (cp != null) {
-            cp.close();
-        }
-        if (pods != null) {
-            pods.close();
+        try {
+            for (AgentProcess agent : agents) {
+                agent.close();
+            }
+            if (cp != null) {
+                cp.close();
+            }
+        } finally {
+            if (pods != null) {
+                pods.close(); // the namespaces go whatever happened above
+            }
         }
     }
 
@@ -105,9 +109,9 @@ class AgentKernelTest {
                         .addPeers(Peer.newBuilder().setIpSetId("pods-a"))
                         .addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(ALLOWED))
                         .setRuleId("ingress[0]")))).build();
-        stream.send(ipSet(seq, "pods-a", PodPair.A_IP), policy,
-                endpoint(seq + 2, "x", "a", PodPair.A_IP),
-                endpoint(seq + 3, "x", "b", PodPair.B_IP, "x/b-from-a"),
+        stream.send(ipSet(seq, "pods-a", PodPair.A_IP, PodPair.A_IP6), policy,
+                dualStack(endpoint(seq + 2, "x", "a", PodPair.A_IP), PodPair.A_IP6),
+                dualStack(endpoint(seq + 3, "x", "b", PodPair.B_IP, "x/b-from-a"), PodPair.B_IP6),
                 inSync(seq + 4));
         return seq + 5;
     }
@@ -121,6 +125,12 @@ class AgentKernelTest {
         return stream;
     }
 
+    private static ToAgent dualStack(ToAgent endpointUpdate, String ip6) {
+        ToAgent.Builder b = endpointUpdate.toBuilder();
+        b.getWorkloadEndpointUpdateBuilder().getEndpointBuilder().addIps(ip6);
+        return b.build();
+    }
+
     private void awaitEnforcing(AgentProcess agent, long sequence) throws Exception {
         try {
             cp.awaitReport(sequence);
@@ -132,6 +142,7 @@ class AgentKernelTest {
     @Test
     void enforcesAfterInSyncAndServesStatusAndHealth() throws Exception {
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("no agent: open").isTrue();
+        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("no agent: IPv6 open (%s)", pods.lastFailure()).isTrue();
         AgentProcess agent = startAgent(false);
         ScriptedControlPlane.Stream stream = streamOf(agent);
         assertThat(stream.request.getNode()).isEqualTo("node-1");
@@ -168,6 +179,8 @@ class AgentKernelTest {
 
             assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("a -> b:8080 allowed\n" + agent.log()).isTrue();
             assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("a -> b:8081 denied").isFalse();
+            assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT)).as("IPv6 a -> b:8080 allowed").isTrue();
+            assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("IPv6 a -> b:8081 denied").isFalse();
 
             Explanation denial = denials.poll(10, TimeUnit.SECONDS);
             assertThat(denial).as("the denial streamed by WatchVerdicts").isNotNull();
@@ -183,6 +196,7 @@ class AgentKernelTest {
             assertThat(status.getInSync()).isTrue();
             assertThat(status.getAppliedSequence()).isEqualTo(next - 1);
             assertThat(status.getEndpoints()).isEqualTo(2);
+            assertThat(status.getQueueTotal()).as("nothing waiting").isZero();
             assertThat(status.getQueueId()).isEqualTo(7);
             assertThat(status.getKernelPath()).isIn("nft-queue", "xtables-nfqueue");
             assertThat(HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
@@ -203,6 +217,7 @@ class AgentKernelTest {
         assertThat(agent.log()).contains("nftables table kube_verdict removed");
         assertThat(pods.node.exec("nft", "list", "tables")).doesNotContain("kube_verdict");
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("after a clean stop: open").isTrue();
+        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("after a clean stop: IPv6 open").isTrue();
     }
 
     private static double verdicts(String metrics, String verdict) {
@@ -225,6 +240,7 @@ class AgentKernelTest {
 
         agent.kill();
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("killed, fail-closed: new connections dropped").isFalse();
+        assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT)).as("killed, fail-closed: IPv6 dropped").isFalse();
         assertThat(PodPair.echoes(established)).as("established connections keep working").isTrue();
 
         AgentProcess restarted = startAgent(false);
@@ -247,6 +263,7 @@ class AgentKernelTest {
 
         agent.kill();
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("killed, fail-open: bypassed").isTrue();
+        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("killed, fail-open: IPv6 bypassed").isTrue();
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).isTrue();
 
         AgentProcess restarted = startAgent(true);

@@ -90,12 +90,13 @@ class AgentKernelTest {
         }
     }
 
-    private AgentProcess startAgent(boolean failOpen) throws Exception {
+    private AgentProcess startAgent(boolean failOpen, String... extraArgs) throws Exception {
         List<String> args = new ArrayList<>(List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
                 "--nfqueue-id", "7", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "127.0.0.1:" + INSPECT_PORT));
         if (failOpen) {
             args.add("--fail-open");
         }
+        args.addAll(List.of(extraArgs));
         AgentProcess agent = AgentProcess.start(pods.node.name(), args);
         agents.add(agent);
         return agent;
@@ -143,7 +144,7 @@ class AgentKernelTest {
     void enforcesAfterInSyncAndServesStatusAndHealth() throws Exception {
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("no agent: open").isTrue();
         assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("no agent: IPv6 open (%s)", pods.lastFailure()).isTrue();
-        AgentProcess agent = startAgent(false);
+        AgentProcess agent = startAgent(false, "--on-exit", "remove");
         ScriptedControlPlane.Stream stream = streamOf(agent);
         assertThat(stream.request.getNode()).isEqualTo("node-1");
         long next = sendSnapshot(stream, 1);
@@ -212,7 +213,7 @@ class AgentKernelTest {
         assertThat(verdicts(metrics, "accept")).as("accepted SYNs counted").isGreaterThanOrEqualTo(1);
         assertThat(metrics).contains("kubeverdict_queue_bound 1.0");
 
-        // Clean stop: the table goes, nothing stays blocked.
+        // Clean stop with --on-exit=remove: the table goes, nothing stays blocked.
         assertThat(agent.stop()).as("SIGTERM exit (the JVM reports 128+15)").isIn(0, 143);
         assertThat(agent.log()).contains("nftables table kube_verdict removed");
         assertThat(pods.node.exec("nft", "list", "tables")).doesNotContain("kube_verdict");
@@ -251,6 +252,12 @@ class AgentKernelTest {
         awaitEnforcing(restarted, next - 1);
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("enforcing again: allowed\n" + restarted.log()).isTrue();
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("enforcing again: denied").isFalse();
+
+        // A clean stop of a fail-closed agent (a rolling update) keeps the table: still closed.
+        assertThat(restarted.stop()).as("SIGTERM exit (the JVM reports 128+15)").isIn(0, 143);
+        assertThat(restarted.log()).contains("nftables table kube_verdict kept");
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("stopped, fail-closed: new connections dropped").isFalse();
+        assertThat(PodPair.echoes(established)).as("established connections keep working").isTrue();
         established.close();
     }
 

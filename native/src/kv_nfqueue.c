@@ -1,10 +1,18 @@
 /* NFQUEUE over libmnl with libnetfilter_queue's message helpers: open a netlink socket,
- * bind one queue (header-only copy, GSO, optional fail-open). Packet batches and verdicts
- * are added next to these in this file. */
+ * bind one queue (header-only copy, GSO, optional fail-open), receive packets in batches into
+ * fixed-size slots of a buffer Java owns (its address is passed once, by attach), and send the
+ * verdicts Java wrote into those slots back in one sendmsg.
+ *
+ * Slot layout (native byte order; mirrored by io.kubeverdict.jni.PacketBatch):
+ *   0  u32 packet id          4  u16 hw protocol (ethertype)   6  u8 hook   7  u8 verdict (Java)
+ *   8  u32 bytes copied       12 u32 packet length             16 first KV_SLOT_DATA bytes
+ */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <sys/socket.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -13,29 +21,80 @@
 
 #include "kv_shim.h"
 
+#define KV_SLOT_SIZE 144
+#define KV_SLOT_DATA 128
+#define KV_RECV_BUF (64 * 1024)
+#define KV_VERDICT_MSG 64 /* room for one verdict message, generously */
+
+enum kv_nfq_stat {
+	KV_STAT_RECEIVED, KV_STAT_ENOBUFS, KV_STAT_SKIPPED, KV_STAT_VERDICT_MSGS, KV_STAT_NL_ERRORS, KV_STAT_REPEATED, KV_STAT_COUNT
+};
+
 struct kv_queue {
 	struct mnl_socket *nl;
 	unsigned int portid;
 	uint16_t queue_num;
+	uint32_t seq;      /* of config messages */
+	/* batch state, set by attach */
+	unsigned char *slots;
+	int slot_count;
+	char *rbuf;        /* one received datagram; pend_off/pend_len: what is not parsed yet */
+	int pend_off;
+	int pend_len;
+	char *sbuf;        /* verdict messages of one batch */
+	uint64_t stats[KV_STAT_COUNT];
 };
 
-/* Sends one config message and waits for the kernel's ack. */
+/* A packet that reached the socket while we (re)configured the queue, before the ack: answer
+ * NF_REPEAT so it passes the hook again and comes back under the final configuration (with its
+ * header copied) instead of waiting in the queue forever. */
+static void kv_nfq_repeat(struct kv_queue *q, const struct nlmsghdr *m)
+{
+	struct nlattr *attr[NFQA_MAX + 1] = { 0 };
+	if (m->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET) || nfq_nlmsg_parse(m, attr) < 0 ||
+	    attr[NFQA_PACKET_HDR] == NULL)
+		return;
+	const struct nfqnl_msg_packet_hdr *ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
+	char buf[KV_VERDICT_MSG * 2];
+	struct nlmsghdr *nlh = nfq_nlmsg_put(buf, NFQNL_MSG_VERDICT, q->queue_num);
+	nfq_nlmsg_verdict_put(nlh, (int)ntohl(ph->packet_id), NF_REPEAT);
+	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) >= 0)
+		q->stats[KV_STAT_REPEATED]++;
+}
+
+/* Sends one config message and waits for the kernel's ack to it (matched by sequence number). */
 static int kv_nfq_send_config(struct kv_queue *q, struct nlmsghdr *nlh)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	nlh->nlmsg_flags |= NLM_F_ACK;
+	nlh->nlmsg_seq = ++q->seq;
 	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	ssize_t n = mnl_socket_recvfrom(q->nl, buf, sizeof(buf));
-	if (n < 0)
-		return -errno;
-	return mnl_cb_run(buf, n, nlh->nlmsg_seq, q->portid, NULL, NULL) < 0 ? -errno : 0;
+	for (;;) {
+		ssize_t n = mnl_socket_recvfrom(q->nl, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno == EINTR || errno == ENOBUFS)
+				continue;
+			return -errno;
+		}
+		const struct nlmsghdr *m = (const struct nlmsghdr *)buf;
+		int len = (int)n;
+		for (; mnl_nlmsg_ok(m, len); m = mnl_nlmsg_next(m, &len)) {
+			if (m->nlmsg_type == NLMSG_ERROR && m->nlmsg_seq == q->seq) {
+				const struct nlmsgerr *e = mnl_nlmsg_get_payload(m);
+				return e->error; /* 0: ack; otherwise already -errno */
+			}
+			kv_nfq_repeat(q, m);
+		}
+	}
 }
 
 static void kv_nfq_free(struct kv_queue *q)
 {
 	if (q->nl)
 		mnl_socket_close(q->nl);
+	free(q->rbuf);
+	free(q->sbuf);
 	free(q);
 }
 
@@ -94,10 +153,204 @@ static jint kv_nfq_fd(JNIEnv *env, jclass cls, jlong handle)
 	return mnl_socket_get_fd(((struct kv_queue *)KV_PTR(handle))->nl);
 }
 
+/* Asks for a large receive buffer so bursts wait in the socket instead of being dropped
+ * (SO_RCVBUFFORCE needs CAP_NET_ADMIN, which we have; plain SO_RCVBUF as a fallback).
+ * Returns the size the kernel granted. */
+static jint kv_nfq_rcvbuf(JNIEnv *env, jclass cls, jlong handle, jint bytes)
+{
+	(void)env;
+	(void)cls;
+	int fd = mnl_socket_get_fd(((struct kv_queue *)KV_PTR(handle))->nl);
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) < 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)) < 0)
+		return -errno;
+	int granted = 0;
+	socklen_t len = sizeof(granted);
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &len) < 0)
+		return -errno;
+	return granted;
+}
+
+/* Remembers Java's slot buffer (a direct buffer's address, passed once) and allocates the
+ * receive and verdict buffers for batches of up to slot_count packets. */
+static jint kv_nfq_attach(JNIEnv *env, jclass cls, jlong handle, jlong address, jint slot_count)
+{
+	(void)env;
+	(void)cls;
+	struct kv_queue *q = KV_PTR(handle);
+	if (address == 0 || slot_count <= 0 || q->slots != NULL)
+		return -EINVAL;
+	q->rbuf = malloc(KV_RECV_BUF);
+	q->sbuf = malloc((size_t)slot_count * KV_VERDICT_MSG);
+	if (q->rbuf == NULL || q->sbuf == NULL)
+		return -ENOMEM;
+	q->slots = KV_PTR(address);
+	q->slot_count = slot_count;
+	return 0;
+}
+
+static jlong kv_nfq_stat(JNIEnv *env, jclass cls, jlong handle, jint which)
+{
+	(void)env;
+	(void)cls;
+	if (which < 0 || which >= KV_STAT_COUNT)
+		return -EINVAL;
+	return (jlong)((struct kv_queue *)KV_PTR(handle))->stats[which];
+}
+
+/* Copies one packet message into a slot; returns 1 when a slot was used, 0 when skipped. */
+static int kv_nfq_fill_slot(struct kv_queue *q, const struct nlmsghdr *nlh, unsigned char *slot)
+{
+	struct nlattr *attr[NFQA_MAX + 1] = { 0 };
+	if (nlh->nlmsg_type == NLMSG_ERROR && nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(struct nlmsgerr))) {
+		/* the kernel refused a verdict (e.g. an unknown id): count it, the loop goes on */
+		const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+		q->stats[e->error != 0 ? KV_STAT_NL_ERRORS : KV_STAT_SKIPPED]++;
+		return 0;
+	}
+	if (nlh->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET) ||
+	    nfq_nlmsg_parse(nlh, attr) < 0 || attr[NFQA_PACKET_HDR] == NULL) {
+		q->stats[KV_STAT_SKIPPED]++;
+		return 0;
+	}
+	const struct nfqnl_msg_packet_hdr *ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
+	uint32_t id = ntohl(ph->packet_id);
+	uint16_t hw = ntohs(ph->hw_protocol);
+	uint32_t copied = 0, length = 0;
+	if (attr[NFQA_PAYLOAD] != NULL) {
+		length = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
+		copied = length < KV_SLOT_DATA ? length : KV_SLOT_DATA;
+		memcpy(slot + 16, mnl_attr_get_payload(attr[NFQA_PAYLOAD]), copied);
+	}
+	if (attr[NFQA_CAP_LEN] != NULL) /* present when the kernel truncated the copy */
+		length = ntohl(mnl_attr_get_u32(attr[NFQA_CAP_LEN]));
+	memcpy(slot, &id, 4);
+	memcpy(slot + 4, &hw, 2);
+	slot[6] = ph->hook;
+	slot[7] = NF_DROP;
+	memcpy(slot + 8, &copied, 4);
+	memcpy(slot + 12, &length, 4);
+	q->stats[KV_STAT_RECEIVED]++;
+	return 1;
+}
+
+/* Fills up to slot_count slots. Waits up to timeout_ms for the first packet (so a loop can
+ * notice it should stop), then takes whatever else is already queued without waiting.
+ * Returns the number of slots filled (0 on timeout) or -errno. ENOBUFS (the kernel could not
+ * hand us some packets; it counts them as user-dropped or let them pass when fail-open) is
+ * counted, not fatal. */
+static jint kv_nfq_receive(JNIEnv *env, jclass cls, jlong handle, jint timeout_ms)
+{
+	(void)env;
+	(void)cls;
+	struct kv_queue *q = KV_PTR(handle);
+	if (q->slots == NULL)
+		return -EINVAL;
+	int fd = mnl_socket_get_fd(q->nl);
+	if (q->pend_len == 0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r = poll(&p, 1, timeout_ms);
+		if (r < 0)
+			return errno == EINTR ? 0 : -errno;
+		if (r == 0)
+			return 0;
+	}
+	int filled = 0;
+	while (filled < q->slot_count) {
+		if (q->pend_len == 0) {
+			ssize_t n = recv(fd, q->rbuf, KV_RECV_BUF, MSG_DONTWAIT);
+			if (n == 0)
+				break;
+			if (n < 0) {
+				if (errno == ENOBUFS) {
+					q->stats[KV_STAT_ENOBUFS]++;
+					continue;
+				}
+				if (errno == EINTR)
+					continue;
+				if (errno == EAGAIN || errno == EWOULDBLOCK || filled > 0)
+					break;
+				return -errno;
+			}
+			q->pend_off = 0;
+			q->pend_len = (int)n;
+		}
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(q->rbuf + q->pend_off);
+		int len = q->pend_len;
+		while (filled < q->slot_count && mnl_nlmsg_ok(nlh, len)) {
+			filled += kv_nfq_fill_slot(q, nlh, q->slots + (size_t)filled * KV_SLOT_SIZE);
+			nlh = mnl_nlmsg_next(nlh, &len);
+		}
+		/* keep what is left for the next call; a tail that is no message is padding */
+		q->pend_off = (int)((const char *)nlh - q->rbuf);
+		q->pend_len = mnl_nlmsg_ok(nlh, len) ? len : 0;
+	}
+	return filled;
+}
+
+static size_t kv_nfq_put_verdict(struct kv_queue *q, char *at, int type, uint32_t id, int verdict)
+{
+	struct nlmsghdr *nlh = nfq_nlmsg_put(at, type, q->queue_num);
+	nfq_nlmsg_verdict_put(nlh, (int)id, verdict);
+	return MNL_ALIGN(nlh->nlmsg_len);
+}
+
+/* Sends the verdicts of slots 0..count-1 in one sendmsg. A run of consecutive slots sharing a
+ * verdict becomes one NFQNL_MSG_VERDICT_BATCH for the run's last id: the kernel applies it to
+ * every packet still queued with an id up to that one, which are exactly the run's packets
+ * because all earlier slots got their verdict in earlier messages of the same datagram, and
+ * ids missing between slots belong to packets the kernel never queued. Single slots get a
+ * plain NFQNL_MSG_VERDICT. Verdicts are NF_DROP (0) or NF_ACCEPT (1). */
+static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
+{
+	(void)env;
+	(void)cls;
+	struct kv_queue *q = KV_PTR(handle);
+	if (q->slots == NULL || count < 0 || count > q->slot_count)
+		return -EINVAL;
+	for (int i = 0; i < count; i++)
+		if (q->slots[(size_t)i * KV_SLOT_SIZE + 7] > NF_ACCEPT)
+			return -EINVAL;
+	size_t off = 0;
+	int messages = 0;
+	for (int i = 0; i < count;) {
+		const unsigned char *slot = q->slots + (size_t)i * KV_SLOT_SIZE;
+		int verdict = slot[7];
+		int j = i;
+		while (j + 1 < count && q->slots[(size_t)(j + 1) * KV_SLOT_SIZE + 7] == verdict)
+			j++;
+		uint32_t id;
+		memcpy(&id, q->slots + (size_t)j * KV_SLOT_SIZE, 4);
+		off += kv_nfq_put_verdict(q, q->sbuf + off, j > i ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT,
+					  id, verdict);
+		messages++;
+		i = j + 1;
+	}
+	if (off == 0)
+		return 0;
+	if (mnl_socket_sendto(q->nl, q->sbuf, off) < 0)
+		return -errno;
+	q->stats[KV_STAT_VERDICT_MSGS] += (uint64_t)messages;
+	return messages;
+}
+
+static jlong kv_nfq_address(JNIEnv *env, jclass cls, jobject buffer)
+{
+	(void)cls;
+	void *address = (*env)->GetDirectBufferAddress(env, buffer);
+	return address == NULL ? -EINVAL : KV_HANDLE(address);
+}
+
 static const JNINativeMethod methods[] = {
 	{ "open", "(III)J", (void *)kv_nfq_open },
 	{ "close", "(J)I", (void *)kv_nfq_close },
 	{ "fd", "(J)I", (void *)kv_nfq_fd },
+	{ "rcvbuf", "(JI)I", (void *)kv_nfq_rcvbuf },
+	{ "attach", "(JJI)I", (void *)kv_nfq_attach },
+	{ "stat", "(JI)J", (void *)kv_nfq_stat },
+	{ "receive", "(JI)I", (void *)kv_nfq_receive },
+	{ "verdict", "(JI)I", (void *)kv_nfq_verdict },
+	{ "address", "(Ljava/nio/ByteBuffer;)J", (void *)kv_nfq_address },
 };
 
 int kv_register_nfqueue(JNIEnv *env)

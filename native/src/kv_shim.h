@@ -15,5 +15,6 @@ int kv_register_natives(JNIEnv *env, const char *class_name, const JNINativeMeth
 int kv_register_nftables(JNIEnv *env);
 int kv_register_nfqueue(JNIEnv *env);
 int kv_register_netns(JNIEnv *env);
+int kv_register_xtqueue(JNIEnv *env);
 
 #endif

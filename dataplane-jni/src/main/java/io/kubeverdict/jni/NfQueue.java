@@ -1,6 +1,11 @@
 package io.kubeverdict.jni;
 
-/** One bound NFQUEUE: the kernel hands this socket the packets sent to queue {@code number}. */
+/**
+ * One bound NFQUEUE: the kernel hands this socket the packets sent to queue {@code number}.
+ * Lives in the network namespace of the thread that opened it. Use {@link #batch} once to get
+ * the {@link PacketBatch} through which packets are received and answered; close only after the
+ * thread using the batch has stopped.
+ */
 public final class NfQueue implements AutoCloseable {
     /** NFQA_CFG_F_FAIL_OPEN: accept packets instead of dropping them when the queue is full. */
     public static final int FLAG_FAIL_OPEN = 1;
@@ -9,8 +14,16 @@ public final class NfQueue implements AutoCloseable {
     /** Bytes of each packet copied to user space: enough for IPv6 + extension headers + L4 ports. */
     public static final int COPY_BYTES = 128;
 
+    private static final int STAT_RECEIVED = 0;
+    private static final int STAT_ENOBUFS = 1;
+    private static final int STAT_SKIPPED = 2;
+    private static final int STAT_VERDICT_MESSAGES = 3;
+    private static final int STAT_NETLINK_ERRORS = 4;
+    private static final int STAT_REPEATED = 5;
+
     private final int number;
     private long queue;
+    private PacketBatch batch;
 
     public NfQueue(int number, int flags) {
         NativeLibrary.ensureAvailable();
@@ -27,6 +40,52 @@ public final class NfQueue implements AutoCloseable {
 
     public int fd() {
         return NfqNative.fd(handle());
+    }
+
+    /** Asks for a socket receive buffer of this size; returns what the kernel granted. */
+    public int receiveBuffer(int bytes) {
+        return (int) NativeException.check("SO_RCVBUF on nfqueue " + number, NfqNative.rcvbuf(handle(), bytes));
+    }
+
+    /** The batch of this queue, made on first call with room for capacity packets. */
+    public PacketBatch batch(int capacity) {
+        if (batch == null) {
+            batch = new PacketBatch(this, capacity);
+        } else if (batch.capacity() != capacity) {
+            throw new IllegalStateException("queue " + number + " already has a batch of " + batch.capacity());
+        }
+        return batch;
+    }
+
+    /** Packets received into slots since open. */
+    public long received() {
+        return NfqNative.stat(handle(), STAT_RECEIVED);
+    }
+
+    /** Receives that failed with ENOBUFS: the kernel could not hand us packets (it dropped them, or
+     * let them pass when fail-open); /proc/net/netfilter/nfnetlink_queue counts them too. */
+    public long enobufs() {
+        return NfqNative.stat(handle(), STAT_ENOBUFS);
+    }
+
+    /** Errors the kernel sent back, for verdicts it refused (an unknown packet id, for example). */
+    public long netlinkErrors() {
+        return NfqNative.stat(handle(), STAT_NETLINK_ERRORS);
+    }
+
+    /** Packets that arrived while the queue was being configured and were sent round the hook again. */
+    public long repeatedDuringConfig() {
+        return NfqNative.stat(handle(), STAT_REPEATED);
+    }
+
+    /** Netlink messages that were neither packets nor errors. */
+    public long skippedMessages() {
+        return NfqNative.stat(handle(), STAT_SKIPPED);
+    }
+
+    /** Verdict messages sent (a batch verdict counts once). */
+    public long verdictMessages() {
+        return NfqNative.stat(handle(), STAT_VERDICT_MESSAGES);
     }
 
     long handle() {

@@ -1,5 +1,7 @@
 package io.kubeverdict.jni;
 
+import java.nio.ByteBuffer;
+
 /** Natives of kv_nfqueue.c; handles point to the shim's queue struct. */
 final class NfqNative {
     private NfqNative() {}
@@ -9,4 +11,16 @@ final class NfqNative {
     static native int close(long queue);
 
     static native int fd(long queue);
+
+    static native int rcvbuf(long queue, int bytes);
+
+    static native int attach(long queue, long address, int slots);
+
+    static native long stat(long queue, int which);
+
+    static native int receive(long queue, int timeoutMillis);
+
+    static native int verdict(long queue, int count);
+
+    static native long address(ByteBuffer direct);
 }

@@ -36,6 +36,22 @@ public final class TestNamespace implements AutoCloseable {
         return run(full);
     }
 
+    /** Runs a command inside the namespace and returns its exit code and output, without failing. */
+    public Result tryExec(String... command) throws IOException, InterruptedException {
+        List<String> full = new java.util.ArrayList<>(List.of("ip", "netns", "exec", name));
+        full.addAll(List.of(command));
+        Process p = new ProcessBuilder(full).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return new Result(-1, out);
+        }
+        return new Result(p.exitValue(), out);
+    }
+
+    /** Exit code and combined output of a command. */
+    public record Result(int exitCode, String output) {}
+
     static String run(List<String> command) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());

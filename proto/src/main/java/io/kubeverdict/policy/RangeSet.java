@@ -50,6 +50,13 @@ final class RangeSet {
         return startHi.length;
     }
 
+    /** Adds every range of this set, with a mask, to a MaskMap under construction. */
+    void addTo(MaskMap.Builder builder, long mask) {
+        for (int i = 0; i < startHi.length; i++) {
+            builder.add(startHi[i], startLo[i], endHi[i], endLo[i], mask);
+        }
+    }
+
     static int compare(long aHi, long aLo, long bHi, long bLo) {
         int c = Long.compareUnsigned(aHi, bHi);
         return c != 0 ? c : Long.compareUnsigned(aLo, bLo);

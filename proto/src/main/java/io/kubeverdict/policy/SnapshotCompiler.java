@@ -122,10 +122,10 @@ final class SnapshotCompiler {
         for (Endpoint endpoint : snapshot.getEndpointsList()) {
             addEndpoint(endpoint);
         }
-        v4Table = addressTable(v4, true);
-        v6Table = addressTable(v6, true);
-        v4NamedTable = addressTable(v4Named, false);
-        v6NamedTable = addressTable(v6Named, false);
+        v4Table = addressTable(v4, true, true);
+        v6Table = addressTable(v6, true, false);
+        v4NamedTable = addressTable(v4Named, false, true);
+        v6NamedTable = addressTable(v6Named, false, false);
         memPool = mem.toArray();
         return this;
     }
@@ -234,8 +234,8 @@ final class SnapshotCompiler {
         });
     }
 
-    private AddressTable addressTable(Map<Key, Entry> entries, boolean withEndpoint) {
-        AddressTable table = new AddressTable(entries.size());
+    private AddressTable addressTable(Map<Key, Entry> entries, boolean withEndpoint, boolean narrow) {
+        AddressTable table = new AddressTable(entries.size(), narrow);
         for (Map.Entry<Key, Entry> e : entries.entrySet()) {
             long offset = membership(e.getValue().sets);
             long value = withEndpoint ? ((long) (e.getValue().endpoint + 1) << 32) | offset : offset;

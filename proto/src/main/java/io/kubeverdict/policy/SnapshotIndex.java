@@ -55,6 +55,10 @@ public final class SnapshotIndex {
     private final int[] portHi;
     private final int[] portNamedSet;
 
+    // [endpoint * 2 + direction] -> the bit-mask program, or null: not isolated or > 64 rules (walk).
+    private final Program[] programs;
+    private final int programCount;
+
     // For words only.
     private final EndpointId[] endpointIds;
     private final String[] tierNames;
@@ -105,6 +109,73 @@ public final class SnapshotIndex {
         ruleIds = c.ruleIds.toArray(new String[0]);
         problemCount = c.problemCount;
         problems = List.copyOf(c.problems);
+        programs = new Program[epTierStart.length];
+        programCount = buildPrograms();
+    }
+
+    /** One program per distinct tier list; endpoints selected by the same policies share it. */
+    private int buildPrograms() {
+        java.util.Map<java.util.List<Integer>, Program> shared = new java.util.HashMap<>();
+        for (int slot = 0; slot < programs.length; slot++) {
+            if (epTierStart[slot] == epTierEnd[slot]) {
+                continue;
+            }
+            int direction = slot & 1;
+            java.util.List<Integer> key = new java.util.ArrayList<>();
+            key.add(direction);
+            for (int t = epTierStart[slot]; t < epTierEnd[slot]; t++) {
+                key.add(tierName[t]);
+                key.add(tierDefault[t]);
+                key.add(tierPolEnd[t] - tierPolStart[t]);
+                for (int k = tierPolStart[t]; k < tierPolEnd[t]; k++) {
+                    key.add(tierPolicies[k]);
+                }
+            }
+            if (!shared.containsKey(key)) {
+                shared.put(key, buildProgram(slot, direction));
+            }
+            programs[slot] = shared.get(key);
+        }
+        return (int) shared.values().stream().filter(java.util.Objects::nonNull).distinct().count();
+    }
+
+    private Program buildProgram(int slot, int direction) {
+        Program.Builder b = new Program.Builder();
+        for (int t = epTierStart[slot]; t < epTierEnd[slot]; t++) {
+            b.tier(tierDefault[t], tierName[t]);
+            for (int k = tierPolStart[t]; k < tierPolEnd[t]; k++) {
+                int policy = tierPolicies[k];
+                if (policy < 0) {
+                    continue;
+                }
+                int pslot = policy * 2 + direction;
+                for (int r = polRuleStart[pslot]; r < polRuleEnd[pslot]; r++) {
+                    int[][] clauses = new int[rulePortEnd[r] - rulePortStart[r]][];
+                    for (int q = rulePortStart[r]; q < rulePortEnd[r]; q++) {
+                        clauses[q - rulePortStart[r]] = new int[] {portProto[q], portLo[q], portHi[q], portNamedSet[q]};
+                    }
+                    int[] sets = java.util.Arrays.copyOfRange(ruleSets, ruleSetStart[r], ruleSetEnd[r]);
+                    if (!b.rule(r, ruleAction[r], ruleAllPeers[r], sets, ruleV4[r], ruleV6[r], clauses)) {
+                        return null; // too many rules for one mask: this endpoint walks its rules
+                    }
+                }
+            }
+        }
+        return b.build();
+    }
+
+    /** How many (endpoint, direction) pairs are isolated but have too many rules for a program. */
+    public int walkingSlots() {
+        int n = 0;
+        for (int slot = 0; slot < programs.length; slot++) {
+            n += programs[slot] == null && epTierStart[slot] != epTierEnd[slot] ? 1 : 0;
+        }
+        return n;
+    }
+
+    /** How many distinct bit-mask programs the endpoints share (for logs and tests). */
+    public int programCount() {
+        return programCount;
     }
 
     public static SnapshotIndex compile(NodeSnapshot snapshot) {
@@ -139,14 +210,31 @@ public final class SnapshotIndex {
      * the destination is not isolated (or not local) and the source's egress was decided by a rule.
      */
     public int decide(PacketTuple packet) {
+        return decide(packet, false);
+    }
+
+    /** decide() by the rule-by-rule walk only: the yardstick the bit-mask programs are tested against. */
+    int decideByWalking(PacketTuple packet) {
+        return decide(packet, true);
+    }
+
+    private int decide(PacketTuple packet, boolean walkOnly) {
         long srcEntry;
         long dstEntry;
+        long srcHi = packet.srcHi;
+        long srcLo = packet.srcLo;
+        long dstHi = packet.dstHi;
+        long dstLo = packet.dstLo;
         if (packet.family == IpAddress.V4) {
-            srcEntry = v4.get(0, packet.srcLo & 0xFFFF_FFFFL, 0);
-            dstEntry = v4.get(0, packet.dstLo & 0xFFFF_FFFFL, 0);
+            srcHi = 0;
+            srcLo &= 0xFFFF_FFFFL;
+            dstHi = 0;
+            dstLo &= 0xFFFF_FFFFL;
+            srcEntry = v4.get(srcLo, 0);
+            dstEntry = v4.get(dstLo, 0);
         } else if (packet.family == IpAddress.V6) {
-            srcEntry = v6.get(packet.srcHi, packet.srcLo, 0);
-            dstEntry = v6.get(packet.dstHi, packet.dstLo, 0);
+            srcEntry = v6.get(srcHi, srcLo, 0);
+            dstEntry = v6.get(dstHi, dstLo, 0);
         } else {
             return Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true);
         }
@@ -157,7 +245,7 @@ public final class SnapshotIndex {
         }
         int egress = -1;
         if (srcEndpoint >= 0) {
-            egress = evaluate(srcEndpoint, Decision.EGRESS, packet, packet.dstHi, packet.dstLo, membershipOf(dstEntry));
+            egress = evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, membershipOf(dstEntry), walkOnly);
             if (!Decision.allowed(egress)) {
                 return egress;
             }
@@ -165,7 +253,7 @@ public final class SnapshotIndex {
         if (dstEndpoint < 0) {
             return egress;
         }
-        int ingress = evaluate(dstEndpoint, Decision.INGRESS, packet, packet.srcHi, packet.srcLo, membershipOf(srcEntry));
+        int ingress = evaluate(dstEndpoint, Decision.INGRESS, packet, srcHi, srcLo, membershipOf(srcEntry), walkOnly);
         if (!Decision.allowed(ingress)) {
             return ingress;
         }
@@ -184,7 +272,83 @@ public final class SnapshotIndex {
     }
 
     /** One direction of one local endpoint; remote is the other side's address. */
-    private int evaluate(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem) {
+    private int evaluate(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem,
+                         boolean walkOnly) {
+        Program program = programs[endpoint * 2 + direction];
+        if (program != null && !walkOnly) {
+            return evaluate(program, direction, packet, remoteHi, remoteLo, remoteMem);
+        }
+        return walk(endpoint, direction, packet, remoteHi, remoteLo, remoteMem);
+    }
+
+    /** The bit-mask evaluation (see {@link Program}): rules whose peers and ports match, then tiers. */
+    private int evaluate(Program p, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem) {
+        long peers = peerMask(p, packet.family, remoteHi, remoteLo, remoteMem);
+        long candidates = peers == 0 ? 0 : peers & portMask(p, packet, peers);
+        long[] tierMasks = p.tierMasks;
+        for (int t = 0; t < tierMasks.length; t++) {
+            long m = candidates & tierMasks[t];
+            int action;
+            int index;
+            if (m != 0) {
+                int bit = Long.numberOfTrailingZeros(m);
+                action = p.actions[bit];
+                index = ruleCodeIndex(p.rules[bit]);
+            } else {
+                action = p.tierDefaults[t];
+                index = Decision.FIRST_INDEXED + p.tierNames[t];
+            }
+            if (action != SnapshotCompiler.ACTION_PASS) {
+                return Decision.of(index, direction, action == SnapshotCompiler.ACTION_ALLOW);
+            }
+        }
+        return Decision.of(Decision.PASSED_ALL_TIERS, direction, true);
+    }
+
+    /** Rules whose peers hold the remote address: all-peers rules, IP-set peers, ipBlocks. */
+    private long peerMask(Program p, int family, long remoteHi, long remoteLo, int remoteMem) {
+        long peers = p.allPeersMask;
+        int[] pool = mem;
+        for (int i = remoteMem + 1, end = remoteMem + pool[remoteMem]; i <= end; i++) {
+            peers |= p.setMask(pool[i]);
+        }
+        return peers | (family == IpAddress.V4 ? p.v4Blocks : p.v6Blocks).get(remoteHi, remoteLo);
+    }
+
+    /** Rules (among those in peers) whose ports match: no ports, a numbered clause, a named port. */
+    private long portMask(Program p, PacketTuple packet, long peers) {
+        long ports = p.noPortsMask;
+        long wanted = peers & ~ports;
+        if (wanted == 0) {
+            return ports;
+        }
+        int protocol = packet.protocol;
+        MaskMap byPort = protocol == 6 ? p.tcpPorts : protocol == 17 ? p.udpPorts : protocol == 132 ? p.sctpPorts : null;
+        if (byPort == null) {
+            return ports; // only rules without ports match other protocols
+        }
+        ports |= byPort.get(0, packet.dstPort);
+        wanted &= ~ports;
+        long[] namedMasks = p.namedMasks;
+        int namedMem = -1;
+        for (int q = 0; q < namedMasks.length && wanted != 0; q++) {
+            long m = namedMasks[q];
+            if ((m & wanted) == 0) {
+                continue;
+            }
+            if (namedMem < 0) {
+                namedMem = namedMembership(packet);
+            }
+            if (isMember(namedMem, p.namedSets[q])) {
+                ports |= m;
+                wanted &= ~m;
+            }
+        }
+        return ports;
+    }
+
+    /** Rule-by-rule evaluation: for endpoints with more than 64 rules, and as the tests' yardstick. */
+    int walk(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem) {
         int slot = endpoint * 2 + direction;
         int tierStart = epTierStart[slot];
         int tierEnd = epTierEnd[slot];
@@ -269,7 +433,7 @@ public final class SnapshotIndex {
     private int namedMembership(PacketTuple packet) {
         int ext = packet.protocol << 16 | packet.dstPort;
         long entry = packet.family == IpAddress.V4
-                ? v4Named.get(0, packet.dstLo & 0xFFFF_FFFFL, ext)
+                ? v4Named.get(packet.dstLo & 0xFFFF_FFFFL, ext)
                 : v6Named.get(packet.dstHi, packet.dstLo, ext);
         return entry < 0 ? 0 : (int) entry;
     }
@@ -365,10 +529,16 @@ public final class SnapshotIndex {
     }
 
     /** As {@link #explain(Tuple)}, from a parsed packet (for verdict logs of the agent). */
-    public Explanation explain(PacketTuple packet) {
+    public Explanation explain(PacketTuple original) {
+        PacketTuple packet = new PacketTuple().set(original.source(), original.destination(), original.protocol, original.dstPort);
+        if (packet.family == IpAddress.V4) {
+            packet.setV4((int) packet.srcLo, (int) packet.dstLo, packet.protocol, packet.dstPort);
+        } else if (packet.family != IpAddress.V6) {
+            throw new IllegalArgumentException("unknown address family " + packet.family);
+        }
         AddressTable table = packet.family == IpAddress.V4 ? v4 : v6;
-        long srcEntry = table.get(packet.srcHi, packet.family == IpAddress.V4 ? packet.srcLo & 0xFFFF_FFFFL : packet.srcLo, 0);
-        long dstEntry = table.get(packet.dstHi, packet.family == IpAddress.V4 ? packet.dstLo & 0xFFFF_FFFFL : packet.dstLo, 0);
+        long srcEntry = table.lookup(packet.srcHi, packet.srcLo, 0);
+        long dstEntry = table.lookup(packet.dstHi, packet.dstLo, 0);
         int src = endpointOf(srcEntry);
         int dst = endpointOf(dstEntry);
         Explanation.Builder b = Explanation.newBuilder().setTuple(packet.toTuple());
@@ -376,11 +546,11 @@ public final class SnapshotIndex {
         DirectionExplanation ingress = notEvaluated();
         if (src >= 0) {
             b.setSource(endpointIds[src]);
-            egress = direction(evaluate(src, Decision.EGRESS, packet, packet.dstHi, packet.dstLo, membershipOf(dstEntry)));
+            egress = direction(evaluate(src, Decision.EGRESS, packet, packet.dstHi, packet.dstLo, membershipOf(dstEntry), false));
         }
         if (dst >= 0) {
             b.setDestination(endpointIds[dst]);
-            ingress = direction(evaluate(dst, Decision.INGRESS, packet, packet.srcHi, packet.srcLo, membershipOf(srcEntry)));
+            ingress = direction(evaluate(dst, Decision.INGRESS, packet, packet.srcHi, packet.srcLo, membershipOf(srcEntry), false));
         }
         return b.setEgress(egress).setIngress(ingress).setVerdict(Explanations.combine(egress, ingress)).build();
     }
@@ -393,7 +563,8 @@ public final class SnapshotIndex {
     public DirectionExplanation direction(int code) {
         DirectionExplanation.Builder d = DirectionExplanation.newBuilder()
                 .setEvaluated(Decision.index(code) != Decision.NO_ENDPOINT)
-                .setIsolated(Decision.index(code) >= Decision.FIRST_INDEXED)
+                // Isolated: some tier lists a policy, even if every tier then passed.
+                .setIsolated(Decision.index(code) != Decision.NOT_ISOLATED && Decision.index(code) != Decision.NO_ENDPOINT)
                 .setVerdict(Decision.allowed(code) ? io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW
                         : io.kubeverdict.proto.v1.Verdict.VERDICT_DENY)
                 .setReason(reason(code));

@@ -1,14 +1,118 @@
 package io.kubeverdict.agent.cli;
 
+import io.kubeverdict.agent.nft.QueuePath;
+import io.kubeverdict.agent.nft.RulesetConfig;
+import io.kubeverdict.agent.run.Agent;
+import io.kubeverdict.agent.run.AgentConfig;
+import io.kubeverdict.agent.sync.ControlPlaneChannel;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 @Command(name = "agent", mixinStandardHelpOptions = true,
-        description = "Enforce this node's policies: sync from the control plane, program nftables, decide queued packets.")
+        description = {
+                "Enforce this node's policies: sync from the control plane, program nftables, decide queued packets.",
+                "",
+                "Fail-open vs fail-closed (see DESIGN.md): if the agent is killed, new connections of policy-selected "
+                        + "pods are accepted unchecked with --fail-open and dropped without it, until it runs again. "
+                        + "A clean stop (SIGTERM) removes the agent's table in both modes."})
 final class RunCommand implements Callable<Integer> {
+
+    @Option(names = "--node", description = "This node's name (as the control plane knows it).")
+    String node;
+
+    @Option(names = "--hostname-override", description = "Same as --node (kube-network-policies' spelling).")
+    String hostnameOverride;
+
+    @Option(names = "--control-plane", required = true, paramLabel = "HOST:PORT",
+            description = "The control plane's PolicySync address.")
+    String controlPlane;
+
+    @Option(names = "--fail-open", description = "Let new connections of selected pods through while the agent is down "
+            + "or its queue is full (default: drop them).")
+    boolean failOpen;
+
+    @Option(names = "--nfqueue-id", defaultValue = "100", description = "The NFQUEUE number (default ${DEFAULT-VALUE}).")
+    int queueId;
+
+    @Option(names = "--queue-path", defaultValue = "auto", paramLabel = "auto|nft|xtables",
+            description = "How packets reach the queue: nft's queue expression or the xtables NFQUEUE target "
+                    + "(default: detect).")
+    String queuePath;
+
+    @Option(names = "--metrics-bind-address", defaultValue = ":9101", paramLabel = "ADDR",
+            description = "Prometheus /metrics listen address, HOST:PORT or :PORT; \"off\" disables (default ${DEFAULT-VALUE}).")
+    String metricsBind;
+
+    @Option(names = "--inspect-listen", defaultValue = ":9102", paramLabel = "ADDR",
+            description = "AgentInspection + health + reflection gRPC listen address; \"off\" disables "
+                    + "(default ${DEFAULT-VALUE}).")
+    String inspectListen;
+
+    @Option(names = "--table", defaultValue = RulesetConfig.DEFAULT_TABLE, hidden = true,
+            description = "Name of our nftables table (tests run several agents).")
+    String table;
+
+    @Option(names = "--tls-cert", paramLabel = "FILE", description = "Client certificate (PEM) for mTLS to the control plane.")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "FILE", description = "Its private key (PEM, PKCS#8).")
+    Path tlsKey;
+
+    @Option(names = "--tls-ca", paramLabel = "FILE", description = "CA certificate(s) that signed the control plane's certificate.")
+    Path tlsCa;
+
+    @Option(names = "--tls-server-name", paramLabel = "NAME",
+            description = "Expected name in the control plane's certificate, when it differs from HOST.")
+    String tlsServerName;
+
     @Override
-    public Integer call() {
-        System.err.println("agent: not implemented yet");
-        return 2;
+    public Integer call() throws Exception {
+        AgentConfig config;
+        try {
+            config = config();
+        } catch (IllegalArgumentException e) {
+            System.err.println("agent: " + e.getMessage());
+            return 2;
+        }
+        Agent agent = Agent.start(config);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            agent.close();
+            stopped.countDown();
+        }, "kv-shutdown"));
+        stopped.await();
+        return 0;
+    }
+
+    AgentConfig config() throws IOException {
+        String name = node != null ? node : hostnameOverride != null ? hostnameOverride : hostname();
+        ControlPlaneChannel.Tls tls = null;
+        if (tlsCert != null || tlsKey != null || tlsCa != null) {
+            if (tlsCert == null || tlsKey == null || tlsCa == null) {
+                throw new IllegalArgumentException("mTLS needs all of --tls-cert, --tls-key and --tls-ca");
+            }
+            tls = new ControlPlaneChannel.Tls(tlsCert, tlsKey, tlsCa, tlsServerName);
+        }
+        return new AgentConfig(name, controlPlane, failOpen, queueId, queuePath(queuePath), table,
+                ListenAddress.parse(metricsBind), ListenAddress.parse(inspectListen), tls);
+    }
+
+    static QueuePath queuePath(String value) {
+        return switch (value) {
+            case "auto" -> null;
+            case "nft" -> QueuePath.NFT_QUEUE;
+            case "xtables" -> QueuePath.XT_NFQUEUE;
+            default -> throw new IllegalArgumentException("--queue-path must be auto, nft or xtables, not " + value);
+        };
+    }
+
+    /** The kernel's host name (this UTS namespace), like kubelet's default node name. */
+    private static String hostname() throws IOException {
+        return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip().toLowerCase();
     }
 }

@@ -1,0 +1,77 @@
+package io.kubeverdict.controlplane.events;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kubeverdict.controlplane.calc.PolicyProblem;
+import java.time.Instant;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Turns the engine's policy problems into Kubernetes Warning Events on the NetworkPolicy, so that
+ * `kubectl describe networkpolicy` shows why (part of) a policy matches nothing. Each problem is
+ * reported once while it lasts; posting happens off the event thread.
+ */
+public final class PolicyProblemEvents implements Consumer<List<PolicyProblem>>, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PolicyProblemEvents.class);
+    public static final String REASON = "UnusablePolicy";
+    public static final String COMPONENT = "kube-verdict-control-plane";
+
+    private final KubernetesClient client;
+    private final ExecutorService poster = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "k8s-events");
+        t.setDaemon(true);
+        return t;
+    });
+    private Set<PolicyProblem> reported = Set.of(); // event thread only
+
+    public PolicyProblemEvents(KubernetesClient client) {
+        this.client = client;
+    }
+
+    /** Called with the full current list whenever it changes; posts only the new problems. */
+    @Override
+    public void accept(List<PolicyProblem> problems) {
+        Set<PolicyProblem> now = new HashSet<>(problems);
+        for (PolicyProblem p : problems) {
+            if (!reported.contains(p)) {
+                log.warn("policy problem: {}", p);
+                poster.execute(() -> post(p));
+            }
+        }
+        reported = now;
+    }
+
+    private void post(PolicyProblem p) {
+        String now = DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.SECONDS));
+        Event e = new EventBuilder()
+                .withNewMetadata().withNamespace(p.namespace()).withGenerateName(p.name() + ".").endMetadata()
+                .withNewInvolvedObject().withApiVersion("networking.k8s.io/v1").withKind("NetworkPolicy")
+                .withNamespace(p.namespace()).withName(p.name()).endInvolvedObject()
+                .withType("Warning").withReason(REASON)
+                .withMessage(p.field() + ": " + p.message())
+                .withNewSource().withComponent(COMPONENT).endSource()
+                .withReportingComponent(COMPONENT)
+                .withFirstTimestamp(now).withLastTimestamp(now).withCount(1)
+                .build();
+        try {
+            client.v1().events().inNamespace(p.namespace()).resource(e).create();
+        } catch (RuntimeException ex) {
+            log.warn("could not post event for {}: {}", p, ex.toString());
+        }
+    }
+
+    @Override
+    public void close() {
+        poster.shutdown();
+    }
+}

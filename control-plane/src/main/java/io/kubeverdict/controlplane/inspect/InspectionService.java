@@ -1,0 +1,135 @@
+package io.kubeverdict.controlplane.inspect;
+
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
+import io.kubeverdict.controlplane.sync.IndexedSnapshot;
+import io.kubeverdict.controlplane.sync.PolicySyncService;
+import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.DirectionExplanation;
+import io.kubeverdict.proto.v1.ExplainRequest;
+import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.GetSnapshotRequest;
+import io.kubeverdict.proto.v1.ListNodesRequest;
+import io.kubeverdict.proto.v1.ListNodesResponse;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.NodeStatus;
+import io.kubeverdict.proto.v1.Tuple;
+import io.kubeverdict.proto.v1.Verdict;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * ControlPlaneInspection over live state: the published snapshots and the connected agents.
+ * Explain evaluates egress with the source's node snapshot and ingress with the destination's,
+ * with the same verdict function ({@link SnapshotIndex}) the agents use.
+ */
+public final class InspectionService extends ControlPlaneInspectionGrpc.ControlPlaneInspectionImplBase {
+    private final SnapshotHub hub;
+    private final PolicySyncService sync;
+    /** Compiled indexes by node, recompiled when the node's snapshot version moves on. */
+    private final Map<String, Compiled> indexes = new ConcurrentHashMap<>();
+
+    private record Compiled(long version, SnapshotIndex index) {}
+
+    public InspectionService(SnapshotHub hub, PolicySyncService sync) {
+        this.hub = hub;
+        this.sync = sync;
+    }
+
+    @Override
+    public void listNodes(ListNodesRequest request, StreamObserver<ListNodesResponse> out) {
+        Map<String, NodeStatus> byNode = new TreeMap<>();
+        for (IndexedSnapshot s : hub.all()) {
+            byNode.put(s.node(), NodeStatus.newBuilder().setNode(s.node()).build());
+        }
+        for (NodeStatus st : sync.nodeStatuses()) {
+            byNode.put(st.getNode(), st);
+        }
+        out.onNext(ListNodesResponse.newBuilder().addAllNodes(byNode.values()).build());
+        out.onCompleted();
+    }
+
+    @Override
+    public void getSnapshot(GetSnapshotRequest request, StreamObserver<NodeSnapshot> out) {
+        if (!hub.isReady()) {
+            out.onError(Status.UNAVAILABLE.withDescription("first calculation not done yet").asRuntimeException());
+            return;
+        }
+        out.onNext(hub.current(request.getNode()).snapshot());
+        out.onCompleted();
+    }
+
+    @Override
+    public void explain(ExplainRequest request, StreamObserver<Explanation> out) {
+        if (!hub.isReady()) {
+            out.onError(Status.UNAVAILABLE.withDescription("first calculation not done yet").asRuntimeException());
+            return;
+        }
+        try {
+            out.onNext(explain(request));
+            out.onCompleted();
+        } catch (IllegalArgumentException e) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+        } catch (UnsupportedOperationException e) {
+            out.onError(Status.UNIMPLEMENTED.withDescription(e.getMessage()).asRuntimeException());
+        }
+    }
+
+    Explanation explain(ExplainRequest request) {
+        EndpointDirectory dir = new EndpointDirectory(hub.all());
+        Tuple.Builder t = request.getTuple().toBuilder();
+        if (!request.getFrom().isEmpty()) {
+            t.setSrcIp(firstIp(dir, request.getFrom()));
+        }
+        if (!request.getTo().isEmpty()) {
+            t.setDstIp(firstIp(dir, request.getTo()));
+        }
+        if (t.getSrcIp().isEmpty() || t.getDstIp().isEmpty()) {
+            throw new IllegalArgumentException("need a source and a destination (tuple addresses or from/to pod names)");
+        }
+        if (t.getProtocol() == 0) {
+            t.setProtocol(6); // TCP, as NetworkPolicy's own default
+        }
+        Tuple tuple = t.build();
+        Optional<Located> src = dir.byIp(tuple.getSrcIp());
+        Optional<Located> dst = dir.byIp(tuple.getDstIp());
+
+        Explanation.Builder result = Explanation.newBuilder().setTuple(tuple);
+        DirectionExplanation egress = src.map(l -> index(l.node()).explain(tuple).getEgress())
+                .orElse(notEvaluated("source is not an endpoint of any node"));
+        DirectionExplanation ingress = dst.map(l -> index(l.node()).explain(tuple).getIngress())
+                .orElse(notEvaluated("destination is not an endpoint of any node"));
+        src.ifPresent(l -> result.setSource(l.endpoint().getId()));
+        dst.ifPresent(l -> result.setDestination(l.endpoint().getId()));
+        boolean denied = egress.getVerdict() == Verdict.VERDICT_DENY || ingress.getVerdict() == Verdict.VERDICT_DENY;
+        return result.setEgress(egress).setIngress(ingress)
+                .setVerdict(denied ? Verdict.VERDICT_DENY : Verdict.VERDICT_ALLOW).build();
+    }
+
+    private static DirectionExplanation notEvaluated(String reason) {
+        return DirectionExplanation.newBuilder().setEvaluated(false).setVerdict(Verdict.VERDICT_ALLOW)
+                .setReason(reason).build();
+    }
+
+    private static String firstIp(EndpointDirectory dir, String name) {
+        return dir.byName(name).filter(l -> l.endpoint().getEndpoint().getIpsCount() > 0)
+                .map(l -> l.endpoint().getEndpoint().getIps(0))
+                .orElseThrow(() -> new IllegalArgumentException(
+                        "no endpoint named '" + name + "' (want namespace/pod of a running pod with an IP)"));
+    }
+
+    private SnapshotIndex index(String node) {
+        IndexedSnapshot s = hub.current(node);
+        Compiled c = indexes.get(node);
+        if (c == null || c.version() != s.version()) {
+            c = new Compiled(s.version(), SnapshotIndex.compile(s.snapshot()));
+            indexes.put(node, c);
+        }
+        return c.index();
+    }
+}

@@ -1,0 +1,163 @@
+package io.kubeverdict.controlplane.service;
+
+import io.kubeverdict.controlplane.calc.PolicyCalculator;
+import io.kubeverdict.controlplane.calc.PolicyProblem;
+import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
+import io.kubeverdict.controlplane.source.ClusterEventSink;
+import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one thread that owns the {@link PolicyCalculator}. Sources enqueue changes from any thread;
+ * the loop applies a burst of them, then asks the calculator which nodes changed and publishes
+ * their new snapshots to the {@link SnapshotHub}. Nothing is published before every source has
+ * delivered its initial state (the first full calculation), so no agent ever sees a partial view.
+ */
+public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(CalculationLoop.class);
+    /** Most events applied before publishing, so a flood still publishes now and then. */
+    private static final int MAX_BURST = 10_000;
+
+    private final PolicyCalculator calculator;
+    private final SnapshotHub hub;
+    private final ControlPlaneMetrics metrics;
+    private final Consumer<List<PolicyProblem>> problemsListener;
+    private final BlockingQueue<Runnable> queue = new LinkedBlockingQueue<>();
+    private final Thread thread;
+    private final CompletableFuture<Void> firstCalculation = new CompletableFuture<>();
+
+    // Event thread only.
+    private int sourcesPending;
+    private long earliestUnpublished; // unix nanos of the earliest change not yet published
+    private List<PolicyProblem> lastProblems = List.of();
+    private volatile boolean running = true;
+
+    /**
+     * @param sources how many sources must report {@link #sourceSynced} before the first publication
+     * @param problemsListener told (on the event thread) whenever the list of policy problems changes
+     */
+    public CalculationLoop(PolicyCalculator calculator, SnapshotHub hub, ControlPlaneMetrics metrics,
+            int sources, Consumer<List<PolicyProblem>> problemsListener) {
+        this.calculator = calculator;
+        this.hub = hub;
+        this.metrics = metrics;
+        this.problemsListener = problemsListener;
+        this.sourcesPending = sources;
+        this.thread = new Thread(this::run, "calculation");
+        this.thread.setDaemon(true);
+    }
+
+    public void start() {
+        thread.start();
+    }
+
+    /** Completes once the first full calculation has been published. */
+    public CompletableFuture<Void> firstCalculation() {
+        return firstCalculation;
+    }
+
+    @Override
+    public void change(String kind, Consumer<PolicyCalculator> change) {
+        long seen = unixNanos();
+        queue.add(() -> {
+            if (earliestUnpublished == 0) {
+                earliestUnpublished = seen;
+            }
+            change.accept(calculator);
+            metrics.eventProcessed(kind);
+        });
+    }
+
+    @Override
+    public void sourceSynced(String source) {
+        queue.add(() -> {
+            log.info("source {} delivered its initial state", source);
+            sourcesPending--;
+        });
+    }
+
+    /** Runs a read-only question on the event thread (e.g. for inspection). */
+    public <T> CompletableFuture<T> query(Function<PolicyCalculator, T> question) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        queue.add(() -> {
+            try {
+                f.complete(question.apply(calculator));
+            } catch (RuntimeException e) {
+                f.completeExceptionally(e);
+            }
+        });
+        return f;
+    }
+
+    private void run() {
+        while (running) {
+            Runnable first;
+            try {
+                first = queue.take();
+            } catch (InterruptedException e) {
+                return;
+            }
+            long start = System.nanoTime();
+            int n = 0;
+            for (Runnable r = first; r != null; r = ++n < MAX_BURST ? queue.poll() : null) {
+                try {
+                    r.run();
+                } catch (RuntimeException e) {
+                    log.error("event failed; the calculation continues without it", e);
+                }
+            }
+            if (sourcesPending <= 0) {
+                try {
+                    publish();
+                } catch (RuntimeException e) {
+                    log.error("publishing snapshots failed", e);
+                }
+                metrics.calculationTook(System.nanoTime() - start);
+            }
+        }
+    }
+
+    private void publish() {
+        Set<String> changed = calculator.drainChangedNodes();
+        long eventTime = earliestUnpublished;
+        earliestUnpublished = 0;
+        for (String node : changed) {
+            NodeSnapshot s = calculator.snapshot(node);
+            metrics.snapshotPublished(s.getSerializedSize(), s.getEndpointsCount());
+            hub.publish(s, eventTime);
+        }
+        List<PolicyProblem> problems = calculator.problems();
+        if (!problems.equals(lastProblems)) {
+            lastProblems = List.copyOf(problems);
+            metrics.problems(problems.size());
+            problemsListener.accept(lastProblems);
+        }
+        if (!firstCalculation.isDone()) {
+            hub.markReady();
+            firstCalculation.complete(null);
+            log.info("first full calculation published: {} nodes", calculator.nodes().size());
+        }
+    }
+
+    static long unixNanos() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        running = false;
+        thread.interrupt();
+        thread.join(5_000);
+    }
+}

@@ -1,0 +1,169 @@
+package io.kubeverdict.controlplane.service;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.grpc.BindableService;
+import io.kubeverdict.controlplane.calc.PolicyCalculator;
+import io.kubeverdict.controlplane.calc.PolicyProblem;
+import io.kubeverdict.controlplane.events.PolicyProblemEvents;
+import io.kubeverdict.controlplane.inspect.InspectionService;
+import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
+import io.kubeverdict.controlplane.metrics.MetricsHttpServer;
+import io.kubeverdict.controlplane.source.KubernetesSource;
+import io.kubeverdict.controlplane.source.ManifestDirectorySource;
+import io.kubeverdict.controlplane.source.ManifestLoader;
+import io.kubeverdict.controlplane.sync.PolicySyncService;
+import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.controlplane.tls.TlsFiles;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running service, wired: a source -> the calculation loop -> the snapshot hub -> the gRPC
+ * endpoint (PolicySync, inspection, health, reflection) and the metrics endpoint.
+ */
+public final class ControlPlane implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ControlPlane.class);
+
+    /** Where the cluster comes from. */
+    public sealed interface Source {
+        record Kubernetes(KubernetesClient client, Duration resync) implements Source {}
+
+        record Manifests(Path directory, ManifestLoader loader) implements Source {}
+    }
+
+    /** @param metricsBind null: no metrics endpoint; @param tls null: plaintext */
+    public record Config(InetSocketAddress listen, InetSocketAddress metricsBind, TlsFiles tls,
+            PolicySyncService.Options syncOptions) {}
+
+    private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final SnapshotHub hub = new SnapshotHub();
+    private final ControlPlaneMetrics metrics = new ControlPlaneMetrics(registry);
+    private GrpcEndpoint grpc;
+    private MetricsHttpServer metricsServer;
+    private CalculationLoop loop;
+
+    private ControlPlane() {}
+
+    public static ControlPlane start(Config config, PolicyCalculator calculator, Source source) throws Exception {
+        ControlPlane cp = new ControlPlane();
+        try {
+            cp.startInternal(config, calculator, source);
+            return cp;
+        } catch (Exception e) {
+            cp.close();
+            throw e;
+        }
+    }
+
+    private void startInternal(Config config, PolicyCalculator calculator, Source source) throws Exception {
+        bindJvmMetrics();
+        Consumer<List<PolicyProblem>> problems = list -> list.forEach(p -> log.warn("policy problem: {}", p));
+        if (source instanceof Source.Kubernetes k) {
+            PolicyProblemEvents events = new PolicyProblemEvents(k.client());
+            closeables.push(events);
+            problems = events;
+        }
+        loop = new CalculationLoop(calculator, hub, metrics, 1, problems);
+        closeables.push(loop);
+
+        AtomicInteger n = new AtomicInteger();
+        ExecutorService sessions = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                r -> {
+                    Thread t = new Thread(r, "sync-sender-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        closeables.push(sessions::shutdownNow);
+        NodeAuthorizer authorizer = config.tls() == null ? NodeAuthorizer.allowAll() : NodeAuthorizer.requireNodeCertificate();
+        PolicySyncService sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
+        closeables.push(sync);
+        InspectionService inspection = new InspectionService(hub, sync);
+
+        grpc = new GrpcEndpoint(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
+        closeables.push(grpc);
+        if (config.metricsBind() != null) {
+            metricsServer = new MetricsHttpServer(config.metricsBind(), registry).start();
+            closeables.push(metricsServer);
+            log.info("metrics on http://{}:{}/metrics", config.metricsBind().getHostString(), metricsServer.port());
+        }
+        loop.firstCalculation().thenRun(grpc::serving);
+        loop.start();
+
+        if (source instanceof Source.Kubernetes k) {
+            KubernetesSource ks = new KubernetesSource(k.client(), loop, k.resync().toMillis());
+            closeables.push(ks);
+            ks.start();
+        } else if (source instanceof Source.Manifests m) {
+            ManifestDirectorySource ms = new ManifestDirectorySource(m.directory(), m.loader(), loop,
+                    Duration.ofMillis(200), Duration.ofSeconds(30));
+            closeables.push(ms);
+            ms.start();
+        }
+    }
+
+    private void bindJvmMetrics() {
+        new ClassLoaderMetrics().bindTo(registry);
+        new JvmMemoryMetrics().bindTo(registry);
+        JvmGcMetrics gc = new JvmGcMetrics();
+        gc.bindTo(registry);
+        closeables.push(gc);
+        new JvmThreadMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+    }
+
+    public int grpcPort() {
+        return grpc.port();
+    }
+
+    public int metricsPort() {
+        return metricsServer == null ? -1 : metricsServer.port();
+    }
+
+    public SnapshotHub hub() {
+        return hub;
+    }
+
+    public ControlPlaneMetrics metrics() {
+        return metrics;
+    }
+
+    public CompletableFuture<Void> firstCalculation() {
+        return loop.firstCalculation();
+    }
+
+    /** Stops in reverse start order: sources first, the gRPC server (streams end), then the rest. */
+    @Override
+    public void close() {
+        while (!closeables.isEmpty()) {
+            AutoCloseable c = closeables.pop();
+            try {
+                c.close();
+            } catch (Exception e) {
+                log.warn("error while stopping {}", c, e);
+            }
+        }
+        registry.close();
+    }
+}

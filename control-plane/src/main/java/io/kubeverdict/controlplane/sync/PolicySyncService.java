@@ -1,0 +1,206 @@
+package io.kubeverdict.controlplane.sync;
+
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
+import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.proto.v1.AppliedAck;
+import io.kubeverdict.proto.v1.AppliedReport;
+import io.kubeverdict.proto.v1.NodeStatus;
+import io.kubeverdict.proto.v1.PolicySyncGrpc;
+import io.kubeverdict.proto.v1.SyncRequest;
+import io.kubeverdict.proto.v1.ToAgent;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * PolicySync: one {@link SyncSession} per Sync stream, fed from the {@link SnapshotHub}; applied
+ * reports turn into per-node lag and programming latency. Also the source of ListNodes.
+ */
+public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PolicySyncService.class);
+
+    /** Tunables; defaults suit a real cluster. */
+    public record Options(int maxMessageBytes, Duration stallTimeout, Duration sweepInterval) {
+        public static Options defaults() {
+            return new Options(1 << 20, Duration.ofSeconds(60), Duration.ofSeconds(1));
+        }
+    }
+
+    private final SnapshotHub hub;
+    private final ControlPlaneMetrics metrics;
+    private final NodeAuthorizer authorizer;
+    private final Options options;
+    private final SnapshotDiff differ;
+    private final Executor executor;
+    private final ScheduledExecutorService sweeper;
+    private final Map<String, NodeRecord> nodes = new ConcurrentHashMap<>();
+
+    public PolicySyncService(SnapshotHub hub, ControlPlaneMetrics metrics, NodeAuthorizer authorizer,
+            Executor executor, Options options) {
+        this.hub = hub;
+        this.metrics = metrics;
+        this.authorizer = authorizer;
+        this.options = options;
+        this.executor = executor;
+        this.differ = new SnapshotDiff(options.maxMessageBytes());
+        this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sync-stall-sweeper");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = options.sweepInterval().toMillis();
+        sweeper.scheduleWithFixedDelay(this::cutStalled, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void sync(SyncRequest request, StreamObserver<ToAgent> responseObserver) {
+        String node = request.getNode();
+        if (node.isEmpty()) {
+            responseObserver.onError(Status.INVALID_ARGUMENT.withDescription("node is required").asRuntimeException());
+            return;
+        }
+        Status auth = authorizer.authorize(node);
+        if (!auth.isOk()) {
+            responseObserver.onError(auth.asRuntimeException());
+            return;
+        }
+        ServerCallStreamObserver<ToAgent> out = (ServerCallStreamObserver<ToAgent>) responseObserver;
+        SyncSession session = new SyncSession(node, request.getAgentVersion(), out, hub, differ, executor,
+                metrics, System::nanoTime);
+        NodeRecord record = nodes.computeIfAbsent(node, NodeRecord::new);
+        record.open(session);
+        metrics.streamOpened();
+        log.info("agent for node {} connected (version {})", node, request.getAgentVersion());
+        session.onClosed(() -> {
+            record.closed(session);
+            metrics.streamClosed();
+            log.info("agent for node {} disconnected", node);
+        });
+        out.setOnCancelHandler(session::close);
+        out.setOnReadyHandler(session::wake);
+        session.start();
+    }
+
+    @Override
+    public void reportApplied(AppliedReport request, StreamObserver<AppliedAck> responseObserver) {
+        Status auth = authorizer.authorize(request.getNode());
+        if (!auth.isOk()) {
+            responseObserver.onError(auth.asRuntimeException());
+            return;
+        }
+        NodeRecord record = nodes.get(request.getNode());
+        SyncSession session = record == null ? null : record.latest();
+        if (session == null) {
+            responseObserver.onError(Status.FAILED_PRECONDITION
+                    .withDescription("no Sync stream open for node " + request.getNode()).asRuntimeException());
+            return;
+        }
+        session.applied(request.getAppliedSequence(), unixNanos());
+        responseObserver.onNext(AppliedAck.getDefaultInstance());
+        responseObserver.onCompleted();
+    }
+
+    /** Nodes that have (or had) an agent, by name. */
+    public List<NodeStatus> nodeStatuses() {
+        Map<String, NodeStatus> out = new TreeMap<>();
+        nodes.forEach((name, r) -> out.put(name, r.status()));
+        return new ArrayList<>(out.values());
+    }
+
+    /** Open sessions of a node (for tests and diagnostics). */
+    List<SyncSession> sessionsOf(String node) {
+        NodeRecord r = nodes.get(node);
+        return r == null ? List.of() : List.copyOf(r.sessions);
+    }
+
+    private void cutStalled() {
+        long timeout = options.stallTimeout().toNanos();
+        for (NodeRecord r : nodes.values()) {
+            for (SyncSession s : r.sessions) {
+                if (s.cutIfStalled(timeout)) {
+                    log.warn("cut the Sync stream of node {}: not ready for more than {}", s.node(),
+                            options.stallTimeout());
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        sweeper.shutdownNow();
+    }
+
+    static long unixNanos() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
+    /** What is known about one node's agent(s); the newest stream is the one that reports refer to. */
+    private final class NodeRecord {
+        final String node;
+        final CopyOnWriteArrayList<SyncSession> sessions = new CopyOnWriteArrayList<>();
+        private volatile SyncSession last;
+        private AutoCloseable lagGauge;
+
+        NodeRecord(String node) {
+            this.node = node;
+        }
+
+        synchronized void open(SyncSession s) {
+            sessions.add(s);
+            last = s;
+            if (lagGauge == null) {
+                lagGauge = metrics.nodeGauge("kubeverdict_node_lag_messages",
+                        "Messages sent to the node's agent but not yet reported applied", node, this,
+                        r -> r.lag());
+            }
+        }
+
+        synchronized void closed(SyncSession s) {
+            sessions.remove(s);
+            if (sessions.isEmpty() && lagGauge != null) {
+                try {
+                    lagGauge.close();
+                } catch (Exception ignored) {
+                    // Removing a meter does not fail.
+                }
+                lagGauge = null;
+            }
+        }
+
+        SyncSession latest() {
+            return last;
+        }
+
+        double lag() {
+            SyncSession s = last;
+            return s == null ? 0 : Math.max(0, s.sentSequence() - s.appliedSequence());
+        }
+
+        NodeStatus status() {
+            SyncSession s = last;
+            NodeStatus.Builder b = NodeStatus.newBuilder().setNode(node).setConnected(!sessions.isEmpty());
+            if (s != null) {
+                b.setAgentVersion(s.agentVersion())
+                        .setSentSequence(s.sentSequence())
+                        .setAppliedSequence(s.appliedSequence())
+                        .setLag(Math.max(0, s.sentSequence() - s.appliedSequence()));
+            }
+            return b.build();
+        }
+    }
+}

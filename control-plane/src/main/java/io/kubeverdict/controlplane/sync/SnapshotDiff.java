@@ -1,0 +1,211 @@
+package io.kubeverdict.controlplane.sync;
+
+import com.google.protobuf.CodedOutputStream;
+import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.ActivePolicyRemove;
+import io.kubeverdict.proto.v1.ActivePolicyUpdate;
+import io.kubeverdict.proto.v1.Endpoint;
+import io.kubeverdict.proto.v1.EndpointId;
+import io.kubeverdict.proto.v1.IpSet;
+import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
+import io.kubeverdict.proto.v1.IpSetRemove;
+import io.kubeverdict.proto.v1.IpSetUpdate;
+import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.proto.v1.WorkloadEndpointRemove;
+import io.kubeverdict.proto.v1.WorkloadEndpointUpdate;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.ListIterator;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The messages that take an agent from one snapshot to another: adds and updates first (IP sets,
+ * then policies, then endpoints) so that nothing refers to an object the agent does not have yet,
+ * then removes in the reverse order (endpoints, then policies, then IP sets) so that nothing is
+ * removed while still referred to. A changed IP set travels as added/removed members; a set too
+ * large for one message is split into an update followed by delta updates, each below the budget.
+ * Deterministic and free of I/O; sequence numbers and event times are the sender's business (left 0
+ * here). Thread-safe: one instance serves every subscriber.
+ */
+public final class SnapshotDiff {
+    /** Room kept in every chunk for the envelope (sequence, event time, tags, set id). */
+    private static final int ENVELOPE_BYTES = 64;
+
+    /** How many recent IP-set transitions to remember (see {@link #changedSet}). */
+    private static final int SET_DIFF_CACHE = 32; // entries pin old sets: keep few
+
+    private final int maxMessageBytes;
+    /**
+     * The messages for recent (old set, new set) transitions, by identity. The calculator hands the
+     * same IpSet instance to every node that uses the set, so when a cluster-wide set changes,
+     * every subscriber asks for the same transition: it is computed once, not once per agent.
+     */
+    private final Map<SetTransition, List<ToAgent>> setDiffs = new java.util.LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<SetTransition, List<ToAgent>> eldest) {
+            return size() > SET_DIFF_CACHE;
+        }
+    };
+
+    /** Identity pair of two IpSet instances. */
+    private record SetTransition(IpSet from, IpSet to) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SetTransition t && t.from == from && t.to == to;
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * System.identityHashCode(from) + System.identityHashCode(to);
+        }
+    }
+
+    /** @param maxMessageBytes upper bound for one serialized IP-set message (gRPC's default limit is 4 MiB) */
+    public SnapshotDiff(int maxMessageBytes) {
+        if (maxMessageBytes < 1024) {
+            throw new IllegalArgumentException("maxMessageBytes too small: " + maxMessageBytes);
+        }
+        this.maxMessageBytes = maxMessageBytes;
+    }
+
+    public List<ToAgent> diff(IndexedSnapshot from, IndexedSnapshot to) {
+        List<ToAgent> out = new ArrayList<>();
+        for (IpSet set : to.ipSets().values()) {
+            IpSet old = from.ipSets().get(set.getId());
+            if (old == null || old.getType() != set.getType()) {
+                fullSet(set, out);
+            } else if (old != set && !old.equals(set)) {
+                out.addAll(cachedChange(old, set));
+            }
+        }
+        for (ActivePolicy p : to.policies().values()) {
+            ActivePolicy old = from.policies().get(p.getId());
+            if (old == null || (old != p && !old.equals(p))) {
+                out.add(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                        .setId(p.getId()).setPolicy(p.getPolicy())).build());
+            }
+        }
+        for (Endpoint e : to.endpoints().values()) {
+            Endpoint old = from.endpoints().get(e.getId());
+            if (old == null || (old != e && !old.equals(e))) {
+                out.add(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                        .setId(e.getId()).setEndpoint(e.getEndpoint())).build());
+            }
+        }
+        for (EndpointId id : reversed(from.endpoints())) {
+            if (!to.endpoints().containsKey(id)) {
+                out.add(ToAgent.newBuilder().setWorkloadEndpointRemove(
+                        WorkloadEndpointRemove.newBuilder().setId(id)).build());
+            }
+        }
+        for (PolicyId id : reversed(from.policies())) {
+            if (!to.policies().containsKey(id)) {
+                out.add(ToAgent.newBuilder().setActivePolicyRemove(
+                        ActivePolicyRemove.newBuilder().setId(id)).build());
+            }
+        }
+        for (String id : reversed(from.ipSets())) {
+            if (!to.ipSets().containsKey(id)) {
+                out.add(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId(id)).build());
+            }
+        }
+        return out;
+    }
+
+    private void fullSet(IpSet set, List<ToAgent> out) {
+        List<List<String>> chunks = chunk(set.getId(), set.getMembersList());
+        out.add(ToAgent.newBuilder().setIpSetUpdate(IpSetUpdate.newBuilder()
+                .setId(set.getId()).setType(set.getType()).addAllMembers(chunks.get(0))).build());
+        for (int i = 1; i < chunks.size(); i++) {
+            out.add(delta(set.getId(), chunks.get(i), List.of()));
+        }
+    }
+
+    private List<ToAgent> cachedChange(IpSet old, IpSet set) {
+        SetTransition key = new SetTransition(old, set);
+        synchronized (setDiffs) {
+            List<ToAgent> hit = setDiffs.get(key);
+            if (hit != null) {
+                return hit;
+            }
+        }
+        List<ToAgent> msgs = new ArrayList<>();
+        changedSet(old, set, msgs);
+        msgs = List.copyOf(msgs);
+        synchronized (setDiffs) {
+            setDiffs.put(key, msgs);
+        }
+        return msgs;
+    }
+
+    private void changedSet(IpSet old, IpSet set, List<ToAgent> out) {
+        Set<String> before = new HashSet<>(old.getMembersList());
+        Set<String> after = new HashSet<>(set.getMembersList());
+        List<String> added = new ArrayList<>();
+        for (String m : set.getMembersList()) {
+            if (!before.contains(m)) {
+                added.add(m);
+            }
+        }
+        List<String> removed = new ArrayList<>();
+        for (String m : old.getMembersList()) {
+            if (!after.contains(m)) {
+                removed.add(m);
+            }
+        }
+        if (added.isEmpty() && removed.isEmpty()) {
+            return; // same members in another order: nothing for the agent to do
+        }
+        if (added.size() + removed.size() >= after.size()) {
+            fullSet(set, out); // a replacement is no larger than the delta
+            return;
+        }
+        // Removals first, so that a member never counts twice for the agent.
+        for (List<String> c : chunk(set.getId(), removed)) {
+            if (!c.isEmpty()) {
+                out.add(delta(set.getId(), List.of(), c));
+            }
+        }
+        for (List<String> c : chunk(set.getId(), added)) {
+            if (!c.isEmpty()) {
+                out.add(delta(set.getId(), c, List.of()));
+            }
+        }
+    }
+
+    private static ToAgent delta(String id, List<String> added, List<String> removed) {
+        return ToAgent.newBuilder().setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder()
+                .setId(id).addAllAddedMembers(added).addAllRemovedMembers(removed)).build();
+    }
+
+    /** Splits members into runs whose encoding stays within the budget; always at least one run. */
+    private List<List<String>> chunk(String id, List<String> members) {
+        int budget = maxMessageBytes - ENVELOPE_BYTES - CodedOutputStream.computeStringSize(1, id);
+        List<List<String>> chunks = new ArrayList<>();
+        int start = 0;
+        int size = 0;
+        for (int i = 0; i < members.size(); i++) {
+            int cost = CodedOutputStream.computeStringSize(3, members.get(i));
+            if (size + cost > budget && i > start) {
+                chunks.add(members.subList(start, i));
+                start = i;
+                size = 0;
+            }
+            size += cost;
+        }
+        chunks.add(members.subList(start, members.size()));
+        return chunks;
+    }
+
+    private static <K> List<K> reversed(Map<K, ?> map) {
+        List<K> keys = new ArrayList<>(map.keySet());
+        List<K> rev = new ArrayList<>(keys.size());
+        for (ListIterator<K> it = keys.listIterator(keys.size()); it.hasPrevious(); ) {
+            rev.add(it.previous());
+        }
+        return rev;
+    }
+}

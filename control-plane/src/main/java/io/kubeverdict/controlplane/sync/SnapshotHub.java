@@ -1,0 +1,124 @@
+package io.kubeverdict.controlplane.sync;
+
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArraySet;
+
+/**
+ * The latest published snapshot of every node and who wants to hear about changes. Only the event
+ * thread publishes; subscribers read the current version whenever they are ready to send, so a
+ * burst of publications collapses into one diff for a slow subscriber.
+ */
+public final class SnapshotHub {
+    /** How many recent (version, event time) pairs a node remembers for latency attribution. */
+    private static final int HISTORY = 256;
+
+    private final Map<String, NodeChannel> nodes = new ConcurrentHashMap<>();
+    private final CopyOnWriteArraySet<Runnable> readyListeners = new CopyOnWriteArraySet<>();
+    private volatile boolean ready;
+    private long nextVersion = 1; // event thread only
+
+    /** Publishes a node's new snapshot; called on the event thread only. */
+    public void publish(NodeSnapshot snapshot, long eventTimeUnixNanos) {
+        NodeChannel ch = channel(snapshot.getNode());
+        IndexedSnapshot indexed = IndexedSnapshot.of(snapshot, nextVersion++, eventTimeUnixNanos);
+        ch.publish(indexed);
+        if (ready) {
+            ch.listeners.forEach(Runnable::run);
+        }
+    }
+
+    /** The first full calculation is done: subscribers may now send snapshots and InSync. */
+    public void markReady() {
+        ready = true;
+        readyListeners.forEach(Runnable::run);
+        nodes.values().forEach(ch -> ch.listeners.forEach(Runnable::run));
+    }
+
+    public boolean isReady() {
+        return ready;
+    }
+
+    public void onReady(Runnable listener) {
+        readyListeners.add(listener);
+        if (ready) {
+            listener.run();
+        }
+    }
+
+    /** The node's latest snapshot; an empty version-0 snapshot for a node never published. */
+    public IndexedSnapshot current(String node) {
+        NodeChannel ch = nodes.get(node);
+        return ch == null ? IndexedSnapshot.empty(node) : ch.current;
+    }
+
+    /** Every node's latest snapshot (nodes that once had endpoints included, possibly empty now). */
+    public List<IndexedSnapshot> all() {
+        List<IndexedSnapshot> out = new ArrayList<>();
+        nodes.values().forEach(ch -> out.add(ch.current));
+        return out;
+    }
+
+    /**
+     * When the earliest change after {@code fromVersion} up to {@code toVersion} was seen: the event
+     * time a delta from one to the other carries (0 when unknown).
+     */
+    public long earliestEventTime(String node, long fromVersion, long toVersion) {
+        NodeChannel ch = nodes.get(node);
+        return ch == null ? 0 : ch.earliestAfter(fromVersion, toVersion);
+    }
+
+    /** Calls {@code listener} (on the publishing thread; keep it short) whenever the node changes. */
+    public void subscribe(String node, Runnable listener) {
+        channel(node).listeners.add(listener);
+    }
+
+    public void unsubscribe(String node, Runnable listener) {
+        NodeChannel ch = nodes.get(node);
+        if (ch != null) {
+            ch.listeners.remove(listener);
+        }
+    }
+
+    private NodeChannel channel(String node) {
+        return nodes.computeIfAbsent(node, NodeChannel::new);
+    }
+
+    private static final class NodeChannel {
+        final CopyOnWriteArraySet<Runnable> listeners = new CopyOnWriteArraySet<>();
+        volatile IndexedSnapshot current;
+        private final long[] versions = new long[HISTORY];
+        private final long[] times = new long[HISTORY];
+        private int count;
+
+        NodeChannel(String node) {
+            current = IndexedSnapshot.empty(node);
+        }
+
+        synchronized void publish(IndexedSnapshot s) {
+            int slot = count++ % HISTORY;
+            versions[slot] = s.version();
+            times[slot] = s.eventTimeUnixNanos();
+            current = s;
+        }
+
+        synchronized long earliestAfter(long from, long to) {
+            long best = 0;
+            int n = Math.min(count, HISTORY);
+            for (int i = 0; i < n; i++) {
+                long v = versions[i];
+                long t = times[i];
+                if (t == 0) {
+                    continue;
+                }
+                if (v > from && v <= to && (best == 0 || t < best)) {
+                    best = t;
+                }
+            }
+            return best;
+        }
+    }
+}

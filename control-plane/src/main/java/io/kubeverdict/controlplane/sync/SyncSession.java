@@ -1,0 +1,239 @@
+package io.kubeverdict.controlplane.sync;
+
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
+import io.kubeverdict.proto.v1.InSync;
+import io.kubeverdict.proto.v1.ToAgent;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+
+/**
+ * One agent's Sync stream. The session remembers what it has sent (the last snapshot it diffed to)
+ * and, whenever the transport is ready, diffs that against the node's current snapshot and sends
+ * the result. It never queues more than one diff: changes that happen while the agent is slow
+ * collapse into the next diff. A session that cannot send for too long is cut (see
+ * {@link #cutIfStalled}); the agent reconnects and gets a fresh full snapshot.
+ */
+final class SyncSession {
+    /** Sent-message marks kept for latency attribution; older ones are dropped. */
+    private static final int MAX_MARKS = 4096;
+
+    private final String node;
+    private final String agentVersion;
+    private final ServerCallStreamObserver<ToAgent> out;
+    private final SnapshotHub hub;
+    private final SnapshotDiff differ;
+    private final Executor executor;
+    private final ControlPlaneMetrics metrics;
+    private final LongSupplier nanoTime;
+    private final AtomicBoolean scheduled = new AtomicBoolean();
+    private final Runnable wakeUp = this::wake;
+    private volatile Runnable onClosed = () -> { };
+
+    // Guarded by this.
+    private IndexedSnapshot lastSent;
+    private final ArrayDeque<ToAgent> pending = new ArrayDeque<>();
+    private long pendingEventTime;
+    private boolean snapshotQueued;
+    private boolean inSync;
+    private long sequence;
+    private boolean closed;
+    private final ArrayDeque<long[]> marks = new ArrayDeque<>();
+
+    private volatile long sentSequence;
+    private volatile long appliedSequence;
+    private volatile long stalledSinceNanos;
+
+    SyncSession(String node, String agentVersion, ServerCallStreamObserver<ToAgent> out, SnapshotHub hub,
+            SnapshotDiff differ, Executor executor, ControlPlaneMetrics metrics, LongSupplier nanoTime) {
+        this.node = node;
+        this.agentVersion = agentVersion;
+        this.out = out;
+        this.hub = hub;
+        this.differ = differ;
+        this.executor = executor;
+        this.metrics = metrics;
+        this.nanoTime = nanoTime;
+        this.lastSent = IndexedSnapshot.empty(node);
+    }
+
+    String node() {
+        return node;
+    }
+
+    String agentVersion() {
+        return agentVersion;
+    }
+
+    long sentSequence() {
+        return sentSequence;
+    }
+
+    long appliedSequence() {
+        return appliedSequence;
+    }
+
+    boolean inSync() {
+        synchronized (this) {
+            return inSync;
+        }
+    }
+
+    /** Runs once when the session ends, however it ends. */
+    void onClosed(Runnable callback) {
+        this.onClosed = callback;
+    }
+
+    void start() {
+        hub.subscribe(node, wakeUp);
+        wake();
+    }
+
+    /** Something may be sendable: the transport became ready or the node's snapshot changed. */
+    void wake() {
+        if (scheduled.compareAndSet(false, true)) {
+            executor.execute(this::drain);
+        }
+    }
+
+    private void drain() {
+        scheduled.set(false);
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            try {
+                sendWhileReady();
+            } catch (RuntimeException e) {
+                // The call was cancelled under us (onNext after cancel throws); the cancel handler closes.
+                closeLocked();
+            }
+        }
+    }
+
+    private void sendWhileReady() {
+        while (true) {
+            if (pending.isEmpty() && !refill()) {
+                stalledSinceNanos = 0;
+                return;
+            }
+            if (!out.isReady()) {
+                if (stalledSinceNanos == 0) {
+                    stalledSinceNanos = Math.max(1, nanoTime.getAsLong());
+                }
+                return;
+            }
+            ToAgent msg = pending.poll();
+            long seq = ++sequence;
+            long eventTime = msg.hasInSync() ? 0 : pendingEventTime; // 0 for the initial snapshot
+            ToAgent stamped = msg.toBuilder().setSequence(seq).setEventTimeUnixNanos(eventTime).build();
+            out.onNext(stamped);
+            sentSequence = seq;
+            metrics.messageSent(stamped.getPayloadCase().name().toLowerCase());
+            if (pending.isEmpty() && eventTime != 0) {
+                mark(seq, eventTime);
+            }
+            if (msg.hasInSync()) {
+                inSync = true;
+            }
+            stalledSinceNanos = 0;
+        }
+    }
+
+    /** Queues the diff to the node's current snapshot; false when there is nothing to send. */
+    private boolean refill() {
+        if (!hub.isReady()) {
+            return false;
+        }
+        IndexedSnapshot target = hub.current(node);
+        if (snapshotQueued && target.version() == lastSent.version()) {
+            return false;
+        }
+        List<ToAgent> msgs = differ.diff(lastSent, target);
+        pendingEventTime = snapshotQueued ? hub.earliestEventTime(node, lastSent.version(), target.version()) : 0;
+        lastSent = target;
+        pending.addAll(msgs);
+        if (!snapshotQueued) {
+            pending.add(ToAgent.newBuilder().setInSync(InSync.getDefaultInstance()).build());
+            snapshotQueued = true;
+        }
+        return !pending.isEmpty();
+    }
+
+    private void mark(long seq, long eventTime) {
+        marks.addLast(new long[] {seq, eventTime});
+        if (marks.size() > MAX_MARKS) {
+            marks.removeFirst();
+        }
+    }
+
+    /** The agent applied everything up to {@code seq}: records the latency of each change it covers. */
+    void applied(long seq, long nowUnixNanos) {
+        synchronized (this) {
+            if (seq > sequence) {
+                seq = sequence; // a report from a previous stream of this node; cannot be ahead of us
+            }
+            appliedSequence = Math.max(appliedSequence, seq);
+            while (!marks.isEmpty() && marks.peekFirst()[0] <= seq) {
+                metrics.programmingLatency(nowUnixNanos - marks.removeFirst()[1]);
+            }
+        }
+    }
+
+    /** Cancels a stream that has wanted to send but could not for longer than {@code timeoutNanos}. */
+    boolean cutIfStalled(long timeoutNanos) {
+        long since = stalledSinceNanos;
+        if (since == 0 || nanoTime.getAsLong() - since < timeoutNanos) {
+            return false;
+        }
+        synchronized (this) {
+            if (closed) {
+                return false;
+            }
+            closeLocked();
+            pending.clear();
+            try {
+                out.onError(Status.RESOURCE_EXHAUSTED
+                        .withDescription("agent did not read its stream for too long; reconnect to resync")
+                        .asRuntimeException());
+            } catch (RuntimeException ignored) {
+                // Already cancelled.
+            }
+        }
+        metrics.streamCut();
+        return true;
+    }
+
+    /** The call ended (client cancel, disconnect, or server shutdown). */
+    void close() {
+        synchronized (this) {
+            closeLocked();
+        }
+    }
+
+    private void closeLocked() {
+        if (!closed) {
+            closed = true;
+            pending.clear();
+            hub.unsubscribe(node, wakeUp);
+            onClosed.run();
+        }
+    }
+
+    boolean isClosed() {
+        synchronized (this) {
+            return closed;
+        }
+    }
+
+    /** Messages queued but not yet handed to the transport (bounded by one diff). */
+    int pendingMessages() {
+        synchronized (this) {
+            return pending.size();
+        }
+    }
+}

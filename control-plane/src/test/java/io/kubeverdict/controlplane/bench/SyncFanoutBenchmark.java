@@ -1,0 +1,276 @@
+package io.kubeverdict.controlplane.bench;
+
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
+import io.grpc.BindableService;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
+import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
+import io.kubeverdict.controlplane.service.CalculationLoop;
+import io.kubeverdict.controlplane.service.GrpcEndpoint;
+import io.kubeverdict.controlplane.sync.PolicySyncService;
+import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.PolicySyncGrpc;
+import io.kubeverdict.proto.v1.SyncRequest;
+import io.kubeverdict.proto.v1.ToAgent;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Fan-out benchmark (not a test; run with the `benchmarks` profile, see control-plane/pom.xml):
+ * a cluster of P pods (110 per node, 100 per namespace, 5% labelled role=client) where every
+ * namespace admits role=client pods from the whole cluster, so every node refers to one
+ * cluster-wide IP set; A simulated agents hold Sync streams over real loopback sockets. Each
+ * round relabels one pod (into or out of role=client): the change goes through the real event
+ * thread and calculator, and the time until each agent has received its delta is measured.
+ * System properties: bench.pods, bench.agents, bench.rounds.
+ */
+public final class SyncFanoutBenchmark {
+    static final int PODS_PER_NODE = 110;
+    static final int PODS_PER_NAMESPACE = 100;
+
+    public static void main(String[] args) throws Exception {
+        int pods = Integer.getInteger("bench.pods", 150_000);
+        int agents = Integer.getInteger("bench.agents", 1000);
+        int rounds = Integer.getInteger("bench.rounds", 30);
+        int nodes = (pods + PODS_PER_NODE - 1) / PODS_PER_NODE;
+        if (agents > nodes) {
+            throw new IllegalArgumentException("more agents than nodes: " + agents + " > " + nodes);
+        }
+        System.out.printf("cluster: %d pods, %d nodes, %d namespaces; %d agents%n", pods, nodes,
+                (pods + PODS_PER_NAMESPACE - 1) / PODS_PER_NAMESPACE, agents);
+
+        SnapshotHub hub = new SnapshotHub();
+        ControlPlaneMetrics metrics = new ControlPlaneMetrics(new SimpleMeterRegistry());
+        CalculationLoop loop = new CalculationLoop(new IncrementalPolicyCalculator(), hub, metrics, 1, p -> { });
+        loop.start();
+        long t0 = System.nanoTime();
+        List<Pod> all = new ArrayList<>(pods);
+        for (int ns = 0; ns * PODS_PER_NAMESPACE < pods; ns++) {
+            Namespace n = namespace(ns);
+            NetworkPolicy allowClients = allowClients(ns);
+            NetworkPolicy sameTier = sameTier(ns);
+            loop.change("namespace/upsert", c -> c.upsertNamespace(n));
+            loop.change("networkpolicy/upsert", c -> c.upsertPolicy(allowClients));
+            loop.change("networkpolicy/upsert", c -> c.upsertPolicy(sameTier));
+        }
+        for (int i = 0; i < pods; i++) {
+            Pod p = pod(i, i % 20 == 0);
+            all.add(p);
+            loop.change("pod/upsert", c -> c.upsertPod(p));
+        }
+        loop.sourceSynced("bench");
+        loop.firstCalculation().get(30, TimeUnit.MINUTES);
+        System.out.printf("initial calculation: %.1f s%n", (System.nanoTime() - t0) / 1e9);
+
+        NodeSnapshot node0 = hub.current("node-0").snapshot();
+        long members = node0.getIpSetsList().stream().mapToLong(s -> s.getMembersCount()).sum();
+        System.out.printf("snapshot of node-0: %d endpoints, %d policies, %d IP sets (%d members), %d bytes serialized%n",
+                node0.getEndpointsCount(), node0.getPoliciesCount(), node0.getIpSetsCount(), members,
+                node0.getSerializedSize());
+
+        ExecutorService senders = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()));
+        PolicySyncService sync = new PolicySyncService(hub, metrics, NodeAuthorizer.allowAll(), senders,
+                PolicySyncService.Options.defaults());
+        GrpcEndpoint endpoint = new GrpcEndpoint(new InetSocketAddress("127.0.0.1", 0), null,
+                List.<BindableService>of(sync)).start();
+
+        long heapBefore = usedHeapAfterGc();
+        CountDownLatch inSync = new CountDownLatch(agents);
+        List<Agent> agentList = new ArrayList<>();
+        long c0 = System.nanoTime();
+        for (int i = 0; i < agents; i++) {
+            agentList.add(new Agent(endpoint.port(), "node-" + i, inSync));
+        }
+        if (!inSync.await(30, TimeUnit.MINUTES)) {
+            throw new IllegalStateException("agents did not get in sync");
+        }
+        System.out.printf("%d agents connected and in sync: %.1f s%n", agents, (System.nanoTime() - c0) / 1e9);
+        long heapAfter = usedHeapAfterGc();
+        System.out.printf("heap with agents connected: +%.1f MiB, %.1f KiB per agent (server and client sides, one JVM)%n",
+                (heapAfter - heapBefore) / 1048576.0, (heapAfter - heapBefore) / 1024.0 / agents);
+
+        Random rnd = new Random(7);
+        long[] last = new long[rounds];
+        List<Long> perAgent = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            int victim = rnd.nextInt(pods);
+            Pod before = all.get(victim);
+            boolean client = !"client".equals(before.getMetadata().getLabels().get("role"));
+            Pod after = pod(victim, client);
+            all.set(victim, after);
+            int[] counts = agentList.stream().mapToInt(a -> a.deltas.get()).toArray();
+            long start = System.nanoTime();
+            loop.change("pod/upsert", c -> c.upsertPod(after));
+            long deadline = start + TimeUnit.SECONDS.toNanos(60);
+            for (int i = 0; i < agents; i++) {
+                Agent a = agentList.get(i);
+                while (a.deltas.get() == counts[i]) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException(a.node + " got no delta");
+                    }
+                    Thread.sleep(0, 200_000);
+                }
+            }
+            long max = 0;
+            for (int i = 0; i < agents; i++) {
+                long d = agentList.get(i).firstDeltaAfter(start) - start;
+                perAgent.add(d);
+                max = Math.max(max, d);
+            }
+            last[r] = max;
+            Thread.sleep(200); // let the stream quiesce between rounds
+        }
+        Arrays.sort(last);
+        long[] each = perAgent.stream().mapToLong(Long::longValue).sorted().toArray();
+        System.out.printf("one pod label change -> LAST affected agent has its delta (over %d rounds): p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
+                rounds, pct(last, 50) / 1e6, pct(last, 99) / 1e6, last[last.length - 1] / 1e6);
+        System.out.printf("per agent (%d deliveries): p50 %.1f ms, p99 %.1f ms%n", each.length,
+                pct(each, 50) / 1e6, pct(each, 99) / 1e6);
+        System.out.printf("calculation per burst: mean %.1f ms, max %.1f ms%n",
+                metrics.registry().get("kubeverdict_calculation").timer().mean(TimeUnit.MILLISECONDS),
+                metrics.registry().get("kubeverdict_calculation").timer().max(TimeUnit.MILLISECONDS));
+
+        agentList.forEach(Agent::close);
+        endpoint.close();
+        sync.close();
+        senders.shutdownNow();
+        loop.close();
+        System.exit(0);
+    }
+
+    static long pct(long[] sorted, int p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)];
+    }
+
+    static long usedHeapAfterGc() throws InterruptedException {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(200);
+        }
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    static Namespace namespace(int ns) {
+        return new NamespaceBuilder().withNewMetadata().withName("ns-" + ns)
+                .withLabels(Map.of("kubernetes.io/metadata.name", "ns-" + ns)).endMetadata().build();
+    }
+
+    static NetworkPolicy allowClients(int ns) {
+        return new NetworkPolicyBuilder().withNewMetadata().withNamespace("ns-" + ns).withName("allow-clients").endMetadata()
+                .withNewSpec().withNewPodSelector().endPodSelector()
+                .addNewIngress().addNewFrom().withNewNamespaceSelector().endNamespaceSelector()
+                .withNewPodSelector().addToMatchLabels("role", "client").endPodSelector().endFrom()
+                .addNewPort().withProtocol("TCP").withPort(new IntOrString(80)).endPort().endIngress()
+                .endSpec().build();
+    }
+
+    static NetworkPolicy sameTier(int ns) {
+        return new NetworkPolicyBuilder().withNewMetadata().withNamespace("ns-" + ns).withName("same-tier").endMetadata()
+                .withNewSpec().withNewPodSelector().addToMatchLabels("tier", "web").endPodSelector()
+                .addNewIngress().addNewFrom().withNewPodSelector().addToMatchLabels("tier", "web").endPodSelector()
+                .endFrom().endIngress().endSpec().build();
+    }
+
+    static Pod pod(int i, boolean client) {
+        Map<String, String> labels = new java.util.HashMap<>();
+        labels.put("app", "app-" + (i % 20));
+        labels.put("tier", i % 3 == 0 ? "web" : "db");
+        if (client) {
+            labels.put("role", "client");
+        }
+        String ip = "10." + ((i >> 16) & 255) + "." + ((i >> 8) & 255) + "." + (i & 255);
+        return new PodBuilder().withNewMetadata().withNamespace("ns-" + (i / PODS_PER_NAMESPACE)).withName("pod-" + i)
+                .withLabels(labels).endMetadata()
+                .withNewSpec().withNodeName("node-" + (i / PODS_PER_NODE)).addNewContainer().withName("c")
+                .withImage("i").endContainer().endSpec()
+                .withNewStatus().withPhase("Running").withPodIP(ip).endStatus().build();
+    }
+
+    /** A simulated agent: keeps no state, only notes when deltas arrive. */
+    static final class Agent implements ClientResponseObserver<SyncRequest, ToAgent> {
+        final String node;
+        final ManagedChannel channel;
+        final AtomicInteger deltas = new AtomicInteger();
+        private final CountDownLatch inSyncLatch;
+        private volatile boolean inSync;
+        private final long[] arrivals = new long[64]; // ring of delta arrival times
+        private ClientCallStreamObserver<SyncRequest> call;
+        private volatile boolean closing;
+
+        Agent(int port, String node, CountDownLatch inSyncLatch) {
+            this.node = node;
+            this.inSyncLatch = inSyncLatch;
+            this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
+                    .maxInboundMessageSize(8 << 20).build();
+            PolicySyncGrpc.newStub(channel).sync(SyncRequest.newBuilder().setNode(node).setAgentVersion("bench").build(), this);
+        }
+
+        @Override
+        public void beforeStart(ClientCallStreamObserver<SyncRequest> requestStream) {
+            call = requestStream;
+        }
+
+        @Override
+        public void onNext(ToAgent m) {
+            if (m.hasInSync()) {
+                inSync = true;
+                inSyncLatch.countDown();
+            } else if (inSync) {
+                synchronized (arrivals) {
+                    arrivals[deltas.get() % arrivals.length] = System.nanoTime();
+                }
+                deltas.incrementAndGet();
+            }
+        }
+
+        long firstDeltaAfter(long start) {
+            synchronized (arrivals) {
+                long best = Long.MAX_VALUE;
+                for (long t : arrivals) {
+                    if (t >= start && t < best) {
+                        best = t;
+                    }
+                }
+                return best;
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            if (!closing) {
+                System.err.println(node + ": " + t);
+            }
+        }
+
+        @Override
+        public void onCompleted() {}
+
+        void close() {
+            closing = true;
+            call.cancel("bench done", null);
+            channel.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,227 @@
+package io.kubeverdict.controlplane.sync;
+
+import static io.kubeverdict.controlplane.sync.Snapshots.endpoint;
+import static io.kubeverdict.controlplane.sync.Snapshots.policy;
+import static io.kubeverdict.controlplane.sync.Snapshots.set;
+import static io.kubeverdict.controlplane.sync.Snapshots.snapshot;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.Status;
+import io.kubeverdict.proto.v1.AppliedReport;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.Endpoint;
+import io.kubeverdict.proto.v1.ListNodesRequest;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.NodeStatus;
+import io.kubeverdict.proto.v1.PolicySyncGrpc;
+import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.proto.v1.ToAgent.PayloadCase;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class PolicySyncServiceTest {
+    private static final NodeSnapshot A = snapshot("n1",
+            List.of(set("s1", "10.0.0.1", "10.0.0.2")),
+            List.of(policy("x/allow-a", "s1")),
+            List.of(endpoint("x", "a", "10.0.0.1", "x/allow-a"), endpoint("x", "b", "10.0.0.2")));
+    private static final NodeSnapshot B = snapshot("n1",
+            List.of(set("s1", "10.0.0.1", "10.0.0.3")),
+            List.of(policy("x/allow-a", "s1")),
+            List.of(endpoint("x", "a", "10.0.0.1", "x/allow-a")));
+
+    private SyncServerFixture f;
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (f != null) {
+            f.close();
+        }
+    }
+
+    @Test
+    void sendsSnapshotThenInSyncThenOnlyDeltas() throws Exception {
+        f = new SyncServerFixture();
+        f.hub.publish(A, 0);
+        f.hub.markReady();
+        try (TestAgent agent = f.agent("n1")) {
+            agent.readUntilInSync();
+            assertThat(agent.state("n1")).isEqualTo(AgentView.canonical(A));
+            assertThat(agent.view.received).allSatisfy(m -> assertThat(m.getEventTimeUnixNanos()).isZero());
+            assertThat(agent.view.received.get(0).getSequence()).isEqualTo(1);
+
+            f.hub.publish(B, 1234567L);
+            agent.readUntil(B);
+
+            // Half of the 2-member set changed: replacing it is no larger than a delta.
+            assertThat(agent.view.deltas).extracting(ToAgent::getPayloadCase).containsExactly(
+                    PayloadCase.IP_SET_UPDATE, PayloadCase.WORKLOAD_ENDPOINT_REMOVE);
+            assertThat(agent.view.deltas).allSatisfy(m -> assertThat(m.getEventTimeUnixNanos()).isEqualTo(1234567L));
+        }
+    }
+
+    @Test
+    void waitsForTheFirstFullCalculationBeforeSendingAnything() throws Exception {
+        f = new SyncServerFixture();
+        try (TestAgent agent = f.agent("n1")) {
+            f.hub.publish(A, 0);
+            f.hub.publish(B, 0);
+            assertThat(agent.buffered()).isZero();
+            f.hub.markReady();
+            agent.readUntilInSync();
+            // The first thing the agent sees is the latest snapshot, complete, with no stale state.
+            assertThat(agent.state("n1")).isEqualTo(AgentView.canonical(B));
+        }
+    }
+
+    @Test
+    void nodeWithoutEndpointsGetsEmptySnapshotAndInSync() throws Exception {
+        f = new SyncServerFixture();
+        f.hub.publish(A, 0);
+        f.hub.markReady();
+        try (TestAgent agent = f.agent("idle-node")) {
+            ToAgent first = agent.next();
+            assertThat(first.getPayloadCase()).isEqualTo(PayloadCase.IN_SYNC);
+            assertThat(first.getSequence()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void reconnectingAgentGetsConsistentFullSnapshot() throws Exception {
+        f = new SyncServerFixture();
+        f.hub.publish(A, 0);
+        f.hub.markReady();
+        TestAgent first = f.agent("n1");
+        first.readUntilInSync();
+        first.close();
+        // Changes while the agent is away, including removals it never heard of.
+        f.hub.publish(B, 10);
+        NodeSnapshot c = B.toBuilder().addEndpoints(endpoint("y", "c", "10.0.9.9", "x/allow-a")).build();
+        f.hub.publish(c, 20);
+        try (TestAgent second = f.agent("n1")) {
+            second.readUntilInSync();
+            assertThat(second.state("n1")).isEqualTo(AgentView.canonical(c));
+            assertThat(second.view.received.get(0).getSequence()).isEqualTo(1);
+            // Nothing is lost after the reconnect either.
+            NodeSnapshot d = c.toBuilder().removeEndpoints(0).build();
+            f.hub.publish(d, 30);
+            second.readUntil(d);
+        }
+    }
+
+    @Test
+    void appliedReportsGiveLagAndProgrammingLatency() throws Exception {
+        f = new SyncServerFixture();
+        f.hub.publish(A, 0);
+        f.hub.markReady();
+        try (TestAgent agent = f.agent("n1")) {
+            agent.readUntilInSync();
+            long eventTime = PolicySyncService.unixNanos();
+            f.hub.publish(B, eventTime);
+            agent.readUntil(B);
+            long last = agent.view.lastSequence;
+
+            NodeStatus before = status("n1");
+            assertThat(before.getConnected()).isTrue();
+            assertThat(before.getAgentVersion()).isEqualTo("test");
+            assertThat(before.getSentSequence()).isEqualTo(last);
+            assertThat(before.getLag()).isEqualTo(last);
+
+            PolicySyncGrpc.newBlockingStub(f.channel).reportApplied(AppliedReport.newBuilder()
+                    .setNode("n1").setAppliedSequence(last).build());
+
+            NodeStatus after = status("n1");
+            assertThat(after.getAppliedSequence()).isEqualTo(last);
+            assertThat(after.getLag()).isZero();
+            assertThat(f.metrics.programmingLatencyTimer().count()).isEqualTo(1);
+        }
+    }
+
+    private NodeStatus status(String node) {
+        // The inspection service reads the same registry; here straight from the sync service.
+        return f.sync.nodeStatuses().stream().filter(s -> s.getNode().equals(node)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void agentThatDoesNotReadGetsCoalescedStateWithBoundedBuffering() throws Exception {
+        f = new SyncServerFixture();
+        f.hub.publish(A, 0);
+        f.hub.markReady();
+        TestAgent slow = TestAgent.connect(f.channel, "n1", false);
+        slow.request(1); // one more beyond the initial one, then nothing
+        // 2000 versions, each changing a label of a fat endpoint: far more than the transport buffers.
+        String fat = "x".repeat(8_000);
+        NodeSnapshot last = null;
+        for (int i = 0; i < 2000; i++) {
+            Endpoint e = endpoint("x", "a", "10.0.0.1", "x/allow-a");
+            e = e.toBuilder().setEndpoint(e.getEndpoint().toBuilder().putLabels("v", i + fat)).build();
+            last = A.toBuilder().setEndpoints(0, e).build();
+            f.hub.publish(last, 1000 + i);
+        }
+        double sentWhileStuck = f.metrics.messagesSent();
+        // Far fewer messages than versions went out: the rest collapsed into the latest state.
+        assertThat(sentWhileStuck).isLessThan(500);
+        for (SyncSession s : sessions("n1")) {
+            assertThat(s.pendingMessages()).isLessThanOrEqualTo(A.getEndpointsCount() + A.getPoliciesCount()
+                    + A.getIpSetsCount() + 1);
+        }
+        slow.request(Integer.MAX_VALUE);
+        slow.readUntilInSync();
+        slow.readUntil(last);
+        assertThat(f.metrics.messagesSent()).isLessThan(1000);
+        slow.close();
+    }
+
+    @Test
+    void agentStuckForTooLongIsCutAndCanResync() throws Exception {
+        f = new SyncServerFixture(new PolicySyncService.Options(1 << 20, Duration.ofMillis(300), Duration.ofMillis(50)));
+        f.hub.publish(A, 0);
+        f.hub.markReady();
+        TestAgent stuck = TestAgent.connect(f.channel, "n1", false);
+        String fat = "y".repeat(50_000);
+        NodeSnapshot last = A;
+        for (int i = 0; f.metrics.registry().get("kubeverdict_sync_streams_cut_total").counter().count() == 0; i++) {
+            Endpoint e = endpoint("x", "a", "10.0.0.1", "x/allow-a");
+            e = e.toBuilder().setEndpoint(e.getEndpoint().toBuilder().putLabels("v", i + fat)).build();
+            last = A.toBuilder().setEndpoints(0, e).build();
+            f.hub.publish(last, 1);
+            Thread.sleep(20);
+            if (i > 5000) {
+                throw new AssertionError("stream was never cut");
+            }
+        }
+        stuck.request(Integer.MAX_VALUE);
+        Status end = stuck.readUntilEnd();
+        assertThat(end.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        try (TestAgent again = f.agent("n1")) {
+            again.readUntilInSync();
+            assertThat(again.state("n1")).isEqualTo(AgentView.canonical(last));
+        }
+    }
+
+    @Test
+    void listNodesShowsConnectedAgentsAndSnapshotNodes() throws Exception {
+        f = new SyncServerFixture();
+        f.hub.publish(A, 0);
+        f.hub.publish(snapshot("n2", List.of(), List.of(), List.of(endpoint("y", "z", "10.0.5.5"))), 0);
+        f.hub.markReady();
+        // Inspection is served by the same kind of endpoint in production; here on its own.
+        try (TestAgent agent = f.agent("n1")) {
+            agent.readUntilInSync();
+            List<NodeStatus> statuses = new ArrayList<>(f.sync.nodeStatuses());
+            assertThat(statuses).extracting(NodeStatus::getNode).containsExactly("n1");
+            assertThat(statuses.get(0).getConnected()).isTrue();
+        }
+    }
+
+    private List<SyncSession> sessions(String node) {
+        return f.sync.sessionsOf(node);
+    }
+
+    @SuppressWarnings("unused")
+    private static final Class<?> INSPECTION = ControlPlaneInspectionGrpc.class;
+    @SuppressWarnings("unused")
+    private static final ListNodesRequest LIST = ListNodesRequest.getDefaultInstance();
+}

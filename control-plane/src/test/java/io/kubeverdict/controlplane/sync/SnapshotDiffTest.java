@@ -1,0 +1,209 @@
+package io.kubeverdict.controlplane.sync;
+
+import static io.kubeverdict.controlplane.sync.Snapshots.endpoint;
+import static io.kubeverdict.controlplane.sync.Snapshots.policy;
+import static io.kubeverdict.controlplane.sync.Snapshots.set;
+import static io.kubeverdict.controlplane.sync.Snapshots.snapshot;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.Endpoint;
+import io.kubeverdict.proto.v1.IpSet;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.proto.v1.ToAgent.PayloadCase;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class SnapshotDiffTest {
+    private final SnapshotDiff diff = new SnapshotDiff(1 << 20);
+
+    private static IndexedSnapshot idx(NodeSnapshot s) {
+        return IndexedSnapshot.of(s, 1, 0);
+    }
+
+    private static final NodeSnapshot FULL = snapshot("n1",
+            List.of(set("s1", "10.0.0.1", "10.0.0.2"), set("s2", "10.0.1.1")),
+            List.of(policy("x/allow-a", "s1"), policy("x/allow-b", "s2")),
+            List.of(endpoint("x", "a", "10.0.0.1", "x/allow-a"), endpoint("x", "b", "10.0.0.2", "x/allow-b")));
+
+    private static List<PayloadCase> kinds(List<ToAgent> msgs) {
+        return msgs.stream().map(ToAgent::getPayloadCase).toList();
+    }
+
+    @Test
+    void fullSnapshotAddsSetsThenPoliciesThenEndpoints() {
+        List<ToAgent> msgs = diff.diff(IndexedSnapshot.empty("n1"), idx(FULL));
+        assertThat(kinds(msgs)).containsExactly(
+                PayloadCase.IP_SET_UPDATE, PayloadCase.IP_SET_UPDATE,
+                PayloadCase.ACTIVE_POLICY_UPDATE, PayloadCase.ACTIVE_POLICY_UPDATE,
+                PayloadCase.WORKLOAD_ENDPOINT_UPDATE, PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
+        AgentView v = new AgentView();
+        msgs.forEach(v::apply);
+        assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(FULL));
+    }
+
+    @Test
+    void emptyingRemovesEndpointsThenPoliciesThenSets() {
+        List<ToAgent> msgs = diff.diff(idx(FULL), IndexedSnapshot.empty("n1"));
+        assertThat(kinds(msgs)).containsExactly(
+                PayloadCase.WORKLOAD_ENDPOINT_REMOVE, PayloadCase.WORKLOAD_ENDPOINT_REMOVE,
+                PayloadCase.ACTIVE_POLICY_REMOVE, PayloadCase.ACTIVE_POLICY_REMOVE,
+                PayloadCase.IP_SET_REMOVE, PayloadCase.IP_SET_REMOVE);
+        AgentView v = AgentView.of(FULL);
+        msgs.forEach(v::apply);
+        assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(IndexedSnapshot.empty("n1").snapshot()));
+    }
+
+    @Test
+    void unchangedSnapshotNeedsNoMessages() {
+        assertThat(diff.diff(idx(FULL), idx(FULL.toBuilder().build()))).isEmpty();
+    }
+
+    @Test
+    void changedSetTravelsAsMemberDelta() {
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            many.add("10.1.0." + i);
+        }
+        NodeSnapshot a = snapshot("n1", List.of(set("s1", many.toArray(String[]::new))),
+                List.of(policy("x/p", "s1")), List.of(endpoint("x", "a", "10.0.0.1", "x/p")));
+        List<String> changed = new ArrayList<>(many.subList(1, 50));
+        changed.add("10.1.1.1");
+        NodeSnapshot b = a.toBuilder().setIpSets(0, set("s1", changed.toArray(String[]::new))).build();
+
+        List<ToAgent> msgs = diff.diff(idx(a), idx(b));
+
+        assertThat(kinds(msgs)).containsOnly(PayloadCase.IP_SET_DELTA_UPDATE);
+        List<String> added = msgs.stream().flatMap(m -> m.getIpSetDeltaUpdate().getAddedMembersList().stream()).toList();
+        List<String> removed = msgs.stream().flatMap(m -> m.getIpSetDeltaUpdate().getRemovedMembersList().stream()).toList();
+        assertThat(added).containsExactly("10.1.1.1");
+        assertThat(removed).containsExactly("10.1.0.0");
+    }
+
+    @Test
+    void sharedSetTransitionIsComputedOnceForAllNodes() {
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            many.add("10.1.0." + i);
+        }
+        IpSet before = set("shared", many.toArray(String[]::new));
+        many.add("10.2.0.1");
+        IpSet after = set("shared", many.toArray(String[]::new));
+        NodeSnapshot n1a = snapshot("n1", List.of(before), List.of(policy("x/p", "shared")), List.of());
+        NodeSnapshot n2a = snapshot("n2", List.of(before), List.of(policy("y/p", "shared")), List.of());
+        NodeSnapshot n1b = snapshot("n1", List.of(after), List.of(policy("x/p", "shared")), List.of());
+        NodeSnapshot n2b = snapshot("n2", List.of(after), List.of(policy("y/p", "shared")), List.of());
+
+        List<ToAgent> d1 = diff.diff(idx(n1a), idx(n1b));
+        List<ToAgent> d2 = diff.diff(idx(n2a), idx(n2b));
+
+        assertThat(d1).hasSize(1);
+        assertThat(d1.get(0)).isSameAs(d2.get(0));
+        assertThat(d1.get(0).getIpSetDeltaUpdate().getAddedMembersList()).containsExactly("10.2.0.1");
+    }
+
+    @Test
+    void endpointSwitchingPolicyIsUpdatedBeforeOldPolicyAndSetAreRemoved() {
+        NodeSnapshot b = snapshot("n1", List.of(set("s2", "10.0.1.1")), List.of(policy("x/allow-b", "s2")),
+                List.of(endpoint("x", "a", "10.0.0.1", "x/allow-b")));
+        List<ToAgent> msgs = diff.diff(idx(FULL), idx(b));
+        AgentView v = AgentView.of(FULL);
+        msgs.forEach(v::apply); // AgentView throws if a removal precedes the update that frees it
+        assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(b));
+        assertThat(kinds(msgs)).containsExactly(PayloadCase.WORKLOAD_ENDPOINT_UPDATE,
+                PayloadCase.WORKLOAD_ENDPOINT_REMOVE, PayloadCase.ACTIVE_POLICY_REMOVE, PayloadCase.IP_SET_REMOVE);
+    }
+
+    @Test
+    void largeSetIsChunkedBelowTheBudget() {
+        SnapshotDiff small = new SnapshotDiff(4096);
+        List<String> members = new ArrayList<>();
+        for (int i = 0; i < 5000; i++) {
+            members.add("fd00::" + Integer.toHexString(i));
+        }
+        NodeSnapshot s = snapshot("n1", List.of(set("big", members.toArray(String[]::new))),
+                List.of(policy("x/p", "big")), List.of(endpoint("x", "a", "10.0.0.1", "x/p")));
+
+        List<ToAgent> msgs = small.diff(IndexedSnapshot.empty("n1"), idx(s));
+
+        assertThat(msgs.get(0).getPayloadCase()).isEqualTo(PayloadCase.IP_SET_UPDATE);
+        assertThat(msgs.stream().filter(m -> m.getPayloadCase() == PayloadCase.IP_SET_DELTA_UPDATE).count())
+                .isGreaterThan(10);
+        // With the sender's envelope (largest sequence and event time) every message stays within budget.
+        for (ToAgent m : msgs) {
+            assertThat(m.toBuilder().setSequence(Long.MAX_VALUE).setEventTimeUnixNanos(Long.MAX_VALUE).build()
+                    .getSerializedSize()).isLessThanOrEqualTo(4096);
+        }
+        AgentView v = new AgentView();
+        msgs.forEach(v::apply);
+        assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(s));
+
+        // And a large change to it travels as chunked deltas too.
+        List<String> changed = new ArrayList<>(members.subList(2000, 5000));
+        for (int i = 0; i < 1000; i++) {
+            changed.add("fd01::" + Integer.toHexString(i));
+        }
+        NodeSnapshot s2 = s.toBuilder().setIpSets(0, set("big", changed.toArray(String[]::new))).build();
+        List<ToAgent> delta = small.diff(idx(s), idx(s2));
+        assertThat(delta).allSatisfy(m -> assertThat(m.getSerializedSize()).isLessThan(4096 - 40));
+        delta.forEach(v::apply);
+        assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(s2));
+    }
+
+    @Test
+    void randomTransitionsReachTheTargetWithoutBreakingReferences() {
+        Random rnd = new Random(42);
+        NodeSnapshot prev = IndexedSnapshot.empty("n1").snapshot();
+        AgentView v = new AgentView();
+        for (int round = 0; round < 300; round++) {
+            NodeSnapshot next = random(rnd);
+            diff.diff(idx(prev), idx(next)).forEach(v::apply);
+            assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(next));
+            prev = next;
+        }
+    }
+
+    /** A self-consistent random snapshot over a small universe of ids, so transitions overlap. */
+    static NodeSnapshot random(Random rnd) {
+        List<IpSet> sets = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            if (rnd.nextBoolean()) {
+                List<String> m = new ArrayList<>();
+                for (int j = 0; j < 8; j++) {
+                    if (rnd.nextInt(3) == 0) {
+                        m.add("10.0." + i + "." + j);
+                    }
+                }
+                sets.add(set("s" + i, m.toArray(String[]::new)));
+            }
+        }
+        List<ActivePolicy> pols = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            if (rnd.nextBoolean()) {
+                List<String> refs = new ArrayList<>();
+                for (IpSet s : sets) {
+                    if (rnd.nextBoolean()) {
+                        refs.add(s.getId());
+                    }
+                }
+                pols.add(policy("x/p" + i, refs.toArray(String[]::new)));
+            }
+        }
+        List<Endpoint> eps = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            if (rnd.nextBoolean()) {
+                List<String> refs = new ArrayList<>();
+                for (ActivePolicy p : pols) {
+                    if (rnd.nextBoolean()) {
+                        refs.add(p.getId().getName());
+                    }
+                }
+                eps.add(endpoint("x", "pod" + i, "10.9.0." + rnd.nextInt(3), refs.toArray(String[]::new)));
+            }
+        }
+        return snapshot("n1", sets, pols, eps);
+    }
+}

@@ -1,0 +1,127 @@
+package io.kubeverdict.controlplane.sync;
+
+import io.grpc.Channel;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.PolicySyncGrpc;
+import io.kubeverdict.proto.v1.SyncRequest;
+import io.kubeverdict.proto.v1.ToAgent;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A test agent on a real gRPC channel: collects its Sync stream into an {@link AgentView}. With
+ * {@code autoRead} off it asks for one message and then nothing until {@link #request} (a stuck agent).
+ */
+public final class TestAgent implements AutoCloseable {
+    private static final long WAIT_SECONDS = 30;
+
+    final AgentView view = new AgentView();
+    private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+    private volatile ClientCallStreamObserver<SyncRequest> call;
+
+    private TestAgent() {}
+
+    public static TestAgent connect(Channel channel, String node, boolean autoRead) {
+        TestAgent a = new TestAgent();
+        PolicySyncGrpc.newStub(channel).sync(SyncRequest.newBuilder().setNode(node).setAgentVersion("test").build(),
+                new ClientResponseObserver<SyncRequest, ToAgent>() {
+                    @Override
+                    public void beforeStart(ClientCallStreamObserver<SyncRequest> requestStream) {
+                        a.call = requestStream;
+                        if (!autoRead) {
+                            requestStream.disableAutoRequestWithInitial(1);
+                        }
+                    }
+
+                    @Override
+                    public void onNext(ToAgent value) {
+                        a.inbox.add(value);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        a.inbox.add(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        a.inbox.add(Status.OK);
+                    }
+                });
+        return a;
+    }
+
+    public void request(int n) {
+        call.request(n);
+    }
+
+    /** The next message, applied to the view; fails on an error or after a long wait. */
+    public ToAgent next() throws InterruptedException {
+        Object o = inbox.poll(WAIT_SECONDS, TimeUnit.SECONDS);
+        if (o == null) {
+            throw new AssertionError("no message within " + WAIT_SECONDS + "s; state: " + view.toSnapshot("?"));
+        }
+        if (o instanceof ToAgent m) {
+            view.accept(m);
+            return m;
+        }
+        throw new AssertionError("stream ended: " + o, o instanceof Throwable t ? t : null);
+    }
+
+    /** Reads through the InSync marker. */
+    public void readUntilInSync() throws InterruptedException {
+        while (!view.inSync) {
+            next();
+        }
+    }
+
+    /** Reads until the view equals {@code expected} (order-insensitive). */
+    public void readUntil(NodeSnapshot expected) throws InterruptedException {
+        NodeSnapshot want = AgentView.canonical(expected);
+        while (!view.toSnapshot(expected.getNode()).equals(want)) {
+            next();
+        }
+    }
+
+    /** Reads (applying messages) until the stream ends; returns how it ended. */
+    public Status readUntilEnd() throws InterruptedException {
+        while (true) {
+            Object o = inbox.poll(WAIT_SECONDS, TimeUnit.SECONDS);
+            if (o == null) {
+                throw new AssertionError("stream did not end within " + WAIT_SECONDS + "s");
+            }
+            if (o instanceof ToAgent m) {
+                view.accept(m);
+            } else if (o instanceof Status s) {
+                return s;
+            } else {
+                return Status.fromThrowable((Throwable) o);
+            }
+        }
+    }
+
+    /** Messages that arrived and are waiting to be read. */
+    public int buffered() {
+        return inbox.size();
+    }
+
+    /** Messages received after InSync. */
+    public java.util.List<ToAgent> deltas() {
+        return java.util.List.copyOf(view.deltas);
+    }
+
+    public NodeSnapshot state(String node) {
+        return view.toSnapshot(node);
+    }
+
+    @Override
+    public void close() {
+        if (call != null) {
+            call.cancel("test done", null);
+        }
+    }
+}

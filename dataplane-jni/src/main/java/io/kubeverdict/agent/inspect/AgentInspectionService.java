@@ -1,0 +1,124 @@
+package io.kubeverdict.agent.inspect;
+
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.kubeverdict.agent.state.EnforcedState;
+import io.kubeverdict.agent.state.StateHolder;
+import io.kubeverdict.agent.sync.SyncStatus;
+import io.kubeverdict.agent.verdict.QueueCounters;
+import io.kubeverdict.policy.IpAddress;
+import io.kubeverdict.proto.v1.AgentInspectionGrpc;
+import io.kubeverdict.proto.v1.AgentStatus;
+import io.kubeverdict.proto.v1.AgentStatusRequest;
+import io.kubeverdict.proto.v1.Endpoint;
+import io.kubeverdict.proto.v1.ExplainRequest;
+import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.ListEndpointsRequest;
+import io.kubeverdict.proto.v1.ListEndpointsResponse;
+import io.kubeverdict.proto.v1.Tuple;
+import io.kubeverdict.proto.v1.WatchVerdictsRequest;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/** AgentInspection: what this agent enforces and why, answered from the current generation. */
+public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspectionImplBase {
+    private final AgentIdentity identity;
+    private final StateHolder state;
+    private final SyncStatus sync;
+    private final Supplier<Optional<QueueCounters>> queue;
+    private final VerdictFeed feed;
+
+    public AgentInspectionService(AgentIdentity identity, StateHolder state, SyncStatus sync,
+                                  Supplier<Optional<QueueCounters>> queue, VerdictFeed feed) {
+        this.identity = identity;
+        this.state = state;
+        this.sync = sync;
+        this.queue = queue;
+        this.feed = feed;
+    }
+
+    @Override
+    public void getStatus(AgentStatusRequest request, StreamObserver<AgentStatus> response) {
+        EnforcedState current = state.current();
+        Optional<QueueCounters> counters = queue.get();
+        AgentStatus.Builder status = AgentStatus.newBuilder()
+                .setNode(identity.node())
+                .setInSync(sync.inSync())
+                .setAppliedSequence(sync.appliedSequence())
+                .setKernelPath(identity.kernelPath())
+                .setQueueId(identity.queueId())
+                .setFailOpen(identity.failOpen())
+                // queue_total is the kernel's name for the packets waiting on the queue now.
+                .setQueueTotal(counters.map(QueueCounters::waiting).orElse(0L))
+                .setQueueDropped(counters.map(QueueCounters::dropped).orElse(0L))
+                .setQueueUserDropped(counters.map(QueueCounters::userDropped).orElse(0L));
+        if (current != null) {
+            status.setEndpoints(current.snapshot().getEndpointsCount())
+                    .setPolicies(current.snapshot().getPoliciesCount())
+                    .setIpSets(current.snapshot().getIpSetsCount());
+        }
+        response.onNext(status.build());
+        response.onCompleted();
+    }
+
+    @Override
+    public void listEndpoints(ListEndpointsRequest request, StreamObserver<ListEndpointsResponse> response) {
+        EnforcedState current = state.current();
+        ListEndpointsResponse.Builder out = ListEndpointsResponse.newBuilder();
+        if (current != null) {
+            out.addAllEndpoints(current.snapshot().getEndpointsList());
+        }
+        response.onNext(out.build());
+        response.onCompleted();
+    }
+
+    @Override
+    public void explain(ExplainRequest request, StreamObserver<Explanation> response) {
+        EnforcedState current = state.current();
+        if (current == null) {
+            response.onError(Status.FAILED_PRECONDITION
+                    .withDescription("no policy state applied yet (not in sync)").asRuntimeException());
+            return;
+        }
+        Tuple.Builder tuple = request.getTuple().toBuilder();
+        try {
+            tuple.setSrcIp(address(current, tuple.getSrcIp(), request.getFrom(), "source"));
+            tuple.setDstIp(address(current, tuple.getDstIp(), request.getTo(), "destination"));
+        } catch (IllegalArgumentException e) {
+            response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+            return;
+        }
+        response.onNext(current.index().explain(tuple.build()));
+        response.onCompleted();
+    }
+
+    /** An address given directly, or the first address of a local pod named "namespace/name". */
+    private static String address(EnforcedState current, String ip, String pod, String role) {
+        if (!ip.isEmpty()) {
+            if (IpAddress.tryParse(ip) == null) {
+                throw new IllegalArgumentException(role + " " + ip + " is not an IP address");
+            }
+            return ip;
+        }
+        if (pod.isEmpty()) {
+            throw new IllegalArgumentException("give a " + role + " address (or a local pod namespace/name)");
+        }
+        for (Endpoint e : current.snapshot().getEndpointsList()) {
+            if ((e.getId().getNamespace() + "/" + e.getId().getPod()).equals(pod) && e.getEndpoint().getIpsCount() > 0) {
+                return e.getEndpoint().getIps(0);
+            }
+        }
+        throw new IllegalArgumentException(role + " pod " + pod + " is not an endpoint on this node; give its address");
+    }
+
+    @Override
+    public void watchVerdicts(WatchVerdictsRequest request, StreamObserver<Explanation> response) {
+        if (!request.getIp().isEmpty() && IpAddress.tryParse(request.getIp()) == null) {
+            response.onError(Status.INVALID_ARGUMENT
+                    .withDescription(request.getIp() + " is not an IP address").asRuntimeException());
+            return;
+        }
+        feed.watch(request, (ServerCallStreamObserver<Explanation>) response);
+    }
+}

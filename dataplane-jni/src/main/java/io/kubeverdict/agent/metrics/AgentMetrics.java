@@ -1,0 +1,157 @@
+package io.kubeverdict.agent.metrics;
+
+import io.kubeverdict.agent.state.EnforcedState;
+import io.kubeverdict.agent.state.StateHolder;
+import io.kubeverdict.agent.sync.AppliedListener;
+import io.kubeverdict.agent.sync.SyncStatus;
+import io.kubeverdict.agent.verdict.QueueCounters;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.Optional;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The agent's Prometheus registry: verdict meters, the kernel queue's counters (read when
+ * scraped), sync progress and lag, the size of the enforced state, and JVM metrics.
+ */
+public final class AgentMetrics implements AppliedListener, AutoCloseable {
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final VerdictMetrics verdicts;
+    private final Timer programmingLatency;
+    private final Clock clock;
+    private final JvmGcMetrics gc = new JvmGcMetrics();
+    // Micrometer holds gauge targets weakly: keep them reachable for the registry's lifetime.
+    private final CachedQueueCounters queueCounters;
+    private final SyncStatus sync;
+    private final StateHolder state;
+
+    public AgentMetrics(SyncStatus sync, StateHolder state, Supplier<Optional<QueueCounters>> queue, Clock clock) {
+        this.clock = clock;
+        this.sync = sync;
+        this.state = state;
+        this.verdicts = new VerdictMetrics(registry);
+        new JvmMemoryMetrics().bindTo(registry);
+        gc.bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+
+        CachedQueueCounters cached = new CachedQueueCounters(queue);
+        this.queueCounters = cached;
+        // From /proc/net/netfilter/nfnetlink_queue; the kernel restarts them when the queue is rebound.
+        FunctionCounter.builder("kubeverdict_queue_packets", cached, c -> c.get().map(QueueCounters::idSequence).orElse(0L))
+                .description("Packets the kernel put on our NFQUEUE since it was bound (its id sequence)").register(registry);
+        FunctionCounter.builder("kubeverdict_queue_dropped", cached, c -> c.get().map(QueueCounters::dropped).orElse(0L))
+                .description("Packets the kernel dropped because our queue was full").register(registry);
+        FunctionCounter.builder("kubeverdict_queue_user_dropped", cached, c -> c.get().map(QueueCounters::userDropped).orElse(0L))
+                .description("Packets the kernel could not deliver to the agent's socket").register(registry);
+        Gauge.builder("kubeverdict_queue_waiting", cached, c -> c.get().map(QueueCounters::waiting).orElse(0L))
+                .description("Packets waiting on our queue for a verdict now").register(registry);
+        Gauge.builder("kubeverdict_queue_bound", cached, c -> c.get().isPresent() ? 1 : 0)
+                .description("1 when our queue is bound").register(registry);
+
+        gauge("kubeverdict_sync_connected", sync, s -> s.connected() ? 1 : 0, "1 while the sync stream is open");
+        gauge("kubeverdict_sync_in_sync", sync, s -> s.inSync() ? 1 : 0, "1 once the current stream's state is applied");
+        gauge("kubeverdict_sync_applied_sequence", sync, SyncStatus::appliedSequence, "Sequence of the enforced state");
+        gauge("kubeverdict_sync_received_sequence", sync, SyncStatus::receivedSequence, "Sequence of the last message received");
+        gauge("kubeverdict_sync_seconds_since_last_message", sync,
+                s -> s.lastMessageNanos() == 0 ? Double.NaN : (System.nanoTime() - s.lastMessageNanos()) / 1e9,
+                "Seconds since the control plane last sent anything");
+        FunctionCounter.builder("kubeverdict_sync_reconnects", sync, SyncStatus::reconnects)
+                .description("Reconnects to the control plane").register(registry);
+        FunctionCounter.builder("kubeverdict_sync_resyncs", sync, SyncStatus::resyncs)
+                .description("Streams abandoned for a sequence gap, a message that did not fit or a failed apply")
+                .register(registry);
+        FunctionCounter.builder("kubeverdict_sync_messages", sync, SyncStatus::messages)
+                .description("Messages received from the control plane").register(registry);
+        programmingLatency = Timer.builder("kubeverdict_sync_programming_latency")
+                .description("From the control plane seeing a change to its effect in this node's kernel "
+                        + "(two clocks: meaningful when they are synchronised)")
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(1))
+                .maximumExpectedValue(Duration.ofSeconds(60))
+                .register(registry);
+
+        gauge("kubeverdict_endpoints", state, s -> size(s.current(), c -> c.snapshot().getEndpointsCount()), "Local endpoints in the enforced state");
+        gauge("kubeverdict_policies", state, s -> size(s.current(), c -> c.snapshot().getPoliciesCount()), "Policies in the enforced state");
+        gauge("kubeverdict_ip_sets", state, s -> size(s.current(), c -> c.snapshot().getIpSetsCount()), "IP sets in the enforced state");
+        gauge("kubeverdict_selected_addresses", state, s -> size(s.current(), c -> c.selected().size()), "Local pod addresses whose new connections are queued");
+    }
+
+    private <T> void gauge(String name, T target, ToDoubleFunction<T> value, String description) {
+        Gauge.builder(name, target, value).description(description).register(registry);
+    }
+
+    private static double size(EnforcedState state, ToDoubleFunction<EnforcedState> size) {
+        return state == null ? 0 : size.applyAsDouble(state);
+    }
+
+    public VerdictMetrics verdicts() {
+        return verdicts;
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    /** The Prometheus text exposition. */
+    public String scrape() {
+        return registry.scrape();
+    }
+
+    @Override
+    public void applied(long sequence, long eventTimeUnixNanos) {
+        if (eventTimeUnixNanos > 0) {
+            long now = TimeUnit.MILLISECONDS.toNanos(clock.millis());
+            long latency = now - eventTimeUnixNanos;
+            if (latency >= 0) {
+                programmingLatency.record(latency, TimeUnit.NANOSECONDS);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        gc.close();
+        registry.close();
+    }
+
+    /** One /proc read per scrape, however many meters ask. */
+    private static final class CachedQueueCounters {
+        private final Supplier<Optional<QueueCounters>> source;
+        private Optional<QueueCounters> last = Optional.empty();
+        private long readAt;
+
+        CachedQueueCounters(Supplier<Optional<QueueCounters>> source) {
+            this.source = source;
+        }
+
+        synchronized Optional<QueueCounters> get() {
+            long now = System.nanoTime();
+            if (readAt == 0 || now - readAt > 500_000_000L) {
+                try {
+                    last = source.get();
+                } catch (RuntimeException e) {
+                    last = Optional.empty();
+                }
+                readAt = now;
+            }
+            return last;
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package io.kubeverdict.agent.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import io.kubeverdict.agent.verdict.VerdictObserver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Per-packet meters for the verdict loop. Every counter is resolved once up front into an array
+ * indexed by family, protocol and verdict, so recording a packet is an array read and an add:
+ * no tag lookup, no allocation.
+ */
+public final class VerdictMetrics implements VerdictObserver {
+    private static final Logger log = LoggerFactory.getLogger(VerdictMetrics.class);
+    private static final String[] FAMILIES = {"ipv4", "ipv6"};
+    private static final String[] PROTOCOLS = {"tcp", "udp", "sctp", "icmp", "icmpv6", "other"};
+    private static final String[] VERDICTS = {"accept", "drop"};
+
+    private final Counter[] verdicts = new Counter[FAMILIES.length * PROTOCOLS.length * VERDICTS.length];
+    private final Counter malformed;
+    private final Counter judgeFailures;
+    private final Counter queueFailures;
+    private final Timer processing;
+
+    public VerdictMetrics(MeterRegistry registry) {
+        for (int f = 0; f < FAMILIES.length; f++) {
+            for (int p = 0; p < PROTOCOLS.length; p++) {
+                for (int v = 0; v < VERDICTS.length; v++) {
+                    verdicts[slot(f, p, v)] = Counter.builder("kubeverdict_verdicts")
+                            .description("First packets decided, by address family, protocol and verdict")
+                            .tags("family", FAMILIES[f], "protocol", PROTOCOLS[p], "verdict", VERDICTS[v])
+                            .register(registry);
+                }
+            }
+        }
+        malformed = Counter.builder("kubeverdict_malformed_packets")
+                .description("Queued packets too short or odd to parse; they got the default verdict")
+                .register(registry);
+        judgeFailures = Counter.builder("kubeverdict_judge_failures")
+                .description("Packets whose verdict function threw; they got the default verdict").register(registry);
+        queueFailures = Counter.builder("kubeverdict_queue_failures")
+                .description("Failed receive/verdict calls on the queue").register(registry);
+        processing = Timer.builder("kubeverdict_packet_processing")
+                .description("Time from a packet's parse to its verdict decision in the agent")
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(100))
+                .maximumExpectedValue(Duration.ofMillis(10))
+                .register(registry);
+    }
+
+    @Override
+    public void decided(int family, int protocol, boolean allowed, long nanos) {
+        verdict(family, protocol, allowed, nanos);
+    }
+
+    @Override
+    public void malformed(int parseResult, boolean allowed) {
+        malformed.increment();
+    }
+
+    @Override
+    public void judgeFailed(RuntimeException error) {
+        judgeFailures.increment();
+        log.error("the verdict function failed; the packet got the default verdict", error);
+    }
+
+    @Override
+    public void queueFailed(RuntimeException error) {
+        queueFailures.increment();
+        log.warn("receiving from or answering the queue failed: {}", error.toString());
+    }
+
+    /** Records one decided packet; family 4 or 6, protocol the IANA number. */
+    public void verdict(int family, int protocol, boolean accepted, long processingNanos) {
+        verdicts[slot(family == 6 ? 1 : 0, protocolIndex(family, protocol), accepted ? 0 : 1)].increment();
+        processing.record(processingNanos, TimeUnit.NANOSECONDS);
+    }
+
+    private static int protocolIndex(int family, int protocol) {
+        return switch (protocol) {
+            case 6 -> 0;
+            case 17 -> 1;
+            case 132 -> 2;
+            case 1 -> family == 4 ? 3 : 5;
+            case 58 -> family == 6 ? 4 : 5;
+            default -> 5;
+        };
+    }
+
+    private static int slot(int f, int p, int v) {
+        return (f * PROTOCOLS.length + p) * VERDICTS.length + v;
+    }
+}

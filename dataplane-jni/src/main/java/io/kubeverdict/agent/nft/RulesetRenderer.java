@@ -1,0 +1,161 @@
+package io.kubeverdict.agent.nft;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Turns the data plane's state into nft text (pure; {@link NftManager} applies it).
+ *
+ * <p>One {@code inet} table of ours ({@link TableLayout#INET}; or an {@code ip} plus an {@code ip6}
+ * table with the same content split by family, {@link TableLayout#SPLIT}) holds two sets of selected local pod IPs ({@value #SET_V4},
+ * {@value #SET_V6}) and three chains:
+ * <ul>
+ *   <li>{@code forward} (hook forward): a new connection (ct state new) from or to a selected pod
+ *       goes to the queue — pod-to-pod on this node and across nodes;</li>
+ *   <li>{@code input} (hook input): a new connection from a selected pod to the node itself goes
+ *       to the queue (the pod's egress policy decides);</li>
+ *   <li>{@value #CHAIN_QUEUE}: the one queue rule. With {@link QueuePath#NFT_QUEUE} it is
+ *       {@code queue num N [bypass]}; with {@link QueuePath#XT_NFQUEUE} the text holds a
+ *       placeholder ({@code accept} when fail-open, {@code drop} when fail-closed) that the shim
+ *       swaps for the xtables NFQUEUE target in one transaction.</li>
+ * </ul>
+ * No output hook: connections the node itself opens (kubelet probes) are never queued and stay
+ * allowed. Packets of established connections never match {@code ct state new}, so only a
+ * connection's first packet is judged.
+ */
+public final class RulesetRenderer {
+    public static final String SET_V4 = "pods4";
+    public static final String SET_V6 = "pods6";
+    public static final String CHAIN_QUEUE = "to_queue";
+    /** Marks the table as ours; a table with our name and this comment is a leftover of ours. */
+    public static final String COMMENT = "managed by kube-verdict";
+
+    private RulesetRenderer() {}
+
+    /**
+     * One transaction that removes any earlier table of ours, in any family and layout (each
+     * {@code add table} makes the following delete valid when there is none), and builds the
+     * table(s) anew with the given addresses.
+     */
+    public static String replaceTable(RulesetConfig config, PodAddresses addresses) {
+        StringBuilder s = new StringBuilder(deleteTable(config));
+        if (config.layout() == TableLayout.INET) {
+            table(s, config, "inet", true, true, addresses);
+        } else {
+            table(s, config, "ip", true, false, addresses);
+            table(s, config, "ip6", false, true, addresses);
+        }
+        return s.toString();
+    }
+
+    /** The families our table(s) have in this layout. */
+    public static List<String> families(RulesetConfig config) {
+        return config.layout() == TableLayout.INET ? List.of("inet") : List.of("ip", "ip6");
+    }
+
+    private static void table(StringBuilder s, RulesetConfig config, String family, boolean v4, boolean v6,
+                              PodAddresses addresses) {
+        s.append("table ").append(family).append(' ').append(config.table()).append(" {\n");
+        s.append("\tcomment \"").append(COMMENT).append("\"\n");
+        if (v4) {
+            set(s, SET_V4, "ipv4_addr", addresses.v4());
+        }
+        if (v6) {
+            set(s, SET_V6, "ipv6_addr", addresses.v6());
+        }
+        s.append("\tchain ").append(CHAIN_QUEUE).append(" {\n\t\t").append(queueStatement(config)).append("\n\t}\n");
+        s.append("\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n");
+        if (v4) {
+            rule(s, "ip saddr @" + SET_V4);
+            rule(s, "ip daddr @" + SET_V4);
+        }
+        if (v6) {
+            rule(s, "ip6 saddr @" + SET_V6);
+            rule(s, "ip6 daddr @" + SET_V6);
+        }
+        s.append("\t}\n");
+        s.append("\tchain input {\n\t\ttype filter hook input priority filter; policy accept;\n");
+        if (v4) {
+            rule(s, "ip saddr @" + SET_V4);
+        }
+        if (v6) {
+            rule(s, "ip6 saddr @" + SET_V6);
+        }
+        s.append("\t}\n");
+        s.append("}\n");
+    }
+
+    private static void rule(StringBuilder s, String match) {
+        s.append("\t\tct state new ").append(match).append(" goto ").append(CHAIN_QUEUE).append('\n');
+    }
+
+    /** The queue chain's rule as nft text (a placeholder on the xtables path). */
+    public static String queueStatement(RulesetConfig config) {
+        if (config.path() == QueuePath.XT_NFQUEUE) {
+            return config.failOpen() ? "accept" : "drop";
+        }
+        return "queue num " + config.queueNumber() + (config.failOpen() ? " bypass" : "");
+    }
+
+    /**
+     * The element changes from {@code from} to {@code to} as one transaction: additions first,
+     * then deletions; empty when nothing changes.
+     */
+    public static String diff(RulesetConfig config, PodAddresses from, PodAddresses to) {
+        StringBuilder s = new StringBuilder();
+        elements(s, "add", config, SET_V4, minus(to.v4(), from.v4()));
+        elements(s, "add", config, SET_V6, minus(to.v6(), from.v6()));
+        elements(s, "delete", config, SET_V4, minus(from.v4(), to.v4()));
+        elements(s, "delete", config, SET_V6, minus(from.v6(), to.v6()));
+        return s.toString();
+    }
+
+    /** Sets both sets to exactly {@code to} in one transaction, whatever they hold now. */
+    public static String resync(RulesetConfig config, PodAddresses to) {
+        StringBuilder s = new StringBuilder();
+        s.append("flush set ").append(setRef(config, SET_V4)).append('\n');
+        s.append("flush set ").append(setRef(config, SET_V6)).append('\n');
+        elements(s, "add", config, SET_V4, to.v4());
+        elements(s, "add", config, SET_V6, to.v6());
+        return s.toString();
+    }
+
+    /** Removes our table(s) if they exist, whatever layout an earlier run used. */
+    public static String deleteTable(RulesetConfig config) {
+        StringBuilder s = new StringBuilder();
+        for (String family : List.of("inet", "ip", "ip6")) {
+            s.append("add table ").append(family).append(' ').append(config.table()).append('\n');
+            s.append("delete table ").append(family).append(' ').append(config.table()).append('\n');
+        }
+        return s.toString();
+    }
+
+    /** "family table set" of one of our sets. */
+    static String setRef(RulesetConfig config, String set) {
+        String family = config.layout() == TableLayout.INET ? "inet" : set.equals(SET_V4) ? "ip" : "ip6";
+        return family + " " + config.table() + " " + set;
+    }
+
+    private static void set(StringBuilder s, String name, String type, Collection<String> elements) {
+        s.append("\tset ").append(name).append(" {\n\t\ttype ").append(type).append('\n');
+        if (!elements.isEmpty()) {
+            s.append("\t\telements = { ").append(String.join(", ", elements)).append(" }\n");
+        }
+        s.append("\t}\n");
+    }
+
+    private static void elements(StringBuilder s, String verb, RulesetConfig config, String set, Collection<String> elements) {
+        if (!elements.isEmpty()) {
+            s.append(verb).append(" element ").append(setRef(config, set))
+                    .append(" { ").append(String.join(", ", elements)).append(" }\n");
+        }
+    }
+
+    private static Set<String> minus(Set<String> a, Set<String> b) {
+        TreeSet<String> out = new TreeSet<>(a);
+        out.removeAll(b);
+        return out;
+    }
+}

@@ -1,0 +1,7 @@
+/**
+ * Our nftables table: {@link io.kubeverdict.agent.nft.RulesetRenderer} (pure: state to nft text),
+ * {@link io.kubeverdict.agent.nft.NftManager} (applies it: start/replace leftovers, element diffs,
+ * remove), {@link io.kubeverdict.agent.nft.QueuePathProbe} (nft queue expression or xtables
+ * NFQUEUE through nft_compat). See DESIGN.md, "Data plane".
+ */
+package io.kubeverdict.agent.nft;

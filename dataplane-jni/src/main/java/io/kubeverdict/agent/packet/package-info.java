@@ -1,0 +1,2 @@
+/** Header parsing of queued packets into {@link io.kubeverdict.policy.PacketTuple}, allocation-free. */
+package io.kubeverdict.agent.packet;

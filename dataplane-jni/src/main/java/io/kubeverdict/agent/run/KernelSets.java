@@ -1,0 +1,45 @@
+package io.kubeverdict.agent.run;
+
+import io.kubeverdict.agent.nft.NftManager;
+import io.kubeverdict.agent.nft.PodAddresses;
+import io.kubeverdict.agent.state.SelectedAddresses;
+import io.kubeverdict.agent.state.SelectedSetsProgrammer;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Connects the state enforcer to the nftables manager. The table is first written at the first
+ * in-sync state, not at process start: a table left by a killed agent keeps queueing its pods
+ * (answered by the configured default until then) instead of being emptied by a restart, and is
+ * replaced atomically by the right one at InSync. After that only set elements change.
+ */
+final class KernelSets implements SelectedSetsProgrammer {
+    private static final Logger log = LoggerFactory.getLogger(KernelSets.class);
+    private final NftManager manager;
+    private volatile boolean started;
+
+    KernelSets(NftManager manager) {
+        this.manager = manager;
+    }
+
+    @Override
+    public void program(SelectedAddresses selected) {
+        List<String> all = new ArrayList<>(selected.ipv4());
+        all.addAll(selected.ipv6());
+        PodAddresses addresses = PodAddresses.of(all);
+        if (!started) {
+            boolean leftover = manager.start(addresses);
+            started = true;
+            log.info("nftables table {} written ({}), {} selected addresses, queue path {}",
+                    manager.config().table(), leftover ? "replaced a leftover" : "new", selected.size(), manager.path());
+        } else {
+            manager.update(addresses);
+        }
+    }
+
+    boolean started() {
+        return started;
+    }
+}

@@ -1,0 +1,36 @@
+package io.kubeverdict.agent.state;
+
+import io.kubeverdict.agent.sync.Enforcer;
+import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import java.time.Clock;
+
+/**
+ * Makes a complete snapshot the enforced one: compile, swap the index the verdict loop reads, then
+ * change the kernel's queue sets. The order matters: a newly selected pod's first packets reach the
+ * queue only after the index that knows it is in place, and an unselected pod leaves the sets only
+ * after the index stopped isolating it, so no packet is judged by a generation that doesn't know it.
+ */
+public final class StateEnforcer implements Enforcer {
+    private final StateHolder holder;
+    private final SelectedSetsProgrammer kernel;
+    private final Clock clock;
+    private SelectedAddresses programmed;
+
+    public StateEnforcer(StateHolder holder, SelectedSetsProgrammer kernel, Clock clock) {
+        this.holder = holder;
+        this.kernel = kernel;
+        this.clock = clock;
+    }
+
+    @Override
+    public void enforce(NodeSnapshot snapshot, long sequence) throws Exception {
+        SnapshotIndex index = SnapshotIndex.compile(snapshot);
+        SelectedAddresses selected = SelectedAddresses.of(snapshot);
+        holder.swap(new EnforcedState(snapshot, index, selected, sequence, clock.millis()));
+        if (!selected.equals(programmed)) {
+            kernel.program(selected);
+            programmed = selected;
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package io.kubeverdict.agent.verdict;
+
+import io.kubeverdict.agent.packet.PacketParser;
+import io.kubeverdict.jni.NfQueue;
+import io.kubeverdict.jni.PacketBatch;
+import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.PacketTuple;
+import java.nio.ByteBuffer;
+import java.util.Objects;
+
+/**
+ * The thread that answers an NFQUEUE: receive a batch (one JNI call), parse each packet into one
+ * reused {@link PacketTuple}, ask the current {@link Judge}, write the verdict into the batch, send
+ * all verdicts (one JNI call). Nothing is allocated per packet.
+ *
+ * <p>The judge is a volatile reference: {@link #judge(Judge)} swaps it atomically (a new
+ * snapshot) and the next batch uses it. Packets that cannot be parsed, and packets whose judge
+ * throws, get {@code defaultAllow}. {@link #close()} stops the thread within about one receive
+ * timeout after it has answered what it took; the caller then closes the queue.
+ */
+public final class VerdictLoop implements AutoCloseable {
+    /** How long one receive waits before the loop checks whether it should stop. */
+    static final int RECEIVE_TIMEOUT_MILLIS = 100;
+    private static final long BACKOFF_MILLIS = 50;
+
+    private final PacketBatch batch;
+    private final VerdictObserver observer;
+    private final boolean defaultAllow;
+    private final PacketTuple tuple = new PacketTuple();
+    private final Thread thread;
+    private volatile Judge judge;
+    private volatile boolean running = true;
+
+    /**
+     * Starts the loop on a new thread named after the queue.
+     *
+     * @param queue a bound queue; this loop takes its batch
+     * @param batchSize packets per receive (e.g. 64)
+     * @param defaultAllow the verdict for malformed packets and judge failures
+     */
+    public VerdictLoop(NfQueue queue, int batchSize, Judge judge, VerdictObserver observer, boolean defaultAllow) {
+        this.batch = queue.batch(batchSize);
+        this.judge = Objects.requireNonNull(judge);
+        this.observer = Objects.requireNonNull(observer);
+        this.defaultAllow = defaultAllow;
+        this.thread = new Thread(this::run, "verdict-loop-q" + queue.number());
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    /** Replaces the judge; packets of the next batch see the new one. */
+    public void judge(Judge newJudge) {
+        judge = Objects.requireNonNull(newJudge);
+    }
+
+    public boolean isRunning() {
+        return thread.isAlive();
+    }
+
+    private void run() {
+        while (running) {
+            try {
+                int n = batch.receive(RECEIVE_TIMEOUT_MILLIS);
+                if (n == 0) {
+                    continue;
+                }
+                decideAll(n);
+                batch.sendVerdicts();
+            } catch (RuntimeException e) {
+                observer.queueFailed(e);
+                pause();
+            }
+        }
+    }
+
+    private void decideAll(int n) {
+        Judge current = judge;
+        ByteBuffer buffer = batch.buffer();
+        for (int i = 0; i < n; i++) {
+            long start = System.nanoTime();
+            int result = PacketParser.parse(buffer, batch.dataOffset(i), batch.copiedLength(i), tuple);
+            boolean allow;
+            if (result != PacketParser.OK) {
+                allow = defaultAllow;
+                observer.malformed(result, allow);
+            } else {
+                try {
+                    allow = Decision.allowed(current.decide(tuple));
+                    observer.decided(tuple.family, tuple.protocol, allow, System.nanoTime() - start);
+                } catch (RuntimeException e) {
+                    allow = defaultAllow;
+                    observer.judgeFailed(e);
+                }
+            }
+            if (allow) {
+                batch.accept(i);
+            } else {
+                batch.drop(i);
+            }
+        }
+    }
+
+    private void pause() {
+        try {
+            Thread.sleep(BACKOFF_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            running = false;
+        }
+    }
+
+    /** Stops the thread and waits for it; the queue stays open (the caller owns it). */
+    @Override
+    public void close() throws InterruptedException {
+        running = false;
+        thread.join(10L * RECEIVE_TIMEOUT_MILLIS + 5_000);
+    }
+}

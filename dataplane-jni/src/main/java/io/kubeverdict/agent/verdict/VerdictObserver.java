@@ -1,0 +1,44 @@
+package io.kubeverdict.agent.verdict;
+
+/**
+ * What the verdict loop reports, on its own thread, for metrics. Implementations must be cheap
+ * and must not allocate per call (the agent wires these to micrometer counters and a timer).
+ */
+public interface VerdictObserver {
+    /**
+     * A packet was parsed and judged.
+     *
+     * @param family 4 or 6
+     * @param protocol IP protocol number (6 TCP, 17 UDP, 132 SCTP, 1/58 ICMP)
+     * @param allowed the verdict sent
+     * @param nanos time spent parsing and judging this packet
+     */
+    void decided(int family, int protocol, boolean allowed, long nanos);
+
+    /**
+     * A packet could not be parsed ({@link io.kubeverdict.agent.packet.PacketParser} result code)
+     * and got the loop's default verdict.
+     */
+    void malformed(int parseResult, boolean allowed);
+
+    /** The judge threw; the packet got the default verdict. */
+    void judgeFailed(RuntimeException error);
+
+    /** Receiving or sending verdicts failed; the loop backs off briefly and continues. */
+    void queueFailed(RuntimeException error);
+
+    /** Observes nothing. */
+    VerdictObserver NONE = new VerdictObserver() {
+        @Override
+        public void decided(int family, int protocol, boolean allowed, long nanos) {}
+
+        @Override
+        public void malformed(int parseResult, boolean allowed) {}
+
+        @Override
+        public void judgeFailed(RuntimeException error) {}
+
+        @Override
+        public void queueFailed(RuntimeException error) {}
+    };
+}

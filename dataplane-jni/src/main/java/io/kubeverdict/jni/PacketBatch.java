@@ -1,0 +1,130 @@
+package io.kubeverdict.jni;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * Packets of one NFQUEUE receive and the verdicts for them, in a direct buffer the shim fills.
+ * The buffer's address is handed to the shim once (attach); each {@link #receive} and
+ * {@link #sendVerdicts} is then one JNI crossing with plain ints, whatever the batch size.
+ *
+ * <p>Slot {@code i} (0 &le; i &lt; {@link #size()}) holds one packet: its id, hook, ethertype,
+ * how many bytes were copied (up to {@link #DATA_BYTES}) and the full packet length; the copied
+ * bytes start at {@link #dataOffset(int)} in {@link #buffer()}. Every received packet must get a
+ * verdict ({@link #accept}/{@link #drop}; drop is the default) before {@link #sendVerdicts}, and
+ * {@link #sendVerdicts} must come before the next {@link #receive}. Not thread-safe: one loop
+ * thread owns it.
+ */
+public final class PacketBatch {
+    /** Bytes per slot and where the copied packet starts in it (kv_nfqueue.c's layout). */
+    static final int SLOT_SIZE = 144;
+    static final int DATA_OFFSET = 16;
+    public static final int DATA_BYTES = 128;
+
+    private static final int ID = 0;
+    private static final int HW_PROTOCOL = 4;
+    private static final int HOOK = 6;
+    private static final int VERDICT = 7;
+    private static final int COPIED = 8;
+    private static final int LENGTH = 12;
+
+    private static final byte NF_DROP = 0;
+    private static final byte NF_ACCEPT = 1;
+
+    private final NfQueue queue;
+    private final ByteBuffer buffer;
+    private final int capacity;
+    private int size;
+
+    PacketBatch(NfQueue queue, int capacity) {
+        if (capacity <= 0 || capacity > 4096) {
+            throw new IllegalArgumentException("batch capacity must be 1..4096, got " + capacity);
+        }
+        this.queue = queue;
+        this.capacity = capacity;
+        this.buffer = ByteBuffer.allocateDirect(capacity * SLOT_SIZE).order(ByteOrder.nativeOrder());
+        long address = NativeException.check("direct buffer address", NfqNative.address(buffer));
+        NativeException.check("attach batch to nfqueue " + queue.number(),
+                NfqNative.attach(queue.handle(), address, capacity));
+    }
+
+    /**
+     * Waits up to timeoutMillis for packets and takes what is queued, up to {@link #capacity()}.
+     * Returns the number received; 0 after a quiet timeout.
+     */
+    public int receive(int timeoutMillis) {
+        size = 0;
+        int n = NfqNative.receive(queue.handle(), timeoutMillis);
+        size = (int) NativeException.check("receive from nfqueue " + queue.number(), n);
+        return size;
+    }
+
+    /** Sends the verdicts of all received slots; returns the number of netlink messages used. */
+    public int sendVerdicts() {
+        int messages = (int) NativeException.check("verdicts to nfqueue " + queue.number(),
+                NfqNative.verdict(queue.handle(), size));
+        size = 0;
+        return messages;
+    }
+
+    public int size() {
+        return size;
+    }
+
+    public int capacity() {
+        return capacity;
+    }
+
+    /** The slots; read it with absolute gets (native byte order). */
+    public ByteBuffer buffer() {
+        return buffer;
+    }
+
+    public int packetId(int i) {
+        return buffer.getInt(slot(i) + ID);
+    }
+
+    /** The packet's ethertype: 0x0800 IPv4, 0x86dd IPv6. */
+    public int hwProtocol(int i) {
+        return buffer.getShort(slot(i) + HW_PROTOCOL) & 0xffff;
+    }
+
+    /** The netfilter hook (NF_INET_*: 0 prerouting, 1 input, 2 forward, 3 output, 4 postrouting). */
+    public int hook(int i) {
+        return buffer.get(slot(i) + HOOK) & 0xff;
+    }
+
+    /** How many bytes of the packet are in the slot. */
+    public int copiedLength(int i) {
+        return buffer.getInt(slot(i) + COPIED);
+    }
+
+    /** The packet's full length. */
+    public int packetLength(int i) {
+        return buffer.getInt(slot(i) + LENGTH);
+    }
+
+    /** Where the packet's first byte (the IP header) is in {@link #buffer()}. */
+    public int dataOffset(int i) {
+        return slot(i) + DATA_OFFSET;
+    }
+
+    public void accept(int i) {
+        buffer.put(slot(i) + VERDICT, NF_ACCEPT);
+    }
+
+    public void drop(int i) {
+        buffer.put(slot(i) + VERDICT, NF_DROP);
+    }
+
+    public boolean accepted(int i) {
+        return buffer.get(slot(i) + VERDICT) == NF_ACCEPT;
+    }
+
+    private int slot(int i) {
+        if (i < 0 || i >= size) {
+            throw new IndexOutOfBoundsException("slot " + i + " of " + size);
+        }
+        return i * SLOT_SIZE;
+    }
+}

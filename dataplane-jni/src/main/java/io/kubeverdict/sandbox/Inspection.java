@@ -1,0 +1,77 @@
+package io.kubeverdict.sandbox;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.kubeverdict.proto.v1.AgentInspectionGrpc;
+import io.kubeverdict.proto.v1.AgentStatus;
+import io.kubeverdict.proto.v1.AgentStatusRequest;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.ListNodesRequest;
+import io.kubeverdict.proto.v1.NodeStatus;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * gRPC clients of the inspection services of the sandbox's processes. They listen inside the
+ * testbed (on the fabric), not in the root namespace, so every client socket is opened by a
+ * thread inside the fabric namespace (a channel factory that hops there), whatever thread gRPC
+ * happens to connect from.
+ */
+final class Inspection implements AutoCloseable {
+    interface InNamespace {
+        <T> T call(Callable<T> work) throws Exception;
+    }
+
+    static {
+        // Netty derives a machine id from a MAC address; the fabric has none worth a warning.
+        System.setProperty("io.grpc.netty.shaded.io.netty.machineId", "02:00:00:00:00:01");
+    }
+
+    private final NioEventLoopGroup loop = new NioEventLoopGroup(1);
+    private final InNamespace fabric;
+    private final ManagedChannel controlPlane;
+    private final Map<String, ManagedChannel> agents = new LinkedHashMap<>();
+
+    Inspection(InNamespace fabric, String controlPlaneAddress, Map<String, String> agentAddresses) {
+        this.fabric = fabric;
+        this.controlPlane = channel(controlPlaneAddress);
+        agentAddresses.forEach((node, address) -> agents.put(node, channel(address)));
+    }
+
+    private ManagedChannel channel(String hostPort) {
+        int colon = hostPort.lastIndexOf(':');
+        return NettyChannelBuilder.forAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)))
+                .usePlaintext()
+                .eventLoopGroup(loop)
+                .channelFactory(() -> {
+                    try {
+                        return fabric.call(NioSocketChannel::new);
+                    } catch (Exception e) {
+                        throw new IllegalStateException("cannot open a socket in the fabric namespace", e);
+                    }
+                })
+                .build();
+    }
+
+    List<NodeStatus> nodes() {
+        return ControlPlaneInspectionGrpc.newBlockingStub(controlPlane).withDeadlineAfter(2, TimeUnit.SECONDS)
+                .listNodes(ListNodesRequest.getDefaultInstance()).getNodesList();
+    }
+
+    AgentStatus agent(String node) {
+        return AgentInspectionGrpc.newBlockingStub(agents.get(node)).withDeadlineAfter(2, TimeUnit.SECONDS)
+                .getStatus(AgentStatusRequest.getDefaultInstance());
+    }
+
+    @Override
+    public void close() {
+        controlPlane.shutdownNow();
+        agents.values().forEach(ManagedChannel::shutdownNow);
+        loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+}

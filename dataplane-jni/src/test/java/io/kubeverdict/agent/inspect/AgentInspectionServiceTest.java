@@ -1,0 +1,244 @@
+package io.kubeverdict.agent.inspect;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import io.kubeverdict.agent.verdict.QueueCounters;
+import io.kubeverdict.agent.state.StateEnforcer;
+import io.kubeverdict.agent.state.StateHolder;
+import io.kubeverdict.agent.sync.SyncStatus;
+import io.kubeverdict.agent.testing.Snapshots;
+import io.kubeverdict.policy.IpAddress;
+import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.proto.v1.AgentInspectionGrpc;
+import io.kubeverdict.proto.v1.AgentStatus;
+import io.kubeverdict.proto.v1.AgentStatusRequest;
+import io.kubeverdict.proto.v1.ExplainRequest;
+import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.ListEndpointsRequest;
+import io.kubeverdict.proto.v1.Tuple;
+import io.kubeverdict.proto.v1.Verdict;
+import io.kubeverdict.proto.v1.WatchVerdictsRequest;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** AgentInspection, reflection and health through a real gRPC client on loopback. */
+class AgentInspectionServiceTest {
+    private final StateHolder state = new StateHolder(0);
+    private final SyncStatus sync = new SyncStatus();
+    private VerdictFeed feed;
+    private InspectionServer server;
+    private ManagedChannel channel;
+    private AgentInspectionGrpc.AgentInspectionBlockingStub inspect;
+
+    @BeforeEach
+    void start() throws Exception {
+        feed = new VerdictFeed(256, state::current);
+        AgentIdentity identity = new AgentIdentity("node-1", "test", "xtables-nfqueue", 7, true);
+        server = new InspectionServer(new InetSocketAddress("127.0.0.1", 0),
+                new AgentInspectionService(identity, state, sync, () -> java.util.Optional.of(new QueueCounters(7, 99, 10, 2, 128, 2, 1, 500)), feed)).start();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+        inspect = AgentInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        feed.close();
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        server.close();
+    }
+
+    private void enforce() throws Exception {
+        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(Snapshots.allowFromB(), 12);
+    }
+
+    @Test
+    void statusBeforeAndAfterTheFirstState() throws Exception {
+        AgentStatus before = inspect.getStatus(AgentStatusRequest.getDefaultInstance());
+        assertThat(before.getNode()).isEqualTo("node-1");
+        assertThat(before.getInSync()).isFalse();
+        assertThat(before.getKernelPath()).isEqualTo("xtables-nfqueue");
+        assertThat(before.getQueueId()).isEqualTo(7);
+        assertThat(before.getFailOpen()).isTrue();
+        assertThat(before.getQueueTotal()).isEqualTo(10);
+        assertThat(before.getQueueDropped()).isEqualTo(2);
+        assertThat(before.getQueueUserDropped()).isEqualTo(1);
+        assertThat(before.getEndpoints()).isZero();
+        assertThatThrownBy(() -> inspect.explain(ExplainRequest.newBuilder().setTuple(tuple("10.0.0.2", "10.0.0.1", 80)).build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION));
+
+        enforce();
+        AgentStatus after = inspect.getStatus(AgentStatusRequest.getDefaultInstance());
+        assertThat(after.getEndpoints()).isEqualTo(3);
+        assertThat(after.getPolicies()).isEqualTo(1);
+        assertThat(after.getIpSets()).isEqualTo(1);
+        assertThat(inspect.listEndpoints(ListEndpointsRequest.getDefaultInstance()).getEndpointsList())
+                .extracting(e -> e.getId().getPod()).containsExactly("a", "b", "c");
+    }
+
+    @Test
+    void explainsWithTheCurrentIndex() throws Exception {
+        enforce();
+        Explanation allowed = inspect.explain(ExplainRequest.newBuilder().setTuple(tuple("10.0.0.2", "10.0.0.1", 80)).build());
+        assertThat(allowed.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
+        assertThat(allowed.getIngress().getPolicy().getName()).isEqualTo("x/allow-from-b");
+        assertThat(allowed.getIngress().getRuleId()).isEqualTo("ingress[0]");
+
+        Explanation denied = inspect.explain(ExplainRequest.newBuilder()
+                .setFrom("x/c").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(6).setDstPort(80)).build());
+        assertThat(denied.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
+        assertThat(denied.getSource().getPod()).isEqualTo("c");
+        assertThat(denied.getDestination().getPod()).isEqualTo("a");
+        assertThat(denied.getIngress().getIsolated()).isTrue();
+
+        assertThatThrownBy(() -> inspect.explain(ExplainRequest.newBuilder().setTuple(tuple("nonsense", "10.0.0.1", 80)).build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+        assertThatThrownBy(() -> inspect.explain(ExplainRequest.newBuilder().setFrom("y/nowhere").setTo("x/a").build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+    }
+
+    @Test
+    void healthTurnsServingWhenTold() {
+        HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+        assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.NOT_SERVING);
+        server.setServing(true);
+        assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.SERVING);
+        assertThat(health.check(HealthCheckRequest.newBuilder().setService(AgentInspectionGrpc.SERVICE_NAME).build())
+                .getStatus()).isEqualTo(ServingStatus.SERVING);
+    }
+
+    @Test
+    void reflectionListsTheServicesInBothProtocolVersions() throws Exception {
+        BlockingQueue<List<String>> v1 = new LinkedBlockingQueue<>();
+        var v1Call = io.grpc.reflection.v1.ServerReflectionGrpc.newStub(channel).serverReflectionInfo(new StreamObserver<>() {
+            @Override
+            public void onNext(io.grpc.reflection.v1.ServerReflectionResponse r) {
+                v1.add(r.getListServicesResponse().getServiceList().stream().map(s -> s.getName()).toList());
+            }
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {}
+        });
+        v1Call.onNext(io.grpc.reflection.v1.ServerReflectionRequest.newBuilder().setListServices("").build());
+        assertThat(v1.poll(10, TimeUnit.SECONDS)).contains("kubeverdict.v1.AgentInspection", "grpc.health.v1.Health");
+        v1Call.onCompleted();
+
+        BlockingQueue<List<String>> v1alpha = new LinkedBlockingQueue<>();
+        @SuppressWarnings("deprecation")
+        var alphaCall = io.grpc.reflection.v1alpha.ServerReflectionGrpc.newStub(channel).serverReflectionInfo(new StreamObserver<>() {
+            @Override
+            public void onNext(io.grpc.reflection.v1alpha.ServerReflectionResponse r) {
+                v1alpha.add(r.getListServicesResponse().getServiceList().stream().map(s -> s.getName()).toList());
+            }
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {}
+        });
+        alphaCall.onNext(io.grpc.reflection.v1alpha.ServerReflectionRequest.newBuilder().setListServices("").build());
+        assertThat(v1alpha.poll(10, TimeUnit.SECONDS)).contains("kubeverdict.v1.AgentInspection");
+        alphaCall.onCompleted();
+    }
+
+    @Test
+    void watchVerdictsStreamsFilteredExplanations() throws Exception {
+        enforce();
+        BlockingQueue<Explanation> denied = new LinkedBlockingQueue<>();
+        BlockingQueue<Explanation> ofB = new LinkedBlockingQueue<>();
+        AgentInspectionGrpc.AgentInspectionStub async = AgentInspectionGrpc.newStub(channel);
+        async.watchVerdicts(WatchVerdictsRequest.newBuilder().setVerdict(Verdict.VERDICT_DENY).build(), collect(denied));
+        async.watchVerdicts(WatchVerdictsRequest.newBuilder().setIp("10.0.0.2").build(), collect(ofB));
+        SyncClientAwait.until(() -> feed.watchers() == 2);
+
+        // The verdict loop's side: one thread, one reused tuple, decisions from the enforced index.
+        Thread loop = new Thread(() -> {
+            PacketTuple p = new PacketTuple();
+            for (String src : new String[] {"10.0.0.2", "10.0.0.3", "10.0.0.2"}) {
+                p.set(IpAddress.parse(src), IpAddress.parse("10.0.0.1"), 6, 80);
+                feed.publish(p, state.decide(p));
+            }
+        });
+        loop.start();
+        loop.join();
+
+        Explanation d = denied.poll(10, TimeUnit.SECONDS);
+        assertThat(d).isNotNull();
+        assertThat(d.getTuple().getSrcIp()).isEqualTo("10.0.0.3");
+        assertThat(d.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
+        assertThat(d.getIngress().getReason()).contains("no rule matched");
+
+        Explanation b1 = ofB.poll(10, TimeUnit.SECONDS);
+        Explanation b2 = ofB.poll(10, TimeUnit.SECONDS);
+        assertThat(List.of(b1, b2)).allSatisfy(e -> {
+            assertThat(e.getTuple().getSrcIp()).isEqualTo("10.0.0.2");
+            assertThat(e.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
+            assertThat(e.getIngress().getPolicy().getName()).isEqualTo("x/allow-from-b");
+        });
+        assertThat(denied.poll(200, TimeUnit.MILLISECONDS)).isNull();
+        assertThat(ofB.poll(1, TimeUnit.MILLISECONDS)).isNull();
+    }
+
+    @Test
+    void anUnwatchedFeedTakesNothing() {
+        PacketTuple p = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 6, 80);
+        for (int i = 0; i < 10_000; i++) {
+            feed.publish(p, 1);
+        }
+        assertThat(feed.dropped()).isZero();
+    }
+
+    private static StreamObserver<Explanation> collect(BlockingQueue<Explanation> into) {
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(Explanation e) {
+                into.add(e);
+            }
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {}
+        };
+    }
+
+    private static Tuple tuple(String src, String dst, int port) {
+        return Tuple.newBuilder().setSrcIp(src).setDstIp(dst).setProtocol(6).setDstPort(port).build();
+    }
+
+    /** Polling wait for conditions other threads make true. */
+    static final class SyncClientAwait {
+        static void until(java.util.function.BooleanSupplier condition) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!condition.getAsBoolean()) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("condition not met within 10 s");
+                }
+                Thread.sleep(10);
+            }
+        }
+    }
+}

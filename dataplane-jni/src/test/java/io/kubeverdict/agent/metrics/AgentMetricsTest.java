@@ -1,0 +1,56 @@
+package io.kubeverdict.agent.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kubeverdict.agent.state.StateHolder;
+import io.kubeverdict.agent.sync.SyncStatus;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import io.kubeverdict.agent.verdict.QueueCounters;
+import java.time.Clock;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class AgentMetricsTest {
+
+    @Test
+    void servesVerdictQueueSyncAndJvmMetricsOverHttp() throws Exception {
+        QueueCounters queue = new QueueCounters(3, 1234, 5, 2, 128, 3, 1, 42);
+        try (AgentMetrics metrics = new AgentMetrics(new SyncStatus(), new StateHolder(0), () -> Optional.of(queue), Clock.systemUTC());
+             MetricsHttpServer http = new MetricsHttpServer(new InetSocketAddress("127.0.0.1", 0), metrics::scrape, () -> false).start()) {
+            metrics.verdicts().verdict(4, 6, true, 2_000);
+            metrics.verdicts().verdict(4, 6, true, 3_000);
+            metrics.verdicts().verdict(6, 17, false, 1_000);
+            metrics.verdicts().verdict(6, 58, false, 1_000);
+            metrics.verdicts().malformed(-1, false);
+
+            HttpClient client = HttpClient.newHttpClient();
+            HttpResponse<String> response = client.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + http.port() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+            String body = response.body();
+
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(body).contains("kubeverdict_verdicts_total{family=\"ipv4\",protocol=\"tcp\",verdict=\"accept\"} 2.0");
+            assertThat(body).contains("kubeverdict_verdicts_total{family=\"ipv6\",protocol=\"udp\",verdict=\"drop\"} 1.0");
+            assertThat(body).contains("kubeverdict_verdicts_total{family=\"ipv6\",protocol=\"icmpv6\",verdict=\"drop\"} 1.0");
+            assertThat(body).contains("kubeverdict_malformed_packets_total 1.0");
+            assertThat(body).contains("kubeverdict_packet_processing_seconds_count 4");
+            assertThat(body).contains("kubeverdict_packet_processing_seconds_bucket");
+            assertThat(body).contains("kubeverdict_queue_packets_total 42.0");
+            assertThat(body).contains("kubeverdict_queue_dropped_total 3.0");
+            assertThat(body).contains("kubeverdict_queue_user_dropped_total 1.0");
+            assertThat(body).contains("kubeverdict_queue_waiting 5.0");
+            assertThat(body).contains("kubeverdict_queue_bound 1.0");
+            assertThat(body).contains("kubeverdict_sync_in_sync 0.0");
+            assertThat(body).contains("kubeverdict_sync_reconnects_total 0.0");
+            assertThat(body).contains("jvm_memory_used_bytes");
+
+            HttpResponse<String> health = client.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + http.port() + "/healthz")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(health.statusCode()).isEqualTo(503);
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package io.kubeverdict.agent.nft;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class RulesetRendererTest {
+    private static final RulesetConfig NFT_OPEN = new RulesetConfig("kube_verdict", 100, true, QueuePath.NFT_QUEUE);
+
+    static Stream<Arguments> queueStatements() {
+        return Stream.of(
+                Arguments.of(QueuePath.NFT_QUEUE, true, "queue num 7 bypass"),
+                Arguments.of(QueuePath.NFT_QUEUE, false, "queue num 7"),
+                Arguments.of(QueuePath.XT_NFQUEUE, true, "accept"),
+                Arguments.of(QueuePath.XT_NFQUEUE, false, "drop"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("queueStatements")
+    void queueStatementFollowsPathAndFailureMode(QueuePath path, boolean failOpen, String expected) {
+        RulesetConfig config = new RulesetConfig("t", 7, failOpen, path);
+        assertThat(RulesetRenderer.queueStatement(config)).isEqualTo(expected);
+        assertThat(RulesetRenderer.replaceTable(config, PodAddresses.EMPTY)).contains("chain to_queue {\n\t\t" + expected + "\n");
+    }
+
+    @Test
+    void replaceTableDeletesAndRebuildsInOneText() {
+        String text = RulesetRenderer.replaceTable(NFT_OPEN, PodAddresses.of(List.of("10.0.0.2", "10.0.0.1", "fd00::1")));
+        assertThat(text).startsWith("add table inet kube_verdict\ndelete table inet kube_verdict\n"
+                + "add table ip kube_verdict\ndelete table ip kube_verdict\n"
+                + "add table ip6 kube_verdict\ndelete table ip6 kube_verdict\n"
+                + "table inet kube_verdict {\n");
+        assertThat(text).contains("comment \"managed by kube-verdict\"");
+        assertThat(text).contains("set pods4 {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1, 10.0.0.2 }\n");
+        assertThat(text).contains("set pods6 {\n\t\ttype ipv6_addr\n\t\telements = { fd00::1 }\n");
+        assertThat(text).contains("type filter hook forward priority filter; policy accept;\n"
+                + "\t\tct state new ip saddr @pods4 goto to_queue\n"
+                + "\t\tct state new ip daddr @pods4 goto to_queue\n"
+                + "\t\tct state new ip6 saddr @pods6 goto to_queue\n"
+                + "\t\tct state new ip6 daddr @pods6 goto to_queue\n");
+        assertThat(text).contains("type filter hook input priority filter; policy accept;\n"
+                + "\t\tct state new ip saddr @pods4 goto to_queue\n"
+                + "\t\tct state new ip6 saddr @pods6 goto to_queue\n");
+        assertThat(text).as("node-originated traffic is never queued").doesNotContain("hook output");
+    }
+
+    @Test
+    void theSplitLayoutPutsEachFamilyInItsOwnTable() {
+        RulesetConfig split = new RulesetConfig("kv", 3, false, QueuePath.XT_NFQUEUE, TableLayout.SPLIT);
+        String text = RulesetRenderer.replaceTable(split, PodAddresses.of(List.of("10.0.0.1", "fd00::1")));
+        String ip = text.substring(text.indexOf("table ip kv {"), text.indexOf("table ip6 kv {"));
+        String ip6 = text.substring(text.indexOf("table ip6 kv {"));
+        assertThat(text).doesNotContain("table inet kv {").contains("delete table inet kv\n");
+        assertThat(ip).contains("set pods4").contains("elements = { 10.0.0.1 }").contains("ip saddr @pods4 goto to_queue")
+                .contains("chain to_queue {\n\t\tdrop\n").doesNotContain("pods6").doesNotContain("ip6");
+        assertThat(ip6).contains("set pods6").contains("elements = { fd00::1 }").contains("ip6 daddr @pods6 goto to_queue")
+                .doesNotContain("pods4");
+        assertThat(RulesetRenderer.diff(split, PodAddresses.EMPTY, PodAddresses.of(List.of("10.0.0.9", "fd00::9"))))
+                .isEqualTo("add element ip kv pods4 { 10.0.0.9 }\nadd element ip6 kv pods6 { fd00::9 }\n");
+        assertThat(RulesetRenderer.resync(split, PodAddresses.EMPTY)).isEqualTo("flush set ip kv pods4\nflush set ip6 kv pods6\n");
+        assertThat(RulesetRenderer.families(split)).containsExactly("ip", "ip6");
+    }
+
+    @Test
+    void emptySetsHaveNoElementsClause() {
+        assertThat(RulesetRenderer.replaceTable(NFT_OPEN, PodAddresses.EMPTY)).doesNotContain("elements");
+    }
+
+    static Stream<Arguments> diffs() {
+        return Stream.of(
+                Arguments.of(List.of(), List.of(), ""),
+                Arguments.of(List.of("10.0.0.1"), List.of("10.0.0.1"), ""),
+                Arguments.of(List.of(), List.of("10.0.0.1", "fd00::2"),
+                        "add element inet kube_verdict pods4 { 10.0.0.1 }\nadd element inet kube_verdict pods6 { fd00::2 }\n"),
+                Arguments.of(List.of("10.0.0.1", "10.0.0.2"), List.of("10.0.0.2", "10.0.0.3"),
+                        "add element inet kube_verdict pods4 { 10.0.0.3 }\ndelete element inet kube_verdict pods4 { 10.0.0.1 }\n"),
+                Arguments.of(List.of("fd00::1", "fd00::2"), List.of(),
+                        "delete element inet kube_verdict pods6 { fd00::1, fd00::2 }\n"),
+                Arguments.of(List.of("fd00:0:0::1"), List.of("FD00::1"), ""));
+    }
+
+    @ParameterizedTest
+    @MethodSource("diffs")
+    void diffTouchesOnlyChangedElements(List<String> from, List<String> to, String expected) {
+        assertThat(RulesetRenderer.diff(NFT_OPEN, PodAddresses.of(from), PodAddresses.of(to))).isEqualTo(expected);
+    }
+
+    @Test
+    void resyncFlushesAndAddsInOneText() {
+        assertThat(RulesetRenderer.resync(NFT_OPEN, PodAddresses.of(List.of("10.1.1.1"))))
+                .isEqualTo("flush set inet kube_verdict pods4\nflush set inet kube_verdict pods6\n"
+                        + "add element inet kube_verdict pods4 { 10.1.1.1 }\n");
+    }
+
+    static Stream<Arguments> addresses() {
+        return Stream.of(
+                Arguments.of("10.0.0.1", "10.0.0.1", true),
+                Arguments.of(" 192.168.1.255 ", "192.168.1.255", true),
+                Arguments.of("FD00:0:0:0:0:0:0:1", "fd00::1", false),
+                Arguments.of("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1", false),
+                Arguments.of("0:0:0:0:0:0:0:0", "::", false),
+                Arguments.of("fe80:0:0:0:1:2:3:4", "fe80::1:2:3:4", false),
+                Arguments.of("1:0:2:0:3:0:4:0", "1:0:2:0:3:0:4:0", false),
+                Arguments.of("::ffff:10.0.0.1", "10.0.0.1", true));
+    }
+
+    @ParameterizedTest
+    @MethodSource("addresses")
+    void addressesAreCanonical(String in, String canonical, boolean v4) {
+        PodAddresses a = PodAddresses.of(List.of(in));
+        assertThat(v4 ? a.v4() : a.v6()).containsExactly(canonical);
+    }
+
+    @Test
+    void rejectsNamesAndPrefixes() {
+        for (String bad : List.of("example.com", "10.0.0.0/24", "", "fe80::1%eth0", "10.0.0")) {
+            assertThatThrownBy(() -> PodAddresses.of(List.of(bad))).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
+    void configRejectsBadNamesAndQueues() {
+        assertThatThrownBy(() -> new RulesetConfig("bad name", 1, true, QueuePath.NFT_QUEUE)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new RulesetConfig("t", 65536, true, QueuePath.NFT_QUEUE)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new RulesetConfig("t", 1, true, null)).isInstanceOf(IllegalArgumentException.class);
+    }
+}

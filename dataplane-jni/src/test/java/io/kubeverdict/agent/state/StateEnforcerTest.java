@@ -1,0 +1,70 @@
+package io.kubeverdict.agent.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kubeverdict.agent.testing.Snapshots;
+import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.IpAddress;
+import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class StateEnforcerTest {
+    private final StateHolder holder = new StateHolder(0);
+    private final List<SelectedAddresses> programmed = new ArrayList<>();
+    private final List<EnforcedState> seenByKernelStep = new ArrayList<>();
+    private boolean kernelFails;
+
+    private final StateEnforcer enforcer = new StateEnforcer(holder, selected -> {
+        seenByKernelStep.add(holder.current());
+        if (kernelFails) {
+            throw new IllegalStateException("nft failed");
+        }
+        programmed.add(selected);
+    }, Clock.systemUTC());
+
+    private static PacketTuple tcp(String src, String dst, int port) {
+        return new PacketTuple().set(IpAddress.parse(src), IpAddress.parse(dst), 6, port);
+    }
+
+    @Test
+    void beforeAnyStateTheDefaultDecides() {
+        assertThat(Decision.allowed(new StateHolder(0).decide(tcp("10.0.0.9", "10.0.0.1", 80)))).isFalse();
+        assertThat(Decision.allowed(new StateHolder(1).decide(tcp("10.0.0.9", "10.0.0.1", 80)))).isTrue();
+    }
+
+    @Test
+    void swapsTheIndexBeforeProgrammingTheKernel() throws Exception {
+        NodeSnapshot snapshot = Snapshots.allowFromB();
+        enforcer.enforce(snapshot, 7);
+
+        assertThat(seenByKernelStep).hasSize(1);
+        assertThat(seenByKernelStep.get(0).sequence()).as("index already swapped when sets change").isEqualTo(7);
+        assertThat(programmed).containsExactly(new SelectedAddresses(java.util.Set.of("10.0.0.1"), java.util.Set.of("fd00::1")));
+        assertThat(Decision.allowed(holder.decide(tcp("10.0.0.2", "10.0.0.1", 80)))).isTrue();
+        assertThat(Decision.allowed(holder.decide(tcp("10.0.0.3", "10.0.0.1", 80)))).isFalse();
+        assertThat(holder.current().snapshot()).isEqualTo(snapshot);
+    }
+
+    @Test
+    void leavesTheKernelAloneWhenTheSelectionDidNotChange() throws Exception {
+        enforcer.enforce(Snapshots.allowFromB(), 1);
+        enforcer.enforce(Snapshots.allowFromB().toBuilder().clearIpSets().build(), 2);
+        assertThat(programmed).hasSize(1);
+        assertThat(holder.current().sequence()).isEqualTo(2);
+        assertThat(Decision.allowed(holder.decide(tcp("10.0.0.2", "10.0.0.1", 80)))).as("set gone: b no longer allowed").isFalse();
+    }
+
+    @Test
+    void aFailedKernelUpdateIsRetriedWithTheNextGeneration() throws Exception {
+        kernelFails = true;
+        assertThatThrownBy(() -> enforcer.enforce(Snapshots.allowFromB(), 1)).hasMessageContaining("nft failed");
+        kernelFails = false;
+        enforcer.enforce(Snapshots.allowFromB(), 2);
+        assertThat(programmed).hasSize(1);
+    }
+}

@@ -1,0 +1,258 @@
+package io.kubeverdict.agent.sync;
+
+import static io.kubeverdict.agent.testing.Messages.allowIngressFrom;
+import static io.kubeverdict.agent.testing.Messages.endpoint;
+import static io.kubeverdict.agent.testing.Messages.inSync;
+import static io.kubeverdict.agent.testing.Messages.ipSet;
+import static io.kubeverdict.agent.testing.Messages.removeEndpoint;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.kubeverdict.agent.testing.ScriptedControlPlane;
+import io.kubeverdict.proto.v1.Endpoint;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
+import io.kubeverdict.proto.v1.SyncRequest;
+import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.sync.SnapshotAssembler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The sync client against a scripted control plane on a real loopback socket. */
+class SyncClientTest {
+    private static final Backoff FAST = new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), 2.0, 0.0);
+
+    private ScriptedControlPlane cp;
+    private ManagedChannel channel;
+    private SyncClient client;
+    private final BlockingQueue<Enforced> enforced = new LinkedBlockingQueue<>();
+    private volatile boolean failNextEnforce;
+
+    record Enforced(NodeSnapshot snapshot, long sequence) {
+        List<String> pods() {
+            List<String> pods = new ArrayList<>();
+            for (Endpoint e : snapshot.getEndpointsList()) {
+                pods.add(e.getId().getNamespace() + "/" + e.getId().getPod());
+            }
+            return pods;
+        }
+    }
+
+    @BeforeEach
+    void start() throws Exception {
+        cp = new ScriptedControlPlane();
+        channel = NettyChannelBuilder.forTarget(cp.target()).usePlaintext().build();
+        client = newClient(FAST);
+    }
+
+    private SyncClient newClient(Backoff backoff) {
+        Enforcer recorder = (snapshot, sequence) -> {
+            if (failNextEnforce) {
+                failNextEnforce = false;
+                throw new IllegalStateException("kernel said no");
+            }
+            enforced.add(new Enforced(snapshot, sequence));
+        };
+        return new SyncClient(channel, SyncRequest.newBuilder().setNode("node-1").build(), () -> new SnapshotAssembler("node-1"),
+                recorder, new AppliedReporter(channel, "node-1", "test"), backoff, () -> 0.5, new SyncStatus());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        client.close();
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        cp.close();
+    }
+
+    @Test
+    void appliesNothingBeforeInSyncThenTheWholeSnapshotAtOnce() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream stream = cp.nextStream();
+        assertThat(stream.request.getNode()).isEqualTo("node-1");
+
+        stream.send(ipSet(1, "s1", "10.0.0.9"), allowIngressFrom(2, "x/allow", "s1"),
+                endpoint(3, "x", "a", "10.0.0.1", "x/allow"), endpoint(4, "x", "b", "10.0.0.2"));
+        await(() -> client.status().receivedSequence() == 4);
+        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS)).as("applied before InSync").isNull();
+        assertThat(client.status().inSync()).isFalse();
+
+        stream.send(inSync(5));
+        Enforced first = next();
+        assertThat(first.sequence()).isEqualTo(5);
+        assertThat(first.pods()).containsExactly("x/a", "x/b");
+        assertThat(first.snapshot().getIpSetsCount()).isEqualTo(1);
+        await(() -> client.status().inSync());
+        assertThat(client.status().appliedSequence()).isEqualTo(5);
+        assertThat(cp.awaitReport(5).getNode()).isEqualTo("node-1");
+    }
+
+    @Test
+    void appliesEachDeltaAfterInSyncAndReportsIt() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream stream = cp.nextStream();
+        stream.send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
+        assertThat(next().pods()).containsExactly("x/a");
+
+        stream.send(endpoint(3, "x", "b", "10.0.0.2"));
+        Enforced added = next();
+        assertThat(added.sequence()).isEqualTo(3);
+        assertThat(added.pods()).containsExactly("x/a", "x/b");
+
+        stream.send(removeEndpoint(4, "x", "a"));
+        Enforced removed = next();
+        assertThat(removed.sequence()).isEqualTo(4);
+        assertThat(removed.pods()).containsExactly("x/b");
+        cp.awaitReport(4);
+    }
+
+    @Test
+    void reconnectBuildsTheNewStateAsideAndSwapsAtInSync() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream first = cp.nextStream();
+        first.send(endpoint(1, "x", "a", "10.0.0.1"), endpoint(2, "x", "old", "10.0.0.3"), inSync(3));
+        assertThat(next().pods()).containsExactly("x/a", "x/old");
+
+        first.fail(Status.UNAVAILABLE.withDescription("control plane restarting"));
+        ScriptedControlPlane.Stream second = cp.nextStream();
+        await(() -> client.status().reconnects() >= 1);
+        assertThat(client.status().inSync()).isFalse();
+        // The new stream's snapshot arrives; until its InSync nothing changes.
+        second.send(endpoint(1, "x", "a", "10.0.0.1"), endpoint(2, "x", "new", "10.0.0.4"));
+        await(() -> client.status().receivedSequence() == 2 && client.status().connected());
+        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS)).as("half a snapshot applied").isNull();
+        assertThat(client.status().appliedSequence()).isEqualTo(3);
+
+        second.send(inSync(3));
+        Enforced swapped = next();
+        assertThat(swapped.pods()).as("fresh state, nothing carried over").containsExactly("x/a", "x/new");
+        assertThat(swapped.sequence()).isEqualTo(3);
+    }
+
+    @Test
+    void aSequenceGapAbandonsTheStreamAndResyncs() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream first = cp.nextStream();
+        first.send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
+        next();
+        first.send(endpoint(4, "x", "b", "10.0.0.2")); // 3 is missing
+
+        ScriptedControlPlane.Stream second = cp.nextStream();
+        await(first::cancelled);
+        assertThat(client.status().resyncs()).isEqualTo(1);
+        assertThat(enforced.poll(200, TimeUnit.MILLISECONDS)).as("the message after the gap").isNull();
+
+        second.send(endpoint(1, "x", "b", "10.0.0.2"), inSync(2));
+        assertThat(next().pods()).containsExactly("x/b");
+    }
+
+    @Test
+    void aMessageThatDoesNotFitResyncs() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream first = cp.nextStream();
+        first.send(endpoint(1, "x", "a", "10.0.0.1"), ToAgent.newBuilder().setSequence(2)
+                .setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder().setId("never-sent").addAddedMembers("10.0.0.9")).build());
+        ScriptedControlPlane.Stream second = cp.nextStream();
+        assertThat(client.status().resyncs()).isEqualTo(1);
+        second.send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
+        assertThat(next().pods()).containsExactly("x/a");
+        assertThat(first.cancelled()).isTrue();
+    }
+
+    @Test
+    void aFailedApplyKeepsTheOldStateAndResyncs() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream first = cp.nextStream();
+        first.send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
+        next();
+        failNextEnforce = true;
+        first.send(endpoint(3, "x", "b", "10.0.0.2"));
+
+        ScriptedControlPlane.Stream second = cp.nextStream();
+        assertThat(client.status().applyFailures()).isEqualTo(1);
+        assertThat(client.status().appliedSequence()).isEqualTo(2);
+        second.send(endpoint(1, "x", "a", "10.0.0.1"), endpoint(2, "x", "b", "10.0.0.2"), inSync(3));
+        assertThat(next().pods()).containsExactly("x/a", "x/b");
+    }
+
+    @Test
+    void burstsAfterInSyncAreAppliedTogetherAndNothingIsLost() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream stream = cp.nextStream();
+        stream.send(inSync(1));
+        assertThat(next().pods()).isEmpty();
+        int n = 500;
+        for (int i = 0; i < n; i++) {
+            stream.send(endpoint(2 + i, "x", "p" + i, "10.1." + (i / 250) + "." + (i % 250)));
+        }
+        long last = 1 + n;
+        Enforced latest;
+        int generations = 0;
+        do {
+            latest = next();
+            generations++;
+        } while (latest.sequence() < last);
+        assertThat(latest.sequence()).isEqualTo(last);
+        assertThat(latest.pods()).hasSize(n);
+        assertThat(generations).isBetween(1, n);
+    }
+
+    @Test
+    void reconnectsWithGrowingBackoffWhileTheControlPlaneRefuses() throws Exception {
+        client.start();
+        List<Long> openedAt = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            ScriptedControlPlane.Stream s = cp.nextStream();
+            openedAt.add(System.nanoTime());
+            s.fail(Status.UNAVAILABLE);
+        }
+        // FAST: 50, 100, 200 ms between attempts, without jitter; lower bounds only.
+        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(1) - openedAt.get(0))).isGreaterThanOrEqualTo(50);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(2) - openedAt.get(1))).isGreaterThanOrEqualTo(100);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(3) - openedAt.get(2))).isGreaterThanOrEqualTo(200);
+        assertThat(client.status().reconnects()).isGreaterThanOrEqualTo(3);
+        assertThat(enforced).isEmpty();
+    }
+
+    @Test
+    void keepsTheLastStateWhileTheControlPlaneIsGoneAndResumesWhenItReturns() throws Exception {
+        int port = cp.port();
+        client.start();
+        cp.nextStream().send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
+        assertThat(next().sequence()).isEqualTo(2);
+
+        cp.close();
+        await(() -> !client.status().connected() && client.status().reconnects() >= 2);
+        assertThat(enforced).as("nothing withdrawn while away").isEmpty();
+        assertThat(client.status().appliedSequence()).isEqualTo(2);
+
+        cp = new ScriptedControlPlane(port);
+        cp.nextStream().send(endpoint(1, "x", "a", "10.0.0.1"), endpoint(2, "x", "c", "10.0.0.5"), inSync(3));
+        assertThat(next().pods()).containsExactly("x/a", "x/c");
+    }
+
+    private Enforced next() throws InterruptedException {
+        Enforced e = enforced.poll(10, TimeUnit.SECONDS);
+        assertThat(e).as("an applied state within 10 s").isNotNull();
+        return e;
+    }
+
+    static void await(BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("condition not met within 10 s");
+            }
+            Thread.sleep(10);
+        }
+    }
+}

@@ -1,0 +1,148 @@
+package io.kubeverdict.agent.testing;
+
+import io.kubeverdict.jni.Netns;
+import io.kubeverdict.testing.TestNamespace;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A node namespace routing between two pod namespaces: a (10.77.0.2) and b (10.77.1.2), each
+ * behind a veth pair whose node side is the pod's gateway. TCP echo servers listen in b. All
+ * namespaces carry the given prefix and are deleted by {@link #close()}.
+ */
+public final class PodPair implements AutoCloseable {
+    public static final String A_IP = "10.77.0.2";
+    public static final String B_IP = "10.77.1.2";
+
+    public final TestNamespace node;
+    public final TestNamespace a;
+    public final TestNamespace b;
+    private final List<ServerSocket> servers = new ArrayList<>();
+
+    private PodPair(TestNamespace node, TestNamespace a, TestNamespace b) {
+        this.node = node;
+        this.a = a;
+        this.b = b;
+    }
+
+    public static PodPair create(String prefix) throws Exception {
+        List<TestNamespace> made = new ArrayList<>();
+        try {
+            TestNamespace node = TestNamespace.create(prefix);
+            made.add(node);
+            TestNamespace a = TestNamespace.create(prefix);
+            made.add(a);
+            TestNamespace b = TestNamespace.create(prefix);
+            made.add(b);
+            node.exec("sysctl", "-qw", "net.ipv4.ip_forward=1");
+            wire(node, a, "va", "10.77.0.1", A_IP);
+            wire(node, b, "vb", "10.77.1.1", B_IP);
+            return new PodPair(node, a, b);
+        } catch (Exception e) {
+            for (TestNamespace ns : made) {
+                ns.close();
+            }
+            throw e;
+        }
+    }
+
+    private static void wire(TestNamespace node, TestNamespace pod, String hostSide, String gateway, String ip) throws Exception {
+        node.exec("ip", "link", "add", hostSide, "type", "veth", "peer", "name", "eth0", "netns", pod.name());
+        node.exec("ip", "addr", "add", gateway + "/24", "dev", hostSide);
+        node.exec("ip", "link", "set", hostSide, "up");
+        pod.exec("ip", "addr", "add", ip + "/24", "dev", "eth0");
+        pod.exec("ip", "link", "set", "eth0", "up");
+        pod.exec("ip", "route", "add", "default", "via", gateway);
+    }
+
+    /** An echo server on b:port, serving on daemon threads until close. */
+    public void echoServerOnB(int port) throws Exception {
+        ServerSocket server = Netns.call(b.path(), () -> new ServerSocket(port, 128, InetAddress.getByName(B_IP)));
+        servers.add(server);
+        Thread acceptor = new Thread(() -> {
+            while (!server.isClosed()) {
+                try {
+                    Socket s = server.accept();
+                    Thread echo = new Thread(() -> echo(s), "echo-" + port);
+                    echo.setDaemon(true);
+                    echo.start();
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        }, "accept-" + port);
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    private static void echo(Socket s) {
+        try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
+            byte[] buf = new byte[256];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                out.write(buf, 0, n);
+                out.flush();
+            }
+        } catch (IOException ignored) {
+            // client went away
+        }
+    }
+
+    /** A connection from a to b:port (socket made in a's namespace), or null when it times out. */
+    public Socket connectAToB(int port, int timeoutMillis) throws Exception {
+        // Java creates the socket's fd lazily at connect: connect on the namespace's thread.
+        return Netns.call(a.path(), () -> {
+            Socket socket = new Socket();
+            try {
+                socket.connect(new InetSocketAddress(B_IP, port), timeoutMillis);
+                socket.setSoTimeout(5000);
+                return socket;
+            } catch (IOException e) {
+                socket.close();
+                return null;
+            }
+        });
+    }
+
+    /** Whether a fresh connection a -> b:port is established and echoes a byte. */
+    public boolean canConnect(int port, int timeoutMillis) throws Exception {
+        try (Socket s = connectAToB(port, timeoutMillis)) {
+            return s != null && echoes(s);
+        }
+    }
+
+    public static boolean echoes(Socket s) {
+        try {
+            s.getOutputStream().write(42);
+            s.getOutputStream().flush();
+            return s.getInputStream().read() == 42;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (ServerSocket s : servers) {
+            s.close();
+        }
+        Exception first = null;
+        for (TestNamespace ns : List.of(a, b, node)) {
+            try {
+                ns.close();
+            } catch (Exception e) {
+                first = first == null ? e : first;
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package io.kubeverdict.policy;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The rules one endpoint evaluates in one direction, as bit masks: bit i is the i-th rule in
+ * evaluation order (tiers, then policies, then rules). A packet computes the mask of rules whose
+ * peers match and the mask of rules whose ports match; the lowest bit of their intersection
+ * within a tier is that tier's first matching rule. This replaces a walk over every rule with a
+ * few probes and AND/OR, and is used when at most 64 rules are in play (else the index walks).
+ * Endpoints with identical tier lists share one program.
+ */
+final class Program {
+
+    static final int MAX_RULES = 64;
+
+    /** Global rule index of each bit. */
+    final int[] rules;
+    final int[] actions;
+    final long[] tierMasks;
+    final int[] tierDefaults;
+    final int[] tierNames;
+
+    final long allPeersMask;
+    // Open-addressing table: global IP-set index -> mask of rules that name it as a peer.
+    final int[] setKeys; // -1 = empty slot
+    final long[] setMasks;
+    final int setSlotMask;
+    // ipBlock peers: address -> mask of rules whose blocks hold it.
+    final MaskMap v4Blocks;
+    final MaskMap v6Blocks;
+
+    final long noPortsMask;
+    // Numbered port clauses: port -> mask of rules, one map per protocol.
+    final MaskMap tcpPorts;
+    final MaskMap udpPorts;
+    final MaskMap sctpPorts;
+    // Named-port clauses: IP_AND_PORT set index and the mask of rules naming it.
+    final int[] namedSets;
+    final long[] namedMasks;
+
+    private Program(Builder b) {
+        rules = b.rules.toArray();
+        actions = b.actions.toArray();
+        tierMasks = b.tierMasks.stream().mapToLong(Long::longValue).toArray();
+        tierDefaults = b.tierDefaults.toArray();
+        tierNames = b.tierNames.toArray();
+        allPeersMask = b.allPeersMask;
+        int capacity = 4;
+        while (capacity < b.setMasks.size() * 2) {
+            capacity <<= 1;
+        }
+        setKeys = new int[capacity];
+        Arrays.fill(setKeys, -1);
+        setMasks = new long[capacity];
+        setSlotMask = capacity - 1;
+        for (Map.Entry<Integer, Long> e : b.setMasks.entrySet()) {
+            int i = slot(e.getKey());
+            while (setKeys[i] != -1) {
+                i = (i + 1) & setSlotMask;
+            }
+            setKeys[i] = e.getKey();
+            setMasks[i] = e.getValue();
+        }
+        v4Blocks = blocks(b.v4Blocks);
+        v6Blocks = blocks(b.v6Blocks);
+        noPortsMask = b.noPortsMask;
+        MaskMap.Builder tcp = new MaskMap.Builder();
+        MaskMap.Builder udp = new MaskMap.Builder();
+        MaskMap.Builder sctp = new MaskMap.Builder();
+        Map<Integer, Long> named = new LinkedHashMap<>();
+        for (Map.Entry<List<Integer>, Long> e : b.clauses.entrySet()) {
+            int protocol = e.getKey().get(0);
+            int namedSet = e.getKey().get(3);
+            if (namedSet >= 0) {
+                named.merge(namedSet, e.getValue(), (x, y) -> x | y);
+                continue;
+            }
+            MaskMap.Builder target = protocol == 6 ? tcp : protocol == 17 ? udp : protocol == 132 ? sctp : null;
+            if (target != null) {
+                target.add(0, e.getKey().get(1), 0, e.getKey().get(2), e.getValue());
+            }
+        }
+        tcpPorts = tcp.build();
+        udpPorts = udp.build();
+        sctpPorts = sctp.build();
+        namedSets = named.keySet().stream().mapToInt(Integer::intValue).toArray();
+        namedMasks = named.values().stream().mapToLong(Long::longValue).toArray();
+    }
+
+    private static MaskMap blocks(Map<RangeSet, Long> blocks) {
+        MaskMap.Builder builder = new MaskMap.Builder();
+        blocks.forEach((ranges, mask) -> ranges.addTo(builder, mask));
+        return builder.build();
+    }
+
+    int slot(int set) {
+        return (set * 0x9E37_79B9 >>> 16) & setSlotMask;
+    }
+
+    /** The mask of rules naming this set as a peer (0 when none). */
+    long setMask(int set) {
+        int i = slot(set);
+        while (true) {
+            int k = setKeys[i];
+            if (k == set) {
+                return setMasks[i];
+            }
+            if (k == -1) {
+                return 0;
+            }
+            i = (i + 1) & setSlotMask;
+        }
+    }
+
+    /** Collects a program rule by rule; refuses (returns false) beyond {@link #MAX_RULES}. */
+    static final class Builder {
+        final IntList rules = new IntList();
+        final IntList actions = new IntList();
+        final List<Long> tierMasks = new ArrayList<>();
+        final IntList tierDefaults = new IntList();
+        final IntList tierNames = new IntList();
+        long allPeersMask;
+        final Map<Integer, Long> setMasks = new LinkedHashMap<>();
+        final Map<RangeSet, Long> v4Blocks = new IdentityHashMap<>();
+        final Map<RangeSet, Long> v6Blocks = new IdentityHashMap<>();
+        long noPortsMask;
+        final Map<List<Integer>, Long> clauses = new LinkedHashMap<>();
+
+        void tier(int defaultAction, int name) {
+            tierMasks.add(0L);
+            tierDefaults.add(defaultAction);
+            tierNames.add(name);
+        }
+
+        /** Adds one rule to the current tier; false when the program would exceed 64 rules. */
+        boolean rule(int globalRule, int action, boolean allPeers, int[] sets, RangeSet v4, RangeSet v6,
+                     int[][] portClauses) {
+            int bit = rules.size();
+            if (bit == MAX_RULES) {
+                return false;
+            }
+            long m = 1L << bit;
+            rules.add(globalRule);
+            actions.add(action);
+            int t = tierMasks.size() - 1;
+            tierMasks.set(t, tierMasks.get(t) | m);
+            if (allPeers) {
+                allPeersMask |= m;
+            }
+            for (int s : sets) {
+                setMasks.merge(s, m, (a, c) -> a | c);
+            }
+            if (v4 != null) {
+                v4Blocks.merge(v4, m, (a, c) -> a | c);
+            }
+            if (v6 != null) {
+                v6Blocks.merge(v6, m, (a, c) -> a | c);
+            }
+            if (portClauses.length == 0) {
+                noPortsMask |= m;
+            }
+            for (int[] c : portClauses) {
+                if (c[3] == SnapshotCompiler.NEVER) {
+                    continue; // matches nothing, but the rule still has ports
+                }
+                clauses.merge(List.of(c[0], c[1], c[2], c[3]), m, (a, x) -> a | x);
+            }
+            return true;
+        }
+
+        Program build() {
+            return new Program(this);
+        }
+    }
+}

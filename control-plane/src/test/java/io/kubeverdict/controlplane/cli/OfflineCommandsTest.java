@@ -79,6 +79,8 @@ class OfflineCommandsTest {
         Map<String, Object> e = json(allowed.out());
         assertThat(e.get("verdict")).isEqualTo("VERDICT_ALLOW");
         assertThat(allowed.out()).contains("x/allow-a-from-y-web").contains("ingress[0]");
+        Run self = run("explain", "--manifests", EXAMPLE, "--from", "x/a", "--to", "x/a", "--port", "81", "--protocol", "TCP");
+        assertThat(self.out()).startsWith("x/a (10.244.1.10) -> x/a (10.244.1.10) TCP/81: ALLOW").contains("loopback");
     }
 
     @Test

@@ -57,7 +57,7 @@ class OfflineCommandsTest {
     @SuppressWarnings("unchecked")
     void matrixOnUdpAndTable() {
         Map<String, Map<String, Boolean>> allowed = (Map<String, Map<String, Boolean>>) json(
-                run("matrix", "--manifests", EXAMPLE, "--protocol", "UDP", "--port", "81", "--output", "json").out()).get("allowed");
+                run("matrix", "--manifests", EXAMPLE, "--protocol", "udp", "--port", "81", "--output", "json").out()).get("allowed");
         assertThat(allowed.get("x/a").get("z/b")).isTrue();
         assertThat(allowed.get("y/a").get("z/b")).isFalse(); // except 10.244.2.0/24
         assertThat(allowed.get("y/c").get("x/a")).isFalse(); // TCP only egress, and x denies UDP

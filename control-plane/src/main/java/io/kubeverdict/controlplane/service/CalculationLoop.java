@@ -131,10 +131,16 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         Set<String> changed = calculator.drainChangedNodes();
         long eventTime = earliestUnpublished;
         earliestUnpublished = 0;
+        long building = 0;
         for (String node : changed) {
+            long t = System.nanoTime();
             NodeSnapshot s = calculator.snapshot(node);
+            building += System.nanoTime() - t;
             metrics.snapshotPublished(s.getSerializedSize(), s.getEndpointsCount());
             hub.publish(s, eventTime);
+        }
+        if (!changed.isEmpty()) {
+            metrics.snapshotsBuilt(changed.size(), building);
         }
         List<PolicyProblem> problems = calculator.problems();
         if (!problems.equals(lastProblems)) {

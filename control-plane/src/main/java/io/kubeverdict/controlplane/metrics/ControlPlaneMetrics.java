@@ -32,7 +32,7 @@ public final class ControlPlaneMetrics {
                 .description("Time to apply a burst of events and build the changed nodes' snapshots")
                 .publishPercentileHistogram().register(registry);
         this.snapshotBytes = DistributionSummary.builder("kubeverdict_snapshot_size_bytes")
-                .description("Serialized size of published node snapshots").baseUnit("bytes")
+                .description("Serialized size of published node snapshots (sampled: up to 16 per burst)").baseUnit("bytes")
                 .publishPercentileHistogram().register(registry);
         this.snapshotEndpoints = DistributionSummary.builder("kubeverdict_snapshot_endpoints")
                 .description("Endpoints in published node snapshots").register(registry);

@@ -19,8 +19,9 @@ public final class IndexedSnapshot {
     private final long version;
     private final long eventTimeUnixNanos;
     private final Map<String, IpSet> ipSets;
-    private final Map<PolicyId, ActivePolicy> policies;
-    private final Map<EndpointId, Endpoint> endpoints;
+    // Keyed by strings ("tier/name", "namespace/pod"): hashing fresh proto ids costs more.
+    private final Map<String, ActivePolicy> policies;
+    private final Map<String, Endpoint> endpoints;
 
     private IndexedSnapshot(NodeSnapshot snapshot, long version, long eventTimeUnixNanos) {
         this.snapshot = snapshot;
@@ -30,13 +31,13 @@ public final class IndexedSnapshot {
         for (IpSet s : snapshot.getIpSetsList()) {
             sets.put(s.getId(), s);
         }
-        Map<PolicyId, ActivePolicy> pols = new LinkedHashMap<>();
+        Map<String, ActivePolicy> pols = new LinkedHashMap<>();
         for (ActivePolicy p : snapshot.getPoliciesList()) {
-            pols.put(p.getId(), p);
+            pols.put(key(p.getId()), p);
         }
-        Map<EndpointId, Endpoint> eps = new LinkedHashMap<>();
+        Map<String, Endpoint> eps = new LinkedHashMap<>();
         for (Endpoint e : snapshot.getEndpointsList()) {
-            eps.put(e.getId(), e);
+            eps.put(key(e.getId()), e);
         }
         this.ipSets = Collections.unmodifiableMap(sets);
         this.policies = Collections.unmodifiableMap(pols);
@@ -75,12 +76,22 @@ public final class IndexedSnapshot {
         return ipSets;
     }
 
-    public Map<PolicyId, ActivePolicy> policies() {
+    /** Policies by {@link #key(PolicyId)}, in snapshot order. */
+    public Map<String, ActivePolicy> policies() {
         return policies;
     }
 
-    public Map<EndpointId, Endpoint> endpoints() {
+    /** Endpoints by {@link #key(EndpointId)}, in snapshot order. */
+    public Map<String, Endpoint> endpoints() {
         return endpoints;
+    }
+
+    public static String key(PolicyId id) {
+        return id.getTier() + "/" + id.getName();
+    }
+
+    public static String key(EndpointId id) {
+        return id.getNamespace() + "/" + id.getPod();
     }
 
     public boolean isEmpty() {

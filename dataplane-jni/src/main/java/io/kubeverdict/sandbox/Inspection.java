@@ -27,6 +27,11 @@ final class Inspection implements AutoCloseable {
         <T> T call(Callable<T> work) throws Exception;
     }
 
+    static {
+        // Netty derives a machine id from a MAC address; the fabric has none worth a warning.
+        System.setProperty("io.grpc.netty.shaded.io.netty.machineId", "02:00:00:00:00:01");
+    }
+
     private final NioEventLoopGroup loop = new NioEventLoopGroup(1);
     private final InNamespace fabric;
     private final ManagedChannel controlPlane;

@@ -230,7 +230,10 @@ public final class Sandbox implements AutoCloseable {
                 p.destroyForcibly();
                 throw new SandboxException("matrix failed for " + target + ": " + Files.readString(err).strip());
             }
-            return ExpectedMatrix.parse(out);
+            // stdout carries one JSON object; skip anything a logger may have put before it.
+            String json = out.lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b)
+                    .orElseThrow(() -> new SandboxException("matrix printed no JSON for " + target + ": " + out.strip()));
+            return ExpectedMatrix.parse(json);
         } finally {
             Files.deleteIfExists(err);
         }

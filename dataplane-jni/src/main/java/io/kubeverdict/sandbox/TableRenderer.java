@@ -23,19 +23,20 @@ public final class TableRenderer {
                 ? "observed == expected (" + pairs + " pairs)\n"
                 : result.mismatches().size() + " of " + pairs + " pairs differ\n");
         int width = pods.stream().mapToInt(String::length).max().orElse(3) + 1;
+        int first = Math.max(width, "observed".length() + 1);
         String gap = "    ";
         StringBuilder header = new StringBuilder();
-        header.append(pad("expected", width));
+        header.append(pad("expected", first));
         pods.forEach(p -> header.append(pad(p, width)));
-        header.append(gap).append(pad("observed", width));
+        header.append(gap).append(pad("observed", first));
         pods.forEach(p -> header.append(pad(p, width)));
         out.append(header.toString().stripTrailing()).append('\n');
         for (String from : pods) {
-            StringBuilder line = new StringBuilder(pad(from, width));
+            StringBuilder line = new StringBuilder(pad(from, first));
             for (String to : pods) {
                 line.append(pad(expected.allowed(from, to) ? "." : "X", width));
             }
-            line.append(gap).append(pad(from, width));
+            line.append(gap).append(pad(from, first));
             for (String to : pods) {
                 boolean connected = result.observed().connected(from, to);
                 boolean mismatch = !from.equals(to) && connected != expected.allowed(from, to);

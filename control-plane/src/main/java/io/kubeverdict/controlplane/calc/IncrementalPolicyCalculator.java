@@ -308,11 +308,13 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
         for (IpSetDef def : compiled.ipSets()) {
             p.sets.add(acquire(def, p));
         }
+        // Register the new version before removing the old one: removal may otherwise find the
+        // namespace unused and drop its state.
+        policies.put(p.key, p);
+        st.policies.add(p);
         if (old != null) {
             removePolicy(old, st);
         }
-        policies.put(p.key, p);
-        st.policies.add(p);
         for (PodModel pod : st.pods.values()) {
             if (pod.endpoint() && compiled.podSelector().matches(pod.labels())) {
                 select(p, pod);

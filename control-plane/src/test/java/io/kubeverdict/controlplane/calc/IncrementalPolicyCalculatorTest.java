@@ -1,0 +1,220 @@
+package io.kubeverdict.controlplane.calc;
+
+import static io.kubeverdict.controlplane.fixtures.Objects.policy;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.kubeverdict.controlplane.fixtures.NetpolWorld;
+import io.kubeverdict.controlplane.fixtures.Objects;
+import io.kubeverdict.proto.v1.IpSet;
+import io.kubeverdict.proto.v1.IpSetType;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.Rule;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class IncrementalPolicyCalculatorTest {
+    IncrementalPolicyCalculator calc;
+
+    @BeforeEach
+    void world() {
+        calc = new IncrementalPolicyCalculator();
+        NetpolWorld.namespaces().forEach(calc::upsertNamespace);
+        NetpolWorld.pods().forEach(calc::upsertPod);
+        calc.drainChangedNodes();
+    }
+
+    private NodeSnapshot snapshotOf(String pod) {
+        String[] p = pod.split("/");
+        return calc.snapshot(NetpolWorld.node(p[0], p[1]));
+    }
+
+    private static IpSet set(NodeSnapshot s, String id) {
+        return s.getIpSetsList().stream().filter(x -> x.getId().equals(id)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void endpointsCarryAddressesLabelsAndTheDefaultTierOnlyWhenSelected() {
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: p}
+                spec: {podSelector: {matchLabels: {pod: a}}, policyTypes: [Ingress]}
+                """));
+        NodeSnapshot s = snapshotOf("x/a");
+        var xa = s.getEndpointsList().stream().filter(e -> e.getId().getPod().equals("a")
+                && e.getId().getNamespace().equals("x")).findFirst().orElseThrow();
+        assertThat(xa.getEndpoint().getIpsList()).containsExactly("10.0.1.1");
+        assertThat(xa.getEndpoint().getLabelsMap()).containsEntry("pod", "a");
+        assertThat(xa.getEndpoint().getTiersList()).hasSize(1);
+        assertThat(xa.getEndpoint().getTiers(0).getIngressPoliciesList()).containsExactly("x/p");
+        assertThat(xa.getEndpoint().getTiers(0).getEgressPoliciesList()).isEmpty();
+        assertThat(s.getPoliciesList()).extracting(p -> p.getId().getName()).containsExactly("x/p");
+        // Nodes without selected endpoints do not carry the policy.
+        assertThat(snapshotOf("x/b").getPoliciesList()).isEmpty();
+        assertThat(snapshotOf("x/b").getEndpointsList()).allSatisfy(e -> assertThat(e.getEndpoint().getTiersList()).isEmpty());
+    }
+
+    @Test
+    void equalSelectorsShareOneReferenceCountedSet() {
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: p1}
+                spec: {podSelector: {}, ingress: [{from: [{podSelector: {matchLabels: {pod: b}}}]}]}
+                """));
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: p2}
+                spec:
+                  podSelector: {}
+                  ingress: [{from: [{podSelector: {matchExpressions: [{key: pod, operator: In, values: [b, b]}]}}]}]
+                """));
+        // matchLabels {pod: b} and "pod In (b, b)" are the same selector in canonical form.
+        assertThat(calc.ipSetCount()).isEqualTo(1);
+        NodeSnapshot s = snapshotOf("x/a");
+        assertThat(s.getIpSetsList()).hasSize(1);
+        assertThat(s.getIpSets(0).getMembersList()).containsExactly("10.0.1.2");
+        calc.deletePolicy("x", "p1");
+        assertThat(calc.ipSetCount()).isEqualTo(1);
+        calc.deletePolicy("x", "p2");
+        assertThat(calc.ipSetCount()).isZero();
+        // The same selector in another namespace is another set (scope is part of the content).
+        calc.upsertPolicy(policy("y", """
+                metadata: {name: p1}
+                spec: {podSelector: {}, ingress: [{from: [{podSelector: {matchLabels: {pod: b}}}]}]}
+                """));
+        assertThat(set(snapshotOf("y/a"), snapshotOf("y/a").getIpSets(0).getId()).getMembersList()).containsExactly("10.0.2.2");
+    }
+
+    @Test
+    void namedPortsBecomeAddressPortSetsResolvedPerPod() {
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: named}
+                spec: {podSelector: {matchLabels: {pod: a}}, ingress: [{ports: [{port: serve-81-udp, protocol: UDP}]}]}
+                """));
+        NodeSnapshot s = snapshotOf("x/a");
+        Rule rule = s.getPolicies(0).getPolicy().getInboundRules(0);
+        assertThat(rule.getAllPeers()).isTrue();
+        String id = rule.getPorts(0).getNamedPortIpSetId();
+        assertThat(id).startsWith("n:");
+        IpSet named = set(s, id);
+        assertThat(named.getType()).isEqualTo(IpSetType.IP_AND_PORT);
+        // Ingress: resolved over the pods the policy selects only.
+        assertThat(named.getMembersList()).containsExactly("10.0.1.1,udp:81");
+    }
+
+    @Test
+    void labelChangeMovesPodBetweenSetsAndMarksOnlyAffectedNodes() {
+        calc.upsertPolicy(policy("y", """
+                metadata: {name: from-blue}
+                spec: {podSelector: {matchLabels: {pod: a}}, ingress: [{from: [{namespaceSelector: {}, podSelector: {matchLabels: {color: blue}}}]}]}
+                """));
+        calc.drainChangedNodes();
+        Pod zc = NetpolWorld.pod("x", "a", Map.of("pod", "a", "color", "blue"));
+        assertThat(NetpolWorld.node("x", "a")).isNotEqualTo(NetpolWorld.node("y", "a"));
+        calc.upsertPod(zc);
+        // x/a's own node (its labels changed) and y/a's node (its policy's set changed), no other.
+        assertThat(calc.drainChangedNodes()).containsExactlyInAnyOrder(NetpolWorld.node("x", "a"), NetpolWorld.node("y", "a"));
+        NodeSnapshot s = snapshotOf("y/a");
+        assertThat(s.getIpSets(0).getMembersList()).containsExactly("10.0.1.1");
+        // An update that changes nothing relevant changes no node.
+        calc.upsertPod(Objects.copy(zc));
+        assertThat(calc.drainChangedNodes()).isEmpty();
+    }
+
+    @Test
+    void nonEndpointsAreNeitherSelectedNorMembers() {
+        Pod pending = Objects.pod("x", "pending", Map.of("pod", "b"), "node-9", List.of("10.0.9.9"), List.of());
+        pending.getStatus().setPhase("Pending");
+        Pod host = Objects.pod("x", "host", Map.of("pod", "b"), "node-9", List.of("10.0.9.8"), List.of());
+        host.getSpec().setHostNetwork(true);
+        Pod noIp = Objects.pod("x", "noip", Map.of("pod", "b"), "node-9", List.of(), List.of());
+        calc.upsertPod(pending);
+        calc.upsertPod(host);
+        calc.upsertPod(noIp);
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: p}
+                spec: {podSelector: {}, ingress: [{from: [{podSelector: {matchLabels: {pod: b}}}]}]}
+                """));
+        assertThat(calc.nodes()).doesNotContain("node-9");
+        assertThat(snapshotOf("x/a").getIpSets(0).getMembersList()).containsExactly("10.0.1.2");
+    }
+
+    @Test
+    void unusablePeersAndPortsNeverWiden() {
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: bad}
+                spec:
+                  podSelector: {matchLabels: {pod: a}}
+                  ingress:
+                  - from: [{ipBlock: {cidr: 10.0.0.0/33}}, {podSelector: {matchExpressions: [{key: pod, operator: Has}]}}]
+                  - ports: [{port: 70000}, {protocol: ICMP, port: 80}]
+                  - from: [{ipBlock: {cidr: 10.0.0.0/8, except: [192.168.0.0/16]}}, {podSelector: {matchLabels: {pod: b}}}]
+                    ports: [{port: 80, endPort: 79}, {port: 81}]
+                """));
+        NodeSnapshot s = snapshotOf("x/a");
+        List<Rule> rules = s.getPolicies(0).getPolicy().getInboundRulesList();
+        assertThat(rules).hasSize(3);
+        // Every peer dropped: matches nothing (all_peers stays false).
+        assertThat(rules.get(0).getAllPeers()).isFalse();
+        assertThat(rules.get(0).getPeersList()).isEmpty();
+        // Every port dropped: matches nothing, even though "from" was omitted.
+        assertThat(rules.get(1).getAllPeers()).isFalse();
+        assertThat(rules.get(1).getPeersList()).isEmpty();
+        // The ipBlock with an except outside its cidr is dropped; the selector peer stays; one port stays.
+        assertThat(rules.get(2).getPeersList()).hasSize(1);
+        assertThat(rules.get(2).getPeers(0).hasIpSetId()).isTrue();
+        assertThat(rules.get(2).getPortsList()).hasSize(1);
+        assertThat(rules.get(2).getPorts(0).getPort()).isEqualTo(81);
+        assertThat(calc.problems()).extracting(PolicyProblem::field).containsExactly(
+                "spec.ingress[0].from",
+                "spec.ingress[0].from[0].ipBlock.cidr",
+                "spec.ingress[0].from[1].podSelector",
+                "spec.ingress[1].ports",
+                "spec.ingress[1].ports[0].port",
+                "spec.ingress[1].ports[1].protocol",
+                "spec.ingress[2].from[0].ipBlock.except[0]",
+                "spec.ingress[2].ports[0].endPort");
+    }
+
+    @Test
+    void anUnusablePodSelectorIsolatesTheWholeNamespaceWithNoRules() {
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: bad-selector}
+                spec:
+                  podSelector: {matchExpressions: [{key: pod, operator: In, values: []}]}
+                  ingress: [{}]
+                """));
+        for (String pod : List.of("x/a", "x/b", "x/c")) {
+            NodeSnapshot s = snapshotOf(pod);
+            assertThat(s.getPoliciesList()).extracting(p -> p.getId().getName()).contains("x/bad-selector");
+            assertThat(s.getPoliciesList().stream().filter(p -> p.getId().getName().equals("x/bad-selector"))
+                    .findFirst().orElseThrow().getPolicy().getInboundRulesList()).isEmpty();
+        }
+        assertThat(calc.problems()).hasSize(1);
+    }
+
+    @Test
+    void ipBlocksAreCanonical() {
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: cidr}
+                spec:
+                  podSelector: {matchLabels: {pod: a}}
+                  policyTypes: [Egress]
+                  egress: [{to: [{ipBlock: {cidr: 10.0.1.7/16, except: [10.0.1.0/24]}}, {ipBlock: {cidr: "FD00:0:0::1/64"}}]}]
+                """));
+        Rule r = snapshotOf("x/a").getPolicies(0).getPolicy().getOutboundRules(0);
+        assertThat(r.getPeers(0).getIpBlock().getCidr()).isEqualTo("10.0.0.0/16");
+        assertThat(r.getPeers(0).getIpBlock().getExceptList()).containsExactly("10.0.1.0/24");
+        assertThat(r.getPeers(1).getIpBlock().getCidr()).isEqualTo("fd00::/64");
+    }
+
+    @Test
+    void aNodeLosingItsLastEndpointIsReportedAndEmpty() {
+        calc.deletePod("x", "a");
+        calc.deletePod("y", "c");
+        calc.deletePod("z", "b");
+        String node = NetpolWorld.node("x", "a");
+        assertThat(calc.drainChangedNodes()).contains(node);
+        assertThat(calc.nodes()).doesNotContain(node);
+        assertThat(calc.snapshot(node)).isEqualTo(NodeSnapshot.newBuilder().setNode(node).build());
+    }
+}

@@ -1,0 +1,167 @@
+package io.kubeverdict.controlplane.calc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.kubeverdict.controlplane.fixtures.RandomCluster;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Felix's habit: the same final cluster reached through events in any order, squashed (only
+ * final objects) or split (intermediate versions, objects created then deleted), must give
+ * byte-identical snapshots — and {@link PolicyCalculator#drainChangedNodes()} must name every
+ * node whose snapshot changed since the previous drain.
+ */
+class OrderIndependenceTest {
+
+    /** One event: an upsert of an object or a delete of kind/namespace/name. */
+    record Event(HasMetadata upsert, String deleteKind, String ns, String name) {
+        void apply(PolicyCalculator c) {
+            if (upsert instanceof Namespace n) {
+                c.upsertNamespace(n);
+            } else if (upsert instanceof Pod p) {
+                c.upsertPod(p);
+            } else if (upsert instanceof NetworkPolicy np) {
+                c.upsertPolicy(np);
+            } else if ("Namespace".equals(deleteKind)) {
+                c.deleteNamespace(name);
+            } else if ("Pod".equals(deleteKind)) {
+                c.deletePod(ns, name);
+            } else {
+                c.deletePolicy(ns, name);
+            }
+        }
+    }
+
+    @Test
+    void shuffledSquashedAndSplitEventStreamsGiveIdenticalSnapshots() {
+        for (long seed = 1; seed <= 400; seed++) {
+            RandomCluster c = new RandomCluster(seed);
+            Random r = new Random(seed * 7919);
+            Map<String, NodeSnapshot> expected = canonical(c);
+
+            // Squashed: only the final objects, shuffled.
+            List<Event> squashed = finalEvents(c);
+            Collections.shuffle(squashed, r);
+            assertThat(run(squashed, r, false)).as("squashed, seed %d", seed).isEqualTo(expected);
+
+            // Split: intermediate versions, extra objects created and deleted, finals last per object.
+            List<Event> split = splitEvents(c, r);
+            assertThat(run(split, r, true)).as("split, seed %d", seed).isEqualTo(expected);
+        }
+    }
+
+    private static Map<String, NodeSnapshot> canonical(RandomCluster c) {
+        IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
+        c.namespaces.forEach(calc::upsertNamespace);
+        c.pods.forEach(calc::upsertPod);
+        c.policies.forEach(calc::upsertPolicy);
+        Map<String, NodeSnapshot> out = new HashMap<>();
+        calc.nodes().forEach(n -> out.put(n, calc.snapshot(n)));
+        return out;
+    }
+
+    private static List<Event> finalEvents(RandomCluster c) {
+        List<Event> out = new ArrayList<>();
+        c.namespaces.forEach(n -> out.add(new Event(n, null, null, null)));
+        c.pods.forEach(p -> out.add(new Event(p, null, null, null)));
+        c.policies.forEach(p -> out.add(new Event(p, null, null, null)));
+        return out;
+    }
+
+    /**
+     * Each object gets 0-2 random earlier versions before its final one; some extra pods and
+     * policies appear and are deleted; streams of different objects interleave randomly.
+     */
+    private static List<Event> splitEvents(RandomCluster c, Random r) {
+        List<List<Event>> perObject = new ArrayList<>();
+        int idx = 1000;
+        for (Namespace n : c.namespaces) {
+            List<Event> s = new ArrayList<>();
+            for (int i = r.nextInt(3); i > 0; i--) {
+                s.add(new Event(c.mutate(n), null, null, null));
+            }
+            if (r.nextInt(4) == 0) {
+                s.add(new Event(null, "Namespace", null, n.getMetadata().getName()));
+            }
+            s.add(new Event(n, null, null, null));
+            perObject.add(s);
+        }
+        for (Pod p : c.pods) {
+            List<Event> s = new ArrayList<>();
+            for (int i = r.nextInt(3); i > 0; i--) {
+                s.add(new Event(c.mutate(p, idx++ % 40), null, null, null));
+            }
+            s.add(new Event(p, null, null, null));
+            perObject.add(s);
+        }
+        for (NetworkPolicy np : c.policies) {
+            List<Event> s = new ArrayList<>();
+            for (int i = r.nextInt(3); i > 0; i--) {
+                s.add(new Event(c.policy(np.getMetadata().getNamespace(), np.getMetadata().getName()), null, null, null));
+            }
+            s.add(new Event(np, null, null, null));
+            perObject.add(s);
+        }
+        for (int i = r.nextInt(3); i > 0; i--) {
+            String ns = c.namespaces.get(r.nextInt(c.namespaces.size())).getMetadata().getName();
+            Pod extra = c.pod(ns, "extra" + i, 100 + i);
+            perObject.add(List.of(new Event(extra, null, null, null), new Event(null, "Pod", ns, "extra" + i)));
+            NetworkPolicy np = c.policy(ns, "extra-np" + i);
+            perObject.add(List.of(new Event(np, null, null, null), new Event(null, "NetworkPolicy", ns, "extra-np" + i)));
+        }
+        // Interleave: repeatedly take the next event of a random object stream.
+        List<Event> out = new ArrayList<>();
+        List<Integer> pos = new ArrayList<>(Collections.nCopies(perObject.size(), 0));
+        int remaining = perObject.stream().mapToInt(List::size).sum();
+        while (remaining > 0) {
+            int o = r.nextInt(perObject.size());
+            if (pos.get(o) < perObject.get(o).size()) {
+                out.add(perObject.get(o).get(pos.get(o)));
+                pos.set(o, pos.get(o) + 1);
+                remaining--;
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Replays events; with checkDrains, drains at random points and checks that a node whose
+     * snapshot differs from the one seen at its last drain was reported.
+     */
+    private static Map<String, NodeSnapshot> run(List<Event> events, Random r, boolean checkDrains) {
+        IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
+        Map<String, NodeSnapshot> seen = new HashMap<>();
+        Set<String> allNodes = new TreeSet<>();
+        for (Event e : events) {
+            e.apply(calc);
+            allNodes.addAll(calc.nodes());
+            if (checkDrains && r.nextInt(3) == 0) {
+                Set<String> changed = calc.drainChangedNodes();
+                for (String node : allNodes) {
+                    NodeSnapshot now = calc.snapshot(node);
+                    NodeSnapshot before = seen.getOrDefault(node, NodeSnapshot.newBuilder().setNode(node).build());
+                    if (!now.equals(before)) {
+                        assertThat(changed).as("node %s changed but was not drained", node).contains(node);
+                    }
+                    seen.put(node, now);
+                }
+            }
+        }
+        Map<String, NodeSnapshot> out = new HashMap<>();
+        calc.nodes().forEach(n -> out.put(n, calc.snapshot(n)));
+        return out;
+    }
+}

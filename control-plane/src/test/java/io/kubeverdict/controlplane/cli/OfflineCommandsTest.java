@@ -1,0 +1,97 @@
+package io.kubeverdict.controlplane.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/** The offline tools over deploy/examples/netpol-basic, through picocli as a user runs them. */
+class OfflineCommandsTest {
+    private static final String EXAMPLE = "../deploy/examples/netpol-basic";
+
+    record Run(int exit, String out, String err) {}
+
+    private static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new ControlPlaneMain()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> json(String s) {
+        return new KubernetesSerialization().unmarshal(s, Map.class);
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void matrixJsonHasTheDocumentedShape() {
+        Run r = run("matrix", "--manifests", EXAMPLE, "--output", "json");
+        assertThat(r.exit()).isZero();
+        assertThat(r.out().strip()).startsWith("{\"port\":80,\"protocol\":\"TCP\",\"pods\":[\"x/a\",\"x/b\",\"x/c\",\"y/a\"");
+        assertThat(r.out().strip().lines()).hasSize(1);
+        Map<String, Object> m = json(r.out());
+        assertThat(m.keySet()).containsExactly("port", "protocol", "pods", "allowed");
+        List<String> pods = (List<String>) m.get("pods");
+        assertThat(pods).containsExactly("x/a", "x/b", "x/c", "y/a", "y/b", "y/c", "z/a", "z/b", "z/c");
+        Map<String, Map<String, Boolean>> allowed = (Map<String, Map<String, Boolean>>) m.get("allowed");
+        assertThat(allowed.keySet()).containsExactlyElementsOf(pods);
+        allowed.values().forEach(row -> assertThat(row.keySet()).containsExactlyElementsOf(pods));
+        assertThat(allowed.get("y/a").get("x/a")).isTrue();   // ns y -> x/a on serve-80-tcp
+        assertThat(allowed.get("z/a").get("x/a")).isFalse();  // default deny in x
+        assertThat(allowed.get("x/c").get("x/b")).isTrue();   // x -> x/b
+        assertThat(allowed.get("y/a").get("x/b")).isFalse();
+        assertThat(allowed.get("y/c").get("x/a")).isTrue();   // y/c egress to x/a 80-81
+        assertThat(allowed.get("y/c").get("y/a")).isFalse();
+        assertThat(allowed.get("x/a").get("z/b")).isFalse();  // z/b: UDP only
+        assertThat(allowed.get("x/a").get("x/a")).isTrue();   // loopback
+        assertThat(allowed.get("z/a").get("y/b")).isTrue();   // nothing isolates either side
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void matrixOnUdpAndTable() {
+        Map<String, Map<String, Boolean>> allowed = (Map<String, Map<String, Boolean>>) json(
+                run("matrix", "--manifests", EXAMPLE, "--protocol", "UDP", "--port", "81", "--output", "json").out()).get("allowed");
+        assertThat(allowed.get("x/a").get("z/b")).isTrue();
+        assertThat(allowed.get("y/a").get("z/b")).isFalse(); // except 10.244.2.0/24
+        assertThat(allowed.get("y/c").get("x/a")).isFalse(); // TCP only egress, and x denies UDP
+        Run table = run("matrix", "--manifests", EXAMPLE);
+        assertThat(table.exit()).isZero();
+        assertThat(table.out().lines().findFirst().orElseThrow()).startsWith("TCP/80").contains("x/a").contains("z/c");
+        assertThat(table.out().lines().filter(l -> l.startsWith("z/a ")).findFirst().orElseThrow().split("\\s+")[1]).isEqualTo("X");
+    }
+
+    @Test
+    void explainTextAndJson() {
+        Run text = run("explain", "--manifests", EXAMPLE, "--from", "z/a", "--to", "x/a", "--port", "80", "--protocol", "TCP");
+        assertThat(text.exit()).isZero();
+        assertThat(text.out()).startsWith("z/a (10.244.3.10) -> x/a (10.244.1.10) TCP/80: DENY");
+        assertThat(text.out()).contains("ingress ").contains("isolated");
+        Run allowed = run("explain", "--manifests", EXAMPLE, "--from", "y/a", "--to", "10.244.1.10", "--port", "80",
+                "--protocol", "tcp", "--output", "json");
+        assertThat(allowed.exit()).isZero();
+        Map<String, Object> e = json(allowed.out());
+        assertThat(e.get("verdict")).isEqualTo("VERDICT_ALLOW");
+        assertThat(allowed.out()).contains("x/allow-a-from-y-web").contains("ingress[0]");
+    }
+
+    @Test
+    void fatalUsageErrorsExitNonZeroAndProblemsDoNot() {
+        assertThat(run("matrix", "--manifests", "no/such/dir").exit()).isEqualTo(2);
+        assertThat(run("matrix").exit()).isEqualTo(2);
+        assertThat(run("matrix", "--manifests", EXAMPLE, "--protocol", "ICMP").exit()).isEqualTo(2);
+        assertThat(run("explain", "--manifests", EXAMPLE, "--from", "x/nope", "--to", "x/a", "--port", "80",
+                "--protocol", "TCP").exit()).isEqualTo(2);
+        Run withProblems = run("matrix", "--manifests", "src/test/resources/manifests/mixed", "--output", "json",
+                "--assign-ips", "10.9.1.0/24");
+        assertThat(withProblems.exit()).isZero();
+        assertThat(withProblems.err()).contains("02-policies.yaml document 1").contains("assigned shop/back 10.9.1.1");
+        assertThat(json(withProblems.out())).containsKey("allowed");
+    }
+}

@@ -1,0 +1,246 @@
+package io.kubeverdict.controlplane.tools;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.LabelSelectorRequirement;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodIP;
+import io.fabric8.kubernetes.api.model.networking.v1.IPBlock;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
+import java.math.BigInteger;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A deliberately naive NetworkPolicy evaluator written from the API documentation, working on
+ * the fabric8 objects directly: no indexes, no IP sets, no compilation. It shares no code with
+ * the calculation (not even label-selector matching or address parsing).
+ */
+final class ReferenceEvaluator {
+    private final Map<String, Map<String, String>> nsLabels = new HashMap<>();
+    private final List<Pod> pods;
+    private final List<NetworkPolicy> policies;
+
+    ReferenceEvaluator(List<Namespace> namespaces, List<Pod> pods, List<NetworkPolicy> policies) {
+        for (Namespace n : namespaces) {
+            Map<String, String> l = new HashMap<>(n.getMetadata().getLabels() == null ? Map.of() : n.getMetadata().getLabels());
+            l.put("kubernetes.io/metadata.name", n.getMetadata().getName());
+            nsLabels.put(n.getMetadata().getName(), l);
+        }
+        this.pods = pods;
+        this.policies = policies;
+    }
+
+    /** "Pods that are Running, scheduled, have an IP and are not hostNetwork take part." */
+    static boolean isEndpoint(Pod p) {
+        return p.getSpec().getNodeName() != null && !Boolean.TRUE.equals(p.getSpec().getHostNetwork())
+                && "Running".equals(p.getStatus().getPhase())
+                && p.getStatus().getPodIPs() != null && !p.getStatus().getPodIPs().isEmpty();
+    }
+
+    Pod podWithIp(String ip) {
+        for (Pod p : pods) {
+            if (isEndpoint(p)) {
+                for (PodIP pip : p.getStatus().getPodIPs()) {
+                    if (big(pip.getIp()).equals(big(ip))) {
+                        return p;
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /** A connection from srcIp to dstIp (either may be a pod's or an outside address). */
+    boolean allowed(String srcIp, String dstIp, String protocol, int port) {
+        Pod src = podWithIp(srcIp);
+        Pod dst = podWithIp(dstIp);
+        if (src != null && src == dst) {
+            return true; // loopback: never leaves the pod
+        }
+        boolean egressOk = true;
+        if (src != null) {
+            boolean isolated = false;
+            boolean allowedByRule = false;
+            for (NetworkPolicy np : policies) {
+                if (!selects(np, src) || !types(np).contains("Egress")) {
+                    continue;
+                }
+                isolated = true;
+                for (NetworkPolicyEgressRule rule : list(np.getSpec().getEgress())) {
+                    if (peersMatch(np, rule.getTo(), dst, dstIp) && portsMatch(rule.getPorts(), dst, protocol, port)) {
+                        allowedByRule = true;
+                    }
+                }
+            }
+            egressOk = !isolated || allowedByRule;
+        }
+        boolean ingressOk = true;
+        if (dst != null) {
+            boolean isolated = false;
+            boolean allowedByRule = false;
+            for (NetworkPolicy np : policies) {
+                if (!selects(np, dst) || !types(np).contains("Ingress")) {
+                    continue;
+                }
+                isolated = true;
+                for (NetworkPolicyIngressRule rule : list(np.getSpec().getIngress())) {
+                    if (peersMatch(np, rule.getFrom(), src, srcIp) && portsMatch(rule.getPorts(), dst, protocol, port)) {
+                        allowedByRule = true;
+                    }
+                }
+            }
+            ingressOk = !isolated || allowedByRule;
+        }
+        return egressOk && ingressOk;
+    }
+
+    /** "If no policyTypes are specified, Ingress is always set and Egress if there are egress rules." */
+    static List<String> types(NetworkPolicy np) {
+        List<String> t = np.getSpec().getPolicyTypes();
+        if (t == null || t.isEmpty()) {
+            return list(np.getSpec().getEgress()).isEmpty() ? List.of("Ingress") : List.of("Ingress", "Egress");
+        }
+        return t;
+    }
+
+    boolean selects(NetworkPolicy np, Pod p) {
+        return isEndpoint(p) && p.getMetadata().getNamespace().equals(np.getMetadata().getNamespace())
+                && matches(np.getSpec().getPodSelector(), p.getMetadata().getLabels());
+    }
+
+    boolean peersMatch(NetworkPolicy np, List<NetworkPolicyPeer> peers, Pod remote, String remoteIp) {
+        if (peers == null || peers.isEmpty()) {
+            return true;
+        }
+        for (NetworkPolicyPeer peer : peers) {
+            if (peer.getIpBlock() != null) {
+                if (inBlock(peer.getIpBlock(), remoteIp)) {
+                    return true;
+                }
+                continue;
+            }
+            if (remote == null) {
+                continue;
+            }
+            String ns = remote.getMetadata().getNamespace();
+            boolean nsOk = peer.getNamespaceSelector() == null
+                    ? ns.equals(np.getMetadata().getNamespace())
+                    : matches(peer.getNamespaceSelector(), nsLabels.getOrDefault(ns, Map.of("kubernetes.io/metadata.name", ns)));
+            boolean podOk = peer.getPodSelector() == null || matches(peer.getPodSelector(), remote.getMetadata().getLabels());
+            if (nsOk && podOk) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static boolean portsMatch(List<NetworkPolicyPort> ports, Pod dst, String protocol, int port) {
+        if (ports == null || ports.isEmpty()) {
+            return true;
+        }
+        for (NetworkPolicyPort p : ports) {
+            String proto = p.getProtocol() == null ? "TCP" : p.getProtocol();
+            if (!proto.equals(protocol)) {
+                continue;
+            }
+            if (p.getPort() == null) {
+                return true;
+            }
+            if (p.getPort().getIntVal() != null) {
+                int lo = p.getPort().getIntVal();
+                int hi = p.getEndPort() == null ? lo : p.getEndPort();
+                if (port >= lo && port <= hi) {
+                    return true;
+                }
+                continue;
+            }
+            // A named port: the destination pod's container port of that name and protocol.
+            if (dst != null) {
+                for (Container c : dst.getSpec().getContainers()) {
+                    for (ContainerPort cp : list(c.getPorts())) {
+                        String cproto = cp.getProtocol() == null ? "TCP" : cp.getProtocol();
+                        if (p.getPort().getStrVal().equals(cp.getName()) && cproto.equals(protocol)
+                                && cp.getContainerPort() == port) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    static boolean matches(LabelSelector s, Map<String, String> labels) {
+        Map<String, String> l = labels == null ? Map.of() : labels;
+        if (s == null) {
+            return true;
+        }
+        if (s.getMatchLabels() != null) {
+            for (Map.Entry<String, String> e : s.getMatchLabels().entrySet()) {
+                if (!e.getValue().equals(l.get(e.getKey()))) {
+                    return false;
+                }
+            }
+        }
+        for (LabelSelectorRequirement req : list(s.getMatchExpressions())) {
+            String v = l.get(req.getKey());
+            boolean ok = switch (req.getOperator()) {
+                case "In" -> v != null && req.getValues().contains(v);
+                case "NotIn" -> v == null || !req.getValues().contains(v);
+                case "Exists" -> v != null;
+                case "DoesNotExist" -> v == null;
+                default -> throw new IllegalArgumentException(req.getOperator());
+            };
+            if (!ok) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static boolean inBlock(IPBlock b, String ip) {
+        if (!inCidr(b.getCidr(), ip)) {
+            return false;
+        }
+        for (String e : list(b.getExcept())) {
+            if (inCidr(e, ip)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static boolean inCidr(String cidr, String ip) {
+        String[] parts = cidr.split("/");
+        boolean v6 = parts[0].contains(":");
+        if (v6 != ip.contains(":")) {
+            return false;
+        }
+        int bits = v6 ? 128 : 32;
+        int len = Integer.parseInt(parts[1]);
+        BigInteger mask = BigInteger.ONE.shiftLeft(bits).subtract(BigInteger.ONE)
+                .shiftRight(len).not().and(BigInteger.ONE.shiftLeft(bits).subtract(BigInteger.ONE));
+        return big(parts[0]).and(mask).equals(big(ip).and(mask));
+    }
+
+    static BigInteger big(String ip) {
+        try {
+            // Only literals are given here, so no name resolution happens.
+            return new BigInteger(1, java.net.InetAddress.getByName(ip).getAddress());
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException(ip, e);
+        }
+    }
+
+    private static <T> List<T> list(List<T> l) {
+        return l == null ? List.of() : l;
+    }
+}

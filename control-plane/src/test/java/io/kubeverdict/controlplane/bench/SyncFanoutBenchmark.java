@@ -169,6 +169,38 @@ public final class SyncFanoutBenchmark {
                 (build.totalTime(TimeUnit.MILLISECONDS) - buildBefore) / Math.max(1, build.count() - buildCountBefore),
                 calc.count() - calcCountBefore);
 
+        // Local changes: flip one pod's tier label (web <-> db). Only the nodes whose snapshots use
+        // that namespace's same-tier set (or hold the pod) are affected: a handful, not all.
+        long[] localLast = new long[rounds];
+        int[] localAffected = new int[rounds];
+        for (int r = 0; r < rounds; r++) {
+            int victim = rnd.nextInt(pods);
+            Pod before = all.get(victim);
+            Map<String, String> labels = new java.util.HashMap<>(before.getMetadata().getLabels());
+            labels.put("tier", "web".equals(labels.get("tier")) ? "db" : "web");
+            Pod after = new PodBuilder(before).editMetadata().withLabels(labels).endMetadata().build();
+            all.set(victim, after);
+            int[] counts = agentList.stream().mapToInt(a -> a.deltas.get()).toArray();
+            long start = System.nanoTime();
+            loop.change("pod/upsert", c -> c.upsertPod(after));
+            Thread.sleep(3000); // generous: every affected agent has its delta by then
+            long max = 0;
+            int affected = 0;
+            for (int i = 0; i < agents; i++) {
+                Agent a = agentList.get(i);
+                if (a.deltas.get() != counts[i]) {
+                    affected++;
+                    max = Math.max(max, a.firstDeltaAfter(start) - start);
+                }
+            }
+            localLast[r] = max;
+            localAffected[r] = affected;
+        }
+        Arrays.sort(localLast);
+        System.out.printf("one pod tier-label change (%d-%d agents affected) -> last affected agent: p50 %.1f ms, p99 %.1f ms%n",
+                Arrays.stream(localAffected).min().orElse(0), Arrays.stream(localAffected).max().orElse(0),
+                pct(localLast, 50) / 1e6, pct(localLast, 99) / 1e6);
+
         agentList.forEach(Agent::close);
         endpoint.close();
         sync.close();

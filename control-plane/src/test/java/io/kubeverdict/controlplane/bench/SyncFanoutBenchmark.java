@@ -196,10 +196,13 @@ public final class SyncFanoutBenchmark {
             localLast[r] = max;
             localAffected[r] = affected;
         }
-        Arrays.sort(localLast);
-        System.out.printf("one pod tier-label change (%d-%d agents affected) -> last affected agent: p50 %.1f ms, p99 %.1f ms%n",
-                Arrays.stream(localAffected).min().orElse(0), Arrays.stream(localAffected).max().orElse(0),
-                pct(localLast, 50) / 1e6, pct(localLast, 99) / 1e6);
+        long[] hit = java.util.stream.IntStream.range(0, rounds).filter(r -> localAffected[r] > 0)
+                .mapToLong(r -> localLast[r]).sorted().toArray();
+        if (hit.length > 0) {
+            System.out.printf("one pod tier-label change (%d of %d rounds reached an agent, %d-%d agents) -> last affected agent: p50 %.1f ms, p99 %.1f ms%n",
+                    hit.length, rounds, Arrays.stream(localAffected).filter(a -> a > 0).min().orElse(0),
+                    Arrays.stream(localAffected).max().orElse(0), pct(hit, 50) / 1e6, pct(hit, 99) / 1e6);
+        }
 
         agentList.forEach(Agent::close);
         endpoint.close();

@@ -367,7 +367,8 @@ public final class Sandbox implements AutoCloseable {
                 .append("  ip netns exec ").append(l.nodeNamespace(node)).append(" nft list ruleset\n"));
         s.append("pods:\n");
         for (PodSpec pod : l.pods()) {
-            s.append("  ").append(pod.name()).append(' ').append(pod.ips()).append(" on ").append(pod.node())
+            s.append("  ").append(pod.name()).append(' ')
+                    .append(pod.ips().stream().map(InetAddress::getHostAddress).toList()).append(" on ").append(pod.node())
                     .append(": ip netns exec ").append(l.podNamespace(pod.name())).append(" <command>\n");
         }
         s.append("the control plane watches ").append(assignedDir).append(" (a copy of ").append(options.manifests())

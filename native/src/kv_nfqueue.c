@@ -26,12 +26,15 @@
 #define KV_RECV_BUF (64 * 1024)
 #define KV_VERDICT_MSG 64 /* room for one verdict message, generously */
 
-enum kv_nfq_stat { KV_STAT_RECEIVED, KV_STAT_ENOBUFS, KV_STAT_SKIPPED, KV_STAT_VERDICT_MSGS, KV_STAT_COUNT };
+enum kv_nfq_stat {
+	KV_STAT_RECEIVED, KV_STAT_ENOBUFS, KV_STAT_SKIPPED, KV_STAT_VERDICT_MSGS, KV_STAT_NL_ERRORS, KV_STAT_REPEATED, KV_STAT_COUNT
+};
 
 struct kv_queue {
 	struct mnl_socket *nl;
 	unsigned int portid;
 	uint16_t queue_num;
+	uint32_t seq;      /* of config messages */
 	/* batch state, set by attach */
 	unsigned char *slots;
 	int slot_count;
@@ -42,17 +45,48 @@ struct kv_queue {
 	uint64_t stats[KV_STAT_COUNT];
 };
 
-/* Sends one config message and waits for the kernel's ack. */
+/* A packet that reached the socket while we (re)configured the queue, before the ack: answer
+ * NF_REPEAT so it passes the hook again and comes back under the final configuration (with its
+ * header copied) instead of waiting in the queue forever. */
+static void kv_nfq_repeat(struct kv_queue *q, const struct nlmsghdr *m)
+{
+	struct nlattr *attr[NFQA_MAX + 1] = { 0 };
+	if (m->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET) || nfq_nlmsg_parse(m, attr) < 0 ||
+	    attr[NFQA_PACKET_HDR] == NULL)
+		return;
+	const struct nfqnl_msg_packet_hdr *ph = mnl_attr_get_payload(attr[NFQA_PACKET_HDR]);
+	char buf[KV_VERDICT_MSG * 2];
+	struct nlmsghdr *nlh = nfq_nlmsg_put(buf, NFQNL_MSG_VERDICT, q->queue_num);
+	nfq_nlmsg_verdict_put(nlh, (int)ntohl(ph->packet_id), NF_REPEAT);
+	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) >= 0)
+		q->stats[KV_STAT_REPEATED]++;
+}
+
+/* Sends one config message and waits for the kernel's ack to it (matched by sequence number). */
 static int kv_nfq_send_config(struct kv_queue *q, struct nlmsghdr *nlh)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	nlh->nlmsg_flags |= NLM_F_ACK;
+	nlh->nlmsg_seq = ++q->seq;
 	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	ssize_t n = mnl_socket_recvfrom(q->nl, buf, sizeof(buf));
-	if (n < 0)
-		return -errno;
-	return mnl_cb_run(buf, n, nlh->nlmsg_seq, q->portid, NULL, NULL) < 0 ? -errno : 0;
+	for (;;) {
+		ssize_t n = mnl_socket_recvfrom(q->nl, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno == EINTR || errno == ENOBUFS)
+				continue;
+			return -errno;
+		}
+		const struct nlmsghdr *m = (const struct nlmsghdr *)buf;
+		int len = (int)n;
+		for (; mnl_nlmsg_ok(m, len); m = mnl_nlmsg_next(m, &len)) {
+			if (m->nlmsg_type == NLMSG_ERROR && m->nlmsg_seq == q->seq) {
+				const struct nlmsgerr *e = mnl_nlmsg_get_payload(m);
+				return e->error; /* 0: ack; otherwise already -errno */
+			}
+			kv_nfq_repeat(q, m);
+		}
+	}
 }
 
 static void kv_nfq_free(struct kv_queue *q)
@@ -168,6 +202,12 @@ static jlong kv_nfq_stat(JNIEnv *env, jclass cls, jlong handle, jint which)
 static int kv_nfq_fill_slot(struct kv_queue *q, const struct nlmsghdr *nlh, unsigned char *slot)
 {
 	struct nlattr *attr[NFQA_MAX + 1] = { 0 };
+	if (nlh->nlmsg_type == NLMSG_ERROR && nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(struct nlmsgerr))) {
+		/* the kernel refused a verdict (e.g. an unknown id): count it, the loop goes on */
+		const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+		q->stats[e->error != 0 ? KV_STAT_NL_ERRORS : KV_STAT_SKIPPED]++;
+		return 0;
+	}
 	if (nlh->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET) ||
 	    nfq_nlmsg_parse(nlh, attr) < 0 || attr[NFQA_PACKET_HDR] == NULL) {
 		q->stats[KV_STAT_SKIPPED]++;
@@ -219,6 +259,8 @@ static jint kv_nfq_receive(JNIEnv *env, jclass cls, jlong handle, jint timeout_m
 	while (filled < q->slot_count) {
 		if (q->pend_len == 0) {
 			ssize_t n = recv(fd, q->rbuf, KV_RECV_BUF, MSG_DONTWAIT);
+			if (n == 0)
+				break;
 			if (n < 0) {
 				if (errno == ENOBUFS) {
 					q->stats[KV_STAT_ENOBUFS]++;

@@ -16,7 +16,9 @@ public final class Errno {
     public static final int EINVAL = 22;
     public static final int ENOSPC = 28;
     public static final int EMSGSIZE = 90;
+    public static final int EPROTONOSUPPORT = 93;
     public static final int EOPNOTSUPP = 95;
+    public static final int EAFNOSUPPORT = 97;
     public static final int ENOBUFS = 105;
 
     private static final Map<Integer, String> NAMES = Map.ofEntries(
@@ -24,7 +26,8 @@ public final class Errno {
             Map.entry(EBADF, "EBADF"), Map.entry(EAGAIN, "EAGAIN"), Map.entry(ENOMEM, "ENOMEM"),
             Map.entry(EACCES, "EACCES"), Map.entry(EBUSY, "EBUSY"), Map.entry(EEXIST, "EEXIST"),
             Map.entry(EINVAL, "EINVAL"), Map.entry(ENOSPC, "ENOSPC"), Map.entry(EMSGSIZE, "EMSGSIZE"),
-            Map.entry(EOPNOTSUPP, "EOPNOTSUPP"), Map.entry(ENOBUFS, "ENOBUFS"));
+            Map.entry(EOPNOTSUPP, "EOPNOTSUPP"),
+            Map.entry(EPROTONOSUPPORT, "EPROTONOSUPPORT"), Map.entry(EAFNOSUPPORT, "EAFNOSUPPORT"), Map.entry(ENOBUFS, "ENOBUFS"));
 
     private Errno() {}
 

@@ -18,6 +18,8 @@ public final class NfQueue implements AutoCloseable {
     private static final int STAT_ENOBUFS = 1;
     private static final int STAT_SKIPPED = 2;
     private static final int STAT_VERDICT_MESSAGES = 3;
+    private static final int STAT_NETLINK_ERRORS = 4;
+    private static final int STAT_REPEATED = 5;
 
     private final int number;
     private long queue;
@@ -66,7 +68,17 @@ public final class NfQueue implements AutoCloseable {
         return NfqNative.stat(handle(), STAT_ENOBUFS);
     }
 
-    /** Netlink messages that were not packets (errors for verdicts, for example). */
+    /** Errors the kernel sent back, for verdicts it refused (an unknown packet id, for example). */
+    public long netlinkErrors() {
+        return NfqNative.stat(handle(), STAT_NETLINK_ERRORS);
+    }
+
+    /** Packets that arrived while the queue was being configured and were sent round the hook again. */
+    public long repeatedDuringConfig() {
+        return NfqNative.stat(handle(), STAT_REPEATED);
+    }
+
+    /** Netlink messages that were neither packets nor errors. */
     public long skippedMessages() {
         return NfqNative.stat(handle(), STAT_SKIPPED);
     }

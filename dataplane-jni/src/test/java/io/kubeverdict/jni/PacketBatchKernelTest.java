@@ -148,6 +148,28 @@ class PacketBatchKernelTest {
     }
 
     @Test
+    void aVerdictTheKernelRefusesIsCountedNotFatal() throws Exception {
+        bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS));
+        NetnsThread node = bed.own(new NetnsThread(bed.node));
+        NfQueue queue = bed.own(node.call(() -> new NfQueue(QUEUE, NfQueue.FLAG_GSO)));
+        PacketBatch batch = queue.batch(8);
+        Netns.call(bed.client.path(), () -> {
+            try (DatagramSocket s = new DatagramSocket()) {
+                s.send(new DatagramPacket(new byte[8], 8, InetAddress.getByName(SERVER4), PORT));
+            }
+            return null;
+        });
+        assertThat(batch.receive(2000)).isEqualTo(1);
+        int id = batch.packetId(0);
+        batch.buffer().putInt(0, id + 1000); // a packet id the queue never had
+        batch.accept(0);
+        assertThat(batch.sendVerdicts()).isEqualTo(1);
+        assertThat(batch.receive(200)).isZero();
+        assertThat(queue.netlinkErrors()).isEqualTo(1);
+        awaitWaiting(node, 1); // the real packet still waits for its verdict
+    }
+
+    @Test
     void verdictsNeedNoPackets() throws Exception {
         NetnsThread node = bed.own(new NetnsThread(bed.node));
         NfQueue queue = bed.own(node.call(() -> new NfQueue(QUEUE + 1, 0)));

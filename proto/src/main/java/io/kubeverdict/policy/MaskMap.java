@@ -17,28 +17,69 @@ final class MaskMap {
     private final long[] startHi;
     private final long[] startLo;
     private final long[] masks;
+    // Every start below 2^63 with hi == 0 (IPv4, ports): one signed compare per step.
+    private final boolean narrow;
 
     private MaskMap(long[] startHi, long[] startLo, long[] masks) {
         this.startHi = startHi;
         this.startLo = startLo;
         this.masks = masks;
+        boolean n = true;
+        for (int i = 0; i < masks.length; i++) {
+            n &= startHi[i] == 0 && startLo[i] >= 0;
+        }
+        this.narrow = n;
     }
 
     /** The OR of the masks of every range holding the value; 0 when none. */
     long get(long hi, long lo) {
-        int low = 0;
-        int high = masks.length - 1;
-        long found = 0;
-        while (low <= high) {
-            int mid = (low + high) >>> 1;
-            if (RangeSet.compare(startHi[mid], startLo[mid], hi, lo) <= 0) {
-                found = masks[mid];
-                low = mid + 1;
-            } else {
-                high = mid - 1;
-            }
+        if (narrow) {
+            return hi == 0 && lo >= 0 ? getNarrow(lo) : masks.length == 0 ? 0 : getWide(hi, lo);
         }
-        return found;
+        return getWide(hi, lo);
+    }
+
+    /**
+     * Branch-free binary search (the ternary compiles to a conditional move): the steps of a
+     * search over random addresses are unpredictable, and mispredictions would dominate.
+     */
+    private long getNarrow(long value) {
+        long[] starts = startLo;
+        int n = starts.length;
+        if (n == 0) {
+            return 0;
+        }
+        int base = 0;
+        while (n > 1) {
+            int half = n >>> 1;
+            base = starts[base + half] <= value ? base + half : base;
+            n -= half;
+        }
+        return starts[base] <= value ? masks[base] : 0;
+    }
+
+    /** As {@link #getNarrow}, comparing (hi, lo) as one unsigned 128-bit value without branches. */
+    private long getWide(long hi, long lo) {
+        long[] his = startHi;
+        long[] los = startLo;
+        int n = his.length;
+        if (n == 0) {
+            return 0;
+        }
+        long h = hi + Long.MIN_VALUE;
+        long l = lo + Long.MIN_VALUE;
+        int base = 0;
+        while (n > 1) {
+            int half = n >>> 1;
+            int mid = base + half;
+            long sh = his[mid] + Long.MIN_VALUE;
+            boolean atOrBelow = sh < h | (sh == h & los[mid] + Long.MIN_VALUE <= l);
+            base = atOrBelow ? mid : base;
+            n -= half;
+        }
+        long sh = his[base] + Long.MIN_VALUE;
+        boolean atOrBelow = sh < h | (sh == h & los[base] + Long.MIN_VALUE <= l);
+        return atOrBelow ? masks[base] : 0;
     }
 
     boolean isEmpty() {

@@ -281,42 +281,10 @@ public final class SnapshotIndex {
         return walk(endpoint, direction, packet, remoteHi, remoteLo, remoteMem);
     }
 
-    /** The bit-mask evaluation (see {@link Program}). */
+    /** The bit-mask evaluation (see {@link Program}): rules whose peers and ports match, then tiers. */
     private int evaluate(Program p, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem) {
-        long peers = p.allPeersMask;
-        for (int i = remoteMem + 1, end = remoteMem + mem[remoteMem]; i <= end; i++) {
-            peers |= p.setMask(mem[i]);
-        }
-        peers |= (packet.family == IpAddress.V4 ? p.v4Blocks : p.v6Blocks).get(remoteHi, remoteLo);
-        long candidates = 0;
-        if (peers != 0) {
-            long ports = p.noPortsMask;
-            long wanted = peers & ~ports;
-            if (wanted != 0) {
-                int protocol = packet.protocol;
-                MaskMap byPort = protocol == 6 ? p.tcpPorts : protocol == 17 ? p.udpPorts : protocol == 132 ? p.sctpPorts : null;
-                if (byPort != null) {
-                    ports |= byPort.get(0, packet.dstPort);
-                    wanted &= ~ports;
-                    int namedMem = -1;
-                    long[] namedMasks = p.namedMasks;
-                    for (int q = 0; q < namedMasks.length && wanted != 0; q++) {
-                        long m = namedMasks[q];
-                        if ((m & wanted) == 0) {
-                            continue;
-                        }
-                        if (namedMem < 0) {
-                            namedMem = namedMembership(packet);
-                        }
-                        if (isMember(namedMem, p.namedSets[q])) {
-                            ports |= m;
-                            wanted &= ~m;
-                        }
-                    }
-                }
-            }
-            candidates = peers & ports;
-        }
+        long peers = peerMask(p, packet.family, remoteHi, remoteLo, remoteMem);
+        long candidates = peers == 0 ? 0 : peers & portMask(p, packet, peers);
         long[] tierMasks = p.tierMasks;
         for (int t = 0; t < tierMasks.length; t++) {
             long m = candidates & tierMasks[t];
@@ -335,6 +303,48 @@ public final class SnapshotIndex {
             }
         }
         return Decision.of(Decision.PASSED_ALL_TIERS, direction, true);
+    }
+
+    /** Rules whose peers hold the remote address: all-peers rules, IP-set peers, ipBlocks. */
+    private long peerMask(Program p, int family, long remoteHi, long remoteLo, int remoteMem) {
+        long peers = p.allPeersMask;
+        int[] pool = mem;
+        for (int i = remoteMem + 1, end = remoteMem + pool[remoteMem]; i <= end; i++) {
+            peers |= p.setMask(pool[i]);
+        }
+        return peers | (family == IpAddress.V4 ? p.v4Blocks : p.v6Blocks).get(remoteHi, remoteLo);
+    }
+
+    /** Rules (among those in peers) whose ports match: no ports, a numbered clause, a named port. */
+    private long portMask(Program p, PacketTuple packet, long peers) {
+        long ports = p.noPortsMask;
+        long wanted = peers & ~ports;
+        if (wanted == 0) {
+            return ports;
+        }
+        int protocol = packet.protocol;
+        MaskMap byPort = protocol == 6 ? p.tcpPorts : protocol == 17 ? p.udpPorts : protocol == 132 ? p.sctpPorts : null;
+        if (byPort == null) {
+            return ports; // only rules without ports match other protocols
+        }
+        ports |= byPort.get(0, packet.dstPort);
+        wanted &= ~ports;
+        long[] namedMasks = p.namedMasks;
+        int namedMem = -1;
+        for (int q = 0; q < namedMasks.length && wanted != 0; q++) {
+            long m = namedMasks[q];
+            if ((m & wanted) == 0) {
+                continue;
+            }
+            if (namedMem < 0) {
+                namedMem = namedMembership(packet);
+            }
+            if (isMember(namedMem, p.namedSets[q])) {
+                ports |= m;
+                wanted &= ~m;
+            }
+        }
+        return ports;
     }
 
     /** Rule-by-rule evaluation: for endpoints with more than 64 rules, and as the tests' yardstick. */
@@ -553,7 +563,8 @@ public final class SnapshotIndex {
     public DirectionExplanation direction(int code) {
         DirectionExplanation.Builder d = DirectionExplanation.newBuilder()
                 .setEvaluated(Decision.index(code) != Decision.NO_ENDPOINT)
-                .setIsolated(Decision.index(code) >= Decision.FIRST_INDEXED)
+                // Isolated: some tier lists a policy, even if every tier then passed.
+                .setIsolated(Decision.index(code) != Decision.NOT_ISOLATED && Decision.index(code) != Decision.NO_ENDPOINT)
                 .setVerdict(Decision.allowed(code) ? io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW
                         : io.kubeverdict.proto.v1.Verdict.VERDICT_DENY)
                 .setReason(reason(code));

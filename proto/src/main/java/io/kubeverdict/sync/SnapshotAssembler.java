@@ -81,6 +81,7 @@ public final class SnapshotAssembler {
                     throw new ResyncRequiredException("delta for unknown ip set " + d.getId()
                             + " at sequence " + message.getSequence());
                 }
+                // Removals first: a member both removed and added in one delta stays.
                 set.members().removeAll(d.getRemovedMembersList());
                 set.members().addAll(d.getAddedMembersList());
             }

@@ -82,6 +82,16 @@ class TierEvaluationTest {
                         "DENY ingress: no rule matched: denied by the default of tier baseline"));
     }
 
+    @org.junit.jupiter.api.Test
+    void explainCountsAnEndpointWhoseTiersAllPassedAsIsolated() {
+        var e = INDEX.explain(Snapshots.tuple("10.5.5.5", "10.1.0.2", TCP, 80));
+
+        assertThat(e.getIngress().getIsolated()).isTrue();
+        assertThat(e.getIngress().getReason()).isEqualTo("every tier passed");
+        assertThat(e.getVerdict()).isEqualTo(io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW);
+        assertThat(e.getIngress().hasPolicy()).isFalse();
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void decides(String name, String src, String dst, int port, String expected) {

@@ -41,6 +41,39 @@ class ZeroAllocationTest {
         assertThat(after - before).isLessThan(1024);
     }
 
+    @Test
+    void decideOnALargeNodeSnapshotAllocatesNothingAndMixesVerdicts() {
+        var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        assumeTrue(threads.isThreadAllocatedMemorySupported());
+        SyntheticCluster cluster = new SyntheticCluster(7, 2048);
+        SnapshotIndex index = SnapshotIndex.compile(cluster.snapshot);
+        PacketTuple[] packets = cluster.packets.toArray(new PacketTuple[0]);
+
+        assertThat(index.problemCount()).isZero();
+        assertThat(index.endpointCount()).isEqualTo(SyntheticCluster.LOCAL_ENDPOINTS);
+        assertThat(index.walkingSlots()).isZero();
+        int allowed = 0;
+        for (PacketTuple p : packets) {
+            int code = index.decide(p);
+            assertThat(index.decideByWalking(p)).isEqualTo(code);
+            allowed += Decision.allowed(code) ? 1 : 0;
+        }
+        assertThat(allowed).isBetween(packets.length / 4, packets.length * 19 / 20);
+
+        long sink = 0;
+        for (int i = 0; i < 300_000; i++) {
+            sink += index.decide(packets[i % packets.length]);
+        }
+        long tid = Thread.currentThread().getId();
+        long before = threads.getThreadAllocatedBytes(tid);
+        for (int i = 0; i < 1_000_000; i++) {
+            sink += index.decide(packets[i % packets.length]);
+        }
+        long after = threads.getThreadAllocatedBytes(tid);
+        assertThat(sink).isNotZero();
+        assertThat(after - before).isLessThan(1024);
+    }
+
     private static long run(SnapshotIndex a, SnapshotIndex b, PacketTuple[] packets, int rounds) {
         long sum = 0;
         for (int i = 0; i < rounds; i++) {

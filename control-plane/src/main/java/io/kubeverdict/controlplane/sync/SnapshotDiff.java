@@ -27,13 +27,41 @@ import java.util.Set;
  * then removes in the reverse order (endpoints, then policies, then IP sets) so that nothing is
  * removed while still referred to. A changed IP set travels as added/removed members; a set too
  * large for one message is split into an update followed by delta updates, each below the budget.
- * Pure: sequence numbers and event times are the sender's business (left 0 here).
+ * Deterministic and free of I/O; sequence numbers and event times are the sender's business (left 0
+ * here). Thread-safe: one instance serves every subscriber.
  */
 public final class SnapshotDiff {
     /** Room kept in every chunk for the envelope (sequence, event time, tags, set id). */
     private static final int ENVELOPE_BYTES = 64;
 
+    /** How many recent IP-set transitions to remember (see {@link #changedSet}). */
+    private static final int SET_DIFF_CACHE = 32; // entries pin old sets: keep few
+
     private final int maxMessageBytes;
+    /**
+     * The messages for recent (old set, new set) transitions, by identity. The calculator hands the
+     * same IpSet instance to every node that uses the set, so when a cluster-wide set changes,
+     * every subscriber asks for the same transition: it is computed once, not once per agent.
+     */
+    private final Map<SetTransition, List<ToAgent>> setDiffs = new java.util.LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<SetTransition, List<ToAgent>> eldest) {
+            return size() > SET_DIFF_CACHE;
+        }
+    };
+
+    /** Identity pair of two IpSet instances. */
+    private record SetTransition(IpSet from, IpSet to) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SetTransition t && t.from == from && t.to == to;
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * System.identityHashCode(from) + System.identityHashCode(to);
+        }
+    }
 
     /** @param maxMessageBytes upper bound for one serialized IP-set message (gRPC's default limit is 4 MiB) */
     public SnapshotDiff(int maxMessageBytes) {
@@ -50,7 +78,7 @@ public final class SnapshotDiff {
             if (old == null || old.getType() != set.getType()) {
                 fullSet(set, out);
             } else if (old != set && !old.equals(set)) {
-                changedSet(old, set, out);
+                out.addAll(cachedChange(old, set));
             }
         }
         for (ActivePolicy p : to.policies().values()) {
@@ -94,6 +122,23 @@ public final class SnapshotDiff {
         for (int i = 1; i < chunks.size(); i++) {
             out.add(delta(set.getId(), chunks.get(i), List.of()));
         }
+    }
+
+    private List<ToAgent> cachedChange(IpSet old, IpSet set) {
+        SetTransition key = new SetTransition(old, set);
+        synchronized (setDiffs) {
+            List<ToAgent> hit = setDiffs.get(key);
+            if (hit != null) {
+                return hit;
+            }
+        }
+        List<ToAgent> msgs = new ArrayList<>();
+        changedSet(old, set, msgs);
+        msgs = List.copyOf(msgs);
+        synchronized (setDiffs) {
+            setDiffs.put(key, msgs);
+        }
+        return msgs;
     }
 
     private void changedSet(IpSet old, IpSet set, List<ToAgent> out) {

@@ -217,6 +217,7 @@ public final class SyncFanoutBenchmark {
         private volatile boolean inSync;
         private final long[] arrivals = new long[64]; // ring of delta arrival times
         private ClientCallStreamObserver<SyncRequest> call;
+        private volatile boolean closing;
 
         Agent(int port, String node, CountDownLatch inSyncLatch) {
             this.node = node;
@@ -258,13 +259,16 @@ public final class SyncFanoutBenchmark {
 
         @Override
         public void onError(Throwable t) {
-            System.err.println(node + ": " + t);
+            if (!closing) {
+                System.err.println(node + ": " + t);
+            }
         }
 
         @Override
         public void onCompleted() {}
 
         void close() {
+            closing = true;
             call.cancel("bench done", null);
             channel.shutdownNow();
         }

@@ -84,6 +84,28 @@ class SnapshotDiffTest {
     }
 
     @Test
+    void sharedSetTransitionIsComputedOnceForAllNodes() {
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            many.add("10.1.0." + i);
+        }
+        IpSet before = set("shared", many.toArray(String[]::new));
+        many.add("10.2.0.1");
+        IpSet after = set("shared", many.toArray(String[]::new));
+        NodeSnapshot n1a = snapshot("n1", List.of(before), List.of(policy("x/p", "shared")), List.of());
+        NodeSnapshot n2a = snapshot("n2", List.of(before), List.of(policy("y/p", "shared")), List.of());
+        NodeSnapshot n1b = snapshot("n1", List.of(after), List.of(policy("x/p", "shared")), List.of());
+        NodeSnapshot n2b = snapshot("n2", List.of(after), List.of(policy("y/p", "shared")), List.of());
+
+        List<ToAgent> d1 = diff.diff(idx(n1a), idx(n1b));
+        List<ToAgent> d2 = diff.diff(idx(n2a), idx(n2b));
+
+        assertThat(d1).hasSize(1);
+        assertThat(d1.get(0)).isSameAs(d2.get(0));
+        assertThat(d1.get(0).getIpSetDeltaUpdate().getAddedMembersList()).containsExactly("10.2.0.1");
+    }
+
+    @Test
     void endpointSwitchingPolicyIsUpdatedBeforeOldPolicyAndSetAreRemoved() {
         NodeSnapshot b = snapshot("n1", List.of(set("s2", "10.0.1.1")), List.of(policy("x/allow-b", "s2")),
                 List.of(endpoint("x", "a", "10.0.0.1", "x/allow-b")));

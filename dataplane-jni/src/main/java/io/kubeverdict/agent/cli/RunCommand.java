@@ -4,6 +4,7 @@ import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.nft.RulesetConfig;
 import io.kubeverdict.agent.run.Agent;
 import io.kubeverdict.agent.run.AgentConfig;
+import io.kubeverdict.agent.sync.ControlPlaneChannel;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -90,12 +91,12 @@ final class RunCommand implements Callable<Integer> {
 
     AgentConfig config() throws IOException {
         String name = node != null ? node : hostnameOverride != null ? hostnameOverride : hostname();
-        AgentConfig.Tls tls = null;
+        ControlPlaneChannel.Tls tls = null;
         if (tlsCert != null || tlsKey != null || tlsCa != null) {
             if (tlsCert == null || tlsKey == null || tlsCa == null) {
                 throw new IllegalArgumentException("mTLS needs all of --tls-cert, --tls-key and --tls-ca");
             }
-            tls = new AgentConfig.Tls(tlsCert, tlsKey, tlsCa, tlsServerName);
+            tls = new ControlPlaneChannel.Tls(tlsCert, tlsKey, tlsCa, tlsServerName);
         }
         return new AgentConfig(name, controlPlane, failOpen, queueId, queuePath(queuePath), table,
                 ListenAddress.parse(metricsBind), ListenAddress.parse(inspectListen), tls);

@@ -1,5 +1,7 @@
 package io.kubeverdict.agent.nft;
 
+import io.kubeverdict.jni.Errno;
+import io.kubeverdict.jni.NativeException;
 import io.kubeverdict.jni.Nftables;
 import io.kubeverdict.jni.NftablesException;
 import io.kubeverdict.jni.XtQueueRule;
@@ -11,7 +13,8 @@ import java.util.regex.Pattern;
  * context (and calls this manager; libnftables sockets live in that thread's namespace).
  *
  * <ol>
- *   <li>{@link #start} builds the table in one transaction, replacing a leftover of an earlier run
+ *   <li>{@link #start} builds the table (one inet table; ip + ip6 tables when this kernel's
+ *       nft_compat refuses the NFQUEUE target in inet, see {@link TableLayout}) in one transaction, replacing a leftover of an earlier run
  *       atomically (delete + create in the same transaction); on the xtables path the shim then
  *       swaps the queue chain's placeholder for the NFQUEUE target in a second transaction (in
  *       between, the placeholder acts like the configured failure mode: accept when fail-open,
@@ -26,13 +29,15 @@ import java.util.regex.Pattern;
  */
 public final class NftManager {
     private final Nftables nft;
-    private final RulesetConfig config;
+    private RulesetConfig config;
+    private final boolean layoutForced;
     private PodAddresses applied;
     private boolean started;
 
-    private NftManager(Nftables nft, RulesetConfig config) {
+    private NftManager(Nftables nft, RulesetConfig config, boolean layoutForced) {
         this.nft = nft;
         this.config = config;
+        this.layoutForced = layoutForced;
     }
 
     /**
@@ -40,15 +45,27 @@ public final class NftManager {
      * ({@link QueuePathProbe}), otherwise use that path (tests, or an operator override).
      */
     public static NftManager create(Nftables nft, String table, int queueNumber, boolean failOpen, QueuePath forcedPath) {
-        QueuePath path = forcedPath != null ? forcedPath : QueuePathProbe.detect(nft, table);
-        return new NftManager(nft, new RulesetConfig(table, queueNumber, failOpen, path));
+        return create(nft, table, queueNumber, failOpen, forcedPath, null);
     }
 
-    public RulesetConfig config() {
+    /**
+     * Like {@link #create(Nftables, String, int, boolean, QueuePath)}; {@code forcedLayout} null
+     * means: one inet table, falling back to ip + ip6 tables when nft_compat refuses the xtables
+     * target in the inet family.
+     */
+    public static NftManager create(Nftables nft, String table, int queueNumber, boolean failOpen, QueuePath forcedPath,
+                                    TableLayout forcedLayout) {
+        QueuePath path = forcedPath != null ? forcedPath : QueuePathProbe.detect(nft, table);
+        TableLayout layout = forcedLayout != null ? forcedLayout : TableLayout.INET;
+        return new NftManager(nft, new RulesetConfig(table, queueNumber, failOpen, path, layout), forcedLayout != null);
+    }
+
+    /** The configuration in use (its layout may change once, in {@link #start}). */
+    public synchronized RulesetConfig config() {
         return config;
     }
 
-    public QueuePath path() {
+    public synchronized QueuePath path() {
         return config.path();
     }
 
@@ -66,8 +83,18 @@ public final class NftManager {
         boolean leftover = tableExists();
         nft.run(RulesetRenderer.replaceTable(config, addresses));
         if (config.path() == QueuePath.XT_NFQUEUE) {
-            XtQueueRule.install(XtQueueRule.FAMILY_INET, config.table(), RulesetRenderer.CHAIN_QUEUE,
-                    config.queueNumber(), config.failOpen());
+            try {
+                installXtRules();
+            } catch (NativeException e) {
+                if (layoutForced || config.layout() != TableLayout.INET || !compatRefusedFamily(e.errno())) {
+                    throw e;
+                }
+                // this kernel's nft_compat will not put NFQUEUE in an inet table: ip + ip6 tables
+                // (the replacement transaction also removes the inet table just made)
+                config = config.withLayout(TableLayout.SPLIT);
+                nft.run(RulesetRenderer.replaceTable(config, addresses));
+                installXtRules();
+            }
         }
         applied = addresses;
         started = true;
@@ -100,13 +127,31 @@ public final class NftManager {
         applied = null;
     }
 
-    /** nft's listing of our table (for tools and tests). */
+    /** nft's listing of our table(s) (for tools and tests). */
     public synchronized String listTable() {
-        return nft.run("list table inet " + config.table());
+        StringBuilder out = new StringBuilder();
+        for (String family : RulesetRenderer.families(config)) {
+            out.append(nft.run("list table " + family + " " + config.table()));
+        }
+        return out.toString();
+    }
+
+    private void installXtRules() {
+        for (String family : RulesetRenderer.families(config)) {
+            int nfproto = family.equals("inet") ? XtQueueRule.FAMILY_INET
+                    : family.equals("ip") ? XtQueueRule.FAMILY_IPV4 : XtQueueRule.FAMILY_IPV6;
+            XtQueueRule.install(nfproto, config.table(), RulesetRenderer.CHAIN_QUEUE, config.queueNumber(), config.failOpen());
+        }
+    }
+
+    /** Errnos with which nft_compat turns down a target for a family it does not serve. */
+    private static boolean compatRefusedFamily(int errno) {
+        return errno == Errno.EOPNOTSUPP || errno == Errno.EINVAL || errno == Errno.EAFNOSUPPORT
+                || errno == Errno.EPROTONOSUPPORT || errno == Errno.ENOENT;
     }
 
     private boolean tableExists() {
-        String tables = nft.run("list tables inet");
-        return Pattern.compile("(?m)^table inet " + Pattern.quote(config.table()) + "$").matcher(tables).find();
+        String tables = nft.run("list tables");
+        return Pattern.compile("(?m)^table (inet|ip|ip6) " + Pattern.quote(config.table()) + "$").matcher(tables).find();
     }
 }

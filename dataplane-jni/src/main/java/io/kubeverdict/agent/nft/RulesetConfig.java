@@ -2,13 +2,18 @@ package io.kubeverdict.agent.nft;
 
 /**
  * What the ruleset looks like apart from its addresses: our table's name, the queue number,
- * fail-open vs fail-closed and the path packets take to the queue.
+ * fail-open vs fail-closed, the path packets take to the queue and the table layout.
  *
  * @param failOpen true: the queue rule carries bypass, so packets pass when no program listens
  *     on the queue (agent down); false: they are dropped until the agent answers
  */
-public record RulesetConfig(String table, int queueNumber, boolean failOpen, QueuePath path) {
+public record RulesetConfig(String table, int queueNumber, boolean failOpen, QueuePath path, TableLayout layout) {
     public static final String DEFAULT_TABLE = "kube_verdict";
+
+    /** One inet table. */
+    public RulesetConfig(String table, int queueNumber, boolean failOpen, QueuePath path) {
+        this(table, queueNumber, failOpen, path, TableLayout.INET);
+    }
 
     public RulesetConfig {
         if (table == null || !table.matches("[A-Za-z][A-Za-z0-9_]{0,30}")) {
@@ -20,9 +25,16 @@ public record RulesetConfig(String table, int queueNumber, boolean failOpen, Que
         if (path == null) {
             throw new IllegalArgumentException("queue path must be resolved (see QueuePathProbe)");
         }
+        if (layout == null) {
+            throw new IllegalArgumentException("table layout is required");
+        }
     }
 
     public RulesetConfig withPath(QueuePath newPath) {
-        return new RulesetConfig(table, queueNumber, failOpen, newPath);
+        return new RulesetConfig(table, queueNumber, failOpen, newPath, layout);
+    }
+
+    public RulesetConfig withLayout(TableLayout newLayout) {
+        return new RulesetConfig(table, queueNumber, failOpen, path, newLayout);
     }
 }

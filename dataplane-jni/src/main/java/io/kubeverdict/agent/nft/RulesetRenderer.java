@@ -1,13 +1,15 @@
 package io.kubeverdict.agent.nft;
 
 import java.util.Collection;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 
 /**
  * Turns the data plane's state into nft text (pure; {@link NftManager} applies it).
  *
- * <p>One {@code inet} table of ours holds two sets of selected local pod IPs ({@value #SET_V4},
+ * <p>One {@code inet} table of ours ({@link TableLayout#INET}; or an {@code ip} plus an {@code ip6}
+ * table with the same content split by family, {@link TableLayout#SPLIT}) holds two sets of selected local pod IPs ({@value #SET_V4},
  * {@value #SET_V6}) and three chains:
  * <ul>
  *   <li>{@code forward} (hook forward): a new connection (ct state new) from or to a selected pod
@@ -33,31 +35,60 @@ public final class RulesetRenderer {
     private RulesetRenderer() {}
 
     /**
-     * One transaction that removes any earlier table of ours (the leading {@code add table} makes
-     * the delete valid when there is none) and builds the table anew with the given addresses.
+     * One transaction that removes any earlier table of ours, in any family and layout (each
+     * {@code add table} makes the following delete valid when there is none), and builds the
+     * table(s) anew with the given addresses.
      */
     public static String replaceTable(RulesetConfig config, PodAddresses addresses) {
-        String t = config.table();
-        StringBuilder s = new StringBuilder();
-        s.append("add table inet ").append(t).append('\n');
-        s.append("delete table inet ").append(t).append('\n');
-        s.append("table inet ").append(t).append(" {\n");
+        StringBuilder s = new StringBuilder(deleteTable(config));
+        if (config.layout() == TableLayout.INET) {
+            table(s, config, "inet", true, true, addresses);
+        } else {
+            table(s, config, "ip", true, false, addresses);
+            table(s, config, "ip6", false, true, addresses);
+        }
+        return s.toString();
+    }
+
+    /** The families our table(s) have in this layout. */
+    public static List<String> families(RulesetConfig config) {
+        return config.layout() == TableLayout.INET ? List.of("inet") : List.of("ip", "ip6");
+    }
+
+    private static void table(StringBuilder s, RulesetConfig config, String family, boolean v4, boolean v6,
+                              PodAddresses addresses) {
+        s.append("table ").append(family).append(' ').append(config.table()).append(" {\n");
         s.append("\tcomment \"").append(COMMENT).append("\"\n");
-        set(s, SET_V4, "ipv4_addr", addresses.v4());
-        set(s, SET_V6, "ipv6_addr", addresses.v6());
+        if (v4) {
+            set(s, SET_V4, "ipv4_addr", addresses.v4());
+        }
+        if (v6) {
+            set(s, SET_V6, "ipv6_addr", addresses.v6());
+        }
         s.append("\tchain ").append(CHAIN_QUEUE).append(" {\n\t\t").append(queueStatement(config)).append("\n\t}\n");
         s.append("\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n");
-        s.append("\t\tct state new ip saddr @").append(SET_V4).append(" goto ").append(CHAIN_QUEUE).append('\n');
-        s.append("\t\tct state new ip daddr @").append(SET_V4).append(" goto ").append(CHAIN_QUEUE).append('\n');
-        s.append("\t\tct state new ip6 saddr @").append(SET_V6).append(" goto ").append(CHAIN_QUEUE).append('\n');
-        s.append("\t\tct state new ip6 daddr @").append(SET_V6).append(" goto ").append(CHAIN_QUEUE).append('\n');
+        if (v4) {
+            rule(s, "ip saddr @" + SET_V4);
+            rule(s, "ip daddr @" + SET_V4);
+        }
+        if (v6) {
+            rule(s, "ip6 saddr @" + SET_V6);
+            rule(s, "ip6 daddr @" + SET_V6);
+        }
         s.append("\t}\n");
         s.append("\tchain input {\n\t\ttype filter hook input priority filter; policy accept;\n");
-        s.append("\t\tct state new ip saddr @").append(SET_V4).append(" goto ").append(CHAIN_QUEUE).append('\n');
-        s.append("\t\tct state new ip6 saddr @").append(SET_V6).append(" goto ").append(CHAIN_QUEUE).append('\n');
+        if (v4) {
+            rule(s, "ip saddr @" + SET_V4);
+        }
+        if (v6) {
+            rule(s, "ip6 saddr @" + SET_V6);
+        }
         s.append("\t}\n");
         s.append("}\n");
-        return s.toString();
+    }
+
+    private static void rule(StringBuilder s, String match) {
+        s.append("\t\tct state new ").append(match).append(" goto ").append(CHAIN_QUEUE).append('\n');
     }
 
     /** The queue chain's rule as nft text (a placeholder on the xtables path). */
@@ -74,26 +105,37 @@ public final class RulesetRenderer {
      */
     public static String diff(RulesetConfig config, PodAddresses from, PodAddresses to) {
         StringBuilder s = new StringBuilder();
-        elements(s, "add", config.table(), SET_V4, minus(to.v4(), from.v4()));
-        elements(s, "add", config.table(), SET_V6, minus(to.v6(), from.v6()));
-        elements(s, "delete", config.table(), SET_V4, minus(from.v4(), to.v4()));
-        elements(s, "delete", config.table(), SET_V6, minus(from.v6(), to.v6()));
+        elements(s, "add", config, SET_V4, minus(to.v4(), from.v4()));
+        elements(s, "add", config, SET_V6, minus(to.v6(), from.v6()));
+        elements(s, "delete", config, SET_V4, minus(from.v4(), to.v4()));
+        elements(s, "delete", config, SET_V6, minus(from.v6(), to.v6()));
         return s.toString();
     }
 
     /** Sets both sets to exactly {@code to} in one transaction, whatever they hold now. */
     public static String resync(RulesetConfig config, PodAddresses to) {
         StringBuilder s = new StringBuilder();
-        s.append("flush set inet ").append(config.table()).append(' ').append(SET_V4).append('\n');
-        s.append("flush set inet ").append(config.table()).append(' ').append(SET_V6).append('\n');
-        elements(s, "add", config.table(), SET_V4, to.v4());
-        elements(s, "add", config.table(), SET_V6, to.v6());
+        s.append("flush set ").append(setRef(config, SET_V4)).append('\n');
+        s.append("flush set ").append(setRef(config, SET_V6)).append('\n');
+        elements(s, "add", config, SET_V4, to.v4());
+        elements(s, "add", config, SET_V6, to.v6());
         return s.toString();
     }
 
-    /** Removes our table if it exists. */
+    /** Removes our table(s) if they exist, whatever layout an earlier run used. */
     public static String deleteTable(RulesetConfig config) {
-        return "add table inet " + config.table() + "\ndelete table inet " + config.table() + "\n";
+        StringBuilder s = new StringBuilder();
+        for (String family : List.of("inet", "ip", "ip6")) {
+            s.append("add table ").append(family).append(' ').append(config.table()).append('\n');
+            s.append("delete table ").append(family).append(' ').append(config.table()).append('\n');
+        }
+        return s.toString();
+    }
+
+    /** "family table set" of one of our sets. */
+    static String setRef(RulesetConfig config, String set) {
+        String family = config.layout() == TableLayout.INET ? "inet" : set.equals(SET_V4) ? "ip" : "ip6";
+        return family + " " + config.table() + " " + set;
     }
 
     private static void set(StringBuilder s, String name, String type, Collection<String> elements) {
@@ -104,9 +146,9 @@ public final class RulesetRenderer {
         s.append("\t}\n");
     }
 
-    private static void elements(StringBuilder s, String verb, String table, String set, Collection<String> elements) {
+    private static void elements(StringBuilder s, String verb, RulesetConfig config, String set, Collection<String> elements) {
         if (!elements.isEmpty()) {
-            s.append(verb).append(" element inet ").append(table).append(' ').append(set)
+            s.append(verb).append(" element ").append(setRef(config, set))
                     .append(" { ").append(String.join(", ", elements)).append(" }\n");
         }
     }

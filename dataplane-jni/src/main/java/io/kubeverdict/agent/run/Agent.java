@@ -1,11 +1,6 @@
 package io.kubeverdict.agent.run;
 
-import io.grpc.ChannelCredentials;
-import io.grpc.Grpc;
-import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
-import io.grpc.TlsChannelCredentials;
 import io.kubeverdict.agent.inspect.AgentIdentity;
 import io.kubeverdict.agent.inspect.AgentInspectionService;
 import io.kubeverdict.agent.inspect.InspectionServer;
@@ -18,6 +13,7 @@ import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.AppliedReporter;
 import io.kubeverdict.agent.sync.Backoff;
+import io.kubeverdict.agent.sync.ControlPlaneChannel;
 import io.kubeverdict.agent.sync.SyncClient;
 import io.kubeverdict.agent.sync.SyncStatus;
 import io.kubeverdict.agent.verdict.Judge;
@@ -141,7 +137,7 @@ public final class Agent implements AutoCloseable {
             log.info("metrics on http://{}:{}/metrics", config.metricsListen().getHostString(), metricsHttp.port());
         }
 
-        ManagedChannel channel = channel(config);
+        ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls());
         opened.add(() -> {
             channel.shutdownNow();
             channel.awaitTermination(2, TimeUnit.SECONDS);
@@ -161,26 +157,6 @@ public final class Agent implements AutoCloseable {
                 },
                 Backoff.DEFAULT, () -> ThreadLocalRandom.current().nextDouble(), status).start();
         log.info("syncing from {}", config.controlPlane());
-    }
-
-    private static ManagedChannel channel(AgentConfig config) throws IOException {
-        ChannelCredentials credentials = InsecureChannelCredentials.create();
-        if (config.tls() != null) {
-            credentials = TlsChannelCredentials.newBuilder()
-                    .keyManager(config.tls().cert().toFile(), config.tls().key().toFile())
-                    .trustManager(config.tls().ca().toFile())
-                    .build();
-        }
-        ManagedChannelBuilder<?> builder = Grpc.newChannelBuilder(config.controlPlane(), credentials)
-                // notice a vanished control plane (no FIN) within a minute; it keeps the old state anyway
-                .keepAliveTime(30, TimeUnit.SECONDS)
-                .keepAliveTimeout(10, TimeUnit.SECONDS)
-                .keepAliveWithoutCalls(true)
-                .maxInboundMessageSize(8 << 20);
-        if (config.tls() != null && config.tls().serverName() != null) {
-            builder.overrideAuthority(config.tls().serverName());
-        }
-        return builder.build();
     }
 
     private static Optional<QueueCounters> readQueue(int queueId) {

@@ -2,7 +2,7 @@ package io.kubeverdict.agent.run;
 
 import io.kubeverdict.agent.nft.QueuePath;
 import java.net.InetSocketAddress;
-import java.nio.file.Path;
+import io.kubeverdict.agent.sync.ControlPlaneChannel;
 
 /**
  * Everything the agent process is told at start.
@@ -15,7 +15,7 @@ import java.nio.file.Path;
  * @param tls null = plaintext
  */
 public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
-                          String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, Tls tls) {
+                          String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls) {
 
     public AgentConfig {
         if (node == null || node.isBlank()) {
@@ -28,7 +28,4 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
             throw new IllegalArgumentException("--nfqueue-id must be 0..65535, got " + queueId);
         }
     }
-
-    /** mTLS to the control plane: our certificate and key, the CA that signed the server's, an optional name. */
-    public record Tls(Path cert, Path key, Path ca, String serverName) {}
 }

@@ -4,17 +4,26 @@ import static io.kubeverdict.testing.dp.DpTestbed.SERVER4;
 import static io.kubeverdict.testing.dp.DpTestbed.SERVER6;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubeverdict.jni.Netns;
 import io.kubeverdict.jni.Nftables;
+import io.kubeverdict.jni.NftablesException;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.testing.dp.Dataplane;
 import io.kubeverdict.testing.dp.DpTestbed;
 import io.kubeverdict.testing.dp.NetnsThread;
 import io.kubeverdict.testing.dp.Probe;
 import io.kubeverdict.testing.dp.RecordingObserver;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -63,14 +72,14 @@ class NftManagerKernelTest {
                     return QueuePathProbe.detect(nft, "kube_verdict");
                 }
             });
-            org.junit.jupiter.api.Assumptions.assumeTrue(detected == QueuePath.XT_NFQUEUE,
+            Assumptions.assumeTrue(detected == QueuePath.XT_NFQUEUE,
                     "this kernel has nft_queue; VerdictLoopKernelTest runs the NFT_QUEUE path for real");
-            io.kubeverdict.jni.NftablesException error = t.call(() -> {
+            NftablesException error = t.call(() -> {
                 try (Nftables nft = new Nftables()) {
                     NftManager manager = NftManager.create(nft, "kube_verdict", 9, true, QueuePath.NFT_QUEUE);
                     manager.start(PodAddresses.of(List.of(SERVER4)));
                     return null;
-                } catch (io.kubeverdict.jni.NftablesException e) {
+                } catch (NftablesException e) {
                     return e;
                 }
             });
@@ -99,6 +108,28 @@ class NftManagerKernelTest {
     }
 
     @Test
+    void theSplitLayoutEnforcesBothFamiliesAndReplacesAnInetLeftover() throws Exception {
+        Dataplane first = Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 11, true, Dataplane.BOTH_PODS);
+        first.abandon();
+        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, TableLayout.SPLIT, 12, false,
+                Dataplane.BOTH_PODS))) {
+            assertThat(dp.leftoverReplaced).isTrue();
+            assertThat(bed.node.exec("nft", "list", "tables").strip())
+                    .isEqualTo("table ip kube_verdict\ntable ip6 kube_verdict");
+            assertThat(dp.listing()).contains("queue num 12").doesNotContain("queue num 11");
+            dp.listen(NftManagerKernelTest::allow80, new RecordingObserver(), false);
+            assertThat(Probe.tcp(bed.client, SERVER4, 80)).isTrue();
+            assertThat(Probe.tcp(bed.client, SERVER4, 81)).isFalse();
+            assertThat(Probe.tcp(bed.client, SERVER6, 80)).isTrue();
+            assertThat(Probe.tcp(bed.client, SERVER6, 81)).isFalse();
+            dp.update(List.of(SERVER4));
+            assertThat(Probe.tcp(bed.client, SERVER6, 81)).as("v6 deselected").isTrue();
+            assertThat(Probe.tcp(bed.client, SERVER4, 81)).isFalse();
+        }
+        assertThat(bed.node.exec("nft", "list", "tables")).as("remove() takes both tables").isBlank();
+    }
+
+    @Test
     void elementUpdatesSwitchEnforcementWithoutRebuildingTheTable() throws Exception {
         try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 7, false, List.of()))) {
             dp.listen(p -> 0, new RecordingObserver(), false);
@@ -114,6 +145,48 @@ class NftManagerKernelTest {
             assertThat(Probe.tcp(bed.client, SERVER6, 81)).isFalse();
             assertThat(handles(bed)).as("same chains and rules, only elements changed").isEqualTo(before);
             assertThat(dp.listing()).contains("queue num 7");
+        }
+    }
+
+    @Test
+    void connectionsUnderLoadSurviveElementUpdates() throws Exception {
+        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 10, false, List.of(SERVER4)))) {
+            dp.listen(NftManagerKernelTest::allow80, new RecordingObserver(), false);
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger ok = new AtomicInteger();
+            List<String> failures = Collections.synchronizedList(new ArrayList<>());
+            Thread load = new Thread(() -> {
+                try {
+                    Netns.enterCurrentThread(bed.client.path());
+                    while (!stop.get()) {
+                        try (Socket s = new Socket()) {
+                            s.connect(new InetSocketAddress(SERVER4, 80), Probe.TIMEOUT_MILLIS);
+                            s.setSoTimeout(Probe.TIMEOUT_MILLIS);
+                            if (Probe.roundTrip(s, "x")) {
+                                ok.incrementAndGet();
+                            } else {
+                                failures.add("no echo");
+                            }
+                        } catch (Exception e) {
+                            failures.add(e.toString());
+                        }
+                    }
+                } catch (RuntimeException e) {
+                    failures.add(e.toString());
+                }
+            }, "load");
+            load.start();
+            try {
+                for (int i = 0; i < 40; i++) {
+                    dp.update(i % 2 == 0 ? List.of(SERVER4, DpTestbed.CLIENT4, SERVER6) : List.of(SERVER4));
+                    Thread.sleep(25);
+                }
+            } finally {
+                stop.set(true);
+                load.join(10_000);
+            }
+            assertThat(failures).isEmpty();
+            assertThat(ok.get()).isGreaterThan(10);
         }
     }
 

@@ -32,7 +32,10 @@ class RulesetRendererTest {
     @Test
     void replaceTableDeletesAndRebuildsInOneText() {
         String text = RulesetRenderer.replaceTable(NFT_OPEN, PodAddresses.of(List.of("10.0.0.2", "10.0.0.1", "fd00::1")));
-        assertThat(text).startsWith("add table inet kube_verdict\ndelete table inet kube_verdict\ntable inet kube_verdict {\n");
+        assertThat(text).startsWith("add table inet kube_verdict\ndelete table inet kube_verdict\n"
+                + "add table ip kube_verdict\ndelete table ip kube_verdict\n"
+                + "add table ip6 kube_verdict\ndelete table ip6 kube_verdict\n"
+                + "table inet kube_verdict {\n");
         assertThat(text).contains("comment \"managed by kube-verdict\"");
         assertThat(text).contains("set pods4 {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1, 10.0.0.2 }\n");
         assertThat(text).contains("set pods6 {\n\t\ttype ipv6_addr\n\t\telements = { fd00::1 }\n");
@@ -45,6 +48,23 @@ class RulesetRendererTest {
                 + "\t\tct state new ip saddr @pods4 goto to_queue\n"
                 + "\t\tct state new ip6 saddr @pods6 goto to_queue\n");
         assertThat(text).as("node-originated traffic is never queued").doesNotContain("hook output");
+    }
+
+    @Test
+    void theSplitLayoutPutsEachFamilyInItsOwnTable() {
+        RulesetConfig split = new RulesetConfig("kv", 3, false, QueuePath.XT_NFQUEUE, TableLayout.SPLIT);
+        String text = RulesetRenderer.replaceTable(split, PodAddresses.of(List.of("10.0.0.1", "fd00::1")));
+        String ip = text.substring(text.indexOf("table ip kv {"), text.indexOf("table ip6 kv {"));
+        String ip6 = text.substring(text.indexOf("table ip6 kv {"));
+        assertThat(text).doesNotContain("table inet kv {").contains("delete table inet kv\n");
+        assertThat(ip).contains("set pods4").contains("elements = { 10.0.0.1 }").contains("ip saddr @pods4 goto to_queue")
+                .contains("chain to_queue {\n\t\tdrop\n").doesNotContain("pods6").doesNotContain("ip6");
+        assertThat(ip6).contains("set pods6").contains("elements = { fd00::1 }").contains("ip6 daddr @pods6 goto to_queue")
+                .doesNotContain("pods4");
+        assertThat(RulesetRenderer.diff(split, PodAddresses.EMPTY, PodAddresses.of(List.of("10.0.0.9", "fd00::9"))))
+                .isEqualTo("add element ip kv pods4 { 10.0.0.9 }\nadd element ip6 kv pods6 { fd00::9 }\n");
+        assertThat(RulesetRenderer.resync(split, PodAddresses.EMPTY)).isEqualTo("flush set ip kv pods4\nflush set ip6 kv pods6\n");
+        assertThat(RulesetRenderer.families(split)).containsExactly("ip", "ip6");
     }
 
     @Test

@@ -97,15 +97,18 @@ public final class PodPair implements AutoCloseable {
 
     /** A connection from a to b:port (socket made in a's namespace), or null when it times out. */
     public Socket connectAToB(int port, int timeoutMillis) throws Exception {
-        Socket socket = Netns.call(a.path(), Socket::new);
-        try {
-            socket.connect(new InetSocketAddress(B_IP, port), timeoutMillis);
-            socket.setSoTimeout(5000);
-            return socket;
-        } catch (IOException e) {
-            socket.close();
-            return null;
-        }
+        // Java creates the socket's fd lazily at connect: connect on the namespace's thread.
+        return Netns.call(a.path(), () -> {
+            Socket socket = new Socket();
+            try {
+                socket.connect(new InetSocketAddress(B_IP, port), timeoutMillis);
+                socket.setSoTimeout(5000);
+                return socket;
+            } catch (IOException e) {
+                socket.close();
+                return null;
+            }
+        });
     }
 
     /** Whether a fresh connection a -> b:port is established and echoes a byte. */

@@ -34,6 +34,11 @@ public final class ScriptedControlPlane implements AutoCloseable {
         this(NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port)), null);
     }
 
+    /** A control plane on a loopback port that speaks TLS with these credentials. */
+    public static ScriptedControlPlane withCredentials(io.grpc.ServerCredentials credentials) throws IOException {
+        return new ScriptedControlPlane(NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0), credentials), null);
+    }
+
     /** A control plane listening on 127.0.0.1:port inside the network namespace at netnsPath. */
     public static ScriptedControlPlane inNetns(String netnsPath, int port) throws IOException {
         EventLoopGroup loops = NetnsEventLoops.group(netnsPath, 2);

@@ -3,6 +3,7 @@ package io.kubeverdict.testing.dp;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.PodAddresses;
 import io.kubeverdict.agent.nft.QueuePath;
+import io.kubeverdict.agent.nft.TableLayout;
 import io.kubeverdict.agent.verdict.Judge;
 import io.kubeverdict.agent.verdict.VerdictLoop;
 import io.kubeverdict.agent.verdict.VerdictObserver;
@@ -38,11 +39,17 @@ public final class Dataplane implements AutoCloseable {
     /** Programs the table only (no listener yet). */
     public static Dataplane table(TestNamespace node, QueuePath path, int queueNumber, boolean failOpen, List<String> pods)
             throws Exception {
+        return table(node, path, null, queueNumber, failOpen, pods);
+    }
+
+    /** Programs the table only, in the given layout (null: the manager's default). */
+    public static Dataplane table(TestNamespace node, QueuePath path, TableLayout layout, int queueNumber, boolean failOpen,
+                                  List<String> pods) throws Exception {
         NetnsThread thread = new NetnsThread(node);
         try {
             return thread.call(() -> {
                 Nftables nft = new Nftables();
-                NftManager manager = NftManager.create(nft, TABLE, queueNumber, failOpen, path);
+                NftManager manager = NftManager.create(nft, TABLE, queueNumber, failOpen, path, layout);
                 boolean leftover = manager.start(PodAddresses.of(pods));
                 return new Dataplane(thread, nft, manager, leftover);
             });

@@ -1,0 +1,76 @@
+package io.kubeverdict.agent.sync;
+
+import static io.kubeverdict.agent.testing.Messages.endpoint;
+import static io.kubeverdict.agent.testing.Messages.inSync;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.grpc.ManagedChannel;
+import io.grpc.TlsServerCredentials;
+import io.kubeverdict.agent.testing.ScriptedControlPlane;
+import io.kubeverdict.agent.testing.TestPki;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.SyncRequest;
+import io.kubeverdict.sync.SnapshotAssembler;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The sync client over mutual TLS, with certificates made for the test. */
+class ControlPlaneChannelTest {
+    private static final Backoff FAST = new Backoff(Duration.ofMillis(50), Duration.ofMillis(200), 2.0, 0.0);
+
+    @Test
+    void syncsOverMutualTlsAndIsRefusedWithAForeignCertificate(@TempDir Path dir) throws Exception {
+        assumeTrue(TestPki.available(), "openssl is needed to make test certificates");
+        TestPki pki = new TestPki(dir);
+        Path ca = pki.ca("cluster");
+        Path serverCert = pki.leaf("server", "cluster", "kube-verdict-control-plane", "DNS:control-plane.test,IP:127.0.0.1");
+        Path nodeCert = pki.leaf("node", "cluster", "system:node:node-1", "DNS:node-1");
+        pki.ca("rogue");
+        Path rogueCert = pki.leaf("rogue-node", "rogue", "system:node:node-1", "DNS:node-1");
+
+        TlsServerCredentials.Builder server = TlsServerCredentials.newBuilder()
+                .keyManager(serverCert.toFile(), pki.file("server.key").toFile())
+                .trustManager(ca.toFile())
+                .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE);
+        try (ScriptedControlPlane cp = ScriptedControlPlane.withCredentials(server.build())) {
+            // Our node's certificate, the cluster CA, and the server's name checked against its certificate.
+            ManagedChannel channel = ControlPlaneChannel.open(cp.target(),
+                    new ControlPlaneChannel.Tls(nodeCert, pki.file("node.key"), ca, "control-plane.test"));
+            BlockingQueue<NodeSnapshot> applied = new LinkedBlockingQueue<>();
+            try (SyncClient client = new SyncClient(channel, SyncRequest.newBuilder().setNode("node-1").build(),
+                    () -> new SnapshotAssembler("node-1"), (s, seq) -> applied.add(s), (seq, t) -> { }, FAST,
+                    () -> 0.5, new SyncStatus()).start()) {
+                cp.nextStream().send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
+                NodeSnapshot snapshot = applied.poll(10, TimeUnit.SECONDS);
+                assertThat(snapshot).isNotNull();
+                assertThat(snapshot.getEndpointsCount()).isEqualTo(1);
+            } finally {
+                channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+
+            // A certificate from another CA never gets a stream.
+            ManagedChannel rogue = ControlPlaneChannel.open(cp.target(),
+                    new ControlPlaneChannel.Tls(rogueCert, pki.file("rogue-node.key"), ca, "control-plane.test"));
+            SyncStatus status = new SyncStatus();
+            try (SyncClient client = new SyncClient(rogue, SyncRequest.newBuilder().setNode("node-1").build(),
+                    () -> new SnapshotAssembler("node-1"), (s, seq) -> applied.add(s), (seq, t) -> { }, FAST,
+                    () -> 0.5, status).start()) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (status.reconnects() < 2 && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(status.reconnects()).as("handshakes refused, retried").isGreaterThanOrEqualTo(2);
+                assertThat(cp.pollStream(200)).isNull();
+                assertThat(status.connected()).isFalse();
+            } finally {
+                rogue.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+}

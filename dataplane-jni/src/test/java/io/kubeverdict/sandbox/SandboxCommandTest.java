@@ -75,6 +75,20 @@ class SandboxCommandTest {
     }
 
     @Test
+    void ipv6PodsOnTwoNodesInTableForm() throws Exception {
+        TestLaunch.useTestClassPath();
+        // x/a (node-1) admits only x/b (node-2): IPv6-only pods, a same-node deny, a cross-node allow.
+        Path manifests = Path.of(getClass().getResource("/sandbox/ipv6").toURI());
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = new CommandLine(new AgentMain()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
+                .execute("sandbox", "--manifests", manifests.toString(), "--prefix", "kvt-sb-", "--probe-timeout", "1200");
+        assertThat(code).as("exit code; stderr:\n" + err + "\nstdout:\n" + out).isZero();
+        assertThat(out.toString()).contains("80/TCP: observed == expected (6 pairs)")
+                .containsPattern("x/c +X +\\. +\\.\\s+x/c +X +\\. +\\.");
+    }
+
+    @Test
     void knowsWhetherItRunsAsRoot() {
         assertThat(Sandbox.effectiveUidIsRoot(List.of("Name:\tjava", "Uid:\t0\t0\t0\t0"))).isTrue();
         assertThat(Sandbox.effectiveUidIsRoot(List.of("Uid:\t1000\t1000\t1000\t1000"))).isFalse();

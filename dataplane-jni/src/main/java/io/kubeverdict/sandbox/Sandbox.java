@@ -59,6 +59,14 @@ public final class Sandbox implements AutoCloseable {
     private ManagedProcess controlPlane;
     private final Map<String, ManagedProcess> agents = new LinkedHashMap<>();
     private Inspection inspection;
+    private final Map<ServePort, CompletableFuture<ExpectedMatrix>> expectedCache = new LinkedHashMap<>();
+    /** `matrix` runs: a few JVMs at a time (the common pool has one thread on two cores). */
+    private final java.util.concurrent.ExecutorService matrixRuns = java.util.concurrent.Executors.newFixedThreadPool(3, r -> {
+        Thread t = new Thread(r, "sandbox-matrix");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Set<Process> running = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private boolean closed;
 
     private Sandbox(SandboxOptions options, Progress progress, Launcher launcher) {
@@ -110,6 +118,7 @@ public final class Sandbox implements AutoCloseable {
         workDir = Files.createTempDirectory("kube-verdict-sandbox-");
         assignedDir = workDir.resolve("manifests");
         manifests.writeAssigned(placement, assignedDir);
+        manifestsChanged();
         progress.note(pods.size() + " pods on " + placement.nodes().size() + " nodes " + placement.nodes()
                 + "; manifests with nodes and IPs in " + assignedDir);
 
@@ -196,15 +205,7 @@ public final class Sandbox implements AutoCloseable {
 
     public List<ProbeResult> probe(List<ServePort> targets) throws Exception {
         List<CompletableFuture<ExpectedMatrix>> expected = new ArrayList<>();
-        for (ServePort target : targets) {
-            expected.add(CompletableFuture.supplyAsync(() -> {
-                try {
-                    return expected(target);
-                } catch (Exception e) {
-                    throw new java.util.concurrent.CompletionException(e);
-                }
-            }));
-        }
+        targets.forEach(t -> expected.add(expectedAsync(t)));
         List<ProbeResult> results = new ArrayList<>();
         for (int i = 0; i < targets.size(); i++) {
             ObservedMatrix observed = testbed.probe(targets.get(i), options.probeTimeout());
@@ -226,6 +227,25 @@ public final class Sandbox implements AutoCloseable {
         return results;
     }
 
+    /**
+     * The engine's matrix for target on the current copy, computed once per copy and started as
+     * early as possible (while the processes start or a change is applied): each is a JVM run.
+     */
+    private synchronized CompletableFuture<ExpectedMatrix> expectedAsync(ServePort target) {
+        return expectedCache.computeIfAbsent(target, t -> CompletableFuture.supplyAsync(() -> {
+            try {
+                return expected(t);
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        }, matrixRuns));
+    }
+
+    private synchronized void manifestsChanged() {
+        expectedCache.clear();
+        probes().forEach(this::expectedAsync);
+    }
+
     /** `matrix --output json` on the manifests the control plane watches. */
     public ExpectedMatrix expected(ServePort target) throws IOException, InterruptedException {
         List<String> cmd = launcher.controlPlaneTool("matrix", List.of("--manifests", assignedDir.toString(),
@@ -233,11 +253,17 @@ public final class Sandbox implements AutoCloseable {
         Path err = Files.createTempFile(workDir, "matrix", ".err");
         try {
             Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
-            p.getOutputStream().close();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                p.destroyForcibly();
-                throw new SandboxException("matrix failed for " + target + ": " + Files.readString(err).strip());
+            running.add(p);
+            String out;
+            try {
+                p.getOutputStream().close();
+                out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                    p.destroyForcibly();
+                    throw new SandboxException("matrix failed for " + target + ": " + Files.readString(err).strip());
+                }
+            } finally {
+                running.remove(p);
             }
             // stdout carries one JSON object; skip anything a logger may have put before it.
             String json = out.lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b)
@@ -263,6 +289,7 @@ public final class Sandbox implements AutoCloseable {
         }
         Map<String, Long> before = sentSequences();
         manifests.writeAssigned(placement, assignedDir);
+        manifestsChanged();
         awaitConverged(before, CONVERGE_TIMEOUT, UNCHANGED_GRACE);
         return true;
     }
@@ -400,6 +427,8 @@ public final class Sandbox implements AutoCloseable {
         if (inspection != null) {
             inspection.close();
         }
+        matrixRuns.shutdownNow();
+        running.forEach(Process::destroyForcibly);
         List<ManagedProcess> all = new ArrayList<>(agents.values());
         if (controlPlane != null) {
             all.add(controlPlane);

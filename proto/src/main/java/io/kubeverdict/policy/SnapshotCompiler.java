@@ -35,13 +35,7 @@ final class SnapshotCompiler {
     static final int NOT_NAMED = -1;
     static final int MAX_PROBLEM_MESSAGES = 100;
 
-    private record Key(long hi, long lo, int ext) {}
-
-    /** Membership lists of one address (or address+port) plus, for addresses, its endpoint. */
-    private static final class Entry {
-        int endpoint = -1;
-        final IntList sets = new IntList();
-    }
+    record Key(long hi, long lo, int ext) {}
 
     private record IntArrayKey(int[] values) {
         @Override
@@ -61,10 +55,10 @@ final class SnapshotCompiler {
     // Sets
     final Map<String, Integer> setIndex = new HashMap<>();
     final List<IpSetType> setTypes = new ArrayList<>();
-    private final Map<Key, Entry> v4 = new HashMap<>();
-    private final Map<Key, Entry> v6 = new HashMap<>();
-    private final Map<Key, Entry> v4Named = new HashMap<>();
-    private final Map<Key, Entry> v6Named = new HashMap<>();
+    private final KeyedMembers v4 = new KeyedMembers();
+    private final KeyedMembers v6 = new KeyedMembers();
+    private final KeyedMembers v4Named = new KeyedMembers();
+    private final KeyedMembers v6Named = new KeyedMembers();
 
     // Membership pool: at an offset, a count followed by that many sorted set indices.
     private final IntList mem = new IntList();
@@ -159,14 +153,14 @@ final class SnapshotCompiler {
                     problem("ip set " + set.getId() + ": invalid member \"" + member + "\" skipped");
                     continue;
                 }
-                entry(a.family() == IpAddress.V4 ? v4 : v6, new Key(a.hi(), a.lo(), 0)).sets.add(index);
+                (a.family() == IpAddress.V4 ? v4 : v6).addSet(a.hi(), a.lo(), 0, index);
             } else {
                 Key key = namedMemberKey(member);
                 if (key == null) {
                     problem("ip set " + set.getId() + ": invalid member \"" + member + "\" skipped");
                     continue;
                 }
-                entry(isV4Named(member) ? v4Named : v6Named, key).sets.add(index);
+                (isV4Named(member) ? v4Named : v6Named).addSet(key.hi(), key.lo(), key.ext(), index);
             }
         }
     }
@@ -206,16 +200,13 @@ final class SnapshotCompiler {
         return new Key(a.hi(), a.lo(), protocol << 16 | port);
     }
 
-    private static Entry entry(Map<Key, Entry> map, Key key) {
-        return map.computeIfAbsent(key, k -> new Entry());
-    }
 
     /** Interns a sorted, de-duplicated membership list in the pool; returns its offset. */
-    private int membership(IntList sets) {
-        if (sets.size() == 0) {
+    private int membership(int[] sets, int from, int to) {
+        if (from == to) {
             return 0;
         }
-        int[] sorted = sets.toArray();
+        int[] sorted = Arrays.copyOfRange(sets, from, to);
         Arrays.sort(sorted);
         int n = 1;
         for (int i = 1; i < sorted.length; i++) {
@@ -234,12 +225,15 @@ final class SnapshotCompiler {
         });
     }
 
-    private AddressTable addressTable(Map<Key, Entry> entries, boolean withEndpoint, boolean narrow) {
-        AddressTable table = new AddressTable(entries.size(), narrow);
-        for (Map.Entry<Key, Entry> e : entries.entrySet()) {
-            long offset = membership(e.getValue().sets);
-            long value = withEndpoint ? ((long) (e.getValue().endpoint + 1) << 32) | offset : offset;
-            table.put(e.getKey().hi(), e.getKey().lo(), e.getKey().ext(), value);
+    private AddressTable addressTable(KeyedMembers keys, boolean withEndpoint, boolean narrow) {
+        AddressTable table = new AddressTable(keys.size(), narrow);
+        int[][] grouped = keys.groupedSets();
+        int[] start = grouped[0];
+        int[] sets = grouped[1];
+        for (int i = 0; i < keys.size(); i++) {
+            long offset = membership(sets, start[i], start[i + 1]);
+            long value = withEndpoint ? ((long) (keys.endpoint(i) + 1) << 32) | offset : offset;
+            table.put(keys.hi(i), keys.lo(i), keys.ext(i), value);
         }
         return table;
     }
@@ -375,14 +369,15 @@ final class SnapshotCompiler {
                 problem("endpoint " + who + ": invalid address \"" + ip + "\" skipped");
                 continue;
             }
-            Entry e = entry(a.family() == IpAddress.V4 ? v4 : v6, new Key(a.hi(), a.lo(), 0));
-            if (e.endpoint >= 0) {
-                EndpointId other = endpointIds.get(e.endpoint);
+            KeyedMembers keys = a.family() == IpAddress.V4 ? v4 : v6;
+            int key = keys.indexOf(a.hi(), a.lo(), 0);
+            if (keys.endpoint(key) >= 0) {
+                EndpointId other = endpointIds.get(keys.endpoint(key));
                 problem("endpoint " + who + ": address " + a + " already belongs to " + other.getNamespace()
                         + "/" + other.getPod() + "; the first is used");
                 continue;
             }
-            e.endpoint = index;
+            keys.setEndpoint(key, index);
         }
         for (int direction : new int[] {Decision.EGRESS, Decision.INGRESS}) {
             epTierStart[index * 2 + direction] = tierDefault.size();

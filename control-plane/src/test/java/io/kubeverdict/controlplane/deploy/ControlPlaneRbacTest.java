@@ -1,0 +1,80 @@
+package io.kubeverdict.controlplane.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
+import io.kubeverdict.controlplane.service.ControlPlane;
+import io.kubeverdict.controlplane.sync.PolicySyncService;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The control plane's ClusterRole is derived from what the control plane really does: it runs
+ * against fabric8's mock API server, every request it sends is recorded, and the permissions those
+ * requests need must be exactly the ones deploy/ grants — no more (least privilege), no fewer.
+ */
+@EnableKubernetesMockClient(crud = true)
+class ControlPlaneRbacTest {
+    private static final String USER_AGENT = "kube-verdict-rbac-under-test";
+
+    KubernetesMockServer server;
+    KubernetesClient client;
+
+    @Test
+    void clusterRoleGrantsExactlyWhatTheControlPlaneUses() throws Exception {
+        // A cluster with an unusable policy, so the event recorder has something to report.
+        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("x").endMetadata().build()).create();
+        client.pods().inNamespace("x").resource(new PodBuilder().withNewMetadata().withName("a").withNamespace("x")
+                .addToLabels("app", "a").endMetadata().withNewSpec().withNodeName("n1").addNewContainer()
+                .withName("c").withImage("i").endContainer().endSpec().withNewStatus().withPhase("Running")
+                .withPodIP("10.0.0.1").endStatus().build()).create();
+        client.network().v1().networkPolicies().inNamespace("x").resource(new NetworkPolicyBuilder()
+                .withNewMetadata().withName("broken").withNamespace("x").endMetadata().withNewSpec()
+                .withNewPodSelector().endPodSelector().addNewIngress().addNewFrom().withNewIpBlock()
+                .withCidr("10.0.0.0/33").endIpBlock().endFrom().endIngress().endSpec().build()).create();
+
+        Set<ApiAccess> used = new TreeSet<>();
+        try (KubernetesClient underTest = new KubernetesClientBuilder().withConfig(
+                        new ConfigBuilder(client.getConfiguration()).withUserAgent(USER_AGENT).build()).build();
+                ControlPlane cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0),
+                                null, null, PolicySyncService.Options.defaults()), new IncrementalPolicyCalculator(),
+                        new ControlPlane.Source.Kubernetes(underTest, Duration.ZERO))) {
+            cp.firstCalculation().get(60, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!used.contains(new ApiAccess("", "events", "create")) && System.nanoTime() < deadline) {
+                record(used, server.takeRequest(200, TimeUnit.MILLISECONDS));
+            }
+        }
+        for (RecordedRequest r; (r = server.takeRequest(200, TimeUnit.MILLISECONDS)) != null; ) {
+            record(used, r);
+        }
+
+        ClusterRole role = DeployManifests.find(ClusterRole.class, "kube-verdict-control-plane");
+        assertThat(used).as("API permissions the control plane used")
+                .containsExactlyInAnyOrderElementsOf(ApiAccess.grantedBy(role));
+    }
+
+    private static void record(Set<ApiAccess> used, RecordedRequest request) {
+        if (request == null || !USER_AGENT.equals(request.getHeader("User-Agent"))) {
+            return;
+        }
+        ApiAccess access = ApiAccess.ofRequest(request.getMethod(), request.getPath());
+        if (access != null) {
+            used.add(access);
+        }
+    }
+}

@@ -136,12 +136,7 @@ public final class Sandbox implements AutoCloseable {
         Map<String, String> agentInspect = new LinkedHashMap<>();
         for (String node : placement.nodes()) {
             String address = layout.nodeAddress(node);
-            agents.put(node, ManagedProcess.start("agent " + node, layout.nodeNamespace(node), launcher.agent(List.of(
-                    "--node", node,
-                    "--control-plane", cpAddress,
-                    "--metrics-bind-address", address + ":" + AGENT_METRICS_PORT,
-                    "--inspect-listen", address + ":" + AGENT_INSPECT_PORT)),
-                    workDir.resolve("logs/agent-" + node + ".log")));
+            agents.put(node, startAgent(node));
             agentInspect.put(node, address + ":" + AGENT_INSPECT_PORT);
         }
         inspection = new Inspection(new Inspection.InNamespace() {
@@ -154,6 +149,36 @@ public final class Sandbox implements AutoCloseable {
         progress.step("waiting until every agent is in sync");
         awaitConverged(Map.of(), START_TIMEOUT, Duration.ZERO);
         progress.done();
+    }
+
+    private ManagedProcess startAgent(String node) throws IOException {
+        TestbedLayout layout = testbed.layout();
+        String address = layout.nodeAddress(node);
+        return ManagedProcess.start("agent " + node, layout.nodeNamespace(node), launcher.agent(List.of(
+                "--node", node,
+                "--control-plane", layout.fabricAddress() + ":" + CONTROL_PLANE_PORT,
+                "--metrics-bind-address", address + ":" + AGENT_METRICS_PORT,
+                "--inspect-listen", address + ":" + AGENT_INSPECT_PORT)),
+                workDir.resolve("logs/agent-" + node + ".log"));
+    }
+
+    /** The agent process of node (its PID, log), e.g. for a test that stops it. */
+    public ManagedProcess agent(String node) {
+        return agents.get(node);
+    }
+
+    /**
+     * Stops node's agent (by PID: SIGTERM, then SIGKILL) if it still runs, starts a new one with
+     * the same arguments and waits until every agent is in sync again.
+     */
+    public void restartAgent(String node) throws Exception {
+        ManagedProcess old = agents.get(node);
+        if (old == null) {
+            throw new IllegalArgumentException("no agent for node " + node);
+        }
+        old.close();
+        agents.put(node, startAgent(node));
+        awaitConverged(Map.of(), START_TIMEOUT, Duration.ZERO);
     }
 
     /** The probes: those asked for, else every TCP/UDP/SCTP container port of the pods. */

@@ -265,6 +265,23 @@ class NetpolEndToEndTest {
         assertThat(nsLabelled.observed().connected("y/a", "x/a")).isFalse();
     }
 
+    @Test
+    void aRestartedAgentEnforcesTheCurrentPolicies() throws Exception {
+        apply(UpstreamFixture.manifests(), policy("y", "deny-ingress", """
+                podSelector: {}
+                policyTypes: [Ingress]
+                """));
+        long before = sandbox.agent("node-2").pid();
+        sandbox.restartAgent("node-2");
+        assertThat(sandbox.agent("node-2").pid()).isNotEqualTo(before);
+        assertThat(sandbox.agent("node-2").alive()).isTrue();
+        ProbeResult after = probeAndCompare(List.of(TCP80)).get(0);
+        // y/a and y/c live on node-2: the new agent denies their ingress again, x/b (node-2) stays open.
+        assertThat(after.observed().connected("x/a", "y/a")).isFalse();
+        assertThat(after.observed().connected("x/a", "y/c")).isFalse();
+        assertThat(after.observed().connected("x/a", "x/b")).isTrue();
+    }
+
     private void apply(String fixture, String policies) throws Exception {
         Files.writeString(manifests.resolve("fixture.yaml"), fixture);
         Path file = manifests.resolve("policies.yaml");

@@ -1,7 +1,6 @@
 package io.kubeverdict.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.kubeverdict.agent.cli.AgentMain;
 import java.io.PrintWriter;
@@ -11,37 +10,16 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** `sandbox` as an operator runs it: the default example, real processes, JSON checked against its documented shape. */
 class SandboxCommandTest {
-    @TempDir
-    Path manifests;
-
     @Test
-    void defaultExampleAgreesWithTheEngine() throws Exception {
+    void defaultExampleAgreesWithTheEngineAndJsonHasTheDocumentedShape() throws Exception {
         Path example = Launcher.home().resolve("deploy/examples/netpol-basic");
-        assumeTrue(Files.isDirectory(example), "the default example " + example + " is not in this checkout yet");
+        assertThat(example).isDirectory();
         // No --manifests: what `bin/kube-verdict sandbox` runs.
         runAndCheckJson();
-    }
-
-    @Test
-    void fixtureWithPoliciesAgreesAndJsonHasTheDocumentedShape() throws Exception {
-        Files.writeString(manifests.resolve("fixture.yaml"), UpstreamFixture.manifests());
-        Files.writeString(manifests.resolve("policies.yaml"), NetpolEndToEndTest.policy("x", "deny-ingress", """
-                podSelector: {}
-                policyTypes: [Ingress]
-                """) + "---\n" + NetpolEndToEndTest.policy("y", "udp-81-from-x", """
-                podSelector: {}
-                ingress:
-                - from:
-                  - namespaceSelector: {matchLabels: {ns: x}}
-                  ports:
-                  - {port: 81, protocol: UDP}
-                """));
-        runAndCheckJson("--manifests", manifests.toString());
     }
 
     @SuppressWarnings("unchecked")
@@ -94,6 +72,20 @@ class SandboxCommandTest {
             assertThat(left.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("kvt-sb-" + ProcessHandle.current().pid() + "-")))
                     .isEmpty();
         }
+    }
+
+    @Test
+    void ipv6PodsOnTwoNodesInTableForm() throws Exception {
+        TestLaunch.useTestClassPath();
+        // x/a (node-1) admits only x/b (node-2): IPv6-only pods, a same-node deny, a cross-node allow.
+        Path manifests = Path.of(getClass().getResource("/sandbox/ipv6").toURI());
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = new CommandLine(new AgentMain()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
+                .execute("sandbox", "--manifests", manifests.toString(), "--prefix", "kvt-sb-", "--probe-timeout", "1200");
+        assertThat(code).as("exit code; stderr:\n" + err + "\nstdout:\n" + out).isZero();
+        assertThat(out.toString()).contains("80/TCP: observed == expected (6 pairs)")
+                .containsPattern("x/c +X +\\. +\\.\\s+x/c +X +\\. +\\.");
     }
 
     @Test

@@ -90,6 +90,24 @@ class TestbedTest {
     }
 
     @Test
+    void processesLeftInsideLeftoversAreStoppedAndTheirNamespacesRemoved() throws Exception {
+        String stale = PREFIX + "99999998-0-n0";
+        Commands.run(List.of("ip", "netns", "add", stale));
+        // Like an agent of a crashed sandbox still running in its node namespace.
+        Process orphan = new ProcessBuilder("ip", "netns", "exec", stale, "sleep", "300").start();
+        try {
+            assertThat(Leftovers.remove(PREFIX)).contains(stale);
+            assertThat(orphan.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(Files.exists(Path.of("/run/netns", stale))).isFalse();
+        } finally {
+            orphan.destroyForcibly();
+            if (Files.exists(Path.of("/run/netns", stale))) {
+                Commands.run(List.of("ip", "netns", "del", stale));
+            }
+        }
+    }
+
+    @Test
     void leftoversOfACrashedRunAreRemovedBeforeANewRun() throws Exception {
         // PIDs never exceed 2^22, so this owner is certainly gone.
         String stale = PREFIX + "99999999-0-n0";

@@ -151,16 +151,21 @@ public final class SandboxCommand implements Callable<Integer> {
                     key.reset();
                 } while ((key = watcher.poll(300, TimeUnit.MILLISECONDS)) != null);
                 progress.step("manifests changed: applying");
+                boolean podsUnchanged;
                 try {
-                    if (!sandbox.reload()) {
-                        progress.note("pods changed: rebuilding the sandbox");
-                        sandbox.close();
-                        sandbox = Sandbox.start(options, progress);
-                    }
-                    probeAndPrint(sandbox, progress, out);
-                } catch (SandboxException | java.io.IOException e) {
+                    podsUnchanged = sandbox.reload();
+                } catch (java.io.IOException | RuntimeException e) {
+                    // A broken manifest or a slow agent must not end the watch: say so, keep watching.
                     progress.note("cannot apply: " + e.getMessage());
+                    continue;
                 }
+                if (!podsUnchanged) {
+                    // New, removed or moved pods need a new bed; if that fails, the watch ends.
+                    progress.note("pods changed: rebuilding the sandbox");
+                    sandbox.close();
+                    sandbox = Sandbox.start(options, progress);
+                }
+                probeAndPrint(sandbox, progress, out);
             }
         } finally {
             if (sandbox != first) {

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.kubeverdict.proto.v1.Action;
+import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.IpSet;
@@ -82,6 +83,10 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
 
     private static final class NodeState {
         final TreeMap<String, PodModel> endpoints = new TreeMap<>();
+        /** Endpoint protos, policy protos and sets in snapshot order; null when stale. */
+        List<Endpoint> endpointProtos;
+        List<ActivePolicy> policyProtos;
+        List<SetState> usedSets;
         NodeSnapshot cached;
     }
 
@@ -94,6 +99,11 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     private final Map<String, NodeState> nodes = new HashMap<>();
     private final Set<String> changedNodes = new HashSet<>();
     private final Set<SetState> changedSets = new HashSet<>();
+    /**
+     * Endpoint proto per pod key, valid while the pod and the policies selecting it (their
+     * names and directions) are unchanged: a set's members changing touches no endpoint.
+     */
+    private final Map<String, Endpoint> endpointCache = new HashMap<>();
 
     // ---- namespaces ----
 
@@ -190,6 +200,7 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     private void applyPod(PodModel old, PodModel pod) {
         PodModel any = pod != null ? pod : old;
         String key = any.key();
+        endpointCache.remove(key);
         NsState st = ns(any.namespace());
         if (pod != null) {
             st.pods.put(pod.name(), pod);
@@ -284,11 +295,13 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     }
 
     private void select(PolicyState p, PodModel pod) {
+        endpointCache.remove(pod.key());
         p.selected.add(pod.key());
         p.nodeCounts.merge(pod.node(), 1, Integer::sum);
     }
 
     private void unselect(PolicyState p, PodModel pod) {
+        endpointCache.remove(pod.key());
         p.selected.remove(pod.key());
         p.nodeCounts.computeIfPresent(pod.node(), (k, v) -> v == 1 ? null : v - 1);
     }
@@ -337,6 +350,7 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     private void removePolicy(PolicyState old, NsState st) {
         st.policies.remove(old);
         for (String podKey : old.selected) {
+            endpointCache.remove(podKey);
             TreeSet<String> ps = podPolicies.get(podKey);
             ps.remove(old.key);
             if (ps.isEmpty()) {
@@ -397,7 +411,20 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
 
     // ---- nodes and snapshots ----
 
+    /** A node's endpoints or the policies selecting them changed. */
     private void nodeChanged(String node) {
+        changedNodes.add(node);
+        NodeState n = nodes.get(node);
+        if (n != null) {
+            n.cached = null;
+            n.endpointProtos = null;
+            n.policyProtos = null;
+            n.usedSets = null;
+        }
+    }
+
+    /** Only the members of a set the node uses changed: its other parts stay cached. */
+    private void nodeSetsChanged(String node) {
         changedNodes.add(node);
         NodeState n = nodes.get(node);
         if (n != null) {
@@ -410,7 +437,7 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
         for (SetState set : changedSets) {
             for (PolicyState user : set.users) {
                 for (String node : user.nodeCounts.keySet()) {
-                    nodeChanged(node);
+                    nodeSetsChanged(node);
                 }
             }
         }
@@ -436,41 +463,14 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     }
 
     private NodeSnapshot build(String node, NodeState n) {
-        NodeSnapshot.Builder b = NodeSnapshot.newBuilder().setNode(node);
-        TreeMap<String, PolicyState> used = new TreeMap<>();
-        for (PodModel pod : n.endpoints.values()) {
-            WorkloadEndpoint.Builder we = WorkloadEndpoint.newBuilder()
-                    .addAllIps(pod.ips())
-                    .putAllLabels(new TreeMap<>(pod.labels()));
-            TreeSet<String> ps = podPolicies.get(pod.key());
-            if (ps != null) {
-                TierInfo.Builder tier = TierInfo.newBuilder()
-                        .setName(PolicyCompiler.TIER)
-                        .setDefaultAction(Action.DENY);
-                for (String k : ps) {
-                    PolicyState p = policies.get(k);
-                    used.put(k, p);
-                    if (p.compiled.ingress()) {
-                        tier.addIngressPolicies(k);
-                    }
-                    if (p.compiled.egress()) {
-                        tier.addEgressPolicies(k);
-                    }
-                }
-                we.addTiers(tier);
-            }
-            b.addEndpoints(Endpoint.newBuilder()
-                    .setId(EndpointId.newBuilder().setNamespace(pod.namespace()).setPod(pod.name()))
-                    .setEndpoint(we));
+        if (n.endpointProtos == null) {
+            assembleParts(n);
         }
-        TreeMap<String, SetState> usedSets = new TreeMap<>();
-        for (PolicyState p : used.values()) {
-            b.addPolicies(p.compiled.proto());
-            for (SetState s : p.sets) {
-                usedSets.put(s.id, s);
-            }
-        }
-        for (SetState s : usedSets.values()) {
+        NodeSnapshot.Builder b = NodeSnapshot.newBuilder()
+                .setNode(node)
+                .addAllEndpoints(n.endpointProtos)
+                .addAllPolicies(n.policyProtos);
+        for (SetState s : n.usedSets) {
             if (s.proto == null) {
                 s.proto = IpSet.newBuilder()
                         .setId(s.id)
@@ -481,6 +481,62 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
             b.addIpSets(s.proto);
         }
         return b.build();
+    }
+
+    /** Endpoints (from the per-pod cache), policies by name and their sets by id. */
+    private void assembleParts(NodeState n) {
+        List<Endpoint> endpoints = new ArrayList<>(n.endpoints.size());
+        TreeMap<String, PolicyState> used = new TreeMap<>();
+        for (PodModel pod : n.endpoints.values()) {
+            TreeSet<String> ps = podPolicies.get(pod.key());
+            if (ps != null) {
+                for (String k : ps) {
+                    used.put(k, policies.get(k));
+                }
+            }
+            Endpoint e = endpointCache.get(pod.key());
+            if (e == null) {
+                e = endpoint(pod, ps);
+                endpointCache.put(pod.key(), e);
+            }
+            endpoints.add(e);
+        }
+        List<ActivePolicy> policyProtos = new ArrayList<>(used.size());
+        TreeMap<String, SetState> usedSets = new TreeMap<>();
+        for (PolicyState p : used.values()) {
+            policyProtos.add(p.compiled.proto());
+            for (SetState s : p.sets) {
+                usedSets.put(s.id, s);
+            }
+        }
+        n.endpointProtos = endpoints;
+        n.policyProtos = policyProtos;
+        n.usedSets = new ArrayList<>(usedSets.values());
+    }
+
+    private Endpoint endpoint(PodModel pod, TreeSet<String> policyKeys) {
+        WorkloadEndpoint.Builder we = WorkloadEndpoint.newBuilder()
+                .addAllIps(pod.ips())
+                .putAllLabels(new TreeMap<>(pod.labels()));
+        if (policyKeys != null) {
+            TierInfo.Builder tier = TierInfo.newBuilder()
+                    .setName(PolicyCompiler.TIER)
+                    .setDefaultAction(Action.DENY);
+            for (String k : policyKeys) {
+                PolicyState p = policies.get(k);
+                if (p.compiled.ingress()) {
+                    tier.addIngressPolicies(k);
+                }
+                if (p.compiled.egress()) {
+                    tier.addEgressPolicies(k);
+                }
+            }
+            we.addTiers(tier);
+        }
+        return Endpoint.newBuilder()
+                .setId(EndpointId.newBuilder().setNamespace(pod.namespace()).setPod(pod.name()))
+                .setEndpoint(we)
+                .build();
     }
 
     @Override

@@ -70,6 +70,17 @@ public final class Leftovers {
             return false; // not one of ours
         }
         Optional<ProcessHandle> owner = ProcessHandle.of(Long.parseLong(pid));
-        return owner.isEmpty() || !owner.get().isAlive();
+        return owner.isEmpty() || !owner.get().isAlive() || zombie(pid);
+    }
+
+    /** A killed owner whose parent has not reaped it yet still "exists": its state is Z. */
+    private static boolean zombie(String pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", pid, "stat"));
+            int end = stat.lastIndexOf(')');
+            return end > 0 && stat.length() > end + 2 && stat.charAt(end + 2) == 'Z';
+        } catch (IOException e) {
+            return true; // gone between the two looks
+        }
     }
 }

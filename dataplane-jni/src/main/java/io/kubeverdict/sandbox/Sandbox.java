@@ -193,7 +193,7 @@ public final class Sandbox implements AutoCloseable {
                 if (dash <= 0 || !rest.substring(0, dash).chars().allMatch(Character::isDigit)) {
                     continue;
                 }
-                if (ProcessHandle.of(Long.parseLong(rest.substring(0, dash))).map(ProcessHandle::isAlive).orElse(false)) {
+                if (!io.kubeverdict.testbed.Leftovers.processGone(Long.parseLong(rest.substring(0, dash)))) {
                     continue;
                 }
                 try (Stream<Path> walk = Files.walk(dir)) {

@@ -32,6 +32,13 @@ for m in nf_tables nfnetlink_queue nft_queue nft_compat xt_NFQUEUE nf_conntrack 
   modprobe -q "$m" 2>/dev/null || true
 done
 
-# The Maven wrapper's Maven, fetched once into ~/.m2/wrapper.
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# The Maven wrapper's Maven, fetched once into ~/.m2/wrapper.
 (cd "$root" && ./mvnw -q -B -v >/dev/null)
+
+# The third-party gRPC reflection client the control-plane tests run (package-lock.json pins it).
+node_dir="$root/control-plane/src/test/node"
+if [[ ! -d "$node_dir/node_modules" ]]; then
+  (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi

@@ -37,13 +37,23 @@ class EntryPointsTest {
     }
 
     @Test
+    void mtlsOverlayControlPlaneArgumentsParseAsTheServeCommand() throws IOException {
+        List<String> args = containerArgs("deploy/overlays/mtls/control-plane-tls.yaml", "Deployment");
+        ParseResult parsed = new CommandLine(new ControlPlaneMain()).parseArgs(args.toArray(String[]::new));
+        assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("control-plane");
+        assertThat(parsed.subcommand().hasMatchedOption("--tls-client-ca")).isTrue();
+    }
+
+    @Test
     void agentDaemonSetArgumentsParseAsTheAgentCommand() throws IOException {
-        List<String> args = containerArgs("deploy/base/agent.yaml", "DaemonSet").stream()
-                .map(a -> a.replace("$(NODE_NAME)", "node-1")).toList();
-        ParseResult parsed = new CommandLine(new AgentMain()).parseArgs(args.toArray(String[]::new));
-        assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("agent");
-        assertThat(parsed.subcommand().unmatched()).isEmpty();
-        assertThat(parsed.subcommand().matchedOptionValue("--node", "")).isEqualTo("node-1");
+        for (String file : List.of("deploy/base/agent.yaml", "deploy/overlays/mtls/agent-tls.yaml")) {
+            List<String> args = containerArgs(file, "DaemonSet").stream()
+                    .map(a -> a.replace("$(NODE_NAME)", "node-1")).toList();
+            ParseResult parsed = new CommandLine(new AgentMain()).parseArgs(args.toArray(String[]::new));
+            assertThat(parsed.subcommand().commandSpec().name()).as(file).isEqualTo("agent");
+            assertThat(parsed.subcommand().unmatched()).as(file).isEmpty();
+            assertThat(parsed.subcommand().matchedOptionValue("--node", "")).as(file).isEqualTo("node-1");
+        }
     }
 
     @Test

@@ -49,6 +49,7 @@ public final class PolicyCompiler {
         final String name;
         final List<PolicyProblem> problems = new ArrayList<>();
         final Set<IpSetDef> sets = new LinkedHashSet<>();
+        final java.util.Map<String, IpSetDef> defsById = new java.util.HashMap<>();
         Selector podSelector;
 
         Run(NetworkPolicy np) {
@@ -112,9 +113,15 @@ public final class PolicyCompiler {
             if (usable && egress) {
                 for (int i = 0; i < egressRules.size(); i++) {
                     NetworkPolicyEgressRule r = egressRules.get(i);
-                    policy.addOutboundRules(rule("spec.egress[" + i + "]", "egress[" + i + "]",
-                            r.getTo(), "to", r.getPorts(), false));
+                    policy.addAllOutboundRules(scopeEgressNamedPorts(rule("spec.egress[" + i + "]", "egress[" + i + "]",
+                            r.getTo(), "to", r.getPorts(), false)));
                 }
+            }
+            for (Rule r : policy.getInboundRulesList()) {
+                referenced(r);
+            }
+            for (Rule r : policy.getOutboundRulesList()) {
+                referenced(r);
             }
             ActivePolicy proto = ActivePolicy.newBuilder()
                     .setId(PolicyId.newBuilder().setTier(TIER).setName(ns + "/" + name))
@@ -152,8 +159,69 @@ public final class PolicyCompiler {
                 problem(field + "." + peerField, "no usable peer; the rule matches nothing");
                 return rule.build();
             }
-            sets.addAll(ruleSets);
+            for (IpSetDef d : ruleSets) {
+                defsById.put(d.id(), d);
+            }
             return rule.build();
+        }
+
+        /** The policy's sets are exactly those its final rules refer to, in order of first use. */
+        void referenced(Rule r) {
+            for (Peer p : r.getPeersList()) {
+                if (p.hasIpSetId()) {
+                    sets.add(defsById.get(p.getIpSetId()));
+                }
+            }
+            for (PortMatch m : r.getPortsList()) {
+                if (!m.getNamedPortIpSetId().isEmpty()) {
+                    sets.add(defsById.get(m.getNamedPortIpSetId()));
+                }
+            }
+        }
+
+        /**
+         * An egress rule's named ports resolve on the destination, which must also match one of
+         * the rule's peers. Resolving them over every pod of the cluster is exact but makes every
+         * node with such a rule carry a cluster-wide set. Instead, since peers and ports are each
+         * OR'ed, (P1 or .. Pn) and (named or numeric) is split into rules with the same rule id:
+         * the numeric ports with all peers; for each selector peer Pi, all_peers with the named
+         * ports resolved over Pi's pods only (membership implies the peer); for the ipBlock peers,
+         * the named ports resolved over every pod (an ipBlock may cover any pod).
+         */
+        List<Rule> scopeEgressNamedPorts(Rule r) {
+            List<PortMatch> numeric = new ArrayList<>();
+            List<PortMatch> named = new ArrayList<>();
+            for (PortMatch m : r.getPortsList()) {
+                (m.getNamedPortIpSetId().isEmpty() ? numeric : named).add(m);
+            }
+            if (r.getAllPeers() || r.getPeersCount() == 0 || named.isEmpty()) {
+                return List.of(r);
+            }
+            Set<Rule> out = new LinkedHashSet<>();
+            if (!numeric.isEmpty()) {
+                out.add(r.toBuilder().clearPorts().addAllPorts(numeric).build());
+            }
+            List<Peer> blocks = new ArrayList<>();
+            for (Peer p : r.getPeersList()) {
+                if (!p.hasIpSetId()) {
+                    blocks.add(p);
+                    continue;
+                }
+                IpSetDef peer = defsById.get(p.getIpSetId());
+                Rule.Builder scoped = r.toBuilder().clearPeers().clearPorts().setAllPeers(true);
+                for (PortMatch m : named) {
+                    IpSetDef port = defsById.get(m.getNamedPortIpSetId());
+                    IpSetDef def = IpSetDef.namedPort(peer.namespace(), peer.namespaceSelector(), peer.podSelector(),
+                            port.portName(), port.protocol());
+                    defsById.put(def.id(), def);
+                    scoped.addPorts(m.toBuilder().setNamedPortIpSetId(def.id()));
+                }
+                out.add(scoped.build());
+            }
+            if (!blocks.isEmpty()) {
+                out.add(r.toBuilder().clearPeers().addAllPeers(blocks).clearPorts().addAllPorts(named).build());
+            }
+            return List.copyOf(out);
         }
 
         Optional<Peer> peer(String field, NetworkPolicyPeer p, List<IpSetDef> ruleSets) {

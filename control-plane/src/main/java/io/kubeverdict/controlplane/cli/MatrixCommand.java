@@ -24,8 +24,8 @@ final class MatrixCommand implements Callable<Integer> {
     @Option(names = "--port", defaultValue = "80", description = "Destination port (default: ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = "--protocol", defaultValue = "TCP", description = "TCP, UDP or SCTP (default: ${DEFAULT-VALUE}).")
-    Proto protocol;
+    @Option(names = "--protocol", defaultValue = "TCP", description = "TCP, UDP or SCTP, any case (default: ${DEFAULT-VALUE}).")
+    String protocol;
 
     @Option(names = "--output", defaultValue = "table", description = "table or json (default: ${DEFAULT-VALUE}).")
     Output output;
@@ -41,6 +41,13 @@ final class MatrixCommand implements Callable<Integer> {
             err.println("--port must be 1-65535");
             return 2;
         }
+        Proto proto;
+        try {
+            proto = Proto.valueOf(protocol.toUpperCase(java.util.Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            err.println("--protocol must be TCP, UDP or SCTP");
+            return 2;
+        }
         OfflineInput.Loaded loaded;
         try {
             loaded = input.load(err);
@@ -48,7 +55,7 @@ final class MatrixCommand implements Callable<Integer> {
             err.println(e.getMessage());
             return 2;
         }
-        ConnectivityMatrix m = ConnectivityMatrix.of(loaded.cluster(), Protocol.valueOf(protocol.name()), port);
+        ConnectivityMatrix m = ConnectivityMatrix.of(loaded.cluster(), Protocol.valueOf(proto.name()), port);
         // In JSON mode stdout carries exactly one object; the assigned addresses go to stderr.
         PrintWriter assignments = output == Output.json ? err : out;
         for (WhatIfDefaults.Assignment a : loaded.assignments()) {

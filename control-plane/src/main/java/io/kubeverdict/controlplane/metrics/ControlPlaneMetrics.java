@@ -21,6 +21,7 @@ public final class ControlPlaneMetrics {
     private final DistributionSummary snapshotBytes;
     private final DistributionSummary snapshotEndpoints;
     private final Timer programmingLatency;
+    private final Timer snapshotBuild;
     private final Counter slowCut;
     private final AtomicInteger connectedAgents = new AtomicInteger();
     private final AtomicInteger problems = new AtomicInteger();
@@ -31,7 +32,7 @@ public final class ControlPlaneMetrics {
                 .description("Time to apply a burst of events and build the changed nodes' snapshots")
                 .publishPercentileHistogram().register(registry);
         this.snapshotBytes = DistributionSummary.builder("kubeverdict_snapshot_size_bytes")
-                .description("Serialized size of published node snapshots").baseUnit("bytes")
+                .description("Serialized size of published node snapshots (sampled: up to 16 per burst)").baseUnit("bytes")
                 .publishPercentileHistogram().register(registry);
         this.snapshotEndpoints = DistributionSummary.builder("kubeverdict_snapshot_endpoints")
                 .description("Endpoints in published node snapshots").register(registry);
@@ -39,6 +40,9 @@ public final class ControlPlaneMetrics {
                 .description("Cluster change seen by the control plane until the agent reported it applied")
                 .publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(2))
+                .register(registry);
+        this.snapshotBuild = Timer.builder("kubeverdict_snapshot_build")
+                .description("Time the calculator spent producing the changed nodes' snapshots of one burst")
                 .register(registry);
         this.slowCut = Counter.builder("kubeverdict_sync_streams_cut_total")
                 .description("Sync streams cancelled because the agent did not read for too long")
@@ -61,6 +65,10 @@ public final class ControlPlaneMetrics {
 
     public void calculationTook(long nanos) {
         calculation.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void snapshotsBuilt(int nodes, long nanos) {
+        snapshotBuild.record(nanos, TimeUnit.NANOSECONDS);
     }
 
     public void snapshotPublished(int bytes, int endpoints) {

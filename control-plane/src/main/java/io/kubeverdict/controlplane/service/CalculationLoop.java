@@ -27,6 +27,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CalculationLoop.class);
     /** Most events applied before publishing, so a flood still publishes now and then. */
     private static final int MAX_BURST = 10_000;
+    private static final int SIZE_SAMPLES_PER_BURST = 16;
 
     private final PolicyCalculator calculator;
     private final SnapshotHub hub;
@@ -131,10 +132,20 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         Set<String> changed = calculator.drainChangedNodes();
         long eventTime = earliestUnpublished;
         earliestUnpublished = 0;
+        long building = 0;
+        int sampled = 0;
         for (String node : changed) {
+            long t = System.nanoTime();
             NodeSnapshot s = calculator.snapshot(node);
-            metrics.snapshotPublished(s.getSerializedSize(), s.getEndpointsCount());
+            building += System.nanoTime() - t;
+            // Sizing a snapshot walks all of it: a sample per burst is enough for the distribution.
+            if (sampled++ < SIZE_SAMPLES_PER_BURST) {
+                metrics.snapshotPublished(s.getSerializedSize(), s.getEndpointsCount());
+            }
             hub.publish(s, eventTime);
+        }
+        if (!changed.isEmpty()) {
+            metrics.snapshotsBuilt(changed.size(), building);
         }
         List<PolicyProblem> problems = calculator.problems();
         if (!problems.equals(lastProblems)) {

@@ -103,7 +103,7 @@ public final class ControlPlane implements AutoCloseable {
         grpc = new GrpcEndpoint(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);
         if (config.metricsBind() != null) {
-            metricsServer = new MetricsHttpServer(config.metricsBind(), registry).start();
+            metricsServer = new MetricsHttpServer(config.metricsBind(), registry, hub::isReady).start();
             closeables.push(metricsServer);
             log.info("metrics on http://{}:{}/metrics", config.metricsBind().getHostString(), metricsServer.port());
         }

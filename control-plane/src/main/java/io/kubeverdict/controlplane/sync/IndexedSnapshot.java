@@ -11,36 +11,55 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * One published version of a node's snapshot with its objects indexed by id, built once on the
- * event thread and shared (read-only) by every subscriber that diffs against it.
+ * One published version of a node's snapshot with its objects indexed by id, shared (read-only)
+ * by every subscriber that diffs against it. The index is built on first use, by a sender thread,
+ * so that the event thread only publishes.
  */
 public final class IndexedSnapshot {
     private final NodeSnapshot snapshot;
     private final long version;
     private final long eventTimeUnixNanos;
-    private final Map<String, IpSet> ipSets;
-    private final Map<PolicyId, ActivePolicy> policies;
-    private final Map<EndpointId, Endpoint> endpoints;
+    private volatile Index index;
+
+    /** Keyed by strings ("tier/name", "namespace/pod"): hashing fresh proto ids costs more. */
+    private record Index(Map<String, IpSet> ipSets, Map<String, ActivePolicy> policies,
+            Map<String, Endpoint> endpoints) {}
 
     private IndexedSnapshot(NodeSnapshot snapshot, long version, long eventTimeUnixNanos) {
         this.snapshot = snapshot;
         this.version = version;
         this.eventTimeUnixNanos = eventTimeUnixNanos;
+    }
+
+    private Index index() {
+        Index i = index;
+        if (i == null) {
+            synchronized (this) {
+                i = index;
+                if (i == null) {
+                    i = buildIndex(snapshot);
+                    index = i;
+                }
+            }
+        }
+        return i;
+    }
+
+    private static Index buildIndex(NodeSnapshot snapshot) {
         Map<String, IpSet> sets = new LinkedHashMap<>();
         for (IpSet s : snapshot.getIpSetsList()) {
             sets.put(s.getId(), s);
         }
-        Map<PolicyId, ActivePolicy> pols = new LinkedHashMap<>();
+        Map<String, ActivePolicy> pols = new LinkedHashMap<>();
         for (ActivePolicy p : snapshot.getPoliciesList()) {
-            pols.put(p.getId(), p);
+            pols.put(key(p.getId()), p);
         }
-        Map<EndpointId, Endpoint> eps = new LinkedHashMap<>();
+        Map<String, Endpoint> eps = new LinkedHashMap<>();
         for (Endpoint e : snapshot.getEndpointsList()) {
-            eps.put(e.getId(), e);
+            eps.put(key(e.getId()), e);
         }
-        this.ipSets = Collections.unmodifiableMap(sets);
-        this.policies = Collections.unmodifiableMap(pols);
-        this.endpoints = Collections.unmodifiableMap(eps);
+        return new Index(Collections.unmodifiableMap(sets), Collections.unmodifiableMap(pols),
+                Collections.unmodifiableMap(eps));
     }
 
     /**
@@ -72,18 +91,28 @@ public final class IndexedSnapshot {
     }
 
     public Map<String, IpSet> ipSets() {
-        return ipSets;
+        return index().ipSets();
     }
 
-    public Map<PolicyId, ActivePolicy> policies() {
-        return policies;
+    /** Policies by {@link #key(PolicyId)}, in snapshot order. */
+    public Map<String, ActivePolicy> policies() {
+        return index().policies();
     }
 
-    public Map<EndpointId, Endpoint> endpoints() {
-        return endpoints;
+    /** Endpoints by {@link #key(EndpointId)}, in snapshot order. */
+    public Map<String, Endpoint> endpoints() {
+        return index().endpoints();
+    }
+
+    public static String key(PolicyId id) {
+        return id.getTier() + "/" + id.getName();
+    }
+
+    public static String key(EndpointId id) {
+        return id.getNamespace() + "/" + id.getPod();
     }
 
     public boolean isEmpty() {
-        return ipSets.isEmpty() && policies.isEmpty() && endpoints.isEmpty();
+        return snapshot.getIpSetsCount() == 0 && snapshot.getPoliciesCount() == 0 && snapshot.getEndpointsCount() == 0;
     }
 }

@@ -5,12 +5,10 @@ import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.ActivePolicyRemove;
 import io.kubeverdict.proto.v1.ActivePolicyUpdate;
 import io.kubeverdict.proto.v1.Endpoint;
-import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
 import io.kubeverdict.proto.v1.IpSetRemove;
 import io.kubeverdict.proto.v1.IpSetUpdate;
-import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.WorkloadEndpointRemove;
 import io.kubeverdict.proto.v1.WorkloadEndpointUpdate;
@@ -82,29 +80,29 @@ public final class SnapshotDiff {
             }
         }
         for (ActivePolicy p : to.policies().values()) {
-            ActivePolicy old = from.policies().get(p.getId());
+            ActivePolicy old = from.policies().get(IndexedSnapshot.key(p.getId()));
             if (old == null || (old != p && !old.equals(p))) {
                 out.add(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
                         .setId(p.getId()).setPolicy(p.getPolicy())).build());
             }
         }
         for (Endpoint e : to.endpoints().values()) {
-            Endpoint old = from.endpoints().get(e.getId());
+            Endpoint old = from.endpoints().get(IndexedSnapshot.key(e.getId()));
             if (old == null || (old != e && !old.equals(e))) {
                 out.add(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
                         .setId(e.getId()).setEndpoint(e.getEndpoint())).build());
             }
         }
-        for (EndpointId id : reversed(from.endpoints())) {
-            if (!to.endpoints().containsKey(id)) {
-                out.add(ToAgent.newBuilder().setWorkloadEndpointRemove(
-                        WorkloadEndpointRemove.newBuilder().setId(id)).build());
+        for (String key : reversed(from.endpoints())) {
+            if (!to.endpoints().containsKey(key)) {
+                out.add(ToAgent.newBuilder().setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
+                        .setId(from.endpoints().get(key).getId())).build());
             }
         }
-        for (PolicyId id : reversed(from.policies())) {
-            if (!to.policies().containsKey(id)) {
-                out.add(ToAgent.newBuilder().setActivePolicyRemove(
-                        ActivePolicyRemove.newBuilder().setId(id)).build());
+        for (String key : reversed(from.policies())) {
+            if (!to.policies().containsKey(key)) {
+                out.add(ToAgent.newBuilder().setActivePolicyRemove(ActivePolicyRemove.newBuilder()
+                        .setId(from.policies().get(key).getId())).build());
             }
         }
         for (String id : reversed(from.ipSets())) {

@@ -131,12 +131,14 @@ final class SyncSession {
             long seq = ++sequence;
             long eventTime = msg.hasInSync() ? 0 : pendingEventTime; // 0 for the initial snapshot
             ToAgent stamped = msg.toBuilder().setSequence(seq).setEventTimeUnixNanos(eventTime).build();
-            out.onNext(stamped);
+            // Record before handing it over: the agent may read, apply and report it before
+            // onNext returns, and its report must find the sequence and its event time.
             sentSequence = seq;
-            metrics.messageSent(stamped.getPayloadCase().name().toLowerCase());
             if (pending.isEmpty() && eventTime != 0) {
                 mark(seq, eventTime);
             }
+            out.onNext(stamped);
+            metrics.messageSent(stamped.getPayloadCase().name().toLowerCase());
             if (msg.hasInSync()) {
                 inSync = true;
             }

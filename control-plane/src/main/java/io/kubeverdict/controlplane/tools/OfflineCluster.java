@@ -145,6 +145,13 @@ public final class OfflineCluster {
             ingress = indexes.get(dst.node()).explain(t).getIngress();
             out.setDestination(id(dst));
         }
+        if (src != null && src == dst) {
+            // Same rule as the matrix: a pod's traffic to itself stays on its loopback.
+            DirectionExplanation loopback = DirectionExplanation.newBuilder().setEvaluated(false)
+                    .setVerdict(Verdict.VERDICT_ALLOW)
+                    .setReason("loopback: a pod's connection to itself never leaves the pod").build();
+            return out.setEgress(loopback).setIngress(loopback).setVerdict(Verdict.VERDICT_ALLOW).build();
+        }
         boolean denied = (egress.getEvaluated() && egress.getVerdict() != Verdict.VERDICT_ALLOW)
                 || (ingress.getEvaluated() && ingress.getVerdict() != Verdict.VERDICT_ALLOW);
         return out.setEgress(egress).setIngress(ingress)

@@ -111,7 +111,19 @@ public final class SyncFanoutBenchmark {
         System.out.printf("heap with agents connected: +%.1f MiB, %.1f KiB per agent (server and client sides, one JVM)%n",
                 (heapAfter - heapBefore) / 1048576.0, (heapAfter - heapBefore) / 1024.0 / agents);
 
+        // When the event thread has published the last agent's node (calculation + publication done).
+        java.util.concurrent.atomic.AtomicLong lastPublish = new java.util.concurrent.atomic.AtomicLong();
+        for (int i = 0; i < agents; i++) {
+            hub.subscribe("node-" + i, () -> lastPublish.set(System.nanoTime()));
+        }
+        io.micrometer.core.instrument.Timer build = metrics.registry().get("kubeverdict_snapshot_build").timer();
+        io.micrometer.core.instrument.Timer calc = metrics.registry().get("kubeverdict_calculation").timer();
+        double buildBefore = build.totalTime(TimeUnit.MILLISECONDS);
+        long buildCountBefore = build.count();
+        double calcBefore = calc.totalTime(TimeUnit.MILLISECONDS);
+        long calcCountBefore = calc.count();
         Random rnd = new Random(7);
+        long[] published = new long[rounds];
         long[] last = new long[rounds];
         List<Long> perAgent = new ArrayList<>();
         for (int r = 0; r < rounds; r++) {
@@ -140,17 +152,57 @@ public final class SyncFanoutBenchmark {
                 max = Math.max(max, d);
             }
             last[r] = max;
+            published[r] = lastPublish.get() - start;
             Thread.sleep(200); // let the stream quiesce between rounds
         }
         Arrays.sort(last);
+        Arrays.sort(published);
+        System.out.printf("of which calculation until the last node's snapshot is published: p50 %.1f ms, p99 %.1f ms%n",
+                pct(published, 50) / 1e6, pct(published, 99) / 1e6);
         long[] each = perAgent.stream().mapToLong(Long::longValue).sorted().toArray();
         System.out.printf("one pod label change -> LAST affected agent has its delta (over %d rounds): p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
                 rounds, pct(last, 50) / 1e6, pct(last, 99) / 1e6, last[last.length - 1] / 1e6);
         System.out.printf("per agent (%d deliveries): p50 %.1f ms, p99 %.1f ms%n", each.length,
                 pct(each, 50) / 1e6, pct(each, 99) / 1e6);
-        System.out.printf("calculation per burst: mean %.1f ms, max %.1f ms%n",
-                metrics.registry().get("kubeverdict_calculation").timer().mean(TimeUnit.MILLISECONDS),
-                metrics.registry().get("kubeverdict_calculation").timer().max(TimeUnit.MILLISECONDS));
+        System.out.printf("per round: event thread busy %.1f ms (calculator producing snapshots: %.1f ms), mean over %d bursts%n",
+                (calc.totalTime(TimeUnit.MILLISECONDS) - calcBefore) / Math.max(1, calc.count() - calcCountBefore),
+                (build.totalTime(TimeUnit.MILLISECONDS) - buildBefore) / Math.max(1, build.count() - buildCountBefore),
+                calc.count() - calcCountBefore);
+
+        // Local changes: flip one pod's tier label (web <-> db). Only the nodes whose snapshots use
+        // that namespace's same-tier set (or hold the pod) are affected: a handful, not all.
+        long[] localLast = new long[rounds];
+        int[] localAffected = new int[rounds];
+        for (int r = 0; r < rounds; r++) {
+            int victim = rnd.nextInt(pods);
+            Pod before = all.get(victim);
+            Map<String, String> labels = new java.util.HashMap<>(before.getMetadata().getLabels());
+            labels.put("tier", "web".equals(labels.get("tier")) ? "db" : "web");
+            Pod after = new PodBuilder(before).editMetadata().withLabels(labels).endMetadata().build();
+            all.set(victim, after);
+            int[] counts = agentList.stream().mapToInt(a -> a.deltas.get()).toArray();
+            long start = System.nanoTime();
+            loop.change("pod/upsert", c -> c.upsertPod(after));
+            Thread.sleep(3000); // generous: every affected agent has its delta by then
+            long max = 0;
+            int affected = 0;
+            for (int i = 0; i < agents; i++) {
+                Agent a = agentList.get(i);
+                if (a.deltas.get() != counts[i]) {
+                    affected++;
+                    max = Math.max(max, a.firstDeltaAfter(start) - start);
+                }
+            }
+            localLast[r] = max;
+            localAffected[r] = affected;
+        }
+        long[] hit = java.util.stream.IntStream.range(0, rounds).filter(r -> localAffected[r] > 0)
+                .mapToLong(r -> localLast[r]).sorted().toArray();
+        if (hit.length > 0) {
+            System.out.printf("one pod tier-label change (%d of %d rounds reached an agent, %d-%d agents) -> last affected agent: p50 %.1f ms, p99 %.1f ms%n",
+                    hit.length, rounds, Arrays.stream(localAffected).filter(a -> a > 0).min().orElse(0),
+                    Arrays.stream(localAffected).max().orElse(0), pct(hit, 50) / 1e6, pct(hit, 99) / 1e6);
+        }
 
         agentList.forEach(Agent::close);
         endpoint.close();

@@ -102,6 +102,32 @@ class IncrementalPolicyCalculatorTest {
     }
 
     @Test
+    void egressNamedPortsAreResolvedOverEachSelectorPeerOnly() {
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: egress-named}
+                spec:
+                  podSelector: {matchLabels: {pod: a}}
+                  policyTypes: [Egress]
+                  egress:
+                  - to: [{namespaceSelector: {matchLabels: {ns: y}}, podSelector: {matchLabels: {pod: b}}}, {ipBlock: {cidr: 10.0.3.0/24}}]
+                    ports: [{port: serve-80-tcp}, {port: 81}]
+                """));
+        NodeSnapshot s = snapshotOf("x/a");
+        List<Rule> rules = s.getPolicies(0).getPolicy().getOutboundRulesList();
+        assertThat(rules).extracting(Rule::getRuleId).containsOnly("egress[0]");
+        assertThat(rules).hasSize(3);
+        // Numeric ports keep every peer.
+        assertThat(rules.get(0).getPeersCount()).isEqualTo(2);
+        assertThat(rules.get(0).getPortsList()).extracting(p -> p.getPort()).containsExactly(81);
+        // The selector peer's named port: every peer, named port resolved over y/b only.
+        assertThat(rules.get(1).getAllPeers()).isTrue();
+        assertThat(set(s, rules.get(1).getPorts(0).getNamedPortIpSetId()).getMembersList()).containsExactly("10.0.2.2,tcp:80");
+        // The ipBlock peer's named port: resolved over every pod of the cluster.
+        assertThat(rules.get(2).getPeers(0).getIpBlock().getCidr()).isEqualTo("10.0.3.0/24");
+        assertThat(set(s, rules.get(2).getPorts(0).getNamedPortIpSetId()).getMembersCount()).isEqualTo(9);
+    }
+
+    @Test
     void labelChangeMovesPodBetweenSetsAndMarksOnlyAffectedNodes() {
         calc.upsertPolicy(policy("y", """
                 metadata: {name: from-blue}

@@ -57,7 +57,7 @@ class OfflineCommandsTest {
     @SuppressWarnings("unchecked")
     void matrixOnUdpAndTable() {
         Map<String, Map<String, Boolean>> allowed = (Map<String, Map<String, Boolean>>) json(
-                run("matrix", "--manifests", EXAMPLE, "--protocol", "UDP", "--port", "81", "--output", "json").out()).get("allowed");
+                run("matrix", "--manifests", EXAMPLE, "--protocol", "udp", "--port", "81", "--output", "json").out()).get("allowed");
         assertThat(allowed.get("x/a").get("z/b")).isTrue();
         assertThat(allowed.get("y/a").get("z/b")).isFalse(); // except 10.244.2.0/24
         assertThat(allowed.get("y/c").get("x/a")).isFalse(); // TCP only egress, and x denies UDP
@@ -79,6 +79,8 @@ class OfflineCommandsTest {
         Map<String, Object> e = json(allowed.out());
         assertThat(e.get("verdict")).isEqualTo("VERDICT_ALLOW");
         assertThat(allowed.out()).contains("x/allow-a-from-y-web").contains("ingress[0]");
+        Run self = run("explain", "--manifests", EXAMPLE, "--from", "x/a", "--to", "x/a", "--port", "81", "--protocol", "TCP");
+        assertThat(self.out()).startsWith("x/a (10.244.1.10) -> x/a (10.244.1.10) TCP/81: ALLOW").contains("loopback");
     }
 
     @Test

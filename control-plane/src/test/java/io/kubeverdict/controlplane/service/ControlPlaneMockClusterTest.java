@@ -116,6 +116,7 @@ class ControlPlaneMockClusterTest {
         assertThat(ControlPlaneInspectionGrpc.newBlockingStub(channel).listNodes(ListNodesRequest.getDefaultInstance())
                 .getNodesList()).extracting(s -> s.getNode()).contains("n1", "n2");
 
+        assertThat(get("/readyz")).isEqualTo("ready\n");
         String metrics = scrape();
         assertThat(metrics).contains("kubeverdict_events_processed_total{kind=\"pod/upsert\"}")
                 .contains("kubeverdict_sync_messages_sent_total").contains("kubeverdict_calculation_seconds_count")
@@ -143,7 +144,11 @@ class ControlPlaneMockClusterTest {
     }
 
     private String scrape() throws Exception {
-        try (InputStream in = URI.create("http://127.0.0.1:" + cp.metricsPort() + "/metrics").toURL().openStream()) {
+        return get("/metrics");
+    }
+
+    private String get(String path) throws Exception {
+        try (InputStream in = URI.create("http://127.0.0.1:" + cp.metricsPort() + path).toURL().openStream()) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
     }

@@ -19,7 +19,8 @@ import picocli.CommandLine.Option;
                 "",
                 "Fail-open vs fail-closed (see DESIGN.md): if the agent is killed, new connections of policy-selected "
                         + "pods are accepted unchecked with --fail-open and dropped without it, until it runs again. "
-                        + "A clean stop (SIGTERM) removes the agent's table in both modes."})
+                        + "A clean stop (SIGTERM) keeps the table when fail-closed and removes it when fail-open "
+                        + "(see --on-exit)."})
 final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--node", description = "This node's name (as the control plane knows it).")
@@ -35,6 +36,12 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--fail-open", description = "Let new connections of selected pods through while the agent is down "
             + "or its queue is full (default: drop them).")
     boolean failOpen;
+
+    @Option(names = "--on-exit", defaultValue = "auto", paramLabel = "auto|keep|remove",
+            description = "What a clean stop (SIGTERM) does with the nftables table: keep it (new connections of "
+                    + "selected pods are dropped until an agent is back) or remove it (nothing enforced). "
+                    + "auto: keep when fail-closed, remove when fail-open (default ${DEFAULT-VALUE}).")
+    String onExit;
 
     @Option(names = "--nfqueue-id", defaultValue = "100", description = "The NFQUEUE number (default ${DEFAULT-VALUE}).")
     int queueId;
@@ -99,7 +106,16 @@ final class RunCommand implements Callable<Integer> {
             tls = new ControlPlaneChannel.Tls(tlsCert, tlsKey, tlsCa, tlsServerName);
         }
         return new AgentConfig(name, controlPlane, failOpen, queueId, queuePath(queuePath), table,
-                ListenAddress.parse(metricsBind), ListenAddress.parse(inspectListen), tls);
+                ListenAddress.parse(metricsBind), ListenAddress.parse(inspectListen), tls, removeTableOnExit(onExit, failOpen));
+    }
+
+    static boolean removeTableOnExit(String onExit, boolean failOpen) {
+        return switch (onExit) {
+            case "auto" -> failOpen;
+            case "keep" -> false;
+            case "remove" -> true;
+            default -> throw new IllegalArgumentException("--on-exit must be auto, keep or remove, not " + onExit);
+        };
     }
 
     static QueuePath queuePath(String value) {

@@ -55,10 +55,11 @@ import org.slf4j.LoggerFactory;
  *       waiting in the queue at the moment of the kill are dropped by the kernel in both modes.</li>
  *   <li><b>Queue full</b> (agent too slow): the kernel accepts the overflow with
  *       {@code --fail-open} (NFQA_CFG_F_FAIL_OPEN) and drops it without.</li>
- *   <li><b>Agent stopped</b> (SIGTERM, clean shutdown): it stops syncing, deletes its table, then
- *       answers what is still queued and unbinds. Nothing is enforced until it runs again, in both
- *       modes: a stopped agent (uninstalled DaemonSet, node drain) must never leave pods
- *       unreachable behind a dead queue.</li>
+ *   <li><b>Agent stopped</b> (SIGTERM, clean shutdown): it stops syncing, answers what is still
+ *       queued and unbinds. With {@code --on-exit auto} (default) a fail-closed agent keeps its
+ *       table, so a rolling update behaves like a kill (dropped until the next agent is in sync),
+ *       and a fail-open agent deletes it (nothing enforced until it runs again). {@code keep} /
+ *       {@code remove} choose explicitly; uninstalling a fail-closed agent wants {@code remove}.</li>
  *   <li><b>Malformed packets</b> and verdict-function failures get the default verdict (accept
  *       with {@code --fail-open}, drop without) and are counted.</li>
  * </ul>
@@ -188,8 +189,10 @@ public final class Agent implements AutoCloseable {
     }
 
     /**
-     * Clean stop: stop syncing, delete our table (nothing is queued any more), answer what is
-     * still queued, unbind, close the servers.
+     * Clean stop: stop syncing, answer what is still queued, unbind, close the servers. The table
+     * is deleted only when configured so (fail-open, or --on-exit=remove): a fail-closed agent's
+     * table stays, so that new connections of selected pods are dropped until the next agent is
+     * in sync, exactly as after a crash — a rolling update never opens an unenforced gap.
      */
     @Override
     public synchronized void close() {
@@ -198,11 +201,16 @@ public final class Agent implements AutoCloseable {
             sync = null;
         }
         if (manager != null) {
-            try {
-                manager.remove();
-                log.info("nftables table {} removed", config.table());
-            } catch (RuntimeException e) {
-                log.warn("could not remove nftables table {}: {}", config.table(), e.toString());
+            if (config.removeTableOnExit()) {
+                try {
+                    manager.remove();
+                    log.info("nftables table {} removed", config.table());
+                } catch (RuntimeException e) {
+                    log.warn("could not remove nftables table {}: {}", config.table(), e.toString());
+                }
+            } else {
+                log.info("nftables table {} kept: new connections of selected pods are dropped until an agent is back",
+                        config.table());
             }
             manager = null;
         }

@@ -15,7 +15,8 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
  * @param tls null = plaintext
  */
 public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
-                          String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls) {
+                          String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls,
+                          boolean removeTableOnExit) {
 
     public AgentConfig {
         if (node == null || node.isBlank()) {

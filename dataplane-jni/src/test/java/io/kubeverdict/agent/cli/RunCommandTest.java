@@ -54,6 +54,17 @@ class RunCommandTest {
     }
 
     @Test
+    void aCleanStopKeepsTheTableWhenFailClosedUnlessTold() throws Exception {
+        assertThat(parse("--node", "n", "--control-plane", "cp:1").removeTableOnExit()).as("fail-closed").isFalse();
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--fail-open").removeTableOnExit()).as("fail-open").isTrue();
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--on-exit", "remove").removeTableOnExit()).isTrue();
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--fail-open", "--on-exit", "keep").removeTableOnExit())
+                .isFalse();
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--on-exit", "later"))
+                .hasMessageContaining("auto, keep or remove");
+    }
+
+    @Test
     void listenAddresses() {
         assertThat(ListenAddress.parse(":9101")).isEqualTo(new InetSocketAddress(9101));
         assertThat(ListenAddress.parse("[::1]:80")).isEqualTo(new InetSocketAddress("::1", 80));

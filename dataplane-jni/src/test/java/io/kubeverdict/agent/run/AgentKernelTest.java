@@ -30,6 +30,12 @@ import io.kubeverdict.proto.v1.PortMatch;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Rule;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.Verdict;
+import io.kubeverdict.proto.v1.WatchVerdictsRequest;
+import io.grpc.stub.StreamObserver;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,6 +54,7 @@ import org.junit.jupiter.api.Test;
 class AgentKernelTest {
     private static final int CP_PORT = 19090;
     private static final int INSPECT_PORT = 19102;
+    private static final int METRICS_PORT = 19101;
     private static final int ALLOWED = 8080;
     private static final int DENIED = 8081;
     private static final int CONNECT_TIMEOUT = 1500;
@@ -63,28 +70,33 @@ class AgentKernelTest {
         pods = PodPair.create("kvt-ag");
         pods.echoServerOnB(ALLOWED);
         pods.echoServerOnB(DENIED);
+        pods.awaitConnectivity(DENIED);
         cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (AgentProcess agent : agents) {
-            agent.close();
-        }
-        if (cp != null) {
-            cp.close();
-        }
-        if (pods != null) {
-            pods.close();
+        try {
+            for (AgentProcess agent : agents) {
+                agent.close();
+            }
+            if (cp != null) {
+                cp.close();
+            }
+        } finally {
+            if (pods != null) {
+                pods.close(); // the namespaces go whatever happened above
+            }
         }
     }
 
-    private AgentProcess startAgent(boolean failOpen) throws Exception {
+    private AgentProcess startAgent(boolean failOpen, String... extraArgs) throws Exception {
         List<String> args = new ArrayList<>(List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
-                "--nfqueue-id", "7", "--metrics-bind-address", "off", "--inspect-listen", "127.0.0.1:" + INSPECT_PORT));
+                "--nfqueue-id", "7", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "127.0.0.1:" + INSPECT_PORT));
         if (failOpen) {
             args.add("--fail-open");
         }
+        args.addAll(List.of(extraArgs));
         AgentProcess agent = AgentProcess.start(pods.node.name(), args);
         agents.add(agent);
         return agent;
@@ -98,11 +110,26 @@ class AgentKernelTest {
                         .addPeers(Peer.newBuilder().setIpSetId("pods-a"))
                         .addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(ALLOWED))
                         .setRuleId("ingress[0]")))).build();
-        stream.send(ipSet(seq, "pods-a", PodPair.A_IP), policy,
-                endpoint(seq + 2, "x", "a", PodPair.A_IP),
-                endpoint(seq + 3, "x", "b", PodPair.B_IP, "x/b-from-a"),
+        stream.send(ipSet(seq, "pods-a", PodPair.A_IP, PodPair.A_IP6), policy,
+                dualStack(endpoint(seq + 2, "x", "a", PodPair.A_IP), PodPair.A_IP6),
+                dualStack(endpoint(seq + 3, "x", "b", PodPair.B_IP, "x/b-from-a"), PodPair.B_IP6),
                 inSync(seq + 4));
         return seq + 5;
+    }
+
+    /** The agent's Sync call; a JVM starting on a busy 2-core machine may take a while. */
+    private ScriptedControlPlane.Stream streamOf(AgentProcess agent) throws Exception {
+        ScriptedControlPlane.Stream stream = cp.pollStream(60_000);
+        if (stream == null) {
+            throw new AssertionError("agent opened no Sync stream within 60 s (alive: " + agent.alive() + "); its log:\n" + agent.log());
+        }
+        return stream;
+    }
+
+    private static ToAgent dualStack(ToAgent endpointUpdate, String ip6) {
+        ToAgent.Builder b = endpointUpdate.toBuilder();
+        b.getWorkloadEndpointUpdateBuilder().getEndpointBuilder().addIps(ip6);
+        return b.build();
     }
 
     private void awaitEnforcing(AgentProcess agent, long sequence) throws Exception {
@@ -116,14 +143,12 @@ class AgentKernelTest {
     @Test
     void enforcesAfterInSyncAndServesStatusAndHealth() throws Exception {
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("no agent: open").isTrue();
-        AgentProcess agent = startAgent(false);
-        ScriptedControlPlane.Stream stream = cp.nextStream();
+        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("no agent: IPv6 open (%s)", pods.lastFailure()).isTrue();
+        AgentProcess agent = startAgent(false, "--on-exit", "remove");
+        ScriptedControlPlane.Stream stream = streamOf(agent);
         assertThat(stream.request.getNode()).isEqualTo("node-1");
         long next = sendSnapshot(stream, 1);
         awaitEnforcing(agent, next - 1);
-
-        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("a -> b:8080 allowed\n" + agent.log()).isTrue();
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("a -> b:8081 denied").isFalse();
 
         EventLoopGroup loops = NetnsEventLoops.group(pods.node.path(), 1);
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", INSPECT_PORT).usePlaintext()
@@ -136,11 +161,43 @@ class AgentKernelTest {
                     }
                 }).build();
         try {
+            // Watch the agent's denials while traffic runs.
+            BlockingQueue<Explanation> denials = new LinkedBlockingQueue<>();
+            AgentInspectionGrpc.newStub(channel).watchVerdicts(
+                    WatchVerdictsRequest.newBuilder().setVerdict(Verdict.VERDICT_DENY).build(), new StreamObserver<>() {
+                        @Override
+                        public void onNext(Explanation e) {
+                            denials.add(e);
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {}
+
+                        @Override
+                        public void onCompleted() {}
+                    });
+            Thread.sleep(500); // the watch is registered before the packets come
+
+            assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("a -> b:8080 allowed\n" + agent.log()).isTrue();
+            assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("a -> b:8081 denied").isFalse();
+            assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT)).as("IPv6 a -> b:8080 allowed").isTrue();
+            assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("IPv6 a -> b:8081 denied").isFalse();
+
+            Explanation denial = denials.poll(10, TimeUnit.SECONDS);
+            assertThat(denial).as("the denial streamed by WatchVerdicts").isNotNull();
+            assertThat(denial.getTuple().getSrcIp()).isEqualTo(PodPair.A_IP);
+            assertThat(denial.getTuple().getDstIp()).isEqualTo(PodPair.B_IP);
+            assertThat(denial.getTuple().getDstPort()).isEqualTo(DENIED);
+            assertThat(denial.getDestination().getPod()).isEqualTo("b");
+            assertThat(denial.getIngress().getIsolated()).isTrue();
+            assertThat(denial.getIngress().getReason()).contains("no rule matched");
+
             AgentStatus status = AgentInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
                     .getStatus(AgentStatusRequest.getDefaultInstance());
             assertThat(status.getInSync()).isTrue();
             assertThat(status.getAppliedSequence()).isEqualTo(next - 1);
             assertThat(status.getEndpoints()).isEqualTo(2);
+            assertThat(status.getQueueTotal()).as("nothing waiting").isZero();
             assertThat(status.getQueueId()).isEqualTo(7);
             assertThat(status.getKernelPath()).isIn("nft-queue", "xtables-nfqueue");
             assertThat(HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
@@ -150,49 +207,74 @@ class AgentKernelTest {
             loops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
 
-        // Clean stop: the table goes, nothing stays blocked.
+        String metrics = pods.node.exec("curl", "-s", "http://127.0.0.1:" + METRICS_PORT + "/metrics");
+        assertThat(metrics).contains("kubeverdict_verdicts_total{family=\"ipv4\",protocol=\"tcp\",verdict=\"drop\"}");
+        assertThat(verdicts(metrics, "drop")).as("dropped SYNs counted").isGreaterThanOrEqualTo(1);
+        assertThat(verdicts(metrics, "accept")).as("accepted SYNs counted").isGreaterThanOrEqualTo(1);
+        assertThat(metrics).contains("kubeverdict_queue_bound 1.0");
+
+        // Clean stop with --on-exit=remove: the table goes, nothing stays blocked.
         assertThat(agent.stop()).as("SIGTERM exit (the JVM reports 128+15)").isIn(0, 143);
         assertThat(agent.log()).contains("nftables table kube_verdict removed");
         assertThat(pods.node.exec("nft", "list", "tables")).doesNotContain("kube_verdict");
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("after a clean stop: open").isTrue();
+        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("after a clean stop: IPv6 open").isTrue();
+    }
+
+    private static double verdicts(String metrics, String verdict) {
+        String key = "kubeverdict_verdicts_total{family=\"ipv4\",protocol=\"tcp\",verdict=\"" + verdict + "\"} ";
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith(key)) {
+                return Double.parseDouble(line.substring(key.length()).trim());
+            }
+        }
+        return -1;
     }
 
     @Test
     void failClosedKillBlocksNewConnectionsUntilTheAgentIsBack() throws Exception {
         AgentProcess agent = startAgent(false);
-        long next = sendSnapshot(cp.nextStream(), 1);
+        long next = sendSnapshot(streamOf(agent), 1);
         awaitEnforcing(agent, next - 1);
         Socket established = pods.connectAToB(ALLOWED, CONNECT_TIMEOUT);
         assertThat(established).as("allowed connection\n" + agent.log()).isNotNull();
 
         agent.kill();
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("killed, fail-closed: new connections dropped").isFalse();
+        assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT)).as("killed, fail-closed: IPv6 dropped").isFalse();
         assertThat(PodPair.echoes(established)).as("established connections keep working").isTrue();
 
         AgentProcess restarted = startAgent(false);
-        ScriptedControlPlane.Stream stream = cp.nextStream();
+        ScriptedControlPlane.Stream stream = streamOf(restarted);
         // Before InSync the restarted agent answers the leftover table's queue with the default: drop.
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("restarted, not in sync yet").isFalse();
         next = sendSnapshot(stream, 1);
         awaitEnforcing(restarted, next - 1);
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("enforcing again: allowed\n" + restarted.log()).isTrue();
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("enforcing again: denied").isFalse();
+
+        // A clean stop of a fail-closed agent (a rolling update) keeps the table: still closed.
+        assertThat(restarted.stop()).as("SIGTERM exit (the JVM reports 128+15)").isIn(0, 143);
+        assertThat(restarted.log()).contains("nftables table kube_verdict kept");
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("stopped, fail-closed: new connections dropped").isFalse();
+        assertThat(PodPair.echoes(established)).as("established connections keep working").isTrue();
         established.close();
     }
 
     @Test
     void failOpenKillLetsNewConnectionsThroughUntilTheAgentIsBack() throws Exception {
         AgentProcess agent = startAgent(true);
-        long next = sendSnapshot(cp.nextStream(), 1);
+        long next = sendSnapshot(streamOf(agent), 1);
         awaitEnforcing(agent, next - 1);
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("enforcing: denied\n" + agent.log()).isFalse();
 
         agent.kill();
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("killed, fail-open: bypassed").isTrue();
+        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("killed, fail-open: IPv6 bypassed").isTrue();
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).isTrue();
 
         AgentProcess restarted = startAgent(true);
-        next = sendSnapshot(cp.nextStream(), 1);
+        next = sendSnapshot(streamOf(restarted), 1);
         awaitEnforcing(restarted, next - 1);
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("enforcing again: denied\n" + restarted.log()).isFalse();
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).isTrue();
@@ -201,7 +283,7 @@ class AgentKernelTest {
     @Test
     void policyUpdatesUnderConnectionLoadNeitherHangNorWronglyRefuse() throws Exception {
         AgentProcess agent = startAgent(false);
-        ScriptedControlPlane.Stream stream = cp.nextStream();
+        ScriptedControlPlane.Stream stream = streamOf(agent);
         long seq = sendSnapshot(stream, 1);
         awaitEnforcing(agent, seq - 1);
 

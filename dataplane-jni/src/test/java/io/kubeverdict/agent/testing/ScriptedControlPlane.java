@@ -90,11 +90,11 @@ public final class ScriptedControlPlane implements AutoCloseable {
         return streams.poll(millis, TimeUnit.MILLISECONDS);
     }
 
-    /** The next ReportApplied; fails after 10 s. */
+    /** The next ReportApplied; fails after 30 s. */
     public AppliedReport nextReport() throws InterruptedException {
-        AppliedReport r = reports.poll(10, TimeUnit.SECONDS);
+        AppliedReport r = reports.poll(30, TimeUnit.SECONDS);
         if (r == null) {
-            throw new AssertionError("no ReportApplied within 10 s");
+            throw new AssertionError("no ReportApplied within 30 s");
         }
         return r;
     }

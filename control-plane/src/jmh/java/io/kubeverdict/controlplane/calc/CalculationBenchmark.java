@@ -1,0 +1,124 @@
+package io.kubeverdict.controlplane.calc;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * The calculation at the issue's scale: 5000 nodes, 150k pods, 10k namespaces, 10k policies.
+ * {@code fullCalculation}: every object upserted into a fresh calculator and every node's
+ * snapshot built. {@code podLabelChange}: one pod's app label flips (it enters/leaves the pod
+ * sets of its namespace's policies and the policies' selections), then the changed nodes are
+ * drained and their snapshots rebuilt — the time from event to updated snapshots.
+ * {@code podNoopUpdate} is the same-run baseline: an update that changes nothing the calculation
+ * reads (a new annotation).
+ */
+@State(Scope.Benchmark)
+public class CalculationBenchmark {
+    @Param({"5000"})
+    int nodes;
+    @Param({"10000"})
+    int namespaces;
+    @Param({"150000"})
+    int pods;
+    @Param({"10000"})
+    int policies;
+
+    SyntheticCluster cluster;
+    IncrementalPolicyCalculator calc;
+    Pod[] variants;
+    Pod[] noop;
+    int flip;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        cluster = new SyntheticCluster(nodes, namespaces, pods, policies, 42);
+        calc = cluster.calculateAll();
+        Pod p = cluster.pods.get(pods / 2);
+        Pod other = new io.fabric8.kubernetes.api.model.PodBuilder(p).editMetadata()
+                .addToLabels("app", "app-changed").endMetadata().build();
+        variants = new Pod[] {other, p};
+        Pod annotated = new io.fabric8.kubernetes.api.model.PodBuilder(p).editMetadata()
+                .addToAnnotations("touched", "yes").endMetadata().build();
+        noop = new Pod[] {annotated, p};
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.SingleShotTime)
+    @OutputTimeUnit(TimeUnit.MILLISECONDS)
+    public int fullCalculation() {
+        IncrementalPolicyCalculator c = cluster.calculateAll();
+        return c.nodes().size();
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public void podLabelChange(Blackhole bh) {
+        calc.upsertPod(variants[flip++ & 1]);
+        for (String node : calc.drainChangedNodes()) {
+            bh.consume(calc.snapshot(node));
+        }
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public void podNoopUpdate(Blackhole bh) {
+        calc.upsertPod(noop[flip++ & 1]);
+        for (String node : calc.drainChangedNodes()) {
+            bh.consume(calc.snapshot(node));
+        }
+    }
+
+    /**
+     * Retained heap of a fully calculated cluster (inputs dropped), and the shape of the result.
+     * Run: java -Xmx4g -cp ... io.kubeverdict.controlplane.calc.CalculationBenchmark
+     */
+    public static void main(String[] args) {
+        SyntheticCluster c = new SyntheticCluster(5000, 10000, 150000, 10000, 42);
+        var threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long c0 = threads.getCurrentThreadCpuTime();
+        long t0 = System.nanoTime();
+        IncrementalPolicyCalculator calc = c.calculateAll();
+        long t1 = System.nanoTime();
+        long c1 = threads.getCurrentThreadCpuTime();
+        Map<String, NodeSnapshot> snaps = new HashMap<>();
+        long endpoints = 0;
+        long sets = 0;
+        long members = 0;
+        long pols = 0;
+        for (String n : calc.nodes()) {
+            NodeSnapshot s = calc.snapshot(n);
+            snaps.put(n, s);
+            endpoints += s.getEndpointsCount();
+            sets += s.getIpSetsCount();
+            pols += s.getPoliciesCount();
+            members += s.getIpSetsList().stream().mapToLong(x -> x.getMembersCount()).sum();
+        }
+        c = null;
+        Runtime rt = Runtime.getRuntime();
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        long used = rt.totalMemory() - rt.freeMemory();
+        System.out.printf("full calculation (one pass, cold JVM): %d ms wall, %d ms CPU of the calculating thread%n",
+                (t1 - t0) / 1_000_000, (c1 - c0) / 1_000_000);
+        System.out.printf("nodes %d, endpoints %d, per-node policies %d, per-node ip sets %d (members %d), distinct sets %d%n",
+                snaps.size(), endpoints, pols, sets, members, calc.ipSetCount());
+        System.out.printf("retained heap with calculator and all snapshots: %d MiB (max %d MiB)%n",
+                used >> 20, rt.maxMemory() >> 20);
+    }
+}

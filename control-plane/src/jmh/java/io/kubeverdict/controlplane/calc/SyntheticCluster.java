@@ -1,0 +1,127 @@
+package io.kubeverdict.controlplane.calc;
+
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.LabelSelectorRequirement;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodIP;
+import io.fabric8.kubernetes.api.model.networking.v1.IPBlock;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * A large deterministic cluster shaped like a multi-tenant one: namespaces with a team label
+ * (50 teams), pods with app/role labels and a named "http" port, spread at random over nodes,
+ * and one policy per namespace drawn from a realistic mix: same-namespace app allow on a port,
+ * cross-namespace team + role allow on a named port, default deny with DNS egress to kube-system,
+ * ipBlock with except, and egress to a named port anywhere (one cluster-wide set).
+ */
+final class SyntheticCluster {
+    final List<Namespace> namespaces = new ArrayList<>();
+    final List<Pod> pods = new ArrayList<>();
+    final List<NetworkPolicy> policies = new ArrayList<>();
+
+    SyntheticCluster(int nodes, int namespaceCount, int podCount, int policyCount, long seed) {
+        Random r = new Random(seed);
+        for (int i = 0; i < namespaceCount; i++) {
+            namespaces.add(new NamespaceBuilder().withNewMetadata().withName(ns(i))
+                    .withLabels(Map.of("team", "team" + (i % 50), "env", i % 3 == 0 ? "prod" : "dev")).endMetadata().build());
+        }
+        for (int i = 0; i < podCount; i++) {
+            pods.add(pod(ns(i % namespaceCount), "pod" + i, i, "app" + (i / namespaceCount % 5), "node" + r.nextInt(nodes)));
+        }
+        for (int i = 0; i < policyCount; i++) {
+            policies.add(policy(ns(i % namespaceCount), "np" + i, r));
+        }
+    }
+
+    static String ns(int i) {
+        return i == 0 ? "kube-system" : "ns" + i;
+    }
+
+    static Pod pod(String ns, String name, int i, String app, String node) {
+        return new PodBuilder()
+                .withNewMetadata().withNamespace(ns).withName(name)
+                .withLabels(Map.of("app", app, "role", i % 4 == 0 ? "frontend" : "backend")).endMetadata()
+                .withNewSpec().withNodeName(node)
+                .withContainers(new ContainerBuilder().withName("c").withImage("img")
+                        .withPorts(new ContainerPortBuilder().withName("http").withContainerPort(8080 + i % 3).build()).build())
+                .endSpec()
+                .withNewStatus().withPhase("Running")
+                .withPodIPs(new PodIP("10." + (i >> 16 & 255) + "." + (i >> 8 & 255) + "." + (i & 255)))
+                .endStatus().build();
+    }
+
+    private static LabelSelector labels(String k, String v) {
+        LabelSelector s = new LabelSelector();
+        s.setMatchLabels(Map.of(k, v));
+        return s;
+    }
+
+    static NetworkPolicy policy(String ns, String name, Random r) {
+        NetworkPolicyBuilder b = new NetworkPolicyBuilder().withNewMetadata().withNamespace(ns).withName(name).endMetadata();
+        int kind = r.nextInt(10);
+        String app = "app" + r.nextInt(5);
+        NetworkPolicyPeer peer = new NetworkPolicyPeer();
+        NetworkPolicyPort port = new NetworkPolicyPort();
+        switch (kind) {
+            case 0, 1, 2, 3 -> {
+                peer.setPodSelector(labels("app", "app" + r.nextInt(5)));
+                port.setPort(new IntOrString(8080));
+                return b.withNewSpec().withPodSelector(labels("app", app))
+                        .withIngress(new NetworkPolicyIngressRule(List.of(peer), List.of(port))).endSpec().build();
+            }
+            case 4, 5 -> {
+                peer.setNamespaceSelector(labels("team", "team" + r.nextInt(50)));
+                peer.setPodSelector(labels("role", "frontend"));
+                port.setPort(new IntOrString("http"));
+                return b.withNewSpec().withPodSelector(labels("app", app))
+                        .withIngress(new NetworkPolicyIngressRule(List.of(peer), List.of(port))).endSpec().build();
+            }
+            case 6, 7 -> {
+                peer.setNamespaceSelector(labels("kubernetes.io/metadata.name", "kube-system"));
+                port.setProtocol("UDP");
+                port.setPort(new IntOrString(53));
+                return b.withNewSpec().withPodSelector(new LabelSelector()).withPolicyTypes("Ingress", "Egress")
+                        .withEgress(new NetworkPolicyEgressRule(List.of(port), List.of(peer))).endSpec().build();
+            }
+            case 8 -> {
+                peer.setIpBlock(new IPBlock("10.0.0.0/8", List.of("10.0." + r.nextInt(256) + ".0/24")));
+                LabelSelector sel = new LabelSelector();
+                sel.setMatchExpressions(List.of(new LabelSelectorRequirement("role", "In", List.of("frontend"))));
+                return b.withNewSpec().withPodSelector(sel)
+                        .withIngress(new NetworkPolicyIngressRule(List.of(peer), List.of())).endSpec().build();
+            }
+            default -> {
+                peer.setNamespaceSelector(labels("env", "prod"));
+                port.setPort(new IntOrString("http"));
+                return b.withNewSpec().withPodSelector(labels("app", app)).withPolicyTypes("Egress")
+                        .withEgress(new NetworkPolicyEgressRule(List.of(port), List.of(peer))).endSpec().build();
+            }
+        }
+    }
+
+    IncrementalPolicyCalculator calculateAll() {
+        IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
+        namespaces.forEach(calc::upsertNamespace);
+        pods.forEach(calc::upsertPod);
+        policies.forEach(calc::upsertPolicy);
+        for (String node : calc.drainChangedNodes()) {
+            calc.snapshot(node);
+        }
+        return calc;
+    }
+}

@@ -49,9 +49,9 @@ public final class ConnRateBench {
             System.exit(2);
         }
         Path nfqAccept = Path.of(args[0]);
-        int rounds = 5;
-        int seq = 400;
-        int parEach = 200;
+        int rounds = 7;
+        int seq = 1000;
+        int parEach = 500;
         for (int i = 1; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
@@ -85,7 +85,10 @@ public final class ConnRateBench {
         SandboxOptions options = new SandboxOptions(manifests, 1, List.of(new ServePort(80, Protocol.TCP)),
                 "10.244.0.0/16", Duration.ofSeconds(2), PREFIX);
         List<ManagedProcess> started = new ArrayList<>();
-        Thread killStarted = new Thread(() -> started.forEach(ManagedProcess::close), "bench-cleanup");
+        Thread killStarted = new Thread(() -> {
+            started.forEach(ManagedProcess::close);
+            deleteTree(work);
+        }, "bench-cleanup");
         Runtime.getRuntime().addShutdownHook(killStarted);
         try (Sandbox sandbox = Sandbox.start(options, progress);
              Testbed plain = Testbed.create(PREFIX, List.of("node-1"), sandbox.testbed().layout().pods())) {
@@ -134,6 +137,7 @@ public final class ConnRateBench {
                                     throw new IllegalStateException("the sandbox refused the policy change");
                                 }
                                 policySelects = want;
+                                agentBed.awaitSelected(want);
                             }
                             bed = agentBed;
                         }
@@ -146,6 +150,8 @@ public final class ConnRateBench {
                 }
                 if (r > 0) {
                     results.add(round);
+                } else {
+                    checkSameRuleset(agentBed, plainBed); // agent in state (c), plain bed in state (d)
                 }
             }
             plain.callIn(plainNode, () -> {
@@ -163,10 +169,27 @@ public final class ConnRateBench {
             } catch (IllegalStateException shuttingDown) {
                 // the hook runs anyway
             }
-            try (var walk = Files.walk(work)) {
-                walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
+            deleteTree(work);
         }
+    }
+
+    private static void deleteTree(Path dir) {
+        try (var walk = Files.walk(dir)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (java.io.IOException e) {
+            System.err.println("bench: cannot remove " + dir + ": " + e.getMessage());
+        }
+    }
+
+    /** (c) and (d) must differ only in who answers the queue: same table, same rules, same set elements. */
+    private void checkSameRuleset(Bed agentBed, Bed plainBed) throws Exception {
+        String agent = agentBed.ruleset();
+        String plain = plainBed.ruleset();
+        if (!agent.equals(plain)) {
+            throw new IllegalStateException("the agent's table and the table of the C run differ:\n--- agent ---\n" + agent
+                    + "\n--- C run ---\n" + plain);
+        }
+        progress.note("(c) and (d) use identical nftables tables:\n" + agent.strip());
     }
 
     private static void awaitBound(ManagedProcess p) throws Exception {
@@ -206,6 +229,38 @@ public final class ConnRateBench {
             Sample parallel = load.run(PARALLEL, parEach);
             long queued = queued() - before;
             return new Measurement(sequential, parallel, (double) queued / (seq + PARALLEL * parEach));
+        }
+
+        /**
+         * Waits until the node's set holds the client and server (or neither): the kernel state the
+         * configuration means, whatever the control plane and agent reported. Notes any wait.
+         */
+        void awaitSelected(boolean selected) throws Exception {
+            long start = System.nanoTime();
+            String want = selected ? "elements = { " + client.primaryIp().getHostAddress() + ", " + server.primaryIp().getHostAddress() + " }" : "";
+            int checks = 0;
+            while (true) {
+                checks++;
+                String set = testbed.exec(node, "nft", "list", "set", "inet", "kube_verdict", "pods4");
+                boolean hasClient = set.contains(client.primaryIp().getHostAddress());
+                if (selected ? set.contains(want) : !hasClient) {
+                    break;
+                }
+                if (System.nanoTime() - start > Duration.ofSeconds(30).toNanos()) {
+                    throw new IllegalStateException("the agent's set never became " + (selected ? want : "free of the pods") + ":\n" + set);
+                }
+                Thread.sleep(20);
+            }
+            if (checks > 1) {
+                progress.note("the agent's set reached the new state " + (System.nanoTime() - start) / 1_000_000
+                        + " ms after the sandbox reported it applied");
+            }
+        }
+
+        /** nft's listing of the agent's table on this bed's node (libxtables' stderr noise dropped). */
+        String ruleset() throws java.io.IOException {
+            return testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict").lines()
+                    .filter(l -> !l.contains("NFPROTO")).reduce("", (a, b) -> a + b + "\n");
         }
 
         /** Packet ids the node's queue handed out so far (0 when nobody is bound). */

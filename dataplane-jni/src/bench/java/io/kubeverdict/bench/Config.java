@@ -3,6 +3,8 @@ package io.kubeverdict.bench;
 /** The four configurations of one round, in the order of the report. */
 enum Config {
     BASELINE("(a) no agent"),
+    /** (b) without the agent process, in the plain testbed: tells the table's cost from the rest of (b)'s. */
+    TABLE_UNSELECTED("(b') agent's table only, not selected"),
     UNSELECTED("(b) agent, pods not selected"),
     SELECTED("(c) agent, policy selects+allows"),
     C_NFQUEUE("(d) minimal C NFQUEUE, accept all");

@@ -32,7 +32,8 @@ import java.util.Map;
  * between them rewrites the policy file and waits until the agent applied it). (a) and (d) run in
  * a second testbed with the identical layout and addresses, where (d) is the agent's own table
  * (programmed by {@link NftManager} with client and server in the set) plus the C program bound to
- * the agent's queue number, and (a) is that table deleted. Configurations are interleaved in
+ * the agent's queue number, (a) is that table deleted, and (b') is that table with only the
+ * other pod in its set (what (b)'s agent programs) but no agent process. Configurations are interleaved in
  * every round (a b c d, then d c b a, ...) after a warm-up round and the report gives medians of rounds.
  *
  * <p>Usage (root): ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N]
@@ -49,7 +50,7 @@ public final class ConnRateBench {
             System.exit(2);
         }
         Path nfqAccept = Path.of(args[0]);
-        int rounds = 7;
+        int rounds = 9;
         int seq = 1000;
         int parEach = 500;
         for (int i = 1; i + 1 < args.length; i += 2) {
@@ -102,6 +103,7 @@ public final class ConnRateBench {
             awaitBound(c);
             PodAddresses pair = PodAddresses.of(List.of(agentBed.client.primaryIp().getHostAddress(),
                     agentBed.server.primaryIp().getHostAddress()));
+            PodAddresses other = PodAddresses.of(List.of(Bed.pod(plain, Manifests.OTHER).primaryIp().getHostAddress()));
             NftManager table = plain.callIn(plainNode, () -> NftManager.create(new Nftables(), "kube_verdict", QUEUE, false, null));
             progress.done();
 
@@ -123,6 +125,10 @@ public final class ConnRateBench {
                                 table.remove();
                                 return null;
                             });
+                            bed = plainBed;
+                        }
+                        case TABLE_UNSELECTED -> {
+                            plain.callIn(plainNode, () -> table.start(other));
                             bed = plainBed;
                         }
                         case C_NFQUEUE -> {

@@ -12,6 +12,7 @@ import java.nio.file.StandardCopyOption;
 final class Manifests {
     static final String CLIENT = "bench/client";
     static final String SERVER = "bench/server";
+    static final String OTHER = "bench/other";
     static final int ECHO_PORT = 8080;
 
     private Manifests() {}

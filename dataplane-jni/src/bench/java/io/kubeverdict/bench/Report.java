@@ -14,11 +14,11 @@ final class Report {
 
     static String render(List<Map<Config, Measurement>> rounds, int parallelThreads) {
         StringBuilder s = new StringBuilder();
-        s.append(String.format("%-36s | %10s | %8s | %8s | %11s | %9s | %9s | %9s | %12s | %7s%n",
+        s.append(String.format("%-38s | %10s | %8s | %8s | %11s | %9s | %9s | %9s | %12s | %7s%n",
                 "config (median of " + rounds.size() + " rounds)", "seq conn/s", "seq p50", "seq p99",
                 "par" + parallelThreads + " conn/s", "par" + parallelThreads + " p50", "seq ratio", "par ratio",
                 "added p50 seq", "queued"));
-        s.append("-".repeat(140)).append('\n');
+        s.append("-".repeat(142)).append('\n');
         Map<Config, Double> added = new EnumMap<>(Config.class);
         for (Config c : Config.values()) {
             if (!rounds.get(0).containsKey(c)) {
@@ -26,7 +26,7 @@ final class Report {
             }
             double addedP50 = median(rounds, r -> r.get(c).sequential().p50Micros() - r.get(Config.BASELINE).sequential().p50Micros());
             added.put(c, addedP50);
-            s.append(String.format("%-36s | %10.0f | %6.0fus | %6.0fus | %11.0f | %7.0fus | %8.3fx | %8.3fx | %+10.1fus | %7.2f%n",
+            s.append(String.format("%-38s | %10.0f | %6.0fus | %6.0fus | %11.0f | %7.0fus | %8.3fx | %8.3fx | %+10.1fus | %7.2f%n",
                     c.label,
                     median(rounds, r -> r.get(c).sequential().connPerSecond()),
                     median(rounds, r -> r.get(c).sequential().p50Micros()),

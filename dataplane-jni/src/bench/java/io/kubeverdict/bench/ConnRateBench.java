@@ -105,6 +105,7 @@ public final class ConnRateBench {
                     agentBed.server.primaryIp().getHostAddress()));
             PodAddresses other = PodAddresses.of(List.of(Bed.pod(plain, Manifests.OTHER).primaryIp().getHostAddress()));
             NftManager table = plain.callIn(plainNode, () -> NftManager.create(new Nftables(), "kube_verdict", QUEUE, false, null));
+            Nftables ctTable = plain.callIn(plainNode, Nftables::new);
             progress.done();
 
             List<Map<Config, Measurement>> results = new ArrayList<>();
@@ -119,8 +120,9 @@ public final class ConnRateBench {
                 for (Config config : order) {
                     progress.step((r == 0 ? "warm-up" : "round " + r + "/" + rounds) + ": " + config.label);
                     Bed bed;
+                    conntrackOnly(plain, plainNode, ctTable, config == Config.CONNTRACK);
                     switch (config) {
-                        case BASELINE -> {
+                        case BASELINE, CONNTRACK -> {
                             plain.callIn(plainNode, () -> {
                                 table.remove();
                                 return null;
@@ -185,6 +187,15 @@ public final class ConnRateBench {
         } catch (java.io.IOException e) {
             System.err.println("bench: cannot remove " + dir + ": " + e.getMessage());
         }
+    }
+
+    private static final String CT_TABLE = "kvbench_conntrack";
+
+    /** Adds or deletes the one-rule table that only makes conntrack track the node's packets. */
+    private static void conntrackOnly(Testbed plain, String node, Nftables nft, boolean on) throws Exception {
+        plain.callIn(node, () -> nft.run("add table inet " + CT_TABLE + "\ndelete table inet " + CT_TABLE + "\n"
+                + (on ? "table inet " + CT_TABLE + " { chain forward {\n type filter hook forward priority filter; policy accept;\n"
+                        + "ct state invalid counter\n }\n}\n" : "")));
     }
 
     /** (c) and (d) must differ only in who answers the queue: same table, same rules, same set elements. */

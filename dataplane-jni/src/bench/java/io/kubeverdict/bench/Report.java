@@ -45,6 +45,13 @@ final class Report {
                     + "par%d %.1fus vs %.1fus (%.2fx)%n", added.get(Config.SELECTED), added.get(Config.C_NFQUEUE),
                     added.get(Config.SELECTED) / added.get(Config.C_NFQUEUE), parallelThreads, addedParKv, addedParC, addedParKv / addedParC));
         }
+        if (rounds.get(0).containsKey(Config.CONNTRACK) && rounds.get(0).containsKey(Config.UNSELECTED)) {
+            s.append(String.format("(b) agent, pods not selected vs (a') conntrack on: seq %.3fx, par%d %.3fx conn/s, seq p50 %+.1fus%n",
+                    median(rounds, r -> r.get(Config.UNSELECTED).sequential().connPerSecond() / r.get(Config.CONNTRACK).sequential().connPerSecond()),
+                    parallelThreads,
+                    median(rounds, r -> r.get(Config.UNSELECTED).parallel().connPerSecond() / r.get(Config.CONNTRACK).parallel().connPerSecond()),
+                    median(rounds, r -> r.get(Config.UNSELECTED).sequential().p50Micros() - r.get(Config.CONNTRACK).sequential().p50Micros())));
+        }
         s.append("ratio = conn/s of the config / conn/s of (a) in the same round; added = p50 minus (a)'s p50 in the same round;\n"
                 + "queued = packets that went through NFQUEUE per connection (from /proc/net/netfilter/nfnetlink_queue)\n");
         return s.toString();

@@ -24,19 +24,21 @@ import java.util.Map;
 
 /**
  * Connection rate and latency between two pods routed through a node, in one run, for: (a) no
+ * agent, (a') conntrack switched on only, (b') the agent's table with the pods unselected but no
  * agent, (b) the real agent with no policy selecting the pods, (c) the real agent with a policy
  * selecting and allowing them (first packets through NFQUEUE and the JVM), (d) a minimal C
  * NFQUEUE consumer behind the same table as the agent's.
  *
  * <p>(b) and (c) run in a {@link Sandbox} (real control plane and agent processes; switching
- * between them rewrites the policy file and waits until the agent applied it). (a) and (d) run in
- * a second testbed with the identical layout and addresses, where (d) is the agent's own table
- * (programmed by {@link NftManager} with client and server in the set) plus the C program bound to
- * the agent's queue number, (a) is that table deleted, and (b') is that table with only the
- * other pod in its set (what (b)'s agent programs) but no agent process. Configurations are interleaved in
- * every round (a b c d, then d c b a, ...) after a warm-up round and the report gives medians of rounds.
+ * between them rewrites the policy file, waits until the sandbox says the agent applied it and
+ * then until the node's set shows it). The others run in a second testbed with the identical
+ * layout and addresses: (d) is the agent's own table (programmed by {@link NftManager} with client
+ * and server in the set) plus the C program bound to the agent's queue number, (b') that table
+ * with only the other pod in its set, (a) no table, (a') a one-rule table of ours. Configurations
+ * are interleaved in every round (in enum order, then reversed, ...) after a warm-up round; the
+ * report gives medians of rounds.
  *
- * <p>Usage (root): ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N]
+ * <p>Usage (root, normally through bin/bench-connrate): ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N]
  */
 public final class ConnRateBench {
     private static final String PREFIX = "kvbench-";

@@ -1,14 +1,10 @@
 package io.kubeverdict.jni;
 
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 /**
- * Runs work inside a network namespace. setns(2) moves only the calling thread, so the work runs
- * on a fresh thread that enters the namespace and dies with it; the caller's thread never moves.
+ * Network namespaces: setns(2) for threads we own. setns moves only the calling thread, so work
+ * for another namespace runs on a {@link NetnsThread}; the caller's thread never moves.
  */
 public final class Netns {
     private Netns() {}
@@ -24,21 +20,10 @@ public final class Netns {
         NativeException.check("setns " + path, NetnsNative.enter(path));
     }
 
+    /** Runs work on a fresh thread inside the namespace at path; the caller's thread never moves. */
     public static <T> T call(String path, Callable<T> work) throws Exception {
-        ExecutorService thread = Executors.newSingleThreadExecutor(r -> new Thread(r, "netns-" + path));
-        try {
-            Future<T> result = thread.submit(() -> {
-                enterCurrentThread(path);
-                return work.call();
-            });
-            return result.get();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof Exception cause) {
-                throw cause;
-            }
-            throw e;
-        } finally {
-            thread.shutdownNow();
+        try (NetnsThread thread = new NetnsThread(path)) {
+            return thread.call(work);
         }
     }
 }

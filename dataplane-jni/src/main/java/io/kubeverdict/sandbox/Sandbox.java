@@ -36,6 +36,7 @@ import java.util.stream.Stream;
  * root namespace; the sandbox reaches the inspection services from a thread inside the fabric.
  */
 public final class Sandbox implements AutoCloseable {
+    static final String WORK_DIR_PREFIX = "kube-verdict-sandbox-";
     static final int CONTROL_PLANE_PORT = 7443;
     static final int CONTROL_PLANE_METRICS_PORT = 9090;
     static final int AGENT_METRICS_PORT = 9101;
@@ -115,7 +116,8 @@ public final class Sandbox implements AutoCloseable {
             throw new SandboxException("no runnable Pods in " + options.manifests());
         }
         placement = Placement.of(pods, options.nodes(), options.podCidr());
-        workDir = Files.createTempDirectory("kube-verdict-sandbox-");
+        removeStaleWorkDirs();
+        workDir = Files.createTempDirectory(WORK_DIR_PREFIX + ProcessHandle.current().pid() + "-");
         assignedDir = workDir.resolve("manifests");
         manifests.writeAssigned(placement, assignedDir);
         manifestsChanged();
@@ -179,6 +181,26 @@ public final class Sandbox implements AutoCloseable {
         old.close();
         agents.put(node, startAgent(node));
         awaitConverged(Map.of(), START_TIMEOUT, Duration.ZERO);
+    }
+
+    /** Work directories (manifest copy, logs) of runs whose process is gone: a crash left them. */
+    private static void removeStaleWorkDirs() throws IOException {
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        try (Stream<Path> entries = Files.list(tmp)) {
+            for (Path dir : entries.filter(p -> p.getFileName().toString().startsWith(WORK_DIR_PREFIX)).toList()) {
+                String rest = dir.getFileName().toString().substring(WORK_DIR_PREFIX.length());
+                int dash = rest.indexOf('-');
+                if (dash <= 0 || !rest.substring(0, dash).chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                if (!io.kubeverdict.testbed.Leftovers.processGone(Long.parseLong(rest.substring(0, dash)))) {
+                    continue;
+                }
+                try (Stream<Path> walk = Files.walk(dir)) {
+                    walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                }
+            }
+        }
     }
 
     /** The probes: those asked for, else every TCP/UDP/SCTP container port of the pods. */

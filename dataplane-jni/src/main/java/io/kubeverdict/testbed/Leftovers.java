@@ -69,7 +69,23 @@ public final class Leftovers {
         if (pid.isEmpty() || !pid.chars().allMatch(Character::isDigit)) {
             return false; // not one of ours
         }
-        Optional<ProcessHandle> owner = ProcessHandle.of(Long.parseLong(pid));
-        return owner.isEmpty() || !owner.get().isAlive();
+        return processGone(Long.parseLong(pid));
+    }
+
+    /** Whether a process no longer runs: not there, dead, or killed but not yet reaped. */
+    public static boolean processGone(long pid) {
+        Optional<ProcessHandle> owner = ProcessHandle.of(pid);
+        return owner.isEmpty() || !owner.get().isAlive() || zombie(String.valueOf(pid));
+    }
+
+    /** A killed owner whose parent has not reaped it yet still "exists": its state is Z. */
+    private static boolean zombie(String pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", pid, "stat"));
+            int end = stat.lastIndexOf(')');
+            return end > 0 && stat.length() > end + 2 && stat.charAt(end + 2) == 'Z';
+        } catch (IOException e) {
+            return true; // gone between the two looks
+        }
     }
 }

@@ -1,5 +1,6 @@
 package io.kubeverdict.testbed;
 
+import io.kubeverdict.jni.NetnsThread;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.PortUnreachableException;

@@ -1,5 +1,6 @@
 package io.kubeverdict.testbed;
 
+import io.kubeverdict.jni.NetnsThread;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -57,7 +58,7 @@ public final class Testbed implements AutoCloseable {
         }
         for (PodSpec pod : layout.pods()) {
             batch(layout.podNamespace(pod.name()), layout.podScript(pod));
-            podThreads.put(pod.name(), new NetnsThread(layout.podNamespace(pod.name())));
+            podThreads.put(pod.name(), NetnsThread.named(layout.podNamespace(pod.name())));
         }
         servers = new PodServers(layout.pods(), podThreads);
         prober = new Prober(layout.pods(), podThreads);
@@ -94,7 +95,7 @@ public final class Testbed implements AutoCloseable {
             }
             thread = otherThreads.get(namespace);
             if (thread == null) {
-                thread = new NetnsThread(namespace);
+                thread = NetnsThread.named(namespace);
                 otherThreads.put(namespace, thread);
             }
         }

@@ -7,7 +7,6 @@ import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.testing.dp.Dataplane;
 import io.kubeverdict.testing.dp.DpTestbed;
-import io.kubeverdict.testing.dp.NetnsThread;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
@@ -59,7 +58,7 @@ class PacketBatchKernelTest {
         receiver.start();
 
         bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS));
-        NetnsThread node = bed.own(new NetnsThread(bed.node));
+        NetnsThread node = bed.own(new NetnsThread(bed.node.path()));
         NfQueue queue = bed.own(node.call(() -> new NfQueue(QUEUE, NfQueue.FLAG_GSO)));
         assertThat(queue.receiveBuffer(1 << 20)).isGreaterThanOrEqualTo(1 << 20);
         PacketBatch batch = queue.batch(4);
@@ -119,7 +118,7 @@ class PacketBatchKernelTest {
     @Test
     void aFullSocketIsCountedAsEnobufsAndReceivingGoesOn() throws Exception {
         bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS));
-        NetnsThread node = bed.own(new NetnsThread(bed.node));
+        NetnsThread node = bed.own(new NetnsThread(bed.node.path()));
         NfQueue queue = bed.own(node.call(() -> new NfQueue(QUEUE, NfQueue.FLAG_GSO)));
         queue.receiveBuffer(1); // the kernel's minimum: a few messages
         PacketBatch batch = queue.batch(64);
@@ -150,7 +149,7 @@ class PacketBatchKernelTest {
     @Test
     void aVerdictTheKernelRefusesIsCountedNotFatal() throws Exception {
         bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS));
-        NetnsThread node = bed.own(new NetnsThread(bed.node));
+        NetnsThread node = bed.own(new NetnsThread(bed.node.path()));
         NfQueue queue = bed.own(node.call(() -> new NfQueue(QUEUE, NfQueue.FLAG_GSO)));
         PacketBatch batch = queue.batch(8);
         Netns.call(bed.client.path(), () -> {
@@ -171,7 +170,7 @@ class PacketBatchKernelTest {
 
     @Test
     void verdictsNeedNoPackets() throws Exception {
-        NetnsThread node = bed.own(new NetnsThread(bed.node));
+        NetnsThread node = bed.own(new NetnsThread(bed.node.path()));
         NfQueue queue = bed.own(node.call(() -> new NfQueue(QUEUE + 1, 0)));
         PacketBatch batch = queue.batch(8);
         assertThat(batch.receive(10)).isZero();

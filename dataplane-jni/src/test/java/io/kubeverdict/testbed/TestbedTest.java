@@ -108,6 +108,29 @@ class TestbedTest {
     }
 
     @Test
+    void anOwnerKilledButNotYetReapedCountsAsGone() throws Exception {
+        // sleep 0 exits at once but its parent (exec'd into sleep 30) never reaps it: a zombie.
+        Process parent = new ProcessBuilder("sh", "-c", "sleep 0 & echo $!; exec sleep 30").start();
+        try {
+            String zombie = new java.io.BufferedReader(new java.io.InputStreamReader(parent.getInputStream())).readLine().strip();
+            for (int i = 0; i < 100 && !Files.readString(Path.of("/proc", zombie, "stat")).contains(") Z "); i++) {
+                Thread.sleep(20);
+            }
+            assertThat(Files.readString(Path.of("/proc", zombie, "stat"))).contains(") Z ");
+            assertThat(ProcessHandle.of(Long.parseLong(zombie))).isPresent(); // the JDK still sees it
+            String ns = PREFIX + zombie + "-0-n0";
+            Commands.run(List.of("ip", "netns", "add", ns));
+            try {
+                assertThat(Leftovers.find(PREFIX)).contains(ns);
+            } finally {
+                Commands.run(List.of("ip", "netns", "del", ns));
+            }
+        } finally {
+            parent.destroyForcibly();
+        }
+    }
+
+    @Test
     void leftoversOfACrashedRunAreRemovedBeforeANewRun() throws Exception {
         // PIDs never exceed 2^22, so this owner is certainly gone.
         String stale = PREFIX + "99999999-0-n0";

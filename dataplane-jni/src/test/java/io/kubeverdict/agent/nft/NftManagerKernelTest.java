@@ -1,5 +1,6 @@
 package io.kubeverdict.agent.nft;
 
+import io.kubeverdict.jni.NetnsThread;
 import static io.kubeverdict.testing.dp.DpTestbed.SERVER4;
 import static io.kubeverdict.testing.dp.DpTestbed.SERVER6;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -10,7 +11,6 @@ import io.kubeverdict.jni.NftablesException;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.testing.dp.Dataplane;
 import io.kubeverdict.testing.dp.DpTestbed;
-import io.kubeverdict.testing.dp.NetnsThread;
 import io.kubeverdict.testing.dp.Probe;
 import io.kubeverdict.testing.dp.RecordingObserver;
 import java.net.InetSocketAddress;
@@ -49,7 +49,7 @@ class NftManagerKernelTest {
     @Test
     void probeAgreesWithNftAndLeavesNothingBehind() throws Exception {
         QueuePath detected;
-        try (NetnsThread t = new NetnsThread(bed.node)) {
+        try (NetnsThread t = new NetnsThread(bed.node.path())) {
             detected = t.call(() -> {
                 try (Nftables nft = new Nftables()) {
                     return QueuePathProbe.detect(nft, "kube_verdict");
@@ -66,7 +66,7 @@ class NftManagerKernelTest {
 
     @Test
     void onAKernelWithoutNftQueueTheQueueTextFailsOnlyForTheMissingExpressionAndLeavesNothing() throws Exception {
-        try (NetnsThread t = new NetnsThread(bed.node)) {
+        try (NetnsThread t = new NetnsThread(bed.node.path())) {
             QueuePath detected = t.call(() -> {
                 try (Nftables nft = new Nftables()) {
                     return QueuePathProbe.detect(nft, "kube_verdict");

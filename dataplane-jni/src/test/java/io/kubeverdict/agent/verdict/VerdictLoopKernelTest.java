@@ -1,5 +1,6 @@
 package io.kubeverdict.agent.verdict;
 
+import io.kubeverdict.jni.NetnsThread;
 import static io.kubeverdict.testing.dp.DpTestbed.CLIENT4;
 import static io.kubeverdict.testing.dp.DpTestbed.NODE4;
 import static io.kubeverdict.testing.dp.DpTestbed.SERVER4;
@@ -12,7 +13,6 @@ import io.kubeverdict.jni.Nftables;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.testing.dp.Dataplane;
 import io.kubeverdict.testing.dp.DpTestbed;
-import io.kubeverdict.testing.dp.NetnsThread;
 import io.kubeverdict.testing.dp.Probe;
 import io.kubeverdict.testing.dp.RecordingObserver;
 import java.net.Socket;
@@ -67,7 +67,7 @@ class VerdictLoopKernelTest {
     private void assumeKernelHas(QueuePath path) throws Exception {
         if (path == QueuePath.NFT_QUEUE) {
             QueuePath detected;
-            try (NetnsThread t = new NetnsThread(bed.node)) {
+            try (NetnsThread t = new NetnsThread(bed.node.path())) {
                 detected = t.call(() -> {
                     try (Nftables nft = new Nftables()) {
                         return QueuePathProbe.detect(nft, "kvt_probe");

@@ -7,6 +7,7 @@ import io.kubeverdict.agent.nft.TableLayout;
 import io.kubeverdict.agent.verdict.Judge;
 import io.kubeverdict.agent.verdict.VerdictLoop;
 import io.kubeverdict.agent.verdict.VerdictObserver;
+import io.kubeverdict.jni.NetnsThread;
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.jni.Nftables;
 import io.kubeverdict.testing.TestNamespace;
@@ -45,7 +46,7 @@ public final class Dataplane implements AutoCloseable {
     /** Programs the table only, in the given layout (null: the manager's default). */
     public static Dataplane table(TestNamespace node, QueuePath path, TableLayout layout, int queueNumber, boolean failOpen,
                                   List<String> pods) throws Exception {
-        NetnsThread thread = new NetnsThread(node);
+        NetnsThread thread = new NetnsThread(node.path());
         try {
             return thread.call(() -> {
                 Nftables nft = new Nftables();

@@ -65,6 +65,7 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
             }
             sb.append('\n');
         }
+        sb.append("(rows: from, columns: to; . may connect, X may not)\n");
         return sb.toString();
     }
 

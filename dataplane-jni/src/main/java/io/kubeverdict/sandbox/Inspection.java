@@ -9,6 +9,7 @@ import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.ListNodesRequest;
+import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeStatus;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -59,8 +60,12 @@ final class Inspection implements AutoCloseable {
     }
 
     List<NodeStatus> nodes() {
+        return listNodes().getNodesList();
+    }
+
+    ListNodesResponse listNodes() {
         return ControlPlaneInspectionGrpc.newBlockingStub(controlPlane).withDeadlineAfter(2, TimeUnit.SECONDS)
-                .listNodes(ListNodesRequest.getDefaultInstance()).getNodesList();
+                .listNodes(ListNodesRequest.getDefaultInstance());
     }
 
     AgentStatus agent(String node) {

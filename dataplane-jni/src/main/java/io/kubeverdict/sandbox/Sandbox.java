@@ -1,7 +1,8 @@
 package io.kubeverdict.sandbox;
 
-import io.kubeverdict.proto.v1.AgentStatus;
+import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeStatus;
+import io.kubeverdict.sync.ManifestRevision;
 import io.kubeverdict.testbed.ObservedMatrix;
 import io.kubeverdict.testbed.PodSpec;
 import io.kubeverdict.testbed.Protocol;
@@ -43,10 +44,6 @@ public final class Sandbox implements AutoCloseable {
     static final int AGENT_INSPECT_PORT = 9102;
     private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
     private static final Duration CONVERGE_TIMEOUT = Duration.ofSeconds(60);
-    /** A change that moves no node's sequence (it selects nothing) is taken as applied after this. */
-    private static final Duration UNCHANGED_GRACE = Duration.ofSeconds(3);
-    /** Sequences must hold still this long before a change counts as fully applied. */
-    private static final Duration SETTLE = Duration.ofMillis(400);
 
     private final SandboxOptions options;
     private final Progress progress;
@@ -54,6 +51,8 @@ public final class Sandbox implements AutoCloseable {
     private final Thread shutdownHook;
     private Path workDir;
     private Path assignedDir;
+    /** ManifestRevision of the copy last written: what the control plane must report before we go on. */
+    private String revision;
     private List<SandboxPod> pods;
     private Placement placement;
     private Testbed testbed;
@@ -120,6 +119,7 @@ public final class Sandbox implements AutoCloseable {
         workDir = Files.createTempDirectory(WORK_DIR_PREFIX + ProcessHandle.current().pid() + "-");
         assignedDir = workDir.resolve("manifests");
         manifests.writeAssigned(placement, assignedDir);
+        revision = ManifestRevision.read(assignedDir);
         manifestsChanged();
         progress.note(pods.size() + " pods on " + placement.nodes().size() + " nodes " + placement.nodes()
                 + "; manifests with nodes and IPs in " + assignedDir);
@@ -149,7 +149,7 @@ public final class Sandbox implements AutoCloseable {
         }, cpAddress, agentInspect);
 
         progress.step("waiting until every agent is in sync");
-        awaitConverged(Map.of(), START_TIMEOUT, Duration.ZERO);
+        awaitConverged(START_TIMEOUT);
         progress.done();
     }
 
@@ -180,7 +180,7 @@ public final class Sandbox implements AutoCloseable {
         }
         old.close();
         agents.put(node, startAgent(node));
-        awaitConverged(Map.of(), START_TIMEOUT, Duration.ZERO);
+        awaitConverged(START_TIMEOUT);
     }
 
     /** Work directories (manifest copy, logs) of runs whose process is gone: a crash left them. */
@@ -334,10 +334,10 @@ public final class Sandbox implements AutoCloseable {
         if (!next.equals(placement) || !portsOf(now).equals(portsOf(pods))) {
             return false;
         }
-        Map<String, Long> before = sentSequences();
         manifests.writeAssigned(placement, assignedDir);
+        revision = ManifestRevision.read(assignedDir);
         manifestsChanged();
-        awaitConverged(before, CONVERGE_TIMEOUT, UNCHANGED_GRACE);
+        awaitConverged(CONVERGE_TIMEOUT);
         return true;
     }
 
@@ -347,69 +347,26 @@ public final class Sandbox implements AutoCloseable {
         return ports;
     }
 
-    private Map<String, Long> sentSequences() {
-        Map<String, Long> sent = new LinkedHashMap<>();
-        for (NodeStatus n : inspection.nodes()) {
-            sent.put(n.getNode(), n.getSentSequence());
-        }
-        return sent;
-    }
-
     /**
-     * Polls the control plane's per-node status and each agent's status until every node is
-     * connected, has applied all that was sent, and is in sync; when before is given, until also
-     * some node's sent sequence moved past it (or grace passed without any change), with the
-     * sequences still for {@link #SETTLE}.
+     * Polls the control plane's node list and each agent's status until the control plane reports
+     * the revision of the copy we last wrote ({@link ManifestRevision}: it publishes a revision only
+     * after the snapshots computed from that load), every node's stream has sent that revision in
+     * full and the node applied all that was sent, and every agent is in sync. A positive signal:
+     * a change that moves no node's sequence converges as soon as its revision is reported.
      */
-    private void awaitConverged(Map<String, Long> before, Duration timeout, Duration grace) throws Exception {
-        long start = System.nanoTime();
-        long deadline = start + timeout.toNanos();
-        Map<String, Long> lastSent = null;
-        long stableSince = 0;
+    private void awaitConverged(Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
         String why = "no answer yet";
         while (true) {
             checkAlive();
             try {
-                Map<String, Long> sent = new LinkedHashMap<>();
-                String notReady = null;
-                Map<String, NodeStatus> byNode = new LinkedHashMap<>();
-                inspection.nodes().forEach(n -> byNode.put(n.getNode(), n));
-                for (String node : placement.nodes()) {
-                    NodeStatus n = byNode.get(node);
-                    AgentStatus agent = inspection.agent(node);
-                    if (n == null || !n.getConnected()) {
-                        notReady = "control plane has no stream to " + node;
-                    } else if (n.getAppliedSequence() < n.getSentSequence()) {
-                        notReady = node + " applied " + n.getAppliedSequence() + " of " + n.getSentSequence();
-                    } else if (!agent.getInSync()) {
-                        notReady = "agent " + node + " not in sync";
-                    }
-                    if (n != null) {
-                        sent.put(node, n.getSentSequence());
-                    }
-                    if (notReady != null) {
-                        break;
-                    }
-                }
-                long now = System.nanoTime();
+                String notReady = notConverged();
                 if (notReady == null) {
-                    if (!sent.equals(lastSent)) {
-                        lastSent = sent;
-                        stableSince = now;
-                    }
-                    boolean changed = before.isEmpty() || !sent.equals(before);
-                    boolean graceOver = now - start >= grace.toNanos();
-                    if ((changed || graceOver) && now - stableSince >= SETTLE.toNanos()) {
-                        return;
-                    }
-                    why = changed ? "settling" : "waiting for the control plane to pick up the change";
-                } else {
-                    why = notReady;
-                    lastSent = null;
+                    return;
                 }
+                why = notReady;
             } catch (io.grpc.StatusRuntimeException e) {
                 why = e.getStatus().getCode() + " " + e.getStatus().getDescription();
-                lastSent = null;
             }
             if (System.nanoTime() >= deadline) {
                 throw new SandboxException("agents did not converge within " + timeout.toSeconds() + "s: " + why
@@ -418,6 +375,33 @@ public final class Sandbox implements AutoCloseable {
             }
             Thread.sleep(100);
         }
+    }
+
+    /** Why the system has not converged on {@link #revision} yet; null when it has. */
+    private String notConverged() {
+        ListNodesResponse list = inspection.listNodes();
+        if (!list.getSourceRevision().equals(revision)) {
+            return "the control plane has not published revision " + revision + " of " + assignedDir
+                    + " (it reports \"" + list.getSourceRevision() + "\"; a load it rejected stays unreported, see its log)";
+        }
+        Map<String, NodeStatus> byNode = new LinkedHashMap<>();
+        list.getNodesList().forEach(n -> byNode.put(n.getNode(), n));
+        for (String node : placement.nodes()) {
+            NodeStatus n = byNode.get(node);
+            if (n == null || !n.getConnected()) {
+                return "control plane has no stream to " + node;
+            }
+            if (!n.getSourceRevision().equals(revision)) {
+                return "the stream to " + node + " has not sent revision " + revision + " yet";
+            }
+            if (n.getAppliedSequence() < n.getSentSequence()) {
+                return node + " applied " + n.getAppliedSequence() + " of " + n.getSentSequence();
+            }
+            if (!inspection.agent(node).getInSync()) {
+                return "agent " + node + " not in sync";
+            }
+        }
+        return null;
     }
 
     private void checkAlive() {

@@ -43,6 +43,7 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
 
     @Override
     public void listNodes(ListNodesRequest request, StreamObserver<ListNodesResponse> out) {
+        String revision = hub.sourceRevision();
         Map<String, NodeStatus> byNode = new TreeMap<>();
         for (IndexedSnapshot s : hub.all()) {
             byNode.put(s.node(), NodeStatus.newBuilder().setNode(s.node()).build());
@@ -50,7 +51,7 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         for (NodeStatus st : sync.nodeStatuses()) {
             byNode.put(st.getNode(), st);
         }
-        out.onNext(ListNodesResponse.newBuilder().addAllNodes(byNode.values()).build());
+        out.onNext(ListNodesResponse.newBuilder().setSourceRevision(revision).addAllNodes(byNode.values()).build());
         out.onCompleted();
     }
 

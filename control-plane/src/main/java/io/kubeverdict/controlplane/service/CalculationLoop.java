@@ -41,6 +41,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private int sourcesPending;
     private long earliestUnpublished; // unix nanos of the earliest change not yet published
     private List<PolicyProblem> lastProblems = List.of();
+    private String unpublishedRevision; // the newest source revision whose changes are applied, not yet published
     private volatile boolean running = true;
 
     /**
@@ -85,6 +86,13 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
             log.info("source {} delivered its initial state", source);
             sourcesPending--;
         });
+    }
+
+    @Override
+    public void sourceRevision(String source, String revision) {
+        // Queued behind the changes of that revision, so it is applied after them and published
+        // by the publish() that follows (see publish()).
+        queue.add(() -> unpublishedRevision = revision);
     }
 
     /** Runs a read-only question on the event thread (e.g. for inspection). */
@@ -146,6 +154,11 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         }
         if (!changed.isEmpty()) {
             metrics.snapshotsBuilt(changed.size(), building);
+        }
+        if (unpublishedRevision != null) {
+            // After the snapshots: whoever sees the revision finds them published.
+            hub.publishSourceRevision(unpublishedRevision);
+            unpublishedRevision = null;
         }
         List<PolicyProblem> problems = calculator.problems();
         if (!problems.equals(lastProblems)) {

@@ -10,4 +10,11 @@ public interface ClusterEventSink {
 
     /** The source has delivered its complete initial state. */
     void sourceSynced(String source);
+
+    /**
+     * Everything delivered so far reflects this revision of the source (e.g. a manifest
+     * directory's {@link io.kubeverdict.sync.ManifestRevision}); it is published once the
+     * snapshots computed from those changes are.
+     */
+    void sourceRevision(String source, String revision);
 }

@@ -1,5 +1,6 @@
 package io.kubeverdict.controlplane.source;
 
+import io.kubeverdict.sync.ManifestRevision;
 import java.io.IOException;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileSystems;
@@ -35,6 +36,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
     private volatile boolean running = true;
     private ManifestSnapshot previous = ManifestSnapshot.EMPTY; // watcher thread only
     private List<String> lastProblems = List.of();
+    private String lastRevision; // watcher thread only
     private WatchService watchService;
 
     public ManifestDirectorySource(Path dir, ManifestLoader loader, ClusterEventSink sink, Duration settle, Duration poll) {
@@ -60,11 +62,19 @@ public final class ManifestDirectorySource implements AutoCloseable {
         thread.start();
     }
 
-    /** Reads the directory and sends the differences to the previous load. */
+    /**
+     * Reads the directory and sends the differences to the previous load, then the load's revision
+     * (only when the files hashed the same before and after it, so that the revision names exactly
+     * what was loaded; a write during the load triggers another reload anyway).
+     */
     void reload() {
         ManifestLoader.Result result;
+        String revisionBefore;
+        String revisionAfter;
         try {
+            revisionBefore = ManifestRevision.read(dir);
             result = loader.load(dir);
+            revisionAfter = ManifestRevision.read(dir);
         } catch (IOException | RuntimeException e) {
             // Keep the last good state: a half-written file must not wipe the cluster.
             log.warn("could not load {}: {}; keeping the previous state", dir, e.toString());
@@ -87,6 +97,12 @@ public final class ManifestDirectorySource implements AutoCloseable {
             log.info("manifests: {} objects, {} changes", next.size(), changes.size());
         }
         previous = next;
+        if (!revisionBefore.equals(revisionAfter)) {
+            log.debug("manifests: files changed while loading; the next reload reports a revision");
+        } else if (!revisionAfter.equals(lastRevision)) {
+            sink.sourceRevision(NAME, revisionAfter);
+            lastRevision = revisionAfter;
+        }
     }
 
     private void watch() {

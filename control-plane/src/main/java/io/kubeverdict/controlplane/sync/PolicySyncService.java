@@ -195,6 +195,8 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
             SyncSession s = last;
             NodeStatus.Builder b = NodeStatus.newBuilder().setNode(node).setConnected(!sessions.isEmpty());
             if (s != null) {
+                // Revision first: it is written after the sequence it covers.
+                b.setSourceRevision(s.sentRevision());
                 b.setAgentVersion(s.agentVersion())
                         .setSentSequence(s.sentSequence())
                         .setAppliedSequence(s.appliedSequence())

@@ -19,6 +19,7 @@ public final class SnapshotHub {
     private final Map<String, NodeChannel> nodes = new ConcurrentHashMap<>();
     private final CopyOnWriteArraySet<Runnable> readyListeners = new CopyOnWriteArraySet<>();
     private volatile boolean ready;
+    private volatile String sourceRevision = "";
     private long nextVersion = 1; // event thread only
 
     /** Publishes a node's new snapshot; called on the event thread only. */
@@ -29,6 +30,23 @@ public final class SnapshotHub {
         if (ready) {
             ch.listeners.forEach(Runnable::run);
         }
+    }
+
+    /**
+     * Every snapshot computed from this source revision has been published (event thread only).
+     * Wakes every subscriber, so each stream records that it has sent that revision even when its
+     * node did not change.
+     */
+    public void publishSourceRevision(String revision) {
+        sourceRevision = revision;
+        if (ready) {
+            nodes.values().forEach(ch -> ch.listeners.forEach(Runnable::run));
+        }
+    }
+
+    /** The newest source revision whose snapshots are all published ("" when none). */
+    public String sourceRevision() {
+        return sourceRevision;
     }
 
     /** The first full calculation is done: subscribers may now send snapshots and InSync. */

@@ -38,6 +38,7 @@ final class SyncSession {
     private IndexedSnapshot lastSent;
     private final ArrayDeque<ToAgent> pending = new ArrayDeque<>();
     private long pendingEventTime;
+    private String pendingRevision = ""; // source revision the queued diff (or its absence) brings the agent to
     private boolean snapshotQueued;
     private boolean inSync;
     private long sequence;
@@ -46,6 +47,7 @@ final class SyncSession {
 
     private volatile long sentSequence;
     private volatile long appliedSequence;
+    private volatile String sentRevision = "";
     private volatile long stalledSinceNanos;
 
     SyncSession(String node, String agentVersion, ServerCallStreamObserver<ToAgent> out, SnapshotHub hub,
@@ -75,6 +77,11 @@ final class SyncSession {
 
     long appliedSequence() {
         return appliedSequence;
+    }
+
+    /** The source revision whose snapshot of the node this stream has handed over in full. */
+    String sentRevision() {
+        return sentRevision;
     }
 
     boolean inSync() {
@@ -118,6 +125,8 @@ final class SyncSession {
     private void sendWhileReady() {
         while (true) {
             if (pending.isEmpty() && !refill()) {
+                // Written after sentSequence, so a reader that sees the revision sees its sequence.
+                sentRevision = pendingRevision;
                 stalledSinceNanos = 0;
                 return;
             }
@@ -151,10 +160,15 @@ final class SyncSession {
         if (!hub.isReady()) {
             return false;
         }
+        // Revision before snapshot: the hub publishes a revision after its snapshots, so the
+        // snapshot read next is at least the one of that revision.
+        String revision = hub.sourceRevision();
         IndexedSnapshot target = hub.current(node);
         if (snapshotQueued && target.version() == lastSent.version()) {
+            pendingRevision = revision;
             return false;
         }
+        pendingRevision = revision;
         List<ToAgent> msgs = differ.diff(lastSent, target);
         pendingEventTime = snapshotQueued ? hub.earliestEventTime(node, lastSent.version(), target.version()) : 0;
         lastSent = target;

@@ -99,6 +99,11 @@ class InspectionServiceTest {
                 inspection.listNodes(ListNodesRequest.getDefaultInstance(), o)).get(0);
         assertThat(nodes.getNodesList()).extracting(n -> n.getNode()).containsExactly("n1", "n2");
         assertThat(nodes.getNodesList()).noneMatch(n -> n.getConnected());
+        assertThat(nodes.getSourceRevision()).isEmpty();
+
+        hub.publishSourceRevision("abc123");
+        assertThat(call((StreamObserver<ListNodesResponse> o) -> inspection.listNodes(ListNodesRequest.getDefaultInstance(), o))
+                .get(0).getSourceRevision()).isEqualTo("abc123");
     }
 
     interface Call<T> {

@@ -78,6 +78,9 @@ class KubernetesSourceTest {
 
             @Override
             public void sourceSynced(String source) {}
+
+            @Override
+            public void sourceRevision(String source, String revision) {}
         };
         try (KubernetesSource source = new KubernetesSource(client, capture, 0)) {
             source.start().get(30, java.util.concurrent.TimeUnit.SECONDS);

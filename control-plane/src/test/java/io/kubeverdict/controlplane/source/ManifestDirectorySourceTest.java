@@ -3,6 +3,7 @@ package io.kubeverdict.controlplane.source;
 import static io.kubeverdict.controlplane.source.RecordingSink.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubeverdict.sync.ManifestRevision;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -77,5 +78,59 @@ class ManifestDirectorySourceTest {
         src.reload(); // same content: nothing to send
         assertThat(sink.log()).containsExactly("pod+x/a");
         src.close();
+    }
+
+    @Test
+    void eachLoadsRevisionFollowsItsChanges(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), NS + "---\n" + pod("x", "a", "a", "10.0.0.1"));
+        RecordingSink sink = new RecordingSink();
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, new YamlDirectoryLoader(), sink,
+                Duration.ofMillis(50), Duration.ofSeconds(60))) {
+            src.start();
+            String first = ManifestRevision.read(dir);
+            assertThat(sink.revisions).containsExactly(first + "@2");
+
+            Files.writeString(dir.resolve("b.yaml"), pod("x", "b", "b", "10.0.0.2"));
+            String second = ManifestRevision.read(dir);
+            await(() -> sink.revisions.size() == 2, "the second load's revision");
+            // Reported after the load's one change, not before.
+            assertThat(sink.revisions).containsExactly(first + "@2", second + "@3");
+        }
+    }
+
+    @Test
+    void failedLoadOrFilesChangedDuringTheLoadReportNoRevision(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), pod("x", "a", "a", "10.0.0.1"));
+        RecordingSink sink = new RecordingSink();
+        int[] calls = {0};
+        ManifestLoader racing = d -> {
+            int call = calls[0]++;
+            if (call == 1) {
+                Files.writeString(dir.resolve("a.yaml"), pod("x", "a", "changed", "10.0.0.1"));
+                throw new java.io.IOException("half-written");
+            }
+            ManifestLoader.Result r = new YamlDirectoryLoader().load(d);
+            if (call == 2) {
+                // Written after this load read it: the revision of this load is unknown.
+                Files.writeString(dir.resolve("b.yaml"), pod("x", "b", "b", "10.0.0.2"));
+            }
+            return r;
+        };
+        ManifestDirectorySource src = new ManifestDirectorySource(dir, racing, sink, Duration.ofMillis(10),
+                Duration.ofSeconds(60));
+        try {
+            // Reloads driven by hand (no watcher thread, whose reloads the writes would trigger).
+            src.reload();
+            assertThat(sink.revisions).hasSize(1);
+            src.reload(); // fails
+            assertThat(sink.revisions).hasSize(1);
+            src.reload(); // loads, but b.yaml appears meanwhile
+            assertThat(sink.revisions).hasSize(1);
+            src.reload(); // a quiet load of both files
+            assertThat(sink.revisions).last().isEqualTo(ManifestRevision.read(dir) + "@" + sink.kinds.size());
+            assertThat(sink.log()).contains("pod+x/b");
+        } finally {
+            src.close();
+        }
     }
 }

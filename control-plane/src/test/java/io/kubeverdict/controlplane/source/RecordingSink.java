@@ -13,6 +13,8 @@ final class RecordingSink implements ClusterEventSink {
     final TestDoubleCalculator calc = new TestDoubleCalculator();
     final List<String> kinds = new CopyOnWriteArrayList<>();
     final List<String> synced = new CopyOnWriteArrayList<>();
+    /** Revisions in order, each with how many changes had been applied when it came. */
+    final List<String> revisions = new CopyOnWriteArrayList<>();
 
     @Override
     public synchronized void change(String kind, Consumer<PolicyCalculator> change) {
@@ -23,6 +25,11 @@ final class RecordingSink implements ClusterEventSink {
     @Override
     public void sourceSynced(String source) {
         synced.add(source);
+    }
+
+    @Override
+    public synchronized void sourceRevision(String source, String revision) {
+        revisions.add(revision + "@" + kinds.size());
     }
 
     synchronized List<String> log() {

@@ -139,6 +139,36 @@ class PolicySyncServiceTest {
         }
     }
 
+    @Test
+    void aStreamReportsTheSourceRevisionItHasSentInFull() throws Exception {
+        f = new SyncServerFixture();
+        f.hub.publish(A, 0);
+        f.hub.publishSourceRevision("r1");
+        f.hub.markReady();
+        try (TestAgent agent = f.agent("n1"); TestAgent other = f.agent("n2")) {
+            agent.readUntilInSync();
+            other.readUntilInSync();
+            awaitStatus("n1", s -> s.getSourceRevision().equals("r1"));
+            assertThat(status("n1").getSentSequence()).isEqualTo(agent.view.lastSequence);
+
+            // n1 changes with r2; n2 does not, and still reports r2 once it has nothing left to send.
+            f.hub.publish(B, 1);
+            f.hub.publishSourceRevision("r2");
+            agent.readUntil(B);
+            awaitStatus("n1", s -> s.getSourceRevision().equals("r2"));
+            assertThat(status("n1").getSentSequence()).isEqualTo(agent.view.lastSequence);
+            awaitStatus("n2", s -> s.getSourceRevision().equals("r2"));
+        }
+    }
+
+    private void awaitStatus(String node, java.util.function.Predicate<NodeStatus> condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!condition.test(status(node))) {
+            assertThat(System.nanoTime()).as("status of " + node + ": " + status(node)).isLessThan(deadline);
+            Thread.sleep(10);
+        }
+    }
+
     private NodeStatus status(String node) {
         // The inspection service reads the same registry; here straight from the sync service.
         return f.sync.nodeStatuses().stream().filter(s -> s.getNode().equals(node)).findFirst().orElseThrow();

@@ -8,22 +8,24 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.PolicyId;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * One published version of a node's snapshot with its objects indexed by id, shared (read-only)
- * by every subscriber that diffs against it. The index is built on first use, by a sender thread,
- * so that the event thread only publishes.
+ * by every subscriber that diffs against it. The indexes are built on first use, by a sender
+ * thread, so that the event thread only publishes.
  */
 public final class IndexedSnapshot {
     private final NodeSnapshot snapshot;
     private final long version;
     private final long eventTimeUnixNanos;
-    private volatile Index index;
-
-    /** Keyed by strings ("tier/name", "namespace/pod"): hashing fresh proto ids costs more. */
-    private record Index(Map<String, IpSet> ipSets, Map<String, ActivePolicy> policies,
-            Map<String, Endpoint> endpoints) {}
+    // Each index is built on first use, separately: a diff whose policies and endpoints are the
+    // same instances as before (a set-only change) never builds those two (110 keys per node).
+    private volatile Map<String, IpSet> ipSets;
+    private volatile Map<String, ActivePolicy> policies;
+    private volatile Map<String, Endpoint> endpoints;
 
     private IndexedSnapshot(NodeSnapshot snapshot, long version, long eventTimeUnixNanos) {
         this.snapshot = snapshot;
@@ -31,35 +33,13 @@ public final class IndexedSnapshot {
         this.eventTimeUnixNanos = eventTimeUnixNanos;
     }
 
-    private Index index() {
-        Index i = index;
-        if (i == null) {
-            synchronized (this) {
-                i = index;
-                if (i == null) {
-                    i = buildIndex(snapshot);
-                    index = i;
-                }
-            }
+    /** Keyed by strings ("tier/name", "namespace/pod"): hashing fresh proto ids costs more. */
+    private static <T> Map<String, T> index(List<T> items, Function<T, String> key) {
+        Map<String, T> map = new LinkedHashMap<>(Math.max(16, items.size() * 4 / 3 + 1));
+        for (T item : items) {
+            map.put(key.apply(item), item);
         }
-        return i;
-    }
-
-    private static Index buildIndex(NodeSnapshot snapshot) {
-        Map<String, IpSet> sets = new LinkedHashMap<>();
-        for (IpSet s : snapshot.getIpSetsList()) {
-            sets.put(s.getId(), s);
-        }
-        Map<String, ActivePolicy> pols = new LinkedHashMap<>();
-        for (ActivePolicy p : snapshot.getPoliciesList()) {
-            pols.put(key(p.getId()), p);
-        }
-        Map<String, Endpoint> eps = new LinkedHashMap<>();
-        for (Endpoint e : snapshot.getEndpointsList()) {
-            eps.put(key(e.getId()), e);
-        }
-        return new Index(Collections.unmodifiableMap(sets), Collections.unmodifiableMap(pols),
-                Collections.unmodifiableMap(eps));
+        return Collections.unmodifiableMap(map);
     }
 
     /**
@@ -91,17 +71,37 @@ public final class IndexedSnapshot {
     }
 
     public Map<String, IpSet> ipSets() {
-        return index().ipSets();
+        Map<String, IpSet> m = ipSets;
+        if (m == null) {
+            m = index(snapshot.getIpSetsList(), IpSet::getId); // racing builders build equal maps
+            ipSets = m;
+        }
+        return m;
     }
 
     /** Policies by {@link #key(PolicyId)}, in snapshot order. */
     public Map<String, ActivePolicy> policies() {
-        return index().policies();
+        Map<String, ActivePolicy> m = policies;
+        if (m == null) {
+            m = index(snapshot.getPoliciesList(), p -> key(p.getId()));
+            policies = m;
+        }
+        return m;
     }
 
     /** Endpoints by {@link #key(EndpointId)}, in snapshot order. */
     public Map<String, Endpoint> endpoints() {
-        return index().endpoints();
+        Map<String, Endpoint> m = endpoints;
+        if (m == null) {
+            m = index(snapshot.getEndpointsList(), e -> key(e.getId()));
+            endpoints = m;
+        }
+        return m;
+    }
+
+    /** Whether the policy or endpoint index was built (tests check that a diff skipped them). */
+    boolean policiesOrEndpointsIndexed() {
+        return policies != null || endpoints != null;
     }
 
     public static String key(PolicyId id) {

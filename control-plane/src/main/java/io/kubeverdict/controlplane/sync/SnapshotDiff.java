@@ -9,6 +9,7 @@ import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
 import io.kubeverdict.proto.v1.IpSetRemove;
 import io.kubeverdict.proto.v1.IpSetUpdate;
+import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.WorkloadEndpointRemove;
 import io.kubeverdict.proto.v1.WorkloadEndpointUpdate;
@@ -70,47 +71,81 @@ public final class SnapshotDiff {
     }
 
     public List<ToAgent> diff(IndexedSnapshot from, IndexedSnapshot to) {
+        // The calculator hands unchanged parts over as the same instances, so a kind whose list
+        // holds the same instances in the same order has neither updates nor removes: skip it
+        // without building or probing its index (the common case: a set-only change).
+        NodeSnapshot a = from.snapshot();
+        NodeSnapshot b = to.snapshot();
+        boolean setsSame = sameInstances(a.getIpSetsList(), b.getIpSetsList());
+        boolean policiesSame = sameInstances(a.getPoliciesList(), b.getPoliciesList());
+        boolean endpointsSame = sameInstances(a.getEndpointsList(), b.getEndpointsList());
         List<ToAgent> out = new ArrayList<>();
-        for (IpSet set : to.ipSets().values()) {
-            IpSet old = from.ipSets().get(set.getId());
-            if (old == null || old.getType() != set.getType()) {
-                fullSet(set, out);
-            } else if (old != set && !old.equals(set)) {
-                out.addAll(cachedChange(old, set));
+        if (!setsSame) {
+            for (IpSet set : to.ipSets().values()) {
+                IpSet old = from.ipSets().get(set.getId());
+                if (old == null || old.getType() != set.getType()) {
+                    fullSet(set, out);
+                } else if (old != set && !old.equals(set)) {
+                    out.addAll(cachedChange(old, set));
+                }
             }
         }
-        for (ActivePolicy p : to.policies().values()) {
-            ActivePolicy old = from.policies().get(IndexedSnapshot.key(p.getId()));
-            if (old == null || (old != p && !old.equals(p))) {
-                out.add(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                        .setId(p.getId()).setPolicy(p.getPolicy())).build());
+        if (!policiesSame) {
+            for (ActivePolicy p : to.policies().values()) {
+                ActivePolicy old = from.policies().get(IndexedSnapshot.key(p.getId()));
+                if (old == null || (old != p && !old.equals(p))) {
+                    out.add(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                            .setId(p.getId()).setPolicy(p.getPolicy())).build());
+                }
             }
         }
-        for (Endpoint e : to.endpoints().values()) {
-            Endpoint old = from.endpoints().get(IndexedSnapshot.key(e.getId()));
-            if (old == null || (old != e && !old.equals(e))) {
-                out.add(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
-                        .setId(e.getId()).setEndpoint(e.getEndpoint())).build());
+        if (!endpointsSame) {
+            for (Endpoint e : to.endpoints().values()) {
+                Endpoint old = from.endpoints().get(IndexedSnapshot.key(e.getId()));
+                if (old == null || (old != e && !old.equals(e))) {
+                    out.add(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                            .setId(e.getId()).setEndpoint(e.getEndpoint())).build());
+                }
+            }
+            for (String key : reversed(from.endpoints())) {
+                if (!to.endpoints().containsKey(key)) {
+                    out.add(ToAgent.newBuilder().setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
+                            .setId(from.endpoints().get(key).getId())).build());
+                }
             }
         }
-        for (String key : reversed(from.endpoints())) {
-            if (!to.endpoints().containsKey(key)) {
-                out.add(ToAgent.newBuilder().setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
-                        .setId(from.endpoints().get(key).getId())).build());
+        if (!policiesSame) {
+            for (String key : reversed(from.policies())) {
+                if (!to.policies().containsKey(key)) {
+                    out.add(ToAgent.newBuilder().setActivePolicyRemove(ActivePolicyRemove.newBuilder()
+                            .setId(from.policies().get(key).getId())).build());
+                }
             }
         }
-        for (String key : reversed(from.policies())) {
-            if (!to.policies().containsKey(key)) {
-                out.add(ToAgent.newBuilder().setActivePolicyRemove(ActivePolicyRemove.newBuilder()
-                        .setId(from.policies().get(key).getId())).build());
-            }
-        }
-        for (String id : reversed(from.ipSets())) {
-            if (!to.ipSets().containsKey(id)) {
-                out.add(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId(id)).build());
+        if (!setsSame) {
+            for (String id : reversed(from.ipSets())) {
+                if (!to.ipSets().containsKey(id)) {
+                    out.add(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId(id)).build());
+                }
             }
         }
         return out;
+    }
+
+    /** Same size and the same instance at every position. */
+    static boolean sameInstances(List<?> a, List<?> b) {
+        if (a == b) {
+            return true;
+        }
+        if (a.size() != b.size()) {
+            return false;
+        }
+        for (int i = 0; i < a.size(); i++) {
+            if (a.get(i) != b.get(i)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void fullSet(IpSet set, List<ToAgent> out) {

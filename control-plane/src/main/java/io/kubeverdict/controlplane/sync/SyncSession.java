@@ -21,6 +21,9 @@ import java.util.function.LongSupplier;
 final class SyncSession {
     /** Sent-message marks kept for latency attribution; older ones are dropped. */
     private static final int MAX_MARKS = 4096;
+    /** Metric tag per payload kind, computed once rather than per message. */
+    private static final String[] PAYLOAD_NAMES = java.util.Arrays.stream(ToAgent.PayloadCase.values())
+            .map(c -> c.name().toLowerCase(java.util.Locale.ROOT)).toArray(String[]::new);
 
     private final String node;
     private final String agentVersion;
@@ -147,7 +150,7 @@ final class SyncSession {
                 mark(seq, eventTime);
             }
             out.onNext(stamped);
-            metrics.messageSent(stamped.getPayloadCase().name().toLowerCase());
+            metrics.messageSent(PAYLOAD_NAMES[stamped.getPayloadCase().ordinal()]);
             if (msg.hasInSync()) {
                 inSync = true;
             }

@@ -63,6 +63,54 @@ class PolicySyncServiceTest {
     }
 
     @Test
+    void sharedSetChangeReachesStreamsAtDifferentSequencesWithTheSamePayloadAndTheirOwnSequence()
+            throws Exception {
+        List<String> members = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            members.add("10.1.0." + i);
+        }
+        var before = set("shared", members.toArray(String[]::new));
+        members.add("10.2.0.1");
+        var after = set("shared", members.toArray(String[]::new));
+        // n1 has more endpoints than n2, so its snapshot takes more messages: the streams'
+        // sequences differ when the shared set changes. Parts are reused instances, as from the engine.
+        NodeSnapshot n1a = snapshot("n1", List.of(before), List.of(policy("x/p", "shared")), List.of(
+                endpoint("x", "a", "10.0.0.1", "x/p"), endpoint("x", "b", "10.0.0.2", "x/p"),
+                endpoint("x", "c", "10.0.0.3", "x/p")));
+        NodeSnapshot n2a = snapshot("n2", List.of(before), List.of(policy("y/p", "shared")), List.of(
+                endpoint("y", "d", "10.0.0.4", "y/p")));
+        NodeSnapshot n1b = n1a.toBuilder().setIpSets(0, after).build();
+        NodeSnapshot n2b = n2a.toBuilder().setIpSets(0, after).build();
+        f = new SyncServerFixture();
+        f.hub.publish(n1a, 0);
+        f.hub.publish(n2a, 0);
+        f.hub.markReady();
+        try (TestAgent one = f.agent("n1"); TestAgent two = f.agent("n2")) {
+            one.readUntilInSync();
+            two.readUntilInSync();
+            long seq1 = one.view.received.get(one.view.received.size() - 1).getSequence();
+            long seq2 = two.view.received.get(two.view.received.size() - 1).getSequence();
+            assertThat(seq1).isNotEqualTo(seq2);
+
+            f.hub.publish(n1b, 111L);
+            f.hub.publish(n2b, 222L);
+            one.readUntil(n1b);
+            two.readUntil(n2b);
+
+            assertThat(one.deltas()).hasSize(1);
+            assertThat(two.deltas()).hasSize(1);
+            ToAgent d1 = one.deltas().get(0);
+            ToAgent d2 = two.deltas().get(0);
+            assertThat(d1.getIpSetDeltaUpdate()).isEqualTo(d2.getIpSetDeltaUpdate());
+            assertThat(d1.getIpSetDeltaUpdate().getAddedMembersList()).containsExactly("10.2.0.1");
+            assertThat(d1.getSequence()).isEqualTo(seq1 + 1);
+            assertThat(d2.getSequence()).isEqualTo(seq2 + 1);
+            assertThat(d1.getEventTimeUnixNanos()).isEqualTo(111L);
+            assertThat(d2.getEventTimeUnixNanos()).isEqualTo(222L);
+        }
+    }
+
+    @Test
     void waitsForTheFirstFullCalculationBeforeSendingAnything() throws Exception {
         f = new SyncServerFixture();
         try (TestAgent agent = f.agent("n1")) {

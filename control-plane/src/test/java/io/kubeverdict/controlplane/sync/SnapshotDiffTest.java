@@ -13,7 +13,9 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.ToAgent.PayloadCase;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -162,6 +164,59 @@ class SnapshotDiffTest {
             NodeSnapshot next = random(rnd);
             diff.diff(idx(prev), idx(next)).forEach(v::apply);
             assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(next));
+            prev = next;
+        }
+    }
+
+    @Test
+    void setOnlyChangeWithSharedPartsSendsTheDeltaWithoutIndexingEndpointsOrPolicies() {
+        IpSet grown = set("s1", "10.0.0.1", "10.0.0.2", "10.0.0.3");
+        // Same policy and endpoint instances, as the calculator hands them over for a set-only change.
+        NodeSnapshot b = FULL.toBuilder().setIpSets(0, grown).build();
+        IndexedSnapshot from = idx(FULL);
+        IndexedSnapshot to = idx(b);
+
+        List<ToAgent> msgs = diff.diff(from, to);
+
+        assertThat(kinds(msgs)).containsExactly(PayloadCase.IP_SET_DELTA_UPDATE);
+        assertThat(msgs.get(0).getIpSetDeltaUpdate().getAddedMembersList()).containsExactly("10.0.0.3");
+        assertThat(from.policiesOrEndpointsIndexed()).isFalse();
+        assertThat(to.policiesOrEndpointsIndexed()).isFalse();
+    }
+
+    @Test
+    void equalCopiesAndReorderedInstancesAreComparedByKeyAndContent() {
+        Endpoint a = FULL.getEndpoints(0);
+        Endpoint b = FULL.getEndpoints(1);
+        Endpoint aCopy = a.toBuilder().build();
+        Endpoint bMoved = endpoint("x", "b", "10.0.0.9", "x/allow-b");
+        NodeSnapshot reordered = FULL.toBuilder().clearEndpoints().addEndpoints(b).addEndpoints(a).build();
+        NodeSnapshot copiedAndChanged = FULL.toBuilder().setEndpoints(0, aCopy).setEndpoints(1, bMoved).build();
+
+        assertThat(diff.diff(idx(FULL), idx(reordered))).isEmpty();
+        List<ToAgent> msgs = diff.diff(idx(FULL), idx(copiedAndChanged));
+        assertThat(kinds(msgs)).containsExactly(PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
+        assertThat(msgs.get(0).getWorkloadEndpointUpdate().getId().getPod()).isEqualTo("b");
+    }
+
+    @Test
+    void sharedInstancesGiveTheSameMessagesAsDistinctCopies() throws Exception {
+        Random rnd = new Random(7);
+        Map<Object, Object> pool = new HashMap<>(); // one instance per content, like the calculator's caches
+        NodeSnapshot prev = IndexedSnapshot.empty("n1").snapshot();
+        for (int round = 0; round < 300; round++) {
+            NodeSnapshot fresh = random(rnd);
+            NodeSnapshot.Builder shared = NodeSnapshot.newBuilder().setNode("n1");
+            fresh.getIpSetsList().forEach(s -> shared.addIpSets((IpSet) pool.computeIfAbsent(s, k -> k)));
+            fresh.getPoliciesList().forEach(p -> shared.addPolicies((ActivePolicy) pool.computeIfAbsent(p, k -> k)));
+            fresh.getEndpointsList().forEach(e -> shared.addEndpoints((Endpoint) pool.computeIfAbsent(e, k -> k)));
+            NodeSnapshot next = shared.build();
+
+            List<ToAgent> byIdentity = diff.diff(idx(prev), idx(next));
+            List<ToAgent> byContent = new SnapshotDiff(1 << 20).diff(
+                    idx(NodeSnapshot.parseFrom(prev.toByteArray())), idx(NodeSnapshot.parseFrom(next.toByteArray())));
+
+            assertThat(byIdentity).isEqualTo(byContent);
             prev = next;
         }
     }

@@ -1,9 +1,6 @@
 package io.kubeverdict.agent.nft;
 
-import java.net.Inet4Address;
-import java.net.Inet6Address;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
+import io.kubeverdict.policy.IpAddress;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Set;
@@ -24,16 +21,25 @@ public final class PodAddresses {
         this.v6 = Collections.unmodifiableSet(v6);
     }
 
-    /** Accepts IPv4 and IPv6 literals; anything else is an IllegalArgumentException (no DNS). */
+    /**
+     * Accepts IPv4 and IPv6 literals, parsed like the verdict function parses them; anything else
+     * is an IllegalArgumentException (no DNS). An IPv4-mapped IPv6 address is the IPv4 address
+     * (it is what the kernel's IPv4 hooks see).
+     */
     public static PodAddresses of(Collection<String> ips) {
         TreeSet<String> v4 = new TreeSet<>();
         TreeSet<String> v6 = new TreeSet<>();
         for (String ip : ips) {
-            InetAddress address = parseLiteral(ip);
-            if (address instanceof Inet4Address) {
-                v4.add(address.getHostAddress());
+            IpAddress address = IpAddress.tryParse(ip == null ? null : ip.strip());
+            if (address == null) {
+                throw new IllegalArgumentException("not an IP address: " + ip);
+            }
+            if (address.family() == IpAddress.V4) {
+                v4.add(address.toString());
+            } else if (address.hi() == 0 && (address.lo() >>> 32) == 0xFFFFL) {
+                v4.add(IpAddress.v4((int) address.lo()).toString());
             } else {
-                v6.add(canonicalV6((Inet6Address) address));
+                v6.add(address.toString());
             }
         }
         return new PodAddresses(v4, v6);
@@ -49,54 +55,6 @@ public final class PodAddresses {
 
     public boolean isEmpty() {
         return v4.isEmpty() && v6.isEmpty();
-    }
-
-    private static InetAddress parseLiteral(String ip) {
-        String s = ip == null ? "" : ip.strip();
-        boolean literal = !s.isEmpty() && (s.contains(":") || s.matches("\\d{1,3}(\\.\\d{1,3}){3}")) && !s.contains("%") && !s.contains("/");
-        if (!literal) {
-            throw new IllegalArgumentException("not an IP address: " + ip);
-        }
-        try {
-            return InetAddress.getByName(s); // a literal: no name lookup
-        } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("not an IP address: " + ip, e);
-        }
-    }
-
-    /** RFC 5952 text: lower case, longest run of zero groups as "::". */
-    private static String canonicalV6(Inet6Address address) {
-        byte[] b = address.getAddress();
-        int[] groups = new int[8];
-        for (int i = 0; i < 8; i++) {
-            groups[i] = ((b[2 * i] & 0xff) << 8) | (b[2 * i + 1] & 0xff);
-        }
-        int bestStart = -1;
-        int bestLength = 1;
-        for (int i = 0; i < 8;) {
-            int j = i;
-            while (j < 8 && groups[j] == 0) {
-                j++;
-            }
-            if (j - i > bestLength) {
-                bestStart = i;
-                bestLength = j - i;
-            }
-            i = j == i ? i + 1 : j;
-        }
-        StringBuilder s = new StringBuilder();
-        for (int i = 0; i < 8; i++) {
-            if (i == bestStart) {
-                s.append("::");
-                i += bestLength - 1;
-                continue;
-            }
-            if (s.length() > 0 && s.charAt(s.length() - 1) != ':') {
-                s.append(':');
-            }
-            s.append(Integer.toHexString(groups[i]));
-        }
-        return s.toString();
     }
 
     @Override

@@ -175,7 +175,7 @@ static jint kv_nfq_attach(JNIEnv *env, jclass cls, jlong handle, jlong address, 
 	char *rbuf = malloc(KV_RECV_BUF);
 	char *sbuf = malloc((size_t)slot_count * KV_VERDICT_MSG);
 	if (rbuf == NULL || sbuf == NULL) {
-		/* nothing attached: a later attach starts from scratch, close frees nothing twice */
+		/* keep neither: q stays unattached, and a later attach would otherwise leak the first */
 		free(rbuf);
 		free(sbuf);
 		return -ENOMEM;

@@ -30,7 +30,7 @@ class EntryPointsTest {
     @Test
     void controlPlaneDeploymentArgumentsParseAsTheServeCommand() throws IOException {
         List<String> args = containerArgs("deploy/base/control-plane.yaml", "Deployment");
-        ParseResult parsed = new CommandLine(new ControlPlaneMain()).parseArgs(args.toArray(String[]::new));
+        ParseResult parsed = ControlPlaneMain.commandLine().parseArgs(args.toArray(String[]::new));
         assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("control-plane");
         assertThat(parsed.subcommand().unmatched()).isEmpty();
         assertThat(parsed.subcommand().matchedOptions()).isNotEmpty();
@@ -39,7 +39,7 @@ class EntryPointsTest {
     @Test
     void mtlsOverlayControlPlaneArgumentsParseAsTheServeCommand() throws IOException {
         List<String> args = containerArgs("deploy/overlays/mtls/control-plane-tls.yaml", "Deployment");
-        ParseResult parsed = new CommandLine(new ControlPlaneMain()).parseArgs(args.toArray(String[]::new));
+        ParseResult parsed = ControlPlaneMain.commandLine().parseArgs(args.toArray(String[]::new));
         assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("control-plane");
         assertThat(parsed.subcommand().hasMatchedOption("--tls-client-ca")).isTrue();
     }
@@ -49,7 +49,7 @@ class EntryPointsTest {
         for (String file : List.of("deploy/base/agent.yaml", "deploy/overlays/mtls/agent-tls.yaml")) {
             List<String> args = containerArgs(file, "DaemonSet").stream()
                     .map(a -> a.replace("$(NODE_NAME)", "node-1")).toList();
-            ParseResult parsed = new CommandLine(new AgentMain()).parseArgs(args.toArray(String[]::new));
+            ParseResult parsed = AgentMain.commandLine().parseArgs(args.toArray(String[]::new));
             assertThat(parsed.subcommand().commandSpec().name()).as(file).isEqualTo("agent");
             assertThat(parsed.subcommand().unmatched()).as(file).isEmpty();
             assertThat(parsed.subcommand().matchedOptionValue("--node", "")).as(file).isEqualTo("node-1");
@@ -59,17 +59,17 @@ class EntryPointsTest {
     @Test
     void imagesRunTheJarsTheLauncherRunsWithRealSubcommands() throws IOException {
         String launcher = Files.readString(ROOT.resolve("bin/kube-verdict"));
-        checkImage("deploy/docker/control-plane.Dockerfile", jarOf(launcher, "cp_jar"), new CommandLine(new ControlPlaneMain()));
-        checkImage("deploy/docker/agent.Dockerfile", jarOf(launcher, "agent_jar"), new CommandLine(new AgentMain()));
+        checkImage("deploy/docker/control-plane.Dockerfile", jarOf(launcher, "cp_jar"), ControlPlaneMain.commandLine());
+        checkImage("deploy/docker/agent.Dockerfile", jarOf(launcher, "agent_jar"), AgentMain.commandLine());
     }
 
     @Test
     void launcherRoutesExactlyEachJarsSubcommands() throws IOException {
         String launcher = Files.readString(ROOT.resolve("bin/kube-verdict"));
         assertThat(routedTo(launcher, "cp_jar"))
-                .isEqualTo(new TreeSet<>(new CommandLine(new ControlPlaneMain()).getSubcommands().keySet()));
+                .isEqualTo(new TreeSet<>(ControlPlaneMain.commandLine().getSubcommands().keySet()));
         assertThat(routedTo(launcher, "agent_jar"))
-                .isEqualTo(new TreeSet<>(new CommandLine(new AgentMain()).getSubcommands().keySet()));
+                .isEqualTo(new TreeSet<>(AgentMain.commandLine().getSubcommands().keySet()));
     }
 
     private static void checkImage(String dockerfile, String launcherJar, CommandLine commands) throws IOException {

@@ -30,7 +30,7 @@ class SandboxCommandTest {
         List<String> args = new java.util.ArrayList<>(List.of("sandbox", "--output", "json", "--probe", "80/TCP",
                 "--probe", "81/UDP", "--probe", "80/SCTP", "--prefix", "kvt-sb-", "--probe-timeout", "1200"));
         args.addAll(List.of(extra));
-        int code = new CommandLine(new AgentMain()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
+        int code = AgentMain.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
                 .execute(args.toArray(String[]::new));
         assertThat(code).as("exit code; stderr:\n" + err + "\nstdout:\n" + out).isZero();
 
@@ -81,7 +81,7 @@ class SandboxCommandTest {
         Path manifests = Path.of(getClass().getResource("/sandbox/ipv6").toURI());
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = new CommandLine(new AgentMain()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
+        int code = AgentMain.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
                 .execute("sandbox", "--manifests", manifests.toString(), "--prefix", "kvt-sb-", "--probe-timeout", "1200");
         assertThat(code).as("exit code; stderr:\n" + err + "\nstdout:\n" + out).isZero();
         assertThat(out.toString()).contains("80/TCP: observed == expected (6 pairs)")

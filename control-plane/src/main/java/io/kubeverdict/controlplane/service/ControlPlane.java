@@ -7,22 +7,16 @@ import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
-import io.kubeverdict.controlplane.metrics.MetricsHttpServer;
 import io.kubeverdict.controlplane.source.KubernetesSource;
 import io.kubeverdict.controlplane.source.ManifestDirectorySource;
 import io.kubeverdict.controlplane.source.ManifestLoader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
-import io.kubeverdict.controlplane.tls.TlsFiles;
-import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.kubeverdict.runtime.grpc.GrpcServer;
+import io.kubeverdict.runtime.grpc.ServerTls;
+import io.kubeverdict.runtime.metrics.MetricsEndpoint;
+import io.kubeverdict.runtime.metrics.ProcessMetrics;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -52,15 +46,15 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     /** @param metricsBind null: no metrics endpoint; @param tls null: plaintext */
-    public record Config(InetSocketAddress listen, InetSocketAddress metricsBind, TlsFiles tls,
+    public record Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
             PolicySyncService.Options syncOptions) {}
 
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
-    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final ProcessMetrics process = new ProcessMetrics("control-plane");
     private final SnapshotHub hub = new SnapshotHub();
-    private final ControlPlaneMetrics metrics = new ControlPlaneMetrics(registry);
-    private GrpcEndpoint grpc;
-    private MetricsHttpServer metricsServer;
+    private final ControlPlaneMetrics metrics = new ControlPlaneMetrics(process.registry());
+    private GrpcServer grpc;
+    private MetricsEndpoint metricsServer;
     private CalculationLoop loop;
 
     private ControlPlane() {}
@@ -77,7 +71,6 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     private void startInternal(Config config, PolicyCalculator calculator, Source source) throws Exception {
-        bindJvmMetrics();
         Consumer<List<PolicyProblem>> problems = list -> list.forEach(p -> log.warn("policy problem: {}", p));
         if (source instanceof Source.Kubernetes k) {
             PolicyProblemEvents events = new PolicyProblemEvents(k.client());
@@ -100,14 +93,19 @@ public final class ControlPlane implements AutoCloseable {
         closeables.push(sync);
         InspectionService inspection = new InspectionService(hub, sync);
 
-        grpc = new GrpcEndpoint(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
+        grpc = GrpcEndpoint.create(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);
+        log.info("gRPC listening on {}", grpc.listenSockets());
         if (config.metricsBind() != null) {
-            metricsServer = new MetricsHttpServer(config.metricsBind(), registry, hub::isReady).start();
+            // /readyz lets a kubelet httpGet probe work when the gRPC port requires client certificates.
+            metricsServer = MetricsEndpoint.start(config.metricsBind(), process.registry(), List.of(
+                    new MetricsEndpoint.Probe("/healthz", () -> true, "not serving"),
+                    new MetricsEndpoint.Probe("/readyz", hub::isReady, "first calculation not done")));
             closeables.push(metricsServer);
             log.info("metrics on http://{}:{}/metrics", config.metricsBind().getHostString(), metricsServer.port());
         }
-        loop.firstCalculation().thenRun(grpc::serving);
+        // grpc.health SERVING once the first full calculation is published.
+        loop.firstCalculation().thenRun(() -> grpc.setServing(true));
         loop.start();
 
         if (source instanceof Source.Kubernetes k) {
@@ -120,17 +118,6 @@ public final class ControlPlane implements AutoCloseable {
             closeables.push(ms);
             ms.start();
         }
-    }
-
-    private void bindJvmMetrics() {
-        new ClassLoaderMetrics().bindTo(registry);
-        new JvmMemoryMetrics().bindTo(registry);
-        JvmGcMetrics gc = new JvmGcMetrics();
-        gc.bindTo(registry);
-        closeables.push(gc);
-        new JvmThreadMetrics().bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
     }
 
     public int grpcPort() {
@@ -164,6 +151,6 @@ public final class ControlPlane implements AutoCloseable {
                 log.warn("error while stopping {}", c, e);
             }
         }
-        registry.close();
+        process.close();
     }
 }

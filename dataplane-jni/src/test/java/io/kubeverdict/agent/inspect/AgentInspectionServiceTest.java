@@ -27,6 +27,7 @@ import io.kubeverdict.proto.v1.ListEndpointsRequest;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
+import io.kubeverdict.runtime.grpc.GrpcServer;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.List;
@@ -42,7 +43,7 @@ class AgentInspectionServiceTest {
     private final StateHolder state = new StateHolder(0);
     private final SyncStatus sync = new SyncStatus();
     private VerdictFeed feed;
-    private InspectionServer server;
+    private GrpcServer server;
     private ManagedChannel channel;
     private AgentInspectionGrpc.AgentInspectionBlockingStub inspect;
 
@@ -50,8 +51,10 @@ class AgentInspectionServiceTest {
     void start() throws Exception {
         feed = new VerdictFeed(256, state::current);
         AgentIdentity identity = new AgentIdentity("node-1", "test", "xtables-nfqueue", 7, true);
-        server = new InspectionServer(new InetSocketAddress("127.0.0.1", 0),
-                new AgentInspectionService(identity, state, sync, () -> java.util.Optional.of(new QueueCounters(7, 99, 10, 2, 128, 2, 1, 500)), feed)).start();
+        server = GrpcServer.builder(new InetSocketAddress("127.0.0.1", 0))
+                .service(new AgentInspectionService(identity, state, sync,
+                        () -> java.util.Optional.of(new QueueCounters(7, 99, 10, 2, 128, 2, 1, 500)), feed))
+                .build().start();
         channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
         inspect = AgentInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
     }

@@ -1,17 +1,21 @@
 package io.kubeverdict.controlplane.deploy;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Objects;
 import java.util.stream.Stream;
 import tools.jackson.databind.JsonNode;
 
 /** Reads deploy/ into fabric8's typed model: single files, or what a kustomization renders. */
 final class DeployManifests {
-    private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+    static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
 
     private DeployManifests() {}
 
@@ -49,6 +53,16 @@ final class DeployManifests {
 
     static HasMetadata typed(JsonNode object) {
         return SERIALIZATION.unmarshal(object.toString(), HasMetadata.class);
+    }
+
+    /** The pod template of a workload, or null for other kinds. */
+    static PodTemplateSpec podTemplate(HasMetadata object) {
+        return object instanceof Deployment d ? d.getSpec().getTemplate()
+                : object instanceof DaemonSet ds ? ds.getSpec().getTemplate() : null;
+    }
+
+    static List<PodTemplateSpec> podTemplates(List<HasMetadata> objects) {
+        return objects.stream().map(DeployManifests::podTemplate).filter(Objects::nonNull).toList();
     }
 
     static <T extends HasMetadata> T find(Class<T> type, String name) {

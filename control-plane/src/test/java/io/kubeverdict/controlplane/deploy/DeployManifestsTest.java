@@ -79,7 +79,7 @@ class DeployManifestsTest {
                     .containsEntry("app.kubernetes.io/managed-by", "kustomize")
                     .containsEntry("app.kubernetes.io/version", version);
         }
-        for (PodTemplateSpec template : podTemplates(objects)) {
+        for (PodTemplateSpec template : DeployManifests.podTemplates(objects)) {
             assertThat(template.getMetadata().getLabels()).containsKeys(RECOMMENDED_LABELS.toArray(String[]::new));
         }
     }
@@ -115,7 +115,7 @@ class DeployManifestsTest {
     void imagesArePinnedInTheKustomizationOnly() throws Exception {
         Path base = DeployManifests.deployDir().resolve("base");
         for (Path file : DeployManifests.yamlFiles(base)) {
-            for (PodTemplateSpec template : podTemplates(file.endsWith("kustomization.yaml") ? List.of()
+            for (PodTemplateSpec template : DeployManifests.podTemplates(file.endsWith("kustomization.yaml") ? List.of()
                     : DeployManifests.load(file))) {
                 for (Container c : template.getSpec().getContainers()) {
                     assertThat(Kustomize.imageName(c.getImage())).as(file + ": image without tag or digest")
@@ -124,7 +124,7 @@ class DeployManifestsTest {
             }
         }
         for (HasMetadata object : DeployManifests.base()) {
-            for (PodTemplateSpec template : podTemplates(List.of(object))) {
+            for (PodTemplateSpec template : DeployManifests.podTemplates(List.of(object))) {
                 String version = object.getMetadata().getLabels().get("app.kubernetes.io/version");
                 assertThat(template.getSpec().getContainers()).allSatisfy(c ->
                         assertThat(c.getImage()).as("rendered image").endsWith(":" + version));
@@ -201,7 +201,7 @@ class DeployManifestsTest {
 
     @Test
     void everyContainerProbesADeclaredPortAndReportsItsLogsOnError() {
-        for (PodTemplateSpec template : podTemplates(DeployManifests.base())) {
+        for (PodTemplateSpec template : DeployManifests.podTemplates(DeployManifests.base())) {
             for (Container c : template.getSpec().getContainers()) {
                 List<Integer> ports = c.getPorts().stream().map(ContainerPort::getContainerPort).toList();
                 for (Probe probe : Stream.of(c.getStartupProbe(), c.getReadinessProbe(), c.getLivenessProbe())
@@ -223,12 +223,7 @@ class DeployManifestsTest {
         });
     }
 
-    static List<PodTemplateSpec> podTemplates(List<HasMetadata> objects) {
-        return objects.stream().map(o -> o instanceof Deployment d ? d.getSpec().getTemplate()
-                : o instanceof DaemonSet ds ? ds.getSpec().getTemplate() : null).filter(Objects::nonNull).toList();
-    }
-
-    private static int probePort(Probe probe) {
+    static int probePort(Probe probe) {
         if (probe.getGrpc() != null) {
             return probe.getGrpc().getPort();
         }

@@ -7,6 +7,7 @@ import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.Explainer;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.proto.v1.DirectionExplanation;
@@ -138,11 +139,11 @@ public final class OfflineCluster {
         DirectionExplanation ingress = DirectionExplanation.newBuilder().setEvaluated(false)
                 .setVerdict(Verdict.VERDICT_ALLOW).setReason("destination is not a cluster endpoint").build();
         if (src != null) {
-            egress = indexes.get(src.node()).explain(t).getEgress();
+            egress = new Explainer(indexes.get(src.node())).explain(t).getEgress();
             out.setSource(id(src));
         }
         if (dst != null) {
-            ingress = indexes.get(dst.node()).explain(t).getIngress();
+            ingress = new Explainer(indexes.get(dst.node())).explain(t).getIngress();
             out.setDestination(id(dst));
         }
         if (src != null && src == dst) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
+import io.kubeverdict.proto.v1.Protocol;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -21,10 +22,10 @@ class AgentMetricsTest {
         QueueCounters queue = new QueueCounters(3, 1234, 5, 2, 128, 3, 1, 42);
         try (AgentMetrics metrics = new AgentMetrics(new SyncStatus(), new StateHolder(0), () -> Optional.of(queue), Clock.systemUTC());
              MetricsHttpServer http = new MetricsHttpServer(new InetSocketAddress("127.0.0.1", 0), metrics::scrape, () -> false).start()) {
-            metrics.verdicts().verdict(4, 6, true, 2_000);
-            metrics.verdicts().verdict(4, 6, true, 3_000);
-            metrics.verdicts().verdict(6, 17, false, 1_000);
-            metrics.verdicts().verdict(6, 58, false, 1_000);
+            metrics.verdicts().verdict(4, Protocol.TCP_VALUE, true, 2_000);
+            metrics.verdicts().verdict(4, Protocol.TCP_VALUE, true, 3_000);
+            metrics.verdicts().verdict(6, Protocol.UDP_VALUE, false, 1_000);
+            metrics.verdicts().verdict(6, Protocol.ICMPV6_VALUE, false, 1_000);
             metrics.verdicts().malformed(-1, false);
 
             HttpClient client = HttpClient.newHttpClient();

@@ -2,9 +2,9 @@ package io.kubeverdict.controlplane.cli;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
-import io.kubeverdict.controlplane.calc.IpAddresses;
 import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.controlplane.tools.OfflineCluster;
+import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.DirectionExplanation;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.Protocol;
@@ -89,8 +89,8 @@ final class ExplainCommand implements Callable<Integer> {
     }
 
     private String[] addresses(OfflineCluster cluster) throws OfflineInput.FatalInput {
-        Optional<String> fromIp = IpAddresses.canonical(from);
-        Optional<String> toIp = IpAddresses.canonical(to);
+        Optional<String> fromIp = IpAddress.canonical(from);
+        Optional<String> toIp = IpAddress.canonical(to);
         PodModel src = fromIp.isPresent() ? null : pod(cluster, "--from", from);
         PodModel dst = toIp.isPresent() ? null : pod(cluster, "--to", to);
         if (src != null && dst != null) {

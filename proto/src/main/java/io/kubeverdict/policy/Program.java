@@ -102,7 +102,10 @@ final class Program {
         return builder.build();
     }
 
-    /** The global index of the first rule of the tier (its position in the list) in matched, or -1. */
+    /**
+     * The first of the matched rules in the tier at this position of the endpoint's tier list, as
+     * a global rule index; -1 when none of its rules matched.
+     */
     int firstRule(int tier, long matched) {
         long m = matched & tierMasks[tier];
         return m == 0 ? -1 : rules[Long.numberOfTrailingZeros(m)];

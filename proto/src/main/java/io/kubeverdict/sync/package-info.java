@@ -1,6 +1,6 @@
 /**
- * Agent-side state of the PolicySync stream: {@link io.kubeverdict.sync.SnapshotAssembler}
- * applies ToAgent messages and renders the current NodeSnapshot; a
- * {@link io.kubeverdict.sync.ResyncRequiredException} tells the caller to resync. Pure.
+ * {@link io.kubeverdict.sync.ManifestRevision}: the revision of a manifest directory that
+ * ListNodesResponse.source_revision reports. (The agent's stream state, SnapshotAssembler, lives
+ * in the agent: io.kubeverdict.agent.sync.)
  */
 package io.kubeverdict.sync;

@@ -6,6 +6,7 @@ import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
 import io.kubeverdict.controlplane.sync.IndexedSnapshot;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.policy.Explainer;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.DirectionExplanation;
@@ -16,6 +17,7 @@ import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
+import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import java.util.Map;
@@ -31,10 +33,10 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class InspectionService extends ControlPlaneInspectionGrpc.ControlPlaneInspectionImplBase {
     private final SnapshotHub hub;
     private final PolicySyncService sync;
-    /** Compiled indexes by node, recompiled when the node's snapshot version moves on. */
+    /** Explainers of compiled indexes by node, recompiled when the node's snapshot version moves on. */
     private final Map<String, Compiled> indexes = new ConcurrentHashMap<>();
 
-    private record Compiled(long version, SnapshotIndex index) {}
+    private record Compiled(long version, Explainer explainer) {}
 
     public InspectionService(SnapshotHub hub, PolicySyncService sync) {
         this.hub = hub;
@@ -94,16 +96,16 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
             throw new IllegalArgumentException("need a source and a destination (tuple addresses or from/to pod names)");
         }
         if (t.getProtocol() == 0) {
-            t.setProtocol(6); // TCP, as NetworkPolicy's own default
+            t.setProtocol(Protocol.TCP_VALUE); // as NetworkPolicy's own default
         }
         Tuple tuple = t.build();
         Optional<Located> src = dir.byIp(tuple.getSrcIp());
         Optional<Located> dst = dir.byIp(tuple.getDstIp());
 
         Explanation.Builder result = Explanation.newBuilder().setTuple(tuple);
-        DirectionExplanation egress = src.map(l -> index(l.node()).explain(tuple).getEgress())
+        DirectionExplanation egress = src.map(l -> explainer(l.node()).explain(tuple).getEgress())
                 .orElse(notEvaluated("source is not an endpoint of any node"));
-        DirectionExplanation ingress = dst.map(l -> index(l.node()).explain(tuple).getIngress())
+        DirectionExplanation ingress = dst.map(l -> explainer(l.node()).explain(tuple).getIngress())
                 .orElse(notEvaluated("destination is not an endpoint of any node"));
         src.ifPresent(l -> result.setSource(l.endpoint().getId()));
         dst.ifPresent(l -> result.setDestination(l.endpoint().getId()));
@@ -124,13 +126,13 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
                         "no endpoint named '" + name + "' (want namespace/pod of a running pod with an IP)"));
     }
 
-    private SnapshotIndex index(String node) {
+    private Explainer explainer(String node) {
         IndexedSnapshot s = hub.current(node);
         Compiled c = indexes.get(node);
         if (c == null || c.version() != s.version()) {
-            c = new Compiled(s.version(), SnapshotIndex.compile(s.snapshot()));
+            c = new Compiled(s.version(), new Explainer(SnapshotIndex.compile(s.snapshot())));
             indexes.put(node, c);
         }
-        return c.index();
+        return c.explainer();
     }
 }

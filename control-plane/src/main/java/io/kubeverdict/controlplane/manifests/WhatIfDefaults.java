@@ -4,11 +4,11 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodIP;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodStatus;
-import io.kubeverdict.controlplane.calc.IpAddresses;
+import io.kubeverdict.policy.Cidr;
+import io.kubeverdict.policy.IpAddress;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -35,25 +35,25 @@ public final class WhatIfDefaults {
      * @throws IllegalArgumentException when cidr is not a CIDR or is exhausted
      */
     public static List<Assignment> apply(List<Pod> pods, String cidr, String defaultNode) {
-        Optional<IpAddresses.Cidr> range = cidr == null ? Optional.empty() : IpAddresses.parseCidr(cidr);
-        if (cidr != null && range.isEmpty()) {
+        Cidr range = cidr == null ? null : Cidr.tryParse(cidr);
+        if (cidr != null && range == null) {
             throw new IllegalArgumentException("not a CIDR: " + cidr);
         }
         Set<String> used = new HashSet<>();
         for (Pod p : pods) {
             if (p.getStatus() != null) {
                 if (p.getStatus().getPodIP() != null) {
-                    IpAddresses.canonical(p.getStatus().getPodIP()).ifPresent(used::add);
+                    IpAddress.canonical(p.getStatus().getPodIP()).ifPresent(used::add);
                 }
                 if (p.getStatus().getPodIPs() != null) {
                     for (PodIP ip : p.getStatus().getPodIPs()) {
-                        IpAddresses.canonical(ip.getIp()).ifPresent(used::add);
+                        IpAddress.canonical(ip.getIp()).ifPresent(used::add);
                     }
                 }
             }
         }
         List<Assignment> out = new ArrayList<>();
-        byte[] next = range.map(r -> r.network().clone()).orElse(null);
+        IpAddress next = range == null ? null : range.network();
         for (Pod p : pods) {
             if (p.getSpec() == null) {
                 p.setSpec(new PodSpec());
@@ -76,11 +76,11 @@ public final class WhatIfDefaults {
             if (!hasIp && next != null) {
                 String ip;
                 do {
-                    next = increment(next);
-                    if (next == null || !range.get().contains(next)) {
+                    next = successor(next);
+                    if (next == null || !range.contains(next)) {
                         throw new IllegalArgumentException("address range " + cidr + " exhausted");
                     }
-                    ip = IpAddresses.format(next);
+                    ip = next.toString();
                 } while (used.contains(ip));
                 used.add(ip);
                 st.setPodIP(ip);
@@ -92,13 +92,13 @@ public final class WhatIfDefaults {
         return out;
     }
 
-    private static byte[] increment(byte[] a) {
-        byte[] b = a.clone();
-        for (int i = b.length - 1; i >= 0; i--) {
-            if (++b[i] != 0) {
-                return b;
-            }
+    /** The next address of the same family, or null after the last one. */
+    private static IpAddress successor(IpAddress a) {
+        if (a.family() == IpAddress.V4) {
+            return a.lo() == 0xFFFF_FFFFL ? null : IpAddress.v4((int) (a.lo() + 1));
         }
-        return null;
+        long lo = a.lo() + 1;
+        long hi = lo == 0 ? a.hi() + 1 : a.hi();
+        return hi == 0 && lo == 0 ? null : IpAddress.v6(hi, lo);
     }
 }

@@ -8,8 +8,6 @@ import io.grpc.stub.ClientResponseObserver;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
-import io.kubeverdict.sync.ResyncRequiredException;
-import io.kubeverdict.sync.SnapshotAssembler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

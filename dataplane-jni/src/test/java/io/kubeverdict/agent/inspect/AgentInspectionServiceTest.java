@@ -24,6 +24,7 @@ import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.ListEndpointsRequest;
+import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
@@ -104,7 +105,7 @@ class AgentInspectionServiceTest {
         assertThat(allowed.getIngress().getRuleId()).isEqualTo("ingress[0]");
 
         Explanation denied = inspect.explain(ExplainRequest.newBuilder()
-                .setFrom("x/c").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(6).setDstPort(80)).build());
+                .setFrom("x/c").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(Protocol.TCP_VALUE).setDstPort(80)).build());
         assertThat(denied.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
         assertThat(denied.getSource().getPod()).isEqualTo("c");
         assertThat(denied.getDestination().getPod()).isEqualTo("a");
@@ -180,7 +181,7 @@ class AgentInspectionServiceTest {
         Thread loop = new Thread(() -> {
             PacketTuple p = new PacketTuple();
             for (String src : new String[] {"10.0.0.2", "10.0.0.3", "10.0.0.2"}) {
-                p.set(IpAddress.parse(src), IpAddress.parse("10.0.0.1"), 6, 80);
+                p.set(IpAddress.parse(src), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
                 feed.publish(p, state.decide(p));
             }
         });
@@ -206,7 +207,7 @@ class AgentInspectionServiceTest {
 
     @Test
     void anUnwatchedFeedTakesNothing() {
-        PacketTuple p = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 6, 80);
+        PacketTuple p = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
         for (int i = 0; i < 10_000; i++) {
             feed.publish(p, 1);
         }
@@ -229,7 +230,7 @@ class AgentInspectionServiceTest {
     }
 
     private static Tuple tuple(String src, String dst, int port) {
-        return Tuple.newBuilder().setSrcIp(src).setDstIp(dst).setProtocol(6).setDstPort(port).build();
+        return Tuple.newBuilder().setSrcIp(src).setDstIp(dst).setProtocol(Protocol.TCP_VALUE).setDstPort(port).build();
     }
 
     /** Polling wait for conditions other threads make true. */

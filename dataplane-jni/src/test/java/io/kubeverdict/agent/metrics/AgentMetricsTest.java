@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
+import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.runtime.BuildVersion;
 import io.kubeverdict.runtime.metrics.MetricsEndpoint;
 import java.net.InetSocketAddress;
@@ -27,10 +28,10 @@ class AgentMetricsTest {
         try (AgentMetrics metrics = new AgentMetrics(new SyncStatus(), new StateHolder(0), () -> Optional.of(queue), Clock.systemUTC());
              MetricsEndpoint http = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), metrics.registry(),
                      List.of(new MetricsEndpoint.Probe("/healthz", enforcing::get, "not enforcing yet")))) {
-            metrics.verdicts().verdict(4, 6, true, 2_000);
-            metrics.verdicts().verdict(4, 6, true, 3_000);
-            metrics.verdicts().verdict(6, 17, false, 1_000);
-            metrics.verdicts().verdict(6, 58, false, 1_000);
+            metrics.verdicts().verdict(4, Protocol.TCP_VALUE, true, 2_000);
+            metrics.verdicts().verdict(4, Protocol.TCP_VALUE, true, 3_000);
+            metrics.verdicts().verdict(6, Protocol.UDP_VALUE, false, 1_000);
+            metrics.verdicts().verdict(6, Protocol.ICMPV6_VALUE, false, 1_000);
             metrics.verdicts().malformed(-1, false);
 
             HttpClient client = HttpClient.newHttpClient();

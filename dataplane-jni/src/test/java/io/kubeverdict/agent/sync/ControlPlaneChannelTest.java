@@ -11,7 +11,6 @@ import io.kubeverdict.agent.testing.ScriptedControlPlane;
 import io.kubeverdict.agent.testing.TestPki;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.SyncRequest;
-import io.kubeverdict.sync.SnapshotAssembler;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;

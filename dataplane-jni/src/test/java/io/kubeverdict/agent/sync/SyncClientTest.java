@@ -16,7 +16,6 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
-import io.kubeverdict.sync.SnapshotAssembler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.kubeverdict.sync;
+package io.kubeverdict.agent.sync;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.kubeverdict.sync;
+package io.kubeverdict.agent.sync;
 
 import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.Endpoint;

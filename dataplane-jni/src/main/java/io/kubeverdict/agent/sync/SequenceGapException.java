@@ -1,4 +1,4 @@
-package io.kubeverdict.sync;
+package io.kubeverdict.agent.sync;
 
 /** A message's sequence number is not the previous one plus one. */
 public final class SequenceGapException extends ResyncRequiredException {

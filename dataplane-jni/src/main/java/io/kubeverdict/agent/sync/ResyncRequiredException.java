@@ -1,4 +1,4 @@
-package io.kubeverdict.sync;
+package io.kubeverdict.agent.sync;
 
 /**
  * The stream can no longer be applied on top of the current state (a sequence gap, a delta for

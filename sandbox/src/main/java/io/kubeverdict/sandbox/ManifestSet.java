@@ -1,9 +1,13 @@
 package io.kubeverdict.sandbox;
 
-import io.kubeverdict.testbed.Protocol;
-import io.kubeverdict.testbed.ServePort;
+import io.fabric8.kubernetes.api.model.KubernetesList;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodIP;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodStatus;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.kubeverdict.controlplane.manifests.ManifestLoader;
 import java.io.IOException;
-import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,22 +16,36 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Stream;
-import org.yaml.snakeyaml.DumperOptions;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
 
 /**
- * A directory of Kubernetes manifests (*.yaml, *.yml, *.json; several documents per file, kind
- * List too) as plain maps: the sandbox reads its Pods and writes a copy in which every Pod has the
- * node and IPs of a {@link Placement}, so the control plane, the agents and `matrix` all see the
- * same pods.
+ * A directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively; several documents per
+ * file, kind List too) read with fabric8's typed model: the sandbox takes its Pods and writes a
+ * copy in which every placed Pod has the node and IPs of a {@link Placement}, so the control
+ * plane, the agents and the in-process engine all see the same pods.
+ *
+ * <p>The copy keeps every file name and every document in place (documents are split like the
+ * manifest loader splits them, so "file document N" in a problem the control plane reports on the
+ * copy is the same document of the source). Only documents holding a placed Pod are rewritten;
+ * the rest, unreadable ones included, are copied as written, so the control plane judges them
+ * exactly as it would the source.
  */
 public final class ManifestSet {
-    private final Map<Path, List<Object>> documents;
+    private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
 
-    private ManifestSet(Map<Path, List<Object>> documents) {
-        this.documents = documents;
+    /** One document: its text as written and what fabric8 read from it (null when unreadable). */
+    private record Document(String text, Object parsed) {}
+
+    /** One file as written and its documents. */
+    private record ManifestFile(String text, List<Document> documents) {}
+
+    private final Map<Path, ManifestFile> files;
+    private final Map<String, Pod> pods;
+
+    private ManifestSet(Map<Path, ManifestFile> files, Map<String, Pod> pods) {
+        this.files = files;
+        this.pods = pods;
     }
 
     static boolean isManifest(Path file) {
@@ -39,31 +57,72 @@ public final class ManifestSet {
         if (!Files.isDirectory(dir)) {
             throw new IOException("manifest directory " + dir + " does not exist");
         }
-        Map<Path, List<Object>> documents = new LinkedHashMap<>();
-        List<Path> files;
+        List<Path> paths;
         try (Stream<Path> walk = Files.walk(dir)) {
-            files = walk.filter(Files::isRegularFile).filter(ManifestSet::isManifest).sorted().toList();
+            paths = walk.filter(Files::isRegularFile).filter(ManifestSet::isManifest).sorted().toList();
         }
-        for (Path file : files) {
-            List<Object> docs = new ArrayList<>();
-            try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-                for (Object doc : new Yaml(new LoaderOptions()).loadAll(in)) {
-                    if (doc != null) {
-                        docs.add(doc);
+        Map<Path, ManifestFile> files = new LinkedHashMap<>();
+        // Later definitions replace earlier ones, in path order, as in the manifest loader.
+        Map<String, Pod> pods = new TreeMap<>();
+        for (Path path : paths) {
+            Path relative = dir.relativize(path);
+            List<Document> documents = new ArrayList<>();
+            String text = Files.readString(path, StandardCharsets.UTF_8);
+            List<String> texts = ManifestLoader.splitDocuments(text);
+            for (int i = 0; i < texts.size(); i++) {
+                Object parsed = parse(texts.get(i));
+                documents.add(new Document(texts.get(i), parsed));
+                for (Pod pod : podsOf(parsed)) {
+                    try {
+                        pods.put(SandboxPod.of(pod).name(), pod);
+                    } catch (IllegalArgumentException e) {
+                        throw new SandboxException(relative + " document " + (i + 1) + ": " + e.getMessage());
                     }
                 }
-            } catch (RuntimeException e) {
-                throw new IOException("cannot read " + file + ": " + e.getMessage(), e);
             }
-            documents.put(dir.relativize(file), docs);
+            files.put(relative, new ManifestFile(text, documents));
         }
-        return new ManifestSet(documents);
+        return new ManifestSet(files, pods);
     }
 
-    public List<SandboxPod> pods() {
-        List<SandboxPod> pods = new ArrayList<>();
-        forEachPod(pod -> pods.add(toPod(pod)));
-        return pods;
+    /** What fabric8 reads from a document, or null: the loader reports unreadable documents. */
+    private static Object parse(String text) {
+        try {
+            return SERIALIZATION.unmarshal(text);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** The named Pods of a document (a List's items too), namespace defaulted like the loader does. */
+    private static List<Pod> podsOf(Object parsed) {
+        List<Object> objects = new ArrayList<>();
+        if (parsed instanceof KubernetesList list && list.getItems() != null) {
+            objects.addAll(list.getItems());
+        } else {
+            objects.add(parsed);
+        }
+        List<Pod> out = new ArrayList<>();
+        for (Object o : objects) {
+            if (o instanceof Pod pod && pod.getMetadata() != null && pod.getMetadata().getName() != null
+                    && !pod.getMetadata().getName().isEmpty()) {
+                if (pod.getMetadata().getNamespace() == null || pod.getMetadata().getNamespace().isEmpty()) {
+                    pod.getMetadata().setNamespace("default");
+                }
+                out.add(pod);
+            }
+        }
+        return out;
+    }
+
+    /** Every Pod, by "namespace/name"; not to be changed (writeAssigned works on copies). */
+    public List<Pod> pods() {
+        return List.copyOf(pods.values());
+    }
+
+    /** The sandbox's view of every Pod, in name order. */
+    public List<SandboxPod> sandboxPods() {
+        return pods.values().stream().map(SandboxPod::of).toList();
     }
 
     /**
@@ -72,35 +131,12 @@ public final class ManifestSet {
      * of dir that are no longer manifests here are removed.
      */
     public void writeAssigned(Placement placement, Path dir) throws IOException {
-        forEachPod(pod -> {
-            String name = toPod(pod).name();
-            if (!placement.nodeOf().containsKey(name)) {
-                return;
-            }
-            Map<String, Object> spec = child(pod, "spec");
-            spec.put("nodeName", placement.nodeOf().get(name));
-            Map<String, Object> status = child(pod, "status");
-            List<String> ips = placement.ipsOf().get(name);
-            status.put("phase", "Running");
-            status.put("podIP", ips.get(0));
-            List<Map<String, Object>> podIps = new ArrayList<>();
-            ips.forEach(ip -> podIps.add(new LinkedHashMap<>(Map.of("ip", ip))));
-            status.put("podIPs", podIps);
-        });
         Files.createDirectories(dir);
-        DumperOptions options = new DumperOptions();
-        options.setDefaultFlowStyle(DumperOptions.FlowStyle.BLOCK);
-        Yaml yaml = new Yaml(options);
         List<Path> written = new ArrayList<>();
-        for (Map.Entry<Path, List<Object>> e : documents.entrySet()) {
-            Path relative = e.getKey();
-            String fileName = relative.getFileName().toString();
-            if (fileName.endsWith(".json")) {
-                relative = relative.resolveSibling(fileName + ".yaml");
-            }
-            Path target = dir.resolve(relative);
+        for (Map.Entry<Path, ManifestFile> e : files.entrySet()) {
+            Path target = dir.resolve(e.getKey());
             Files.createDirectories(target.getParent());
-            String content = yaml.dumpAll(e.getValue().iterator());
+            String content = render(e.getKey(), e.getValue(), placement);
             written.add(target);
             if (Files.isRegularFile(target) && Files.readString(target, StandardCharsets.UTF_8).equals(content)) {
                 continue; // unchanged: no event for the watcher
@@ -117,78 +153,52 @@ public final class ManifestSet {
         }
     }
 
-    private interface PodVisitor {
-        void visit(Map<String, Object> pod);
-    }
-
-    @SuppressWarnings("unchecked")
-    private void forEachPod(PodVisitor visitor) {
-        for (List<Object> docs : documents.values()) {
-            for (Object doc : docs) {
-                if (!(doc instanceof Map<?, ?> map)) {
-                    continue;
-                }
-                if ("List".equals(map.get("kind")) && map.get("items") instanceof List<?> items) {
-                    for (Object item : items) {
-                        if (item instanceof Map<?, ?> m && "Pod".equals(m.get("kind"))) {
-                            visitor.visit((Map<String, Object>) m);
-                        }
-                    }
-                } else if ("Pod".equals(map.get("kind"))) {
-                    visitor.visit((Map<String, Object>) map);
-                }
+    /**
+     * A file as written when it holds no placed pod; else its documents, those with placed pods
+     * re-serialized (as JSON when the file is one JSON document).
+     */
+    private static String render(Path file, ManifestFile manifest, Placement placement) {
+        List<Object> placed = manifest.documents().stream().map(d -> placed(d.parsed(), placement)).toList();
+        if (placed.stream().allMatch(java.util.Objects::isNull)) {
+            return manifest.text();
+        }
+        if (file.getFileName().toString().endsWith(".json") && placed.size() == 1) {
+            return SERIALIZATION.asJson(placed.get(0)) + "\n";
+        }
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < placed.size(); i++) {
+            if (placed.get(i) == null) {
+                out.append("---\n").append(manifest.documents().get(i).text());
+            } else {
+                out.append(SERIALIZATION.asYaml(placed.get(i))); // starts with "---"
             }
         }
+        return out.toString();
     }
 
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> child(Map<String, Object> parent, String key) {
-        Object value = parent.get(key);
-        if (value instanceof Map<?, ?> map) {
-            return (Map<String, Object>) map;
+    /** A copy of the document's object with its placed pods placed, or null when it has none. */
+    private static Object placed(Object parsed, Placement placement) {
+        if (parsed == null || podsOf(parsed).stream().noneMatch(p -> placement.nodeOf().containsKey(SandboxPod.of(p).name()))) {
+            return null;
         }
-        Map<String, Object> created = new LinkedHashMap<>();
-        parent.put(key, created);
-        return created;
-    }
-
-    private static SandboxPod toPod(Map<String, Object> pod) {
-        Map<?, ?> metadata = map(pod.get("metadata"));
-        Map<?, ?> spec = map(pod.get("spec"));
-        Map<?, ?> status = map(pod.get("status"));
-        String namespace = metadata.get("namespace") == null ? "default" : String.valueOf(metadata.get("namespace"));
-        String name = namespace + "/" + metadata.get("name");
-        List<ServePort> ports = new ArrayList<>();
-        for (Object c : list(spec.get("containers"))) {
-            for (Object p : list(map(c).get("ports"))) {
-                Map<?, ?> port = map(p);
-                if (port.get("containerPort") instanceof Number n) {
-                    Object protocol = port.get("protocol");
-                    ports.add(new ServePort(n.intValue(), protocol == null ? Protocol.TCP : Protocol.parse(protocol.toString())));
-                }
+        Object copy = SERIALIZATION.clone(parsed);
+        for (Pod pod : podsOf(copy)) {
+            String name = SandboxPod.of(pod).name();
+            if (!placement.nodeOf().containsKey(name)) {
+                continue;
             }
-        }
-        List<String> ips = new ArrayList<>();
-        for (Object p : list(status.get("podIPs"))) {
-            Object ip = map(p).get("ip");
-            if (ip != null) {
-                ips.add(ip.toString());
+            if (pod.getSpec() == null) {
+                pod.setSpec(new PodSpec());
             }
+            pod.getSpec().setNodeName(placement.nodeOf().get(name));
+            if (pod.getStatus() == null) {
+                pod.setStatus(new PodStatus());
+            }
+            List<String> ips = placement.ipsOf().get(name);
+            pod.getStatus().setPhase("Running");
+            pod.getStatus().setPodIP(ips.get(0));
+            pod.getStatus().setPodIPs(ips.stream().map(PodIP::new).toList());
         }
-        if (ips.isEmpty() && status.get("podIP") != null) {
-            ips.add(status.get("podIP").toString());
-        }
-        Object node = spec.get("nodeName");
-        Object phase = status.get("phase");
-        return new SandboxPod(name, node == null ? null : node.toString(), ips, ports,
-                phase == null ? null : phase.toString(), Boolean.TRUE.equals(spec.get("hostNetwork")));
-    }
-
-    private static Map<?, ?> map(Object o) {
-        return o instanceof Map<?, ?> m ? m : Map.of();
-    }
-
-    private static List<?> list(Object o) {
-        return o instanceof List<?> l ? l : List.of();
+        return copy;
     }
 }

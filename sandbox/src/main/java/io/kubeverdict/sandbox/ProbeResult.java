@@ -1,11 +1,10 @@
 package io.kubeverdict.sandbox;
 
+import io.kubeverdict.controlplane.tools.ConnectivityMatrix;
 import io.kubeverdict.testbed.ObservedMatrix;
 import io.kubeverdict.testbed.Outcome;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One probe compared: the engine's expected matrix beside the observed one, and every ordered
@@ -14,9 +13,9 @@ import java.util.Map;
  * AllowLoopback). observed is null when the protocol cannot be probed here (SCTP); such a
  * probe has no mismatches and says so in {@link #unsupported()}.
  */
-public record ProbeResult(ExpectedMatrix expected, ObservedMatrix observed, List<List<String>> mismatches) {
+public record ProbeResult(ConnectivityMatrix expected, ObservedMatrix observed, List<List<String>> mismatches) {
 
-    public static ProbeResult compare(ExpectedMatrix expected, ObservedMatrix observed) {
+    public static ProbeResult compare(ConnectivityMatrix expected, ObservedMatrix observed) {
         List<List<String>> mismatches = new ArrayList<>();
         if (observed != null && !unsupported(observed)) {
             if (!observed.pods().equals(expected.pods())) {
@@ -46,20 +45,8 @@ public record ProbeResult(ExpectedMatrix expected, ObservedMatrix observed, List
         return mismatches.isEmpty();
     }
 
-    /** The documented JSON object of one probe (insertion-ordered keys, pods sorted like `matrix`). */
-    public Map<String, Object> toJson() {
-        Map<String, Object> json = new LinkedHashMap<>();
-        json.put("port", expected.port());
-        json.put("protocol", expected.protocol());
-        json.put("pods", expected.pods());
-        json.put("expected", expected.allowed());
-        if (unsupported()) {
-            json.put("observed", null);
-            json.put("unsupported", expected.protocol() + " cannot be probed: this kernel has no " + expected.protocol() + " sockets");
-        } else {
-            json.put("observed", observed.asBooleans());
-        }
-        json.put("mismatches", mismatches);
-        return json;
+    /** "TCP", "UDP" or "SCTP". */
+    public String protocol() {
+        return expected.protocol().name();
     }
 }

@@ -1,5 +1,6 @@
 package io.kubeverdict.sandbox;
 
+import io.kubeverdict.controlplane.tools.ConnectivityMatrix;
 import java.util.List;
 
 /**
@@ -11,12 +12,12 @@ public final class TableRenderer {
     private TableRenderer() {}
 
     public static String render(ProbeResult result) {
-        ExpectedMatrix expected = result.expected();
+        ConnectivityMatrix expected = result.expected();
         List<String> pods = expected.pods();
         StringBuilder out = new StringBuilder();
-        out.append(expected.port()).append('/').append(expected.protocol()).append(": ");
+        out.append(expected.port()).append('/').append(result.protocol()).append(": ");
         if (result.unsupported()) {
-            return out.append("not probed, this kernel has no ").append(expected.protocol()).append(" sockets\n").toString();
+            return out.append("not probed, this kernel has no ").append(result.protocol()).append(" sockets\n").toString();
         }
         int pairs = pods.size() * (pods.size() - 1);
         out.append(result.agrees()

@@ -50,6 +50,7 @@ final class PodServers implements AutoCloseable {
                             server.register(selector, SelectionKey.OP_READ);
                         }
                         case SCTP -> { } // no SCTP sockets on the kernels we run on; probes say UNSUPPORTED
+                        default -> throw new IllegalArgumentException("cannot serve " + port);
                     }
                 }
             }

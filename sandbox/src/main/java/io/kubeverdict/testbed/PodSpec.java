@@ -1,7 +1,9 @@
 package io.kubeverdict.testbed;
 
+import io.kubeverdict.policy.IpAddress;
 import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.List;
 
 /**
@@ -15,6 +17,27 @@ public record PodSpec(String name, String node, List<InetAddress> ips, List<Serv
         }
         ips = List.copyOf(ips);
         ports = List.copyOf(ports);
+    }
+
+    /**
+     * An IP literal as the socket API wants it, parsed by the verdict function's {@link IpAddress}:
+     * never a name lookup (InetAddress.getByName would resolve a host name).
+     *
+     * @throws IllegalArgumentException when text is not an IP literal
+     */
+    public static InetAddress address(String text) {
+        IpAddress ip = IpAddress.parse(text);
+        byte[] bytes = new byte[ip.family() == IpAddress.V4 ? 4 : 16];
+        for (int i = 0; i < bytes.length; i++) {
+            int fromEnd = bytes.length - 1 - i;
+            long word = fromEnd < 8 ? ip.lo() : ip.hi();
+            bytes[i] = (byte) (word >>> (8 * (fromEnd % 8)));
+        }
+        try {
+            return InetAddress.getByAddress(bytes);
+        } catch (UnknownHostException impossible) {
+            throw new IllegalStateException(impossible); // only for a wrong length
+        }
     }
 
     /** The address probes go to: the first IPv4 address, else the first address. */

@@ -1,6 +1,7 @@
 package io.kubeverdict.testbed;
 
 import io.kubeverdict.jni.NetnsThread;
+import io.kubeverdict.proto.v1.Protocol;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.PortUnreachableException;

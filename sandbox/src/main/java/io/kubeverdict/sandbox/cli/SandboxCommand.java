@@ -1,8 +1,8 @@
-package io.kubeverdict.agent.cli;
+package io.kubeverdict.sandbox.cli;
 
-import io.kubeverdict.sandbox.Json;
 import io.kubeverdict.sandbox.Launcher;
 import io.kubeverdict.sandbox.Placement;
+import io.kubeverdict.sandbox.ProbeJson;
 import io.kubeverdict.sandbox.ProbeResult;
 import io.kubeverdict.sandbox.Progress;
 import io.kubeverdict.sandbox.Sandbox;
@@ -28,7 +28,8 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "sandbox", mixinStandardHelpOptions = true,
         description = {"Run the whole system locally: pods as network namespaces, the control plane and one agent per node"
-                + " as real processes, every pod pair probed with real connections and compared with `matrix`.",
+                + " as real processes, every pod pair probed with real connections and compared with the policy engine"
+                + " (what `matrix` prints).",
                 "Needs root. Exit code 0 when observed == expected for every probe, 1 on a mismatch, 2 on an error."})
 public final class SandboxCommand implements Callable<Integer> {
     @Option(names = "--manifests", paramLabel = "DIR",
@@ -126,7 +127,7 @@ public final class SandboxCommand implements Callable<Integer> {
         progress.done();
         boolean agree = true;
         for (ProbeResult r : results) {
-            out.print(output.equals("json") ? Json.write(r.toJson()) + "\n" : TableRenderer.render(r) + "\n");
+            out.print(output.equals("json") ? ProbeJson.write(r) + "\n" : TableRenderer.render(r) + "\n");
             agree &= r.agrees();
         }
         out.flush();

@@ -2,7 +2,7 @@ package io.kubeverdict.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kubeverdict.agent.cli.AgentMain;
+import io.kubeverdict.sandbox.cli.KubeVerdictMain;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -10,10 +10,17 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
+import tools.jackson.databind.json.JsonMapper;
 
 /** `sandbox` as an operator runs it: the default example, real processes, JSON checked against its documented shape. */
 class SandboxCommandTest {
+    private static final JsonMapper JSON = new JsonMapper();
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> parse(String line) {
+        return JSON.readValue(line, java.util.LinkedHashMap.class);
+    }
+
     @Test
     void defaultExampleAgreesWithTheEngineAndJsonHasTheDocumentedShape() throws Exception {
         Path example = Launcher.home().resolve("deploy/examples/netpol-basic");
@@ -30,7 +37,7 @@ class SandboxCommandTest {
         List<String> args = new java.util.ArrayList<>(List.of("sandbox", "--output", "json", "--probe", "80/TCP",
                 "--probe", "81/UDP", "--probe", "80/SCTP", "--prefix", "kvt-sb-", "--probe-timeout", "1200"));
         args.addAll(List.of(extra));
-        int code = new CommandLine(new AgentMain()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
+        int code = KubeVerdictMain.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
                 .execute(args.toArray(String[]::new));
         assertThat(code).as("exit code; stderr:\n" + err + "\nstdout:\n" + out).isZero();
 
@@ -38,7 +45,7 @@ class SandboxCommandTest {
         assertThat(lines).hasSize(3);
         String[] probes = {"80/TCP", "81/UDP", "80/SCTP"};
         for (int i = 0; i < lines.size(); i++) {
-            Map<String, Object> probe = (Map<String, Object>) Json.parse(lines.get(i));
+            Map<String, Object> probe = parse(lines.get(i));
             assertThat(probe.get("port") + "/" + probe.get("protocol")).isEqualTo(probes[i]);
             List<String> pods = (List<String>) probe.get("pods");
             assertThat(pods).isNotEmpty().isSorted().allMatch(p -> p.matches("[a-z0-9-]+/[a-z0-9.-]+"));
@@ -64,7 +71,7 @@ class SandboxCommandTest {
             }
         }
         // The example is meant to show policies at work: something is denied.
-        Map<String, Map<String, Boolean>> tcp = (Map<String, Map<String, Boolean>>) ((Map<String, Object>) Json.parse(lines.get(0))).get("expected");
+        Map<String, Map<String, Boolean>> tcp = (Map<String, Map<String, Boolean>>) parse(lines.get(0)).get("expected");
         assertThat(tcp.values()).anyMatch(row -> row.containsValue(false));
         assertThat(err.toString()).contains("waiting until every agent is in sync").contains("tearing down");
         // Everything it made is gone.
@@ -81,7 +88,7 @@ class SandboxCommandTest {
         Path manifests = Path.of(getClass().getResource("/sandbox/ipv6").toURI());
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = new CommandLine(new AgentMain()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
+        int code = KubeVerdictMain.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
                 .execute("sandbox", "--manifests", manifests.toString(), "--prefix", "kvt-sb-", "--probe-timeout", "1200");
         assertThat(code).as("exit code; stderr:\n" + err + "\nstdout:\n" + out).isZero();
         assertThat(out.toString()).contains("80/TCP: observed == expected (6 pairs)")
@@ -90,8 +97,8 @@ class SandboxCommandTest {
 
     @Test
     void knowsWhetherItRunsAsRoot() {
-        assertThat(Sandbox.effectiveUidIsRoot(List.of("Name:\tjava", "Uid:\t0\t0\t0\t0"))).isTrue();
-        assertThat(Sandbox.effectiveUidIsRoot(List.of("Uid:\t1000\t1000\t1000\t1000"))).isFalse();
-        assertThat(Sandbox.effectiveUidIsRoot(List.of("Uid:\t0\t1000\t0\t0"))).isFalse();
+        assertThat(RootCheck.effectiveUidIsRoot(List.of("Name:\tjava", "Uid:\t0\t0\t0\t0"))).isTrue();
+        assertThat(RootCheck.effectiveUidIsRoot(List.of("Uid:\t1000\t1000\t1000\t1000"))).isFalse();
+        assertThat(RootCheck.effectiveUidIsRoot(List.of("Uid:\t0\t1000\t0\t0"))).isFalse();
     }
 }

@@ -70,8 +70,11 @@ public final class ManifestLoader {
         return c.result();
     }
 
-    /** Splits a YAML stream at "---" lines; drops documents holding only comments/blank lines. */
-    static List<String> splitDocuments(String text) {
+    /**
+     * Splits a YAML stream at "---" lines; drops documents holding only comments/blank lines.
+     * Public so that whoever rewrites a manifest file (the sandbox) numbers documents like {@link Origin}.
+     */
+    public static List<String> splitDocuments(String text) {
         List<String> out = new ArrayList<>();
         StringBuilder cur = new StringBuilder();
         for (String line : text.split("\r?\n", -1)) {

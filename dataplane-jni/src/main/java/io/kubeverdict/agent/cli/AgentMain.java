@@ -4,7 +4,7 @@ import io.kubeverdict.runtime.cli.KubeVerdictCommand;
 import java.util.List;
 import picocli.CommandLine;
 
-/** Entry point of the agent jar: {@code kube-verdict agent} (and, until it moves out, {@code sandbox}). */
+/** Entry point of the agent jar: {@code kube-verdict agent}, the node agent only. */
 public final class AgentMain {
     private AgentMain() {}
 
@@ -14,8 +14,7 @@ public final class AgentMain {
     }
 
     public static CommandLine commandLine() {
-        return KubeVerdictCommand.root("kube-verdict data plane agent and local sandbox.",
-                new RunCommand(), new SandboxCommand());
+        return KubeVerdictCommand.root("kube-verdict data plane agent.", subcommands().toArray());
     }
 
     public static void main(String[] args) {

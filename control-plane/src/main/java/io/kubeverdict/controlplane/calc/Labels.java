@@ -54,7 +54,7 @@ public final class Labels {
         if (slash >= 0) {
             String prefix = key.substring(0, slash);
             name = key.substring(slash + 1);
-            if (prefix.isEmpty() || prefix.length() > DNS_SUBDOMAIN_MAX || !DNS_SUBDOMAIN.matcher(prefix).matches()) {
+            if (!isDnsSubdomain(prefix)) {
                 return Optional.of("invalid label key " + quote(key)
                         + ": the prefix must be a DNS subdomain of at most 253 characters");
             }
@@ -64,6 +64,12 @@ public final class Labels {
                     + " of [A-Za-z0-9._-], beginning and ending alphanumeric");
         }
         return Optional.empty();
+    }
+
+    /** Whether {@code name} is an RFC 1123 subdomain of at most 253 characters (what node names are). */
+    public static boolean isDnsSubdomain(String name) {
+        return name != null && !name.isEmpty() && name.length() <= DNS_SUBDOMAIN_MAX
+                && DNS_SUBDOMAIN.matcher(name).matches();
     }
 
     /** Why {@code value} is not a label value (empty, or like a key's name part), or empty when it is one. */

@@ -33,8 +33,17 @@ public final class TestAgent implements AutoCloseable {
     }
 
     public static TestAgent connect(Channel channel, String node, boolean autoRead, String agentVersion) {
+        return connect(PolicySyncGrpc.newStub(channel), node, autoRead, agentVersion);
+    }
+
+    /** As an agent reconnects: the call waits until the channel is connected instead of failing fast. */
+    public static TestAgent connectWhenReady(Channel channel, String node) {
+        return connect(PolicySyncGrpc.newStub(channel).withWaitForReady(), node, true, "test");
+    }
+
+    private static TestAgent connect(PolicySyncGrpc.PolicySyncStub stub, String node, boolean autoRead, String agentVersion) {
         TestAgent a = new TestAgent(node);
-        PolicySyncGrpc.newStub(channel).sync(SyncRequest.newBuilder().setNode(node).setAgentVersion(agentVersion).build(),
+        stub.sync(SyncRequest.newBuilder().setNode(node).setAgentVersion(agentVersion).build(),
                 new ClientResponseObserver<SyncRequest, ToAgent>() {
                     @Override
                     public void beforeStart(ClientCallStreamObserver<SyncRequest> requestStream) {

@@ -112,7 +112,8 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         }
         String version = request.getAgentVersion();
         if (version.length() > MAX_AGENT_VERSION) {
-            version = version.substring(0, MAX_AGENT_VERSION);
+            int cut = Character.isHighSurrogate(version.charAt(MAX_AGENT_VERSION - 1)) ? MAX_AGENT_VERSION - 1 : MAX_AGENT_VERSION;
+            version = version.substring(0, cut);
         }
         ServerCallStreamObserver<ToAgent> out = (ServerCallStreamObserver<ToAgent>) responseObserver;
         SyncSession session = new SyncSession(node, version, out, hub, differ, admission, executor,

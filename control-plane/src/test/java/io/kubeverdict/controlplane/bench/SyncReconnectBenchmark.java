@@ -4,7 +4,13 @@ import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.grpc.BindableService;
+import io.grpc.ForwardingServerCallListener;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
@@ -24,6 +30,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -116,6 +124,10 @@ public final class SyncReconnectBenchmark {
             Thread.sleep(5);
         }
         probe.stop();
+        long[] arrived = fleet.stream().mapToLong(a -> Server.CALL_ARRIVED.get(a.node) - back).sorted().toArray();
+        System.out.printf("server back -> agent's Sync call reaches it (return noticed): p50 %.0f ms, p99 %.0f ms, max %.0f ms%n",
+                SyncFanoutBenchmark.pct(arrived, 50) / 1e6, SyncFanoutBenchmark.pct(arrived, 99) / 1e6,
+                arrived[arrived.length - 1] / 1e6);
         long[] each = fleet.stream().mapToLong(a -> a.inSyncAt - back).sorted().toArray();
         System.out.printf("server back -> agent has its full snapshot and InSync (%d agents): p50 %.0f ms, p99 %.0f ms, max %.0f ms%n",
                 agents, SyncFanoutBenchmark.pct(each, 50) / 1e6, SyncFanoutBenchmark.pct(each, 99) / 1e6,
@@ -158,11 +170,30 @@ public final class SyncReconnectBenchmark {
 
     /** A sync service and gRPC endpoint (with health) on a port: what a control-plane process serves. */
     record Server(PolicySyncService sync, GrpcEndpoint endpoint) {
+        /** System.nanoTime() when each agent's newest Sync call reached the server, by node. */
+        static final Map<String, Long> CALL_ARRIVED = new ConcurrentHashMap<>();
+
         static Server start(SnapshotHub hub, ControlPlaneMetrics metrics, ExecutorService senders,
                 PolicySyncService.Options options, int port) throws Exception {
             PolicySyncService sync = new PolicySyncService(hub, metrics, NodeAuthorizer.allowAll(), senders, options);
+            ServerInterceptor arrivals = new ServerInterceptor() {
+                @Override
+                public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+                        ServerCallHandler<Q, R> next) {
+                    return new ForwardingServerCallListener.SimpleForwardingServerCallListener<Q>(next.startCall(call, headers)) {
+                        @Override
+                        public void onMessage(Q message) {
+                            if (message instanceof SyncRequest r) {
+                                CALL_ARRIVED.put(r.getNode(), System.nanoTime());
+                            }
+                            super.onMessage(message);
+                        }
+                    };
+                }
+            };
+            BindableService recorded = () -> ServerInterceptors.intercept(sync, arrivals);
             GrpcEndpoint endpoint = new GrpcEndpoint(new InetSocketAddress("127.0.0.1", port), null,
-                    List.<BindableService>of(sync)).start();
+                    List.<BindableService>of(recorded)).start();
             endpoint.serving();
             return new Server(sync, endpoint);
         }

@@ -69,6 +69,11 @@ final class ServeCommand implements Callable<Integer> {
             description = "Largest IP-set message on a Sync stream (gRPC's limit is 4 MiB). Default: ${DEFAULT-VALUE}.")
     int maxMessageBytes;
 
+    @Option(names = "--max-concurrent-snapshots", defaultValue = "16", paramLabel = "N",
+            description = "Sync streams building and sending a full snapshot at once; agents beyond wait in line "
+                    + "(a fleet reconnecting after a restart). Default: ${DEFAULT-VALUE}.")
+    int maxConcurrentSnapshots;
+
     @Spec
     CommandSpec spec;
 
@@ -84,6 +89,10 @@ final class ServeCommand implements Callable<Integer> {
             metricsAddress = metrics.socketAddress();
         } catch (IllegalArgumentException e) {
             err.println(e.getMessage());
+            return 2;
+        }
+        if (maxConcurrentSnapshots < 1) {
+            err.println("--max-concurrent-snapshots must be at least 1");
             return 2;
         }
         ControlPlane.Source src;
@@ -102,7 +111,7 @@ final class ServeCommand implements Callable<Integer> {
             src = new ControlPlane.Source.Kubernetes(client, resync);
         }
         ControlPlane.Config config = new ControlPlane.Config(grpcAddress, metricsAddress, tls,
-                new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1)));
+                new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots));
 
         CountDownLatch stopped = new CountDownLatch(1);
         ControlPlane cp = ControlPlane.start(config, new IncrementalPolicyCalculator(), src);

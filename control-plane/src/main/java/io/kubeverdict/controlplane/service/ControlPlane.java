@@ -91,7 +91,7 @@ public final class ControlPlane implements AutoCloseable {
         NodeAuthorizer authorizer = config.tls() == null ? NodeAuthorizer.allowAll() : NodeAuthorizer.requireNodeCertificate();
         PolicySyncService sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
         closeables.push(sync);
-        InspectionService inspection = new InspectionService(hub, sync);
+        InspectionService inspection = new InspectionService(hub, sync, authorizer);
 
         grpc = GrpcEndpoint.create(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);

@@ -36,7 +36,7 @@ class InspectionServiceTest {
     private final SnapshotHub hub = new SnapshotHub();
     private final PolicySyncService sync = new PolicySyncService(hub, new ControlPlaneMetrics(new SimpleMeterRegistry()),
             NodeAuthorizer.allowAll(), Executors.newSingleThreadExecutor(), PolicySyncService.Options.defaults());
-    private final InspectionService inspection = new InspectionService(hub, sync);
+    private final InspectionService inspection = new InspectionService(hub, sync, NodeAuthorizer.allowAll());
 
     @AfterEach
     void tearDown() {

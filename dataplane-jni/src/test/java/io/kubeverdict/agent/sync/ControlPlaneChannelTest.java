@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The sync client over mutual TLS, with certificates made for the test. */
 class ControlPlaneChannelTest {
-    private static final Backoff FAST = new Backoff(Duration.ofMillis(50), Duration.ofMillis(200), 2.0, 0.0);
+    private static final Backoff FAST = new Backoff(Duration.ofMillis(50), Duration.ofMillis(200), 2.0);
 
     @Test
     void syncsOverMutualTlsAndIsRefusedWithAForeignCertificate(@TempDir Path dir) throws Exception {

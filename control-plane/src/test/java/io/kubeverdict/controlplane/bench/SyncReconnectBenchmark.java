@@ -20,6 +20,7 @@ import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.service.CalculationLoop;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
+import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
@@ -169,7 +170,7 @@ public final class SyncReconnectBenchmark {
     }
 
     /** A sync service and gRPC endpoint (with health) on a port: what a control-plane process serves. */
-    record Server(PolicySyncService sync, GrpcEndpoint endpoint) {
+    record Server(PolicySyncService sync, GrpcServer endpoint) {
         /** System.nanoTime() when each agent's newest Sync call reached the server, by node. */
         static final Map<String, Long> CALL_ARRIVED = new ConcurrentHashMap<>();
 
@@ -192,9 +193,9 @@ public final class SyncReconnectBenchmark {
                 }
             };
             BindableService recorded = () -> ServerInterceptors.intercept(sync, arrivals);
-            GrpcEndpoint endpoint = new GrpcEndpoint(new InetSocketAddress("127.0.0.1", port), null,
+            GrpcServer endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", port), null,
                     List.<BindableService>of(recorded)).start();
-            endpoint.serving();
+            endpoint.setServing(true);
             return new Server(sync, endpoint);
         }
 

@@ -12,6 +12,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
+import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
 import io.kubeverdict.proto.v1.AppliedReport;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
@@ -41,7 +42,7 @@ class ClientNamedNodesTest {
             List.of(endpoint("x", "a", "10.0.0.1")));
 
     private SyncServerFixture f;
-    private GrpcEndpoint inspectEndpoint;
+    private GrpcServer inspectEndpoint;
     private ManagedChannel inspectChannel;
     private ControlPlaneInspectionGrpc.ControlPlaneInspectionBlockingStub inspection;
 
@@ -50,7 +51,7 @@ class ClientNamedNodesTest {
         f = new SyncServerFixture();
         f.hub.publish(KNOWN, 0);
         f.hub.markReady();
-        inspectEndpoint = new GrpcEndpoint(new InetSocketAddress("127.0.0.1", 0), null,
+        inspectEndpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), null,
                 List.<BindableService>of(new InspectionService(f.hub, f.sync, NodeAuthorizer.allowAll()))).start();
         // The client's default 4 MiB inbound limit, as grpcurl and the agents have it.
         inspectChannel = NettyChannelBuilder.forAddress("127.0.0.1", inspectEndpoint.port()).usePlaintext().build();

@@ -14,6 +14,7 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
+import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.NodeSnapshot;
@@ -42,7 +43,7 @@ class ReconnectHerdTest {
     private final ExecutorService executor = Executors.newFixedThreadPool(2);
     private final List<ManagedChannel> channels = new ArrayList<>();
     private PolicySyncService sync;
-    private GrpcEndpoint endpoint;
+    private GrpcServer endpoint;
 
     @AfterEach
     void tearDown() throws Exception {
@@ -61,8 +62,8 @@ class ReconnectHerdTest {
     private void startServer(int port) throws Exception {
         sync = new PolicySyncService(hub, metrics, NodeAuthorizer.allowAll(), executor,
                 PolicySyncService.Options.defaults().withMaxConcurrentSnapshots(PERMITS));
-        endpoint = new GrpcEndpoint(new InetSocketAddress("127.0.0.1", port), null, List.<BindableService>of(sync)).start();
-        endpoint.serving();
+        endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", port), null, List.<BindableService>of(sync)).start();
+        endpoint.setServing(true);
     }
 
     private void stopServer() throws Exception {

@@ -13,6 +13,8 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
+import io.kubeverdict.runtime.grpc.GrpcServer;
+import io.kubeverdict.runtime.grpc.ServerTls;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
@@ -46,7 +48,7 @@ class InspectionAccessTest {
     @TempDir
     Path dir;
     private TestPki pki;
-    private GrpcEndpoint endpoint;
+    private GrpcServer endpoint;
     private PolicySyncService sync;
     private ExecutorService executor;
     private final List<ManagedChannel> channels = new ArrayList<>();
@@ -64,7 +66,7 @@ class InspectionAccessTest {
         NodeAuthorizer authorizer = NodeAuthorizer.requireNodeCertificate();
         sync = new PolicySyncService(hub, new ControlPlaneMetrics(new SimpleMeterRegistry()), authorizer, executor,
                 PolicySyncService.Options.defaults());
-        endpoint = new GrpcEndpoint(new InetSocketAddress("127.0.0.1", 0), new TlsFiles(server[0], server[1], pki.caFile),
+        endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), new ServerTls(server[0], server[1], pki.caFile),
                 List.<BindableService>of(sync, new InspectionService(hub, sync, authorizer))).start();
     }
 

@@ -340,14 +340,15 @@ final class SnapshotCompiler {
             return;
         }
         int protocol = port.getProtocolValue();
-        int lo = port.getPort();
-        int hi = port.getPort() == 0 ? 65535 : (port.getEndPort() == 0 ? port.getPort() : port.getEndPort());
+        // uint32 on the wire: read unsigned, or a port of 2^31 and more would be a negative start.
+        long lo = Integer.toUnsignedLong(port.getPort());
+        long end = Integer.toUnsignedLong(port.getEndPort());
+        long hi = lo == 0 ? 65535 : (end == 0 ? lo : end);
         boolean valid = (protocol == 6 || protocol == 17 || protocol == 132) && lo <= 65535 && lo <= hi;
         if (!valid) {
-            problem(where + ": port clause " + port.getProtocol() + " " + port.getPort() + "-" + port.getEndPort()
-                    + " is invalid; it matches nothing");
+            problem(where + ": port clause " + port.getProtocol() + " " + lo + "-" + end + " is invalid; it matches nothing");
         }
-        addPortClause(protocol, lo, Math.min(hi, 65535), valid ? NOT_NAMED : NEVER);
+        addPortClause(protocol, (int) Math.min(lo, 65535), (int) Math.min(hi, 65535), valid ? NOT_NAMED : NEVER);
     }
 
     private void addPortClause(int protocol, int lo, int hi, int namedSet) {

@@ -46,6 +46,14 @@ final class ExplainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        try {
+            return run();
+        } catch (OutOfMemoryError e) {
+            return OutOfMemory.report(spec.commandLine().getErr(), input.describeForMemory());
+        }
+    }
+
+    private int run() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         int proto = protocolNumber(protocol);
@@ -62,6 +70,7 @@ final class ExplainCommand implements Callable<Integer> {
             loaded = input.load(err);
         } catch (OfflineInput.FatalInput e) {
             err.println(e.getMessage());
+            err.flush();
             return 2;
         }
         OfflineCluster cluster = loaded.cluster();

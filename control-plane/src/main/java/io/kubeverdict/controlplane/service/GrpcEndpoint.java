@@ -71,11 +71,11 @@ public final class GrpcEndpoint implements AutoCloseable {
         return ((InetSocketAddress) server.getListenSockets().get(0)).getPort();
     }
 
-    /** SERVING once the first full calculation is published. */
-    public void serving() {
+    /** SERVING while the control plane is ready (see service.Readiness), NOT_SERVING otherwise. */
+    public void serving(boolean serving) {
         for (String name : List.of(HealthStatusManager.SERVICE_NAME_ALL_SERVICES,
                 PolicySyncGrpc.SERVICE_NAME, ControlPlaneInspectionGrpc.SERVICE_NAME)) {
-            health.setStatus(name, ServingStatus.SERVING);
+            health.setStatus(name, serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
         }
     }
 

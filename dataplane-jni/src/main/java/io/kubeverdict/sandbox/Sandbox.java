@@ -2,7 +2,7 @@ package io.kubeverdict.sandbox;
 
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeStatus;
-import io.kubeverdict.sync.ManifestRevision;
+import io.kubeverdict.controlplane.source.ManifestRevision;
 import io.kubeverdict.testbed.ObservedMatrix;
 import io.kubeverdict.testbed.PodSpec;
 import io.kubeverdict.testbed.Protocol;

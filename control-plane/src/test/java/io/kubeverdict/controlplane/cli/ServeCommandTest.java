@@ -35,13 +35,6 @@ class ServeCommandTest {
     }
 
     @Test
-    void manifestsMustBeADirectory(@TempDir Path dir) {
-        StringWriter err = new StringWriter();
-        assertThat(run(err, "control-plane", "--manifests", dir.resolve("missing").toString())).isEqualTo(2);
-        assertThat(err.toString()).contains("not a directory");
-    }
-
-    @Test
     void listenAddresses() {
         assertThat(ServeCommand.address("127.0.0.1:9443")).isEqualTo(new InetSocketAddress("127.0.0.1", 9443));
         assertThat(ServeCommand.address(":9100").getPort()).isEqualTo(9100);

@@ -37,6 +37,11 @@ public final class BadManifests {
         return new Case(name, file, content.getBytes(StandardCharsets.UTF_8), where, says);
     }
 
+    /** The cases that are bad under {@link ParserLimits#DEFAULT} too (all but the one over the small size limit). */
+    public static List<Case> underDefaultLimits() {
+        return all().stream().filter(c -> !c.file().equals("big.yaml")).toList();
+    }
+
     public static List<Case> all() {
         byte[] notUtf8 = ("apiVersion: v1\nkind: Namespace\nmetadata: {name: x, labels: {a: \"b\u00e9")
                 .getBytes(StandardCharsets.UTF_8);

@@ -36,10 +36,21 @@ public final class ManifestFiles {
         return SUFFIXES.stream().anyMatch(relativePath::endsWith);
     }
 
-    /** The manifest files below {@code dir}, sorted by relative path. */
+    /**
+     * The manifest files below {@code dir}, sorted by relative path. A {@code dir} that is itself a
+     * link is followed (a walk would otherwise see the link and nothing below it).
+     */
     public static List<Path> list(Path dir) throws IOException {
         if (!Files.isDirectory(dir)) {
             throw new NoSuchFileException(dir.toString(), null, "not a directory");
+        }
+        if (Files.isSymbolicLink(dir)) {
+            List<Path> out = new ArrayList<>();
+            Path real = dir.toRealPath();
+            for (Path f : list(real)) {
+                out.add(dir.resolve(real.relativize(f)));
+            }
+            return out;
         }
         List<Path> out = new ArrayList<>();
         Files.walkFileTree(dir, new SimpleFileVisitor<>() {

@@ -156,6 +156,10 @@ public final class ManifestDirectorySource implements AutoCloseable {
             reject(error, e.errors().stream().map(Object::toString).toList());
             return Outcome.REJECTED;
         } catch (NoSuchFileException e) {
+            if (Files.isDirectory(dir)) {
+                log.debug("manifests: {} vanished while {} was read; waiting", e.getFile(), dir);
+                return Outcome.BUSY; // a file went away mid-read: the directory is being changed
+            }
             reject("manifest directory " + dir + " does not exist (or is no directory)", List.of());
             return Outcome.REJECTED;
         } catch (IOException e) {

@@ -162,6 +162,15 @@ class ManifestLoaderTest {
     }
 
     @Test
+    void aDirectoryThatIsALinkIsReadThroughIt(@TempDir Path dir) throws Exception {
+        Path v1 = Files.createDirectories(dir.resolve("versions/v1/sub"));
+        Files.writeString(v1.resolve("np.yaml"), GOOD);
+        Path link = Files.createSymbolicLink(dir.resolve("current"), Path.of("versions/v1"));
+        assertThat(ManifestFiles.read(link).keySet()).containsExactly("sub/np.yaml");
+        assertThat(new ManifestLoader().load(link).policies()).hasSize(1);
+    }
+
+    @Test
     void splitDocumentsNumbersDocumentsLikeTheLoader() throws Exception {
         assertThat(ManifestLoader.splitDocuments("a: 1\n---\n# only a comment\n---\nb: '---'\n...\n--- c: 3\n")
                 .stream().map(String::strip)).containsExactly("a: 1", "b: '---'", "c: 3");

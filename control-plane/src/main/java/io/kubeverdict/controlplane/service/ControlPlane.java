@@ -123,7 +123,8 @@ public final class ControlPlane implements AutoCloseable {
             closeables.push(metricsServer);
             log.info("metrics on http://{}:{}/metrics", config.metricsBind().getHostString(), metricsServer.port());
         }
-        loop.firstCalculation().thenRun(readiness::firstCalculationPublished);
+        // Told by the hub as it becomes ready, before anyone can see the first calculation done.
+        hub.onReady(readiness::firstCalculationPublished);
         loop.start();
 
         if (source instanceof Source.Kubernetes k) {

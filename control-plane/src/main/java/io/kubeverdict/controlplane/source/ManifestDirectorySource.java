@@ -58,20 +58,6 @@ public final class ManifestDirectorySource implements AutoCloseable {
 
         /** The watcher thread ended by an error it did not handle: the directory is no longer followed. */
         void died(Throwable cause);
-
-        Listener NONE = new Listener() {
-            @Override
-            public void loaded(String revision) {
-            }
-
-            @Override
-            public void rejected(String error) {
-            }
-
-            @Override
-            public void died(Throwable cause) {
-            }
-        };
     }
 
     /** How one attempt to load ended. */
@@ -117,11 +103,6 @@ public final class ManifestDirectorySource implements AutoCloseable {
         this.listener = listener;
         this.thread = new Thread(this::run, "manifest-watcher");
         this.thread.setDaemon(true);
-    }
-
-    public ManifestDirectorySource(Path dir, ManifestLoader loader, ClusterEventSink sink, Duration settle,
-            Duration poll) {
-        this(dir, loader, sink, new Timing(settle, poll, Duration.ofSeconds(1)), Listener.NONE);
     }
 
     /**

@@ -42,3 +42,21 @@ node_dir="$root/control-plane/src/test/node"
 if [[ ! -d "$node_dir/node_modules" ]]; then
   (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+
+# promtool, for the tests that check the alert rules and dashboard queries (and metrics): Debian's
+# prometheus package unpacked into a tools directory, never installed as a service or started.
+tools="${KUBE_VERDICT_TOOLS:-$HOME/.cache/kube-verdict-tools}"
+if [[ ! -x "$tools/prometheus/usr/bin/promtool" ]]; then
+  download="$(mktemp -d)"
+  if ! (cd "$download" && apt-get download prometheus >/dev/null 2>&1); then
+    # Stale or missing package lists; refreshing them needs root.
+    [[ $(id -u) -eq 0 ]] && apt-get update -qq >/dev/null
+    (cd "$download" && apt-get download prometheus >/dev/null 2>&1) \
+      || { echo "setup: could not download Debian's prometheus package for promtool" >&2; exit 1; }
+  fi
+  mkdir -p "$tools/prometheus"
+  dpkg-deb -x "$download"/prometheus_*.deb "$tools/prometheus"
+  rm -f "$tools/prometheus/usr/bin/prometheus"   # the server: not needed, never run
+  rm -rf "$download"
+  echo "setup: promtool in $tools/prometheus/usr/bin" >&2
+fi

@@ -1,9 +1,7 @@
-# Control plane image. Build from the repository root:
+# Control plane image: pure Java (`-pl control-plane -am` builds proto and control-plane, not the
+# native shim), so the build stage needs only the JDK. Build from the repository root:
 #   docker build -f deploy/docker/control-plane.Dockerfile -t kube-verdict/control-plane .
 FROM eclipse-temurin:17-jdk AS build
-RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-      gcc libc6-dev libnetfilter-queue-dev libnftables-dev libmnl-dev \
-    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 RUN ./mvnw -B -q -DskipTests -pl control-plane -am package

@@ -2,11 +2,7 @@
  * bind one queue (header-only copy, GSO, optional fail-open), receive packets in batches into
  * fixed-size slots of a buffer Java owns (its address is passed once, by attach), and send the
  * verdicts Java wrote into those slots back in one sendmsg.
- *
- * Slot layout (native byte order; mirrored by io.kubeverdict.jni.PacketBatch):
- *   0  u32 packet id          4  u16 hw protocol (ethertype)   6  u8 hook   7  u8 verdict (Java)
- *   8  u32 bytes copied       12 u32 packet length             16 first KV_SLOT_DATA bytes
- */
+ * The slot layout, verdict values and counter indices Java mirrors are in kv_layout.h. */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -19,16 +15,12 @@
 #include <linux/netfilter/nfnetlink_queue.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
+#include "kv_layout.h"
+#include "kv_netlink.h"
 #include "kv_shim.h"
 
-#define KV_SLOT_SIZE 144
-#define KV_SLOT_DATA 128
 #define KV_RECV_BUF (64 * 1024)
 #define KV_VERDICT_MSG 64 /* room for one verdict message, generously */
-
-enum kv_nfq_stat {
-	KV_STAT_RECEIVED, KV_STAT_ENOBUFS, KV_STAT_SKIPPED, KV_STAT_VERDICT_MSGS, KV_STAT_NL_ERRORS, KV_STAT_REPEATED, KV_STAT_COUNT
-};
 
 struct kv_queue {
 	struct mnl_socket *nl;
@@ -58,7 +50,7 @@ static void kv_nfq_repeat(struct kv_queue *q, const struct nlmsghdr *m)
 	char buf[KV_VERDICT_MSG * 2];
 	struct nlmsghdr *nlh = nfq_nlmsg_put(buf, NFQNL_MSG_VERDICT, q->queue_num);
 	nfq_nlmsg_verdict_put(nlh, (int)ntohl(ph->packet_id), NF_REPEAT);
-	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) >= 0)
+	if (kv_nl_send(q->nl, nlh, nlh->nlmsg_len) >= 0)
 		q->stats[KV_STAT_REPEATED]++;
 }
 
@@ -68,12 +60,12 @@ static int kv_nfq_send_config(struct kv_queue *q, struct nlmsghdr *nlh)
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	nlh->nlmsg_flags |= NLM_F_ACK;
 	nlh->nlmsg_seq = ++q->seq;
-	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
+	if (kv_nl_send(q->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	for (;;) {
-		ssize_t n = mnl_socket_recvfrom(q->nl, buf, sizeof(buf));
+		ssize_t n = kv_nl_recv(q->nl, buf, sizeof(buf));
 		if (n < 0) {
-			if (errno == EINTR || errno == ENOBUFS)
+			if (errno == ENOBUFS)
 				continue;
 			return -errno;
 		}
@@ -180,10 +172,16 @@ static jint kv_nfq_attach(JNIEnv *env, jclass cls, jlong handle, jlong address, 
 	struct kv_queue *q = KV_PTR(handle);
 	if (address == 0 || slot_count <= 0 || q->slots != NULL)
 		return -EINVAL;
-	q->rbuf = malloc(KV_RECV_BUF);
-	q->sbuf = malloc((size_t)slot_count * KV_VERDICT_MSG);
-	if (q->rbuf == NULL || q->sbuf == NULL)
+	char *rbuf = malloc(KV_RECV_BUF);
+	char *sbuf = malloc((size_t)slot_count * KV_VERDICT_MSG);
+	if (rbuf == NULL || sbuf == NULL) {
+		/* keep neither: q stays unattached, and a later attach would otherwise leak the first */
+		free(rbuf);
+		free(sbuf);
 		return -ENOMEM;
+	}
+	q->rbuf = rbuf;
+	q->sbuf = sbuf;
 	q->slots = KV_PTR(address);
 	q->slot_count = slot_count;
 	return 0;
@@ -219,17 +217,17 @@ static int kv_nfq_fill_slot(struct kv_queue *q, const struct nlmsghdr *nlh, unsi
 	uint32_t copied = 0, length = 0;
 	if (attr[NFQA_PAYLOAD] != NULL) {
 		length = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
-		copied = length < KV_SLOT_DATA ? length : KV_SLOT_DATA;
-		memcpy(slot + 16, mnl_attr_get_payload(attr[NFQA_PAYLOAD]), copied);
+		copied = length < KV_SLOT_DATA_BYTES ? length : KV_SLOT_DATA_BYTES;
+		memcpy(slot + KV_SLOT_DATA, mnl_attr_get_payload(attr[NFQA_PAYLOAD]), copied);
 	}
 	if (attr[NFQA_CAP_LEN] != NULL) /* present when the kernel truncated the copy */
 		length = ntohl(mnl_attr_get_u32(attr[NFQA_CAP_LEN]));
-	memcpy(slot, &id, 4);
-	memcpy(slot + 4, &hw, 2);
-	slot[6] = ph->hook;
-	slot[7] = NF_DROP;
-	memcpy(slot + 8, &copied, 4);
-	memcpy(slot + 12, &length, 4);
+	memcpy(slot + KV_SLOT_ID, &id, 4);
+	memcpy(slot + KV_SLOT_HW_PROTOCOL, &hw, 2);
+	slot[KV_SLOT_HOOK] = ph->hook;
+	slot[KV_SLOT_VERDICT] = NF_DROP;
+	memcpy(slot + KV_SLOT_COPIED, &copied, 4);
+	memcpy(slot + KV_SLOT_LENGTH, &length, 4);
 	q->stats[KV_STAT_RECEIVED]++;
 	return 1;
 }
@@ -309,18 +307,18 @@ static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
 	if (q->slots == NULL || count < 0 || count > q->slot_count)
 		return -EINVAL;
 	for (int i = 0; i < count; i++)
-		if (q->slots[(size_t)i * KV_SLOT_SIZE + 7] > NF_ACCEPT)
+		if (q->slots[(size_t)i * KV_SLOT_SIZE + KV_SLOT_VERDICT] > NF_ACCEPT)
 			return -EINVAL;
 	size_t off = 0;
 	int messages = 0;
 	for (int i = 0; i < count;) {
 		const unsigned char *slot = q->slots + (size_t)i * KV_SLOT_SIZE;
-		int verdict = slot[7];
+		int verdict = slot[KV_SLOT_VERDICT];
 		int j = i;
-		while (j + 1 < count && q->slots[(size_t)(j + 1) * KV_SLOT_SIZE + 7] == verdict)
+		while (j + 1 < count && q->slots[(size_t)(j + 1) * KV_SLOT_SIZE + KV_SLOT_VERDICT] == verdict)
 			j++;
 		uint32_t id;
-		memcpy(&id, q->slots + (size_t)j * KV_SLOT_SIZE, 4);
+		memcpy(&id, q->slots + (size_t)j * KV_SLOT_SIZE + KV_SLOT_ID, 4);
 		off += kv_nfq_put_verdict(q, q->sbuf + off, j > i ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT,
 					  id, verdict);
 		messages++;
@@ -328,7 +326,7 @@ static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
 	}
 	if (off == 0)
 		return 0;
-	if (mnl_socket_sendto(q->nl, q->sbuf, off) < 0)
+	if (kv_nl_send(q->nl, q->sbuf, off) < 0)
 		return -errno;
 	q->stats[KV_STAT_VERDICT_MSGS] += (uint64_t)messages;
 	return messages;
@@ -341,6 +339,22 @@ static jlong kv_nfq_address(JNIEnv *env, jclass cls, jobject buffer)
 	return address == NULL ? -EINVAL : KV_HANDLE(address);
 }
 
+/* Copies kv_layout.h's constants into out (as many as fit) and returns how many there are, so
+ * Java can check its mirror of them; out may be null to ask only for the count. */
+static jint kv_nfq_layout(JNIEnv *env, jclass cls, jintArray out)
+{
+	(void)cls;
+#define KV_LAYOUT_VALUE(name) name,
+	static const jint values[] = { KV_LAYOUT(KV_LAYOUT_VALUE) };
+#undef KV_LAYOUT_VALUE
+	jsize count = (jsize)(sizeof(values) / sizeof(values[0]));
+	if (out != NULL) {
+		jsize room = (*env)->GetArrayLength(env, out);
+		(*env)->SetIntArrayRegion(env, out, 0, room < count ? room : count, values);
+	}
+	return count;
+}
+
 static const JNINativeMethod methods[] = {
 	{ "open", "(III)J", (void *)kv_nfq_open },
 	{ "close", "(J)I", (void *)kv_nfq_close },
@@ -351,6 +365,7 @@ static const JNINativeMethod methods[] = {
 	{ "receive", "(JI)I", (void *)kv_nfq_receive },
 	{ "verdict", "(JI)I", (void *)kv_nfq_verdict },
 	{ "address", "(Ljava/nio/ByteBuffer;)J", (void *)kv_nfq_address },
+	{ "layout", "([I)I", (void *)kv_nfq_layout },
 };
 
 int kv_register_nfqueue(JNIEnv *env)

@@ -18,6 +18,7 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/expr.h>
 
+#include "kv_netlink.h"
 #include "kv_shim.h"
 
 /* Appends one rule message (delete-all-in-chain or add-NFQUEUE) to the batch. */
@@ -29,8 +30,12 @@ static int kv_xtq_put_rule(struct mnl_nlmsg_batch *batch, int type, uint16_t fla
 	if (r == NULL)
 		return -ENOMEM;
 	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, (uint32_t)family);
-	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, table);
-	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
+	/* the setters copy the strings: they fail only when that allocation does */
+	if (nftnl_rule_set_str(r, NFTNL_RULE_TABLE, table) < 0 ||
+	    nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain) < 0) {
+		nftnl_rule_free(r);
+		return -ENOMEM;
+	}
 	if (info != NULL) {
 		struct nftnl_expr *e = nftnl_expr_alloc("target");
 		if (e == NULL) {
@@ -45,10 +50,20 @@ static int kv_xtq_put_rule(struct mnl_nlmsg_batch *batch, int type, uint16_t fla
 			return -ENOMEM;
 		}
 		*owned = *info;
-		nftnl_expr_set_str(e, NFTNL_EXPR_TG_NAME, "NFQUEUE");
 		nftnl_expr_set_u32(e, NFTNL_EXPR_TG_REV, 3);
-		nftnl_expr_set(e, NFTNL_EXPR_TG_INFO, owned, sizeof(*owned));
-		nftnl_rule_add_expr(r, e);
+		if (nftnl_expr_set_str(e, NFTNL_EXPR_TG_NAME, "NFQUEUE") < 0) {
+			free(owned);
+			nftnl_expr_free(e);
+			nftnl_rule_free(r);
+			return -ENOMEM;
+		}
+		if (nftnl_expr_set(e, NFTNL_EXPR_TG_INFO, owned, sizeof(*owned)) < 0) {
+			free(owned); /* refused: the expression did not take it */
+			nftnl_expr_free(e);
+			nftnl_rule_free(r);
+			return -EINVAL;
+		}
+		nftnl_rule_add_expr(r, e); /* the rule owns e (and owned) from here */
 	}
 	struct nlmsghdr *nlh = nftnl_rule_nlmsg_build_hdr(mnl_nlmsg_batch_current(batch), (uint16_t)type,
 							  (uint16_t)family, flags | NLM_F_ACK, seq);
@@ -66,7 +81,7 @@ static int kv_xtq_read_acks(struct mnl_socket *nl, uint32_t first_seq, uint32_t 
 	int err = 0;
 	uint32_t acked = 0, expected = last_seq - first_seq + 1;
 	while (acked < expected) {
-		ssize_t n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		ssize_t n = kv_nl_recv(nl, buf, sizeof(buf));
 		if (n < 0)
 			return -errno;
 		const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
@@ -127,7 +142,7 @@ static jint kv_xtq_install(JNIEnv *env, jclass cls, jint family, jstring jtable,
 	nftnl_batch_end(mnl_nlmsg_batch_current(batch), seq++);
 	mnl_nlmsg_batch_next(batch);
 	if (rc == 0) {
-		if (mnl_socket_sendto(nl, mnl_nlmsg_batch_head(batch), mnl_nlmsg_batch_size(batch)) < 0)
+		if (kv_nl_send(nl, mnl_nlmsg_batch_head(batch), mnl_nlmsg_batch_size(batch)) < 0)
 			rc = -errno;
 		else
 			rc = kv_xtq_read_acks(nl, first, last);

@@ -10,6 +10,7 @@ import java.nio.file.StandardCopyOption;
  * Loads the JNI shim that the native module packs into the jar, once per JVM, in the manner of
  * Netty's native transports: callers ask {@link #isAvailable()} or call {@link #ensureAvailable()},
  * and a failed load keeps its cause for a clear message instead of an UnsatisfiedLinkError later.
+ * A library whose batch layout differs from this jar's ({@link NfqLayout}) counts as not loaded.
  */
 public final class NativeLibrary {
     static final String RESOURCE = "/META-INF/native/libkubeverdict.so";
@@ -39,6 +40,7 @@ public final class NativeLibrary {
                 return new UnsupportedOperationException("only Linux is supported, not " + System.getProperty("os.name"));
             }
             System.load(extract().toString());
+            NfqLayout.verifyLoaded();
             return null;
         } catch (Throwable t) {
             return t;

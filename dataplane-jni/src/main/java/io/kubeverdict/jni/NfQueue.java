@@ -14,12 +14,13 @@ public final class NfQueue implements AutoCloseable {
     /** Bytes of each packet copied to user space: enough for IPv6 + extension headers + L4 ports. */
     public static final int COPY_BYTES = 128;
 
-    private static final int STAT_RECEIVED = 0;
-    private static final int STAT_ENOBUFS = 1;
-    private static final int STAT_SKIPPED = 2;
-    private static final int STAT_VERDICT_MESSAGES = 3;
-    private static final int STAT_NETLINK_ERRORS = 4;
-    private static final int STAT_REPEATED = 5;
+    /** Indices of the shim's counters (kv_layout.h; checked by {@link NfqLayout}). */
+    static final int STAT_RECEIVED = 0;
+    static final int STAT_ENOBUFS = 1;
+    static final int STAT_SKIPPED = 2;
+    static final int STAT_VERDICT_MESSAGES = 3;
+    static final int STAT_NETLINK_ERRORS = 4;
+    static final int STAT_REPEATED = 5;
 
     private final int number;
     private long queue;

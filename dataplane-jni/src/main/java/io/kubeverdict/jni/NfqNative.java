@@ -23,4 +23,8 @@ final class NfqNative {
     static native int verdict(long queue, int count);
 
     static native long address(ByteBuffer direct);
+
+    /** Copies kv_layout.h's constants into out (as many as fit; out may be null) and returns
+     * how many the shim has. */
+    static native int layout(int[] out);
 }

@@ -16,20 +16,21 @@ import java.nio.ByteOrder;
  * thread owns it.
  */
 public final class PacketBatch {
-    /** Bytes per slot and where the copied packet starts in it (kv_nfqueue.c's layout). */
+    /** Bytes per slot and where the copied packet starts in it: the shim's kv_layout.h, whose
+     * values {@link NfqLayout} checks against these when the library loads. */
     static final int SLOT_SIZE = 144;
     static final int DATA_OFFSET = 16;
     public static final int DATA_BYTES = 128;
 
-    private static final int ID = 0;
-    private static final int HW_PROTOCOL = 4;
-    private static final int HOOK = 6;
-    private static final int VERDICT = 7;
-    private static final int COPIED = 8;
-    private static final int LENGTH = 12;
+    static final int ID = 0;
+    static final int HW_PROTOCOL = 4;
+    static final int HOOK = 6;
+    static final int VERDICT = 7;
+    static final int COPIED = 8;
+    static final int LENGTH = 12;
 
-    private static final byte NF_DROP = 0;
-    private static final byte NF_ACCEPT = 1;
+    static final byte NF_DROP = 0;
+    static final byte NF_ACCEPT = 1;
 
     private final NfQueue queue;
     private final ByteBuffer buffer;

@@ -1,6 +1,9 @@
 package io.kubeverdict.policy;
 
-/** An address block "address/prefix"; host bits of the address are cleared. */
+/**
+ * An address block "address/prefix"; host bits of the address are cleared, as Kubernetes (Go's
+ * ParseCIDR) does, so "10.0.0.1/24" means 10.0.0.0/24. The one CIDR parser of the project.
+ */
 public record Cidr(int family, long startHi, long startLo, long endHi, long endLo, int prefix) {
 
     /** Parses "10.0.0.0/8" or "fd00::/64"; returns null when malformed. */
@@ -37,5 +40,34 @@ public record Cidr(int family, long startHi, long startLo, long endHi, long endL
         long sHi = base.hi() & ~hiHost;
         long sLo = base.lo() & ~loHost;
         return new Cidr(IpAddress.V6, sHi, sLo, sHi | hiHost, sLo | loHost, prefix);
+    }
+
+    /** The first address of the block (its network address). */
+    public IpAddress network() {
+        return new IpAddress(family, startHi, startLo);
+    }
+
+    public boolean contains(IpAddress a) {
+        return a.family() == family
+                && compareUnsigned(startHi, startLo, a.hi(), a.lo()) <= 0
+                && compareUnsigned(a.hi(), a.lo(), endHi, endLo) <= 0;
+    }
+
+    /** Whether every address of other is inside this block. */
+    public boolean contains(Cidr other) {
+        return other.family == family
+                && compareUnsigned(startHi, startLo, other.startHi, other.startLo) <= 0
+                && compareUnsigned(other.endHi, other.endLo, endHi, endLo) <= 0;
+    }
+
+    private static int compareUnsigned(long aHi, long aLo, long bHi, long bLo) {
+        int hi = Long.compareUnsigned(aHi, bHi);
+        return hi != 0 ? hi : Long.compareUnsigned(aLo, bLo);
+    }
+
+    /** The canonical text: canonical network address, "/", prefix ("10.0.0.0/8", "fd00::/64"). */
+    @Override
+    public String toString() {
+        return network() + "/" + prefix;
     }
 }

@@ -3,8 +3,10 @@ package io.kubeverdict.policy;
 /**
  * The int codes {@link SnapshotIndex#decide} returns. Layout: bit 0 = allowed, bit 1 = the
  * direction the code describes ({@link #EGRESS} or {@link #INGRESS}), bits 2.. = an index:
- * below {@link #FIRST_INDEXED} one of the fixed reasons, above it an entry of the index's own
- * table (a tier default or a rule), which {@link SnapshotIndex#describe} turns into words.
+ * below {@link #FIRST_INDEXED} one of the fixed reasons, then one entry per tier name (that
+ * tier's default decided), then one per rule (that rule decided). The entries are the deciding
+ * index's own, so a code means something only with the index that returned it; its
+ * {@link DecisionText} turns the code into words.
  */
 public final class Decision {
 
@@ -40,6 +42,28 @@ public final class Decision {
 
     static int of(int index, int direction, boolean allowed) {
         return (index << 2) | (direction << 1) | (allowed ? 1 : 0);
+    }
+
+    /** The index of "the default of the tier with this name number decided". */
+    static int tierDefaultIndex(int tierName) {
+        return FIRST_INDEXED + tierName;
+    }
+
+    /** The index of "this rule decided", in an index with tierNames tier names. */
+    static int ruleIndex(int rule, int tierNames) {
+        return FIRST_INDEXED + tierNames + rule;
+    }
+
+    /** The tier name number whose default decided, or -1. */
+    static int tierNameOf(int code, int tierNames) {
+        int t = index(code) - FIRST_INDEXED;
+        return t >= 0 && t < tierNames ? t : -1;
+    }
+
+    /** The rule that decided, or -1 (a fixed reason or a tier default). */
+    static int ruleOf(int code, int tierNames, int rules) {
+        int r = index(code) - FIRST_INDEXED - tierNames;
+        return r >= 0 && r < rules ? r : -1;
     }
 
     public static String directionName(int direction) {

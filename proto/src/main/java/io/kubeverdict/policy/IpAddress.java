@@ -1,5 +1,7 @@
 package io.kubeverdict.policy;
 
+import java.util.Optional;
+
 /**
  * An IPv4 or IPv6 address as primitives: IPv4 lives in the low 32 bits of {@code lo} with
  * {@code hi == 0}, IPv6 is the 128-bit value {@code hi:lo}. Parsing is strict and never touches
@@ -25,6 +27,11 @@ public record IpAddress(int family, long hi, long lo) {
             throw new IllegalArgumentException("not an IP address: \"" + text + "\"");
         }
         return a;
+    }
+
+    /** The canonical text ({@link #toString}) of a literal address, or empty when it is not one. */
+    public static Optional<String> canonical(String text) {
+        return Optional.ofNullable(tryParse(text)).map(IpAddress::toString);
     }
 
     /** Parses a literal address, or returns null. */

@@ -1,5 +1,6 @@
 package io.kubeverdict.policy;
 
+import io.kubeverdict.proto.v1.Protocol;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
@@ -11,9 +12,11 @@ import java.util.Map;
  * The rules one endpoint evaluates in one direction, as bit masks: bit i is the i-th rule in
  * evaluation order (tiers, then policies, then rules). A packet computes the mask of rules whose
  * peers match and the mask of rules whose ports match; the lowest bit of their intersection
- * within a tier is that tier's first matching rule. This replaces a walk over every rule with a
- * few probes and AND/OR, and is used when at most 64 rules are in play (else the index walks).
- * Endpoints with identical tier lists share one program.
+ * within a tier is that tier's first matching rule ({@link #firstRule}). This replaces a walk
+ * over every rule with a few probes and AND/OR, and is used when at most 64 rules are in play
+ * (else the index walks). What a tier's outcome means (actions, defaults, PASS) is the index's
+ * tier walk, not the program's. Endpoints with identical tier lists share one program
+ * ({@link Programs}).
  */
 final class Program {
 
@@ -21,10 +24,8 @@ final class Program {
 
     /** Global rule index of each bit. */
     final int[] rules;
-    final int[] actions;
+    /** Per tier of the endpoint's list (in order): the bits of its rules. */
     final long[] tierMasks;
-    final int[] tierDefaults;
-    final int[] tierNames;
 
     final long allPeersMask;
     // Open-addressing table: global IP-set index -> mask of rules that name it as a peer.
@@ -46,10 +47,7 @@ final class Program {
 
     private Program(Builder b) {
         rules = b.rules.toArray();
-        actions = b.actions.toArray();
         tierMasks = b.tierMasks.stream().mapToLong(Long::longValue).toArray();
-        tierDefaults = b.tierDefaults.toArray();
-        tierNames = b.tierNames.toArray();
         allPeersMask = b.allPeersMask;
         int capacity = 4;
         while (capacity < b.setMasks.size() * 2) {
@@ -81,7 +79,12 @@ final class Program {
                 named.merge(namedSet, e.getValue(), (x, y) -> x | y);
                 continue;
             }
-            MaskMap.Builder target = protocol == 6 ? tcp : protocol == 17 ? udp : protocol == 132 ? sctp : null;
+            MaskMap.Builder target = switch (protocol) {
+                case Protocol.TCP_VALUE -> tcp;
+                case Protocol.UDP_VALUE -> udp;
+                case Protocol.SCTP_VALUE -> sctp;
+                default -> null;
+            };
             if (target != null) {
                 target.add(0, e.getKey().get(1), 0, e.getKey().get(2), e.getValue());
             }
@@ -97,6 +100,25 @@ final class Program {
         MaskMap.Builder builder = new MaskMap.Builder();
         blocks.forEach((ranges, mask) -> ranges.addTo(builder, mask));
         return builder.build();
+    }
+
+    /**
+     * The first of the matched rules in the tier at this position of the endpoint's tier list, as
+     * a global rule index; -1 when none of its rules matched.
+     */
+    int firstRule(int tier, long matched) {
+        long m = matched & tierMasks[tier];
+        return m == 0 ? -1 : rules[Long.numberOfTrailingZeros(m)];
+    }
+
+    /** The numbered-port clauses of a protocol, or null for protocols without ports. */
+    MaskMap ports(int protocol) {
+        return switch (protocol) {
+            case Protocol.TCP_VALUE -> tcpPorts;
+            case Protocol.UDP_VALUE -> udpPorts;
+            case Protocol.SCTP_VALUE -> sctpPorts;
+            default -> null;
+        };
     }
 
     int slot(int set) {
@@ -121,10 +143,7 @@ final class Program {
     /** Collects a program rule by rule; refuses (returns false) beyond {@link #MAX_RULES}. */
     static final class Builder {
         final IntList rules = new IntList();
-        final IntList actions = new IntList();
         final List<Long> tierMasks = new ArrayList<>();
-        final IntList tierDefaults = new IntList();
-        final IntList tierNames = new IntList();
         long allPeersMask;
         final Map<Integer, Long> setMasks = new LinkedHashMap<>();
         final Map<RangeSet, Long> v4Blocks = new IdentityHashMap<>();
@@ -132,22 +151,19 @@ final class Program {
         long noPortsMask;
         final Map<List<Integer>, Long> clauses = new LinkedHashMap<>();
 
-        void tier(int defaultAction, int name) {
+        /** Starts the next tier of the endpoint's list. */
+        void tier() {
             tierMasks.add(0L);
-            tierDefaults.add(defaultAction);
-            tierNames.add(name);
         }
 
         /** Adds one rule to the current tier; false when the program would exceed 64 rules. */
-        boolean rule(int globalRule, int action, boolean allPeers, int[] sets, RangeSet v4, RangeSet v6,
-                     int[][] portClauses) {
+        boolean rule(int globalRule, boolean allPeers, int[] sets, RangeSet v4, RangeSet v6, int[][] portClauses) {
             int bit = rules.size();
             if (bit == MAX_RULES) {
                 return false;
             }
             long m = 1L << bit;
             rules.add(globalRule);
-            actions.add(action);
             int t = tierMasks.size() - 1;
             tierMasks.set(t, tierMasks.get(t) | m);
             if (allPeers) {

@@ -10,6 +10,7 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.Peer;
 import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.PortMatch;
+import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Rule;
 import io.kubeverdict.proto.v1.TierInfo;
 import java.util.ArrayList;
@@ -21,7 +22,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Turns a NodeSnapshot into the flat arrays of a {@link SnapshotIndex}. Anything unusable (bad
+ * Turns a NodeSnapshot into the flat arrays of a {@link SnapshotIndex} (and the names of
+ * {@link IndexNames}). Anything unusable (bad
  * address, unknown set, wrong set type, unspecified action) is skipped and counted as a problem
  * and always in the direction of matching less: a broken reference never widens what is allowed.
  */
@@ -83,7 +85,6 @@ final class SnapshotCompiler {
     final IntList ruleAction = new IntList();
     final IntList ruleAllPeers = new IntList();
     final IntList rulePolicy = new IntList();
-    final IntList ruleDirection = new IntList();
     final List<String> ruleIds = new ArrayList<>();
     final IntList ruleSetStart = new IntList();
     final IntList ruleSetEnd = new IntList();
@@ -184,9 +185,9 @@ final class SnapshotCompiler {
             return null;
         }
         int protocol = switch (rest.substring(0, colon).toLowerCase(Locale.ROOT)) {
-            case "tcp" -> 6;
-            case "udp" -> 17;
-            case "sctp" -> 132;
+            case "tcp" -> Protocol.TCP_VALUE;
+            case "udp" -> Protocol.UDP_VALUE;
+            case "sctp" -> Protocol.SCTP_VALUE;
             default -> -1;
         };
         String p = rest.substring(colon + 1);
@@ -252,11 +253,11 @@ final class SnapshotCompiler {
         // Two slots per policy: [EGRESS] outbound rules, [INGRESS] inbound rules.
         int egressStart = ruleAction.size();
         for (Rule rule : policy.getPolicy().getOutboundRulesList()) {
-            addRule(index, Decision.EGRESS, rule);
+            addRule(index, rule);
         }
         int ingressStart = ruleAction.size();
         for (Rule rule : policy.getPolicy().getInboundRulesList()) {
-            addRule(index, Decision.INGRESS, rule);
+            addRule(index, rule);
         }
         polRuleStart.add(egressStart);
         polRuleEnd.add(ingressStart);
@@ -264,7 +265,7 @@ final class SnapshotCompiler {
         polRuleEnd.add(ruleAction.size());
     }
 
-    private void addRule(int policy, int direction, Rule rule) {
+    private void addRule(int policy, Rule rule) {
         String where = "policy " + policyIds.get(policy).getTier() + "/" + policyIds.get(policy).getName()
                 + " rule " + rule.getRuleId();
         int action = switch (rule.getAction()) {
@@ -278,7 +279,6 @@ final class SnapshotCompiler {
         };
         ruleAction.add(action);
         rulePolicy.add(policy);
-        ruleDirection.add(direction);
         ruleIds.add(rule.getRuleId());
         // Per the contract all_peers counts only when no peer is given: a peer list is never widened.
         ruleAllPeers.add(rule.getAllPeers() && rule.getPeersCount() == 0 ? 1 : 0);
@@ -342,7 +342,9 @@ final class SnapshotCompiler {
         int protocol = port.getProtocolValue();
         int lo = port.getPort();
         int hi = port.getPort() == 0 ? 65535 : (port.getEndPort() == 0 ? port.getPort() : port.getEndPort());
-        boolean valid = (protocol == 6 || protocol == 17 || protocol == 132) && lo <= 65535 && lo <= hi;
+        boolean hasPorts = protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE
+                || protocol == Protocol.SCTP_VALUE;
+        boolean valid = hasPorts && lo <= 65535 && lo <= hi;
         if (!valid) {
             problem(where + ": port clause " + port.getProtocol() + " " + port.getPort() + "-" + port.getEndPort()
                     + " is invalid; it matches nothing");

@@ -1,22 +1,25 @@
 package io.kubeverdict.policy;
 
-import io.kubeverdict.proto.v1.DirectionExplanation;
-import io.kubeverdict.proto.v1.EndpointId;
-import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.NodeSnapshot;
-import io.kubeverdict.proto.v1.PolicyId;
-import io.kubeverdict.proto.v1.Tuple;
+import io.kubeverdict.proto.v1.Protocol;
 import java.util.List;
 
 /**
  * A node snapshot compiled for the hot path: endpoints by address, IP-set membership, rules in
- * evaluation order. Immutable and thread-safe; a changed snapshot compiles into a new index.
- * The semantics are those documented in policy.proto.
+ * evaluation order, and {@link #decide}. Immutable and thread-safe; a changed snapshot compiles
+ * into a new index. The semantics are those documented in policy.proto. Words for its codes
+ * come from {@link DecisionText}, whole explanations from {@link Explainer}; both read this
+ * index and never run on the hot path.
  *
  * <p>Layout: one open-addressing table per family maps an address to its local endpoint (if
  * any) and to the sorted list of IP sets it belongs to, so a packet costs two lookups whatever
  * the number of sets; named-port membership (address, protocol, port) has its own table, looked
  * up only when a named-port clause is reached. Rules are flattened into parallel arrays.
+ *
+ * <p>Evaluation of one direction of one endpoint is {@link #evaluate}: the tier walk of
+ * policy.proto (tiers in order, the first matching rule or else the tier default decides, PASS
+ * moves on) over the first matching rule per tier, found by the endpoint's bit-mask
+ * {@link Program} or, beyond 64 rules, by walking the rules.
  */
 public final class SnapshotIndex {
 
@@ -59,13 +62,9 @@ public final class SnapshotIndex {
     private final Program[] programs;
     private final int programCount;
 
-    // For words only.
-    private final EndpointId[] endpointIds;
-    private final String[] tierNames;
-    private final PolicyId[] policyIds;
-    private final int[] rulePolicy;
-    private final int[] ruleDirection;
-    private final String[] ruleIds;
+    /** Number of distinct tier names: where the rule entries of the decision codes start. */
+    private final int tierNames;
+    private final IndexNames names;
     private final int problemCount;
     private final List<String> problems;
 
@@ -101,67 +100,35 @@ public final class SnapshotIndex {
         portLo = c.portLo.toArray();
         portHi = c.portHi.toArray();
         portNamedSet = c.portNamedSet.toArray();
-        endpointIds = c.endpointIds.toArray(new EndpointId[0]);
-        tierNames = c.tierNameIndex.keySet().toArray(new String[0]);
-        policyIds = c.policyIds.toArray(new PolicyId[0]);
-        rulePolicy = c.rulePolicy.toArray();
-        ruleDirection = c.ruleDirection.toArray();
-        ruleIds = c.ruleIds.toArray(new String[0]);
+        Programs built = new Programs(c);
+        programs = built.bySlot;
+        programCount = built.distinct;
+        names = new IndexNames(c);
+        tierNames = names.tierCount();
         problemCount = c.problemCount;
         problems = List.copyOf(c.problems);
-        programs = new Program[epTierStart.length];
-        programCount = buildPrograms();
     }
 
-    /** One program per distinct tier list; endpoints selected by the same policies share it. */
-    private int buildPrograms() {
-        java.util.Map<java.util.List<Integer>, Program> shared = new java.util.HashMap<>();
-        for (int slot = 0; slot < programs.length; slot++) {
-            if (epTierStart[slot] == epTierEnd[slot]) {
-                continue;
-            }
-            int direction = slot & 1;
-            java.util.List<Integer> key = new java.util.ArrayList<>();
-            key.add(direction);
-            for (int t = epTierStart[slot]; t < epTierEnd[slot]; t++) {
-                key.add(tierName[t]);
-                key.add(tierDefault[t]);
-                key.add(tierPolEnd[t] - tierPolStart[t]);
-                for (int k = tierPolStart[t]; k < tierPolEnd[t]; k++) {
-                    key.add(tierPolicies[k]);
-                }
-            }
-            if (!shared.containsKey(key)) {
-                shared.put(key, buildProgram(slot, direction));
-            }
-            programs[slot] = shared.get(key);
-        }
-        return (int) shared.values().stream().filter(java.util.Objects::nonNull).distinct().count();
+    public static SnapshotIndex compile(NodeSnapshot snapshot) {
+        return new SnapshotIndex(snapshot.getNode(), new SnapshotCompiler().compile(snapshot));
     }
 
-    private Program buildProgram(int slot, int direction) {
-        Program.Builder b = new Program.Builder();
-        for (int t = epTierStart[slot]; t < epTierEnd[slot]; t++) {
-            b.tier(tierDefault[t], tierName[t]);
-            for (int k = tierPolStart[t]; k < tierPolEnd[t]; k++) {
-                int policy = tierPolicies[k];
-                if (policy < 0) {
-                    continue;
-                }
-                int pslot = policy * 2 + direction;
-                for (int r = polRuleStart[pslot]; r < polRuleEnd[pslot]; r++) {
-                    int[][] clauses = new int[rulePortEnd[r] - rulePortStart[r]][];
-                    for (int q = rulePortStart[r]; q < rulePortEnd[r]; q++) {
-                        clauses[q - rulePortStart[r]] = new int[] {portProto[q], portLo[q], portHi[q], portNamedSet[q]};
-                    }
-                    int[] sets = java.util.Arrays.copyOfRange(ruleSets, ruleSetStart[r], ruleSetEnd[r]);
-                    if (!b.rule(r, ruleAction[r], ruleAllPeers[r], sets, ruleV4[r], ruleV6[r], clauses)) {
-                        return null; // too many rules for one mask: this endpoint walks its rules
-                    }
-                }
-            }
-        }
-        return b.build();
+    public String node() {
+        return node;
+    }
+
+    public int endpointCount() {
+        return names.endpointCount();
+    }
+
+    /** How many unusable items (bad addresses, missing sets/policies, ...) compile skipped. */
+    public int problemCount() {
+        return problemCount;
+    }
+
+    /** The first problems, in words (at most 100). */
+    public List<String> problems() {
+        return problems;
     }
 
     /** How many (endpoint, direction) pairs are isolated but have too many rules for a program. */
@@ -178,33 +145,16 @@ public final class SnapshotIndex {
         return programCount;
     }
 
-    public static SnapshotIndex compile(NodeSnapshot snapshot) {
-        return new SnapshotIndex(snapshot.getNode(), new SnapshotCompiler().compile(snapshot));
-    }
-
-    public String node() {
-        return node;
-    }
-
-    public int endpointCount() {
-        return endpointIds.length;
-    }
-
-    /** How many unusable items (bad addresses, missing sets/policies, ...) compile skipped. */
-    public int problemCount() {
-        return problemCount;
-    }
-
-    /** The first problems, in words (at most 100). */
-    public List<String> problems() {
-        return problems;
+    /** What the numbers in this index's codes stand for (for {@link DecisionText}, {@link Explainer}). */
+    IndexNames names() {
+        return names;
     }
 
     // ------------------------------------------------------------------ hot path
 
     /**
      * The hot path: decides a packet without allocating. Returns a {@link Decision} code: whether
-     * it is allowed, and an index of what decided, which {@link #describe} turns into words.
+     * it is allowed, and an index of what decided, which {@link DecisionText} turns into words.
      * Egress of a local source is evaluated first (a deny there decides); then ingress of a local
      * destination. For a packet both directions allow, the code names the ingress decision unless
      * the destination is not isolated (or not local) and the source's egress was decided by a rule.
@@ -271,38 +221,41 @@ public final class SnapshotIndex {
         return entry < 0 ? 0 : (int) entry;
     }
 
-    /** One direction of one local endpoint; remote is the other side's address. */
+    /**
+     * One direction of one local endpoint, remote being the other side's address: the tier walk.
+     * Each tier listing policies for the direction is tried in order; its first matching rule, or
+     * else its default, decides, unless that action is PASS, which moves on to the next tier.
+     */
     private int evaluate(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem,
                          boolean walkOnly) {
-        Program program = programs[endpoint * 2 + direction];
-        if (program != null && !walkOnly) {
-            return evaluate(program, direction, packet, remoteHi, remoteLo, remoteMem);
+        int slot = endpoint * 2 + direction;
+        int tierStart = epTierStart[slot];
+        int tierEnd = epTierEnd[slot];
+        if (tierStart == tierEnd) {
+            return Decision.of(Decision.NOT_ISOLATED, direction, true);
         }
-        return walk(endpoint, direction, packet, remoteHi, remoteLo, remoteMem);
-    }
-
-    /** The bit-mask evaluation (see {@link Program}): rules whose peers and ports match, then tiers. */
-    private int evaluate(Program p, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem) {
-        long peers = peerMask(p, packet.family, remoteHi, remoteLo, remoteMem);
-        long candidates = peers == 0 ? 0 : peers & portMask(p, packet, peers);
-        long[] tierMasks = p.tierMasks;
-        for (int t = 0; t < tierMasks.length; t++) {
-            long m = candidates & tierMasks[t];
-            int action;
-            int index;
-            if (m != 0) {
-                int bit = Long.numberOfTrailingZeros(m);
-                action = p.actions[bit];
-                index = ruleCodeIndex(p.rules[bit]);
-            } else {
-                action = p.tierDefaults[t];
-                index = Decision.FIRST_INDEXED + p.tierNames[t];
+        Program program = walkOnly ? null : programs[slot];
+        long matched = program == null ? 0 : matchingRules(program, packet, remoteHi, remoteLo, remoteMem);
+        for (int t = tierStart; t < tierEnd; t++) {
+            int rule = program != null
+                    ? program.firstRule(t - tierStart, matched)
+                    : firstMatchingRule(t, direction, packet, remoteHi, remoteLo, remoteMem);
+            int action = rule >= 0 ? ruleAction[rule] : tierDefault[t];
+            if (action == SnapshotCompiler.ACTION_PASS) {
+                continue;
             }
-            if (action != SnapshotCompiler.ACTION_PASS) {
-                return Decision.of(index, direction, action == SnapshotCompiler.ACTION_ALLOW);
-            }
+            int index = rule >= 0 ? Decision.ruleIndex(rule, tierNames) : Decision.tierDefaultIndex(tierName[t]);
+            return Decision.of(index, direction, action == SnapshotCompiler.ACTION_ALLOW);
         }
         return Decision.of(Decision.PASSED_ALL_TIERS, direction, true);
+    }
+
+    // ---- rule matching by the bit-mask program
+
+    /** The program's rules whose peers and ports both match (see {@link Program}). */
+    private long matchingRules(Program p, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem) {
+        long peers = peerMask(p, packet.family, remoteHi, remoteLo, remoteMem);
+        return peers == 0 ? 0 : peers & portMask(p, packet, peers);
     }
 
     /** Rules whose peers hold the remote address: all-peers rules, IP-set peers, ipBlocks. */
@@ -322,8 +275,7 @@ public final class SnapshotIndex {
         if (wanted == 0) {
             return ports;
         }
-        int protocol = packet.protocol;
-        MaskMap byPort = protocol == 6 ? p.tcpPorts : protocol == 17 ? p.udpPorts : protocol == 132 ? p.sctpPorts : null;
+        MaskMap byPort = p.ports(packet.protocol);
         if (byPort == null) {
             return ports; // only rules without ports match other protocols
         }
@@ -347,70 +299,50 @@ public final class SnapshotIndex {
         return ports;
     }
 
-    /** Rule-by-rule evaluation: for endpoints with more than 64 rules, and as the tests' yardstick. */
-    int walk(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem) {
-        int slot = endpoint * 2 + direction;
-        int tierStart = epTierStart[slot];
-        int tierEnd = epTierEnd[slot];
-        if (tierStart == tierEnd) {
-            return Decision.of(Decision.NOT_ISOLATED, direction, true);
-        }
+    // ---- rule matching by walking: endpoints with more than 64 rules, and the tests' yardstick
+
+    /** The first rule of tier t (in policy order) whose peers and ports match, or -1. */
+    private int firstMatchingRule(int t, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem) {
         int protocol = packet.protocol;
-        boolean hasPorts = protocol == 6 || protocol == 17 || protocol == 132;
+        boolean hasPorts = protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE
+                || protocol == Protocol.SCTP_VALUE;
         int namedMem = -1; // looked up on the first named-port clause only
-        for (int t = tierStart; t < tierEnd; t++) {
-            int decided = -1;
-            policies:
-            for (int k = tierPolStart[t], kEnd = tierPolEnd[t]; k < kEnd; k++) {
-                int policy = tierPolicies[k];
-                if (policy < 0) {
-                    continue;
-                }
-                int pslot = policy * 2 + direction;
-                for (int r = polRuleStart[pslot], rEnd = polRuleEnd[pslot]; r < rEnd; r++) {
-                    if (!peerMatches(r, packet.family, remoteHi, remoteLo, remoteMem)) {
-                        continue;
-                    }
-                    int ps = rulePortStart[r];
-                    int pe = rulePortEnd[r];
-                    if (ps != pe) {
-                        if (!hasPorts) {
-                            continue;
-                        }
-                        boolean portMatched = false;
-                        for (int q = ps; q < pe; q++) {
-                            int named = portNamedSet[q];
-                            if (named == SnapshotCompiler.NOT_NAMED) {
-                                if (portProto[q] == protocol && packet.dstPort >= portLo[q] && packet.dstPort <= portHi[q]) {
-                                    portMatched = true;
-                                    break;
-                                }
-                            } else if (named >= 0) {
-                                if (namedMem < 0) {
-                                    namedMem = namedMembership(packet);
-                                }
-                                if (isMember(namedMem, named)) {
-                                    portMatched = true;
-                                    break;
-                                }
-                            }
-                        }
-                        if (!portMatched) {
-                            continue;
-                        }
-                    }
-                    decided = r;
-                    break policies;
-                }
-            }
-            int action = decided >= 0 ? ruleAction[decided] : tierDefault[t];
-            if (action == SnapshotCompiler.ACTION_PASS) {
+        for (int k = tierPolStart[t], kEnd = tierPolEnd[t]; k < kEnd; k++) {
+            int policy = tierPolicies[k];
+            if (policy < 0) {
                 continue;
             }
-            int index = decided >= 0 ? ruleCodeIndex(decided) : Decision.FIRST_INDEXED + tierName[t];
-            return Decision.of(index, direction, action == SnapshotCompiler.ACTION_ALLOW);
+            int pslot = policy * 2 + direction;
+            for (int r = polRuleStart[pslot], rEnd = polRuleEnd[pslot]; r < rEnd; r++) {
+                if (!peerMatches(r, packet.family, remoteHi, remoteLo, remoteMem)) {
+                    continue;
+                }
+                int ps = rulePortStart[r];
+                int pe = rulePortEnd[r];
+                if (ps == pe) {
+                    return r;
+                }
+                if (!hasPorts) {
+                    continue;
+                }
+                for (int q = ps; q < pe; q++) {
+                    int named = portNamedSet[q];
+                    if (named == SnapshotCompiler.NOT_NAMED) {
+                        if (portProto[q] == protocol && packet.dstPort >= portLo[q] && packet.dstPort <= portHi[q]) {
+                            return r;
+                        }
+                    } else if (named >= 0) {
+                        if (namedMem < 0) {
+                            namedMem = namedMembership(packet);
+                        }
+                        if (isMember(namedMem, named)) {
+                            return r;
+                        }
+                    }
+                }
+            }
         }
-        return Decision.of(Decision.PASSED_ALL_TIERS, direction, true);
+        return -1;
     }
 
     private boolean peerMatches(int r, int family, long hi, long lo, int remoteMem) {
@@ -429,6 +361,8 @@ public final class SnapshotIndex {
         RangeSet ranges = family == IpAddress.V4 ? ruleV4[r] : ruleV6[r];
         return ranges != null && ranges.contains(hi, lo);
     }
+
+    // ---- membership
 
     private int namedMembership(PacketTuple packet) {
         int ext = packet.protocol << 16 | packet.dstPort;
@@ -456,122 +390,39 @@ public final class SnapshotIndex {
         return false;
     }
 
-    private int ruleCodeIndex(int rule) {
-        return Decision.FIRST_INDEXED + tierNames.length + rule;
-    }
+    // ------------------------------------------------------------------ one direction, for explanations
 
-    // ------------------------------------------------------------------ words
-
-    /** The deciding rule of a code, or -1 for fixed reasons and tier defaults. */
-    private int ruleOf(int code) {
-        int r = Decision.index(code) - Decision.FIRST_INDEXED - tierNames.length;
-        return r >= 0 && r < ruleIds.length ? r : -1;
-    }
-
-    private String tierOf(int code) {
-        int t = Decision.index(code) - Decision.FIRST_INDEXED;
-        return t >= 0 && t < tierNames.length ? tierNames[t] : null;
-    }
-
-    /** The policy whose rule decided, or null (not isolated, tier default, no endpoint). */
-    public PolicyId decidingPolicy(int code) {
-        int r = ruleOf(code);
-        return r < 0 ? null : policyIds[rulePolicy[r]];
-    }
-
-    /** The id of the rule that decided ("ingress[0]"), or "" when no rule decided. */
-    public String decidingRuleId(int code) {
-        int r = ruleOf(code);
-        return r < 0 ? "" : ruleIds[r];
-    }
-
-    /** The reason of one direction's code, e.g. "allowed by default/x/allow-a ingress[0]". */
-    public String reason(int code) {
-        int index = Decision.index(code);
-        switch (index) {
-            case Decision.NO_ENDPOINT:
-                return "no local endpoint";
-            case Decision.NOT_ISOLATED:
-                return "not isolated";
-            case Decision.PASSED_ALL_TIERS:
-                return "every tier passed";
-            default:
-                break;
+    /** The address entry, or absent; IPv4 in the low 32 bits. */
+    private long entry(int family, long hi, long lo) {
+        if (family == IpAddress.V4) {
+            return v4.get(lo & 0xFFFF_FFFFL, 0);
         }
-        String verb = Decision.allowed(code) ? "allowed by " : "denied by ";
-        int r = ruleOf(code);
-        if (r >= 0) {
-            PolicyId p = policyIds[rulePolicy[r]];
-            return verb + p.getTier() + "/" + p.getName() + " " + ruleIds[r];
-        }
-        String tier = tierOf(code);
-        if (tier != null) {
-            return "no rule matched: " + verb + "the default of tier " + tier;
-        }
-        return "unknown decision code " + code;
+        return family == IpAddress.V6 ? v6.get(hi, lo, 0) : AddressTable.ABSENT;
     }
 
-    /** A one-line account of a code for verdict logs: "DENY ingress: no rule matched: ...". */
-    public String describe(int code) {
-        String verdict = Decision.allowed(code) ? "ALLOW" : "DENY";
-        if (Decision.index(code) == Decision.NO_ENDPOINT) {
-            return verdict + ": " + reason(code);
-        }
-        return verdict + " " + Decision.directionName(Decision.direction(code)) + ": " + reason(code);
+    /** The local endpoint a direction evaluates (the source for egress, the destination for ingress), or -1. */
+    int localEndpoint(PacketTuple packet, int direction) {
+        return direction == Decision.EGRESS
+                ? endpointOf(entry(packet.family, packet.srcHi, packet.srcLo))
+                : endpointOf(entry(packet.family, packet.dstHi, packet.dstLo));
     }
 
-    // ------------------------------------------------------------------ explain
-
-    /** The full story of a tuple, for explain tools and verdict logs (allocates). */
-    public Explanation explain(Tuple tuple) {
-        PacketTuple packet = PacketTuple.of(tuple);
-        return explain(packet).toBuilder().setTuple(tuple).build();
-    }
-
-    /** As {@link #explain(Tuple)}, from a parsed packet (for verdict logs of the agent). */
-    public Explanation explain(PacketTuple original) {
-        PacketTuple packet = new PacketTuple().set(original.source(), original.destination(), original.protocol, original.dstPort);
-        if (packet.family == IpAddress.V4) {
-            packet.setV4((int) packet.srcLo, (int) packet.dstLo, packet.protocol, packet.dstPort);
-        } else if (packet.family != IpAddress.V6) {
-            throw new IllegalArgumentException("unknown address family " + packet.family);
+    /**
+     * One direction alone, also where {@link #decide} would stop at a denying egress; a
+     * {@link Decision#NO_ENDPOINT} code when that side is not local. Allocates nothing either.
+     */
+    int decideDirection(PacketTuple packet, int direction) {
+        boolean egress = direction == Decision.EGRESS;
+        boolean v4 = packet.family == IpAddress.V4;
+        long localHi = egress ? packet.srcHi : packet.dstHi;
+        long localLo = egress ? packet.srcLo : packet.dstLo;
+        long remoteHi = v4 ? 0 : egress ? packet.dstHi : packet.srcHi;
+        long remoteLo = (egress ? packet.dstLo : packet.srcLo) & (v4 ? 0xFFFF_FFFFL : -1L);
+        int endpoint = endpointOf(entry(packet.family, localHi, localLo));
+        if (endpoint < 0) {
+            return Decision.of(Decision.NO_ENDPOINT, direction, true);
         }
-        AddressTable table = packet.family == IpAddress.V4 ? v4 : v6;
-        long srcEntry = table.lookup(packet.srcHi, packet.srcLo, 0);
-        long dstEntry = table.lookup(packet.dstHi, packet.dstLo, 0);
-        int src = endpointOf(srcEntry);
-        int dst = endpointOf(dstEntry);
-        Explanation.Builder b = Explanation.newBuilder().setTuple(packet.toTuple());
-        DirectionExplanation egress = notEvaluated();
-        DirectionExplanation ingress = notEvaluated();
-        if (src >= 0) {
-            b.setSource(endpointIds[src]);
-            egress = direction(evaluate(src, Decision.EGRESS, packet, packet.dstHi, packet.dstLo, membershipOf(dstEntry), false));
-        }
-        if (dst >= 0) {
-            b.setDestination(endpointIds[dst]);
-            ingress = direction(evaluate(dst, Decision.INGRESS, packet, packet.srcHi, packet.srcLo, membershipOf(srcEntry), false));
-        }
-        return b.setEgress(egress).setIngress(ingress).setVerdict(Explanations.combine(egress, ingress)).build();
-    }
-
-    private static DirectionExplanation notEvaluated() {
-        return DirectionExplanation.newBuilder().setEvaluated(false).setReason("not a local endpoint").build();
-    }
-
-    /** One direction's code in words. */
-    public DirectionExplanation direction(int code) {
-        DirectionExplanation.Builder d = DirectionExplanation.newBuilder()
-                .setEvaluated(Decision.index(code) != Decision.NO_ENDPOINT)
-                // Isolated: some tier lists a policy, even if every tier then passed.
-                .setIsolated(Decision.index(code) != Decision.NOT_ISOLATED && Decision.index(code) != Decision.NO_ENDPOINT)
-                .setVerdict(Decision.allowed(code) ? io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW
-                        : io.kubeverdict.proto.v1.Verdict.VERDICT_DENY)
-                .setReason(reason(code));
-        PolicyId p = decidingPolicy(code);
-        if (p != null) {
-            d.setPolicy(p).setRuleId(decidingRuleId(code));
-        }
-        return d.build();
+        int remoteMem = membershipOf(entry(packet.family, remoteHi, remoteLo));
+        return evaluate(endpoint, direction, packet, remoteHi, remoteLo, remoteMem, false);
     }
 }

@@ -94,7 +94,7 @@ class CompileProblemsTest {
 
         int code = index.decide(packet("10.9.9.9", "10.0.0.1", TCP, 80));
         assertThat(Decision.allowed(code)).isFalse();
-        assertThat(index.describe(code)).isEqualTo("DENY ingress: denied by default/ns/p ingress[0]");
+        assertThat(new DecisionText(index).describe(code)).isEqualTo("DENY ingress: denied by default/ns/p ingress[0]");
         assertThat(index.problems()).anyMatch(p -> p.contains("treated as DENY"));
     }
 
@@ -112,7 +112,7 @@ class CompileProblemsTest {
     void anEmptySnapshotAllowsEverything() {
         SnapshotIndex index = SnapshotIndex.compile(NodeSnapshot.getDefaultInstance());
 
-        assertThat(index.describe(index.decide(packet("10.0.0.1", "10.0.0.2", TCP, 80)))).isEqualTo("ALLOW: no local endpoint");
+        assertThat(new DecisionText(index).describe(index.decide(packet("10.0.0.1", "10.0.0.2", TCP, 80)))).isEqualTo("ALLOW: no local endpoint");
         assertThat(index.problemCount()).isZero();
     }
 }

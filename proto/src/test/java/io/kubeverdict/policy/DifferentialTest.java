@@ -44,21 +44,24 @@ class DifferentialTest {
             NodeSnapshot snapshot = randomSnapshot(random, round % 10 == 0);
             SnapshotIndex index = SnapshotIndex.compile(snapshot);
             ReferenceEvaluator reference = new ReferenceEvaluator(snapshot);
+            DecisionText text = new DecisionText(index);
+            Explainer explainer = new Explainer(index);
             walked += index.walkingSlots() > 0 ? 1 : 0;
             for (int i = 0; i < 200; i++) {
                 boolean v6 = random.nextBoolean();
                 IpAddress src = address(random, v6);
                 IpAddress dst = address(random, v6);
-                int protocol = new int[] {6, 6, 17, 132, v6 ? 58 : 1}[random.nextInt(5)];
+                int protocol = new int[] {Protocol.TCP_VALUE, Protocol.TCP_VALUE, Protocol.UDP_VALUE, Protocol.SCTP_VALUE,
+                    v6 ? Protocol.ICMPV6_VALUE : Protocol.ICMP_VALUE}[random.nextInt(5)];
                 int port = new int[] {80, 81, 85, 8080, 53}[random.nextInt(5)];
                 PacketTuple packet = new PacketTuple().set(src, dst, protocol, port);
 
                 boolean expected = reference.allowed(src, dst, protocol, port);
                 int code = index.decide(packet);
-                String what = "round " + round + ": " + packet + " -> " + index.describe(code);
+                String what = "round " + round + ": " + packet + " -> " + text.describe(code);
                 assertThat(Decision.allowed(code)).as(what).isEqualTo(expected);
                 assertThat(index.decideByWalking(packet)).as(what).isEqualTo(code);
-                assertThat(index.explain(packet).getVerdict()).as(what)
+                assertThat(explainer.explain(packet).getVerdict()).as(what)
                         .isEqualTo(expected ? Verdict.VERDICT_ALLOW : Verdict.VERDICT_DENY);
                 packets++;
                 allowed += expected ? 1 : 0;

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 class ExplainTest {
 
-    private final SnapshotIndex index = SnapshotIndexTest.INDEX;
+    private final Explainer index = new Explainer(SnapshotIndexTest.INDEX);
 
     @Test
     void explainsBothDirectionsEvenWhenEgressAlreadyDenies() {

@@ -10,6 +10,7 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.Peer;
 import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.PortMatch;
+import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Rule;
 import io.kubeverdict.proto.v1.TierInfo;
 import java.util.HashMap;
@@ -133,13 +134,14 @@ final class ReferenceEvaluator {
         if (rule.getPortsCount() == 0) {
             return true;
         }
-        if (protocol != 6 && protocol != 17 && protocol != 132) {
+        Protocol named = Protocol.forNumber(protocol);
+        if (named != Protocol.TCP && named != Protocol.UDP && named != Protocol.SCTP) {
             return false;
         }
         for (PortMatch pm : rule.getPortsList()) {
             if (!pm.getNamedPortIpSetId().isEmpty()) {
                 IpSet set = sets.get(pm.getNamedPortIpSetId());
-                String name = protocol == 6 ? "tcp" : protocol == 17 ? "udp" : "sctp";
+                String name = named.name().toLowerCase(Locale.ROOT);
                 if (set != null && set.getType() == IpSetType.IP_AND_PORT
                         && canonicalMembers(set).contains(dst + "," + name + ":" + port)) {
                     return true;

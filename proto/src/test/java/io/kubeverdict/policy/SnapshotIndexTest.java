@@ -173,14 +173,14 @@ class SnapshotIndexTest {
     void decides(String name, String src, String dst, int protocol, int port, String expected) {
         int code = INDEX.decide(packet(src, dst, protocol, port));
 
-        assertThat(INDEX.describe(code)).isEqualTo(expected);
+        assertThat(new DecisionText(INDEX).describe(code)).isEqualTo(expected);
         assertThat(Decision.allowed(code)).isEqualTo(expected.startsWith("ALLOW"));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void explainAgreesWithDecide(String name, String src, String dst, int protocol, int port, String expected) {
-        var explanation = INDEX.explain(tuple(src, dst, protocol, port));
+        var explanation = new Explainer(INDEX).explain(tuple(src, dst, protocol, port));
 
         assertThat(explanation.getVerdict().name()).isEqualTo(expected.startsWith("ALLOW") ? "VERDICT_ALLOW" : "VERDICT_DENY");
         assertThat(explanation.getTuple()).isEqualTo(tuple(src, dst, protocol, port));

@@ -22,11 +22,11 @@ import java.util.List;
 final class Snapshots {
     private Snapshots() {}
 
-    static final int TCP = 6;
-    static final int UDP = 17;
-    static final int SCTP = 132;
-    static final int ICMP = 1;
-    static final int ICMPV6 = 58;
+    static final int TCP = Protocol.TCP_VALUE;
+    static final int UDP = Protocol.UDP_VALUE;
+    static final int SCTP = Protocol.SCTP_VALUE;
+    static final int ICMP = Protocol.ICMP_VALUE;
+    static final int ICMPV6 = Protocol.ICMPV6_VALUE;
 
     static IpSet ipSet(String id, String... members) {
         return IpSet.newBuilder().setId(id).setType(IpSetType.IP).addAllMembers(List.of(members)).build();

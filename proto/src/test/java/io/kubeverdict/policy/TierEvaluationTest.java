@@ -84,7 +84,7 @@ class TierEvaluationTest {
 
     @org.junit.jupiter.api.Test
     void explainCountsAnEndpointWhoseTiersAllPassedAsIsolated() {
-        var e = INDEX.explain(Snapshots.tuple("10.5.5.5", "10.1.0.2", TCP, 80));
+        var e = new Explainer(INDEX).explain(Snapshots.tuple("10.5.5.5", "10.1.0.2", TCP, 80));
 
         assertThat(e.getIngress().getIsolated()).isTrue();
         assertThat(e.getIngress().getReason()).isEqualTo("every tier passed");
@@ -95,6 +95,6 @@ class TierEvaluationTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void decides(String name, String src, String dst, int port, String expected) {
-        assertThat(INDEX.describe(INDEX.decide(packet(src, dst, TCP, port)))).isEqualTo(expected);
+        assertThat(new DecisionText(INDEX).describe(INDEX.decide(packet(src, dst, TCP, port)))).isEqualTo(expected);
     }
 }

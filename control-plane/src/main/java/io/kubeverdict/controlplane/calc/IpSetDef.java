@@ -40,13 +40,20 @@ public record IpSetDef(String namespace, Selector namespaceSelector, Selector po
         return portName == null ? IpSetType.IP : IpSetType.IP_AND_PORT;
     }
 
-    /** Human-readable, stable description; the id is derived from it. */
+    /**
+     * Stable, unambiguous description (strings length-prefixed, selectors in their canonical
+     * encoding): two definitions have equal text exactly when they are equal. The id is derived from it.
+     */
     public String canonical() {
         StringBuilder sb = new StringBuilder();
-        sb.append(namespace != null ? "namespace=" + namespace : "namespaces=" + namespaceSelector.canonical());
+        if (namespace != null) {
+            Selector.lengthPrefixed(sb.append("namespace="), namespace);
+        } else {
+            sb.append("namespaces=").append(namespaceSelector.canonical());
+        }
         sb.append(" pods=").append(podSelector.canonical());
         if (portName != null) {
-            sb.append(" port=").append(portName).append('/').append(protocol.name());
+            Selector.lengthPrefixed(sb.append(" port="), portName).append('/').append(protocol.name());
         }
         return sb.toString();
     }

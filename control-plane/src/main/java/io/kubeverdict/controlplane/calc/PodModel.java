@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodIP;
+import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.Protocol;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -48,12 +49,12 @@ public record PodModel(String namespace, String name, Map<String, String> labels
         if (podIPs != null) {
             for (PodIP ip : podIPs) {
                 if (ip != null) {
-                    IpAddresses.canonical(ip.getIp()).ifPresent(out::add);
+                    IpAddress.canonical(ip.getIp()).ifPresent(out::add);
                 }
             }
         }
         if (out.isEmpty()) {
-            IpAddresses.canonical(pod.getStatus().getPodIP()).ifPresent(out::add);
+            IpAddress.canonical(pod.getStatus().getPodIP()).ifPresent(out::add);
         }
         return List.copyOf(out);
     }

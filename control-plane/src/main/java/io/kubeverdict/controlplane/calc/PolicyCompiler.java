@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicySpec;
+import io.kubeverdict.policy.Cidr;
 import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.IpBlock;
@@ -263,22 +264,22 @@ public final class PolicyCompiler {
         }
 
         Optional<Peer> ipBlock(String field, IPBlock block) {
-            Optional<IpAddresses.Cidr> cidr = IpAddresses.parseCidr(block.getCidr());
-            if (cidr.isEmpty()) {
+            Cidr cidr = Cidr.tryParse(block.getCidr());
+            if (cidr == null) {
                 problem(field + ".cidr", "invalid CIDR \"" + block.getCidr() + "\"; peer dropped");
                 return Optional.empty();
             }
-            IpBlock.Builder b = IpBlock.newBuilder().setCidr(cidr.get().toString());
+            IpBlock.Builder b = IpBlock.newBuilder().setCidr(cidr.toString());
             List<String> except = nonNull(block.getExcept());
             for (int i = 0; i < except.size(); i++) {
-                Optional<IpAddresses.Cidr> e = IpAddresses.parseCidr(except.get(i));
-                if (e.isEmpty() || !cidr.get().contains(e.get())) {
+                Cidr e = Cidr.tryParse(except.get(i));
+                if (e == null || !cidr.contains(e)) {
                     // Ignoring a bad except would widen the block: drop the whole peer.
-                    problem(field + ".except[" + i + "]", (e.isEmpty() ? "invalid CIDR \"" : "not inside the cidr: \"")
+                    problem(field + ".except[" + i + "]", (e == null ? "invalid CIDR \"" : "not inside the cidr: \"")
                             + except.get(i) + "\"; peer dropped");
                     return Optional.empty();
                 }
-                b.addExcept(e.get().toString());
+                b.addExcept(e.toString());
             }
             return Optional.of(Peer.newBuilder().setIpBlock(b).build());
         }

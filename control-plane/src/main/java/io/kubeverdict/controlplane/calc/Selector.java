@@ -6,12 +6,16 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeSet;
 
 /**
  * A validated label selector in canonical form: matchLabels become "In" requirements, values are
- * sorted and de-duplicated, requirements are sorted. Equal selectors have equal {@link #canonical()}
- * text, which is what IP-set ids are derived from. An empty selector matches everything.
+ * sorted and de-duplicated, requirements are sorted. {@link #canonical()} is an unambiguous
+ * encoding of that form (every key and value length-prefixed), so two selectors have equal
+ * canonical text exactly when they are the same selector; identity, equality and IP-set ids come
+ * from it, never from display text in which "a, b" and "a,b" could look alike. Keys and values
+ * are validated as the API server validates them. An empty selector matches everything.
  */
 public final class Selector {
     public enum Op { IN, NOT_IN, EXISTS, DOES_NOT_EXIST }
@@ -27,8 +31,14 @@ public final class Selector {
             };
         }
 
+        /** key, operator, values; every string as its length, ':' and its characters. */
         String canonical() {
-            return key + " " + op + " (" + String.join(",", values) + ")";
+            StringBuilder sb = new StringBuilder();
+            lengthPrefixed(sb, key).append(' ').append(op).append(" [");
+            for (int i = 0; i < values.size(); i++) {
+                lengthPrefixed(i == 0 ? sb : sb.append(' '), values.get(i));
+            }
+            return sb.append(']').toString();
         }
     }
 
@@ -46,6 +56,7 @@ public final class Selector {
 
     private Selector(List<Requirement> requirements) {
         this.requirements = requirements;
+        // Requirements are length-prefixed and of a fixed shape, so "; " cannot be confused with content.
         StringBuilder sb = new StringBuilder("{");
         for (Requirement r : requirements) {
             if (sb.length() > 1) {
@@ -67,14 +78,25 @@ public final class Selector {
                 if (e.getKey() == null || e.getKey().isEmpty()) {
                     throw new InvalidSelectorException("matchLabels has an empty key");
                 }
-                reqs.add(new Requirement(e.getKey(), Op.IN,
-                        List.of(e.getValue() == null ? "" : e.getValue())));
+                String value = e.getValue() == null ? "" : e.getValue();
+                checkKey(e.getKey());
+                checkValue(value);
+                reqs.add(new Requirement(e.getKey(), Op.IN, List.of(value)));
             }
         }
         if (s.getMatchExpressions() != null) {
             for (LabelSelectorRequirement r : s.getMatchExpressions()) {
                 reqs.add(requirement(r));
             }
+        }
+        return of(reqs);
+    }
+
+    /** Canonical form of requirements whose keys and values were already checked. */
+    static Selector of(List<Requirement> requirements) {
+        List<Requirement> reqs = new ArrayList<>();
+        for (Requirement r : requirements) {
+            reqs.add(new Requirement(r.key(), r.op(), List.copyOf(new TreeSet<>(r.values()))));
         }
         reqs.sort(Comparator.comparing(Requirement::canonical));
         // Identical requirements are redundant; dropping them keeps equal selectors equal.
@@ -109,11 +131,33 @@ public final class Selector {
         if (!needsValues && !values.isEmpty()) {
             throw new InvalidSelectorException(operator + " takes no values for key " + r.getKey());
         }
+        checkKey(r.getKey());
         TreeSet<String> sorted = new TreeSet<>();
         for (String v : values) {
-            sorted.add(v == null ? "" : v);
+            String value = v == null ? "" : v;
+            checkValue(value);
+            sorted.add(value);
         }
         return new Requirement(r.getKey(), op, List.copyOf(sorted));
+    }
+
+    private static void checkKey(String key) throws InvalidSelectorException {
+        Optional<String> problem = Labels.keyProblem(key);
+        if (problem.isPresent()) {
+            throw new InvalidSelectorException(problem.get());
+        }
+    }
+
+    private static void checkValue(String value) throws InvalidSelectorException {
+        Optional<String> problem = Labels.valueProblem(value);
+        if (problem.isPresent()) {
+            throw new InvalidSelectorException(problem.get());
+        }
+    }
+
+    /** The string as its length, ':' and its characters: unambiguous whatever it contains. */
+    static StringBuilder lengthPrefixed(StringBuilder sb, String s) {
+        return sb.append(s.length()).append(':').append(s);
     }
 
     public boolean matches(Map<String, String> labels) {

@@ -1,16 +1,24 @@
 package io.kubeverdict.controlplane.cli;
 
+import io.kubeverdict.runtime.cli.KubeVerdictCommand;
+import java.util.List;
 import picocli.CommandLine;
-import picocli.CommandLine.Command;
 
-/** Entry point of the control-plane jar: the service and the offline tools. */
-@Command(name = "kube-verdict",
-        mixinStandardHelpOptions = true,
-        versionProvider = VersionProvider.class,
-        description = "kube-verdict control plane and offline policy tools.",
-        subcommands = {ServeCommand.class, MatrixCommand.class, ExplainCommand.class})
+/** Entry point of the control-plane jar: {@code kube-verdict} with the service and the offline tools. */
 public final class ControlPlaneMain {
+    private ControlPlaneMain() {}
+
+    /** This jar's subcommands, fresh instances: for its own root and for a CLI that assembles several jars'. */
+    public static List<Object> subcommands() {
+        return List.of(new ServeCommand(), new MatrixCommand(), new ExplainCommand());
+    }
+
+    public static CommandLine commandLine() {
+        return KubeVerdictCommand.root("kube-verdict control plane and offline policy tools.",
+                subcommands().toArray());
+    }
+
     public static void main(String[] args) {
-        System.exit(new CommandLine(new ControlPlaneMain()).execute(args));
+        System.exit(commandLine().execute(args));
     }
 }

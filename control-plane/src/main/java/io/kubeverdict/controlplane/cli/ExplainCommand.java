@@ -2,11 +2,12 @@ package io.kubeverdict.controlplane.cli;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
-import io.kubeverdict.controlplane.calc.IpAddresses;
 import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.controlplane.tools.OfflineCluster;
+import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.DirectionExplanation;
 import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.Protocol;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.Optional;
@@ -97,8 +98,8 @@ final class ExplainCommand implements Callable<Integer> {
     }
 
     private String[] addresses(OfflineCluster cluster) throws OfflineInput.FatalInput {
-        Optional<String> fromIp = IpAddresses.canonical(from);
-        Optional<String> toIp = IpAddresses.canonical(to);
+        Optional<String> fromIp = IpAddress.canonical(from);
+        Optional<String> toIp = IpAddress.canonical(to);
         PodModel src = fromIp.isPresent() ? null : pod(cluster, "--from", from);
         PodModel dst = toIp.isPresent() ? null : pod(cluster, "--to", to);
         if (src != null && dst != null) {
@@ -131,20 +132,19 @@ final class ExplainCommand implements Callable<Integer> {
         throw new OfflineInput.FatalInput(option + " " + pod.key() + " has no " + (v6 ? "IPv6" : "IPv4") + " address");
     }
 
+    /** A name of the contract's Protocol enum (any case) or a number 0-255; -1 for anything else. */
     static int protocolNumber(String p) {
-        switch (p.toUpperCase(Locale.ROOT)) {
-            case "TCP": return 6;
-            case "UDP": return 17;
-            case "SCTP": return 132;
-            case "ICMP": return 1;
-            case "ICMPV6": return 58;
-            default:
-                try {
-                    int n = Integer.parseInt(p);
-                    return n >= 0 && n <= 255 ? n : -1;
-                } catch (NumberFormatException e) {
-                    return -1;
-                }
+        String name = p.toUpperCase(Locale.ROOT);
+        for (Protocol known : Protocol.values()) {
+            if (known != Protocol.PROTOCOL_UNSPECIFIED && known != Protocol.UNRECOGNIZED && known.name().equals(name)) {
+                return known.getNumber();
+            }
+        }
+        try {
+            int n = Integer.parseInt(p);
+            return n >= 0 && n <= 255 ? n : -1;
+        } catch (NumberFormatException e) {
+            return -1;
         }
     }
 
@@ -182,14 +182,11 @@ final class ExplainCommand implements Callable<Integer> {
         return sb.toString();
     }
 
-    private static String protocolName(int p) {
-        return switch (p) {
-            case 6 -> "TCP";
-            case 17 -> "UDP";
-            case 132 -> "SCTP";
-            case 1 -> "ICMP";
-            case 58 -> "ICMPv6";
-            default -> String.valueOf(p);
-        };
+    private static String protocolName(int number) {
+        Protocol p = Protocol.forNumber(number);
+        if (p == null || p == Protocol.PROTOCOL_UNSPECIFIED) {
+            return String.valueOf(number);
+        }
+        return p == Protocol.ICMPV6 ? "ICMPv6" : p.name();
     }
 }

@@ -7,7 +7,10 @@ import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineManifestLoader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
-import io.kubeverdict.controlplane.tls.TlsFiles;
+import io.kubeverdict.runtime.cli.HostPort;
+import io.kubeverdict.runtime.cli.MetricsOptions;
+import io.kubeverdict.runtime.cli.ServerTlsOptions;
+import io.kubeverdict.runtime.grpc.ServerTls;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -19,6 +22,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -41,24 +45,16 @@ final class ServeCommand implements Callable<Integer> {
     @ArgGroup(exclusive = true)
     SourceOptions source = new SourceOptions();
 
-    @Option(names = "--listen", defaultValue = "0.0.0.0:9443", paramLabel = "HOST:PORT",
+    @Option(names = "--listen", defaultValue = "0.0.0.0:9443", paramLabel = "HOST:PORT", converter = HostPort.Listen.class,
             description = "gRPC address (PolicySync, inspection, health, reflection). Default: ${DEFAULT-VALUE}.")
-    String listen;
+    HostPort listen;
 
-    @Option(names = "--metrics-bind-address", defaultValue = "0.0.0.0:9100", paramLabel = "HOST:PORT",
-            description = "Prometheus /metrics address; empty to disable. Default: ${DEFAULT-VALUE}.")
-    String metricsBind;
+    /** /metrics, /healthz (the process serves) and /readyz (the first full calculation is published). */
+    @Mixin
+    MetricsOptions metrics = new MetricsOptions("0.0.0.0:9100");
 
-    @Option(names = "--tls-cert", paramLabel = "FILE", description = "Server certificate chain (PEM).")
-    Path tlsCert;
-
-    @Option(names = "--tls-key", paramLabel = "FILE", description = "Server private key (PEM, PKCS#8).")
-    Path tlsKey;
-
-    @Option(names = "--tls-client-ca", paramLabel = "FILE",
-            description = "CA (PEM) that signs agent certificates; a certificate may only sync the node it names "
-                    + "(subject CN system:node:NAME, or a DNS SAN equal to NAME).")
-    Path tlsClientCa;
+    @Mixin
+    ServerTlsOptions tlsOptions;
 
     @Option(names = "--resync", defaultValue = "PT10M", paramLabel = "DURATION",
             description = "Informer resync period (ISO-8601). Default: ${DEFAULT-VALUE}.")
@@ -73,20 +69,31 @@ final class ServeCommand implements Callable<Integer> {
             description = "Largest IP-set message on a Sync stream (gRPC's limit is 4 MiB). Default: ${DEFAULT-VALUE}.")
     int maxMessageBytes;
 
+    @Option(names = "--max-concurrent-snapshots", defaultValue = "16", paramLabel = "N",
+            description = "Sync streams building and sending a full snapshot at once; agents beyond wait in line "
+                    + "(a fleet reconnecting after a restart). Default: ${DEFAULT-VALUE}.")
+    int maxConcurrentSnapshots;
+
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
-        TlsFiles tls = null;
-        int tlsGiven = (tlsCert == null ? 0 : 1) + (tlsKey == null ? 0 : 1) + (tlsClientCa == null ? 0 : 1);
-        if (tlsGiven != 0 && tlsGiven != 3) {
-            err.println("--tls-cert, --tls-key and --tls-client-ca go together");
+        ServerTls tls;
+        InetSocketAddress grpcAddress;
+        InetSocketAddress metricsAddress;
+        try {
+            tls = tlsOptions.tls().orElse(null);
+            grpcAddress = listen.socketAddress();
+            metricsAddress = metrics.socketAddress();
+        } catch (IllegalArgumentException e) {
+            err.println(e.getMessage());
             return 2;
         }
-        if (tlsGiven == 3) {
-            tls = new TlsFiles(tlsCert, tlsKey, tlsClientCa);
+        if (maxConcurrentSnapshots < 1) {
+            err.println("--max-concurrent-snapshots must be at least 1");
+            return 2;
         }
         ControlPlane.Source src;
         KubernetesClient client = null;
@@ -100,9 +107,8 @@ final class ServeCommand implements Callable<Integer> {
             log.info("watching the cluster at {}", cfg.getMasterUrl());
             src = new ControlPlane.Source.Kubernetes(client, resync);
         }
-        ControlPlane.Config config = new ControlPlane.Config(address(listen),
-                metricsBind.isBlank() ? null : address(metricsBind), tls,
-                new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1)));
+        ControlPlane.Config config = new ControlPlane.Config(grpcAddress, metricsAddress, tls,
+                new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots));
 
         CountDownLatch stopped = new CountDownLatch(1);
         ControlPlane cp = ControlPlane.start(config, new IncrementalPolicyCalculator(), src);
@@ -120,18 +126,5 @@ final class ServeCommand implements Callable<Integer> {
         cp.failed().thenRun(stopped::countDown);
         stopped.await();
         return cp.failed().isDone() ? 1 : 0;
-    }
-
-    static InetSocketAddress address(String hostPort) {
-        int colon = hostPort.lastIndexOf(':');
-        if (colon < 0) {
-            throw new IllegalArgumentException("want HOST:PORT, got " + hostPort);
-        }
-        String host = hostPort.substring(0, colon);
-        if (host.startsWith("[") && host.endsWith("]")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        int port = Integer.parseInt(hostPort.substring(colon + 1));
-        return host.isEmpty() ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
     }
 }

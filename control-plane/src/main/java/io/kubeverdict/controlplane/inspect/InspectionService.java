@@ -6,6 +6,9 @@ import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
 import io.kubeverdict.controlplane.sync.IndexedSnapshot;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.controlplane.tls.InspectionScope;
+import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.policy.Explainer;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.DirectionExplanation;
@@ -16,47 +19,84 @@ import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
+import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * ControlPlaneInspection over live state: the published snapshots and the connected agents.
  * Explain evaluates egress with the source's node snapshot and ingress with the destination's,
- * with the same verdict function ({@link SnapshotIndex}) the agents use.
+ * with the same verdict function ({@link SnapshotIndex}) the agents use. Each call sees only the
+ * nodes of its caller's {@link InspectionScope}: under mTLS a node's certificate reads its own node.
+ * ListNodes pages by node name.
  */
 public final class InspectionService extends ControlPlaneInspectionGrpc.ControlPlaneInspectionImplBase {
+    static final int DEFAULT_PAGE_SIZE = 500;
+    static final int MAX_PAGE_SIZE = 1000;
+
     private final SnapshotHub hub;
     private final PolicySyncService sync;
-    /** Compiled indexes by node, recompiled when the node's snapshot version moves on. */
+    private final NodeAuthorizer authorizer;
+    /** Explainers of compiled indexes by node, recompiled when the node's snapshot version moves on. */
     private final Map<String, Compiled> indexes = new ConcurrentHashMap<>();
 
-    private record Compiled(long version, SnapshotIndex index) {}
+    private record Compiled(long version, Explainer explainer) {}
 
-    public InspectionService(SnapshotHub hub, PolicySyncService sync) {
+    public InspectionService(SnapshotHub hub, PolicySyncService sync, NodeAuthorizer authorizer) {
         this.hub = hub;
         this.sync = sync;
+        this.authorizer = authorizer;
     }
 
     @Override
     public void listNodes(ListNodesRequest request, StreamObserver<ListNodesResponse> out) {
+        InspectionScope scope = authorizer.inspectionScope();
+        String after;
+        try {
+            after = PageTokens.decode(request.getPageToken());
+        } catch (IllegalArgumentException e) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+            return;
+        }
+        int pageSize = request.getPageSize() <= 0 ? DEFAULT_PAGE_SIZE : Math.min(request.getPageSize(), MAX_PAGE_SIZE);
         String revision = hub.sourceRevision();
-        Map<String, NodeStatus> byNode = new TreeMap<>();
+        TreeMap<String, NodeStatus> byNode = new TreeMap<>();
         for (IndexedSnapshot s : hub.all()) {
-            byNode.put(s.node(), NodeStatus.newBuilder().setNode(s.node()).build());
+            if (scope.permits(s.node())) {
+                byNode.put(s.node(), NodeStatus.newBuilder().setNode(s.node()).build());
+            }
         }
         for (NodeStatus st : sync.nodeStatuses()) {
-            byNode.put(st.getNode(), st);
+            if (scope.permits(st.getNode())) {
+                byNode.put(st.getNode(), st);
+            }
         }
-        out.onNext(ListNodesResponse.newBuilder().setSourceRevision(revision).addAllNodes(byNode.values()).build());
+        ListNodesResponse.Builder page = ListNodesResponse.newBuilder().setSourceRevision(revision);
+        SortedMap<String, NodeStatus> rest = after == null ? byNode : byNode.tailMap(after, false);
+        for (NodeStatus st : rest.values()) {
+            if (page.getNodesCount() == pageSize) {
+                page.setNextPageToken(PageTokens.encode(page.getNodes(pageSize - 1).getNode()));
+                break;
+            }
+            page.addNodes(st);
+        }
+        out.onNext(page.build());
         out.onCompleted();
     }
 
     @Override
     public void getSnapshot(GetSnapshotRequest request, StreamObserver<NodeSnapshot> out) {
+        InspectionScope scope = authorizer.inspectionScope();
+        if (!scope.permits(request.getNode())) {
+            out.onError(denied(scope, request.getNode()).asRuntimeException());
+            return;
+        }
         if (!hub.isReady()) {
             out.onError(Status.UNAVAILABLE.withDescription("first calculation not done yet").asRuntimeException());
             return;
@@ -72,8 +112,10 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
             return;
         }
         try {
-            out.onNext(explain(request));
+            out.onNext(explain(request, authorizer.inspectionScope()));
             out.onCompleted();
+        } catch (ScopeException e) {
+            out.onError(e.status.asRuntimeException());
         } catch (IllegalArgumentException e) {
             out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
         } catch (UnsupportedOperationException e) {
@@ -82,6 +124,10 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
     }
 
     Explanation explain(ExplainRequest request) {
+        return explain(request, InspectionScope.all());
+    }
+
+    private Explanation explain(ExplainRequest request, InspectionScope scope) {
         EndpointDirectory dir = new EndpointDirectory(hub.all());
         Tuple.Builder t = request.getTuple().toBuilder();
         if (!request.getFrom().isEmpty()) {
@@ -94,22 +140,42 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
             throw new IllegalArgumentException("need a source and a destination (tuple addresses or from/to pod names)");
         }
         if (t.getProtocol() == 0) {
-            t.setProtocol(6); // TCP, as NetworkPolicy's own default
+            t.setProtocol(Protocol.TCP_VALUE); // as NetworkPolicy's own default
         }
         Tuple tuple = t.build();
         Optional<Located> src = dir.byIp(tuple.getSrcIp());
         Optional<Located> dst = dir.byIp(tuple.getDstIp());
+        // Each side is evaluated with its node's snapshot: both must be nodes the caller may read.
+        for (Optional<Located> side : List.of(src, dst)) {
+            if (side.isPresent() && !scope.permits(side.get().node())) {
+                throw new ScopeException(denied(scope, side.get().node()));
+            }
+        }
 
         Explanation.Builder result = Explanation.newBuilder().setTuple(tuple);
-        DirectionExplanation egress = src.map(l -> index(l.node()).explain(tuple).getEgress())
+        DirectionExplanation egress = src.map(l -> explainer(l.node()).explain(tuple).getEgress())
                 .orElse(notEvaluated("source is not an endpoint of any node"));
-        DirectionExplanation ingress = dst.map(l -> index(l.node()).explain(tuple).getIngress())
+        DirectionExplanation ingress = dst.map(l -> explainer(l.node()).explain(tuple).getIngress())
                 .orElse(notEvaluated("destination is not an endpoint of any node"));
         src.ifPresent(l -> result.setSource(l.endpoint().getId()));
         dst.ifPresent(l -> result.setDestination(l.endpoint().getId()));
         boolean denied = egress.getVerdict() == Verdict.VERDICT_DENY || ingress.getVerdict() == Verdict.VERDICT_DENY;
         return result.setEgress(egress).setIngress(ingress)
                 .setVerdict(denied ? Verdict.VERDICT_DENY : Verdict.VERDICT_ALLOW).build();
+    }
+
+    private static Status denied(InspectionScope scope, String node) {
+        return Status.PERMISSION_DENIED.withDescription(
+                "the client certificate may inspect " + scope + ", not node '" + node + "'");
+    }
+
+    private static final class ScopeException extends RuntimeException {
+        final Status status;
+
+        ScopeException(Status status) {
+            super(status.getDescription(), null, false, false);
+            this.status = status;
+        }
     }
 
     private static DirectionExplanation notEvaluated(String reason) {
@@ -124,13 +190,13 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
                         "no endpoint named '" + name + "' (want namespace/pod of a running pod with an IP)"));
     }
 
-    private SnapshotIndex index(String node) {
+    private Explainer explainer(String node) {
         IndexedSnapshot s = hub.current(node);
         Compiled c = indexes.get(node);
         if (c == null || c.version() != s.version()) {
-            c = new Compiled(s.version(), SnapshotIndex.compile(s.snapshot()));
+            c = new Compiled(s.version(), new Explainer(SnapshotIndex.compile(s.snapshot())));
             indexes.put(node, c);
         }
-        return c.index();
+        return c.explainer();
     }
 }

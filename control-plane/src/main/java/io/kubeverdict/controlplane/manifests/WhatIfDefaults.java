@@ -4,11 +4,13 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodIP;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodStatus;
-import io.kubeverdict.controlplane.calc.IpAddresses;
+import io.kubeverdict.policy.Cidr;
+import io.kubeverdict.policy.IpAddress;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Optional;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -35,25 +37,9 @@ public final class WhatIfDefaults {
      * @throws IllegalArgumentException when cidr is not a CIDR or is exhausted
      */
     public static List<Assignment> apply(List<Pod> pods, String cidr, String defaultNode) {
-        Optional<IpAddresses.Cidr> range = cidr == null ? Optional.empty() : IpAddresses.parseCidr(cidr);
-        if (cidr != null && range.isEmpty()) {
-            throw new IllegalArgumentException("not a CIDR: " + cidr);
-        }
-        Set<String> used = new HashSet<>();
-        for (Pod p : pods) {
-            if (p.getStatus() != null) {
-                if (p.getStatus().getPodIP() != null) {
-                    IpAddresses.canonical(p.getStatus().getPodIP()).ifPresent(used::add);
-                }
-                if (p.getStatus().getPodIPs() != null) {
-                    for (PodIP ip : p.getStatus().getPodIPs()) {
-                        IpAddresses.canonical(ip.getIp()).ifPresent(used::add);
-                    }
-                }
-            }
-        }
-        List<Assignment> out = new ArrayList<>();
-        byte[] next = range.map(r -> r.network().clone()).orElse(null);
+        List<Assignment> assigned = cidr == null ? List.of() : assignAddresses(pods, cidr);
+        Map<String, String> ipOf = new HashMap<>();
+        assigned.forEach(a -> ipOf.put(a.pod(), a.ip()));
         for (Pod p : pods) {
             if (p.getSpec() == null) {
                 p.setSpec(new PodSpec());
@@ -71,34 +57,79 @@ public final class WhatIfDefaults {
             if (st.getPhase() == null || st.getPhase().isEmpty()) {
                 st.setPhase("Running");
             }
-            boolean hasIp = (st.getPodIP() != null && !st.getPodIP().isEmpty())
-                    || (st.getPodIPs() != null && !st.getPodIPs().isEmpty());
-            if (!hasIp && next != null) {
-                String ip;
-                do {
-                    next = increment(next);
-                    if (next == null || !range.get().contains(next)) {
-                        throw new IllegalArgumentException("address range " + cidr + " exhausted");
-                    }
-                    ip = IpAddresses.format(next);
-                } while (used.contains(ip));
-                used.add(ip);
+            String ip = ipOf.get(key(p));
+            if (ip != null) {
                 st.setPodIP(ip);
                 st.setPodIPs(List.of(new PodIP(ip)));
                 st.setPhase("Running");
-                out.add(new Assignment(p.getMetadata().getNamespace() + "/" + p.getMetadata().getName(), ip));
             }
+        }
+        return assigned;
+    }
+
+    /**
+     * The address rule alone, without changing the pods (the sandbox places pods with it too):
+     * in the given order, every pod that is not hostNetwork and has no status.podIP/podIPs takes
+     * the next address of cidr after the network address (up to and including the last) that no
+     * pod has.
+     *
+     * @throws IllegalArgumentException when cidr is not a CIDR or is exhausted
+     */
+    public static List<Assignment> assignAddresses(List<Pod> pods, String cidr) {
+        Cidr range = Cidr.tryParse(cidr);
+        if (range == null) {
+            throw new IllegalArgumentException("not a CIDR: " + cidr);
+        }
+        Set<String> used = new HashSet<>();
+        for (Pod p : pods) {
+            if (p.getStatus() != null) {
+                if (p.getStatus().getPodIP() != null) {
+                    IpAddress.canonical(p.getStatus().getPodIP()).ifPresent(used::add);
+                }
+                if (p.getStatus().getPodIPs() != null) {
+                    for (PodIP ip : p.getStatus().getPodIPs()) {
+                        IpAddress.canonical(ip.getIp()).ifPresent(used::add);
+                    }
+                }
+            }
+        }
+        List<Assignment> out = new ArrayList<>();
+        IpAddress next = range.network();
+        for (Pod p : pods) {
+            if (p.getSpec() != null && Boolean.TRUE.equals(p.getSpec().getHostNetwork())) {
+                continue;
+            }
+            PodStatus st = p.getStatus();
+            boolean hasIp = st != null && ((st.getPodIP() != null && !st.getPodIP().isEmpty())
+                    || (st.getPodIPs() != null && !st.getPodIPs().isEmpty()));
+            if (hasIp) {
+                continue;
+            }
+            String ip;
+            do {
+                next = successor(next);
+                if (next == null || !range.contains(next)) {
+                    throw new IllegalArgumentException("address range " + cidr + " exhausted");
+                }
+                ip = next.toString();
+            } while (used.contains(ip));
+            used.add(ip);
+            out.add(new Assignment(key(p), ip));
         }
         return out;
     }
 
-    private static byte[] increment(byte[] a) {
-        byte[] b = a.clone();
-        for (int i = b.length - 1; i >= 0; i--) {
-            if (++b[i] != 0) {
-                return b;
-            }
+    private static String key(Pod p) {
+        return p.getMetadata().getNamespace() + "/" + p.getMetadata().getName();
+    }
+
+    /** The next address of the same family, or null after the last one. */
+    private static IpAddress successor(IpAddress a) {
+        if (a.family() == IpAddress.V4) {
+            return a.lo() == 0xFFFF_FFFFL ? null : IpAddress.v4((int) (a.lo() + 1));
         }
-        return null;
+        long lo = a.lo() + 1;
+        long hi = lo == 0 ? a.hi() + 1 : a.hi();
+        return hi == 0 && lo == 0 ? null : IpAddress.v6(hi, lo);
     }
 }

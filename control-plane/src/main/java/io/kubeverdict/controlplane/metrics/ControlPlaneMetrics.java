@@ -11,6 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntSupplier;
 import java.util.function.ToDoubleFunction;
 
 /** Every meter the control plane exports, named once here. */
@@ -29,6 +31,8 @@ public final class ControlPlaneMetrics {
     private final AtomicInteger manifestLoadOk = new AtomicInteger();
     private final AtomicLong manifestLastSuccess = new AtomicLong();
     private volatile Counter manifestLoadErrors;
+    private final AtomicReference<IntSupplier> snapshotsWaiting = new AtomicReference<>(() -> 0);
+    private final AtomicReference<IntSupplier> snapshotsSending = new AtomicReference<>(() -> 0);
 
     public ControlPlaneMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -55,6 +59,11 @@ public final class ControlPlaneMetrics {
                 .description("Open Sync streams").register(registry);
         Gauge.builder("kubeverdict_policy_problems", problems, AtomicInteger::get)
                 .description("Policies or parts of policies the engine could not use").register(registry);
+        Gauge.builder("kubeverdict_sync_snapshots_waiting", snapshotsWaiting, s -> s.get().getAsInt())
+                .description("Sync streams waiting in line for their full snapshot").register(registry);
+        Gauge.builder("kubeverdict_sync_snapshots_sending", snapshotsSending, s -> s.get().getAsInt())
+                .description("Sync streams building or sending their full snapshot (at most the admission limit)")
+                .register(registry);
     }
 
     public MeterRegistry registry() {
@@ -143,6 +152,12 @@ public final class ControlPlaneMetrics {
         registerManifestLoads();
         manifestLoadErrors.increment();
         manifestLoadOk.set(0);
+    }
+
+    /** Where the snapshot admission gauges read from (the newest sync service). */
+    public void snapshotAdmission(IntSupplier waiting, IntSupplier sending) {
+        snapshotsWaiting.set(waiting);
+        snapshotsSending.set(sending);
     }
 
     /** Registers a per-node gauge; the returned handle removes it. */

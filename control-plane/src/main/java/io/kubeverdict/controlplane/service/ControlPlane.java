@@ -7,22 +7,16 @@ import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
-import io.kubeverdict.controlplane.metrics.MetricsHttpServer;
 import io.kubeverdict.controlplane.source.KubernetesSource;
 import io.kubeverdict.controlplane.source.ManifestDirectorySource;
 import io.kubeverdict.controlplane.source.ManifestLoader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
-import io.kubeverdict.controlplane.tls.TlsFiles;
-import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.kubeverdict.runtime.grpc.GrpcServer;
+import io.kubeverdict.runtime.grpc.ServerTls;
+import io.kubeverdict.runtime.metrics.MetricsEndpoint;
+import io.kubeverdict.runtime.metrics.ProcessMetrics;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -63,17 +57,17 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     /** @param metricsBind null: no metrics endpoint; @param tls null: plaintext */
-    public record Config(InetSocketAddress listen, InetSocketAddress metricsBind, TlsFiles tls,
+    public record Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
             PolicySyncService.Options syncOptions) {}
 
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
-    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final ProcessMetrics process = new ProcessMetrics("control-plane");
     private final SnapshotHub hub = new SnapshotHub();
-    private final ControlPlaneMetrics metrics = new ControlPlaneMetrics(registry);
+    private final ControlPlaneMetrics metrics = new ControlPlaneMetrics(process.registry());
     private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
     private Readiness readiness;
-    private GrpcEndpoint grpc;
-    private MetricsHttpServer metricsServer;
+    private GrpcServer grpc;
+    private MetricsEndpoint metricsServer;
     private CalculationLoop loop;
 
     private ControlPlane() {}
@@ -90,7 +84,6 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     private void startInternal(Config config, PolicyCalculator calculator, Source source) throws Exception {
-        bindJvmMetrics();
         Consumer<List<PolicyProblem>> problems = list -> list.forEach(p -> log.warn("policy problem: {}", p));
         if (source instanceof Source.Kubernetes k) {
             PolicyProblemEvents events = new PolicyProblemEvents(k.client());
@@ -112,14 +105,18 @@ public final class ControlPlane implements AutoCloseable {
         NodeAuthorizer authorizer = config.tls() == null ? NodeAuthorizer.allowAll() : NodeAuthorizer.requireNodeCertificate();
         PolicySyncService sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
         closeables.push(sync);
-        InspectionService inspection = new InspectionService(hub, sync);
+        InspectionService inspection = new InspectionService(hub, sync, authorizer);
 
-        grpc = new GrpcEndpoint(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
+        grpc = GrpcEndpoint.create(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);
-        GrpcEndpoint endpoint = grpc;
-        readiness = new Readiness(endpoint::serving);
+        log.info("gRPC listening on {}", grpc.listenSockets());
+        GrpcServer server = grpc;
+        readiness = new Readiness(server::setServing);
         if (config.metricsBind() != null) {
-            metricsServer = new MetricsHttpServer(config.metricsBind(), registry, readiness::ready).start();
+            // /readyz lets a kubelet httpGet probe work when the gRPC port requires client certificates.
+            metricsServer = MetricsEndpoint.start(config.metricsBind(), process.registry(), List.of(
+                    new MetricsEndpoint.Probe("/healthz", () -> true, "not serving"),
+                    new MetricsEndpoint.Probe("/readyz", readiness::ready, "not ready")));
             closeables.push(metricsServer);
             log.info("metrics on http://{}:{}/metrics", config.metricsBind().getHostString(), metricsServer.port());
         }
@@ -169,17 +166,6 @@ public final class ControlPlane implements AutoCloseable {
         failed.complete(cause);
     }
 
-    private void bindJvmMetrics() {
-        new ClassLoaderMetrics().bindTo(registry);
-        new JvmMemoryMetrics().bindTo(registry);
-        JvmGcMetrics gc = new JvmGcMetrics();
-        gc.bindTo(registry);
-        closeables.push(gc);
-        new JvmThreadMetrics().bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
-    }
-
     public int grpcPort() {
         return grpc.port();
     }
@@ -225,6 +211,6 @@ public final class ControlPlane implements AutoCloseable {
                 log.warn("error while stopping {}", c, e);
             }
         }
-        registry.close();
+        process.close();
     }
 }

@@ -3,6 +3,7 @@ package io.kubeverdict.controlplane.sync;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.kubeverdict.controlplane.calc.Labels;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
 import io.kubeverdict.proto.v1.AppliedAck;
@@ -29,14 +30,37 @@ import org.slf4j.LoggerFactory;
 /**
  * PolicySync: one {@link SyncSession} per Sync stream, fed from the {@link SnapshotHub}; applied
  * reports turn into per-node lag and programming latency. Also the source of ListNodes.
+ *
+ * <p>State from clients is bounded: a node name must be a valid Kubernetes node name, the agent
+ * version is cut to {@link #MAX_AGENT_VERSION} characters, and a name the calculation has never
+ * published (not in the cluster) is forgotten, metrics included, when its last stream ends. Full
+ * snapshots go out at most {@link Options#maxConcurrentSnapshots} at a time ({@link SnapshotAdmission}).
  */
 public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PolicySyncService.class);
 
-    /** Tunables; defaults suit a real cluster. */
-    public record Options(int maxMessageBytes, Duration stallTimeout, Duration sweepInterval) {
+    /** Longest agent version kept (it is the client's text). */
+    static final int MAX_AGENT_VERSION = 128;
+
+    /**
+     * Tunables; defaults suit a real cluster.
+     *
+     * @param maxConcurrentSnapshots streams building and sending a full snapshot at once; the rest wait in line
+     */
+    public record Options(int maxMessageBytes, Duration stallTimeout, Duration sweepInterval,
+            int maxConcurrentSnapshots) {
+        public static final int DEFAULT_MAX_CONCURRENT_SNAPSHOTS = 16;
+
+        public Options(int maxMessageBytes, Duration stallTimeout, Duration sweepInterval) {
+            this(maxMessageBytes, stallTimeout, sweepInterval, DEFAULT_MAX_CONCURRENT_SNAPSHOTS);
+        }
+
         public static Options defaults() {
             return new Options(1 << 20, Duration.ofSeconds(60), Duration.ofSeconds(1));
+        }
+
+        public Options withMaxConcurrentSnapshots(int n) {
+            return new Options(maxMessageBytes, stallTimeout, sweepInterval, n);
         }
     }
 
@@ -45,6 +69,7 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
     private final NodeAuthorizer authorizer;
     private final Options options;
     private final SnapshotDiff differ;
+    private final SnapshotAdmission admission;
     private final Executor executor;
     private final ScheduledExecutorService sweeper;
     private final Map<String, NodeRecord> nodes = new ConcurrentHashMap<>();
@@ -57,6 +82,8 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         this.options = options;
         this.executor = executor;
         this.differ = new SnapshotDiff(options.maxMessageBytes());
+        this.admission = new SnapshotAdmission(options.maxConcurrentSnapshots());
+        metrics.snapshotAdmission(admission::waiting, admission::inUse);
         this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "sync-stall-sweeper");
             t.setDaemon(true);
@@ -73,20 +100,35 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
             responseObserver.onError(Status.INVALID_ARGUMENT.withDescription("node is required").asRuntimeException());
             return;
         }
+        if (!Labels.isDnsSubdomain(node)) {
+            responseObserver.onError(Status.INVALID_ARGUMENT.withDescription(
+                    "node must be a Kubernetes node name (DNS subdomain, at most 253 characters)").asRuntimeException());
+            return;
+        }
         Status auth = authorizer.authorize(node);
         if (!auth.isOk()) {
             responseObserver.onError(auth.asRuntimeException());
             return;
         }
+        String version = request.getAgentVersion();
+        if (version.length() > MAX_AGENT_VERSION) {
+            int cut = Character.isHighSurrogate(version.charAt(MAX_AGENT_VERSION - 1)) ? MAX_AGENT_VERSION - 1 : MAX_AGENT_VERSION;
+            version = version.substring(0, cut);
+        }
         ServerCallStreamObserver<ToAgent> out = (ServerCallStreamObserver<ToAgent>) responseObserver;
-        SyncSession session = new SyncSession(node, request.getAgentVersion(), out, hub, differ, executor,
+        SyncSession session = new SyncSession(node, version, out, hub, differ, admission, executor,
                 metrics, System::nanoTime);
-        NodeRecord record = nodes.computeIfAbsent(node, NodeRecord::new);
-        record.open(session);
+        // compute(): a record is created, joined and dropped atomically per node.
+        nodes.compute(node, (n, r) -> {
+            NodeRecord rec = r == null ? new NodeRecord(n) : r;
+            rec.open(session);
+            return rec;
+        });
         metrics.streamOpened();
-        log.info("agent for node {} connected (version {})", node, request.getAgentVersion());
+        log.info("agent for node {} connected (version {}){}", node, version,
+                hub.isKnown(node) ? "" : "; the node is not in the cluster (yet)");
         session.onClosed(() -> {
-            record.closed(session);
+            nodes.computeIfPresent(node, (n, r) -> r.closed(session) ? null : r);
             metrics.streamClosed();
             log.info("agent for node {} disconnected", node);
         });
@@ -110,11 +152,12 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
             return;
         }
         session.applied(request.getAppliedSequence(), unixNanos());
+        record.gaugeIfKnown();
         responseObserver.onNext(AppliedAck.getDefaultInstance());
         responseObserver.onCompleted();
     }
 
-    /** Nodes that have (or had) an agent, by name. */
+    /** Nodes that have (or had, if known to the cluster) an agent, by name. */
     public List<NodeStatus> nodeStatuses() {
         Map<String, NodeStatus> out = new TreeMap<>();
         nodes.forEach((name, r) -> out.put(name, r.status()));
@@ -163,14 +206,20 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         synchronized void open(SyncSession s) {
             sessions.add(s);
             last = s;
-            if (lagGauge == null) {
+            gaugeIfKnown();
+        }
+
+        /** The lag series exists only for nodes of the cluster with a stream: names from clients add none. */
+        synchronized void gaugeIfKnown() {
+            if (lagGauge == null && !sessions.isEmpty() && hub.isKnown(node)) {
                 lagGauge = metrics.nodeGauge("kubeverdict_node_lag_messages",
                         "Messages sent to the node's agent but not yet reported applied", node, this,
                         r -> r.lag());
             }
         }
 
-        synchronized void closed(SyncSession s) {
+        /** Forgets the stream; returns whether the whole record should go (last stream of an unknown node). */
+        synchronized boolean closed(SyncSession s) {
             sessions.remove(s);
             if (sessions.isEmpty() && lagGauge != null) {
                 try {
@@ -180,6 +229,7 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
                 }
                 lagGauge = null;
             }
+            return sessions.isEmpty() && !hub.isKnown(node);
         }
 
         SyncSession latest() {

@@ -24,7 +24,12 @@ public final class SnapshotHub {
 
     /** Publishes a node's new snapshot; called on the event thread only. */
     public void publish(NodeSnapshot snapshot, long eventTimeUnixNanos) {
-        NodeChannel ch = channel(snapshot.getNode());
+        // Marked published inside compute(), so a concurrent last unsubscribe cannot drop it.
+        NodeChannel ch = nodes.compute(snapshot.getNode(), (node, c) -> {
+            NodeChannel out = c == null ? new NodeChannel(node) : c;
+            out.published = true;
+            return out;
+        });
         IndexedSnapshot indexed = IndexedSnapshot.of(snapshot, nextVersion++, eventTimeUnixNanos);
         ch.publish(indexed);
         if (ready) {
@@ -73,10 +78,23 @@ public final class SnapshotHub {
         return ch == null ? IndexedSnapshot.empty(node) : ch.current;
     }
 
-    /** Every node's latest snapshot (nodes that once had endpoints included, possibly empty now). */
+    /**
+     * Whether the calculation has ever published a snapshot of this node (it is, or was, in the
+     * cluster). Names that agents merely asked for are not known.
+     */
+    public boolean isKnown(String node) {
+        NodeChannel ch = nodes.get(node);
+        return ch != null && ch.published;
+    }
+
+    /** Every known node's latest snapshot (nodes that once had endpoints included, possibly empty now). */
     public List<IndexedSnapshot> all() {
         List<IndexedSnapshot> out = new ArrayList<>();
-        nodes.values().forEach(ch -> out.add(ch.current));
+        nodes.values().forEach(ch -> {
+            if (ch.published) {
+                out.add(ch.current);
+            }
+        });
         return out;
     }
 
@@ -91,22 +109,29 @@ public final class SnapshotHub {
 
     /** Calls {@code listener} (on the publishing thread; keep it short) whenever the node changes. */
     public void subscribe(String node, Runnable listener) {
-        channel(node).listeners.add(listener);
+        nodes.compute(node, (n, c) -> {
+            NodeChannel out = c == null ? new NodeChannel(n) : c;
+            out.listeners.add(listener);
+            return out;
+        });
     }
 
+    /** The last listener of a node never published takes its entry with it: names from clients leave no state. */
     public void unsubscribe(String node, Runnable listener) {
-        NodeChannel ch = nodes.get(node);
-        if (ch != null) {
-            ch.listeners.remove(listener);
-        }
+        nodes.computeIfPresent(node, (n, c) -> {
+            c.listeners.remove(listener);
+            return c.published || !c.listeners.isEmpty() ? c : null;
+        });
     }
 
-    private NodeChannel channel(String node) {
-        return nodes.computeIfAbsent(node, NodeChannel::new);
+    /** Entries held (known nodes plus names with subscribers); for tests of bounded state. */
+    int entries() {
+        return nodes.size();
     }
 
     private static final class NodeChannel {
         final CopyOnWriteArraySet<Runnable> listeners = new CopyOnWriteArraySet<>();
+        volatile boolean published;
         volatile IndexedSnapshot current;
         private final long[] versions = new long[HISTORY];
         private final long[] times = new long[HISTORY];

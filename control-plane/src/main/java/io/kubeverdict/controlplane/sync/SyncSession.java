@@ -9,6 +9,7 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
@@ -16,9 +17,11 @@ import java.util.function.LongSupplier;
  * and, whenever the transport is ready, diffs that against the node's current snapshot and sends
  * the result. It never queues more than one diff: changes that happen while the agent is slow
  * collapse into the next diff. A session that cannot send for too long is cut (see
- * {@link #cutIfStalled}); the agent reconnects and gets a fresh full snapshot.
+ * {@link #cutIfStalled}); the agent reconnects and gets a fresh full snapshot. The full snapshot
+ * of a new stream waits for a permit of the {@link SnapshotAdmission}, held until its InSync is
+ * handed to the transport.
  */
-final class SyncSession {
+final class SyncSession implements SnapshotAdmission.Waiter {
     /** Sent-message marks kept for latency attribution; older ones are dropped. */
     private static final int MAX_MARKS = 4096;
     /** Metric tag per payload kind, computed once rather than per message. */
@@ -34,6 +37,13 @@ final class SyncSession {
     private final ControlPlaneMetrics metrics;
     private final LongSupplier nanoTime;
     private final AtomicBoolean scheduled = new AtomicBoolean();
+    private final SnapshotAdmission admission;
+    /** NONE -> WAITING -> HOLDING -> DONE, or -> DONE when the stream ends; see {@link #admitted}. */
+    private final AtomicInteger admissionState = new AtomicInteger(NONE);
+    private static final int NONE = 0;
+    private static final int WAITING = 1;
+    private static final int HOLDING = 2;
+    private static final int DONE = 3;
     private final Runnable wakeUp = this::wake;
     private volatile Runnable onClosed = () -> { };
 
@@ -54,8 +64,10 @@ final class SyncSession {
     private volatile long stalledSinceNanos;
 
     SyncSession(String node, String agentVersion, ServerCallStreamObserver<ToAgent> out, SnapshotHub hub,
-            SnapshotDiff differ, Executor executor, ControlPlaneMetrics metrics, LongSupplier nanoTime) {
+            SnapshotDiff differ, SnapshotAdmission admission, Executor executor, ControlPlaneMetrics metrics,
+            LongSupplier nanoTime) {
         this.node = node;
+        this.admission = admission;
         this.agentVersion = agentVersion;
         this.out = out;
         this.hub = hub;
@@ -153,6 +165,9 @@ final class SyncSession {
             metrics.messageSent(PAYLOAD_NAMES[stamped.getPayloadCase().ordinal()]);
             if (msg.hasInSync()) {
                 inSync = true;
+                if (admissionState.compareAndSet(HOLDING, DONE)) {
+                    admission.release();
+                }
             }
             stalledSinceNanos = 0;
         }
@@ -162,6 +177,9 @@ final class SyncSession {
     private boolean refill() {
         if (!hub.isReady()) {
             return false;
+        }
+        if (!snapshotQueued && !holdsPermit()) {
+            return false; // in line for a full snapshot; admitted() wakes us
         }
         // Revision before snapshot: the hub publishes a revision after its snapshots, so the
         // snapshot read next is at least the one of that revision.
@@ -181,6 +199,30 @@ final class SyncSession {
             snapshotQueued = true;
         }
         return !pending.isEmpty();
+    }
+
+    /** Whether this stream may build its full snapshot now; joins the line the first time. */
+    private boolean holdsPermit() {
+        int state = admissionState.get();
+        if (state == NONE) {
+            admissionState.set(WAITING);
+            if (admission.admitOrQueue(this)) {
+                admissionState.set(HOLDING);
+                return true;
+            }
+            return false;
+        }
+        return state == HOLDING;
+    }
+
+    /** Our turn in line (called by whoever released the permit, on their thread). */
+    @Override
+    public void admitted() {
+        if (admissionState.compareAndSet(WAITING, HOLDING)) {
+            wake();
+        } else {
+            admission.release(); // the stream ended meanwhile: pass the permit on
+        }
     }
 
     private void mark(long seq, long eventTime) {
@@ -238,6 +280,12 @@ final class SyncSession {
         if (!closed) {
             closed = true;
             pending.clear();
+            int state = admissionState.getAndSet(DONE);
+            if (state == HOLDING) {
+                admission.release();
+            } else if (state == WAITING) {
+                admission.leave(this); // if already granted, admitted() sees DONE and passes it on
+            }
             hub.unsubscribe(node, wakeUp);
             onClosed.run();
         }

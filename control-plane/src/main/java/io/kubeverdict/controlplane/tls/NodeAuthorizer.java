@@ -1,6 +1,7 @@
 package io.kubeverdict.controlplane.tls;
 
 import io.grpc.Status;
+import java.util.Set;
 
 /**
  * Decides whether the current call may act for a node. With mTLS on, the verified client
@@ -35,5 +36,21 @@ public final class NodeAuthorizer {
                     "client certificate (" + id + ") does not name node '" + node + "'");
         }
         return Status.OK;
+    }
+
+    /**
+     * Which nodes the current call may inspect. Without TLS, and for a certificate that names no
+     * node (an operator's), every node; a certificate that names nodes reads only those, so a
+     * node's key cannot read the policy state of the rest of the cluster.
+     */
+    public InspectionScope inspectionScope() {
+        if (!required) {
+            return InspectionScope.all();
+        }
+        PeerIdentity id = PeerIdentityInterceptor.IDENTITY.get();
+        if (id == null) {
+            return InspectionScope.only(Set.of());
+        }
+        return id.isNodeCertificate() ? InspectionScope.only(id.nodeNames()) : InspectionScope.all();
     }
 }

@@ -29,6 +29,24 @@ public record PeerIdentity(String commonName, Set<String> dnsNames) {
         return (NODE_CN_PREFIX + node).equals(commonName) || dnsNames.contains(node);
     }
 
+    /**
+     * Whether this is a node's certificate: a {@code system:node:} CN or any DNS SAN. Only a
+     * certificate with neither (an operator's) is not.
+     */
+    public boolean isNodeCertificate() {
+        return commonName.startsWith(NODE_CN_PREFIX) || !dnsNames.isEmpty();
+    }
+
+    /** Every node this certificate names: the node of a {@code system:node:} CN and each DNS SAN. */
+    public Set<String> nodeNames() {
+        Set<String> out = new LinkedHashSet<>();
+        if (commonName.startsWith(NODE_CN_PREFIX) && commonName.length() > NODE_CN_PREFIX.length()) {
+            out.add(commonName.substring(NODE_CN_PREFIX.length()));
+        }
+        out.addAll(dnsNames);
+        return Set.copyOf(out);
+    }
+
     @Override
     public String toString() {
         return "CN=" + commonName + (dnsNames.isEmpty() ? "" : " DNS=" + dnsNames);

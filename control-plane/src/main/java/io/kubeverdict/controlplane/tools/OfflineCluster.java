@@ -7,6 +7,8 @@ import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.Explainer;
+import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.proto.v1.DirectionExplanation;
@@ -102,7 +104,7 @@ public final class OfflineCluster {
     public Optional<String[]> addressPair(PodModel src, PodModel dst) {
         for (String s : src.ips()) {
             for (String d : dst.ips()) {
-                if (Addresses.isV6(s) == Addresses.isV6(d)) {
+                if (isV6(s) == isV6(d)) {
                     return Optional.of(new String[] {s, d});
                 }
             }
@@ -124,9 +126,14 @@ public final class OfflineCluster {
         return allowed(pair.get()[0], pair.get()[1], protocol, port);
     }
 
-    /** Whether a new connection between two addresses is allowed. */
+    /** A canonical address literal (as endpoints carry them) has a colon iff it is IPv6. */
+    private static boolean isV6(String canonicalIp) {
+        return canonicalIp.indexOf(':') >= 0;
+    }
+
+    /** Whether a new connection between two addresses (of one family) is allowed. */
     public boolean allowed(String srcIp, String dstIp, int protocol, int port) {
-        Addresses.fill(tuple, srcIp, dstIp, protocol, port);
+        tuple.set(IpAddress.parse(srcIp), IpAddress.parse(dstIp), protocol, port);
         PodModel src = byIp.get(srcIp);
         PodModel dst = byIp.get(dstIp);
         if (src != null && !Decision.allowed(index(src.node()).decide(tuple))) {
@@ -149,11 +156,11 @@ public final class OfflineCluster {
         DirectionExplanation ingress = DirectionExplanation.newBuilder().setEvaluated(false)
                 .setVerdict(Verdict.VERDICT_ALLOW).setReason("destination is not a cluster endpoint").build();
         if (src != null) {
-            egress = index(src.node()).explain(t).getEgress();
+            egress = new Explainer(index(src.node())).explain(t).getEgress();
             out.setSource(id(src));
         }
         if (dst != null) {
-            ingress = index(dst.node()).explain(t).getIngress();
+            ingress = new Explainer(index(dst.node())).explain(t).getIngress();
             out.setDestination(id(dst));
         }
         if (src != null && src == dst) {

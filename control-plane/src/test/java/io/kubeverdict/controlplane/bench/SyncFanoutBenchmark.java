@@ -23,6 +23,7 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
@@ -93,7 +94,7 @@ public final class SyncFanoutBenchmark {
         ExecutorService senders = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()));
         PolicySyncService sync = new PolicySyncService(hub, metrics, NodeAuthorizer.allowAll(), senders,
                 PolicySyncService.Options.defaults());
-        GrpcEndpoint endpoint = new GrpcEndpoint(new InetSocketAddress("127.0.0.1", 0), null,
+        GrpcServer endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), null,
                 List.<BindableService>of(sync)).start();
 
         long heapBefore = usedHeapAfterGc();

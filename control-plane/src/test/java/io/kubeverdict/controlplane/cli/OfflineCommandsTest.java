@@ -25,7 +25,7 @@ class OfflineCommandsTest {
     private static Run run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = new CommandLine(new ControlPlaneMain()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
+        int exit = ControlPlaneMain.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
         return new Run(exit, out.toString(), err.toString());
     }
 

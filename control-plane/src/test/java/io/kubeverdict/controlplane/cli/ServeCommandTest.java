@@ -1,21 +1,26 @@
 package io.kubeverdict.controlplane.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kubeverdict.runtime.BuildVersion;
+import io.kubeverdict.runtime.cli.HostPort;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 class ServeCommandTest {
-    private static int run(StringWriter err, String... args) {
-        CommandLine cl = new CommandLine(new ControlPlaneMain());
+    private static int run(StringWriter out, StringWriter err, String... args) {
+        CommandLine cl = ControlPlaneMain.commandLine();
+        cl.setOut(new PrintWriter(out));
         cl.setErr(new PrintWriter(err));
         return cl.execute(args);
+    }
+
+    private static int run(StringWriter err, String... args) {
+        return run(new StringWriter(), err, args);
     }
 
     @Test
@@ -35,11 +40,39 @@ class ServeCommandTest {
     }
 
     @Test
-    void listenAddresses() {
-        assertThat(ServeCommand.address("127.0.0.1:9443")).isEqualTo(new InetSocketAddress("127.0.0.1", 9443));
-        assertThat(ServeCommand.address(":9100").getPort()).isEqualTo(9100);
-        assertThat(ServeCommand.address(":9100").getAddress().isAnyLocalAddress()).isTrue();
-        assertThat(ServeCommand.address("[::1]:9443")).isEqualTo(new InetSocketAddress("::1", 9443));
-        assertThatThrownBy(() -> ServeCommand.address("9443")).isInstanceOf(IllegalArgumentException.class);
+    void listenAddressesParseAtTheCommandLine() {
+        ServeCommand serve = new ServeCommand();
+        CommandLine cl = new CommandLine(serve);
+        cl.parseArgs();
+        assertThat(serve.listen).isEqualTo(new HostPort("0.0.0.0", 9443));
+        assertThat(serve.metrics.bind()).isEqualTo(new HostPort("0.0.0.0", 9100));
+        cl.parseArgs("--listen", "[::1]:9443", "--metrics-bind-address", "");
+        assertThat(serve.listen).isEqualTo(new HostPort("::1", 9443));
+        assertThat(serve.metrics.bind()).as("empty disables").isNull();
+        cl.parseArgs("--listen", ":9443", "--metrics-bind-address", "off");
+        assertThat(serve.listen.socketAddress().getAddress().isAnyLocalAddress()).isTrue();
+        assertThat(serve.metrics.socketAddress()).isNull();
+
+        for (String bad : new String[] {"9443", "off", "::1:9443", "0.0.0.0:70000"}) {
+            StringWriter err = new StringWriter();
+            assertThat(run(err, "control-plane", "--listen", bad)).as(bad).isEqualTo(2);
+            assertThat(err.toString()).as(bad).contains("Invalid value for option '--listen'");
+        }
+    }
+
+    @Test
+    void versionOnTheRootAndEverySubcommand() {
+        for (String[] args : new String[][] {{"--version"}, {"control-plane", "--version"}, {"matrix", "--version"},
+                {"explain", "-V"}}) {
+            StringWriter out = new StringWriter();
+            assertThat(run(out, new StringWriter(), args)).as(String.join(" ", args)).isZero();
+            assertThat(out.toString().strip()).as(String.join(" ", args)).isEqualTo("kube-verdict " + BuildVersion.current());
+        }
+    }
+
+    @Test
+    void theJarHasExactlyTheControlPlaneCommands() {
+        assertThat(ControlPlaneMain.commandLine().getSubcommands().keySet())
+                .containsExactlyInAnyOrder("control-plane", "matrix", "explain");
     }
 }

@@ -2,21 +2,32 @@ package io.kubeverdict.controlplane.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 class DeployManifestsTest {
+    static final List<String> RECOMMENDED_LABELS = List.of("app.kubernetes.io/name", "app.kubernetes.io/instance",
+            "app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/version",
+            "app.kubernetes.io/managed-by");
 
     @Test
     void everyBaseManifestIsATypedKubernetesObjectWithoutUnknownFields() throws Exception {
@@ -28,13 +39,13 @@ class DeployManifestsTest {
             }
             for (HasMetadata object : DeployManifests.load(file)) {
                 assertThat(object).as(file + ": typed kind").isNotInstanceOf(GenericKubernetesResource.class);
-                List<String> unknown = new ArrayList<>();
-                collectUnknownFields(object, object.getKind() + "/" + object.getMetadata().getName(), unknown);
-                assertThat(unknown).as(file + ": fields fabric8's model does not know").isEmpty();
+                assertThat(UnknownFields.of(object)).as(file + ": fields fabric8's model does not know").isEmpty();
                 objects++;
             }
         }
-        assertThat(objects).isGreaterThanOrEqualTo(8);
+        assertThat(objects).isGreaterThanOrEqualTo(9);
+        assertThat(DeployManifests.base()).as("rendered base").hasSize(objects)
+                .allSatisfy(o -> assertThat(UnknownFields.of(o)).as(o.getKind() + " rendered").isEmpty());
     }
 
     @Test
@@ -50,14 +61,96 @@ class DeployManifestsTest {
     }
 
     @Test
-    void agentRunsWithOnlyTheCapabilitiesItNeedsAndNoApiAccess() throws Exception {
+    void theTopLevelKustomizationIsTheBase() {
+        assertThat(DeployManifests.build(DeployManifests.deployDir())).isEqualTo(DeployManifests.base());
+    }
+
+    @Test
+    void everyObjectCarriesTheRecommendedLabelsOfOneVersion() {
+        List<HasMetadata> objects = DeployManifests.base();
+        String version = DeployManifests.find(Deployment.class, "kube-verdict-control-plane").getMetadata()
+                .getLabels().get("app.kubernetes.io/version");
+        assertThat(version).matches("\\d+\\.\\d+\\.\\d+.*");
+        for (HasMetadata object : objects) {
+            Map<String, String> labels = object.getMetadata().getLabels();
+            String what = object.getKind() + "/" + object.getMetadata().getName();
+            assertThat(labels).as(what).containsKeys(RECOMMENDED_LABELS.toArray(String[]::new))
+                    .containsEntry("app.kubernetes.io/part-of", "kube-verdict")
+                    .containsEntry("app.kubernetes.io/managed-by", "kustomize")
+                    .containsEntry("app.kubernetes.io/version", version);
+        }
+        for (PodTemplateSpec template : DeployManifests.podTemplates(objects)) {
+            assertThat(template.getMetadata().getLabels()).containsKeys(RECOMMENDED_LABELS.toArray(String[]::new));
+        }
+    }
+
+    @Test
+    void selectorsSelectTheirPodsAndCarryNoVersion() {
+        List<HasMetadata> objects = DeployManifests.base();
+        Deployment cp = DeployManifests.find(objects, Deployment.class, "kube-verdict-control-plane");
+        DaemonSet agent = DeployManifests.find(objects, DaemonSet.class, "kube-verdict-agent");
+        Map<String, String> cpPods = cp.getSpec().getTemplate().getMetadata().getLabels();
+        Map<String, String> agentPods = agent.getSpec().getTemplate().getMetadata().getLabels();
+        List<Map<String, String>> cpSelectors = List.of(cp.getSpec().getSelector().getMatchLabels(),
+                DeployManifests.find(objects, Service.class, "kube-verdict-control-plane").getSpec().getSelector(),
+                DeployManifests.find(objects, PodDisruptionBudget.class, "kube-verdict-control-plane").getSpec()
+                        .getSelector().getMatchLabels(),
+                cp.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity()
+                        .getPreferredDuringSchedulingIgnoredDuringExecution().get(0).getPodAffinityTerm()
+                        .getLabelSelector().getMatchLabels());
+        for (Map<String, String> selector : cpSelectors) {
+            assertThat(cpPods).containsAllEntriesOf(selector);
+            assertThat(agentPods).as("a control-plane selector must not select agents").doesNotContainEntry(
+                    "app.kubernetes.io/name", selector.get("app.kubernetes.io/name"));
+        }
+        Map<String, String> agentSelector = agent.getSpec().getSelector().getMatchLabels();
+        assertThat(agentPods).containsAllEntriesOf(agentSelector);
+        for (Map<String, String> selector : Stream.concat(cpSelectors.stream(), Stream.of(agentSelector)).toList()) {
+            assertThat(selector).isNotEmpty().doesNotContainKeys("app.kubernetes.io/version",
+                    "app.kubernetes.io/managed-by");
+        }
+    }
+
+    @Test
+    void imagesArePinnedInTheKustomizationOnly() throws Exception {
+        Path base = DeployManifests.deployDir().resolve("base");
+        for (Path file : DeployManifests.yamlFiles(base)) {
+            for (PodTemplateSpec template : DeployManifests.podTemplates(file.endsWith("kustomization.yaml") ? List.of()
+                    : DeployManifests.load(file))) {
+                for (Container c : template.getSpec().getContainers()) {
+                    assertThat(Kustomize.imageName(c.getImage())).as(file + ": image without tag or digest")
+                            .isEqualTo(c.getImage());
+                }
+            }
+        }
+        for (HasMetadata object : DeployManifests.base()) {
+            for (PodTemplateSpec template : DeployManifests.podTemplates(List.of(object))) {
+                String version = object.getMetadata().getLabels().get("app.kubernetes.io/version");
+                assertThat(template.getSpec().getContainers()).allSatisfy(c ->
+                        assertThat(c.getImage()).as("rendered image").endsWith(":" + version));
+            }
+        }
+    }
+
+    @Test
+    void imageNamesLoseTagAndDigestButNotARegistryPort() {
+        assertThat(Kustomize.imageName("ghcr.io/kube-verdict/agent:0.1.0")).isEqualTo("ghcr.io/kube-verdict/agent");
+        assertThat(Kustomize.imageName("registry:5000/agent@sha256:ab")).isEqualTo("registry:5000/agent");
+        assertThat(Kustomize.imageName("registry:5000/agent")).isEqualTo("registry:5000/agent");
+    }
+
+    @Test
+    void agentRunsWithOnlyTheCapabilitiesItNeedsAndNoApiAccess() {
         DaemonSet agent = DeployManifests.find(DaemonSet.class, "kube-verdict-agent");
         var pod = agent.getSpec().getTemplate().getSpec();
         assertThat(pod.getHostNetwork()).isTrue();
         assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+        assertThat(DeployManifests.find(ServiceAccount.class, "kube-verdict-agent").getAutomountServiceAccountToken())
+                .isFalse();
         assertThat(pod.getPriorityClassName()).isEqualTo("system-node-critical");
         var security = pod.getContainers().get(0).getSecurityContext();
         assertThat(security.getPrivileged()).isFalse();
+        assertThat(security.getAllowPrivilegeEscalation()).isFalse();
         assertThat(security.getCapabilities().getDrop()).containsExactly("ALL");
         assertThat(security.getCapabilities().getAdd()).containsExactlyInAnyOrder("NET_ADMIN", "NET_RAW");
         assertThat(pod.getContainers().get(0).getEnv()).anySatisfy(env -> {
@@ -67,45 +160,76 @@ class DeployManifestsTest {
     }
 
     @Test
-    void controlPlaneIsReplicatedNonRootAndReadOnly() throws Exception {
+    void agentIsHardenedForProduction() {
+        PodSpec pod = DeployManifests.find(DaemonSet.class, "kube-verdict-agent").getSpec().getTemplate().getSpec();
+        Container agent = pod.getContainers().get(0);
+        assertThat(pod.getNodeSelector()).containsEntry("kubernetes.io/os", "linux");
+        assertThat(pod.getSecurityContext().getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+        assertThat(agent.getStartupProbe()).isNotNull();
+        assertThat(agent.getLivenessProbe().getInitialDelaySeconds()).as("the startup probe replaces it").isNull();
+        assertThat(agent.getVolumeMounts()).anySatisfy(m -> {
+            assertThat(m.getMountPath()).isEqualTo("/run/xtables.lock");
+            var volume = pod.getVolumes().stream().filter(v -> v.getName().equals(m.getName())).findFirst().orElseThrow();
+            assertThat(volume.getHostPath().getPath()).isEqualTo("/run/xtables.lock");
+            assertThat(volume.getHostPath().getType()).isEqualTo("FileOrCreate");
+        });
+    }
+
+    @Test
+    void controlPlaneIsReplicatedNonRootAndReadOnly() {
         Deployment cp = DeployManifests.find(Deployment.class, "kube-verdict-control-plane");
         assertThat(cp.getSpec().getReplicas()).isEqualTo(2);
         var pod = cp.getSpec().getTemplate().getSpec();
         assertThat(pod.getAffinity().getPodAntiAffinity()).isNotNull();
+        assertThat(pod.getNodeSelector()).containsEntry("kubernetes.io/os", "linux");
         assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
+        assertThat(pod.getSecurityContext().getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
         var container = pod.getContainers().get(0);
         assertThat(container.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
         assertThat(container.getReadinessProbe().getGrpc()).isNotNull();
+        assertThat(container.getStartupProbe()).isNotNull();
     }
 
-    /** Walks fabric8 model getters; unknown YAML fields land in additionalProperties. */
-    private static void collectUnknownFields(Object node, String path, List<String> unknown) throws Exception {
-        if (node == null || !node.getClass().getName().startsWith("io.fabric8.kubernetes.api.model")) {
-            return;
-        }
-        for (Method getter : node.getClass().getMethods()) {
-            if (getter.getParameterCount() != 0 || Modifier.isStatic(getter.getModifiers())
-                    || !getter.getName().startsWith("get") || getter.getDeclaringClass() == Object.class) {
-                continue;
-            }
-            Object value = getter.invoke(node);
-            String child = path + "." + getter.getName().substring(3);
-            if (getter.getName().equals("getAdditionalProperties")) {
-                if (value instanceof Map<?, ?> extra && !extra.isEmpty()) {
-                    unknown.add(path + ": " + extra.keySet());
+    @Test
+    void aDrainLeavesAControlPlaneReplicaRunning() {
+        Deployment cp = DeployManifests.find(Deployment.class, "kube-verdict-control-plane");
+        PodDisruptionBudget pdb = DeployManifests.find(PodDisruptionBudget.class, "kube-verdict-control-plane");
+        assertThat(pdb.getSpec().getMinAvailable()).isNull();
+        assertThat(pdb.getSpec().getMaxUnavailable()).isEqualTo(new IntOrString(1));
+        assertThat(cp.getSpec().getReplicas()).isGreaterThan(pdb.getSpec().getMaxUnavailable().getIntVal());
+    }
+
+    @Test
+    void everyContainerProbesADeclaredPortAndReportsItsLogsOnError() {
+        for (PodTemplateSpec template : DeployManifests.podTemplates(DeployManifests.base())) {
+            for (Container c : template.getSpec().getContainers()) {
+                List<Integer> ports = c.getPorts().stream().map(ContainerPort::getContainerPort).toList();
+                for (Probe probe : Stream.of(c.getStartupProbe(), c.getReadinessProbe(), c.getLivenessProbe())
+                        .filter(Objects::nonNull).toList()) {
+                    assertThat(ports).as(c.getName() + " probe port").contains(probePort(probe));
                 }
-            } else if (value instanceof Collection<?> items) {
-                int i = 0;
-                for (Object item : items) {
-                    collectUnknownFields(item, child + "[" + i++ + "]", unknown);
-                }
-            } else if (value instanceof Map<?, ?> map) {
-                for (Map.Entry<?, ?> e : map.entrySet()) {
-                    collectUnknownFields(e.getValue(), child + "[" + e.getKey() + "]", unknown);
-                }
-            } else {
-                collectUnknownFields(value, child, unknown);
+                assertThat(c.getTerminationMessagePolicy()).as(c.getName()).isEqualTo("FallbackToLogsOnError");
             }
         }
+    }
+
+    @Test
+    void theControlPlaneBindingNamesItsServiceAccountWhereKustomizePutsIt() {
+        ClusterRoleBinding binding = DeployManifests.find(ClusterRoleBinding.class, "kube-verdict-control-plane");
+        ServiceAccount account = DeployManifests.find(ServiceAccount.class, "kube-verdict-control-plane");
+        assertThat(binding.getSubjects()).singleElement().satisfies(s -> {
+            assertThat(s.getName()).isEqualTo(account.getMetadata().getName());
+            assertThat(s.getNamespace()).isEqualTo(account.getMetadata().getNamespace());
+        });
+    }
+
+    static int probePort(Probe probe) {
+        if (probe.getGrpc() != null) {
+            return probe.getGrpc().getPort();
+        }
+        if (probe.getTcpSocket() != null) {
+            return probe.getTcpSocket().getPort().getIntVal();
+        }
+        return probe.getHttpGet().getPort().getIntVal();
     }
 }

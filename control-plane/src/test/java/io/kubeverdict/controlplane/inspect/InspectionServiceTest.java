@@ -20,6 +20,7 @@ import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.Policy;
 import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.TierInfo;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
@@ -35,7 +36,7 @@ class InspectionServiceTest {
     private final SnapshotHub hub = new SnapshotHub();
     private final PolicySyncService sync = new PolicySyncService(hub, new ControlPlaneMetrics(new SimpleMeterRegistry()),
             NodeAuthorizer.allowAll(), Executors.newSingleThreadExecutor(), PolicySyncService.Options.defaults());
-    private final InspectionService inspection = new InspectionService(hub, sync);
+    private final InspectionService inspection = new InspectionService(hub, sync, NodeAuthorizer.allowAll());
 
     @AfterEach
     void tearDown() {
@@ -68,7 +69,7 @@ class InspectionServiceTest {
         Explanation toA = call((StreamObserver<Explanation> o) -> inspection.explain(ExplainRequest.newBuilder().setFrom("x/b").setTo("x/a")
                 .setTuple(Tuple.newBuilder().setDstPort(80)).build(), o)).get(0);
         assertThat(toA.getTuple().getSrcIp()).isEqualTo("10.0.0.2");
-        assertThat(toA.getTuple().getProtocol()).isEqualTo(6);
+        assertThat(toA.getTuple().getProtocol()).isEqualTo(Protocol.TCP_VALUE);
         assertThat(toA.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
         assertThat(toA.getIngress().getEvaluated()).isTrue();
         assertThat(toA.getIngress().getIsolated()).isTrue();
@@ -77,11 +78,11 @@ class InspectionServiceTest {
         assertThat(toA.getDestination().getPod()).isEqualTo("a");
 
         Explanation toB = call((StreamObserver<Explanation> o) -> inspection.explain(ExplainRequest.newBuilder().setFrom("x/a").setTo("x/b")
-                .setTuple(Tuple.newBuilder().setProtocol(17).setDstPort(53)).build(), o)).get(0);
+                .setTuple(Tuple.newBuilder().setProtocol(Protocol.UDP_VALUE).setDstPort(53)).build(), o)).get(0);
         assertThat(toB.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
 
         Explanation external = call((StreamObserver<Explanation> o) -> inspection.explain(ExplainRequest.newBuilder().setTuple(Tuple.newBuilder()
-                .setSrcIp("192.0.2.1").setDstIp("10.0.0.1").setProtocol(6).setDstPort(80)).build(), o)).get(0);
+                .setSrcIp("192.0.2.1").setDstIp("10.0.0.1").setProtocol(Protocol.TCP_VALUE).setDstPort(80)).build(), o)).get(0);
         assertThat(external.getEgress().getEvaluated()).isFalse();
         assertThat(external.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
     }

@@ -22,6 +22,7 @@ import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.ToAgent.PayloadCase;
+import io.kubeverdict.runtime.BuildVersion;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -116,11 +117,13 @@ class ControlPlaneMockClusterTest {
         assertThat(ControlPlaneInspectionGrpc.newBlockingStub(channel).listNodes(ListNodesRequest.getDefaultInstance())
                 .getNodesList()).extracting(s -> s.getNode()).contains("n1", "n2");
 
-        assertThat(get("/readyz")).isEqualTo("ready\n");
+        assertThat(get("/readyz")).isEqualTo("ok\n");
+        assertThat(get("/healthz")).isEqualTo("ok\n");
         String metrics = scrape();
         assertThat(metrics).contains("kubeverdict_events_processed_total{kind=\"pod/upsert\"}")
                 .contains("kubeverdict_sync_messages_sent_total").contains("kubeverdict_calculation_seconds_count")
-                .contains("jvm_memory_used_bytes");
+                .contains("jvm_memory_used_bytes")
+                .contains("kubeverdict_build_info{component=\"control-plane\",version=\"" + BuildVersion.current() + "\"} 1");
     }
 
     @Test

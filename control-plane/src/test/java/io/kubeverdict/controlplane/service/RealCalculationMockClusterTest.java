@@ -20,6 +20,7 @@ import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.ToAgent.PayloadCase;
 import io.kubeverdict.proto.v1.Tuple;
@@ -132,11 +133,11 @@ class RealCalculationMockClusterTest {
 
             // Live explain agrees: b2 -> a:80 allowed by the rule, c -> a:80 denied.
             Explanation ok = ControlPlaneInspectionGrpc.newBlockingStub(channel).explain(ExplainRequest.newBuilder()
-                    .setFrom("x/b2").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(6).setDstPort(80)).build());
+                    .setFrom("x/b2").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(Protocol.TCP_VALUE).setDstPort(80)).build());
             assertThat(ok.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
             assertThat(ok.getIngress().getPolicy().getName()).isEqualTo("x/allow-b");
             Explanation no = ControlPlaneInspectionGrpc.newBlockingStub(channel).explain(ExplainRequest.newBuilder()
-                    .setFrom("y/c").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(6).setDstPort(80)).build());
+                    .setFrom("y/c").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(Protocol.TCP_VALUE).setDstPort(80)).build());
             assertThat(no.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
 
             // Deleting the policy: endpoint first, then the policy, then its sets.

@@ -6,6 +6,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -19,12 +20,12 @@ final class SyncServerFixture implements AutoCloseable {
     final ControlPlaneMetrics metrics = new ControlPlaneMetrics(new SimpleMeterRegistry());
     final ExecutorService executor = Executors.newFixedThreadPool(2);
     final PolicySyncService sync;
-    final GrpcEndpoint endpoint;
+    final GrpcServer endpoint;
     final ManagedChannel channel;
 
     SyncServerFixture(PolicySyncService.Options options) throws Exception {
         sync = new PolicySyncService(hub, metrics, NodeAuthorizer.allowAll(), executor, options);
-        endpoint = new GrpcEndpoint(new InetSocketAddress("127.0.0.1", 0), null, List.<BindableService>of(sync)).start();
+        endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), null, List.<BindableService>of(sync)).start();
         channel = NettyChannelBuilder.forAddress("127.0.0.1", endpoint.port()).usePlaintext()
                 // A fixed, small window so that a client that does not read stops the server quickly.
                 .flowControlWindow(64 * 1024).build();

@@ -22,12 +22,28 @@ public final class TestAgent implements AutoCloseable {
     final AgentView view = new AgentView();
     private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     private volatile ClientCallStreamObserver<SyncRequest> call;
+    private final String node;
 
-    private TestAgent() {}
+    private TestAgent(String node) {
+        this.node = node;
+    }
 
     public static TestAgent connect(Channel channel, String node, boolean autoRead) {
-        TestAgent a = new TestAgent();
-        PolicySyncGrpc.newStub(channel).sync(SyncRequest.newBuilder().setNode(node).setAgentVersion("test").build(),
+        return connect(channel, node, autoRead, "test");
+    }
+
+    public static TestAgent connect(Channel channel, String node, boolean autoRead, String agentVersion) {
+        return connect(PolicySyncGrpc.newStub(channel), node, autoRead, agentVersion);
+    }
+
+    /** As an agent reconnects: the call waits until the channel is connected instead of failing fast. */
+    public static TestAgent connectWhenReady(Channel channel, String node) {
+        return connect(PolicySyncGrpc.newStub(channel).withWaitForReady(), node, true, "test");
+    }
+
+    private static TestAgent connect(PolicySyncGrpc.PolicySyncStub stub, String node, boolean autoRead, String agentVersion) {
+        TestAgent a = new TestAgent(node);
+        stub.sync(SyncRequest.newBuilder().setNode(node).setAgentVersion(agentVersion).build(),
                 new ClientResponseObserver<SyncRequest, ToAgent>() {
                     @Override
                     public void beforeStart(ClientCallStreamObserver<SyncRequest> requestStream) {
@@ -53,6 +69,15 @@ public final class TestAgent implements AutoCloseable {
                     }
                 });
         return a;
+    }
+
+    public String node() {
+        return node;
+    }
+
+    /** Whether InSync has been read. */
+    public boolean inSync() {
+        return view.inSync;
     }
 
     public void request(int n) {

@@ -18,6 +18,8 @@ import io.kubeverdict.proto.v1.AppliedReport;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.runtime.grpc.GrpcServer;
+import io.kubeverdict.runtime.grpc.ServerTls;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -35,7 +37,7 @@ class MutualTlsTest {
     @TempDir
     Path dir;
     private TestPki pki;
-    private GrpcEndpoint endpoint;
+    private GrpcServer endpoint;
     private PolicySyncService sync;
     private ExecutorService executor;
     private ManagedChannel channel;
@@ -49,7 +51,7 @@ class MutualTlsTest {
         executor = Executors.newFixedThreadPool(2);
         sync = new PolicySyncService(hub, new ControlPlaneMetrics(new SimpleMeterRegistry()),
                 NodeAuthorizer.requireNodeCertificate(), executor, PolicySyncService.Options.defaults());
-        endpoint = new GrpcEndpoint(new InetSocketAddress("127.0.0.1", 0), new TlsFiles(server[0], server[1], pki.caFile),
+        endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), new ServerTls(server[0], server[1], pki.caFile),
                 List.<BindableService>of(sync)).start();
     }
 

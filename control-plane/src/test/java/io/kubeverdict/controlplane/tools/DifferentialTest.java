@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodIP;
 import io.kubeverdict.controlplane.fixtures.RandomCluster;
+import io.kubeverdict.proto.v1.Protocol;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -44,7 +45,7 @@ class DifferentialTest {
                         continue;
                     }
                     for (String proto : new String[] {"TCP", "UDP", "SCTP"}) {
-                        int protoNumber = proto.equals("TCP") ? 6 : proto.equals("UDP") ? 17 : 132;
+                        int protoNumber = Protocol.valueOf(proto).getNumber();
                         for (int port : new int[] {53, 80, 81, 100}) {
                             boolean expected = ref.allowed(s, d, proto, port);
                             boolean actual = cluster.allowed(s, d, protoNumber, port);
@@ -56,7 +57,7 @@ class DifferentialTest {
                         }
                     }
                     boolean icmpExpected = ref.allowed(s, d, "ICMP", 0);
-                    if (cluster.allowed(s, d, s.contains(":") ? 58 : 1, 0) != icmpExpected) {
+                    if (cluster.allowed(s, d, s.contains(":") ? Protocol.ICMPV6_VALUE : Protocol.ICMP_VALUE, 0) != icmpExpected) {
                         throw new AssertionError("seed " + seed + ": " + s + " -> " + d + " ICMP expected "
                                 + icmpExpected + "\n" + describe(c, cluster));
                     }

@@ -1,16 +1,23 @@
 package io.kubeverdict.agent.cli;
 
+import io.kubeverdict.runtime.cli.KubeVerdictCommand;
+import java.util.List;
 import picocli.CommandLine;
-import picocli.CommandLine.Command;
 
-/** Entry point of the agent jar: the node agent and the local sandbox. */
-@Command(name = "kube-verdict",
-        mixinStandardHelpOptions = true,
-        version = "kube-verdict agent",
-        description = "kube-verdict data plane agent and local sandbox.",
-        subcommands = {RunCommand.class, SandboxCommand.class})
+/** Entry point of the agent jar: {@code kube-verdict agent}, the node agent only. */
 public final class AgentMain {
+    private AgentMain() {}
+
+    /** This jar's subcommands, fresh instances: for its own root and for a CLI that assembles several jars'. */
+    public static List<Object> subcommands() {
+        return List.of(new RunCommand());
+    }
+
+    public static CommandLine commandLine() {
+        return KubeVerdictCommand.root("kube-verdict data plane agent.", subcommands().toArray());
+    }
+
     public static void main(String[] args) {
-        System.exit(new CommandLine(new AgentMain()).execute(args));
+        System.exit(commandLine().execute(args));
     }
 }

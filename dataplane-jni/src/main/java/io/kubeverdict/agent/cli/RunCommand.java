@@ -5,12 +5,16 @@ import io.kubeverdict.agent.nft.RulesetConfig;
 import io.kubeverdict.agent.run.Agent;
 import io.kubeverdict.agent.run.AgentConfig;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
+import io.kubeverdict.runtime.cli.ClientTlsOptions;
+import io.kubeverdict.runtime.cli.HostPort;
+import io.kubeverdict.runtime.cli.MetricsOptions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "agent", mixinStandardHelpOptions = true,
@@ -29,9 +33,9 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--hostname-override", description = "Same as --node (kube-network-policies' spelling).")
     String hostnameOverride;
 
-    @Option(names = "--control-plane", required = true, paramLabel = "HOST:PORT",
-            description = "The control plane's PolicySync address.")
-    String controlPlane;
+    @Option(names = "--control-plane", required = true, paramLabel = "HOST:PORT", converter = HostPort.Target.class,
+            description = "The control plane's PolicySync address (HOST:PORT or [IPv6]:PORT).")
+    HostPort controlPlane;
 
     @Option(names = "--fail-open", description = "Let new connections of selected pods through while the agent is down "
             + "or its queue is full (default: drop them).")
@@ -51,31 +55,21 @@ final class RunCommand implements Callable<Integer> {
                     + "(default: detect).")
     String queuePath;
 
-    @Option(names = "--metrics-bind-address", defaultValue = ":9101", paramLabel = "ADDR",
-            description = "Prometheus /metrics listen address, HOST:PORT or :PORT; \"off\" disables (default ${DEFAULT-VALUE}).")
-    String metricsBind;
+    /** /metrics and /healthz (200 once enforcing). */
+    @Mixin
+    MetricsOptions metrics = new MetricsOptions(":9101");
 
-    @Option(names = "--inspect-listen", defaultValue = ":9102", paramLabel = "ADDR",
-            description = "AgentInspection + health + reflection gRPC listen address; \"off\" disables "
-                    + "(default ${DEFAULT-VALUE}).")
-    String inspectListen;
+    @Option(names = "--inspect-listen", defaultValue = ":9102", paramLabel = "HOST:PORT", converter = HostPort.ListenOrOff.class,
+            description = "AgentInspection + health + reflection gRPC listen address (HOST:PORT, [IPv6]:PORT or :PORT); "
+                    + "off disables (default ${DEFAULT-VALUE}).")
+    HostPort inspectListen;
 
     @Option(names = "--table", defaultValue = RulesetConfig.DEFAULT_TABLE, hidden = true,
             description = "Name of our nftables table (tests run several agents).")
     String table;
 
-    @Option(names = "--tls-cert", paramLabel = "FILE", description = "Client certificate (PEM) for mTLS to the control plane.")
-    Path tlsCert;
-
-    @Option(names = "--tls-key", paramLabel = "FILE", description = "Its private key (PEM, PKCS#8).")
-    Path tlsKey;
-
-    @Option(names = "--tls-ca", paramLabel = "FILE", description = "CA certificate(s) that signed the control plane's certificate.")
-    Path tlsCa;
-
-    @Option(names = "--tls-server-name", paramLabel = "NAME",
-            description = "Expected name in the control plane's certificate, when it differs from HOST.")
-    String tlsServerName;
+    @Mixin
+    ClientTlsOptions tlsOptions;
 
     @Override
     public Integer call() throws Exception {
@@ -98,15 +92,12 @@ final class RunCommand implements Callable<Integer> {
 
     AgentConfig config() throws IOException {
         String name = node != null ? node : hostnameOverride != null ? hostnameOverride : hostname();
-        ControlPlaneChannel.Tls tls = null;
-        if (tlsCert != null || tlsKey != null || tlsCa != null) {
-            if (tlsCert == null || tlsKey == null || tlsCa == null) {
-                throw new IllegalArgumentException("mTLS needs all of --tls-cert, --tls-key and --tls-ca");
-            }
-            tls = new ControlPlaneChannel.Tls(tlsCert, tlsKey, tlsCa, tlsServerName);
-        }
-        return new AgentConfig(name, controlPlane, failOpen, queueId, queuePath(queuePath), table,
-                ListenAddress.parse(metricsBind), ListenAddress.parse(inspectListen), tls, removeTableOnExit(onExit, failOpen));
+        ControlPlaneChannel.Tls tls = tlsOptions.enabled()
+                ? new ControlPlaneChannel.Tls(tlsOptions.cert(), tlsOptions.key(), tlsOptions.ca(), tlsOptions.serverName())
+                : null;
+        return new AgentConfig(name, controlPlane.toString(), failOpen, queueId, queuePath(queuePath), table,
+                metrics.socketAddress(), inspectListen == null ? null : inspectListen.socketAddress(), tls,
+                removeTableOnExit(onExit, failOpen));
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

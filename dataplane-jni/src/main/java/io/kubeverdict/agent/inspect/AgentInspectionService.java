@@ -7,6 +7,7 @@ import io.kubeverdict.agent.state.EnforcedState;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
 import io.kubeverdict.agent.verdict.QueueCounters;
+import io.kubeverdict.policy.Explainer;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
@@ -89,7 +90,7 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
             response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
             return;
         }
-        response.onNext(current.index().explain(tuple.build()));
+        response.onNext(new Explainer(current.index()).explain(tuple.build()));
         response.onCompleted();
     }
 

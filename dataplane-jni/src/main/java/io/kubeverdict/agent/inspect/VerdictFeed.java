@@ -3,6 +3,7 @@ package io.kubeverdict.agent.inspect;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.kubeverdict.agent.state.EnforcedState;
 import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.Explainer;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.proto.v1.Explanation;
@@ -114,7 +115,7 @@ public final class VerdictFeed implements AutoCloseable {
         EnforcedState current = state.get();
         Explanation.Builder out = current == null
                 ? Explanation.newBuilder().setTuple(packet.toTuple())
-                : current.index().explain(packet).toBuilder();
+                : new Explainer(current.index()).explain(packet).toBuilder();
         return out.setVerdict(verdict).build();
     }
 

@@ -5,17 +5,10 @@ import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.AppliedListener;
 import io.kubeverdict.agent.sync.SyncStatus;
 import io.kubeverdict.agent.verdict.QueueCounters;
+import io.kubeverdict.runtime.metrics.ProcessMetrics;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.micrometer.core.instrument.binder.system.UptimeMetrics;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
@@ -26,14 +19,15 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * The agent's Prometheus registry: verdict meters, the kernel queue's counters (read when
- * scraped), sync progress and lag, the size of the enforced state, and JVM metrics.
+ * scraped), sync progress and lag, the size of the enforced state, and (from {@link ProcessMetrics})
+ * JVM metrics and kubeverdict_build_info.
  */
 public final class AgentMetrics implements AppliedListener, AutoCloseable {
-    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final ProcessMetrics process = new ProcessMetrics("agent");
+    private final PrometheusMeterRegistry registry = process.registry();
     private final VerdictMetrics verdicts;
     private final Timer programmingLatency;
     private final Clock clock;
-    private final JvmGcMetrics gc = new JvmGcMetrics();
     // Micrometer holds gauge targets weakly: keep them reachable for the registry's lifetime.
     private final CachedQueueCounters queueCounters;
     private final SyncStatus sync;
@@ -44,12 +38,6 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
         this.sync = sync;
         this.state = state;
         this.verdicts = new VerdictMetrics(registry);
-        new JvmMemoryMetrics().bindTo(registry);
-        gc.bindTo(registry);
-        new JvmThreadMetrics().bindTo(registry);
-        new ClassLoaderMetrics().bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
 
         CachedQueueCounters cached = new CachedQueueCounters(queue);
         this.queueCounters = cached;
@@ -105,13 +93,8 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
         return verdicts;
     }
 
-    public MeterRegistry registry() {
+    public PrometheusMeterRegistry registry() {
         return registry;
-    }
-
-    /** The Prometheus text exposition. */
-    public String scrape() {
-        return registry.scrape();
     }
 
     @Override
@@ -127,8 +110,7 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
 
     @Override
     public void close() {
-        gc.close();
-        registry.close();
+        process.close();
     }
 
     /** One /proc read per scrape, however many meters ask. */

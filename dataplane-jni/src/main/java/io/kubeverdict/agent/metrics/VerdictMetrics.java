@@ -1,11 +1,13 @@
 package io.kubeverdict.agent.metrics;
 
+import io.kubeverdict.agent.verdict.VerdictObserver;
+import io.kubeverdict.policy.IpAddress;
+import io.kubeverdict.proto.v1.Protocol;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import io.kubeverdict.agent.verdict.VerdictObserver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,17 +78,17 @@ public final class VerdictMetrics implements VerdictObserver {
 
     /** Records one decided packet; family 4 or 6, protocol the IANA number. */
     public void verdict(int family, int protocol, boolean accepted, long processingNanos) {
-        verdicts[slot(family == 6 ? 1 : 0, protocolIndex(family, protocol), accepted ? 0 : 1)].increment();
+        verdicts[slot(family == IpAddress.V6 ? 1 : 0, protocolIndex(family, protocol), accepted ? 0 : 1)].increment();
         processing.record(processingNanos, TimeUnit.NANOSECONDS);
     }
 
     private static int protocolIndex(int family, int protocol) {
         return switch (protocol) {
-            case 6 -> 0;
-            case 17 -> 1;
-            case 132 -> 2;
-            case 1 -> family == 4 ? 3 : 5;
-            case 58 -> family == 6 ? 4 : 5;
+            case Protocol.TCP_VALUE -> 0;
+            case Protocol.UDP_VALUE -> 1;
+            case Protocol.SCTP_VALUE -> 2;
+            case Protocol.ICMP_VALUE -> family == IpAddress.V4 ? 3 : 5;
+            case Protocol.ICMPV6_VALUE -> family == IpAddress.V6 ? 4 : 5;
             default -> 5;
         };
     }

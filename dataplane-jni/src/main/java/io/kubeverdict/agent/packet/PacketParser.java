@@ -1,6 +1,7 @@
 package io.kubeverdict.agent.packet;
 
 import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.proto.v1.Protocol;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -23,11 +24,12 @@ public final class PacketParser {
     /** Not IPv4/IPv6, or a header field is impossible (IHL &lt; 5, ...). */
     public static final int MALFORMED = 2;
 
-    public static final int PROTO_ICMP = 1;
-    public static final int PROTO_TCP = 6;
-    public static final int PROTO_UDP = 17;
-    public static final int PROTO_ICMPV6 = 58;
-    public static final int PROTO_SCTP = 132;
+    // The contract's protocol numbers, as constants the switch below can use.
+    public static final int PROTO_ICMP = Protocol.ICMP_VALUE;
+    public static final int PROTO_TCP = Protocol.TCP_VALUE;
+    public static final int PROTO_UDP = Protocol.UDP_VALUE;
+    public static final int PROTO_ICMPV6 = Protocol.ICMPV6_VALUE;
+    public static final int PROTO_SCTP = Protocol.SCTP_VALUE;
 
     private static final int IPV6_HOP_BY_HOP = 0;
     private static final int IPV6_ROUTING = 43;

@@ -3,10 +3,8 @@ package io.kubeverdict.agent.run;
 import io.grpc.ManagedChannel;
 import io.kubeverdict.agent.inspect.AgentIdentity;
 import io.kubeverdict.agent.inspect.AgentInspectionService;
-import io.kubeverdict.agent.inspect.InspectionServer;
 import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.metrics.AgentMetrics;
-import io.kubeverdict.agent.metrics.MetricsHttpServer;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.state.StateEnforcer;
@@ -14,6 +12,7 @@ import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.AppliedReporter;
 import io.kubeverdict.agent.sync.Backoff;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
+import io.kubeverdict.agent.sync.SnapshotAssembler;
 import io.kubeverdict.agent.sync.SyncClient;
 import io.kubeverdict.agent.sync.SyncStatus;
 import io.kubeverdict.agent.verdict.Judge;
@@ -23,7 +22,9 @@ import io.kubeverdict.jni.NativeLibrary;
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.jni.Nftables;
 import io.kubeverdict.proto.v1.SyncRequest;
-import io.kubeverdict.sync.SnapshotAssembler;
+import io.kubeverdict.runtime.BuildVersion;
+import io.kubeverdict.runtime.grpc.GrpcServer;
+import io.kubeverdict.runtime.metrics.MetricsEndpoint;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -66,7 +67,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class Agent implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Agent.class);
-    public static final String VERSION = Optional.ofNullable(Agent.class.getPackage().getImplementationVersion()).orElse("dev");
+    public static final String VERSION = BuildVersion.current();
     static final int BATCH = 64;
 
     private final AgentConfig config;
@@ -75,8 +76,8 @@ public final class Agent implements AutoCloseable {
     private NftManager manager;
     private KernelSets kernel;
     private SyncClient sync;
-    private InspectionServer inspection;
-    private MetricsHttpServer metricsHttp;
+    private GrpcServer inspection;
+    private MetricsEndpoint metricsHttp;
     private final SyncStatus status = new SyncStatus();
     private StateHolder state;
 
@@ -127,13 +128,17 @@ public final class Agent implements AutoCloseable {
         if (config.inspectListen() != null) {
             AgentIdentity identity = new AgentIdentity(config.node(), VERSION, kernelPath(manager.path()),
                     config.queueId(), config.failOpen());
-            inspection = new InspectionServer(config.inspectListen(),
-                    new AgentInspectionService(identity, state, status, () -> readQueue(queueId), feed)).start();
+            // Health: NOT_SERVING until an in-sync state is in the kernel, then SERVING also while the
+            // control plane is away (the agent keeps enforcing).
+            inspection = GrpcServer.builder(config.inspectListen())
+                    .service(new AgentInspectionService(identity, state, status, () -> readQueue(queueId), feed))
+                    .build().start();
             opened.add(inspection);
-            log.info("inspection gRPC on {}", inspection.port());
+            log.info("inspection gRPC on {}", inspection.listenSockets());
         }
         if (config.metricsListen() != null) {
-            metricsHttp = new MetricsHttpServer(config.metricsListen(), metrics::scrape, status::everApplied).start();
+            metricsHttp = MetricsEndpoint.start(config.metricsListen(), metrics.registry(),
+                    List.of(new MetricsEndpoint.Probe("/healthz", status::everApplied, "not enforcing yet")));
             opened.add(metricsHttp);
             log.info("metrics on http://{}:{}/metrics", config.metricsListen().getHostString(), metricsHttp.port());
         }
@@ -144,7 +149,7 @@ public final class Agent implements AutoCloseable {
             channel.awaitTermination(2, TimeUnit.SECONDS);
         });
         AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
-        InspectionServer health = inspection;
+        GrpcServer health = inspection;
         sync = new SyncClient(channel,
                 SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION).build(),
                 () -> new SnapshotAssembler(config.node()),

@@ -2,14 +2,13 @@ package io.kubeverdict.agent.sync;
 
 import io.grpc.CallOptions;
 import io.grpc.Channel;
+import io.grpc.ManagedChannel;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ClientResponseObserver;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
-import io.kubeverdict.sync.ResyncRequiredException;
-import io.kubeverdict.sync.SnapshotAssembler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,8 +27,11 @@ import org.slf4j.LoggerFactory;
  * nothing reaches the {@link Enforcer} until the stream's InSync; then the whole new state is
  * enforced at once, and after that every burst of deltas (what has arrived by the time the last
  * burst is applied) is enforced as one new generation. A sequence gap or a message that does not
- * fit abandons the stream and resyncs on a new one. A broken stream is retried with exponential
- * backoff and jitter; while the control plane is away the last state keeps being enforced.
+ * fit abandons the stream and resyncs on a new one. A broken stream is retried after a short
+ * full-jitter {@link Backoff} (at most 1 s by default); before each attempt the channel's own
+ * connect backoff (gRPC's grows to two minutes) is cut short, so the attempt really dials and a
+ * returning control plane is noticed within about a second. While it is away the last state keeps
+ * being enforced.
  *
  * <p>Flow control: at most {@link #WINDOW} messages are requested ahead of what has been applied,
  * so a fast control plane cannot fill the agent's memory.
@@ -38,6 +40,8 @@ public final class SyncClient implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SyncClient.class);
     static final int WINDOW = 128;
     static final int MAX_BURST = 512;
+    /** While the control plane stays away, how often the retries are logged. */
+    private static final Duration LOG_EVERY = Duration.ofSeconds(30);
 
     private final Channel channel;
     private final SyncRequest request;
@@ -50,6 +54,9 @@ public final class SyncClient implements AutoCloseable {
     private final Thread thread;
     private volatile boolean running = true;
     private volatile StreamListener active;
+    /** Streams in a row that ended before InSync (sync thread only); picks the backoff band. */
+    private int failedAttempts;
+    private long lastRetryLogNanos;
 
     public SyncClient(Channel channel, SyncRequest request, Supplier<SnapshotAssembler> builders,
                       Enforcer enforcer, AppliedListener listener, Backoff backoff,
@@ -76,7 +83,6 @@ public final class SyncClient implements AutoCloseable {
     }
 
     private void run() {
-        int attempt = 0;
         while (running) {
             boolean reachedSync = false;
             try {
@@ -92,19 +98,45 @@ public final class SyncClient implements AutoCloseable {
                 break;
             }
             if (reachedSync) {
-                attempt = 0;
+                failedAttempts = 0;
             }
-            Duration delay = backoff.delay(attempt++, random.getAsDouble());
+            Duration delay = backoff.delay(failedAttempts++, random.getAsDouble());
             status.reconnecting();
-            log.info("reconnecting to the control plane in {} ms (attempt {}), enforcing sequence {}",
-                    delay.toMillis(), attempt, status.appliedSequence());
+            if (loudRetry()) {
+                log.info("reconnecting to the control plane in {} ms (attempt {}), enforcing sequence {}",
+                        delay.toMillis(), failedAttempts, status.appliedSequence());
+            }
             try {
                 Thread.sleep(delay.toMillis());
             } catch (InterruptedException e) {
                 break;
             }
+            dialNow();
         }
         log.debug("sync thread ends");
+    }
+
+    /**
+     * Retries come about every second while the control plane is away: log the first few of a
+     * row, then one every {@link #LOG_EVERY}.
+     */
+    private boolean loudRetry() {
+        long now = System.nanoTime();
+        if (failedAttempts <= 3 || now - lastRetryLogNanos >= LOG_EVERY.toNanos()) {
+            lastRetryLogNanos = now;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * A channel whose connection failed waits out its own backoff (1 s growing to 2 min) before it
+     * dials again, and fails our calls meanwhile: make the next call dial at once instead.
+     */
+    private void dialNow() {
+        if (channel instanceof ManagedChannel managed) {
+            managed.resetConnectBackoff();
+        }
     }
 
     /** Follows one stream until it ends or must be abandoned; returns whether it reached InSync. */
@@ -153,7 +185,11 @@ public final class SyncClient implements AutoCloseable {
                     if (!running) {
                         return inSync;
                     } else if (end instanceof Throwable t) {
-                        log.warn("sync stream broke: {}", t.toString());
+                        if (inSync || failedAttempts == 0) { // the first failure of a row; retries log below
+                            log.warn("sync stream broke: {}", t.toString());
+                        } else {
+                            log.debug("sync stream broke: {}", t.toString());
+                        }
                     } else {
                         log.warn("control plane ended the sync stream");
                     }

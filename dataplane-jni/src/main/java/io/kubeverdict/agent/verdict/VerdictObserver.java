@@ -9,7 +9,7 @@ public interface VerdictObserver {
      * A packet was parsed and judged.
      *
      * @param family 4 or 6
-     * @param protocol IP protocol number (6 TCP, 17 UDP, 132 SCTP, 1/58 ICMP)
+     * @param protocol IANA protocol number (the contract's Protocol enum values; others possible)
      * @param allowed the verdict sent
      * @param nanos time spent parsing and judging this packet
      */

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.run.AgentConfig;
+import io.kubeverdict.runtime.BuildVersion;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.InetSocketAddress;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
@@ -65,11 +68,36 @@ class RunCommandTest {
     }
 
     @Test
-    void listenAddresses() {
-        assertThat(ListenAddress.parse(":9101")).isEqualTo(new InetSocketAddress(9101));
-        assertThat(ListenAddress.parse("[::1]:80")).isEqualTo(new InetSocketAddress("::1", 80));
-        assertThat(ListenAddress.parse("0.0.0.0:9101")).isEqualTo(new InetSocketAddress("0.0.0.0", 9101));
-        assertThat(ListenAddress.parse("off")).isNull();
-        assertThat(ListenAddress.parse("")).isNull();
+    void addressesParseWithTheSharedParser() throws Exception {
+        AgentConfig c = parse("--node", "n", "--control-plane", "[fd00::1]:9443", "--metrics-bind-address", "[::1]:9101",
+                "--inspect-listen", "0.0.0.0:9102");
+        assertThat(c.controlPlane()).isEqualTo("[fd00::1]:9443");
+        assertThat(c.metricsListen()).isEqualTo(new InetSocketAddress("::1", 9101));
+        assertThat(c.inspectListen()).isEqualTo(new InetSocketAddress("0.0.0.0", 9102));
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", ":9102").inspectListen())
+                .isEqualTo(new InetSocketAddress(9102));
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", "off").inspectListen()).isNull();
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--metrics-bind-address=").metricsListen()).isNull();
+
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp"))
+                .hasMessageContaining("--control-plane").hasMessageContaining("HOST:PORT");
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", ":9443"))
+                .hasMessageContaining("with a host");
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:0"))
+                .hasMessageContaining("1-65535");
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", "::1:9102"))
+                .hasMessageContaining("needs brackets");
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--tls-server-name", "cp"))
+                .hasMessageContaining("--tls-server-name needs");
+    }
+
+    @Test
+    void versionOnTheRootAndTheAgentCommand() {
+        for (String[] args : new String[][] {{"--version"}, {"agent", "--version"}, {"sandbox", "-V"}}) {
+            StringWriter out = new StringWriter();
+            int code = AgentMain.commandLine().setOut(new PrintWriter(out)).execute(args);
+            assertThat(code).as(String.join(" ", args)).isZero();
+            assertThat(out.toString().strip()).as(String.join(" ", args)).isEqualTo("kube-verdict " + BuildVersion.current());
+        }
     }
 }

@@ -24,9 +24,11 @@ import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.ListEndpointsRequest;
+import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
+import io.kubeverdict.runtime.grpc.GrpcServer;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.List;
@@ -42,7 +44,7 @@ class AgentInspectionServiceTest {
     private final StateHolder state = new StateHolder(0);
     private final SyncStatus sync = new SyncStatus();
     private VerdictFeed feed;
-    private InspectionServer server;
+    private GrpcServer server;
     private ManagedChannel channel;
     private AgentInspectionGrpc.AgentInspectionBlockingStub inspect;
 
@@ -50,8 +52,10 @@ class AgentInspectionServiceTest {
     void start() throws Exception {
         feed = new VerdictFeed(256, state::current);
         AgentIdentity identity = new AgentIdentity("node-1", "test", "xtables-nfqueue", 7, true);
-        server = new InspectionServer(new InetSocketAddress("127.0.0.1", 0),
-                new AgentInspectionService(identity, state, sync, () -> java.util.Optional.of(new QueueCounters(7, 99, 10, 2, 128, 2, 1, 500)), feed)).start();
+        server = GrpcServer.builder(new InetSocketAddress("127.0.0.1", 0))
+                .service(new AgentInspectionService(identity, state, sync,
+                        () -> java.util.Optional.of(new QueueCounters(7, 99, 10, 2, 128, 2, 1, 500)), feed))
+                .build().start();
         channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
         inspect = AgentInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
@@ -101,7 +105,7 @@ class AgentInspectionServiceTest {
         assertThat(allowed.getIngress().getRuleId()).isEqualTo("ingress[0]");
 
         Explanation denied = inspect.explain(ExplainRequest.newBuilder()
-                .setFrom("x/c").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(6).setDstPort(80)).build());
+                .setFrom("x/c").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(Protocol.TCP_VALUE).setDstPort(80)).build());
         assertThat(denied.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
         assertThat(denied.getSource().getPod()).isEqualTo("c");
         assertThat(denied.getDestination().getPod()).isEqualTo("a");
@@ -177,7 +181,7 @@ class AgentInspectionServiceTest {
         Thread loop = new Thread(() -> {
             PacketTuple p = new PacketTuple();
             for (String src : new String[] {"10.0.0.2", "10.0.0.3", "10.0.0.2"}) {
-                p.set(IpAddress.parse(src), IpAddress.parse("10.0.0.1"), 6, 80);
+                p.set(IpAddress.parse(src), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
                 feed.publish(p, state.decide(p));
             }
         });
@@ -203,7 +207,7 @@ class AgentInspectionServiceTest {
 
     @Test
     void anUnwatchedFeedTakesNothing() {
-        PacketTuple p = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 6, 80);
+        PacketTuple p = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
         for (int i = 0; i < 10_000; i++) {
             feed.publish(p, 1);
         }
@@ -226,7 +230,7 @@ class AgentInspectionServiceTest {
     }
 
     private static Tuple tuple(String src, String dst, int port) {
-        return Tuple.newBuilder().setSrcIp(src).setDstIp(dst).setProtocol(6).setDstPort(port).build();
+        return Tuple.newBuilder().setSrcIp(src).setDstIp(dst).setProtocol(Protocol.TCP_VALUE).setDstPort(port).build();
     }
 
     /** Polling wait for conditions other threads make true. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.proto.v1.Protocol;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -15,7 +16,7 @@ class VerdictRingTest {
         p.family = 4;
         p.srcLo = 0x0A000000L + n;
         p.dstLo = 0x0A000100L + n;
-        p.protocol = 6;
+        p.protocol = Protocol.TCP_VALUE;
         p.dstPort = 1000 + n;
         return p;
     }

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
+import io.kubeverdict.proto.v1.Protocol;
+import io.kubeverdict.runtime.BuildVersion;
+import io.kubeverdict.runtime.metrics.MetricsEndpoint;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -11,7 +14,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import io.kubeverdict.agent.verdict.QueueCounters;
 import java.time.Clock;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 class AgentMetricsTest {
@@ -19,12 +24,14 @@ class AgentMetricsTest {
     @Test
     void servesVerdictQueueSyncAndJvmMetricsOverHttp() throws Exception {
         QueueCounters queue = new QueueCounters(3, 1234, 5, 2, 128, 3, 1, 42);
+        AtomicBoolean enforcing = new AtomicBoolean();
         try (AgentMetrics metrics = new AgentMetrics(new SyncStatus(), new StateHolder(0), () -> Optional.of(queue), Clock.systemUTC());
-             MetricsHttpServer http = new MetricsHttpServer(new InetSocketAddress("127.0.0.1", 0), metrics::scrape, () -> false).start()) {
-            metrics.verdicts().verdict(4, 6, true, 2_000);
-            metrics.verdicts().verdict(4, 6, true, 3_000);
-            metrics.verdicts().verdict(6, 17, false, 1_000);
-            metrics.verdicts().verdict(6, 58, false, 1_000);
+             MetricsEndpoint http = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), metrics.registry(),
+                     List.of(new MetricsEndpoint.Probe("/healthz", enforcing::get, "not enforcing yet")))) {
+            metrics.verdicts().verdict(4, Protocol.TCP_VALUE, true, 2_000);
+            metrics.verdicts().verdict(4, Protocol.TCP_VALUE, true, 3_000);
+            metrics.verdicts().verdict(6, Protocol.UDP_VALUE, false, 1_000);
+            metrics.verdicts().verdict(6, Protocol.ICMPV6_VALUE, false, 1_000);
             metrics.verdicts().malformed(-1, false);
 
             HttpClient client = HttpClient.newHttpClient();
@@ -47,10 +54,14 @@ class AgentMetricsTest {
             assertThat(body).contains("kubeverdict_sync_in_sync 0.0");
             assertThat(body).contains("kubeverdict_sync_reconnects_total 0.0");
             assertThat(body).contains("jvm_memory_used_bytes");
+            assertThat(body).contains("kubeverdict_build_info{component=\"agent\",version=\"" + BuildVersion.current() + "\"} 1");
 
             HttpResponse<String> health = client.send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + http.port() + "/healthz")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(health.statusCode()).isEqualTo(503);
+            enforcing.set(true);
+            assertThat(client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http.port() + "/healthz")).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
         }
     }
 }

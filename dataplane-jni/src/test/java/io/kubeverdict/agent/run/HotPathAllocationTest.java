@@ -10,6 +10,7 @@ import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.testing.Snapshots;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.proto.v1.Protocol;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.lang.management.ManagementFactory;
@@ -30,8 +31,8 @@ class HotPathAllocationTest {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         VerdictMetrics metrics = new VerdictMetrics(registry);
         try (VerdictFeed feed = new VerdictFeed(1024, state::current)) {
-            PacketTuple allowed = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 6, 80);
-            PacketTuple denied = new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), 17, 53);
+            PacketTuple allowed = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
+            PacketTuple denied = new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), Protocol.UDP_VALUE, 53);
             VerdictRing watchedRing = new VerdictRing(1024); // what a watched feed does: copy in, or drop when full
             int[] sink = new int[1];
             Runnable packets = () -> {

@@ -8,6 +8,7 @@ import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.Protocol;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +29,7 @@ class StateEnforcerTest {
     }, Clock.systemUTC());
 
     private static PacketTuple tcp(String src, String dst, int port) {
-        return new PacketTuple().set(IpAddress.parse(src), IpAddress.parse(dst), 6, port);
+        return new PacketTuple().set(IpAddress.parse(src), IpAddress.parse(dst), Protocol.TCP_VALUE, port);
     }
 
     @Test

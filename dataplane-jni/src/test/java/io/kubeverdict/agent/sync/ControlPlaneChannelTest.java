@@ -11,7 +11,6 @@ import io.kubeverdict.agent.testing.ScriptedControlPlane;
 import io.kubeverdict.agent.testing.TestPki;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.SyncRequest;
-import io.kubeverdict.sync.SnapshotAssembler;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
@@ -22,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The sync client over mutual TLS, with certificates made for the test. */
 class ControlPlaneChannelTest {
-    private static final Backoff FAST = new Backoff(Duration.ofMillis(50), Duration.ofMillis(200), 2.0, 0.0);
+    private static final Backoff FAST = new Backoff(Duration.ofMillis(50), Duration.ofMillis(200), 2.0);
 
     @Test
     void syncsOverMutualTlsAndIsRefusedWithAForeignCertificate(@TempDir Path dir) throws Exception {

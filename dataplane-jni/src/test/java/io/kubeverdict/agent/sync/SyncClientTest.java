@@ -16,7 +16,6 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
-import io.kubeverdict.sync.SnapshotAssembler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +29,7 @@ import org.junit.jupiter.api.Test;
 
 /** The sync client against a scripted control plane on a real loopback socket. */
 class SyncClientTest {
-    private static final Backoff FAST = new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), 2.0, 0.0);
+    private static final Backoff FAST = new Backoff(Duration.ofMillis(50), Duration.ofMillis(400), 2.0);
 
     private ScriptedControlPlane cp;
     private ManagedChannel channel;
@@ -215,10 +214,10 @@ class SyncClientTest {
             openedAt.add(System.nanoTime());
             s.fail(Status.UNAVAILABLE);
         }
-        // FAST: 50, 100, 200 ms between attempts, without jitter; lower bounds only.
-        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(1) - openedAt.get(0))).isGreaterThanOrEqualTo(50);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(2) - openedAt.get(1))).isGreaterThanOrEqualTo(100);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(3) - openedAt.get(2))).isGreaterThanOrEqualTo(200);
+        // FAST with the random number fixed at 0.5: 25, 50, 100 ms between attempts; lower bounds only.
+        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(1) - openedAt.get(0))).isGreaterThanOrEqualTo(25);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(2) - openedAt.get(1))).isGreaterThanOrEqualTo(50);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(3) - openedAt.get(2))).isGreaterThanOrEqualTo(100);
         assertThat(client.status().reconnects()).isGreaterThanOrEqualTo(3);
         assertThat(enforced).isEmpty();
     }
@@ -238,6 +237,38 @@ class SyncClientTest {
         cp = new ScriptedControlPlane(port);
         cp.nextStream().send(endpoint(1, "x", "a", "10.0.0.1"), endpoint(2, "x", "c", "10.0.0.5"), inSync(3));
         assertThat(next().pods()).containsExactly("x/a", "x/c");
+    }
+
+    @Test
+    void withTheProductionChannelAndBackoffAnOutageEndsInTheNewState() throws Exception {
+        // As the agent runs: ControlPlaneChannel's channel, the default backoff, real jitter.
+        ManagedChannel production = ControlPlaneChannel.open(cp.target(), null);
+        SyncStatus status = new SyncStatus();
+        List<Long> reported = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (SyncClient agent = new SyncClient(production, SyncRequest.newBuilder().setNode("node-1").build(),
+                () -> new SnapshotAssembler("node-1"), (snapshot, seq) -> enforced.add(new Enforced(snapshot, seq)),
+                (seq, t) -> reported.add(seq), Backoff.DEFAULT,
+                () -> java.util.concurrent.ThreadLocalRandom.current().nextDouble(), status).start()) {
+            int port = cp.port();
+            cp.nextStream().send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
+            assertThat(next().pods()).containsExactly("x/a");
+
+            cp.close();
+            // Away long enough for several refused dials (the channel's own backoff would be seconds by now).
+            await(() -> status.reconnects() >= 5);
+            assertThat(status.connected()).isFalse();
+            assertThat(enforced).as("nothing withdrawn while away").isEmpty();
+
+            cp = new ScriptedControlPlane(port);
+            ScriptedControlPlane.Stream back = cp.nextStream();
+            back.send(endpoint(1, "x", "a", "10.0.0.1"), endpoint(2, "x", "new", "10.0.0.7"), inSync(3));
+            Enforced after = next();
+            assertThat(after.pods()).containsExactly("x/a", "x/new");
+            await(status::inSync);
+            assertThat(reported).contains(2L, 3L);
+        } finally {
+            production.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
     }
 
     private Enforced next() throws InterruptedException {

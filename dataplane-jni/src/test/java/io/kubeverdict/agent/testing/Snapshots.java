@@ -1,6 +1,6 @@
 package io.kubeverdict.agent.testing;
 
-import io.kubeverdict.sync.SnapshotAssembler;
+import io.kubeverdict.agent.sync.SnapshotAssembler;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.ToAgent;
 

@@ -11,6 +11,7 @@ import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.nft.QueuePathProbe;
 import io.kubeverdict.jni.Nftables;
 import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.testing.dp.Dataplane;
 import io.kubeverdict.testing.dp.DpTestbed;
 import io.kubeverdict.testing.dp.Probe;
@@ -46,7 +47,7 @@ class VerdictLoopKernelTest {
         @Override
         public int decide(PacketTuple p) {
             asked.incrementAndGet();
-            if (p.protocol == 6 && p.dstPort == 80) {
+            if (p.protocol == Protocol.TCP_VALUE && p.dstPort == 80) {
                 tcp80.incrementAndGet();
             }
             return p.dstPort == 80 ? 1 : 0;

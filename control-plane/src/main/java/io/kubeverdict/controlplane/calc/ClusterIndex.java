@@ -1,0 +1,349 @@
+package io.kubeverdict.controlplane.calc;
+
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The calculation's indexes, kept up to date on every event:
+ * <ul>
+ *   <li>per namespace ({@link NamespaceState}): its pods, its policies and the IP sets in its
+ *       scope;</li>
+ *   <li>per policy ({@link PolicyState}): the endpoint pods it selects and how many per node;</li>
+ *   <li>per pod: the policies selecting it; per node: its endpoints;</li>
+ *   <li>per IP set ({@link IpSetState}): members and users, both reference counted.</li>
+ * </ul>
+ * Every change that can make a snapshot stale is reported to the {@link IndexChanges} listener.
+ * Builds no protos (except each policy's own, at compile): snapshots are assembled elsewhere.
+ */
+final class ClusterIndex {
+
+    private final Map<String, NamespaceState> namespaces = new HashMap<>();
+    private final Map<String, PodModel> pods = new HashMap<>();
+    private final Map<String, TreeSet<String>> podPolicies = new HashMap<>();
+    private final Map<String, PolicyState> policies = new HashMap<>();
+    private final Map<IpSetDef, IpSetState> sets = new HashMap<>();
+    private final Set<IpSetState> namespaceSelectorSets = new LinkedHashSet<>();
+    /** Node -> its endpoint pods by key. */
+    private final Map<String, TreeMap<String, PodModel>> nodes = new HashMap<>();
+    private IndexChanges changes;
+
+    /** Where changes are reported; set once, before the first event. */
+    void reportChangesTo(IndexChanges listener) {
+        if (changes != null) {
+            throw new IllegalStateException("changes are already reported elsewhere");
+        }
+        changes = listener;
+    }
+
+    // ---- what the snapshots are assembled from
+
+    /** Nodes that have at least one endpoint. */
+    Set<String> nodes() {
+        return nodes.keySet();
+    }
+
+    /** A node's endpoint pods in key order, or null when it has none. */
+    Collection<PodModel> endpointsOn(String node) {
+        TreeMap<String, PodModel> endpoints = nodes.get(node);
+        return endpoints == null ? null : endpoints.values();
+    }
+
+    /** The keys of the policies selecting a pod, in key order, or null when none does. */
+    TreeSet<String> policiesSelecting(String podKey) {
+        return podPolicies.get(podKey);
+    }
+
+    PolicyState policy(String key) {
+        return policies.get(key);
+    }
+
+    /** What every policy's compilation could not use, by namespace, name and field. */
+    List<PolicyProblem> problems() {
+        List<PolicyProblem> out = new ArrayList<>();
+        for (PolicyState p : policies.values()) {
+            out.addAll(p.compiled.problems());
+        }
+        out.sort(Comparator.comparing(PolicyProblem::namespace).thenComparing(PolicyProblem::name)
+                .thenComparing(PolicyProblem::field));
+        return out;
+    }
+
+    /** Number of distinct IP sets alive. */
+    int ipSetCount() {
+        return sets.size();
+    }
+
+    // ---- namespaces
+
+    void upsertNamespace(Namespace namespace) {
+        String name = namespace.getMetadata().getName();
+        NamespaceState st = ns(name);
+        st.declared = true;
+        setNamespaceLabels(st, Labels.namespace(name, namespace.getMetadata().getLabels()));
+    }
+
+    void deleteNamespace(String name) {
+        NamespaceState st = namespaces.get(name);
+        if (st == null || !st.declared) {
+            return;
+        }
+        // Pods of a deleted namespace go away through their own events; until then the
+        // namespace is seen as the API server would show it: only its name label.
+        st.declared = false;
+        setNamespaceLabels(st, Labels.namespace(name, Map.of()));
+        dropIfUnused(st);
+    }
+
+    private NamespaceState ns(String name) {
+        NamespaceState st = namespaces.get(name);
+        if (st == null) {
+            st = new NamespaceState(name);
+            namespaces.put(name, st);
+            for (IpSetState set : namespaceSelectorSets) {
+                if (set.def.namespaceSelector().matches(st.labels)) {
+                    st.selectorSets.add(set);
+                }
+            }
+        }
+        return st;
+    }
+
+    private void dropIfUnused(NamespaceState st) {
+        if (st.unused()) {
+            namespaces.remove(st.name);
+        }
+    }
+
+    private void setNamespaceLabels(NamespaceState st, Map<String, String> labels) {
+        if (labels.equals(st.labels)) {
+            return;
+        }
+        st.labels = labels;
+        for (IpSetState set : namespaceSelectorSets) {
+            boolean was = st.selectorSets.contains(set);
+            boolean now = set.def.namespaceSelector().matches(labels);
+            if (was == now) {
+                continue;
+            }
+            if (now) {
+                st.selectorSets.add(set);
+            } else {
+                st.selectorSets.remove(set);
+            }
+            for (PodModel pod : st.pods.values()) {
+                List<String> c = set.contribution(pod);
+                if (!c.isEmpty()) {
+                    if (now) {
+                        set.addMembers(c);
+                    } else {
+                        set.removeMembers(c);
+                    }
+                    changes.membersChanged(set);
+                }
+            }
+        }
+    }
+
+    // ---- pods
+
+    void upsertPod(Pod pod) {
+        PodModel model = PodModel.of(pod);
+        PodModel old = pods.put(model.key(), model);
+        if (!model.equals(old)) {
+            applyPod(old, model);
+        }
+    }
+
+    void deletePod(String namespace, String name) {
+        PodModel old = pods.remove(namespace + "/" + name);
+        if (old != null) {
+            applyPod(old, null);
+        }
+    }
+
+    private void applyPod(PodModel old, PodModel pod) {
+        PodModel any = pod != null ? pod : old;
+        String key = any.key();
+        changes.endpointChanged(key);
+        NamespaceState st = ns(any.namespace());
+        if (pod != null) {
+            st.pods.put(pod.name(), pod);
+        } else {
+            st.pods.remove(old.name());
+        }
+        updateSetMembership(st.fixedSets, old, pod);
+        updateSetMembership(st.selectorSets, old, pod);
+
+        TreeSet<String> before = podPolicies.getOrDefault(key, new TreeSet<>());
+        TreeSet<String> after = new TreeSet<>();
+        if (pod != null && pod.endpoint()) {
+            for (PolicyState p : st.policies) {
+                if (p.compiled.podSelector().matches(pod.labels())) {
+                    after.add(p.key);
+                }
+            }
+        }
+        if (old != null && old.endpoint()) {
+            for (String p : before) {
+                unselect(policies.get(p), old);
+            }
+            TreeMap<String, PodModel> endpoints = nodes.get(old.node());
+            endpoints.remove(key);
+            changes.nodeChanged(old.node());
+            if (endpoints.isEmpty()) {
+                nodes.remove(old.node());
+            }
+        }
+        if (pod != null && pod.endpoint()) {
+            for (String p : after) {
+                select(policies.get(p), pod);
+            }
+            nodes.computeIfAbsent(pod.node(), n -> new TreeMap<>()).put(key, pod);
+            changes.nodeChanged(pod.node());
+        }
+        if (after.isEmpty()) {
+            podPolicies.remove(key);
+        } else {
+            podPolicies.put(key, after);
+        }
+        dropIfUnused(st);
+    }
+
+    private void updateSetMembership(Set<IpSetState> candidates, PodModel old, PodModel pod) {
+        for (IpSetState set : candidates) {
+            List<String> before = set.contribution(old);
+            List<String> after = set.contribution(pod);
+            if (!before.equals(after)) {
+                set.removeMembers(before);
+                set.addMembers(after);
+                changes.membersChanged(set);
+            }
+        }
+    }
+
+    private void select(PolicyState p, PodModel pod) {
+        changes.endpointChanged(pod.key());
+        p.selected.add(pod.key());
+        p.nodeCounts.merge(pod.node(), 1, Integer::sum);
+    }
+
+    private void unselect(PolicyState p, PodModel pod) {
+        changes.endpointChanged(pod.key());
+        p.selected.remove(pod.key());
+        p.nodeCounts.computeIfPresent(pod.node(), (k, v) -> v == 1 ? null : v - 1);
+    }
+
+    // ---- policies
+
+    void upsertPolicy(NetworkPolicy policy) {
+        CompiledPolicy compiled = PolicyCompiler.compile(policy);
+        PolicyState old = policies.get(compiled.key());
+        if (old != null && old.compiled.equals(compiled)) {
+            return;
+        }
+        NamespaceState st = ns(compiled.namespace());
+        PolicyState p = new PolicyState(compiled);
+        // Take the new references before dropping the old ones, so shared sets survive.
+        for (IpSetDef def : compiled.ipSets()) {
+            p.sets.add(acquire(def, p));
+        }
+        // Register the new version before removing the old one: removal may otherwise find the
+        // namespace unused and drop its state.
+        policies.put(p.key, p);
+        st.policies.add(p);
+        if (old != null) {
+            removePolicy(old, st);
+        }
+        for (PodModel pod : st.pods.values()) {
+            if (pod.endpoint() && compiled.podSelector().matches(pod.labels())) {
+                select(p, pod);
+                podPolicies.computeIfAbsent(pod.key(), k -> new TreeSet<>()).add(p.key);
+                changes.nodeChanged(pod.node());
+            }
+        }
+    }
+
+    void deletePolicy(String namespace, String name) {
+        PolicyState old = policies.remove(namespace + "/" + name);
+        if (old != null) {
+            NamespaceState st = namespaces.get(namespace);
+            removePolicy(old, st);
+            dropIfUnused(st);
+        }
+    }
+
+    private void removePolicy(PolicyState old, NamespaceState st) {
+        st.policies.remove(old);
+        for (String podKey : old.selected) {
+            changes.endpointChanged(podKey);
+            TreeSet<String> ps = podPolicies.get(podKey);
+            ps.remove(old.key);
+            if (ps.isEmpty()) {
+                podPolicies.remove(podKey);
+            }
+            changes.nodeChanged(pods.get(podKey).node());
+        }
+        for (IpSetState set : old.sets) {
+            release(set, old);
+        }
+    }
+
+    // ---- IP sets
+
+    private IpSetState acquire(IpSetDef def, PolicyState user) {
+        IpSetState set = sets.get(def);
+        if (set == null) {
+            set = new IpSetState(def);
+            sets.put(def, set);
+            if (def.fixedNamespace()) {
+                NamespaceState st = ns(def.namespace());
+                st.fixedSets.add(set);
+                for (PodModel pod : st.pods.values()) {
+                    set.addMembers(set.contribution(pod));
+                }
+            } else {
+                namespaceSelectorSets.add(set);
+                for (NamespaceState st : namespaces.values()) {
+                    if (def.namespaceSelector().matches(st.labels)) {
+                        st.selectorSets.add(set);
+                        for (PodModel pod : st.pods.values()) {
+                            set.addMembers(set.contribution(pod));
+                        }
+                    }
+                }
+            }
+        }
+        set.users.add(user);
+        return set;
+    }
+
+    private void release(IpSetState set, PolicyState user) {
+        set.users.remove(user);
+        if (!set.users.isEmpty()) {
+            return;
+        }
+        sets.remove(set.def);
+        changes.setDropped(set);
+        if (set.def.fixedNamespace()) {
+            NamespaceState st = namespaces.get(set.def.namespace());
+            st.fixedSets.remove(set);
+            dropIfUnused(st);
+        } else {
+            namespaceSelectorSets.remove(set);
+            for (NamespaceState st : namespaces.values()) {
+                st.selectorSets.remove(set);
+            }
+        }
+    }
+}

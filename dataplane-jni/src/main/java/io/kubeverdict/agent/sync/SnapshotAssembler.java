@@ -1,0 +1,123 @@
+package io.kubeverdict.agent.sync;
+
+import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.Endpoint;
+import io.kubeverdict.proto.v1.EndpointId;
+import io.kubeverdict.proto.v1.IpSet;
+import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
+import io.kubeverdict.proto.v1.IpSetType;
+import io.kubeverdict.proto.v1.IpSetUpdate;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.Policy;
+import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.proto.v1.WorkloadEndpoint;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Applies the ToAgent stream to a mutable copy of a node's state and renders it as a
+ * NodeSnapshot at any time. Pure state (no I/O, not thread-safe): the agent's sync thread owns
+ * one, applies messages as they arrive and compiles {@link #snapshot()} when it wants to swap.
+ * InSync carries no state and is left to the caller (it is still sequence-checked here).
+ *
+ * <p>The snapshot is deterministic: IP sets by id with members sorted, policies by (tier, name),
+ * endpoints by (namespace, pod), so two assemblers that saw the same effect produce equal messages.
+ */
+public final class SnapshotAssembler {
+
+    private static final Comparator<PolicyId> POLICY_ORDER =
+            Comparator.comparing(PolicyId::getTier).thenComparing(PolicyId::getName);
+    private static final Comparator<EndpointId> ENDPOINT_ORDER =
+            Comparator.comparing(EndpointId::getNamespace).thenComparing(EndpointId::getPod);
+
+    private record SetState(IpSetType type, TreeSet<String> members) {}
+
+    private final String node;
+    private final Map<String, SetState> ipSets = new TreeMap<>();
+    private final Map<PolicyId, Policy> policies = new TreeMap<>(POLICY_ORDER);
+    private final Map<EndpointId, WorkloadEndpoint> endpoints = new TreeMap<>(ENDPOINT_ORDER);
+    private long lastSequence = -1; // none seen since creation or reset
+
+    public SnapshotAssembler(String node) {
+        this.node = node;
+    }
+
+    /** Forgets everything, including the sequence: the next message starts a new stream. */
+    public void reset() {
+        ipSets.clear();
+        policies.clear();
+        endpoints.clear();
+        lastSequence = -1;
+    }
+
+    /** The sequence of the last applied message, or -1 when none since creation or reset. */
+    public long lastSequence() {
+        return lastSequence;
+    }
+
+    /**
+     * Applies one message. The first message after creation or {@link #reset()} may carry any
+     * sequence; each later one must carry the previous plus one. On an exception nothing of the
+     * message was applied and the state should be discarded by a resync.
+     *
+     * @return the payload case applied, so the caller can react to IN_SYNC
+     */
+    public ToAgent.PayloadCase apply(ToAgent message) throws ResyncRequiredException {
+        if (lastSequence >= 0 && message.getSequence() != lastSequence + 1) {
+            throw new SequenceGapException(lastSequence + 1, message.getSequence());
+        }
+        switch (message.getPayloadCase()) {
+            case IP_SET_UPDATE -> {
+                IpSetUpdate u = message.getIpSetUpdate();
+                ipSets.put(u.getId(), new SetState(u.getType(), new TreeSet<>(u.getMembersList())));
+            }
+            case IP_SET_DELTA_UPDATE -> {
+                IpSetDeltaUpdate d = message.getIpSetDeltaUpdate();
+                SetState set = ipSets.get(d.getId());
+                if (set == null) {
+                    throw new ResyncRequiredException("delta for unknown ip set " + d.getId()
+                            + " at sequence " + message.getSequence());
+                }
+                // Removals first: a member both removed and added in one delta stays.
+                set.members().removeAll(d.getRemovedMembersList());
+                set.members().addAll(d.getAddedMembersList());
+            }
+            case IP_SET_REMOVE -> ipSets.remove(message.getIpSetRemove().getId());
+            case ACTIVE_POLICY_UPDATE -> policies.put(message.getActivePolicyUpdate().getId(),
+                    message.getActivePolicyUpdate().getPolicy());
+            case ACTIVE_POLICY_REMOVE -> policies.remove(message.getActivePolicyRemove().getId());
+            case WORKLOAD_ENDPOINT_UPDATE -> endpoints.put(message.getWorkloadEndpointUpdate().getId(),
+                    message.getWorkloadEndpointUpdate().getEndpoint());
+            case WORKLOAD_ENDPOINT_REMOVE -> endpoints.remove(message.getWorkloadEndpointRemove().getId());
+            case IN_SYNC -> { }
+            default -> throw new ResyncRequiredException("message without a known payload at sequence "
+                    + message.getSequence() + " (newer control plane?)");
+        }
+        lastSequence = message.getSequence();
+        return message.getPayloadCase();
+    }
+
+    public int ipSetCount() {
+        return ipSets.size();
+    }
+
+    public int policyCount() {
+        return policies.size();
+    }
+
+    public int endpointCount() {
+        return endpoints.size();
+    }
+
+    /** The current state as a self-describing, deterministically ordered snapshot. */
+    public NodeSnapshot snapshot() {
+        NodeSnapshot.Builder b = NodeSnapshot.newBuilder().setNode(node);
+        ipSets.forEach((id, set) -> b.addIpSets(IpSet.newBuilder().setId(id).setType(set.type()).addAllMembers(set.members())));
+        policies.forEach((id, policy) -> b.addPolicies(ActivePolicy.newBuilder().setId(id).setPolicy(policy)));
+        endpoints.forEach((id, endpoint) -> b.addEndpoints(Endpoint.newBuilder().setId(id).setEndpoint(endpoint)));
+        return b.build();
+    }
+}

@@ -1,0 +1,86 @@
+package io.kubeverdict.policy;
+
+import io.kubeverdict.proto.v1.DirectionExplanation;
+import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.Verdict;
+
+/**
+ * The words for the {@link Decision} codes of one {@link SnapshotIndex}: which policy and rule
+ * decided, the reason, a one-line account for verdict logs. A code is read with the index that
+ * returned it. Allocates; never used on the hot path. Immutable and thread-safe.
+ */
+public final class DecisionText {
+
+    private final IndexNames names;
+
+    public DecisionText(SnapshotIndex index) {
+        this.names = index.names();
+    }
+
+    /** The deciding rule of a code, or -1 for fixed reasons and tier defaults. */
+    private int ruleOf(int code) {
+        return Decision.ruleOf(code, names.tierCount(), names.ruleCount());
+    }
+
+    /** The policy whose rule decided, or null (not isolated, tier default, no endpoint). */
+    public PolicyId decidingPolicy(int code) {
+        int r = ruleOf(code);
+        return r < 0 ? null : names.policyOfRule(r);
+    }
+
+    /** The id of the rule that decided ("ingress[0]"), or "" when no rule decided. */
+    public String decidingRuleId(int code) {
+        int r = ruleOf(code);
+        return r < 0 ? "" : names.ruleId(r);
+    }
+
+    /** The reason of one direction's code, e.g. "allowed by default/x/allow-a ingress[0]". */
+    public String reason(int code) {
+        switch (Decision.index(code)) {
+            case Decision.NO_ENDPOINT:
+                return "no local endpoint";
+            case Decision.NOT_ISOLATED:
+                return "not isolated";
+            case Decision.PASSED_ALL_TIERS:
+                return "every tier passed";
+            default:
+                break;
+        }
+        String verb = Decision.allowed(code) ? "allowed by " : "denied by ";
+        int r = ruleOf(code);
+        if (r >= 0) {
+            PolicyId p = names.policyOfRule(r);
+            return verb + p.getTier() + "/" + p.getName() + " " + names.ruleId(r);
+        }
+        int tier = Decision.tierNameOf(code, names.tierCount());
+        if (tier >= 0) {
+            return "no rule matched: " + verb + "the default of tier " + names.tier(tier);
+        }
+        return "unknown decision code " + code;
+    }
+
+    /** A one-line account of a code for verdict logs: "DENY ingress: no rule matched: ...". */
+    public String describe(int code) {
+        String verdict = Decision.allowed(code) ? "ALLOW" : "DENY";
+        if (Decision.index(code) == Decision.NO_ENDPOINT) {
+            return verdict + ": " + reason(code);
+        }
+        return verdict + " " + Decision.directionName(Decision.direction(code)) + ": " + reason(code);
+    }
+
+    /** One direction's code as the explanation message carries it. */
+    public DirectionExplanation direction(int code) {
+        int index = Decision.index(code);
+        DirectionExplanation.Builder d = DirectionExplanation.newBuilder()
+                .setEvaluated(index != Decision.NO_ENDPOINT)
+                // Isolated: some tier lists a policy, even if every tier then passed.
+                .setIsolated(index != Decision.NOT_ISOLATED && index != Decision.NO_ENDPOINT)
+                .setVerdict(Decision.allowed(code) ? Verdict.VERDICT_ALLOW : Verdict.VERDICT_DENY)
+                .setReason(reason(code));
+        PolicyId p = decidingPolicy(code);
+        if (p != null) {
+            d.setPolicy(p).setRuleId(decidingRuleId(code));
+        }
+        return d.build();
+    }
+}

@@ -1,0 +1,134 @@
+package io.kubeverdict.runtime.grpc;
+
+import io.grpc.BindableService;
+import io.grpc.InsecureServerCredentials;
+import io.grpc.Server;
+import io.grpc.ServerCredentials;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.ProtoReflectionService;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.grpc.services.HealthStatusManager;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gRPC server of both processes: the given services plus grpc.health.v1 and server reflection
+ * in both protocol versions (v1 for current grpcurl, v1alpha for older clients), optionally behind
+ * mutual TLS. Health reports NOT_SERVING for "" and every given service until {@link #setServing}.
+ */
+public final class GrpcServer implements AutoCloseable {
+    /** How long running calls may finish at close before they are cancelled (long streams are). */
+    private static final long SHUTDOWN_GRACE_MILLIS = 2_000;
+
+    private final HealthStatusManager health = new HealthStatusManager();
+    private final List<String> healthNames = new ArrayList<>();
+    private final Server server;
+    private boolean closed;
+
+    private GrpcServer(Builder b) throws IOException {
+        ServerCredentials credentials = b.tls == null ? InsecureServerCredentials.create() : b.tls.credentials();
+        NettyServerBuilder nb = NettyServerBuilder.forAddress(b.listen, credentials)
+                // Sync and WatchVerdicts streams stay open for days: notice dead peers, and let
+                // clients ping (the agent does every 30 s, also between calls).
+                .keepAliveTime(30, TimeUnit.SECONDS)
+                .keepAliveTimeout(10, TimeUnit.SECONDS)
+                .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true);
+        healthNames.add(HealthStatusManager.SERVICE_NAME_ALL_SERVICES);
+        for (ServerServiceDefinition s : b.services) {
+            nb.addService(s);
+            healthNames.add(s.getServiceDescriptor().getName());
+        }
+        nb.addService(health.getHealthService());
+        nb.addService(ProtoReflectionServiceV1.newInstance());
+        nb.addService(v1alphaReflection());
+        server = nb.build();
+        setServing(false);
+    }
+
+    @SuppressWarnings("deprecation") // v1alpha is deprecated but still what some clients speak
+    private static BindableService v1alphaReflection() {
+        return ProtoReflectionService.newInstance();
+    }
+
+    public static Builder builder(InetSocketAddress listen) {
+        return new Builder(listen);
+    }
+
+    public GrpcServer start() throws IOException {
+        server.start();
+        return this;
+    }
+
+    /** The bound port (the real one when asked for port 0). */
+    public int port() {
+        return ((InetSocketAddress) server.getListenSockets().get(0)).getPort();
+    }
+
+    public List<? extends SocketAddress> listenSockets() {
+        return server.getListenSockets();
+    }
+
+    /** grpc.health.v1 status of "" and of every service this server was built with. */
+    public void setServing(boolean serving) {
+        ServingStatus status = serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+        for (String name : healthNames) {
+            health.setStatus(name, status);
+        }
+    }
+
+    /**
+     * Health says NOT_SERVING for good, new calls are refused, running ones get a moment to end,
+     * then the rest (open streams) are cancelled. Closing again does nothing.
+     */
+    @Override
+    public synchronized void close() throws InterruptedException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        health.enterTerminalState();
+        server.shutdown();
+        if (!server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
+            server.shutdownNow();
+            server.awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    public static final class Builder {
+        private final InetSocketAddress listen;
+        private final List<ServerServiceDefinition> services = new ArrayList<>();
+        private ServerTls tls;
+
+        private Builder(InetSocketAddress listen) {
+            this.listen = listen;
+        }
+
+        /** null: plaintext. */
+        public Builder tls(ServerTls tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        public Builder service(BindableService service) {
+            return service(service.bindService());
+        }
+
+        /** A service as bound, e.g. wrapped with {@code ServerInterceptors.intercept}. */
+        public Builder service(ServerServiceDefinition service) {
+            services.add(service);
+            return this;
+        }
+
+        /** Builds the server (reading the TLS files); {@link GrpcServer#start} binds it. */
+        public GrpcServer build() throws IOException {
+            return new GrpcServer(this);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package io.kubeverdict.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kubeverdict.runtime.BuildVersion;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.concurrent.Callable;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+class KubeVerdictCommandTest {
+    // Like the real subcommands: standard help options but no version of their own.
+    @Command(name = "serve", mixinStandardHelpOptions = true)
+    static final class Serve implements Callable<Integer> {
+        @Mixin
+        MetricsOptions metrics = new MetricsOptions(":9101");
+
+        @Override
+        public Integer call() {
+            return 0;
+        }
+    }
+
+    // No standard options at all: the root adds them.
+    @Command(name = "bare", subcommands = Nested.class)
+    static final class Bare implements Callable<Integer> {
+        @Override
+        public Integer call() {
+            return 0;
+        }
+    }
+
+    @Command(name = "nested")
+    static final class Nested implements Callable<Integer> {
+        @Override
+        public Integer call() {
+            return 0;
+        }
+    }
+
+    private record Run(int code, String out, String err) {}
+
+    private static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine root = KubeVerdictCommand.root("test jar", new Serve(), Bare.class);
+        int code = root.setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    @Test
+    void versionOnTheRootAndOnEverySubcommand() {
+        String expected = "kube-verdict " + BuildVersion.current() + System.lineSeparator();
+        for (String[] args : new String[][] {{"--version"}, {"-V"}, {"serve", "--version"}, {"bare", "--version"},
+                {"bare", "nested", "-V"}}) {
+            Run r = run(args);
+            assertThat(r.code()).as(String.join(" ", args)).isZero();
+            assertThat(r.out()).as(String.join(" ", args)).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void helpListsTheSubcommandsAndTheRootAloneIsAUsageError() {
+        Run help = run("--help");
+        assertThat(help.code()).isZero();
+        assertThat(help.out()).contains("kube-verdict", "test jar", "serve", "bare");
+
+        Run alone = run();
+        assertThat(alone.code()).isEqualTo(2);
+        assertThat(alone.err()).contains("Missing required subcommand", "serve", "bare");
+    }
+
+    @Test
+    void metricsAddressDefaultsPerCommandAndCanBeTurnedOff() {
+        Serve serve = new Serve();
+        CommandLine cl = KubeVerdictCommand.root("test jar", serve);
+        cl.parseArgs("serve");
+        assertThat(serve.metrics.bind()).isEqualTo(new HostPort("", 9101));
+        cl.parseArgs("serve", "--metrics-bind-address", "off");
+        assertThat(serve.metrics.socketAddress()).isNull();
+        cl.parseArgs("serve", "--metrics-bind-address=");
+        assertThat(serve.metrics.bind()).isNull();
+        cl.parseArgs("serve", "--metrics-bind-address", "[::1]:0");
+        assertThat(serve.metrics.bind()).isEqualTo(new HostPort("::1", 0));
+
+        Run bad = run("serve", "--metrics-bind-address", "::1:80");
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err()).contains("--metrics-bind-address", "needs brackets");
+        assertThat(run("serve", "--help").out()).contains("Default: :9101");
+    }
+}

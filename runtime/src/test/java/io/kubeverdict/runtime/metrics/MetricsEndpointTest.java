@@ -1,0 +1,88 @@
+package io.kubeverdict.runtime.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kubeverdict.runtime.BuildVersion;
+import io.micrometer.core.instrument.Counter;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+class MetricsEndpointTest {
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    private HttpResponse<String> get(MetricsEndpoint endpoint, String path, String accept) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + endpoint.port() + path));
+        if (accept != null) {
+            b.header("Accept", accept);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void servesTheRegistryWithBuildInfoAndTheProbes() throws Exception {
+        AtomicBoolean ready = new AtomicBoolean();
+        try (ProcessMetrics metrics = new ProcessMetrics("test-component");
+             MetricsEndpoint endpoint = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), metrics.registry(),
+                     List.of(new MetricsEndpoint.Probe("/healthz", () -> true, "never"),
+                             new MetricsEndpoint.Probe("/readyz", ready::get, "not ready yet"),
+                             new MetricsEndpoint.Probe("/broken", () -> {
+                                 throw new IllegalStateException("boom");
+                             }, "check failed")))) {
+            Counter.builder("kubeverdict_test_events").register(metrics.registry()).increment(3);
+
+            HttpResponse<String> scrape = get(endpoint, "/metrics", null);
+            assertThat(scrape.statusCode()).isEqualTo(200);
+            assertThat(scrape.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("text/plain"));
+            assertThat(scrape.body())
+                    .contains("kubeverdict_build_info{component=\"test-component\",version=\"" + BuildVersion.current() + "\"} 1")
+                    .contains("kubeverdict_test_events_total 3.0")
+                    .contains("jvm_memory_used_bytes")
+                    .contains("process_uptime_seconds");
+
+            HttpResponse<String> openMetrics = get(endpoint, "/metrics", "application/openmetrics-text; version=1.0.0");
+            assertThat(openMetrics.headers().firstValue("Content-Type"))
+                    .hasValueSatisfying(t -> assertThat(t).startsWith("application/openmetrics-text"));
+            assertThat(openMetrics.body()).contains("# TYPE kubeverdict_build info").endsWith("# EOF\n");
+
+            assertThat(get(endpoint, "/healthz", null).body()).isEqualTo("ok\n");
+            HttpResponse<String> notReady = get(endpoint, "/readyz", null);
+            assertThat(notReady.statusCode()).isEqualTo(503);
+            assertThat(notReady.body()).isEqualTo("not ready yet\n");
+            ready.set(true);
+            HttpResponse<String> isReady = get(endpoint, "/readyz", null);
+            assertThat(isReady.statusCode()).isEqualTo(200);
+            assertThat(isReady.body()).isEqualTo("ok\n");
+
+            assertThat(get(endpoint, "/broken", null).statusCode()).isEqualTo(503);
+            assertThat(get(endpoint, "/", null).statusCode()).isEqualTo(404);
+            assertThat(get(endpoint, "/-/healthy", null).statusCode()).as("the exporter's always-healthy path").isEqualTo(404);
+            assertThat(get(endpoint, "/healthz/x", null).statusCode()).isEqualTo(404);
+        }
+    }
+
+    @Test
+    void theExporterIsTheReleaseOfThePrometheusClientMicrometerBrings() throws IOException {
+        assertThat(mavenVersion("prometheus-metrics-exporter-httpserver"))
+                .isEqualTo(mavenVersion("prometheus-metrics-core"))
+                .isEqualTo(mavenVersion("prometheus-metrics-model"));
+    }
+
+    private static String mavenVersion(String artifact) throws IOException {
+        String resource = "/META-INF/maven/io.prometheus/" + artifact + "/pom.properties";
+        try (InputStream in = MetricsEndpointTest.class.getResourceAsStream(resource)) {
+            assertThat(in).as(resource).isNotNull();
+            Properties p = new Properties();
+            p.load(in);
+            return p.getProperty("version");
+        }
+    }
+}

@@ -1,0 +1,296 @@
+package io.kubeverdict.bench;
+
+import io.kubeverdict.agent.nft.NftManager;
+import io.kubeverdict.agent.nft.PodAddresses;
+import io.kubeverdict.agent.verdict.QueueCounters;
+import io.kubeverdict.jni.Nftables;
+import io.kubeverdict.proto.v1.Protocol;
+import io.kubeverdict.sandbox.ManagedProcess;
+import io.kubeverdict.sandbox.Progress;
+import io.kubeverdict.sandbox.Sandbox;
+import io.kubeverdict.sandbox.SandboxOptions;
+import io.kubeverdict.testbed.PodSpec;
+import io.kubeverdict.testbed.ServePort;
+import io.kubeverdict.testbed.Testbed;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Connection rate and latency between two pods routed through a node, in one run, for: (a) no
+ * agent, (a') conntrack switched on only, (b') the agent's table with the pods unselected but no
+ * agent, (b) the real agent with no policy selecting the pods, (c) the real agent with a policy
+ * selecting and allowing them (first packets through NFQUEUE and the JVM), (d) a minimal C
+ * NFQUEUE consumer behind the same table as the agent's.
+ *
+ * <p>(b) and (c) run in a {@link Sandbox} (real control plane and agent processes; switching
+ * between them rewrites the policy file, waits until the sandbox says the agent applied it and
+ * then until the node's set shows it). The others run in a second testbed with the identical
+ * layout and addresses: (d) is the agent's own table (programmed by {@link NftManager} with client
+ * and server in the set) plus the C program bound to the agent's queue number, (b') that table
+ * with only the other pod in its set, (a) no table, (a') a one-rule table of ours. Configurations
+ * are interleaved in every round (in enum order, then reversed, ...) after a warm-up round; the
+ * report gives medians of rounds.
+ *
+ * <p>Usage (root, normally through bin/bench-connrate): ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N]
+ */
+public final class ConnRateBench {
+    private static final String PREFIX = "kvbench-";
+    private static final int QUEUE = 100; // the agent's default --nfqueue-id
+    private static final int PARALLEL = 4;
+    private static final int WARMUP = 100;
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 1) {
+            System.err.println("usage: ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N]");
+            System.exit(2);
+        }
+        Path nfqAccept = Path.of(args[0]);
+        int rounds = 9;
+        int seq = 1000;
+        int parEach = 500;
+        for (int i = 1; i + 1 < args.length; i += 2) {
+            switch (args[i]) {
+                case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
+                case "--seq" -> seq = Integer.parseInt(args[i + 1]);
+                case "--par-each" -> parEach = Integer.parseInt(args[i + 1]);
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        new ConnRateBench(nfqAccept, rounds, seq, parEach).run();
+        System.exit(0);
+    }
+
+    private final Path nfqAccept;
+    private final int rounds;
+    private final int seq;
+    private final int parEach;
+    private final Progress progress = new Progress(new PrintWriter(System.err, true));
+
+    private ConnRateBench(Path nfqAccept, int rounds, int seq, int parEach) {
+        this.nfqAccept = nfqAccept;
+        this.rounds = rounds;
+        this.seq = seq;
+        this.parEach = parEach;
+    }
+
+    private void run() throws Exception {
+        Path work = Files.createTempDirectory(PREFIX);
+        Path manifests = work.resolve("manifests");
+        Manifests.writePods(manifests);
+        Manifests.writePolicy(manifests, false);
+        SandboxOptions options = new SandboxOptions(manifests, 1, List.of(new ServePort(80, Protocol.TCP)),
+                "10.244.0.0/16", Duration.ofSeconds(2), PREFIX);
+        List<ManagedProcess> started = new ArrayList<>();
+        Thread killStarted = new Thread(() -> {
+            started.forEach(ManagedProcess::close);
+            deleteTree(work);
+        }, "bench-cleanup");
+        Runtime.getRuntime().addShutdownHook(killStarted);
+        try (Sandbox sandbox = Sandbox.start(options, progress);
+             Testbed plain = Testbed.create(PREFIX, List.of("node-1"), sandbox.testbed().layout().pods())) {
+            progress.step("starting echo servers and the minimal C NFQUEUE consumer");
+            Bed agentBed = new Bed(sandbox.testbed());
+            Bed plainBed = new Bed(plain);
+            String plainNode = plain.layout().nodeNamespace("node-1");
+            ManagedProcess c = ManagedProcess.start("nfq_accept", plainNode, List.of(nfqAccept.toString(), String.valueOf(QUEUE)),
+                    work.resolve("nfq_accept.log"));
+            started.add(c);
+            awaitBound(c);
+            PodAddresses pair = PodAddresses.of(List.of(agentBed.client.primaryIp().getHostAddress(),
+                    agentBed.server.primaryIp().getHostAddress()));
+            PodAddresses other = PodAddresses.of(List.of(Bed.pod(plain, Manifests.OTHER).primaryIp().getHostAddress()));
+            NftManager table = plain.callIn(plainNode, () -> NftManager.create(new Nftables(), "kube_verdict", QUEUE, false, null));
+            Nftables ctTable = plain.callIn(plainNode, Nftables::new);
+            progress.done();
+
+            List<Map<Config, Measurement>> results = new ArrayList<>();
+            boolean policySelects = false;
+            // round 0 warms up the JITs of this JVM and of the agent and is not reported
+            for (int r = 0; r <= rounds; r++) {
+                List<Config> order = new ArrayList<>(List.of(Config.values()));
+                if (r % 2 == 1) {
+                    java.util.Collections.reverse(order); // a b c d, d c b a: one policy switch per round
+                }
+                Map<Config, Measurement> round = new EnumMap<>(Config.class);
+                for (Config config : order) {
+                    progress.step((r == 0 ? "warm-up" : "round " + r + "/" + rounds) + ": " + config.label);
+                    Bed bed;
+                    conntrackOnly(plain, plainNode, ctTable, config == Config.CONNTRACK);
+                    switch (config) {
+                        case BASELINE, CONNTRACK -> {
+                            plain.callIn(plainNode, () -> {
+                                table.remove();
+                                return null;
+                            });
+                            bed = plainBed;
+                        }
+                        case TABLE_UNSELECTED -> {
+                            plain.callIn(plainNode, () -> table.start(other));
+                            bed = plainBed;
+                        }
+                        case C_NFQUEUE -> {
+                            plain.callIn(plainNode, () -> table.start(pair));
+                            bed = plainBed;
+                        }
+                        default -> {
+                            boolean want = config == Config.SELECTED;
+                            if (want != policySelects) {
+                                Manifests.writePolicy(manifests, want);
+                                if (!sandbox.reload()) {
+                                    throw new IllegalStateException("the sandbox refused the policy change");
+                                }
+                                policySelects = want;
+                                agentBed.awaitSelected(want);
+                            }
+                            bed = agentBed;
+                        }
+                    }
+                    round.put(config, bed.measure());
+                    if (!c.alive()) {
+                        throw new IllegalStateException("nfq_accept exited:\n" + c.tail(20));
+                    }
+                    progress.done();
+                }
+                if (r > 0) {
+                    results.add(round);
+                } else {
+                    checkSameRuleset(agentBed, plainBed); // agent in state (c), plain bed in state (d)
+                }
+            }
+            plain.callIn(plainNode, () -> {
+                table.remove();
+                return null;
+            });
+            System.out.println();
+            System.out.printf("seq: %d connections one after the other; par%d: %d threads x %d; TCP connect + 1-byte echo + close; "
+                    + "load average at end: %s%n", seq, PARALLEL, PARALLEL, parEach, Files.readString(Path.of("/proc/loadavg")).strip());
+            System.out.print(Report.render(results, PARALLEL));
+        } finally {
+            started.forEach(ManagedProcess::close);
+            try {
+                Runtime.getRuntime().removeShutdownHook(killStarted);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway
+            }
+            deleteTree(work);
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        try (var walk = Files.walk(dir)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (java.io.IOException e) {
+            System.err.println("bench: cannot remove " + dir + ": " + e.getMessage());
+        }
+    }
+
+    private static final String CT_TABLE = "kvbench_conntrack";
+
+    /** Adds or deletes the one-rule table that only makes conntrack track the node's packets. */
+    private static void conntrackOnly(Testbed plain, String node, Nftables nft, boolean on) throws Exception {
+        plain.callIn(node, () -> nft.run("add table inet " + CT_TABLE + "\ndelete table inet " + CT_TABLE + "\n"
+                + (on ? "table inet " + CT_TABLE + " { chain forward {\n type filter hook forward priority filter; policy accept;\n"
+                        + "ct state invalid counter\n }\n}\n" : "")));
+    }
+
+    /** (c) and (d) must differ only in who answers the queue: same table, same rules, same set elements. */
+    private void checkSameRuleset(Bed agentBed, Bed plainBed) throws Exception {
+        String agent = agentBed.ruleset();
+        String plain = plainBed.ruleset();
+        if (!agent.equals(plain)) {
+            throw new IllegalStateException("the agent's table and the table of the C run differ:\n--- agent ---\n" + agent
+                    + "\n--- C run ---\n" + plain);
+        }
+        progress.note("(c) and (d) use identical nftables tables:\n" + agent.strip());
+    }
+
+    private static void awaitBound(ManagedProcess p) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!Files.exists(p.log()) || !Files.readString(p.log()).contains("bound")) {
+            if (!p.alive() || System.nanoTime() > deadline) {
+                throw new IllegalStateException("nfq_accept did not bind its queue:\n" + p.tail(20));
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    /** One testbed's client and server pods, the echo server and the queue counter of its node. */
+    private final class Bed {
+        final Testbed testbed;
+        final PodSpec client;
+        final PodSpec server;
+        final String node;
+        final ConnectionLoad load;
+
+        Bed(Testbed testbed) throws Exception {
+            this.testbed = testbed;
+            this.client = pod(testbed, Manifests.CLIENT);
+            this.server = pod(testbed, Manifests.SERVER);
+            this.node = testbed.layout().nodeNamespace(client.node());
+            String clientNs = testbed.layout().podNamespace(client.name());
+            // many short connections from one address: wide port range, reuse TIME_WAIT ports
+            testbed.exec(clientNs, "sysctl", "-q", "-w", "net.ipv4.ip_local_port_range=10000 65000", "net.ipv4.tcp_tw_reuse=1");
+            new EchoServer(testbed, testbed.layout().podNamespace(server.name()), server.primaryIp(), Manifests.ECHO_PORT);
+            this.load = new ConnectionLoad(clientNs, new InetSocketAddress(server.primaryIp(), Manifests.ECHO_PORT));
+        }
+
+        Measurement measure() throws Exception {
+            load.run(1, WARMUP);
+            long before = queued();
+            Sample sequential = load.run(1, seq);
+            Sample parallel = load.run(PARALLEL, parEach);
+            long queued = queued() - before;
+            return new Measurement(sequential, parallel, (double) queued / (seq + PARALLEL * parEach));
+        }
+
+        /**
+         * Waits until the node's set holds the client and server (or neither): the kernel state the
+         * configuration means, whatever the control plane and agent reported. Notes any wait.
+         */
+        void awaitSelected(boolean selected) throws Exception {
+            long start = System.nanoTime();
+            String want = selected ? "elements = { " + client.primaryIp().getHostAddress() + ", " + server.primaryIp().getHostAddress() + " }" : "";
+            int checks = 0;
+            while (true) {
+                checks++;
+                String set = testbed.exec(node, "nft", "list", "set", "inet", "kube_verdict", "pods4");
+                boolean hasClient = set.contains(client.primaryIp().getHostAddress());
+                if (selected ? set.contains(want) : !hasClient) {
+                    break;
+                }
+                if (System.nanoTime() - start > Duration.ofSeconds(30).toNanos()) {
+                    throw new IllegalStateException("the agent's set never became " + (selected ? want : "free of the pods") + ":\n" + set);
+                }
+                Thread.sleep(20);
+            }
+            if (checks > 1) {
+                progress.note("the agent's set reached the new state " + (System.nanoTime() - start) / 1_000_000
+                        + " ms after the sandbox reported it applied");
+            }
+        }
+
+        /** nft's listing of the agent's table on this bed's node (libxtables' stderr noise dropped). */
+        String ruleset() throws java.io.IOException {
+            return testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict").lines()
+                    .filter(l -> !l.contains("NFPROTO")).reduce("", (a, b) -> a + b + "\n");
+        }
+
+        /** Packet ids the node's queue handed out so far (0 when nobody is bound). */
+        private long queued() throws Exception {
+            return testbed.callIn(node, () -> QueueCounters.read(QueueCounters.PROC_FILE, QUEUE)
+                    .map(QueueCounters::idSequence).orElse(0L));
+        }
+
+        private static PodSpec pod(Testbed bed, String name) {
+            return bed.layout().pods().stream().filter(p -> p.name().equals(name)).findFirst()
+                    .orElseThrow(() -> new IllegalStateException("no pod " + name));
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package io.kubeverdict.sandbox;
+
+import io.kubeverdict.controlplane.manifests.LoadedManifests;
+import io.kubeverdict.controlplane.manifests.ManifestLoadException;
+import io.kubeverdict.controlplane.manifests.ManifestLoader;
+import io.kubeverdict.controlplane.manifests.ManifestProblem;
+import io.kubeverdict.controlplane.tools.ConnectivityMatrix;
+import io.kubeverdict.controlplane.tools.OfflineCluster;
+import io.kubeverdict.testbed.ServePort;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The policy engine in this process, on the manifest copy the control plane watches: the
+ * manifest loader, the calculation and the verdict function of `matrix` ({@link OfflineCluster},
+ * {@link ConnectivityMatrix}), called directly. The copy has every pod placed, so no what-if
+ * defaults apply: the engine sees what the control plane sees.
+ */
+final class Engine {
+    private final Path manifests;
+    private final Progress progress;
+    private OfflineCluster cluster;
+    private final Map<ServePort, ConnectivityMatrix> expected = new HashMap<>();
+
+    Engine(Path manifests, Progress progress) {
+        this.manifests = manifests;
+        this.progress = progress;
+    }
+
+    /** Reads the copy again (after it was written); the loader's problems are noted with file and document. */
+    synchronized void reload() throws IOException {
+        LoadedManifests loaded;
+        try {
+            loaded = new ManifestLoader().load(manifests);
+        } catch (ManifestLoadException e) {
+            // The control plane rejects such a copy as a whole too: nothing would be enforced.
+            throw new SandboxException("the manifests do not load: " + e.getMessage());
+        }
+        for (ManifestProblem problem : loaded.problems()) {
+            progress.note("warning: " + problem);
+        }
+        cluster = new OfflineCluster(loaded.namespaces(), loaded.pods(), loaded.policies());
+        expected.clear();
+    }
+
+    /** Which endpoint may open a new connection to which on target, computed once per copy. */
+    synchronized ConnectivityMatrix expected(ServePort target) {
+        if (cluster == null) {
+            throw new IllegalStateException("the engine has not read the manifests yet");
+        }
+        return expected.computeIfAbsent(target, t -> ConnectivityMatrix.of(cluster, t.protocol(), t.port()));
+    }
+}

@@ -1,0 +1,95 @@
+package io.kubeverdict.sandbox;
+
+import io.kubeverdict.controlplane.source.ManifestRevision;
+import io.kubeverdict.testbed.ServePort;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The copy of the manifest directory that the control plane watches and the engine reads: the
+ * source with every pod the sandbox runs placed ({@link Placement}), and the copy's
+ * {@link ManifestRevision}, which the control plane reports once it has published that load.
+ */
+final class ManifestCopy {
+    private final SandboxOptions options;
+    private final Path dir;
+    private List<SandboxPod> pods;
+    private Placement placement;
+    private String revision;
+
+    private ManifestCopy(SandboxOptions options, Path dir) {
+        this.options = options;
+        this.dir = dir;
+    }
+
+    /** Reads the source, places its pods and writes the copy into dir. */
+    static ManifestCopy write(SandboxOptions options, Path dir) throws IOException {
+        ManifestCopy copy = new ManifestCopy(options, dir);
+        ManifestSet source = ManifestSet.load(options.manifests());
+        copy.pods = runnable(source);
+        if (copy.pods.isEmpty()) {
+            throw new SandboxException("no runnable Pods in " + options.manifests());
+        }
+        copy.placement = copy.place(source);
+        copy.writeFrom(source);
+        return copy;
+    }
+
+    /**
+     * Reads the source again and writes it into the copy. Returns false, writing nothing, when
+     * the pods themselves changed (added, removed, moved, new ports or IPs): that needs a new sandbox.
+     */
+    boolean refresh() throws IOException {
+        ManifestSet source = ManifestSet.load(options.manifests());
+        List<SandboxPod> now = runnable(source);
+        if (!place(source).equals(placement) || !portsOf(now).equals(portsOf(pods))) {
+            return false;
+        }
+        writeFrom(source);
+        return true;
+    }
+
+    private void writeFrom(ManifestSet source) throws IOException {
+        source.writeAssigned(placement, dir);
+        revision = ManifestRevision.read(dir);
+    }
+
+    private Placement place(ManifestSet source) {
+        try {
+            return Placement.of(source.pods(), options.nodes(), options.podCidr());
+        } catch (IllegalArgumentException e) {
+            throw new SandboxException("pod addresses from --pod-cidr " + options.podCidr() + ": " + e.getMessage());
+        }
+    }
+
+    private static List<SandboxPod> runnable(ManifestSet source) {
+        return source.sandboxPods().stream().filter(SandboxPod::runnable).toList();
+    }
+
+    private static Map<String, List<ServePort>> portsOf(List<SandboxPod> list) {
+        Map<String, List<ServePort>> ports = new LinkedHashMap<>();
+        list.forEach(p -> ports.put(p.name(), p.ports()));
+        return ports;
+    }
+
+    Path dir() {
+        return dir;
+    }
+
+    /** The pods the sandbox runs, in name order. */
+    List<SandboxPod> pods() {
+        return pods;
+    }
+
+    Placement placement() {
+        return placement;
+    }
+
+    /** The revision of the copy last written. */
+    String revision() {
+        return revision;
+    }
+}

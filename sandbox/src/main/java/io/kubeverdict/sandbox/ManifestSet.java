@@ -1,0 +1,204 @@
+package io.kubeverdict.sandbox;
+
+import io.fabric8.kubernetes.api.model.KubernetesList;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodIP;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodStatus;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.kubeverdict.controlplane.manifests.ManifestLoader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+/**
+ * A directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively; several documents per
+ * file, kind List too) read with fabric8's typed model: the sandbox takes its Pods and writes a
+ * copy in which every placed Pod has the node and IPs of a {@link Placement}, so the control
+ * plane, the agents and the in-process engine all see the same pods.
+ *
+ * <p>The copy keeps every file name and every document in place (documents are split like the
+ * manifest loader splits them, so "file document N" in a problem the control plane reports on the
+ * copy is the same document of the source). Only documents holding a placed Pod are rewritten;
+ * the rest, unreadable ones included, are copied as written, so the control plane judges them
+ * exactly as it would the source.
+ */
+public final class ManifestSet {
+    private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+
+    /** One document: its text as written and what fabric8 read from it (null when unreadable). */
+    private record Document(String text, Object parsed) {}
+
+    /** One file as written and its documents. */
+    private record ManifestFile(String text, List<Document> documents) {}
+
+    private final Map<Path, ManifestFile> files;
+    private final Map<String, Pod> pods;
+
+    private ManifestSet(Map<Path, ManifestFile> files, Map<String, Pod> pods) {
+        this.files = files;
+        this.pods = pods;
+    }
+
+    static boolean isManifest(Path file) {
+        String name = file.getFileName().toString();
+        return !name.startsWith(".") && (name.endsWith(".yaml") || name.endsWith(".yml") || name.endsWith(".json"));
+    }
+
+    public static ManifestSet load(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            throw new IOException("manifest directory " + dir + " does not exist");
+        }
+        List<Path> paths;
+        try (Stream<Path> walk = Files.walk(dir)) {
+            paths = walk.filter(Files::isRegularFile).filter(ManifestSet::isManifest).sorted().toList();
+        }
+        Map<Path, ManifestFile> files = new LinkedHashMap<>();
+        // Later definitions replace earlier ones, in path order, as in the manifest loader.
+        Map<String, Pod> pods = new TreeMap<>();
+        for (Path path : paths) {
+            Path relative = dir.relativize(path);
+            List<Document> documents = new ArrayList<>();
+            String text = Files.readString(path, StandardCharsets.UTF_8);
+            List<String> texts = ManifestLoader.splitDocuments(text);
+            for (int i = 0; i < texts.size(); i++) {
+                Object parsed = parse(texts.get(i));
+                documents.add(new Document(texts.get(i), parsed));
+                for (Pod pod : podsOf(parsed)) {
+                    try {
+                        pods.put(SandboxPod.of(pod).name(), pod);
+                    } catch (IllegalArgumentException e) {
+                        throw new SandboxException(relative + " document " + (i + 1) + ": " + e.getMessage());
+                    }
+                }
+            }
+            files.put(relative, new ManifestFile(text, documents));
+        }
+        return new ManifestSet(files, pods);
+    }
+
+    /** What fabric8 reads from a document, or null: the loader reports unreadable documents. */
+    private static Object parse(String text) {
+        try {
+            return SERIALIZATION.unmarshal(text);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** The named Pods of a document (a List's items too), namespace defaulted like the loader does. */
+    private static List<Pod> podsOf(Object parsed) {
+        List<Object> objects = new ArrayList<>();
+        if (parsed instanceof KubernetesList list && list.getItems() != null) {
+            objects.addAll(list.getItems());
+        } else {
+            objects.add(parsed);
+        }
+        List<Pod> out = new ArrayList<>();
+        for (Object o : objects) {
+            if (o instanceof Pod pod && pod.getMetadata() != null && pod.getMetadata().getName() != null
+                    && !pod.getMetadata().getName().isEmpty()) {
+                if (pod.getMetadata().getNamespace() == null || pod.getMetadata().getNamespace().isEmpty()) {
+                    pod.getMetadata().setNamespace("default");
+                }
+                out.add(pod);
+            }
+        }
+        return out;
+    }
+
+    /** Every Pod, by "namespace/name"; not to be changed (writeAssigned works on copies). */
+    public List<Pod> pods() {
+        return List.copyOf(pods.values());
+    }
+
+    /** The sandbox's view of every Pod, in name order. */
+    public List<SandboxPod> sandboxPods() {
+        return pods.values().stream().map(SandboxPod::of).toList();
+    }
+
+    /**
+     * Writes every manifest into dir with the placement applied to the pods (node, IPs, phase
+     * Running), each file replaced atomically so a directory watcher never reads half a file; files
+     * of dir that are no longer manifests here are removed.
+     */
+    public void writeAssigned(Placement placement, Path dir) throws IOException {
+        Files.createDirectories(dir);
+        List<Path> written = new ArrayList<>();
+        for (Map.Entry<Path, ManifestFile> e : files.entrySet()) {
+            Path target = dir.resolve(e.getKey());
+            Files.createDirectories(target.getParent());
+            String content = render(e.getKey(), e.getValue(), placement);
+            written.add(target);
+            if (Files.isRegularFile(target) && Files.readString(target, StandardCharsets.UTF_8).equals(content)) {
+                continue; // unchanged: no event for the watcher
+            }
+            Path temp = target.resolveSibling("." + target.getFileName() + ".tmp");
+            Files.writeString(temp, content, StandardCharsets.UTF_8);
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        }
+        try (Stream<Path> walk = Files.walk(dir)) {
+            for (Path stale : walk.filter(Files::isRegularFile).filter(ManifestSet::isManifest)
+                    .filter(f -> !written.contains(f)).toList()) {
+                Files.delete(stale);
+            }
+        }
+    }
+
+    /**
+     * A file as written when it holds no placed pod; else its documents, those with placed pods
+     * re-serialized (as JSON when the file is one JSON document).
+     */
+    private static String render(Path file, ManifestFile manifest, Placement placement) {
+        List<Object> placed = manifest.documents().stream().map(d -> placed(d.parsed(), placement)).toList();
+        if (placed.stream().allMatch(java.util.Objects::isNull)) {
+            return manifest.text();
+        }
+        if (file.getFileName().toString().endsWith(".json") && placed.size() == 1) {
+            return SERIALIZATION.asJson(placed.get(0)) + "\n";
+        }
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < placed.size(); i++) {
+            if (placed.get(i) == null) {
+                out.append("---\n").append(manifest.documents().get(i).text());
+            } else {
+                out.append(SERIALIZATION.asYaml(placed.get(i))); // starts with "---"
+            }
+        }
+        return out.toString();
+    }
+
+    /** A copy of the document's object with its placed pods placed, or null when it has none. */
+    private static Object placed(Object parsed, Placement placement) {
+        if (parsed == null || podsOf(parsed).stream().noneMatch(p -> placement.nodeOf().containsKey(SandboxPod.of(p).name()))) {
+            return null;
+        }
+        Object copy = SERIALIZATION.clone(parsed);
+        for (Pod pod : podsOf(copy)) {
+            String name = SandboxPod.of(pod).name();
+            if (!placement.nodeOf().containsKey(name)) {
+                continue;
+            }
+            if (pod.getSpec() == null) {
+                pod.setSpec(new PodSpec());
+            }
+            pod.getSpec().setNodeName(placement.nodeOf().get(name));
+            if (pod.getStatus() == null) {
+                pod.setStatus(new PodStatus());
+            }
+            List<String> ips = placement.ipsOf().get(name);
+            pod.getStatus().setPhase("Running");
+            pod.getStatus().setPodIP(ips.get(0));
+            pod.getStatus().setPodIPs(ips.stream().map(PodIP::new).toList());
+        }
+        return copy;
+    }
+}

@@ -1,0 +1,159 @@
+package io.kubeverdict.sandbox;
+
+import io.kubeverdict.testbed.ServePort;
+import io.kubeverdict.testbed.Testbed;
+import io.kubeverdict.testbed.TestbedLayout;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * The whole system on one machine: the manifests' pods as network namespaces on node namespaces
+ * (a {@link Testbed}), the control plane as a process in the fabric namespace watching a copy of
+ * the manifests in which every pod has its node and IPs ({@link ManifestCopy}), one agent process
+ * per node inside that node's namespace ({@link SandboxProcesses}), and probes of every pod pair
+ * compared with the policy engine on the same copy ({@link PairProbes}, {@link Engine}).
+ *
+ * <p>This class only puts the parts together in order and takes them apart again
+ * ({@link Teardown}). Processes reach each other over the fabric bridge; nothing is added to the
+ * root namespace; the sandbox reaches the inspection services from a thread inside the fabric.
+ */
+public final class Sandbox implements AutoCloseable {
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
+    private static final Duration CONVERGE_TIMEOUT = Duration.ofSeconds(60);
+
+    private final SandboxOptions options;
+    private final Teardown teardown;
+    private ManifestCopy copy;
+    private Engine engine;
+    private List<ServePort> targets;
+    private Testbed testbed;
+    private SandboxProcesses processes;
+    private Convergence convergence;
+    private PairProbes probes;
+
+    private Sandbox(SandboxOptions options, Teardown teardown) {
+        this.options = options;
+        this.teardown = teardown;
+    }
+
+    /** Builds and starts everything, and returns once every agent enforces the manifests. */
+    public static Sandbox start(SandboxOptions options, Progress progress) throws Exception {
+        RootCheck.require();
+        Launcher launcher = Launcher.fromSystemProperties();
+        Sandbox sandbox = new Sandbox(options, new Teardown(progress));
+        try {
+            sandbox.startAll(launcher, progress);
+            return sandbox;
+        } catch (Exception | Error e) {
+            sandbox.close();
+            throw e;
+        }
+    }
+
+    private void startAll(Launcher launcher, Progress progress) throws Exception {
+        progress.step("reading manifests from " + options.manifests());
+        WorkDir workDir = WorkDir.create();
+        teardown.add("the work directory", workDir::close);
+        copy = ManifestCopy.write(options, workDir.manifests());
+        engine = new Engine(copy.dir(), progress);
+        engine.reload();
+        targets = options.targets(copy.pods());
+        Placement placement = copy.placement();
+        progress.note(copy.pods().size() + " pods on " + placement.nodes().size() + " nodes " + placement.nodes()
+                + "; manifests with nodes and IPs in " + copy.dir());
+
+        progress.step("creating nodes and pods as network namespaces, servers on " + BedPlan.served(targets));
+        testbed = Testbed.create(options.prefix(), placement.nodes(), BedPlan.pods(copy.pods(), placement, targets));
+        teardown.add("the testbed", testbed::close);
+        TestbedLayout layout = testbed.layout();
+
+        progress.step("starting the control plane and " + placement.nodes().size() + " agents from " + launcher.describe());
+        processes = new SandboxProcesses(launcher, layout, workDir);
+        teardown.add("the processes", processes::close);
+        processes.start();
+        Map<String, String> agentAddresses = new LinkedHashMap<>();
+        layout.nodes().forEach(node -> agentAddresses.put(node, processes.agentInspectAddress(node)));
+        Inspection inspection = new Inspection(new Inspection.InNamespace() {
+            @Override
+            public <T> T call(Callable<T> work) throws Exception {
+                return testbed.callIn(layout.fabricNamespace(), work);
+            }
+        }, processes.controlPlaneAddress(), agentAddresses);
+        teardown.add("the inspection clients", inspection::close);
+        convergence = new Convergence(inspection, processes, placement.nodes());
+        probes = new PairProbes(testbed, engine, options.probeTimeout(), progress);
+
+        progress.step("waiting until every agent is in sync");
+        convergence.await(copy.revision(), START_TIMEOUT);
+        progress.done();
+    }
+
+    /** The probes: those asked for, else every container port of the pods. */
+    public List<ServePort> probes() {
+        return targets;
+    }
+
+    /** Probes every requested port, comparing with the engine. */
+    public List<ProbeResult> probeAll() throws Exception {
+        return probe(targets);
+    }
+
+    public List<ProbeResult> probe(List<ServePort> which) throws Exception {
+        return probes.probe(which);
+    }
+
+    /**
+     * Re-reads the manifest directory and hands the control plane the new copy, then waits until
+     * every agent has applied it. Returns false, changing nothing, when the pods themselves changed
+     * (added, removed, moved, new ports or IPs): that needs a new sandbox.
+     */
+    public boolean reload() throws Exception {
+        if (!copy.refresh()) {
+            return false;
+        }
+        engine.reload();
+        convergence.await(copy.revision(), CONVERGE_TIMEOUT);
+        return true;
+    }
+
+    /** The agent process of node (its PID, log), e.g. for a test that stops it. */
+    public ManagedProcess agent(String node) {
+        return processes.agent(node);
+    }
+
+    /**
+     * Stops node's agent (by PID: SIGTERM, then SIGKILL) if it still runs, starts a new one with
+     * the same arguments and waits until every agent is in sync again.
+     */
+    public void restartAgent(String node) throws Exception {
+        processes.restartAgent(node);
+        convergence.await(copy.revision(), START_TIMEOUT);
+    }
+
+    public Path assignedManifests() {
+        return copy.dir();
+    }
+
+    public Testbed testbed() {
+        return testbed;
+    }
+
+    public Placement placement() {
+        return copy.placement();
+    }
+
+    /** How to reach each process, for --keep. */
+    public String accessHelp() {
+        return AccessHelp.render(testbed.layout(), processes, copy.dir(), options.manifests());
+    }
+
+    /** Stops the agents and the control plane (by PID), removes the namespaces and the work directory. */
+    @Override
+    public void close() {
+        teardown.close();
+    }
+}

@@ -1,0 +1,111 @@
+package io.kubeverdict.testbed;
+
+import io.kubeverdict.jni.NetnsThread;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channel;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * TCP and UDP listeners on every pod's ports, all served by one selector thread: TCP connections
+ * are accepted and closed (the handshake is the answer), UDP datagrams are echoed. Each socket is
+ * opened by its pod's {@link NetnsThread}, so it listens inside that pod's namespace (on the
+ * wildcard address, both families).
+ */
+final class PodServers implements AutoCloseable {
+    private final Selector selector;
+    private final List<Channel> channels = new ArrayList<>();
+    private final Thread loop;
+
+    PodServers(List<PodSpec> pods, Map<String, NetnsThread> threads) throws Exception {
+        this.selector = Selector.open();
+        try {
+            for (PodSpec pod : pods) {
+                NetnsThread thread = threads.get(pod.name());
+                for (ServePort port : pod.ports().stream().distinct().toList()) {
+                    switch (port.protocol()) {
+                        case TCP -> {
+                            ServerSocketChannel server = thread.call(() -> {
+                                ServerSocketChannel s = ServerSocketChannel.open();
+                                s.bind(new InetSocketAddress(port.port()), 512);
+                                return s;
+                            });
+                            channels.add(server);
+                            server.configureBlocking(false);
+                            server.register(selector, SelectionKey.OP_ACCEPT);
+                        }
+                        case UDP -> {
+                            DatagramChannel server = thread.call(() -> DatagramChannel.open().bind(new InetSocketAddress(port.port())));
+                            channels.add(server);
+                            server.configureBlocking(false);
+                            server.register(selector, SelectionKey.OP_READ);
+                        }
+                        case SCTP -> { } // no SCTP sockets on the kernels we run on; probes say UNSUPPORTED
+                        default -> throw new IllegalArgumentException("cannot serve " + port);
+                    }
+                }
+            }
+        } catch (Exception e) {
+            close();
+            throw e;
+        }
+        this.loop = new Thread(this::serve, "testbed-servers");
+        loop.setDaemon(true);
+        loop.start();
+    }
+
+    private void serve() {
+        ByteBuffer buffer = ByteBuffer.allocate(1500);
+        while (selector.isOpen()) {
+            try {
+                selector.select();
+                for (SelectionKey key : selector.selectedKeys()) {
+                    if (!key.isValid()) {
+                        continue;
+                    }
+                    if (key.channel() instanceof ServerSocketChannel server) {
+                        SocketChannel accepted;
+                        while ((accepted = server.accept()) != null) {
+                            accepted.close();
+                        }
+                    } else if (key.channel() instanceof DatagramChannel udp) {
+                        SocketAddress from;
+                        while ((from = udp.receive(buffer.clear())) != null) {
+                            udp.send(buffer.flip(), from);
+                        }
+                    }
+                }
+                selector.selectedKeys().clear();
+            } catch (IOException | RuntimeException e) {
+                if (!selector.isOpen()) {
+                    return;
+                }
+                // one bad datagram or reset must not stop every server
+            }
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        selector.close();
+        for (Channel c : channels) {
+            c.close();
+        }
+        if (loop != null) {
+            try {
+                loop.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

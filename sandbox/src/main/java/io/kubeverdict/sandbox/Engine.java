@@ -38,6 +38,14 @@ final class Engine {
         expected.clear();
     }
 
+    /** The cluster as the last read copy has it: every node's snapshot, as the control plane computes it. */
+    synchronized OfflineCluster cluster() {
+        if (cluster == null) {
+            throw new IllegalStateException("the engine has not read the manifests yet");
+        }
+        return cluster;
+    }
+
     /** Which endpoint may open a new connection to which on target, computed once per copy. */
     synchronized ConnectivityMatrix expected(ServePort target) {
         if (cluster == null) {

@@ -1,32 +1,32 @@
 package io.kubeverdict.sandbox;
 
+import static io.kubeverdict.sandbox.FaultBed.NODE1;
+import static io.kubeverdict.sandbox.FaultBed.NODE2;
+import static io.kubeverdict.sandbox.FaultBed.POLICIES_A;
+import static io.kubeverdict.sandbox.FaultBed.POLICIES_B;
+import static io.kubeverdict.sandbox.FaultBed.POLICIES_C;
+import static io.kubeverdict.sandbox.FaultBed.TCP80;
+import static io.kubeverdict.sandbox.FaultBed.seconds;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.NodeStatus;
-import io.kubeverdict.testbed.ServePort;
-import java.io.PrintWriter;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
-import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Faults on real packets with the real processes (issue 15): the control plane killed and
  * started again, agents killed (one node fail-closed, the other fail-open) and started again, one
  * node cut off the control plane by an nft drop rule, each with a policy change made while the
  * fault lasts. A {@link ContinuousProber} probes every ordered pair of the x,y,z × a,b,c fixture
- * (two nodes) on TCP 80 the whole time and judges every round against the
+ * (two nodes, {@link FaultBed}) on TCP 80 the whole time and judges every round against the
  * {@link ExpectationTimeline}: 0 wrong verdicts at every moment; only inside a convergence window
  * (from the moment a change can take effect until the sandbox sees every agent concerned report
  * it applied) may a pair show the verdict of the situation before or after.
@@ -36,74 +36,21 @@ import org.junit.jupiter.api.TestMethodOrder;
  * pair's verdict while two nodes disagree is still one of the two nodes' states. The partition
  * lasts {@value #PARTITION_PROPERTY} seconds (default 15; the soak profile sets 60).
  */
+@ExtendWith(FaultBed.Resolver.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FaultSuiteTest {
     static final String PARTITION_PROPERTY = "kubeverdict.faults.partition-seconds";
-    static final ServePort TCP80 = ServePort.parse("80/TCP");
-    static final Duration PROBE_TIMEOUT = Duration.ofMillis(1000);
+    /** Longest wait for probe rounds inside one epoch (a round takes about a second). */
     static final Duration HOLD = Duration.ofSeconds(60);
-    static final String NODE1 = "node-1";
-    static final String NODE2 = "node-2";
 
-    /**
-     * Ingress-only policy sets; the fixture puts x/a x/c y/b z/a z/c on node-1 and x/b y/a y/c
-     * z/b on node-2, so every change below moves verdicts on both nodes.
-     */
-    static final String POLICIES_A = policy("x", "deny-ingress", """
-            podSelector: {}
-            policyTypes: [Ingress]
-            """) + "---\n" + policy("y", "b-from-x", """
-            podSelector: {matchLabels: {pod: b}}
-            ingress:
-            - from:
-              - namespaceSelector: {matchLabels: {ns: x}}
-            """);
-    static final String POLICIES_B = policy("x", "from-y", """
-            podSelector: {}
-            ingress:
-            - from:
-              - namespaceSelector: {matchLabels: {ns: "y"}}
-            """) + "---\n" + policy("z", "deny-a-b", """
-            podSelector: {matchExpressions: [{key: pod, operator: In, values: [a, b]}]}
-            policyTypes: [Ingress]
-            """);
-    static final String POLICIES_C = policy("y", "deny-ingress", """
-            podSelector: {}
-            policyTypes: [Ingress]
-            """) + "---\n" + policy("x", "c-from-a", """
-            podSelector: {matchLabels: {pod: c}}
-            ingress:
-            - from:
-              - podSelector: {matchLabels: {pod: a}}
-            """);
-
-    private final Progress progress = new Progress(new PrintWriter(System.err, true));
-    private Path manifests;
+    private FaultBed bed;
     private Sandbox sandbox;
 
     @BeforeAll
-    void startProcesses() throws Exception {
-        TestLaunch.useTestClassPath();
-        manifests = Files.createTempDirectory("kvt-faults-");
-        Files.writeString(manifests.resolve("fixture.yaml"), UpstreamFixture.manifests());
-        Files.writeString(manifests.resolve("policies.yaml"), POLICIES_A);
-        SandboxOptions options = new SandboxOptions(manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR,
-                PROBE_TIMEOUT, "kvfault-").withAgentArgs(NODE2, "--fail-open");
-        sandbox = Sandbox.start(options, progress);
-        assertThat(sandbox.placement().nodes()).containsExactly(NODE1, NODE2);
-    }
-
-    @AfterAll
-    void stopProcesses() throws Exception {
-        if (sandbox != null) {
-            sandbox.close();
-        }
-        if (manifests != null) {
-            try (Stream<Path> walk = Files.walk(manifests)) {
-                walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            }
-        }
+    void useTheBed(FaultBed bed) {
+        this.bed = bed;
+        this.sandbox = bed.sandbox;
     }
 
     @Test
@@ -144,9 +91,7 @@ class FaultSuiteTest {
             int down = timeline.enter("control plane killed: agents keep A", a);
             prober.awaitWholeRounds(down, 2, HOLD);
 
-            Files.writeString(manifests.resolve("policies.yaml"), POLICIES_B);
-            assertThat(sandbox.update()).isTrue();
-            b = EnforcementModel.of(sandbox).enforced("B enforced");
+            b = bed.write(POLICIES_B).enforced("B enforced");
             assertThat(a.differences(b)).as("the change is visible on packets").isNotEmpty();
             int written = timeline.enter("B written while the control plane is down: still A", a);
             prober.awaitWholeRounds(written, 2, HOLD);
@@ -187,9 +132,7 @@ class FaultSuiteTest {
             prober.awaitWholeRounds(killed, 2, HOLD);
 
             // A change while node-1 is down: node-2 takes it, node-1's leftover table keeps A's pods.
-            Files.writeString(manifests.resolve("policies.yaml"), POLICIES_B);
-            assertThat(sandbox.update()).isTrue();
-            EnforcementModel modelB = EnforcementModel.of(sandbox);
+            EnforcementModel modelB = bed.write(POLICIES_B);
             Verdicts mixed = EnforcementModel.verdicts("node-1 killed (A's table), node-2 B", a.pods(), modelB.pods(),
                     n -> n.equals(NODE1) ? modelA.killed(NODE1, false) : modelB.enforcing(n));
             assertThat(closed.differences(mixed)).as("node-2's change is visible").isNotEmpty();
@@ -251,9 +194,7 @@ class FaultSuiteTest {
                 int cutOff = timeline.enter("node-2 cut off, nothing changed", c);
                 prober.awaitWholeRounds(cutOff, 1, HOLD);
 
-                Files.writeString(manifests.resolve("policies.yaml"), POLICIES_A);
-                assertThat(sandbox.update()).isTrue();
-                EnforcementModel modelA = EnforcementModel.of(sandbox);
+                EnforcementModel modelA = bed.write(POLICIES_A);
                 Verdicts mixed = EnforcementModel.verdicts("node-1 A, node-2 keeps C", c.pods(), modelA.pods(),
                         n -> n.equals(NODE1) ? modelA.enforcing(n) : modelC.enforcing(n));
                 Verdicts a = modelA.enforced("A enforced");
@@ -295,33 +236,22 @@ class FaultSuiteTest {
     }
 
     private ContinuousProber prober(ExpectationTimeline timeline, Verdicts initial) {
-        return new ContinuousProber(sandbox.testbed(), TCP80, PROBE_TIMEOUT, timeline, initial.pods());
+        return bed.prober(timeline, initial);
     }
 
-    /** Writes the policies, waits until every agent enforces them and returns the engine's model. */
     private EnforcementModel converge(String policies) throws Exception {
-        Files.writeString(manifests.resolve("policies.yaml"), policies);
-        assertThat(sandbox.reload()).isTrue();
-        return EnforcementModel.of(sandbox);
+        return bed.converge(policies);
     }
 
     private AgentStatus agentStatus(String node) {
-        return sandbox.inspection().agent(node);
+        return bed.agentStatus(node);
     }
 
     private NodeStatus nodeStatus(String node) {
-        return sandbox.inspection().nodes().stream().filter(n -> n.getNode().equals(node)).findFirst().orElseThrow();
+        return bed.nodeStatus(node);
     }
 
     private void report(String format, Object... args) {
-        progress.note("[fault-suite] " + String.format(Locale.ROOT, format, args));
-    }
-
-    private static double seconds(long sinceNanos) {
-        return (System.nanoTime() - sinceNanos) / 1e9;
-    }
-
-    static String policy(String namespace, String name, String spec) {
-        return NetpolEndToEndTest.policy(namespace, name, spec);
+        bed.report(format, args);
     }
 }

@@ -1,0 +1,166 @@
+package io.kubeverdict.sandbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kubeverdict.proto.v1.AgentStatus;
+import io.kubeverdict.proto.v1.NodeStatus;
+import io.kubeverdict.testbed.ServePort;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
+
+/**
+ * The sandbox of the fault suite and the soak, started once for the whole test run (a JVM start
+ * of three processes costs most of a minute on a loaded 2-core machine) and closed when the run
+ * ends: the x,y,z × a,b,c fixture on node-1 (fail-closed) and node-2 ({@code --fail-open}),
+ * namespaces prefixed {@value #PREFIX}, probed on TCP 80. Test classes get it as a parameter
+ * ({@link Resolver}).
+ */
+final class FaultBed implements AutoCloseable {
+    static final String PREFIX = "kvfault-";
+    static final ServePort TCP80 = ServePort.parse("80/TCP");
+    static final Duration PROBE_TIMEOUT = Duration.ofMillis(1000);
+    static final String NODE1 = "node-1";
+    static final String NODE2 = "node-2";
+
+    /**
+     * Ingress-only policy sets; the fixture puts x/a x/c y/b z/a z/c on node-1 and x/b y/a y/c
+     * z/b on node-2, so every change between them moves verdicts on both nodes.
+     */
+    static final String POLICIES_A = policy("x", "deny-ingress", """
+            podSelector: {}
+            policyTypes: [Ingress]
+            """) + "---\n" + policy("y", "b-from-x", """
+            podSelector: {matchLabels: {pod: b}}
+            ingress:
+            - from:
+              - namespaceSelector: {matchLabels: {ns: x}}
+            """);
+    static final String POLICIES_B = policy("x", "from-y", """
+            podSelector: {}
+            ingress:
+            - from:
+              - namespaceSelector: {matchLabels: {ns: "y"}}
+            """) + "---\n" + policy("z", "deny-a-b", """
+            podSelector: {matchExpressions: [{key: pod, operator: In, values: [a, b]}]}
+            policyTypes: [Ingress]
+            """);
+    static final String POLICIES_C = policy("y", "deny-ingress", """
+            podSelector: {}
+            policyTypes: [Ingress]
+            """) + "---\n" + policy("x", "c-from-a", """
+            podSelector: {matchLabels: {pod: c}}
+            ingress:
+            - from:
+              - podSelector: {matchLabels: {pod: a}}
+            """);
+
+    final Progress progress = new Progress(new PrintWriter(System.err, true));
+    final Path manifests;
+    final Sandbox sandbox;
+
+    private FaultBed(Path manifests, Sandbox sandbox) {
+        this.manifests = manifests;
+        this.sandbox = sandbox;
+    }
+
+    static FaultBed start() throws Exception {
+        TestLaunch.useTestClassPath();
+        Path manifests = Files.createTempDirectory("kvt-faults-");
+        try {
+            Files.writeString(manifests.resolve("fixture.yaml"), UpstreamFixture.manifests());
+            Files.writeString(manifests.resolve("policies.yaml"), POLICIES_A);
+            SandboxOptions options = new SandboxOptions(manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR,
+                    PROBE_TIMEOUT, PREFIX).withAgentArgs(NODE2, "--fail-open");
+            Progress progress = new Progress(new PrintWriter(System.err, true));
+            FaultBed bed = new FaultBed(manifests, Sandbox.start(options, progress));
+            assertThat(bed.sandbox.placement().nodes()).containsExactly(NODE1, NODE2);
+            return bed;
+        } catch (Exception | Error e) {
+            delete(manifests);
+            throw e;
+        }
+    }
+
+    /** Writes the policies into the source directory and the sandbox's copy, without waiting. */
+    EnforcementModel write(String policies) throws Exception {
+        Files.writeString(manifests.resolve("policies.yaml"), policies);
+        assertThat(sandbox.update()).as("pods unchanged").isTrue();
+        return EnforcementModel.of(sandbox);
+    }
+
+    /** Writes the policies, waits until every agent enforces them and returns the engine's model. */
+    EnforcementModel converge(String policies) throws Exception {
+        EnforcementModel model = write(policies);
+        sandbox.awaitConverged();
+        return model;
+    }
+
+    ContinuousProber prober(ExpectationTimeline timeline, Verdicts initial) {
+        return new ContinuousProber(sandbox.testbed(), TCP80, PROBE_TIMEOUT, timeline, initial.pods());
+    }
+
+    AgentStatus agentStatus(String node) {
+        return sandbox.inspection().agent(node);
+    }
+
+    NodeStatus nodeStatus(String node) {
+        return sandbox.inspection().nodes().stream().filter(n -> n.getNode().equals(node)).findFirst().orElseThrow();
+    }
+
+    /** A figure for the test log (the report quotes these lines). */
+    void report(String format, Object... args) {
+        progress.note("[faults] " + String.format(Locale.ROOT, format, args));
+    }
+
+    static double seconds(long sinceNanos) {
+        return (System.nanoTime() - sinceNanos) / 1e9;
+    }
+
+    static String policy(String namespace, String name, String spec) {
+        return NetpolEndToEndTest.policy(namespace, name, spec);
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            sandbox.close();
+        } finally {
+            delete(manifests);
+        }
+    }
+
+    private static void delete(Path dir) throws java.io.IOException {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    /** Hands test classes the one bed of the run, starting it on first use; JUnit closes it at the end. */
+    static final class Resolver implements ParameterResolver {
+        @Override
+        public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+            return parameter.getParameter().getType() == FaultBed.class;
+        }
+
+        @Override
+        public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+            return context.getRoot().getStore(ExtensionContext.Namespace.create(FaultBed.class))
+                    .getOrComputeIfAbsent(FaultBed.class, k -> {
+                        try {
+                            return start();
+                        } catch (Exception e) {
+                            throw new IllegalStateException("the fault bed did not start", e);
+                        }
+                    }, FaultBed.class);
+        }
+    }
+}

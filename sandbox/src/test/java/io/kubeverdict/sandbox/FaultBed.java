@@ -63,11 +63,15 @@ final class FaultBed implements AutoCloseable {
               - podSelector: {matchLabels: {pod: a}}
             """);
 
-    final Progress progress = new Progress(new PrintWriter(System.err, true));
+    /** An HTTP answer of the control plane's metrics port. */
+    record HttpAnswer(int status, String body) {}
+
+    final Progress progress;
     final Path manifests;
     final Sandbox sandbox;
 
-    private FaultBed(Path manifests, Sandbox sandbox) {
+    private FaultBed(Progress progress, Path manifests, Sandbox sandbox) {
+        this.progress = progress;
         this.manifests = manifests;
         this.sandbox = sandbox;
     }
@@ -81,7 +85,7 @@ final class FaultBed implements AutoCloseable {
             SandboxOptions options = new SandboxOptions(manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR,
                     PROBE_TIMEOUT, PREFIX).withAgentArgs(NODE2, "--fail-open");
             Progress progress = new Progress(new PrintWriter(System.err, true));
-            FaultBed bed = new FaultBed(manifests, Sandbox.start(options, progress));
+            FaultBed bed = new FaultBed(progress, manifests, Sandbox.start(options, progress));
             assertThat(bed.sandbox.placement().nodes()).containsExactly(NODE1, NODE2);
             return bed;
         } catch (Exception | Error e) {
@@ -104,6 +108,24 @@ final class FaultBed implements AutoCloseable {
         return model;
     }
 
+    /**
+     * After a test, whatever it did or failed to undo: every process running, the copy rewritten
+     * from the source directory (bad files a test wrote into it are replaced or removed), every
+     * agent in sync on it.
+     */
+    void recover() throws Exception {
+        if (!sandbox.controlPlane().alive()) {
+            sandbox.startControlPlane();
+        }
+        for (String node : List.of(NODE1, NODE2)) {
+            if (!sandbox.agent(node).alive()) {
+                sandbox.startAgent(node);
+            }
+        }
+        assertThat(sandbox.update()).isTrue();
+        sandbox.awaitConverged();
+    }
+
     ContinuousProber prober(ExpectationTimeline timeline, Verdicts initial) {
         return new ContinuousProber(sandbox.testbed(), TCP80, PROBE_TIMEOUT, timeline, initial.pods());
     }
@@ -114,6 +136,48 @@ final class FaultBed implements AutoCloseable {
 
     NodeStatus nodeStatus(String node) {
         return sandbox.inspection().nodes().stream().filter(n -> n.getNode().equals(node)).findFirst().orElseThrow();
+    }
+
+    /**
+     * GET path on the control plane's metrics port (/metrics, /readyz), from a thread inside the
+     * fabric namespace where it listens (HttpURLConnection connects on the calling thread).
+     */
+    HttpAnswer controlPlaneHttp(String path) throws Exception {
+        String url = "http://" + sandbox.testbed().layout().fabricAddress() + ":"
+                + SandboxProcesses.CONTROL_PLANE_METRICS_PORT + path;
+        return sandbox.testbed().callIn(sandbox.testbed().layout().fabricNamespace(), () -> {
+            java.net.HttpURLConnection c = (java.net.HttpURLConnection) java.net.URI.create(url).toURL().openConnection();
+            c.setConnectTimeout(2000);
+            c.setReadTimeout(5000);
+            try {
+                int status = c.getResponseCode();
+                java.io.InputStream in = status < 400 ? c.getInputStream() : c.getErrorStream();
+                String body = in == null ? "" : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                return new HttpAnswer(status, body);
+            } finally {
+                c.disconnect();
+            }
+        });
+    }
+
+    /**
+     * The sum of a metric's samples in the control plane's /metrics (every label set), NaN when
+     * the metric is not there or the port does not answer.
+     */
+    double controlPlaneMetric(String name) {
+        try {
+            HttpAnswer answer = controlPlaneHttp("/metrics");
+            double sum = Double.NaN;
+            for (String line : answer.body().split("\n")) {
+                if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+                    double v = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                    sum = Double.isNaN(sum) ? v : sum + v;
+                }
+            }
+            return sum;
+        } catch (Exception e) {
+            return Double.NaN;
+        }
     }
 
     /** A figure for the test log (the report quotes these lines). */

@@ -13,6 +13,7 @@ import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.NodeStatus;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -51,6 +52,11 @@ class FaultSuiteTest {
     void useTheBed(FaultBed bed) {
         this.bed = bed;
         this.sandbox = bed.sandbox;
+    }
+
+    @AfterEach
+    void recover() throws Exception {
+        bed.recover();
     }
 
     @Test

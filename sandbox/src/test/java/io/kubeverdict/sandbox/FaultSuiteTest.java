@@ -221,6 +221,11 @@ class FaultSuiteTest {
                         && seen.getAppliedSequence() >= seen.getSentSequence())
                         .as("control plane: node-2 has not applied the new revision (%s)", seen).isFalse();
 
+                // What the stalled sync connection looks like to the kernel (retransmission backoff), for the log.
+                String fabric = sandbox.testbed().layout().fabricAddress();
+                String tcp = sandbox.testbed().exec(sandbox.testbed().layout().nodeNamespace(NODE2), "ss", "-tin", "dst",
+                        fabric + ":" + SandboxProcesses.CONTROL_PLANE_PORT);
+                report("partition: node-2's connections to the control plane before the heal:%n%s", tcp.strip());
                 long healAt = System.nanoTime();
                 timeline.enter("healed, node-2 converging", mixed, a);
                 cut.heal();
@@ -233,7 +238,7 @@ class FaultSuiteTest {
                         + "-> first probe round exactly A %.2fs; %d rounds, %d re-probed", (healAt - cutAt) / 1e9,
                         converged, onPackets < 0 ? Double.NaN : (onPackets - healAt) / 1e9, prober.rounds(), prober.retries());
                 // Behaviour, not timing: it converges on its own after the heal (the goal is ~2 s, logged above).
-                assertThat(converged).as("seconds from heal to applied").isLessThan(50);
+                assertThat(converged).as("seconds from heal to applied").isLessThan(20);
             } finally {
                 cut.close();
             }

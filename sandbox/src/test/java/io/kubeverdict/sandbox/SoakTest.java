@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * resident memory of the control plane and both agents must stay bounded.
  *
  * <p>The test run does a slice ({@value #CONNECTIONS_PROPERTY} = 20000 over
- * {@value #SECONDS_PROPERTY} = 40); the soak profile runs the hour-scale benchmark
+ * {@value #SECONDS_PROPERTY} = 30); the soak profile runs the hour-scale benchmark
  * (1,000,000 connections over 3600 s): {@code ./mvnw -o -B -pl sandbox -am verify -Psoak}.
  */
 @ExtendWith(FaultBed.Resolver.class)
@@ -40,7 +40,7 @@ class SoakTest {
     @Test
     void connectionsUnderAPolicyChangeEverySecond(FaultBed bed) throws Exception {
         long connections = Long.getLong(CONNECTIONS_PROPERTY, 20_000);
-        Duration duration = Duration.ofSeconds(Long.getLong(SECONDS_PROPERTY, 40));
+        Duration duration = Duration.ofSeconds(Long.getLong(SECONDS_PROPERTY, 30));
         Sandbox sandbox = bed.sandbox;
         EnforcementModel first = bed.converge(POLICIES_A);
         Verdicts a = first.enforced("A enforced");

@@ -11,6 +11,7 @@ import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
@@ -84,7 +85,7 @@ final class ConnectionLoad {
         this.timeout = timeout;
         this.retryTimeout = retryTimeout;
         TestbedLayout layout = testbed.layout();
-        List<PodSpec> pods = layout.pods().stream().sorted(java.util.Comparator.comparing(PodSpec::name)).toList();
+        List<PodSpec> pods = layout.pods().stream().sorted(Comparator.comparing(PodSpec::name)).toList();
         for (PodSpec from : pods) {
             namespaces.put(from.name(), layout.podNamespace(from.name()));
             spareSockets.put(from.name(), new ArrayDeque<>());

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -24,7 +25,7 @@ final class ContinuousProber implements AutoCloseable {
     record Wrong(double atSeconds, String pair, boolean connected, String epochs) {
         @Override
         public String toString() {
-            return String.format(java.util.Locale.ROOT, "at %.1fs %s %s, accepted: %s", atSeconds, pair,
+            return String.format(Locale.ROOT, "at %.1fs %s %s, accepted: %s", atSeconds, pair,
                     connected ? "CONNECTED" : "did not connect (twice)", epochs);
         }
     }

@@ -5,7 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.testbed.ServePort;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintWriter;
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -146,13 +151,13 @@ final class FaultBed implements AutoCloseable {
         String url = "http://" + sandbox.testbed().layout().fabricAddress() + ":"
                 + SandboxProcesses.CONTROL_PLANE_METRICS_PORT + path;
         return sandbox.testbed().callIn(sandbox.testbed().layout().fabricNamespace(), () -> {
-            java.net.HttpURLConnection c = (java.net.HttpURLConnection) java.net.URI.create(url).toURL().openConnection();
+            HttpURLConnection c = (HttpURLConnection) URI.create(url).toURL().openConnection();
             c.setConnectTimeout(2000);
             c.setReadTimeout(5000);
             try {
                 int status = c.getResponseCode();
-                java.io.InputStream in = status < 400 ? c.getInputStream() : c.getErrorStream();
-                String body = in == null ? "" : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                InputStream in = status < 400 ? c.getInputStream() : c.getErrorStream();
+                String body = in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8);
                 return new HttpAnswer(status, body);
             } finally {
                 c.disconnect();
@@ -202,7 +207,7 @@ final class FaultBed implements AutoCloseable {
         }
     }
 
-    private static void delete(Path dir) throws java.io.IOException {
+    private static void delete(Path dir) throws IOException {
         try (Stream<Path> walk = Files.walk(dir)) {
             walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }

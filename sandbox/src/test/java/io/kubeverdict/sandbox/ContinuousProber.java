@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiPredicate;
 
 /**
  * Probes every ordered pod pair on one TCP port, round after round on its own thread, and judges
@@ -76,41 +77,25 @@ final class ContinuousProber implements AutoCloseable {
         long start = System.nanoTime();
         ObservedMatrix observed = testbed.probe(target, timeout);
         int last = timeline.current();
-        List<String[]> late = new ArrayList<>();
+        Judgement judged = judge(timeline, first, last, pods, observed::connected);
         List<Wrong> found = new ArrayList<>();
-        for (String from : pods) {
-            for (String to : pods) {
-                if (from.equals(to)) {
-                    continue;
-                }
-                Set<Boolean> accepted = timeline.accepted(first, last, from, to);
-                boolean connected = observed.connected(from, to);
-                if (accepted.contains(connected)) {
-                    continue;
-                }
-                if (connected) {
-                    found.add(wrong(from, to, true, first, last));
-                } else {
-                    late.add(new String[] {from, to});
-                }
-            }
+        for (String[] pair : judged.opened()) {
+            found.add(wrong(pair[0], pair[1], true, first, last));
         }
+        List<String[]> late = judged.notOpened();
         if (!late.isEmpty()) {
             ObservedMatrix again = testbed.probe(target, timeout.multipliedBy(2));
-            last = timeline.current();
-            for (String[] pair : late) {
-                if (!timeline.accepted(first, last, pair[0], pair[1]).contains(again.connected(pair[0], pair[1]))) {
-                    found.add(wrong(pair[0], pair[1], false, first, last));
+            int end = timeline.current();
+            Judgement second = judge(timeline, first, end, pods, again::connected);
+            for (String[] pair : second.opened()) {
+                found.add(wrong(pair[0], pair[1], true, first, end));
+            }
+            for (String[] pair : second.notOpened()) {
+                if (late.stream().anyMatch(l -> l[0].equals(pair[0]) && l[1].equals(pair[1]))) {
+                    found.add(wrong(pair[0], pair[1], false, first, end));
                 }
             }
-            for (String from : pods) {
-                for (String to : pods) {
-                    if (!from.equals(to) && again.connected(from, to)
-                            && !timeline.accepted(first, last, from, to).contains(true)) {
-                        found.add(wrong(from, to, true, first, last));
-                    }
-                }
-            }
+            last = end;
         }
         Set<String> connected = new HashSet<>();
         for (String from : pods) {
@@ -131,6 +116,30 @@ final class ContinuousProber implements AutoCloseable {
             }
             notifyAll();
         }
+    }
+
+    /**
+     * What one observation shows against epochs first..last: the pairs that opened where nothing
+     * accepts it, and those that did not open where only "allowed" is accepted.
+     */
+    record Judgement(List<String[]> opened, List<String[]> notOpened) {}
+
+    static Judgement judge(ExpectationTimeline timeline, int first, int last, List<String> pods,
+                           BiPredicate<String, String> connected) {
+        List<String[]> opened = new ArrayList<>();
+        List<String[]> notOpened = new ArrayList<>();
+        for (String from : pods) {
+            for (String to : pods) {
+                if (from.equals(to)) {
+                    continue;
+                }
+                boolean c = connected.test(from, to);
+                if (!timeline.accepted(first, last, from, to).contains(c)) {
+                    (c ? opened : notOpened).add(new String[] {from, to});
+                }
+            }
+        }
+        return new Judgement(opened, notOpened);
     }
 
     private Wrong wrong(String from, String to, boolean connected, int first, int last) {

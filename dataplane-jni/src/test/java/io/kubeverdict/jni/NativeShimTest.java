@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubeverdict.testing.TestNamespace;
+import io.kubeverdict.testing.tier.KernelTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Calls the real shim inside a namespace this test creates and removes. */
+@KernelTest
 class NativeShimTest {
     private TestNamespace ns;
 

@@ -7,6 +7,7 @@ import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.testing.dp.Dataplane;
 import io.kubeverdict.testing.dp.DpTestbed;
+import io.kubeverdict.testing.tier.KernelTest;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * new UDP flows wait in the queue, are taken in batches of four, and get a verdict pattern whose
  * runs must become batch verdicts that let exactly the accepted flows through.
  */
+@KernelTest
 class PacketBatchKernelTest {
     private static final int QUEUE = 300;
     private static final int PORT = 90;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubeverdict.testing.TestNamespace;
+import io.kubeverdict.testing.tier.KernelTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -11,6 +12,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /** The libnftnl-built NFQUEUE target in tables of our own, on the real kernel. */
+@KernelTest
 class XtQueueRuleTest {
     private TestNamespace ns;
 

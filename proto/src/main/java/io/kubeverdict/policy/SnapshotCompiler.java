@@ -191,7 +191,7 @@ final class SnapshotCompiler {
             default -> -1;
         };
         String p = rest.substring(colon + 1);
-        if (protocol < 0 || p.isEmpty() || p.length() > 5 || !p.chars().allMatch(Character::isDigit)) {
+        if (protocol < 0 || p.isEmpty() || p.length() > 5 || !p.chars().allMatch(c -> c >= '0' && c <= '9')) {
             return null;
         }
         int port = Integer.parseInt(p);
@@ -340,16 +340,16 @@ final class SnapshotCompiler {
             return;
         }
         int protocol = port.getProtocolValue();
-        int lo = port.getPort();
-        int hi = port.getPort() == 0 ? 65535 : (port.getEndPort() == 0 ? port.getPort() : port.getEndPort());
-        boolean hasPorts = protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE
-                || protocol == Protocol.SCTP_VALUE;
-        boolean valid = hasPorts && lo <= 65535 && lo <= hi;
+        // uint32 on the wire: read unsigned, or a port of 2^31 and more would be a negative start.
+        long lo = Integer.toUnsignedLong(port.getPort());
+        long end = Integer.toUnsignedLong(port.getEndPort());
+        long hi = lo == 0 ? 65535 : (end == 0 ? lo : end);
+        boolean valid = (protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE
+                || protocol == Protocol.SCTP_VALUE) && lo <= 65535 && lo <= hi;
         if (!valid) {
-            problem(where + ": port clause " + port.getProtocol() + " " + port.getPort() + "-" + port.getEndPort()
-                    + " is invalid; it matches nothing");
+            problem(where + ": port clause " + port.getProtocol() + " " + lo + "-" + end + " is invalid; it matches nothing");
         }
-        addPortClause(protocol, lo, Math.min(hi, 65535), valid ? NOT_NAMED : NEVER);
+        addPortClause(protocol, (int) Math.min(lo, 65535), (int) Math.min(hi, 65535), valid ? NOT_NAMED : NEVER);
     }
 
     private void addPortClause(int protocol, int lo, int hi, int namedSet) {

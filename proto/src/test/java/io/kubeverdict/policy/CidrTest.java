@@ -34,7 +34,7 @@ class CidrTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"10.0.0.0", "10.0.0.0/33", "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/08", "fd00::/129", "x/8",
-        "/8", "10.0.0.0/1000", ""})
+        "/8", "10.0.0.0/1000", "", "10.0.0.0/\u0668", "10.0.0.0/\uFF18"})
     void rejectsBadCidrs(String text) {
         assertThat(Cidr.tryParse(text)).isNull();
     }

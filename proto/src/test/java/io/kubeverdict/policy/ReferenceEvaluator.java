@@ -151,8 +151,9 @@ final class ReferenceEvaluator {
             if (pm.getProtocolValue() != protocol) {
                 continue;
             }
-            boolean inRange = pm.getPort() == 0
-                    || (pm.getEndPort() == 0 ? port == pm.getPort() : port >= pm.getPort() && port <= pm.getEndPort());
+            long from = Integer.toUnsignedLong(pm.getPort()); // uint32 on the wire
+            long to = Integer.toUnsignedLong(pm.getEndPort());
+            boolean inRange = from == 0 || (to == 0 ? port == from : port >= from && port <= to);
             if (inRange) {
                 return true;
             }

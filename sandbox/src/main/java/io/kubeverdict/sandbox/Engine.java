@@ -1,6 +1,7 @@
 package io.kubeverdict.sandbox;
 
 import io.kubeverdict.controlplane.manifests.LoadedManifests;
+import io.kubeverdict.controlplane.manifests.ManifestLoadException;
 import io.kubeverdict.controlplane.manifests.ManifestLoader;
 import io.kubeverdict.controlplane.manifests.ManifestProblem;
 import io.kubeverdict.controlplane.tools.ConnectivityMatrix;
@@ -30,7 +31,13 @@ final class Engine {
 
     /** Reads the copy again (after it was written); the loader's problems are noted with file and document. */
     synchronized void reload() throws IOException {
-        LoadedManifests loaded = new ManifestLoader().load(manifests);
+        LoadedManifests loaded;
+        try {
+            loaded = new ManifestLoader().load(manifests);
+        } catch (ManifestLoadException e) {
+            // The control plane rejects such a copy as a whole too: nothing would be enforced.
+            throw new SandboxException("the manifests do not load: " + e.getMessage());
+        }
         for (ManifestProblem problem : loaded.problems()) {
             progress.note("warning: " + problem);
         }

@@ -1,6 +1,6 @@
 package io.kubeverdict.sandbox;
 
-import io.kubeverdict.sync.ManifestRevision;
+import io.kubeverdict.controlplane.source.ManifestRevision;
 import io.kubeverdict.testbed.ServePort;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -12,6 +12,7 @@ import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.testbed.PodSpec;
 import io.kubeverdict.testbed.Testbed;
+import io.kubeverdict.testing.tier.KernelTest;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * The inspection clients reach a gRPC server that listens only inside the testbed's fabric
  * namespace, whichever thread gRPC connects from.
  */
+@KernelTest
 class InspectionTest {
     @Test
     void reachesAServiceListeningInsideTheFabricNamespace() throws Exception {

@@ -3,6 +3,7 @@ package io.kubeverdict.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.testbed.ServePort;
+import io.kubeverdict.testing.tier.EndToEndTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,6 +27,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * applied, probes every ordered pair and compares with `matrix` on the same manifests.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@EndToEndTest
 class NetpolEndToEndTest {
     static final ServePort TCP80 = ServePort.parse("80/TCP");
     static final ServePort TCP81 = ServePort.parse("81/TCP");

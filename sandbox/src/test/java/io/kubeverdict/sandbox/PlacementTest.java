@@ -19,7 +19,11 @@ class PlacementTest {
             yaml.append("apiVersion: v1\nkind: Pod\nmetadata: {namespace: n, name: ").append(name)
                     .append("}\nspec: {containers: [{name: c}]}\n---\n");
         }
-        return new ManifestLoader().loadText("pods.yaml", yaml.toString()).pods();
+        try {
+            return new ManifestLoader().loadText("pods.yaml", yaml.toString()).pods();
+        } catch (io.kubeverdict.controlplane.manifests.ManifestLoadException e) {
+            throw new AssertionError(e);
+        }
     }
 
     private static Map<String, String> matrixAssigns(List<Pod> pods, String cidr) {

@@ -3,6 +3,7 @@ package io.kubeverdict.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.sandbox.cli.KubeVerdictMain;
+import io.kubeverdict.testing.tier.EndToEndTest;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
 /** `sandbox` as an operator runs it: the default example, real processes, JSON checked against its documented shape. */
+@EndToEndTest
 class SandboxCommandTest {
     private static final JsonMapper JSON = new JsonMapper();
 

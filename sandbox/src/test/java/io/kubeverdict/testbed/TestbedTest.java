@@ -2,6 +2,7 @@ package io.kubeverdict.testbed;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubeverdict.testing.tier.KernelTest;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +12,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /** Real namespaces, links and sockets, no policy: every pod reaches every pod, and nothing stays behind. */
+@KernelTest
 class TestbedTest {
     private static final String PREFIX = "kvt-sb-";
     private static final Duration TIMEOUT = Duration.ofMillis(1500);

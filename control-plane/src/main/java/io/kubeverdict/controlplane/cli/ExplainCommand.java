@@ -47,6 +47,14 @@ final class ExplainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        try {
+            return run();
+        } catch (OutOfMemoryError e) {
+            return OutOfMemory.report(spec.commandLine().getErr(), input.describeForMemory());
+        }
+    }
+
+    private int run() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         int proto = protocolNumber(protocol);
@@ -63,6 +71,7 @@ final class ExplainCommand implements Callable<Integer> {
             loaded = input.load(err);
         } catch (OfflineInput.FatalInput e) {
             err.println(e.getMessage());
+            err.flush();
             return 2;
         }
         OfflineCluster cluster = loaded.cluster();

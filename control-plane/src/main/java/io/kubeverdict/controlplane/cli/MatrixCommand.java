@@ -35,6 +35,15 @@ final class MatrixCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        try {
+            return run();
+        } catch (OutOfMemoryError e) {
+            // run()'s frames, and the cluster they held, are gone here: there is room to say so.
+            return OutOfMemory.report(spec.commandLine().getErr(), input.describeForMemory());
+        }
+    }
+
+    private int run() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         if (port < 1 || port > 65535) {
@@ -53,21 +62,24 @@ final class MatrixCommand implements Callable<Integer> {
             loaded = input.load(err);
         } catch (OfflineInput.FatalInput e) {
             err.println(e.getMessage());
+            err.flush();
             return 2;
         }
-        ConnectivityMatrix m = ConnectivityMatrix.of(loaded.cluster(), Protocol.valueOf(proto.name()), port);
         // In JSON mode stdout carries exactly one object; the assigned addresses go to stderr.
         PrintWriter assignments = output == Output.json ? err : out;
         for (WhatIfDefaults.Assignment a : loaded.assignments()) {
             assignments.println("assigned " + a.pod() + " " + a.ip());
         }
+        // Written a row at a time as it is computed: a big cluster's matrix never sits in memory.
+        Protocol p = Protocol.valueOf(proto.name());
         if (output == Output.json) {
-            out.println(m.toJson());
+            ConnectivityMatrix.writeJson(loaded.cluster(), p, port, out);
+            out.println();
         } else {
             if (!loaded.assignments().isEmpty()) {
                 out.println();
             }
-            out.print(m.toTable());
+            ConnectivityMatrix.writeTable(loaded.cluster(), p, port, out);
         }
         out.flush();
         err.flush();

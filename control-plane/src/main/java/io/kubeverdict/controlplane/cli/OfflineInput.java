@@ -2,6 +2,7 @@ package io.kubeverdict.controlplane.cli;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.kubeverdict.controlplane.manifests.LoadedManifests;
+import io.kubeverdict.controlplane.manifests.ManifestLoadException;
 import io.kubeverdict.controlplane.manifests.ManifestLoader;
 import io.kubeverdict.controlplane.manifests.ManifestProblem;
 import io.kubeverdict.controlplane.manifests.WhatIfDefaults;
@@ -24,6 +25,9 @@ final class OfflineInput {
             description = "Give pods without status.podIPs consecutive addresses from CIDR (namespace/name order) and mark them Running.")
     String assignIps;
 
+    /** What was loaded so far, for a message when memory runs out ("" before the manifests are read). */
+    private volatile String loadedSoFar = "";
+
     /** Thrown for a fatal input error (exit 2). */
     static final class FatalInput extends Exception {
         FatalInput(String message) {
@@ -34,8 +38,9 @@ final class OfflineInput {
     record Loaded(OfflineCluster cluster, List<WhatIfDefaults.Assignment> assignments) {}
 
     /**
-     * Loads, reports problems to err (with file and document), applies the what-if defaults
-     * (pods without phase count as Running; without node go to node "what-if").
+     * Loads, all or nothing: a file or document that cannot be read is fatal, with every such
+     * place (file:line:column and document) on err. Warnings go to err too. Applies the what-if
+     * defaults (pods without phase count as Running; without node go to node "what-if").
      */
     Loaded load(PrintWriter err) throws FatalInput {
         if (!Files.isDirectory(manifests)) {
@@ -44,9 +49,17 @@ final class OfflineInput {
         LoadedManifests m;
         try {
             m = new ManifestLoader().load(manifests);
+        } catch (ManifestLoadException e) {
+            for (ManifestProblem p : e.errors()) {
+                err.println("error: " + p);
+            }
+            int more = e.count() - e.errors().size();
+            throw new FatalInput("--manifests " + manifests + ": " + e.count() + " error" + (e.count() == 1 ? "" : "s")
+                    + (more > 0 ? " (" + more + " not listed)" : "") + "; nothing was evaluated");
         } catch (IOException e) {
-            throw new FatalInput("--manifests " + manifests + ": " + e.getMessage());
+            throw new FatalInput("--manifests " + manifests + ": cannot read: " + e);
         }
+        loadedSoFar = m.pods().size() + " pods and " + m.policies().size() + " network policies";
         for (ManifestProblem p : m.problems()) {
             err.println("warning: " + p);
         }
@@ -67,5 +80,10 @@ final class OfflineInput {
         }
         err.flush();
         return new Loaded(cluster, assigned);
+    }
+
+    /** What a message about running out of memory can say about the input. */
+    String describeForMemory() {
+        return loadedSoFar.isEmpty() ? "the manifests in " + manifests : loadedSoFar;
     }
 }

@@ -98,10 +98,7 @@ final class ServeCommand implements Callable<Integer> {
         ControlPlane.Source src;
         KubernetesClient client = null;
         if (source.manifests != null) {
-            if (!Files.isDirectory(source.manifests)) {
-                err.println("--manifests: not a directory: " + source.manifests);
-                return 2;
-            }
+            // A directory that does not exist (yet) is reported and waited for: nothing is served until it loads.
             src = new ControlPlane.Source.Manifests(source.manifests, new EngineManifestLoader());
         } else {
             Config cfg = source.kubeconfig == null ? Config.autoConfigure(null)
@@ -125,7 +122,9 @@ final class ServeCommand implements Callable<Integer> {
             }
             stopped.countDown();
         }, "shutdown"));
+        // A thread the service cannot run without died: exit non-zero so that Kubernetes restarts us.
+        cp.failed().thenRun(stopped::countDown);
         stopped.await();
-        return 0;
+        return cp.failed().isDone() ? 1 : 0;
     }
 }

@@ -7,8 +7,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The usable objects of a manifest directory, each kind sorted by namespace/name, with where
- * each came from (keyed "Kind namespace/name") and what could not be used.
+ * The objects of a manifest directory that loaded, each kind sorted by namespace/name, with where
+ * each came from (keyed "Kind namespace/name") and warnings about what was used otherwise than
+ * written (ignored kinds, replaced duplicates, narrowed policy parts).
  */
 public record LoadedManifests(List<Namespace> namespaces, List<Pod> pods, List<NetworkPolicy> policies,
                               Map<String, Origin> origins, List<ManifestProblem> problems) {

@@ -1,78 +1,79 @@
 package io.kubeverdict.controlplane.manifests;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.KubernetesList;
-import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Namespace;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
-import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.kubeverdict.controlplane.calc.PolicyCompiler;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
 import java.util.TreeMap;
-import java.util.stream.Stream;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonPointer;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Loads a directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively, in path order;
- * several documents per file; v1 List objects) into Namespaces, Pods and NetworkPolicies with
- * fabric8's serialization. Other kinds and unreadable documents are reported and skipped; a
- * later object with the same kind and namespace/name replaces an earlier one (reported).
+ * Loads a directory of Kubernetes manifests ({@link ManifestFiles}: *.yaml, *.yml, *.json,
+ * recursively, in path order; several documents per file; v1 List and typed lists such as
+ * NetworkPolicyList) into Namespaces, Pods and NetworkPolicies, <em>all or nothing</em>: if any
+ * file or document cannot be read (not UTF-8, a syntax error, a duplicate key, an alias, a limit
+ * of {@link ParserLimits} exceeded, an object without apiVersion, kind or metadata.name, a field of
+ * the wrong type, an unknown field in metadata or a policy's spec) the whole load is rejected with
+ * a {@link ManifestLoadException} that names every such place by file, line, column and document.
+ * A half-read directory must never become the cluster: what it leaves out (a policy, a pod) would
+ * be allowed.
  *
- * <p>Never widening: a NetworkPolicy document whose spec cannot be read as a NetworkPolicy is
- * replaced by one with the same name that isolates the pods its podSelector selects (its whole
- * namespace if even that cannot be read) in both directions and allows nothing. Usable policies
- * are also checked with the calculation's own compiler so its problems carry file and document.
+ * <p>What loads may still carry warnings: other kinds are ignored, a later object with the same
+ * kind and namespace/name replaces an earlier one, and every policy is checked with the
+ * calculation's own compiler, whose problems (invalid CIDRs, ports, selectors: each narrowed, never
+ * widened) are reported with the policy's place.
  */
 public final class ManifestLoader {
+    /** Errors reported with their place; more are only counted (each may need a search of its file). */
+    static final int MAX_ERRORS = 50;
     private final KubernetesSerialization serialization = new KubernetesSerialization();
+    private final ManifestParser parser;
 
-    public LoadedManifests load(Path dir) throws IOException {
-        List<Path> files;
-        try (Stream<Path> s = Files.walk(dir)) {
-            files = s.filter(Files::isRegularFile)
-                    .filter(p -> {
-                        String n = p.getFileName().toString();
-                        return n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json");
-                    })
-                    .sorted(Comparator.comparing(p -> dir.relativize(p).toString()))
-                    .toList();
-        }
+    public ManifestLoader() {
+        this(ParserLimits.DEFAULT);
+    }
+
+    public ManifestLoader(ParserLimits limits) {
+        this.parser = new ManifestParser(limits);
+    }
+
+    public LoadedManifests load(Path dir) throws IOException, ManifestLoadException {
+        return load(ManifestFiles.read(dir));
+    }
+
+    /** Loads files given as relative path -> content (the directory's files, as read once). */
+    public LoadedManifests load(SortedMap<String, byte[]> files) throws ManifestLoadException {
         Collector c = new Collector();
-        for (Path f : files) {
-            String rel = dir.relativize(f).toString();
-            String text = Files.readString(f, StandardCharsets.UTF_8);
-            List<String> docs = splitDocuments(text);
-            for (int i = 0; i < docs.size(); i++) {
-                c.document(new Origin(rel, i + 1), docs.get(i));
-            }
+        for (Map.Entry<String, byte[]> f : files.entrySet()) {
+            c.file(f.getKey(), f.getValue());
         }
         return c.result();
     }
 
-    /** Loads documents given as text, for tests and for single files. */
-    public LoadedManifests loadText(String file, String text) {
-        Collector c = new Collector();
-        List<String> docs = splitDocuments(text);
-        for (int i = 0; i < docs.size(); i++) {
-            c.document(new Origin(file, i + 1), docs.get(i));
-        }
-        return c.result();
+    /** Loads one file given as text, for tests and single files. */
+    public LoadedManifests loadText(String file, String text) throws ManifestLoadException {
+        return load(new TreeMap<>(Map.of(file, text.getBytes(StandardCharsets.UTF_8))));
     }
 
     /**
-     * Splits a YAML stream at "---" lines; drops documents holding only comments/blank lines.
-     * Public so that whoever rewrites a manifest file (the sandbox) numbers documents like {@link Origin}.
+     * Splits a YAML stream at "---" lines (and "..." end markers), dropping documents that hold only
+     * comments or blank lines: the loader's document numbering, for whoever rewrites a manifest
+     * file document by document (the sandbox). The loader itself reads documents with the YAML
+     * parser, which agrees for every file without such lines inside block scalars.
      */
     public static List<String> splitDocuments(String text) {
         List<String> out = new ArrayList<>();
@@ -107,126 +108,229 @@ public final class ManifestLoader {
         final Map<String, Pod> pods = new TreeMap<>();
         final Map<String, NetworkPolicy> policies = new TreeMap<>();
         final Map<String, Origin> origins = new LinkedHashMap<>();
-        final List<ManifestProblem> problems = new ArrayList<>();
+        final List<ManifestProblem> warnings = new ArrayList<>();
+        final List<ManifestProblem> errors = new ArrayList<>();
+        int moreErrors; // beyond MAX_ERRORS: counted, not located
 
-        void document(Origin origin, String text) {
-            Object parsed;
+        void file(String file, byte[] bytes) {
+            ManifestParser.ParsedFile parsed;
             try {
-                parsed = serialization.unmarshal(text);
-            } catch (RuntimeException e) {
-                problems.add(new ManifestProblem(origin, "unreadable document: " + firstLine(e)));
-                // The document may still say it is a NetworkPolicy: read it loosely to fail closed.
-                failClosedPolicy(origin, text);
+                parsed = parser.parse(file, bytes);
+            } catch (ManifestLoadException e) {
+                e.errors().forEach(err -> {
+                    if (errors.size() < MAX_ERRORS) {
+                        errors.add(err);
+                    } else {
+                        moreErrors++;
+                    }
+                });
                 return;
             }
-            object(origin, parsed);
+            for (ManifestParser.Document d : parsed.documents()) {
+                new DocumentReader(parsed, d).read();
+            }
         }
 
-        void object(Origin origin, Object parsed) {
-            if (parsed instanceof KubernetesList list) {
-                for (HasMetadata item : list.getItems()) {
-                    object(origin, item);
-                }
-            } else if (parsed instanceof Namespace n) {
-                if (named(origin, n)) {
-                    put(namespaces, "Namespace", null, n, origin);
-                }
-            } else if (parsed instanceof Pod p) {
-                if (named(origin, p)) {
-                    defaultNamespace(p);
-                    put(pods, "Pod", p.getMetadata().getNamespace(), p, origin);
-                }
-            } else if (parsed instanceof NetworkPolicy np) {
-                if (named(origin, np)) {
-                    defaultNamespace(np);
-                    if (!"networking.k8s.io/v1".equals(np.getApiVersion())) {
-                        problems.add(new ManifestProblem(origin, "NetworkPolicy with apiVersion \""
-                                + np.getApiVersion() + "\" read as networking.k8s.io/v1"));
+        LoadedManifests result() throws ManifestLoadException {
+            if (!errors.isEmpty()) {
+                throw new ManifestLoadException(errors, moreErrors);
+            }
+            return new LoadedManifests(List.copyOf(namespaces.values()), List.copyOf(pods.values()),
+                    List.copyOf(policies.values()), Map.copyOf(origins), List.copyOf(warnings));
+        }
+
+        /** One document: a single object or a list of them. */
+        final class DocumentReader {
+            final ManifestParser.ParsedFile file;
+            final ManifestParser.Document doc;
+
+            DocumentReader(ManifestParser.ParsedFile file, ManifestParser.Document doc) {
+                this.file = file;
+                this.doc = doc;
+            }
+
+            void read() {
+                JsonNode tree = doc.tree();
+                JsonPointer root = JsonPointer.empty();
+                String kind = tree.isObject() && tree.get("kind") != null ? tree.get("kind").asString("") : "";
+                if (tree.isObject() && kind.endsWith("List") && tree.has("items")) {
+                    JsonNode items = tree.get("items");
+                    JsonPointer at = root.appendProperty("items");
+                    if (items.isNull()) {
+                        return;
                     }
-                    for (PolicyProblem pp : PolicyCompiler.compile(np).problems()) {
-                        problems.add(new ManifestProblem(origin, pp.toString()));
+                    if (!items.isArray()) {
+                        error(at, kind + ": items must be a list");
+                        return;
                     }
-                    put(policies, "NetworkPolicy", np.getMetadata().getNamespace(), np, origin);
-                }
-            } else if (parsed instanceof HasMetadata h) {
-                problems.add(new ManifestProblem(origin, "unsupported kind " + h.getApiVersion() + "/"
-                        + h.getKind() + " " + (h.getMetadata() == null ? "" : h.getMetadata().getName())
-                        + "; ignored"));
-            } else {
-                problems.add(new ManifestProblem(origin, "not a Kubernetes object; ignored"));
-            }
-        }
-
-        boolean named(Origin origin, HasMetadata h) {
-            if (h.getMetadata() == null || h.getMetadata().getName() == null || h.getMetadata().getName().isEmpty()) {
-                problems.add(new ManifestProblem(origin, h.getKind() + " without metadata.name; ignored"));
-                return false;
-            }
-            return true;
-        }
-
-        void defaultNamespace(HasMetadata h) {
-            if (h.getMetadata().getNamespace() == null || h.getMetadata().getNamespace().isEmpty()) {
-                h.getMetadata().setNamespace("default");
-            }
-        }
-
-        <T extends HasMetadata> void put(Map<String, T> into, String kind, String ns, T obj, Origin origin) {
-            String key = LoadedManifests.originKey(kind, ns, obj.getMetadata().getName());
-            if (into.put(key, obj) != null) {
-                problems.add(new ManifestProblem(origin, key + " defined again; replaces " + origins.get(key)));
-            }
-            origins.put(key, origin);
-        }
-
-        void failClosedPolicy(Origin origin, String text) {
-            Map<?, ?> tree;
-            try {
-                Object o = serialization.unmarshal(text, Map.class);
-                if (!(o instanceof Map<?, ?> m)) {
+                    for (int i = 0; i < items.size(); i++) {
+                        JsonNode item = items.get(i);
+                        if (!kind.equals("List") && item.isObject()) {
+                            item = typedListItem(tree, kind, (ObjectNode) item);
+                        }
+                        object(item, at.appendIndex(i), true);
+                    }
                     return;
                 }
-                tree = m;
-            } catch (RuntimeException e) {
-                return; // not even YAML: nothing says it was a policy
+                object(tree, root, false);
             }
-            if (!"NetworkPolicy".equals(tree.get("kind")) || !(tree.get("metadata") instanceof Map<?, ?> meta)
-                    || !(meta.get("name") instanceof String name)) {
-                return;
+
+            /**
+             * An item of a typed list (what the API returns for a list request, e.g. a
+             * NetworkPolicyList) may leave out its kind and apiVersion: they are the list's.
+             */
+            private JsonNode typedListItem(JsonNode list, String listKind, ObjectNode item) {
+                if (item.has("kind") && item.has("apiVersion")) {
+                    return item;
+                }
+                ObjectNode typed = item.deepCopy();
+                if (!typed.has("kind")) {
+                    typed.put("kind", listKind.substring(0, listKind.length() - "List".length()));
+                }
+                if (!typed.has("apiVersion") && list.get("apiVersion") != null) {
+                    typed.set("apiVersion", list.get("apiVersion"));
+                }
+                return typed;
             }
-            String ns = meta.get("namespace") instanceof String s && !s.isEmpty() ? s : "default";
-            LabelSelector selector = new LabelSelector();
-            if (tree.get("spec") instanceof Map<?, ?> spec && spec.get("podSelector") != null) {
-                try {
-                    selector = serialization.convertValue(spec.get("podSelector"), LabelSelector.class);
-                } catch (RuntimeException e) {
-                    selector = new LabelSelector();
+
+            void object(JsonNode node, JsonPointer at, boolean inList) {
+                if (!node.isObject()) {
+                    error(at, "not a Kubernetes object (a mapping with apiVersion, kind and metadata)");
+                    return;
+                }
+                String apiVersion = string(node, at, "apiVersion");
+                String kind = string(node, at, "kind");
+                if (apiVersion == null || kind == null) {
+                    return;
+                }
+                switch (kind) {
+                    case "Namespace" -> bind(node, at, Namespace.class, "v1").ifPresent(n -> put(namespaces, n, at));
+                    case "Pod" -> bind(node, at, Pod.class, "v1").ifPresent(p -> {
+                        // At the object's place: searching the file for each field could take long.
+                        UnknownFields.warnings(p).forEach(f -> warning(at,
+                                "Pod field " + FieldPaths.dotted(f) + " is unknown; ignored"));
+                        put(pods, p, at);
+                    });
+                    case "NetworkPolicy" -> bind(node, at, NetworkPolicy.class, "networking.k8s.io/v1").ifPresent(np -> {
+                        Origin origin = origin(at);
+                        for (PolicyProblem pp : PolicyCompiler.compile(np).problems()) {
+                            warnings.add(new ManifestProblem(origin, pp.toString()));
+                        }
+                        put(policies, np, at);
+                    });
+                    default -> {
+                        if (inList && kind.endsWith("List")) {
+                            error(at, "a " + kind + " inside a list is not supported");
+                        } else {
+                            String name = node.path("metadata").path("name").asString("");
+                            warning(at, "unsupported kind " + apiVersion + "/" + kind + (name.isEmpty() ? "" : " " + name)
+                                    + "; ignored");
+                        }
+                    }
                 }
             }
-            NetworkPolicy closed = new NetworkPolicyBuilder()
-                    .withMetadata(new ObjectMeta())
-                    .editMetadata().withNamespace(ns).withName(name).endMetadata()
-                    .withNewSpec().withPodSelector(selector).withPolicyTypes("Ingress", "Egress").endSpec()
-                    .build();
-            problems.add(new ManifestProblem(origin, "NetworkPolicy " + ns + "/" + name
-                    + " could not be read; it isolates " + (isEmpty(selector) ? "every pod of its namespace"
-                    : "the pods it selects") + " in both directions and allows nothing"));
-            put(policies, "NetworkPolicy", ns, closed, origin);
-        }
 
-        LoadedManifests result() {
-            return new LoadedManifests(List.copyOf(namespaces.values()), List.copyOf(pods.values()),
-                    List.copyOf(policies.values()), Map.copyOf(origins), List.copyOf(problems));
+            private String string(JsonNode node, JsonPointer at, String field) {
+                JsonNode v = node.get(field);
+                if (v == null || v.isNull() || (v.isString() && v.asString().isEmpty())) {
+                    error(at, "object without " + field);
+                    return null;
+                }
+                if (!v.isString()) {
+                    error(at.appendProperty(field), field + " must be a string");
+                    return null;
+                }
+                return v.asString();
+            }
+
+            /** The object bound to its model class, checked for a name and unknown fields; empty after an error. */
+            private <T extends HasMetadata> java.util.Optional<T> bind(JsonNode node, JsonPointer at, Class<T> type,
+                    String expectedApiVersion) {
+                T obj;
+                try {
+                    obj = serialization.convertValue(node, type);
+                } catch (RuntimeException e) {
+                    JacksonException je = jacksonCause(e);
+                    JsonPointer field = je == null ? JsonPointer.empty() : FieldPaths.pointer(je.getPath());
+                    String why = je == null || je.getOriginalMessage() == null ? String.valueOf(e.getMessage())
+                            : je.getOriginalMessage();
+                    error(at.append(field), "cannot read " + type.getSimpleName()
+                            + (field.matches() ? "" : " field " + FieldPaths.dotted(field)) + ": " + firstLine(why));
+                    return java.util.Optional.empty();
+                }
+                if (obj.getMetadata() == null || obj.getMetadata().getName() == null
+                        || obj.getMetadata().getName().isEmpty()) {
+                    error(at, type.getSimpleName() + " without metadata.name");
+                    return java.util.Optional.empty();
+                }
+                List<JsonPointer> unknown = UnknownFields.errors(obj.getMetadata(),
+                        obj instanceof NetworkPolicy np ? np : null);
+                for (JsonPointer f : unknown) {
+                    error(at.append(f), type.getSimpleName() + " field " + FieldPaths.dotted(f) + " is unknown");
+                }
+                if (!unknown.isEmpty()) {
+                    return java.util.Optional.empty();
+                }
+                if (!expectedApiVersion.equals(obj.getApiVersion())) {
+                    warning(at, type.getSimpleName() + " with apiVersion \"" + obj.getApiVersion() + "\" read as "
+                            + expectedApiVersion);
+                }
+                if (!(obj instanceof Namespace)
+                        && (obj.getMetadata().getNamespace() == null || obj.getMetadata().getNamespace().isEmpty())) {
+                    obj.getMetadata().setNamespace("default"); // as kubectl apply would
+                }
+                return java.util.Optional.of(obj);
+            }
+
+            private <T extends HasMetadata> void put(Map<String, T> into, T obj, JsonPointer at) {
+                String ns = obj instanceof Namespace ? null : obj.getMetadata().getNamespace();
+                String key = LoadedManifests.originKey(obj.getKind(), ns, obj.getMetadata().getName());
+                Origin origin = origin(at);
+                if (into.put(key, obj) != null) {
+                    warnings.add(new ManifestProblem(origin, key + " defined again; replaces " + origins.get(key)));
+                }
+                origins.put(key, origin);
+            }
+
+            /** Where a place of this document is: exact for the document and its list items, else searched. */
+            private Origin origin(JsonPointer at) {
+                if (at.matches()) {
+                    return doc.origin();
+                }
+                if (at.tail() != null && at.tail().tail() != null && at.tail().tail().matches()
+                        && "items".equals(at.getMatchingProperty()) && at.tail().getMatchingIndex() >= 0) {
+                    int i = at.tail().getMatchingIndex();
+                    if (i < doc.items().size()) {
+                        return doc.items().get(i);
+                    }
+                }
+                return parser.locate(file, doc, at);
+            }
+
+            private void error(JsonPointer at, String message) {
+                if (errors.size() < MAX_ERRORS) {
+                    errors.add(new ManifestProblem(origin(at), message));
+                } else {
+                    moreErrors++;
+                }
+            }
+
+            private void warning(JsonPointer at, String message) {
+                warnings.add(new ManifestProblem(origin(at), message));
+            }
         }
     }
 
-    private static boolean isEmpty(LabelSelector s) {
-        return (s.getMatchLabels() == null || s.getMatchLabels().isEmpty())
-                && (s.getMatchExpressions() == null || s.getMatchExpressions().isEmpty());
+    private static JacksonException jacksonCause(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof JacksonException je) {
+                return je;
+            }
+        }
+        return null;
     }
 
-    private static String firstLine(Throwable e) {
-        String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    private static String firstLine(String m) {
         int nl = m.indexOf('\n');
         return nl < 0 ? m : m.substring(0, nl);
     }

@@ -1,6 +1,10 @@
 package io.kubeverdict.controlplane.manifests;
 
-/** Something in the manifests that was not used as written. It never widens what is allowed. */
+/**
+ * Something in the manifests, with where it is: either an error that rejects the whole load
+ * (inside {@link ManifestLoadException}) or a warning about something used otherwise than
+ * written, which never widens what is allowed.
+ */
 public record ManifestProblem(Origin origin, String message) {
     @Override
     public String toString() {

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntSupplier;
 import java.util.function.ToDoubleFunction;
@@ -27,6 +28,9 @@ public final class ControlPlaneMetrics {
     private final Counter slowCut;
     private final AtomicInteger connectedAgents = new AtomicInteger();
     private final AtomicInteger problems = new AtomicInteger();
+    private final AtomicInteger manifestLoadOk = new AtomicInteger();
+    private final AtomicLong manifestLastSuccess = new AtomicLong();
+    private volatile Counter manifestLoadErrors;
     private final AtomicReference<IntSupplier> snapshotsWaiting = new AtomicReference<>(() -> 0);
     private final AtomicReference<IntSupplier> snapshotsSending = new AtomicReference<>(() -> 0);
 
@@ -117,6 +121,37 @@ public final class ControlPlaneMetrics {
 
     public void problems(int count) {
         problems.set(count);
+    }
+
+    /** Registers the manifest directory's meters (only a control plane on --manifests has them). */
+    public synchronized void registerManifestLoads() {
+        if (manifestLoadErrors != null) {
+            return;
+        }
+        manifestLoadErrors = Counter.builder("kubeverdict_manifest_load_errors_total")
+                .description("Manifest directory loads rejected (the previous state was kept); "
+                        + "retries that fail the same way are not counted again")
+                .register(registry);
+        Gauge.builder("kubeverdict_manifest_load_ok", manifestLoadOk, AtomicInteger::get)
+                .description("1 when the manifest directory's last load was applied, 0 when it was rejected "
+                        + "or nothing has loaded yet")
+                .register(registry);
+        Gauge.builder("kubeverdict_manifest_last_success_timestamp_seconds", manifestLastSuccess,
+                        AtomicLong::get)
+                .description("Unix time of the manifest directory's last applied load (0: none yet)")
+                .register(registry);
+    }
+
+    public void manifestLoadSucceeded(long unixSeconds) {
+        registerManifestLoads();
+        manifestLoadOk.set(1);
+        manifestLastSuccess.set(unixSeconds);
+    }
+
+    public void manifestLoadFailed() {
+        registerManifestLoads();
+        manifestLoadErrors.increment();
+        manifestLoadOk.set(0);
     }
 
     /** Where the snapshot admission gauges read from (the newest sync service). */

@@ -43,6 +43,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private List<PolicyProblem> lastProblems = List.of();
     private String unpublishedRevision; // the newest source revision whose changes are applied, not yet published
     private volatile boolean running = true;
+    private volatile Consumer<Throwable> onDeath = e -> { };
 
     /**
      * @param sources how many sources must report {@link #sourceSynced} before the first publication
@@ -61,6 +62,14 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
 
     public void start() {
         thread.start();
+    }
+
+    /**
+     * Told if the event thread dies (an Error from an event: the calculator's state can no longer
+     * be trusted, and nothing would be published any more). Set before {@link #start()}.
+     */
+    public void onDeath(Consumer<Throwable> listener) {
+        this.onDeath = listener;
     }
 
     /** Completes once the first full calculation has been published. */
@@ -109,6 +118,21 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     }
 
     private void run() {
+        Throwable cause = null;
+        try {
+            loop();
+        } catch (Throwable e) {
+            cause = e;
+        } finally {
+            if (running) {
+                Throwable why = cause != null ? cause : new IllegalStateException("calculation loop returned");
+                log.error("calculation thread died; nothing is published any more", why);
+                onDeath.accept(why);
+            }
+        }
+    }
+
+    private void loop() {
         while (running) {
             Runnable first;
             try {

@@ -34,6 +34,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The running service, wired: a source -> the calculation loop -> the snapshot hub -> the gRPC
  * endpoint (PolicySync, inspection, health, reflection) and the metrics endpoint.
+ *
+ * <p>Health and /readyz follow {@link Readiness}: SERVING once the first full calculation is
+ * published and while the source loads. A manifest directory that stops loading turns readiness
+ * off (open streams keep their last good state; new agents go to a replica that follows the
+ * directory) until it loads again. If a thread the service cannot run without dies,
+ * {@link #failed()} completes and the process should exit, so that Kubernetes restarts it.
  */
 public final class ControlPlane implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ControlPlane.class);
@@ -42,7 +48,12 @@ public final class ControlPlane implements AutoCloseable {
     public sealed interface Source {
         record Kubernetes(KubernetesClient client, Duration resync) implements Source {}
 
-        record Manifests(Path directory, ManifestLoader loader) implements Source {}
+        record Manifests(Path directory, ManifestLoader loader, ManifestDirectorySource.Timing timing)
+                implements Source {
+            public Manifests(Path directory, ManifestLoader loader) {
+                this(directory, loader, ManifestDirectorySource.Timing.DEFAULT);
+            }
+        }
     }
 
     /** @param metricsBind null: no metrics endpoint; @param tls null: plaintext */
@@ -53,6 +64,8 @@ public final class ControlPlane implements AutoCloseable {
     private final ProcessMetrics process = new ProcessMetrics("control-plane");
     private final SnapshotHub hub = new SnapshotHub();
     private final ControlPlaneMetrics metrics = new ControlPlaneMetrics(process.registry());
+    private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
+    private Readiness readiness;
     private GrpcServer grpc;
     private MetricsEndpoint metricsServer;
     private CalculationLoop loop;
@@ -64,8 +77,8 @@ public final class ControlPlane implements AutoCloseable {
         try {
             cp.startInternal(config, calculator, source);
             return cp;
-        } catch (Exception e) {
-            cp.close();
+        } catch (Throwable e) {
+            cp.close(); // no half-started server may keep the process alive
             throw e;
         }
     }
@@ -78,6 +91,7 @@ public final class ControlPlane implements AutoCloseable {
             problems = events;
         }
         loop = new CalculationLoop(calculator, hub, metrics, 1, problems);
+        loop.onDeath(e -> die("the calculation thread", e));
         closeables.push(loop);
 
         AtomicInteger n = new AtomicInteger();
@@ -96,16 +110,18 @@ public final class ControlPlane implements AutoCloseable {
         grpc = GrpcEndpoint.create(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);
         log.info("gRPC listening on {}", grpc.listenSockets());
+        GrpcServer server = grpc;
+        readiness = new Readiness(server::setServing);
         if (config.metricsBind() != null) {
             // /readyz lets a kubelet httpGet probe work when the gRPC port requires client certificates.
             metricsServer = MetricsEndpoint.start(config.metricsBind(), process.registry(), List.of(
                     new MetricsEndpoint.Probe("/healthz", () -> true, "not serving"),
-                    new MetricsEndpoint.Probe("/readyz", hub::isReady, "first calculation not done")));
+                    new MetricsEndpoint.Probe("/readyz", readiness::ready, "not ready")));
             closeables.push(metricsServer);
             log.info("metrics on http://{}:{}/metrics", config.metricsBind().getHostString(), metricsServer.port());
         }
-        // grpc.health SERVING once the first full calculation is published.
-        loop.firstCalculation().thenRun(() -> grpc.setServing(true));
+        // Told by the hub as it becomes ready, before anyone can see the first calculation done.
+        hub.onReady(readiness::firstCalculationPublished);
         loop.start();
 
         if (source instanceof Source.Kubernetes k) {
@@ -113,11 +129,41 @@ public final class ControlPlane implements AutoCloseable {
             closeables.push(ks);
             ks.start();
         } else if (source instanceof Source.Manifests m) {
+            metrics.registerManifestLoads();
             ManifestDirectorySource ms = new ManifestDirectorySource(m.directory(), m.loader(), loop,
-                    Duration.ofMillis(200), Duration.ofSeconds(30));
+                    m.timing(), new ManifestHealth());
             closeables.push(ms);
             ms.start();
         }
+    }
+
+    /** The manifest source's loads, as readiness and metrics. */
+    private final class ManifestHealth implements ManifestDirectorySource.Listener {
+        @Override
+        public void loaded(String revision) {
+            metrics.manifestLoadSucceeded(java.time.Instant.now().getEpochSecond());
+            readiness.sourceLoads();
+        }
+
+        @Override
+        public void rejected(String error) {
+            metrics.manifestLoadFailed();
+            readiness.sourceFails(error);
+        }
+
+        @Override
+        public void died(Throwable cause) {
+            die("the manifest watcher", cause);
+        }
+    }
+
+    private void die(String what, Throwable cause) {
+        log.error("{} died ({}); this control plane can no longer follow its source and must be restarted",
+                what, cause.toString());
+        if (readiness != null) {
+            readiness.fatal(what + " died: " + cause);
+        }
+        failed.complete(cause);
     }
 
     public int grpcPort() {
@@ -138,6 +184,20 @@ public final class ControlPlane implements AutoCloseable {
 
     public CompletableFuture<Void> firstCalculation() {
         return loop.firstCalculation();
+    }
+
+    /** Completes (with the cause) when a thread the service cannot run without has died: exit then. */
+    public CompletableFuture<Throwable> failed() {
+        return failed;
+    }
+
+    /** Whether this replica is ready for new agents, and why not ("" when it is). */
+    public boolean ready() {
+        return readiness != null && readiness.ready();
+    }
+
+    public String notReadyReason() {
+        return readiness == null ? "starting" : readiness.reason();
     }
 
     /** Stops in reverse start order: sources first, the gRPC server (streams end), then the rest. */

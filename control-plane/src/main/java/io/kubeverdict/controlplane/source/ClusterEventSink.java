@@ -13,7 +13,7 @@ public interface ClusterEventSink {
 
     /**
      * Everything delivered so far reflects this revision of the source (e.g. a manifest
-     * directory's {@link io.kubeverdict.sync.ManifestRevision}); it is published once the
+     * directory's {@link ManifestRevision}); it is published once the
      * snapshots computed from those changes are.
      */
     void sourceRevision(String source, String revision);

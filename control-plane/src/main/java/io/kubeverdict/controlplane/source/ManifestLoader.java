@@ -1,18 +1,19 @@
 package io.kubeverdict.controlplane.source;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import java.io.IOException;
-import java.nio.file.Path;
+import io.kubeverdict.controlplane.manifests.ManifestLoadException;
 import java.util.List;
+import java.util.SortedMap;
 
 /**
- * Reads a directory of Kubernetes YAML into objects. The engine's manifests loader (package
- * io.kubeverdict.controlplane.manifests) satisfies this through a one-line adapter; the
- * directory source only needs "directory in, objects and problems out".
+ * Reads a directory's manifest files, as the source read them once, into objects. The engine's
+ * manifests loader (package io.kubeverdict.controlplane.manifests) satisfies this through a
+ * one-line adapter; the directory source only needs "files in, objects and warnings out, or the
+ * whole load rejected".
  */
 @FunctionalInterface
 public interface ManifestLoader {
-    /** What a directory held: the objects, and why some documents could not be used. */
+    /** What a directory held: the objects, and warnings about what was used otherwise than written. */
     record Result(List<HasMetadata> objects, List<String> problems) {
         public Result {
             objects = List.copyOf(objects);
@@ -20,5 +21,9 @@ public interface ManifestLoader {
         }
     }
 
-    Result load(Path directory) throws IOException;
+    /**
+     * @param files relative path -> content, in path order
+     * @throws ManifestLoadException when any file or document cannot be read: nothing of it is used
+     */
+    Result load(SortedMap<String, byte[]> files) throws ManifestLoadException;
 }

@@ -32,9 +32,11 @@ import java.util.TreeMap;
  */
 public final class OfflineCluster {
     private final TreeMap<String, PodModel> endpoints = new TreeMap<>();
+    private final List<PodModel> endpointList;
     private final Map<String, PodModel> byIp = new HashMap<>();
-    private final Map<String, SnapshotIndex> indexes = new TreeMap<>();
-    private final Map<String, NodeSnapshot> snapshots = new TreeMap<>();
+    private final PolicyCalculator calc;
+    /** Compiled on first use: `explain` needs two nodes, not all of them. */
+    private final Map<String, SnapshotIndex> indexes = new HashMap<>();
     private final PacketTuple tuple = new PacketTuple();
 
     public OfflineCluster(Collection<Namespace> namespaces, Collection<Pod> pods,
@@ -53,11 +55,12 @@ public final class OfflineCluster {
                 }
             }
         }
-        for (String node : calc.nodes()) {
-            NodeSnapshot s = calc.snapshot(node);
-            snapshots.put(node, s);
-            indexes.put(node, SnapshotIndex.compile(s));
-        }
+        this.endpointList = List.copyOf(endpoints.values());
+        this.calc = calc;
+    }
+
+    private SnapshotIndex index(String node) {
+        return indexes.computeIfAbsent(node, n -> SnapshotIndex.compile(calc.snapshot(n)));
     }
 
     private static PolicyCalculator calculate(Collection<Namespace> namespaces, Collection<Pod> pods,
@@ -74,6 +77,11 @@ public final class OfflineCluster {
         return List.copyOf(endpoints.keySet());
     }
 
+    /** Endpoint pods, sorted like {@link #endpoints()}. */
+    public List<PodModel> endpointModels() {
+        return endpointList;
+    }
+
     public Optional<PodModel> endpoint(String namespaceName) {
         return Optional.ofNullable(endpoints.get(namespaceName));
     }
@@ -82,8 +90,11 @@ public final class OfflineCluster {
         return Optional.ofNullable(byIp.get(ip));
     }
 
+    /** Every node's snapshot, by node name (sorted). */
     public Map<String, NodeSnapshot> snapshots() {
-        return snapshots;
+        Map<String, NodeSnapshot> out = new TreeMap<>();
+        calc.nodes().forEach(n -> out.put(n, calc.snapshot(n)));
+        return out;
     }
 
     /**
@@ -125,11 +136,11 @@ public final class OfflineCluster {
         tuple.set(IpAddress.parse(srcIp), IpAddress.parse(dstIp), protocol, port);
         PodModel src = byIp.get(srcIp);
         PodModel dst = byIp.get(dstIp);
-        if (src != null && !Decision.allowed(indexes.get(src.node()).decide(tuple))) {
+        if (src != null && !Decision.allowed(index(src.node()).decide(tuple))) {
             return false;
         }
         if (dst != null && (src == null || !dst.node().equals(src.node()))) {
-            return Decision.allowed(indexes.get(dst.node()).decide(tuple));
+            return Decision.allowed(index(dst.node()).decide(tuple));
         }
         return true;
     }
@@ -145,11 +156,11 @@ public final class OfflineCluster {
         DirectionExplanation ingress = DirectionExplanation.newBuilder().setEvaluated(false)
                 .setVerdict(Verdict.VERDICT_ALLOW).setReason("destination is not a cluster endpoint").build();
         if (src != null) {
-            egress = new Explainer(indexes.get(src.node())).explain(t).getEgress();
+            egress = new Explainer(index(src.node())).explain(t).getEgress();
             out.setSource(id(src));
         }
         if (dst != null) {
-            ingress = new Explainer(indexes.get(dst.node())).explain(t).getIngress();
+            ingress = new Explainer(index(dst.node())).explain(t).getIngress();
             out.setDestination(id(dst));
         }
         if (src != null && src == dst) {

@@ -7,7 +7,13 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.List;
 import java.util.Map;
+import io.kubeverdict.controlplane.manifests.BadManifests;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import picocli.CommandLine;
 
 /** The offline tools over deploy/examples/netpol-basic, through picocli as a user runs them. */
@@ -93,7 +99,51 @@ class OfflineCommandsTest {
         Run withProblems = run("matrix", "--manifests", "src/test/resources/manifests/mixed", "--output", "json",
                 "--assign-ips", "10.9.1.0/24");
         assertThat(withProblems.exit()).isZero();
-        assertThat(withProblems.err()).contains("02-policies.yaml document 1").contains("assigned shop/back 10.9.1.1");
+        assertThat(withProblems.err()).contains("warning: 02-policies.yaml:1:1 (document 1)")
+                .contains("assigned shop/back 10.9.1.1");
         assertThat(json(withProblems.out())).containsKey("allowed");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.kubeverdict.controlplane.manifests.BadManifests#underDefaultLimits")
+    void unreadableManifestsAreFatalWithFileLineAndColumn(BadManifests.Case bad, @TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), """
+                apiVersion: v1
+                kind: Pod
+                metadata: {namespace: x, name: a}
+                spec: {nodeName: n1, containers: [{name: c, image: i}]}
+                status: {phase: Running, podIP: 10.0.0.1}
+                """);
+        Files.write(dir.resolve(bad.file()), bad.content());
+        Run matrix = run("matrix", "--manifests", dir.toString());
+        assertThat(matrix.exit()).isEqualTo(2);
+        assertThat(matrix.out()).isEmpty();
+        assertThat(matrix.err()).contains("error: " + bad.where()).contains(bad.says())
+                .contains("1 error; nothing was evaluated");
+        Run explain = run("explain", "--manifests", dir.toString(), "--from", "x/a", "--to", "x/a", "--port", "80",
+                "--protocol", "TCP");
+        assertThat(explain.exit()).isEqualTo(2);
+        assertThat(explain.out()).isEmpty();
+        assertThat(explain.err()).contains("error: " + bad.where());
+    }
+
+    @Test
+    void runningOutOfMemoryIsAClearMessageAndExitOne(@TempDir Path dir) throws Exception {
+        // 24 MiB of manifests cannot be read into a 16 MiB heap.
+        StringBuilder pods = new StringBuilder();
+        for (int i = 0; pods.length() < 24 * 1024 * 1024; i++) {
+            pods.append("---\napiVersion: v1\nkind: Pod\nmetadata: {namespace: x, name: p").append(i)
+                    .append("}\nspec: {nodeName: n1, containers: [{name: c, image: i}]}\n");
+        }
+        Files.writeString(dir.resolve("pods.yaml"), pods);
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(javaBin, "-Xmx16m", "-XX:-UsePerfData", "-cp", System.getProperty("java.class.path"),
+                ControlPlaneMain.class.getName(), "matrix", "--manifests", dir.toString())
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        String err = new String(p.getErrorStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(err).isEqualTo(1);
+        assertThat(err).contains("not enough memory for the manifests in " + dir)
+                .contains("the Java heap is limited to").contains("-Xmx");
     }
 }

@@ -40,13 +40,6 @@ class ServeCommandTest {
     }
 
     @Test
-    void manifestsMustBeADirectory(@TempDir Path dir) {
-        StringWriter err = new StringWriter();
-        assertThat(run(err, "control-plane", "--manifests", dir.resolve("missing").toString())).isEqualTo(2);
-        assertThat(err.toString()).contains("not a directory");
-    }
-
-    @Test
     void listenAddressesParseAtTheCommandLine() {
         ServeCommand serve = new ServeCommand();
         CommandLine cl = new CommandLine(serve);

@@ -15,6 +15,7 @@ import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
+import io.kubeverdict.testing.tier.MockApiTest;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Set;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * requests need must be exactly the ones deploy/ grants — no more (least privilege), no fewer.
  */
 @EnableKubernetesMockClient(crud = true)
+@MockApiTest
 class ControlPlaneRbacTest {
     private static final String USER_AGENT = "kube-verdict-rbac-under-test";
 

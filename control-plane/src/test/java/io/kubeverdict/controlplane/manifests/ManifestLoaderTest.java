@@ -1,66 +1,187 @@
 package io.kubeverdict.controlplane.manifests;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class ManifestLoaderTest {
     private static final Path MIXED = Path.of("src/test/resources/manifests/mixed");
+
+    static final String GOOD = """
+            apiVersion: v1
+            kind: Namespace
+            metadata: {name: x}
+            ---
+            apiVersion: networking.k8s.io/v1
+            kind: NetworkPolicy
+            metadata: {namespace: x, name: deny-all}
+            spec: {podSelector: {}}
+            """;
+
+    private static TreeMap<String, byte[]> files(Object... pathsAndContents) {
+        TreeMap<String, byte[]> m = new TreeMap<>();
+        for (int i = 0; i < pathsAndContents.length; i += 2) {
+            Object c = pathsAndContents[i + 1];
+            m.put((String) pathsAndContents[i], c instanceof byte[] b ? b : ((String) c).getBytes(StandardCharsets.UTF_8));
+        }
+        return m;
+    }
 
     @Test
     void loadsKindsFromSeveralDocumentsFilesAndLists() throws Exception {
         LoadedManifests m = new ManifestLoader().load(MIXED);
         assertThat(m.namespaces()).extracting(n -> n.getMetadata().getName()).containsExactly("shop");
         assertThat(m.pods()).extracting(p -> p.getMetadata().getName()).containsExactly("back", "front");
-        assertThat(m.policies()).extracting(p -> p.getMetadata().getName()).containsExactly("back-from-front", "front-broken");
+        assertThat(m.policies()).extracting(p -> p.getMetadata().getName()).containsExactly("back-from-front", "front-narrowed");
         // The List in sub/03-list.json redefines shop/front: later wins, reported.
         assertThat(m.pods().get(1).getMetadata().getLabels()).containsEntry("v", "2");
-        assertThat(m.origins().get("Pod shop/front")).isEqualTo(new Origin("sub/03-list.json", 1));
-        assertThat(m.origins().get("Pod shop/back")).isEqualTo(new Origin("01-cluster.yaml", 3));
+        assertThat(m.origins().get("Pod shop/front")).isEqualTo(new Origin("sub/03-list.json", 1, 2, 3));
+        assertThat(m.origins().get("Pod shop/back")).isEqualTo(new Origin("01-cluster.yaml", 3, 20, 1));
     }
 
     @Test
-    void reportsEveryProblemWithFileAndDocument() throws Exception {
+    void reportsEveryWarningWithFileLineAndDocument() throws Exception {
         List<String> problems = new ManifestLoader().load(MIXED).problems().stream().map(Object::toString).toList();
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("01-cluster.yaml document 4: unsupported kind apps/v1/Deployment"));
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml document 1: shop/back-from-front: spec.ingress[0].from[1].ipBlock.cidr: invalid CIDR"));
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml document 1: shop/back-from-front: spec.ingress[0].ports[1].port: port 99999"));
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml document 2: unreadable document"));
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml document 2: NetworkPolicy shop/front-broken could not be read; it isolates the pods it selects"));
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml document 3: "));
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("sub/03-list.json document 1: unsupported kind v1/ConfigMap"));
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("sub/03-list.json document 1: Pod shop/front defined again"));
+        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("01-cluster.yaml:25:1 (document 4): unsupported kind apps/v1/Deployment"));
+        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml:1:1 (document 1): shop/back-from-front: spec.ingress[0].from[1].ipBlock.cidr: invalid CIDR"));
+        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml:1:1 (document 1): shop/back-from-front: spec.ingress[0].ports[1].port: port 99999"));
+        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml:11:1 (document 2): shop/front-narrowed: "));
+        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("sub/03-list.json:5:3 (document 1): unsupported kind v1/ConfigMap"));
+        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("sub/03-list.json:2:3 (document 1): Pod shop/front defined again; replaces 01-cluster.yaml:9:1 (document 2)"));
     }
 
     @Test
-    void anUnreadablePolicyFailsClosedForThePodsItSelects() throws Exception {
+    void aPolicyWithAnUnusablePartIsNarrowedNotDropped() throws Exception {
         LoadedManifests m = new ManifestLoader().load(MIXED);
-        NetworkPolicy broken = m.policies().stream().filter(p -> p.getMetadata().getName().equals("front-broken")).findFirst().orElseThrow();
-        assertThat(broken.getSpec().getPodSelector().getMatchLabels()).containsEntry("app", "front");
-        assertThat(broken.getSpec().getPolicyTypes()).containsExactly("Ingress", "Egress");
-        assertThat(broken.getSpec().getIngress()).isEmpty();
+        NetworkPolicy narrowed = m.policies().stream().filter(p -> p.getMetadata().getName().equals("front-narrowed"))
+                .findFirst().orElseThrow();
         IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
         m.namespaces().forEach(calc::upsertNamespace);
         m.pods().forEach(calc::upsertPod);
         m.policies().forEach(calc::upsertPolicy);
         NodeSnapshot n1 = calc.snapshot("n1");
-        assertThat(n1.getEndpoints(0).getEndpoint().getTiers(0).getIngressPoliciesList()).containsExactly("shop/front-broken");
-        assertThat(n1.getEndpoints(0).getEndpoint().getTiers(0).getEgressPoliciesList()).containsExactly("shop/front-broken");
+        assertThat(n1.getEndpoints(0).getEndpoint().getTiers(0).getIngressPoliciesList())
+                .containsExactly("shop/" + narrowed.getMetadata().getName());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.kubeverdict.controlplane.manifests.BadManifests#all")
+    void anyUnreadableFileOrDocumentRejectsTheWholeLoad(BadManifests.Case bad) {
+        ManifestLoadException e = catchThrowableOfType(ManifestLoadException.class, () -> new ManifestLoader(BadManifests.SMALL_LIMITS)
+                .load(files("a-good.yaml", GOOD, bad.file(), bad.content())));
+        assertThat(e).as("rejected").isNotNull();
+        assertThat(e.errors()).hasSize(1);
+        assertThat(e.getMessage()).startsWith(bad.where()).contains(bad.says());
     }
 
     @Test
-    void splitsDocumentsOnSeparatorLinesOnly() {
+    void errorsOfSeveralFilesAreAllReportedInFileOrder() {
+        List<BadManifests.Case> all = BadManifests.all();
+        ManifestLoadException e = catchThrowableOfType(ManifestLoadException.class, () -> new ManifestLoader(BadManifests.SMALL_LIMITS)
+                .load(files("a/" + all.get(0).file(), all.get(0).content(), "b/" + all.get(1).file(), all.get(1).content())));
+        assertThat(e.errors()).extracting(Object::toString)
+                .satisfiesExactly(first -> assertThat(first).startsWith("a/" + all.get(0).where()),
+                        second -> assertThat(second).startsWith("b/" + all.get(1).where()));
+        assertThat(e.getMessage()).endsWith("(and 1 more)");
+    }
+
+    @Test
+    void theDefaultLimitsReadBigDocumentsAndRefuseDeepOnesWithoutOverflowingTheStack() throws Exception {
+        // Over SnakeYAML's default of 3 MiB per document, which used to drop it.
+        String big = "apiVersion: v1\nkind: Namespace\nmetadata: {name: big, annotations: {a: '"
+                + "x".repeat(4 * 1024 * 1024) + "'}}\n";
+        assertThat(new ManifestLoader().loadText("big.yaml", big).namespaces()).hasSize(1);
+        String deep = "a: " + "[".repeat(200_000) + "]".repeat(200_000) + "\n";
+        assertThatThrownBy(() -> new ManifestLoader().loadText("deep.yaml", deep))
+                .isInstanceOf(ManifestLoadException.class).hasMessageContaining("nesting depth");
+        String deepJson = "{\"a\": " + "[".repeat(200_000) + "]".repeat(200_000) + "}";
+        assertThatThrownBy(() -> new ManifestLoader().loadText("deep.json", deepJson))
+                .isInstanceOf(ManifestLoadException.class).hasMessageStartingWith("deep.json:1:");
+    }
+
+    @Test
+    void typedListsAreReadAndTheirItemsMayOmitKindAndApiVersion() throws Exception {
+        LoadedManifests m = new ManifestLoader().loadText("list.yaml", """
+                apiVersion: networking.k8s.io/v1
+                kind: NetworkPolicyList
+                items:
+                - metadata: {namespace: x, name: a}
+                  spec: {podSelector: {}}
+                - apiVersion: networking.k8s.io/v1
+                  kind: NetworkPolicy
+                  metadata: {namespace: x, name: b}
+                  spec: {podSelector: {}}
+                ---
+                apiVersion: v1
+                kind: PodList
+                items: []
+                """);
+        assertThat(m.policies()).extracting(p -> p.getMetadata().getName()).containsExactly("a", "b");
+        assertThat(m.origins().get("NetworkPolicy x/a")).isEqualTo(new Origin("list.yaml", 1, 4, 3));
+        assertThat(m.problems()).isEmpty();
+    }
+
+    @Test
+    void aListInsideAListIsAnError() {
+        assertThatThrownBy(() -> new ManifestLoader().loadText("l.yaml", """
+                apiVersion: v1
+                kind: List
+                items:
+                - {apiVersion: networking.k8s.io/v1, kind: NetworkPolicyList, items: []}
+                """)).isInstanceOf(ManifestLoadException.class).hasMessage(
+                "l.yaml:4:3 (document 1): a NetworkPolicyList inside a list is not supported");
+    }
+
+    @Test
+    void onlyVisibleManifestFilesAreRead(@TempDir Path dir) throws Exception {
+        // The layout of a ConfigMap volume: files are links through "..data" to a hidden directory.
+        Path data = Files.createDirectories(dir.resolve("..2024_01_01_00_00_00.1"));
+        Files.writeString(data.resolve("np.yaml"), GOOD);
+        Files.createSymbolicLink(dir.resolve("..data"), data.getFileName());
+        Files.createSymbolicLink(dir.resolve("np.yaml"), Path.of("..data/np.yaml"));
+        Files.writeString(dir.resolve(".hidden.yaml"), "not: [read");
+        Files.writeString(dir.resolve("notes.txt"), "not: [read");
+        assertThat(ManifestFiles.read(dir).keySet()).containsExactly("np.yaml");
+        LoadedManifests m = new ManifestLoader().load(dir);
+        assertThat(m.policies()).hasSize(1);
+        assertThat(m.problems()).isEmpty(); // the hidden copy is not read a second time
+    }
+
+    @Test
+    void aDirectoryThatIsALinkIsReadThroughIt(@TempDir Path dir) throws Exception {
+        Path v1 = Files.createDirectories(dir.resolve("versions/v1/sub"));
+        Files.writeString(v1.resolve("np.yaml"), GOOD);
+        Path link = Files.createSymbolicLink(dir.resolve("current"), Path.of("versions/v1"));
+        assertThat(ManifestFiles.read(link).keySet()).containsExactly("sub/np.yaml");
+        assertThat(new ManifestLoader().load(link).policies()).hasSize(1);
+    }
+
+    @Test
+    void splitDocumentsNumbersDocumentsLikeTheLoader() throws Exception {
         assertThat(ManifestLoader.splitDocuments("a: 1\n---\n# only a comment\n---\nb: '---'\n...\n--- c: 3\n")
                 .stream().map(String::strip)).containsExactly("a: 1", "b: '---'", "c: 3");
+        String text = Files.readString(MIXED.resolve("01-cluster.yaml"));
+        List<String> docs = ManifestLoader.splitDocuments(text);
+        Map<String, Origin> origins = new ManifestLoader().load(MIXED).origins();
+        assertThat(docs.get(origins.get("Pod shop/back").document() - 1)).contains("name: back");
     }
 
     @Test
-    void whatIfDefaultsAssignAddressesDeterministically() {
+    void whatIfDefaultsAssignAddressesDeterministically() throws Exception {
         LoadedManifests m = new ManifestLoader().loadText("t.yaml", """
                 apiVersion: v1
                 kind: Pod
@@ -92,11 +213,11 @@ class ManifestLoaderTest {
         assertThat(pods.get(0).getStatus().getPhase()).isEqualTo("Running");
         assertThat(pods.get(2).getSpec().getNodeName()).isEqualTo(WhatIfDefaults.DEFAULT_NODE);
         assertThat(pods.get(1).getStatus().getPodIP()).isNull(); // hostNetwork left alone
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> WhatIfDefaults.apply(
-                new java.util.ArrayList<>(new ManifestLoader().loadText("t.yaml", """
-                        apiVersion: v1
-                        kind: Pod
-                        metadata: {namespace: b, name: p}
-                        """).pods()), "10.5.0.0/32", "n")).hasMessageContaining("exhausted");
+        var onePod = new java.util.ArrayList<>(new ManifestLoader().loadText("t.yaml", """
+                apiVersion: v1
+                kind: Pod
+                metadata: {namespace: b, name: p}
+                """).pods());
+        assertThatThrownBy(() -> WhatIfDefaults.apply(onePod, "10.5.0.0/32", "n")).hasMessageContaining("exhausted");
     }
 }

@@ -23,6 +23,7 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.ToAgent.PayloadCase;
 import io.kubeverdict.runtime.BuildVersion;
+import io.kubeverdict.testing.tier.MockApiTest;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.Test;
  * metrics and Kubernetes Events for reported problems.
  */
 @EnableKubernetesMockClient(crud = true)
+@MockApiTest
 class ControlPlaneMockClusterTest {
     KubernetesMockServer server;
     KubernetesClient client;

@@ -25,6 +25,7 @@ import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.ToAgent.PayloadCase;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
+import io.kubeverdict.testing.tier.MockApiTest;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.Test;
  * deltas the contract promises, after InSync, on a real socket.
  */
 @EnableKubernetesMockClient(crud = true)
+@MockApiTest
 class RealCalculationMockClusterTest {
     KubernetesMockServer server;
     KubernetesClient client;

@@ -11,10 +11,12 @@ import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.kubeverdict.testing.tier.MockApiTest;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 @EnableKubernetesMockClient(crud = true)
+@MockApiTest
 class KubernetesSourceTest {
     KubernetesMockServer server;
     KubernetesClient client;

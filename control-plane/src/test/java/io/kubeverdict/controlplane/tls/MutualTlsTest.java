@@ -20,6 +20,7 @@ import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.runtime.grpc.ServerTls;
+import io.kubeverdict.testing.pki.TestPki;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;

@@ -55,7 +55,7 @@ public final class PacketParser {
      * buffer's position, limit and byte order do not matter and are not changed).
      */
     public static int parse(ByteBuffer buf, int offset, int length, PacketTuple out) {
-        if (length < 1 || offset < 0 || offset + length > buf.capacity()) {
+        if (length < 1 || offset < 0 || length > buf.capacity() - offset) { // no int overflow
             return length < 1 ? TRUNCATED : MALFORMED;
         }
         int version = (buf.get(offset) & 0xff) >>> 4;

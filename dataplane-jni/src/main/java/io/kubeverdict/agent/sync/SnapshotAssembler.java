@@ -5,7 +5,6 @@ import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
-import io.kubeverdict.proto.v1.IpSetType;
 import io.kubeverdict.proto.v1.IpSetUpdate;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.Policy;
@@ -33,13 +32,18 @@ public final class SnapshotAssembler {
     private static final Comparator<EndpointId> ENDPOINT_ORDER =
             Comparator.comparing(EndpointId::getNamespace).thenComparing(EndpointId::getPod);
 
-    private record SetState(IpSetType type, TreeSet<String> members) {}
+    // The type as its wire number: one this build does not know (a newer control plane's) is kept
+    // as sent, and the verdict function treats the set as matching nothing.
+    private record SetState(int type, TreeSet<String> members) {}
 
     private final String node;
     private final Map<String, SetState> ipSets = new TreeMap<>();
     private final Map<PolicyId, Policy> policies = new TreeMap<>(POLICY_ORDER);
     private final Map<EndpointId, WorkloadEndpoint> endpoints = new TreeMap<>(ENDPOINT_ORDER);
     private long lastSequence = -1; // none seen since creation or reset
+    // Whether a message was applied since creation or reset: the sequence is a uint64, so no value
+    // of lastSequence can stand for "none" (one at or above 2^63 once turned the gap check off).
+    private boolean started;
 
     public SnapshotAssembler(String node) {
         this.node = node;
@@ -51,6 +55,7 @@ public final class SnapshotAssembler {
         policies.clear();
         endpoints.clear();
         lastSequence = -1;
+        started = false;
     }
 
     /** The sequence of the last applied message, or -1 when none since creation or reset. */
@@ -66,13 +71,13 @@ public final class SnapshotAssembler {
      * @return the payload case applied, so the caller can react to IN_SYNC
      */
     public ToAgent.PayloadCase apply(ToAgent message) throws ResyncRequiredException {
-        if (lastSequence >= 0 && message.getSequence() != lastSequence + 1) {
+        if (started && message.getSequence() != lastSequence + 1) {
             throw new SequenceGapException(lastSequence + 1, message.getSequence());
         }
         switch (message.getPayloadCase()) {
             case IP_SET_UPDATE -> {
                 IpSetUpdate u = message.getIpSetUpdate();
-                ipSets.put(u.getId(), new SetState(u.getType(), new TreeSet<>(u.getMembersList())));
+                ipSets.put(u.getId(), new SetState(u.getTypeValue(), new TreeSet<>(u.getMembersList())));
             }
             case IP_SET_DELTA_UPDATE -> {
                 IpSetDeltaUpdate d = message.getIpSetDeltaUpdate();
@@ -97,6 +102,7 @@ public final class SnapshotAssembler {
                     + message.getSequence() + " (newer control plane?)");
         }
         lastSequence = message.getSequence();
+        started = true;
         return message.getPayloadCase();
     }
 
@@ -115,7 +121,7 @@ public final class SnapshotAssembler {
     /** The current state as a self-describing, deterministically ordered snapshot. */
     public NodeSnapshot snapshot() {
         NodeSnapshot.Builder b = NodeSnapshot.newBuilder().setNode(node);
-        ipSets.forEach((id, set) -> b.addIpSets(IpSet.newBuilder().setId(id).setType(set.type()).addAllMembers(set.members())));
+        ipSets.forEach((id, set) -> b.addIpSets(IpSet.newBuilder().setId(id).setTypeValue(set.type()).addAllMembers(set.members())));
         policies.forEach((id, policy) -> b.addPolicies(ActivePolicy.newBuilder().setId(id).setPolicy(policy)));
         endpoints.forEach((id, endpoint) -> b.addEndpoints(Endpoint.newBuilder().setId(id).setEndpoint(endpoint)));
         return b.build();

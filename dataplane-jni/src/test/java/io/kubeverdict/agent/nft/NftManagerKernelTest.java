@@ -13,6 +13,7 @@ import io.kubeverdict.testing.dp.Dataplane;
 import io.kubeverdict.testing.dp.DpTestbed;
 import io.kubeverdict.testing.dp.Probe;
 import io.kubeverdict.testing.dp.RecordingObserver;
+import io.kubeverdict.testing.tier.KernelTest;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.util.ArrayList;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Our table on a real kernel: probe, leftovers, element updates under traffic. */
+@KernelTest
 class NftManagerKernelTest {
     private DpTestbed bed;
 

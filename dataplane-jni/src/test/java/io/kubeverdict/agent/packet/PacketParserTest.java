@@ -130,4 +130,12 @@ class PacketParserTest {
     void rejectsALengthBeyondTheBuffer() {
         assertThat(PacketParser.parse(ByteBuffer.allocate(10), 4, 20, new PacketTuple())).isEqualTo(PacketParser.MALFORMED);
     }
+
+    @Test
+    void rejectsALengthWhoseEndOverflows() {
+        // offset + length wraps negative: it once passed the bounds check and read past the buffer.
+        ByteBuffer buf = ByteBuffer.allocate(32).put(16, (byte) 0x60);
+        assertThat(PacketParser.parse(buf, 16, Integer.MAX_VALUE, new PacketTuple())).isEqualTo(PacketParser.MALFORMED);
+        assertThat(PacketParser.parse(buf, 40, 1, new PacketTuple())).isEqualTo(PacketParser.MALFORMED);
+    }
 }

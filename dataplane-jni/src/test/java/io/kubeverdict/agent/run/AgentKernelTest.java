@@ -4,7 +4,6 @@ import static io.kubeverdict.agent.testing.Messages.endpoint;
 import static io.kubeverdict.agent.testing.Messages.inSync;
 import static io.kubeverdict.agent.testing.Messages.ipSet;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
@@ -17,7 +16,6 @@ import io.kubeverdict.agent.testing.AgentProcess;
 import io.kubeverdict.agent.testing.NetnsEventLoops;
 import io.kubeverdict.agent.testing.PodPair;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
-import io.kubeverdict.jni.NativeLibrary;
 import io.kubeverdict.jni.Netns;
 import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicyUpdate;
@@ -34,6 +32,7 @@ import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
 import io.grpc.stub.StreamObserver;
+import io.kubeverdict.testing.tier.KernelTest;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.net.Socket;
@@ -51,6 +50,7 @@ import org.junit.jupiter.api.Test;
  * for ingress by a policy that allows a on TCP 8080 only (8081 is denied). The control plane is
  * scripted and listens on the node namespace's loopback.
  */
+@KernelTest
 class AgentKernelTest {
     private static final int CP_PORT = 19090;
     private static final int INSPECT_PORT = 19102;
@@ -65,8 +65,6 @@ class AgentKernelTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        assumeTrue("root".equals(System.getProperty("user.name")), "kernel tests run as root");
-        assumeTrue(NativeLibrary.isAvailable(), () -> "native shim: " + NativeLibrary.unavailabilityCause());
         pods = PodPair.create("kvt-ag");
         pods.echoServerOnB(ALLOWED);
         pods.echoServerOnB(DENIED);

@@ -3,14 +3,13 @@ package io.kubeverdict.agent.sync;
 import static io.kubeverdict.agent.testing.Messages.endpoint;
 import static io.kubeverdict.agent.testing.Messages.inSync;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.grpc.ManagedChannel;
 import io.grpc.TlsServerCredentials;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
-import io.kubeverdict.agent.testing.TestPki;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.SyncRequest;
+import io.kubeverdict.testing.pki.TestPki;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
@@ -25,22 +24,23 @@ class ControlPlaneChannelTest {
 
     @Test
     void syncsOverMutualTlsAndIsRefusedWithAForeignCertificate(@TempDir Path dir) throws Exception {
-        assumeTrue(TestPki.available(), "openssl is needed to make test certificates");
-        TestPki pki = new TestPki(dir);
-        Path ca = pki.ca("cluster");
-        Path serverCert = pki.leaf("server", "cluster", "kube-verdict-control-plane", "DNS:control-plane.test,IP:127.0.0.1");
-        Path nodeCert = pki.leaf("node", "cluster", "system:node:node-1", "DNS:node-1");
-        pki.ca("rogue");
-        Path rogueCert = pki.leaf("rogue-node", "rogue", "system:node:node-1", "DNS:node-1");
+        TestPki pki = new TestPki(dir, "cluster");
+        Path ca = pki.caFile;
+        TestPki.Issued server0 = pki.leaf("server", "kube-verdict-control-plane", "control-plane.test");
+        Path serverCert = server0.cert();
+        TestPki.Issued node = pki.leaf("node", "system:node:node-1", "node-1");
+        Path nodeCert = node.cert();
+        TestPki.Issued rogueNode = new TestPki(dir, "rogue").leaf("rogue-node", "system:node:node-1", "node-1");
+        Path rogueCert = rogueNode.cert();
 
         TlsServerCredentials.Builder server = TlsServerCredentials.newBuilder()
-                .keyManager(serverCert.toFile(), pki.file("server.key").toFile())
+                .keyManager(serverCert.toFile(), server0.key().toFile())
                 .trustManager(ca.toFile())
                 .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE);
         try (ScriptedControlPlane cp = ScriptedControlPlane.withCredentials(server.build())) {
             // Our node's certificate, the cluster CA, and the server's name checked against its certificate.
             ManagedChannel channel = ControlPlaneChannel.open(cp.target(),
-                    new ControlPlaneChannel.Tls(nodeCert, pki.file("node.key"), ca, "control-plane.test"));
+                    new ControlPlaneChannel.Tls(nodeCert, node.key(), ca, "control-plane.test"));
             BlockingQueue<NodeSnapshot> applied = new LinkedBlockingQueue<>();
             try (SyncClient client = new SyncClient(channel, SyncRequest.newBuilder().setNode("node-1").build(),
                     () -> new SnapshotAssembler("node-1"), (s, seq) -> applied.add(s), (seq, t) -> { }, FAST,
@@ -55,7 +55,7 @@ class ControlPlaneChannelTest {
 
             // A certificate from another CA never gets a stream.
             ManagedChannel rogue = ControlPlaneChannel.open(cp.target(),
-                    new ControlPlaneChannel.Tls(rogueCert, pki.file("rogue-node.key"), ca, "control-plane.test"));
+                    new ControlPlaneChannel.Tls(rogueCert, rogueNode.key(), ca, "control-plane.test"));
             SyncStatus status = new SyncStatus();
             try (SyncClient client = new SyncClient(rogue, SyncRequest.newBuilder().setNode("node-1").build(),
                     () -> new SnapshotAssembler("node-1"), (s, seq) -> applied.add(s), (seq, t) -> { }, FAST,

@@ -14,6 +14,7 @@ import io.kubeverdict.testing.dp.DpTestbed;
 import io.kubeverdict.testing.dp.Probe;
 import io.kubeverdict.testing.dp.RawSender;
 import io.kubeverdict.testing.dp.RecordingObserver;
+import io.kubeverdict.testing.tier.KernelTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,6 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Packets no Java socket can send (this kernel has no SCTP sockets; IPv6 extension headers
  * longer than the 128 copied bytes), crafted and sent with a raw socket through the node.
  */
+@KernelTest
 class CraftedPacketKernelTest {
     private DpTestbed bed;
 

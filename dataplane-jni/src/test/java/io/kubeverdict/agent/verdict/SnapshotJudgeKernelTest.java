@@ -27,12 +27,14 @@ import io.kubeverdict.testing.dp.Dataplane;
 import io.kubeverdict.testing.dp.DpTestbed;
 import io.kubeverdict.testing.dp.Probe;
 import io.kubeverdict.testing.dp.RecordingObserver;
+import io.kubeverdict.testing.tier.KernelTest;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The loop with the shared verdict function as its judge, as the agent plugs it in. */
+@KernelTest
 class SnapshotJudgeKernelTest {
     private DpTestbed bed;
 

@@ -16,6 +16,7 @@ import io.kubeverdict.testing.dp.Dataplane;
 import io.kubeverdict.testing.dp.DpTestbed;
 import io.kubeverdict.testing.dp.Probe;
 import io.kubeverdict.testing.dp.RecordingObserver;
+import io.kubeverdict.testing.tier.KernelTest;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,6 +36,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * table, queue and verdict loop. The queue expression path runs only where the kernel has it;
  * the xtables path always runs.
  */
+@KernelTest
 class VerdictLoopKernelTest {
     private static final int QUEUE = 100;
     private DpTestbed bed;

@@ -1,17 +1,15 @@
-package io.kubeverdict.sync;
+package io.kubeverdict.controlplane.source;
 
+import io.kubeverdict.controlplane.manifests.ManifestFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 /**
  * The revision of a manifest directory: what the control plane reports (ListNodesResponse
@@ -20,28 +18,19 @@ import java.util.stream.Stream;
  *
  * <p>Exactly: lowercase hex SHA-256 over, for each manifest file in ascending order of its
  * relative path ('/'-separated, compared as Java strings): the path in UTF-8, one 0x00 byte, the
- * content length as 8-byte big-endian, the content bytes. Manifest files are the regular files
- * below the directory (recursively) whose name ends in ".yaml", ".yml" or ".json", the files the
- * control plane's manifest loader reads; other files do not count. An empty directory has the
- * SHA-256 of nothing.
+ * content length as 8-byte big-endian, the content bytes. Manifest files are those the loader
+ * reads ({@link ManifestFiles}: "*.yaml", "*.yml", "*.json" below the directory, none hidden);
+ * other files do not count. An empty directory has the SHA-256 of nothing.
  */
 public final class ManifestRevision {
-    private static final List<String> SUFFIXES = List.of(".yaml", ".yml", ".json");
-
     private ManifestRevision() {
     }
 
-    /** Whether the loader reads a file of this name. */
-    public static boolean isManifest(String fileName) {
-        return SUFFIXES.stream().anyMatch(fileName::endsWith);
-    }
-
-    /** Pure: the revision of files given as relative path -> content (non-manifest names are skipped). */
+    /** Pure: the revision of files given as relative path -> content (non-manifest paths are skipped). */
     public static String of(Map<String, byte[]> files) {
         MessageDigest sha = sha256();
         new TreeMap<>(files).forEach((path, content) -> {
-            String name = path.substring(path.lastIndexOf('/') + 1);
-            if (!isManifest(name)) {
+            if (!ManifestFiles.isManifest(path)) {
                 return;
             }
             sha.update(path.getBytes(StandardCharsets.UTF_8));
@@ -54,16 +43,7 @@ public final class ManifestRevision {
 
     /** Reads the manifest files below {@code dir} and returns their revision. */
     public static String read(Path dir) throws IOException {
-        Map<String, byte[]> files = new TreeMap<>();
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : (Iterable<Path>) s::iterator) {
-                if (Files.isRegularFile(p) && isManifest(p.getFileName().toString())) {
-                    String rel = dir.relativize(p).toString().replace(p.getFileSystem().getSeparator(), "/");
-                    files.put(rel, Files.readAllBytes(p));
-                }
-            }
-        }
-        return of(files);
+        return of(ManifestFiles.read(dir));
     }
 
     private static MessageDigest sha256() {

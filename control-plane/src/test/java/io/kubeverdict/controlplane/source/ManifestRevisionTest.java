@@ -1,4 +1,4 @@
-package io.kubeverdict.sync;
+package io.kubeverdict.controlplane.source;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -59,7 +59,8 @@ class ManifestRevisionTest {
     void filesTheLoaderDoesNotReadAreIgnored() {
         String base = ManifestRevision.of(Map.of("a.yaml", b("x: 1"), "c.json", b("{}")));
         assertThat(ManifestRevision.of(Map.of("a.yaml", b("x: 1"), "c.json", b("{}"), "README.md", b("hi"),
-                "a.yaml.swp", b("junk"), "d/e.txt", b("t")))).isEqualTo(base);
+                "a.yaml.swp", b("junk"), "d/e.txt", b("t"), ".a.yaml", b("hidden"), "..data/a.yaml", b("x: 1"))))
+                .isEqualTo(base);
     }
 
     @Test
@@ -70,6 +71,9 @@ class ManifestRevisionTest {
         Files.writeString(dir.resolve("sub/list.json"), "{}");
         Files.writeString(dir.resolve("notes.txt"), "ignored");
         Files.createDirectories(dir.resolve("dir.yaml")); // a directory is no manifest
+        Files.createDirectories(dir.resolve(".hidden"));
+        Files.writeString(dir.resolve(".hidden/x.yaml"), "kind: Pod\n"); // nor is anything hidden
+        Files.writeString(dir.resolve(".#pods.yaml"), "lock");
         assertThat(ManifestRevision.read(dir)).isEqualTo(ManifestRevision.of(Map.of(
                 "pods.yaml", b("kind: Pod\n"),
                 "sub/deeper/np.yml", b("kind: NetworkPolicy\n"),

@@ -1,4 +1,4 @@
-package io.kubeverdict.controlplane.tls;
+package io.kubeverdict.testing.pki;
 
 import java.io.IOException;
 import java.io.StringWriter;
@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
+import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -21,17 +22,25 @@ import org.bouncycastle.cert.X509v3CertificateBuilder;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
 import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
+import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
-/** A throwaway CA issuing server and client certificates as PEM files, for the mTLS tests. */
-final class TestPki {
+/**
+ * A throwaway CA issuing server and client certificates as PEM files (EC P-256, PKCS#8 keys),
+ * for the mTLS tests of every module. Made in the JVM, so no openssl is needed.
+ */
+public final class TestPki {
     private static final AtomicLong SERIAL = new AtomicLong(System.currentTimeMillis());
     private final Path dir;
     private final KeyPair caKey;
     private final X509Certificate caCert;
-    final Path caFile;
+    /** The CA certificate, NAME-ca.pem in the directory. */
+    public final Path caFile;
 
-    TestPki(Path dir, String caName) throws Exception {
+    /** A certificate file and its private key file. */
+    public record Issued(Path cert, Path key) {}
+
+    public TestPki(Path dir, String caName) throws Exception {
         this.dir = dir;
         this.caKey = keyPair();
         X500Name name = new X500Name("CN=" + caName);
@@ -41,8 +50,17 @@ final class TestPki {
         this.caFile = write(caName + "-ca.pem", caCert);
     }
 
-    /** A leaf certificate; returns {certFile, keyFile}. */
-    Path[] issue(String file, String cn, String... dnsNames) throws Exception {
+    /**
+     * A leaf certificate with subject CN {@code cn}, the given DNS SANs and IP SAN 127.0.0.1,
+     * written as FILE.pem and FILE-key.pem; returns {certFile, keyFile}.
+     */
+    public Path[] issue(String file, String cn, String... dnsNames) throws Exception {
+        Issued i = leaf(file, cn, dnsNames);
+        return new Path[] {i.cert(), i.key()};
+    }
+
+    /** {@link #issue} as a record. */
+    public Issued leaf(String file, String cn, String... dnsNames) throws Exception {
         KeyPair kp = keyPair();
         X509v3CertificateBuilder b = builder(new X500Name(caCert.getSubjectX500Principal().getName()),
                 new X500Name("CN=" + cn), kp);
@@ -53,7 +71,7 @@ final class TestPki {
         sans[dnsNames.length] = new GeneralName(GeneralName.iPAddress, "127.0.0.1");
         b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(sans));
         X509Certificate cert = sign(b, caKey);
-        return new Path[] {write(file + ".pem", cert), write(file + "-key.pem", kp.getPrivate())};
+        return new Issued(write(file + ".pem", cert), write(file + "-key.pem", kp.getPrivate()));
     }
 
     private static KeyPair keyPair() throws Exception {
@@ -77,8 +95,7 @@ final class TestPki {
     private Path write(String name, Object pemObject) throws IOException {
         StringWriter sw = new StringWriter();
         try (JcaPEMWriter w = new JcaPEMWriter(sw)) {
-            w.writeObject(pemObject instanceof java.security.PrivateKey k
-                    ? new org.bouncycastle.openssl.jcajce.JcaPKCS8Generator(k, null) : pemObject);
+            w.writeObject(pemObject instanceof PrivateKey k ? new JcaPKCS8Generator(k, null) : pemObject);
         }
         Path p = dir.resolve(name);
         Files.writeString(p, sw.toString());

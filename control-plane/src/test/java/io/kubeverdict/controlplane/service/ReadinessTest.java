@@ -1,0 +1,34 @@
+package io.kubeverdict.controlplane.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ReadinessTest {
+    @Test
+    void readyOnlyAfterTheFirstCalculationWhileTheSourceLoadsAndUntilAFatalError() {
+        List<Boolean> told = new ArrayList<>();
+        Readiness r = new Readiness(told::add);
+        assertThat(r.ready()).isFalse();
+        assertThat(r.reason()).isEqualTo("first calculation not done");
+        r.sourceLoads();
+        assertThat(told).isEmpty();
+
+        r.firstCalculationPublished();
+        assertThat(r.ready()).isTrue();
+        assertThat(r.reason()).isEmpty();
+        r.sourceFails("manifest load rejected: a.yaml:1:1: bad");
+        assertThat(r.reason()).isEqualTo("manifest load rejected: a.yaml:1:1: bad");
+        r.sourceFails("manifest load rejected: a.yaml:2:1: worse");
+        r.sourceLoads();
+        assertThat(told).containsExactly(true, false, true); // told on changes only
+
+        r.fatal("the calculation thread died");
+        r.sourceLoads();
+        assertThat(r.ready()).isFalse();
+        assertThat(r.reason()).isEqualTo("the calculation thread died");
+        assertThat(told).containsExactly(true, false, true, false);
+    }
+}

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.NodeStatus;
+import io.kubeverdict.testing.tier.EndToEndTest;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * pair's verdict while two nodes disagree is still one of the two nodes' states. The partition
  * lasts {@value #PARTITION_PROPERTY} seconds (default 15; the soak profile sets 60).
  */
+@EndToEndTest
 @ExtendWith(FaultBed.Resolver.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)

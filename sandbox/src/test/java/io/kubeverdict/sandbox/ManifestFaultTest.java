@@ -5,6 +5,7 @@ import static io.kubeverdict.sandbox.FaultBed.NODE2;
 import static io.kubeverdict.sandbox.FaultBed.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubeverdict.testing.tier.EndToEndTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,7 +21,6 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
@@ -31,17 +31,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * nothing is published and no agent is told it is in sync), and the revision of the bad
  * directory is never published. What reads now (a NetworkPolicyList, a document over 3 MiB) is
  * enforced.
- *
- * <p>This needs all-or-nothing manifest loading (branch f-manifests); until that is on main the
- * class is skipped, before the bed starts, by a condition on its {@value #FEATURE_CLASS}.
  */
-@EnabledIf(value = "allOrNothingLoads", disabledReason = "all-or-nothing manifest loading (ManifestLoadException, "
-        + "branch f-manifests) is not on this branch yet")
+@EndToEndTest
 @ExtendWith(FaultBed.Resolver.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ManifestFaultTest {
-    static final String FEATURE_CLASS = "io.kubeverdict.controlplane.manifests.ManifestLoadException";
     static final String LOAD_ERRORS = "kubeverdict_manifest_load_errors_total";
     static final String LOAD_OK = "kubeverdict_manifest_load_ok";
     static final Duration SIGNAL_TIMEOUT = Duration.ofSeconds(60);
@@ -84,15 +79,6 @@ class ManifestFaultTest {
         if (bed != null) {
             Files.deleteIfExists(bed.manifests.resolve("policies.json"));
             bed.recover();
-        }
-    }
-
-    static boolean allOrNothingLoads() {
-        try {
-            Class.forName(FEATURE_CLASS);
-            return true;
-        } catch (ClassNotFoundException e) {
-            return false;
         }
     }
 

@@ -6,6 +6,7 @@ import static io.kubeverdict.sandbox.FaultBed.POLICIES_A;
 import static io.kubeverdict.sandbox.FaultBed.POLICIES_B;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubeverdict.testing.tier.EndToEndTest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@value #SECONDS_PROPERTY} = 30); the soak profile runs the hour-scale benchmark
  * (1,000,000 connections over 3600 s): {@code ./mvnw -o -B -pl sandbox -am verify -Psoak}.
  */
+@EndToEndTest
 @ExtendWith(FaultBed.Resolver.class)
 class SoakTest {
     static final String CONNECTIONS_PROPERTY = "kubeverdict.soak.connections";

@@ -68,11 +68,20 @@ public final class KernelRequirements implements ExecutionCondition {
         return out;
     }
 
+    /**
+     * A loaded module has /sys/module/nfnetlink_queue; a built-in one (CONFIG_NETFILTER_NETLINK_QUEUE=y,
+     * as on this CI kernel) has no such directory, but either way the kernel offers the queue's
+     * /proc file.
+     */
+    private static boolean nfqueueAvailable() {
+        return Files.exists(Path.of("/sys/module/nfnetlink_queue")) || Files.exists(Path.of("/proc/net/netfilter/nfnetlink_queue"));
+    }
+
     private static Machine machine() {
         Machine m = machine;
         if (m == null) {
             m = new Machine(isRoot(), commandsOnPath(List.of("ip", "nft")),
-                    Files.exists(Path.of("/sys/module/nfnetlink_queue")), nativeProblem());
+                    nfqueueAvailable(), nativeProblem());
             machine = m;
         }
         return m;

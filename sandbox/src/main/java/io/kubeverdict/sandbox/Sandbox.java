@@ -129,11 +129,30 @@ public final class Sandbox implements AutoCloseable {
      * waiting. Returns false, changing nothing, when the pods themselves changed.
      */
     public boolean update() throws Exception {
-        if (!copy.refresh()) {
+        if (!stage()) {
             return false;
         }
-        engine.reload();
+        publish();
         return true;
+    }
+
+    /**
+     * Re-reads the manifest directory into a staged copy the control plane does not watch and
+     * recomputes the expectation from it: a test learns what the change will do before the change
+     * can take effect, then {@link #publish()}es it. Returns false, changing nothing, when the pods
+     * themselves changed.
+     */
+    public boolean stage() throws Exception {
+        if (!copy.stage()) {
+            return false;
+        }
+        engine.reload(copy.stagedDir());
+        return true;
+    }
+
+    /** Writes the staged copy into the directory the control plane watches. */
+    public void publish() throws Exception {
+        copy.publish();
     }
 
     /** The second half of {@link #reload()}: waits until every agent enforces the copy last written. */

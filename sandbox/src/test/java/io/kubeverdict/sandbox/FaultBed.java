@@ -99,11 +99,22 @@ final class FaultBed implements AutoCloseable {
         }
     }
 
-    /** Writes the policies into the source directory and the sandbox's copy, without waiting. */
-    EnforcementModel write(String policies) throws Exception {
+    /**
+     * Writes the policies into the source directory and stages the sandbox's copy: returns what
+     * they will do, before the control plane can see them ({@link Sandbox#publish()} then writes
+     * them where it watches; enter the convergence window before that).
+     */
+    EnforcementModel stage(String policies) throws Exception {
         Files.writeString(manifests.resolve("policies.yaml"), policies);
-        assertThat(sandbox.update()).as("pods unchanged").isTrue();
+        assertThat(sandbox.stage()).as("pods unchanged").isTrue();
         return EnforcementModel.of(sandbox);
+    }
+
+    /** Stages and publishes at once, without waiting: for when nothing watches (the control plane is down). */
+    EnforcementModel write(String policies) throws Exception {
+        EnforcementModel model = stage(policies);
+        sandbox.publish();
+        return model;
     }
 
     /** Writes the policies, waits until every agent enforces them and returns the engine's model. */

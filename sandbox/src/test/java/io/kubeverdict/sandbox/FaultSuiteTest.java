@@ -140,11 +140,12 @@ class FaultSuiteTest {
             prober.awaitWholeRounds(killed, 2, HOLD);
 
             // A change while node-1 is down: node-2 takes it, node-1's leftover table keeps A's pods.
-            EnforcementModel modelB = bed.write(POLICIES_B);
+            EnforcementModel modelB = bed.stage(POLICIES_B);
             Verdicts mixed = EnforcementModel.verdicts("node-1 killed (A's table), node-2 B", a.pods(), modelB.pods(),
                     n -> n.equals(NODE1) ? modelA.killed(NODE1, false) : modelB.enforcing(n));
             assertThat(closed.differences(mixed)).as("node-2's change is visible").isNotEmpty();
             timeline.enter("B written, node-2 converging", closed, mixed);
+            sandbox.publish();
             sandbox.awaitConverged(List.of(NODE2));
             int half = timeline.enter(mixed.name(), mixed);
             prober.awaitWholeRounds(half, 2, HOLD);
@@ -202,13 +203,14 @@ class FaultSuiteTest {
                 int cutOff = timeline.enter("node-2 cut off, nothing changed", c);
                 prober.awaitWholeRounds(cutOff, 1, HOLD);
 
-                EnforcementModel modelA = bed.write(POLICIES_A);
+                EnforcementModel modelA = bed.stage(POLICIES_A);
                 Verdicts mixed = EnforcementModel.verdicts("node-1 A, node-2 keeps C", c.pods(), modelA.pods(),
                         n -> n.equals(NODE1) ? modelA.enforcing(n) : modelC.enforcing(n));
                 Verdicts a = modelA.enforced("A enforced");
                 assertThat(c.differences(mixed)).as("node-1's change is visible").isNotEmpty();
                 assertThat(mixed.differences(a)).as("node-2's missing change is visible").isNotEmpty();
                 timeline.enter("A written during the partition, node-1 converging", c, mixed);
+                sandbox.publish();
                 sandbox.awaitConverged(List.of(NODE1));
                 int during = timeline.enter(mixed.name(), mixed);
                 long left = partition.toNanos() - (System.nanoTime() - cutAt);

@@ -146,10 +146,11 @@ class ManifestFaultTest {
             }
             // The watcher still follows: a change after all that is enforced.
             Files.deleteIfExists(bed.manifests.resolve("policies.json"));
-            EnforcementModel after = bed.write(Y_POLICY + "---\n" + Z_DENY);
+            EnforcementModel after = bed.stage(Y_POLICY + "---\n" + Z_DENY);
             Verdicts changed = after.enforced("y and z policies enforced");
             assertThat(good.differences(changed)).isNotEmpty();
             timeline.enter("a good change: converging", good, changed);
+            sandbox.publish();
             sandbox.awaitConverged();
             int last = timeline.enter(changed.name(), changed);
             prober.awaitWholeRounds(last, 1, HOLD);

@@ -118,10 +118,12 @@ class SoakTest {
             try {
                 while (running) {
                     long start = System.nanoTime();
-                    Verdicts next = bed.write(toB ? POLICIES_B : POLICIES_A).enforced(toB ? "B enforced" : "A enforced");
+                    Verdicts next = bed.stage(toB ? POLICIES_B : POLICIES_A).enforced(toB ? "B enforced" : "A enforced");
                     timeline.enter("converging on " + next.name().charAt(0), current, next);
+                    long published = System.nanoTime();
+                    bed.sandbox.publish();
                     bed.sandbox.awaitConverged();
-                    convergence.add(FaultBed.seconds(start));
+                    convergence.add(FaultBed.seconds(published));
                     timeline.enter(next.name(), next);
                     current = next;
                     toB = !toB;

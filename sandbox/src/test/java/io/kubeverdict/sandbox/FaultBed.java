@@ -2,6 +2,7 @@ package io.kubeverdict.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.StatusRuntimeException;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.testbed.ServePort;
@@ -148,6 +149,23 @@ final class FaultBed implements AutoCloseable {
 
     AgentStatus agentStatus(String node) {
         return sandbox.inspection().agent(node);
+    }
+
+    /** Waits until node's agent answers on its inspection port (a JVM just started takes a while). */
+    AgentStatus awaitAgentAnswers(String node, Duration within) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (true) {
+            try {
+                return agentStatus(node);
+            } catch (StatusRuntimeException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("the agent of " + node + " does not answer within " + within + ": " + e.getStatus()
+                            + "\n" + sandbox.agent(node).tail(20));
+                }
+                sandbox.inspection().resetConnectBackoff();
+                Thread.sleep(100);
+            }
+        }
     }
 
     NodeStatus nodeStatus(String node) {

@@ -212,8 +212,10 @@ class ManifestFaultTest {
             timeline.enter("killing node-1", good, closed);
             sandbox.killAgent(NODE1);
             sandbox.startAgent(NODE1);
+            timeline.enter("node-1 killed, a new one starting", closed);
+            assertThat(bed.awaitAgentAnswers(NODE1, HOLD).getInSync()).as("the fresh node-1 told it is in sync").isFalse();
             int fresh = timeline.enter(closed.name(), closed);
-            prober.awaitWholeRounds(fresh, 3, HOLD);
+            prober.awaitWholeRounds(fresh, 2, HOLD);
             assertThat(bed.agentStatus(NODE1).getInSync()).as("the fresh node-1 told it is in sync").isFalse();
 
             // Repaired: the first good load is published and everything converges on it.

@@ -4,6 +4,7 @@ import io.grpc.StatusRuntimeException;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeStatus;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,17 +29,27 @@ final class Convergence {
 
     /** Returns once converged on revision; throws with the reason and the logs' tails after timeout or when a process exits. */
     void await(String revision, Duration timeout) throws InterruptedException {
+        await(revision, timeout, nodes);
+    }
+
+    /**
+     * Like {@link #await(String, Duration)} for some nodes only (the control plane must have
+     * published revision, and these nodes' agents must enforce it), e.g. while another node's
+     * agent is down or cut off.
+     */
+    void await(String revision, Duration timeout, Collection<String> which) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         String why;
         while (true) {
-            processes.checkAlive();
+            processes.checkAlive(which);
             try {
-                why = notConverged(revision);
+                why = notConverged(revision, which);
                 if (why == null) {
                     return;
                 }
             } catch (StatusRuntimeException e) {
                 why = e.getStatus().getCode() + " " + e.getStatus().getDescription();
+                inspection.resetConnectBackoff(); // a restarted process is dialled at the next poll
             }
             if (System.nanoTime() >= deadline) {
                 throw new SandboxException("agents did not converge within " + timeout.toSeconds() + "s: " + why
@@ -48,8 +59,8 @@ final class Convergence {
         }
     }
 
-    /** Why the system has not converged on revision yet; null when it has. */
-    private String notConverged(String revision) {
+    /** Why the nodes have not converged on revision yet; null when they have. */
+    private String notConverged(String revision, Collection<String> which) {
         ListNodesResponse list = inspection.listNodes();
         if (!list.getSourceRevision().equals(revision)) {
             return "the control plane has not published revision " + revision + " of its manifest copy (it reports \""
@@ -57,7 +68,7 @@ final class Convergence {
         }
         Map<String, NodeStatus> byNode = new LinkedHashMap<>();
         list.getNodesList().forEach(n -> byNode.put(n.getNode(), n));
-        for (String node : nodes) {
+        for (String node : which) {
             NodeStatus n = byNode.get(node);
             if (n == null || !n.getConnected()) {
                 return "control plane has no stream to " + node;

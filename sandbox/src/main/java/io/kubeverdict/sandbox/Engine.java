@@ -31,9 +31,14 @@ final class Engine {
 
     /** Reads the copy again (after it was written); the loader's problems are noted with file and document. */
     synchronized void reload() throws IOException {
+        reload(manifests);
+    }
+
+    /** Reads a staged version of the copy (same file names) before it is published. */
+    synchronized void reload(Path dir) throws IOException {
         LoadedManifests loaded;
         try {
-            loaded = new ManifestLoader().load(manifests);
+            loaded = new ManifestLoader().load(dir);
         } catch (ManifestLoadException e) {
             // The control plane rejects such a copy as a whole too: nothing would be enforced.
             throw new SandboxException("the manifests do not load: " + e.getMessage());
@@ -43,6 +48,14 @@ final class Engine {
         }
         cluster = new OfflineCluster(loaded.namespaces(), loaded.pods(), loaded.policies());
         expected.clear();
+    }
+
+    /** The cluster as the last read copy has it: every node's snapshot, as the control plane computes it. */
+    synchronized OfflineCluster cluster() {
+        if (cluster == null) {
+            throw new IllegalStateException("the engine has not read the manifests yet");
+        }
+        return cluster;
     }
 
     /** Which endpoint may open a new connection to which on target, computed once per copy. */

@@ -73,6 +73,15 @@ final class Inspection implements AutoCloseable {
                 .getStatus(AgentStatusRequest.getDefaultInstance());
     }
 
+    /**
+     * Makes every channel dial at once on its next call: after a process was killed and started
+     * again, gRPC's own connect backoff (growing to two minutes) would otherwise delay noticing it.
+     */
+    void resetConnectBackoff() {
+        controlPlane.resetConnectBackoff();
+        agents.values().forEach(ManagedChannel::resetConnectBackoff);
+    }
+
     @Override
     public void close() {
         controlPlane.shutdownNow();

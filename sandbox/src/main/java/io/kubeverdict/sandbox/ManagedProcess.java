@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * A process the sandbox started (in a network namespace via `ip netns exec`, which execs, so the
  * PID is the process itself), with its output in a log file. Stopped by PID: SIGTERM, then
- * SIGKILL after a grace period.
+ * SIGKILL after a grace period; or killed at once ({@link #kill()}), as a crash would end it.
  */
 public final class ManagedProcess implements AutoCloseable {
     private final String name;
@@ -59,6 +59,31 @@ public final class ManagedProcess implements AutoCloseable {
         } catch (IOException e) {
             return "(no log: " + e.getMessage() + ")";
         }
+    }
+
+    /**
+     * SIGKILL by PID, as a crash or the OOM killer ends a process (no shutdown hook runs), and
+     * waits until it is gone, so the kernel has released its sockets and its queue binding.
+     */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            throw new SandboxException(name + " (pid " + pid() + ") still runs 30 s after SIGKILL");
+        }
+    }
+
+    /** Resident memory of the process in KiB (VmRSS of /proc/PID/status), or -1 once it is gone. */
+    public long rssKib() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", String.valueOf(pid()), "status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.substring("VmRSS:".length()).replace("kB", "").strip());
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // gone, or a kernel without VmRSS
+        }
+        return -1;
     }
 
     @Override

@@ -12,17 +12,26 @@ import java.util.Map;
  * The copy of the manifest directory that the control plane watches and the engine reads: the
  * source with every pod the sandbox runs placed ({@link Placement}), and the copy's
  * {@link ManifestRevision}, which the control plane reports once it has published that load.
+ *
+ * <p>A new version is first <em>staged</em> in a sibling directory, which the engine can read
+ * before the control plane can see anything, and then <em>published</em> into the watched
+ * directory (each file replaced atomically): a test knows what to expect before the change can
+ * take effect.
  */
 final class ManifestCopy {
     private final SandboxOptions options;
     private final Path dir;
+    private final Path staging;
     private List<SandboxPod> pods;
     private Placement placement;
     private String revision;
+    private ManifestSet staged;
+    private String stagedRevision;
 
     private ManifestCopy(SandboxOptions options, Path dir) {
         this.options = options;
         this.dir = dir;
+        this.staging = dir.resolveSibling(dir.getFileName() + ".staged");
     }
 
     /** Reads the source, places its pods and writes the copy into dir. */
@@ -43,13 +52,44 @@ final class ManifestCopy {
      * the pods themselves changed (added, removed, moved, new ports or IPs): that needs a new sandbox.
      */
     boolean refresh() throws IOException {
+        if (!stage()) {
+            return false;
+        }
+        publish();
+        return true;
+    }
+
+    /**
+     * Reads the source again and writes it into the staging directory ({@link #stagedDir()}),
+     * leaving the watched copy alone. Returns false, staging nothing, when the pods changed.
+     */
+    boolean stage() throws IOException {
         ManifestSet source = ManifestSet.load(options.manifests());
         List<SandboxPod> now = runnable(source);
         if (!place(source).equals(placement) || !portsOf(now).equals(portsOf(pods))) {
             return false;
         }
-        writeFrom(source);
+        source.writeAssigned(placement, staging);
+        staged = source;
+        stagedRevision = ManifestRevision.read(staging);
         return true;
+    }
+
+    /** Writes what was staged into the watched copy; its revision is the staged one. */
+    void publish() throws IOException {
+        if (staged == null) {
+            throw new IllegalStateException("nothing staged");
+        }
+        writeFrom(staged);
+        staged = null;
+        if (!revision.equals(stagedRevision)) {
+            throw new SandboxException("the published copy " + dir + " differs from the staged one " + staging);
+        }
+    }
+
+    /** Where {@link #stage()} writes, with the same file names as the copy. */
+    Path stagedDir() {
+        return staging;
     }
 
     private void writeFrom(ManifestSet source) throws IOException {

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -136,13 +137,14 @@ public final class ManifestSet {
         for (Map.Entry<Path, ManifestFile> e : files.entrySet()) {
             Path target = dir.resolve(e.getKey());
             Files.createDirectories(target.getParent());
-            String content = render(e.getKey(), e.getValue(), placement);
+            byte[] content = render(e.getKey(), e.getValue(), placement).getBytes(StandardCharsets.UTF_8);
             written.add(target);
-            if (Files.isRegularFile(target) && Files.readString(target, StandardCharsets.UTF_8).equals(content)) {
+            // Compared as bytes: what is there may not even be UTF-8 (a fault test wrote it).
+            if (Files.isRegularFile(target) && Arrays.equals(Files.readAllBytes(target), content)) {
                 continue; // unchanged: no event for the watcher
             }
             Path temp = target.resolveSibling("." + target.getFileName() + ".tmp");
-            Files.writeString(temp, content, StandardCharsets.UTF_8);
+            Files.write(temp, content);
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         }
         try (Stream<Path> walk = Files.walk(dir)) {

@@ -1,10 +1,13 @@
 package io.kubeverdict.sandbox;
 
+import io.kubeverdict.controlplane.tools.OfflineCluster;
 import io.kubeverdict.testbed.ServePort;
 import io.kubeverdict.testbed.Testbed;
 import io.kubeverdict.testbed.TestbedLayout;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +37,7 @@ public final class Sandbox implements AutoCloseable {
     private SandboxProcesses processes;
     private Convergence convergence;
     private PairProbes probes;
+    private Inspection inspection;
 
     private Sandbox(SandboxOptions options, Teardown teardown) {
         this.options = options;
@@ -72,12 +76,12 @@ public final class Sandbox implements AutoCloseable {
         TestbedLayout layout = testbed.layout();
 
         progress.step("starting the control plane and " + placement.nodes().size() + " agents from " + launcher.describe());
-        processes = new SandboxProcesses(launcher, layout, workDir);
+        processes = new SandboxProcesses(launcher, layout, workDir, options::agentArgs);
         teardown.add("the processes", processes::close);
         processes.start();
         Map<String, String> agentAddresses = new LinkedHashMap<>();
         layout.nodes().forEach(node -> agentAddresses.put(node, processes.agentInspectAddress(node)));
-        Inspection inspection = new Inspection(new Inspection.InNamespace() {
+        inspection = new Inspection(new Inspection.InNamespace() {
             @Override
             public <T> T call(Callable<T> work) throws Exception {
                 return testbed.callIn(layout.fabricNamespace(), work);
@@ -112,12 +116,96 @@ public final class Sandbox implements AutoCloseable {
      * (added, removed, moved, new ports or IPs): that needs a new sandbox.
      */
     public boolean reload() throws Exception {
-        if (!copy.refresh()) {
+        if (!update()) {
             return false;
         }
-        engine.reload();
-        convergence.await(copy.revision(), CONVERGE_TIMEOUT);
+        awaitConverged();
         return true;
+    }
+
+    /**
+     * The first half of {@link #reload()}: re-reads the manifest directory, writes the new copy
+     * (the control plane sees it whenever it watches) and recomputes the expectation, without
+     * waiting. Returns false, changing nothing, when the pods themselves changed.
+     */
+    public boolean update() throws Exception {
+        if (!stage()) {
+            return false;
+        }
+        publish();
+        return true;
+    }
+
+    /**
+     * Re-reads the manifest directory into a staged copy the control plane does not watch and
+     * recomputes the expectation from it: a test learns what the change will do before the change
+     * can take effect, then {@link #publish()}es it. Returns false, changing nothing, when the pods
+     * themselves changed.
+     */
+    public boolean stage() throws Exception {
+        if (!copy.stage()) {
+            return false;
+        }
+        engine.reload(copy.stagedDir());
+        return true;
+    }
+
+    /** Writes the staged copy into the directory the control plane watches. */
+    public void publish() throws Exception {
+        copy.publish();
+    }
+
+    /** The second half of {@link #reload()}: waits until every agent enforces the copy last written. */
+    public void awaitConverged() throws InterruptedException {
+        convergence.await(copy.revision(), CONVERGE_TIMEOUT);
+    }
+
+    /**
+     * Waits until the control plane has published the copy last written and the agents of these
+     * nodes enforce it (others may be down or cut off).
+     */
+    public void awaitConverged(Collection<String> nodes) throws InterruptedException {
+        convergence.await(copy.revision(), CONVERGE_TIMEOUT, nodes);
+    }
+
+    /** The revision of the copy last written, which the control plane reports once it published it. */
+    public String revision() {
+        return copy.revision();
+    }
+
+    /** SIGKILL to the control plane (the agents keep enforcing what they have); returns once it is gone. */
+    public void killControlPlane() throws InterruptedException {
+        processes.killControlPlane();
+    }
+
+    /** Starts the control plane again on the same directory, without waiting for it. */
+    public void startControlPlane() throws IOException {
+        processes.startControlPlane();
+    }
+
+    /** SIGKILL to node's agent, leaving its nft table behind as a crash does; returns once it is gone. */
+    public void killAgent(String node) throws InterruptedException {
+        processes.killAgent(node);
+    }
+
+    /** Starts node's agent again with the same arguments, without waiting for it. */
+    public void startAgent(String node) throws IOException {
+        processes.startAgent(node);
+    }
+
+    /** The control-plane process (its PID, log). */
+    public ManagedProcess controlPlane() {
+        return processes.controlPlane();
+    }
+
+    /** The engine's cluster on the copy last written, for tests that compose expectations per node. */
+    OfflineCluster expectedCluster() {
+        return engine.cluster();
+    }
+
+    /** The inspection clients, for tests that look at the processes' own view. */
+    Inspection inspection() {
+        return inspection;
     }
 
     /** The agent process of node (its PID, log), e.g. for a test that stops it. */

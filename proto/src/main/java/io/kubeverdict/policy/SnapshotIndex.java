@@ -572,6 +572,10 @@ public final class SnapshotIndex {
         if (p != null) {
             d.setPolicy(p).setRuleId(decidingRuleId(code));
         }
+        String tier = p != null ? p.getTier() : tierOf(code);
+        if (tier != null) {
+            d.setDecidingTier(tier);
+        }
         return d.build();
     }
 }

@@ -71,7 +71,9 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     private void startInternal(Config config, PolicyCalculator calculator, Source source) throws Exception {
-        Consumer<List<PolicyProblem>> problems = list -> list.forEach(p -> log.warn("policy problem: {}", p));
+        // The manifest source logs every problem with its file and document once per change of
+        // the list, the Kubernetes source's events log new ones: nothing to add here.
+        Consumer<List<PolicyProblem>> problems = list -> { };
         if (source instanceof Source.Kubernetes k) {
             PolicyProblemEvents events = new PolicyProblemEvents(k.client());
             closeables.push(events);
@@ -112,8 +114,11 @@ public final class ControlPlane implements AutoCloseable {
             KubernetesSource ks = new KubernetesSource(k.client(), loop, k.resync().toMillis());
             closeables.push(ks);
             ks.start();
+            ks.informers().forEach((kind, informer) ->
+                    metrics.informer(kind, informer::isWatching, informer::hasSynced));
         } else if (source instanceof Source.Manifests m) {
-            ManifestDirectorySource ms = new ManifestDirectorySource(m.directory(), m.loader(), loop,
+            ManifestDirectorySource ms = new ManifestDirectorySource(m.directory(),
+                    new MeteredManifestLoader(m.loader(), metrics), loop,
                     Duration.ofMillis(200), Duration.ofSeconds(30));
             closeables.push(ms);
             ms.start();

@@ -64,6 +64,33 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         });
         long every = options.sweepInterval().toMillis();
         sweeper.scheduleWithFixedDelay(this::cutStalled, every, every, TimeUnit.MILLISECONDS);
+        metrics.nodeCounts(this::nodeCounts);
+    }
+
+    /** How the nodes' agents stand, for the bounded node-state gauges (no per-node label). */
+    ControlPlaneMetrics.NodeCounts nodeCounts() {
+        int inSync = 0;
+        int behind = 0;
+        int syncing = 0;
+        int disconnected = 0;
+        long maxLag = 0;
+        for (NodeRecord r : nodes.values()) {
+            SyncSession s = r.latest();
+            if (r.sessions.isEmpty() || s == null) {
+                disconnected++;
+                continue;
+            }
+            long lag = Math.max(0, s.sentSequence() - s.appliedSequence());
+            maxLag = Math.max(maxLag, lag);
+            if (s.appliedSequence() == 0) {
+                syncing++; // the agent reports only once its first snapshot is enforced
+            } else if (lag > 0) {
+                behind++;
+            } else {
+                inSync++;
+            }
+        }
+        return new ControlPlaneMetrics.NodeCounts(inSync, behind, syncing, disconnected, maxLag);
     }
 
     @Override
@@ -154,7 +181,6 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         final String node;
         final CopyOnWriteArrayList<SyncSession> sessions = new CopyOnWriteArrayList<>();
         private volatile SyncSession last;
-        private AutoCloseable lagGauge;
 
         NodeRecord(String node) {
             this.node = node;
@@ -163,32 +189,14 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         synchronized void open(SyncSession s) {
             sessions.add(s);
             last = s;
-            if (lagGauge == null) {
-                lagGauge = metrics.nodeGauge("kubeverdict_node_lag_messages",
-                        "Messages sent to the node's agent but not yet reported applied", node, this,
-                        r -> r.lag());
-            }
         }
 
         synchronized void closed(SyncSession s) {
             sessions.remove(s);
-            if (sessions.isEmpty() && lagGauge != null) {
-                try {
-                    lagGauge.close();
-                } catch (Exception ignored) {
-                    // Removing a meter does not fail.
-                }
-                lagGauge = null;
-            }
         }
 
         SyncSession latest() {
             return last;
-        }
-
-        double lag() {
-            SyncSession s = last;
-            return s == null ? 0 : Math.max(0, s.sentSequence() - s.appliedSequence());
         }
 
         NodeStatus status() {

@@ -64,6 +64,11 @@ final class RunCommand implements Callable<Integer> {
                     + "off disables (default ${DEFAULT-VALUE}).")
     HostPort inspectListen;
 
+    @Option(names = "--policy-verdict-series", defaultValue = "50", paramLabel = "N",
+            description = "kubeverdict_policy_verdicts_total: the first N distinct deciding policies get their own "
+                    + "series, later ones count as policy=\"other\"; 0 disables the counter (default ${DEFAULT-VALUE}).")
+    int policyVerdictSeries;
+
     @Option(names = "--table", defaultValue = RulesetConfig.DEFAULT_TABLE, hidden = true,
             description = "Name of our nftables table (tests run several agents).")
     String table;
@@ -97,7 +102,8 @@ final class RunCommand implements Callable<Integer> {
                 : null;
         return new AgentConfig(name, controlPlane.toString(), failOpen, queueId, queuePath(queuePath), table,
                 metrics.socketAddress(), inspectListen == null ? null : inspectListen.socketAddress(), tls,
-                removeTableOnExit(onExit, failOpen));
+                removeTableOnExit(onExit, failOpen),
+                new AgentConfig.Telemetry(policyVerdictSeries, AgentConfig.Telemetry.DEFAULTS.verdictUploadPerSecond()));
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

@@ -102,7 +102,6 @@ public final class Agent implements AutoCloseable {
         Clock clock = Clock.systemUTC();
         nft = new Nftables();
         manager = NftManager.create(nft, config.table(), config.queueId(), config.failOpen(), config.queuePath());
-        kernel = new KernelSets(manager);
         log.info("node {}: queue {} via {}, {}", config.node(), config.queueId(), kernelPath(manager.path()),
                 config.failOpen() ? "fail-open" : "fail-closed");
 
@@ -110,17 +109,12 @@ public final class Agent implements AutoCloseable {
         NfQueue queue = new NfQueue(config.queueId(), NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0));
         opened.add(queue);
         int queueId = config.queueId();
-        AgentMetrics metrics = new AgentMetrics(status, state, () -> readQueue(queueId), clock);
+        AgentMetrics metrics = new AgentMetrics(status, state, () -> readQueue(queueId), clock,
+                config.telemetry().policyVerdictSeries());
         opened.add(metrics);
+        kernel = new KernelSets(manager, metrics.nftApply());
         VerdictFeed feed = new VerdictFeed(4096, state::current);
-        StateHolder holder = state;
-        // The judge reads the current generation (one volatile read) and offers the verdict to
-        // watchers only when someone watches: nothing allocated per packet.
-        Judge judge = packet -> {
-            int code = holder.decide(packet);
-            feed.publish(packet, code);
-            return code;
-        };
+        Judge judge = new ObservedJudge(state, feed, metrics.policyVerdicts());
         VerdictLoop loop = new VerdictLoop(queue, BATCH, judge, metrics.verdicts(), config.failOpen());
         opened.add(loop); // closed before the queue (reverse order)
         opened.add(feed);

@@ -7,6 +7,7 @@ import io.kubeverdict.agent.run.AgentConfig;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
 import io.kubeverdict.runtime.cli.ClientTlsOptions;
 import io.kubeverdict.runtime.cli.HostPort;
+import io.kubeverdict.runtime.cli.LoggingOptions;
 import io.kubeverdict.runtime.cli.MetricsOptions;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -76,8 +77,12 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     ClientTlsOptions tlsOptions;
 
+    @Mixin
+    LoggingOptions logging = new LoggingOptions();
+
     @Override
     public Integer call() throws Exception {
+        logging.apply();
         AgentConfig config;
         try {
             config = config();

@@ -18,6 +18,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
+import io.kubeverdict.runtime.logging.LogLimiter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +48,9 @@ public final class SyncClient implements AutoCloseable {
     private final Backoff backoff;
     private final DoubleSupplier random;
     private final SyncStatus status;
+    // A control plane that stays away would otherwise cost two lines per backoff step, forever.
+    private final LogLimiter reconnectLog = new LogLimiter(1, TimeUnit.MINUTES);
+    private final LogLimiter brokenLog = new LogLimiter(1, TimeUnit.MINUTES);
     private final Thread thread;
     private volatile boolean running = true;
     private volatile StreamListener active;
@@ -64,6 +68,11 @@ public final class SyncClient implements AutoCloseable {
         this.status = status;
         this.thread = new Thread(this::run, "kv-sync");
         this.thread.setDaemon(true);
+    }
+
+    /** ", N similar suppressed" after a rate-limited line that stood for more than itself. */
+    private static String suppressedNote(long suppressed) {
+        return suppressed > 0 ? " (" + suppressed + " similar suppressed)" : "";
     }
 
     public SyncClient start() {
@@ -94,10 +103,17 @@ public final class SyncClient implements AutoCloseable {
             if (reachedSync) {
                 attempt = 0;
             }
+            if (reachedSync) {
+                reconnectLog.reset();
+                brokenLog.reset();
+            }
             Duration delay = backoff.delay(attempt++, random.getAsDouble());
             status.reconnecting();
-            log.info("reconnecting to the control plane in {} ms (attempt {}), enforcing sequence {}",
-                    delay.toMillis(), attempt, status.appliedSequence());
+            long suppressed = reconnectLog.tryAcquire();
+            if (suppressed >= 0) {
+                log.info("reconnecting to the control plane in {} ms (attempt {}), enforcing sequence {}{}",
+                        delay.toMillis(), attempt, status.appliedSequence(), suppressedNote(suppressed));
+            }
             try {
                 Thread.sleep(delay.toMillis());
             } catch (InterruptedException e) {
@@ -152,10 +168,12 @@ public final class SyncClient implements AutoCloseable {
                 if (end != null) {
                     if (!running) {
                         return inSync;
-                    } else if (end instanceof Throwable t) {
-                        log.warn("sync stream broke: {}", t.toString());
                     } else {
-                        log.warn("control plane ended the sync stream");
+                        long suppressed = brokenLog.tryAcquire();
+                        if (suppressed >= 0) {
+                            log.warn("{}{}", end instanceof Throwable t ? "sync stream broke: " + t
+                                    : "control plane ended the sync stream", suppressedNote(suppressed));
+                        }
                     }
                     return inSync;
                 }

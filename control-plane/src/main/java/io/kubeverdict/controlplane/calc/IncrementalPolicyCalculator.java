@@ -13,6 +13,7 @@ import io.kubeverdict.proto.v1.TierInfo;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -559,6 +560,18 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     }
 
     /** Number of distinct IP sets alive (for tests of reference counting and for metrics). */
+    @Override
+    public Map<String, String> describeIpSets(Collection<String> ids) {
+        Set<String> wanted = new HashSet<>(ids);
+        Map<String, String> out = new TreeMap<>();
+        for (SetState set : sets.values()) {
+            if (wanted.contains(set.id)) {
+                out.put(set.id, set.def.canonical());
+            }
+        }
+        return out;
+    }
+
     public int ipSetCount() {
         return sets.size();
     }

@@ -16,13 +16,18 @@ import picocli.CommandLine.Option;
 
 /** Options and loading shared by the offline tools: manifests in, an {@link OfflineCluster} out. */
 final class OfflineInput {
-    @Option(names = "--manifests", required = true, paramLabel = "DIR",
+    @Option(names = "--manifests", paramLabel = "DIR",
             description = "Directory of YAML/JSON manifests: Namespaces, Pods, NetworkPolicies (several documents per file).")
     Path manifests;
 
     @Option(names = "--assign-ips", paramLabel = "CIDR",
             description = "Give pods without status.podIPs consecutive addresses from CIDR (namespace/name order) and mark them Running.")
     String assignIps;
+
+    /** Whether --manifests was given (else the command asks a running control plane). */
+    boolean given() {
+        return manifests != null;
+    }
 
     /** Thrown for a fatal input error (exit 2). */
     static final class FatalInput extends Exception {

@@ -6,7 +6,11 @@ import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
 import io.kubeverdict.controlplane.sync.IndexedSnapshot;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.policy.TierVisits;
+import io.kubeverdict.proto.v1.DescribeEndpointRequest;
+import io.kubeverdict.proto.v1.EndpointDescription;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.DirectionExplanation;
 import io.kubeverdict.proto.v1.ExplainRequest;
@@ -18,10 +22,12 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
+import java.util.Collection;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * ControlPlaneInspection over live state: the published snapshots and the connected agents.
@@ -36,9 +42,18 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
 
     private record Compiled(long version, SnapshotIndex index) {}
 
+    private final EndpointDescriber describer;
+
     public InspectionService(SnapshotHub hub, PolicySyncService sync) {
+        this(hub, sync, ids -> Map.of());
+    }
+
+    /** @param setDescriptions what IP sets mean in words, by id (the calculation's definitions) */
+    public InspectionService(SnapshotHub hub, PolicySyncService sync,
+                             Function<Collection<String>, Map<String, String>> setDescriptions) {
         this.hub = hub;
         this.sync = sync;
+        this.describer = new EndpointDescriber(hub, setDescriptions);
     }
 
     @Override
@@ -101,15 +116,31 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         Optional<Located> dst = dir.byIp(tuple.getDstIp());
 
         Explanation.Builder result = Explanation.newBuilder().setTuple(tuple);
-        DirectionExplanation egress = src.map(l -> index(l.node()).explain(tuple).getEgress())
+        DirectionExplanation egress = src.map(l -> TierVisits.annotate(index(l.node()).explain(tuple).getEgress(),
+                        l.endpoint().getEndpoint(), Decision.EGRESS))
                 .orElse(notEvaluated("source is not an endpoint of any node"));
-        DirectionExplanation ingress = dst.map(l -> index(l.node()).explain(tuple).getIngress())
+        DirectionExplanation ingress = dst.map(l -> TierVisits.annotate(index(l.node()).explain(tuple).getIngress(),
+                        l.endpoint().getEndpoint(), Decision.INGRESS))
                 .orElse(notEvaluated("destination is not an endpoint of any node"));
         src.ifPresent(l -> result.setSource(l.endpoint().getId()));
         dst.ifPresent(l -> result.setDestination(l.endpoint().getId()));
         boolean denied = egress.getVerdict() == Verdict.VERDICT_DENY || ingress.getVerdict() == Verdict.VERDICT_DENY;
         return result.setEgress(egress).setIngress(ingress)
                 .setVerdict(denied ? Verdict.VERDICT_DENY : Verdict.VERDICT_ALLOW).build();
+    }
+
+    @Override
+    public void describeEndpoint(DescribeEndpointRequest request, StreamObserver<EndpointDescription> out) {
+        if (!hub.isReady()) {
+            out.onError(Status.UNAVAILABLE.withDescription("first calculation not done yet").asRuntimeException());
+            return;
+        }
+        try {
+            out.onNext(describer.describe(request.getPod()));
+            out.onCompleted();
+        } catch (IllegalArgumentException e) {
+            out.onError(Status.NOT_FOUND.withDescription(e.getMessage()).asRuntimeException());
+        }
     }
 
     private static DirectionExplanation notEvaluated(String reason) {

@@ -22,7 +22,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -93,7 +98,8 @@ public final class ControlPlane implements AutoCloseable {
         NodeAuthorizer authorizer = config.tls() == null ? NodeAuthorizer.allowAll() : NodeAuthorizer.requireNodeCertificate();
         PolicySyncService sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
         closeables.push(sync);
-        InspectionService inspection = new InspectionService(hub, sync);
+        CalculationLoop calculation = loop;
+        InspectionService inspection = new InspectionService(hub, sync, ids -> describeSets(calculation, ids));
 
         grpc = GrpcEndpoint.create(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);
@@ -122,6 +128,19 @@ public final class ControlPlane implements AutoCloseable {
                     Duration.ofMillis(200), Duration.ofSeconds(30));
             closeables.push(ms);
             ms.start();
+        }
+    }
+
+    /** The sets' definitions from the calculation's own thread; nothing (no words) if it is slow. */
+    private static Map<String, String> describeSets(CalculationLoop loop, Collection<String> ids) {
+        try {
+            return loop.query(calc -> calc.describeIpSets(ids)).get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Map.of();
+        } catch (ExecutionException | TimeoutException e) {
+            log.warn("could not describe IP sets: {}", e.toString());
+            return Map.of();
         }
     }
 

@@ -3,6 +3,9 @@ package io.kubeverdict.controlplane.sync;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import com.google.protobuf.Timestamp;
+import com.google.protobuf.util.Durations;
+import com.google.protobuf.util.Timestamps;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
 import io.kubeverdict.proto.v1.AppliedAck;
@@ -110,6 +113,7 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
                 metrics, System::nanoTime);
         NodeRecord record = nodes.computeIfAbsent(node, NodeRecord::new);
         record.open(session);
+        record.connected(request);
         metrics.streamOpened();
         log.info("agent for node {} connected (version {})", node, request.getAgentVersion());
         session.onClosed(() -> {
@@ -136,7 +140,9 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
                     .withDescription("no Sync stream open for node " + request.getNode()).asRuntimeException());
             return;
         }
-        session.applied(request.getAppliedSequence(), unixNanos());
+        long now = unixNanos();
+        record.contact(now);
+        session.applied(request.getAppliedSequence(), now);
         responseObserver.onNext(AppliedAck.getDefaultInstance());
         responseObserver.onCompleted();
     }
@@ -181,6 +187,9 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         final String node;
         final CopyOnWriteArrayList<SyncSession> sessions = new CopyOnWriteArrayList<>();
         private volatile SyncSession last;
+        private final LatencyWindow latencies = new LatencyWindow(256);
+        private volatile long lastContactUnixNanos;
+        private volatile Timestamp agentStart;
 
         NodeRecord(String node) {
             this.node = node;
@@ -189,6 +198,16 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         synchronized void open(SyncSession s) {
             sessions.add(s);
             last = s;
+            s.onLatency(latencies::add);
+        }
+
+        void connected(SyncRequest request) {
+            agentStart = request.hasAgentStartTime() ? request.getAgentStartTime() : null;
+            contact(unixNanos());
+        }
+
+        void contact(long unixNanos) {
+            lastContactUnixNanos = unixNanos;
         }
 
         synchronized void closed(SyncSession s) {
@@ -208,7 +227,20 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
                 b.setAgentVersion(s.agentVersion())
                         .setSentSequence(s.sentSequence())
                         .setAppliedSequence(s.appliedSequence())
-                        .setLag(Math.max(0, s.sentSequence() - s.appliedSequence()));
+                        .setLag(Math.max(0, s.sentSequence() - s.appliedSequence()))
+                        // The agent reports only once its first snapshot is enforced.
+                        .setInSync(!sessions.isEmpty() && s.appliedSequence() > 0);
+            }
+            if (latencies.size() > 0) {
+                b.setProgrammingLatencyP50(Durations.fromNanos(latencies.quantile(0.5)))
+                        .setProgrammingLatencyP99(Durations.fromNanos(latencies.quantile(0.99)))
+                        .setProgrammingLatencySamples(latencies.size());
+            }
+            if (agentStart != null) {
+                b.setAgentStartTime(agentStart);
+            }
+            if (lastContactUnixNanos != 0) {
+                b.setLastContact(Timestamps.fromNanos(lastContactUnixNanos));
             }
             return b.build();
         }

@@ -29,21 +29,14 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
         return allowed.get(from).get(to);
     }
 
-    /** {"port":80,"protocol":"TCP","pods":[...],"allowed":{"x/a":{"x/a":true,...},...}} */
-    public String toJson() {
-        Json j = new Json();
-        j.beginObject().name("port").value(port).name("protocol").value(protocol.name());
-        j.name("pods").beginArray();
-        pods.forEach(j::value);
-        j.endArray().name("allowed").beginObject();
-        for (String from : pods) {
-            j.name(from).beginObject();
-            for (String to : pods) {
-                j.name(to).value(allowed(from, to));
-            }
-            j.endObject();
-        }
-        return j.endObject().endObject().toString();
+    /** {"port":80,"protocol":"TCP","pods":[...],"allowed":{"x/a":{"x/a":true,...},...}}, as plain values. */
+    public Map<String, Object> toValue() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("port", port);
+        out.put("protocol", protocol.name());
+        out.put("pods", pods);
+        out.put("allowed", allowed);
+        return out;
     }
 
     /** The upstream e2e suite's truth-table layout: "." allowed, "X" denied; rows are sources. */
@@ -53,7 +46,7 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
         for (String p : pods) {
             w = Math.max(w, p.length() + 2);
         }
-        sb.append(pad(protocol.name() + "/" + port, w));
+        sb.append(pad(port + "/" + protocol.name(), w));
         for (String to : pods) {
             sb.append(pad(to, w));
         }

@@ -9,12 +9,15 @@ import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.policy.TierVisits;
 import io.kubeverdict.proto.v1.DirectionExplanation;
+import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
+import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -33,6 +36,7 @@ public final class OfflineCluster {
     private final Map<String, PodModel> byIp = new HashMap<>();
     private final Map<String, SnapshotIndex> indexes = new TreeMap<>();
     private final Map<String, NodeSnapshot> snapshots = new TreeMap<>();
+    private final Map<String, WorkloadEndpoint> workloads = new HashMap<>();
     private final PacketTuple tuple = new PacketTuple();
 
     public OfflineCluster(Collection<Namespace> namespaces, Collection<Pod> pods,
@@ -42,8 +46,11 @@ public final class OfflineCluster {
 
     /** Evaluates a calculator's current snapshots; {@code pods} are the pods it was given. */
     public OfflineCluster(PolicyCalculator calc, Collection<Pod> pods) {
-        for (Pod p : pods) {
-            PodModel m = PodModel.of(p);
+        this(calc.nodes().stream().map(calc::snapshot).toList(), pods.stream().map(PodModel::of).toList());
+    }
+
+    private OfflineCluster(Collection<NodeSnapshot> nodeSnapshots, Collection<PodModel> pods) {
+        for (PodModel m : pods) {
             if (m.endpoint()) {
                 endpoints.put(m.key(), m);
                 for (String ip : m.ips()) {
@@ -51,11 +58,28 @@ public final class OfflineCluster {
                 }
             }
         }
-        for (String node : calc.nodes()) {
-            NodeSnapshot s = calc.snapshot(node);
-            snapshots.put(node, s);
-            indexes.put(node, SnapshotIndex.compile(s));
+        for (NodeSnapshot s : nodeSnapshots) {
+            snapshots.put(s.getNode(), s);
+            indexes.put(s.getNode(), SnapshotIndex.compile(s));
+            for (Endpoint e : s.getEndpointsList()) {
+                workloads.put(e.getId().getNamespace() + "/" + e.getId().getPod(), e.getEndpoint());
+            }
         }
+    }
+
+    /**
+     * A cluster as published snapshots say it is (a running control plane's): its endpoints are
+     * the snapshots' endpoints, each on the node whose snapshot holds it.
+     */
+    public static OfflineCluster fromSnapshots(Collection<NodeSnapshot> nodeSnapshots) {
+        List<PodModel> pods = new java.util.ArrayList<>();
+        for (NodeSnapshot s : nodeSnapshots) {
+            for (Endpoint e : s.getEndpointsList()) {
+                pods.add(new PodModel(e.getId().getNamespace(), e.getId().getPod(), e.getEndpoint().getLabelsMap(),
+                        s.getNode(), e.getEndpoint().getIpsList(), true, List.of()));
+            }
+        }
+        return new OfflineCluster(nodeSnapshots, pods);
     }
 
     private static PolicyCalculator calculate(Collection<Namespace> namespaces, Collection<Pod> pods,
@@ -89,8 +113,13 @@ public final class OfflineCluster {
      * family the destination also has. Empty when they share no family.
      */
     public Optional<String[]> addressPair(PodModel src, PodModel dst) {
-        for (String s : src.ips()) {
-            for (String d : dst.ips()) {
+        return addressPair(src.ips(), dst.ips());
+    }
+
+    /** As {@link #addressPair(PodModel, PodModel)}, for address lists (a pod's, or one given address). */
+    public static Optional<String[]> addressPair(List<String> srcIps, List<String> dstIps) {
+        for (String s : srcIps) {
+            for (String d : dstIps) {
                 if (Addresses.isV6(s) == Addresses.isV6(d)) {
                     return Optional.of(new String[] {s, d});
                 }
@@ -138,24 +167,32 @@ public final class OfflineCluster {
         DirectionExplanation ingress = DirectionExplanation.newBuilder().setEvaluated(false)
                 .setVerdict(Verdict.VERDICT_ALLOW).setReason("destination is not a cluster endpoint").build();
         if (src != null) {
-            egress = indexes.get(src.node()).explain(t).getEgress();
+            egress = TierVisits.annotate(indexes.get(src.node()).explain(t).getEgress(), workloads.get(src.key()),
+                    Decision.EGRESS);
             out.setSource(id(src));
         }
         if (dst != null) {
-            ingress = indexes.get(dst.node()).explain(t).getIngress();
+            ingress = TierVisits.annotate(indexes.get(dst.node()).explain(t).getIngress(), workloads.get(dst.key()),
+                    Decision.INGRESS);
             out.setDestination(id(dst));
         }
         if (src != null && src == dst) {
             // Same rule as the matrix: a pod's traffic to itself stays on its loopback.
-            DirectionExplanation loopback = DirectionExplanation.newBuilder().setEvaluated(false)
-                    .setVerdict(Verdict.VERDICT_ALLOW)
-                    .setReason("loopback: a pod's connection to itself never leaves the pod").build();
-            return out.setEgress(loopback).setIngress(loopback).setVerdict(Verdict.VERDICT_ALLOW).build();
+            return loopback(t, id(src));
         }
         boolean denied = (egress.getEvaluated() && egress.getVerdict() != Verdict.VERDICT_ALLOW)
                 || (ingress.getEvaluated() && ingress.getVerdict() != Verdict.VERDICT_ALLOW);
         return out.setEgress(egress).setIngress(ingress)
                 .setVerdict(denied ? Verdict.VERDICT_DENY : Verdict.VERDICT_ALLOW).build();
+    }
+
+    /** A pod's connection to itself: it stays on the pod's loopback, no node sees it, allowed. */
+    public static Explanation loopback(Tuple t, EndpointId pod) {
+        DirectionExplanation loopback = DirectionExplanation.newBuilder().setEvaluated(false)
+                .setVerdict(Verdict.VERDICT_ALLOW)
+                .setReason("loopback: a pod's connection to itself never leaves the pod").build();
+        return Explanation.newBuilder().setTuple(t).setSource(pod).setDestination(pod)
+                .setEgress(loopback).setIngress(loopback).setVerdict(Verdict.VERDICT_ALLOW).build();
     }
 
     public Optional<String> nodeOf(String ip) {

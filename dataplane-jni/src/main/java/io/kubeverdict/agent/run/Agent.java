@@ -145,7 +145,8 @@ public final class Agent implements AutoCloseable {
         AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
         GrpcServer health = inspection;
         sync = new SyncClient(channel,
-                SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION).build(),
+                SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION)
+                        .setAgentStartTime(processStart()).build(),
                 () -> new SnapshotAssembler(config.node()),
                 new StateEnforcer(state, kernel, clock),
                 (sequence, eventTime) -> {
@@ -165,6 +166,13 @@ public final class Agent implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /** When this JVM started, for the control plane's status (uptime). */
+    private static com.google.protobuf.Timestamp processStart() {
+        long millis = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
+        return com.google.protobuf.Timestamp.newBuilder().setSeconds(Math.floorDiv(millis, 1000))
+                .setNanos((int) Math.floorMod(millis, 1000) * 1_000_000).build();
     }
 
     static String kernelPath(QueuePath path) {

@@ -17,7 +17,7 @@ final class Rendering {
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final YAMLMapper YAML = YAMLMapper.builder()
             .disable(YAMLWriteFeature.WRITE_DOC_START_MARKER)
-            .enable(YAMLWriteFeature.MINIMIZE_QUOTES)
+            .enable(YAMLWriteFeature.MINIMIZE_QUOTES, YAMLWriteFeature.ALWAYS_QUOTE_NUMBERS_AS_STRINGS)
             .build();
     private static final JsonFormat.Printer PROTO = JsonFormat.printer();
 

@@ -11,7 +11,7 @@ public final class ControlPlaneMain {
     /** This jar's subcommands, fresh instances: for its own root and for a CLI that assembles several jars'. */
     public static List<Object> subcommands() {
         return List.of(new ServeCommand(), new MatrixCommand(), new ExplainCommand(), new StatusCommand(),
-                new PoliciesCommand());
+                new PoliciesCommand(), new ObserveCommand());
     }
 
     public static CommandLine commandLine() {

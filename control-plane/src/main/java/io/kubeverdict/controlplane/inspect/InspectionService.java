@@ -1,6 +1,7 @@
 package io.kubeverdict.controlplane.inspect;
 
 import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
 import io.kubeverdict.controlplane.sync.IndexedSnapshot;
@@ -20,6 +21,8 @@ import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
+import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
+import io.kubeverdict.proto.v1.ObservedVerdict;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import java.util.Collection;
@@ -27,6 +30,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -43,6 +47,7 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
     private record Compiled(long version, SnapshotIndex index) {}
 
     private final EndpointDescriber describer;
+    private volatile BiConsumer<ObserveVerdictsRequest, ServerCallStreamObserver<ObservedVerdict>> verdicts;
 
     public InspectionService(SnapshotHub hub, PolicySyncService sync) {
         this(hub, sync, ids -> Map.of());
@@ -127,6 +132,21 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         boolean denied = egress.getVerdict() == Verdict.VERDICT_DENY || ingress.getVerdict() == Verdict.VERDICT_DENY;
         return result.setEgress(egress).setIngress(ingress)
                 .setVerdict(denied ? Verdict.VERDICT_DENY : Verdict.VERDICT_ALLOW).build();
+    }
+
+    /** Serves ObserveVerdicts with this handler (the verdict relay). */
+    public void serveVerdictsFrom(BiConsumer<ObserveVerdictsRequest, ServerCallStreamObserver<ObservedVerdict>> relay) {
+        this.verdicts = relay;
+    }
+
+    @Override
+    public void observeVerdicts(ObserveVerdictsRequest request, StreamObserver<ObservedVerdict> out) {
+        var relay = verdicts;
+        if (relay == null) {
+            super.observeVerdicts(request, out);
+            return;
+        }
+        relay.accept(request, (ServerCallStreamObserver<ObservedVerdict>) out);
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
+import io.kubeverdict.controlplane.observe.VerdictRelay;
 import io.kubeverdict.controlplane.source.KubernetesSource;
 import io.kubeverdict.controlplane.source.ManifestDirectorySource;
 import io.kubeverdict.controlplane.source.ManifestLoader;
@@ -100,6 +101,9 @@ public final class ControlPlane implements AutoCloseable {
         closeables.push(sync);
         CalculationLoop calculation = loop;
         InspectionService inspection = new InspectionService(hub, sync, ids -> describeSets(calculation, ids));
+        VerdictRelay relay = new VerdictRelay(hub, authorizer, metrics);
+        sync.acceptVerdictUploads(relay::upload);
+        inspection.serveVerdictsFrom(relay::observe);
 
         grpc = GrpcEndpoint.create(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);

@@ -14,6 +14,9 @@ import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.proto.v1.VerdictDemand;
+import io.kubeverdict.proto.v1.VerdictUpload;
+import java.util.function.Function;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -51,6 +54,9 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
     private final Executor executor;
     private final ScheduledExecutorService sweeper;
     private final Map<String, NodeRecord> nodes = new ConcurrentHashMap<>();
+
+    /** Where ReportVerdicts streams go (kube-verdict observe); null: the RPC is unimplemented. */
+    private volatile Function<ServerCallStreamObserver<VerdictDemand>, StreamObserver<VerdictUpload>> verdictUploads;
 
     public PolicySyncService(SnapshotHub hub, ControlPlaneMetrics metrics, NodeAuthorizer authorizer,
             Executor executor, Options options) {
@@ -145,6 +151,20 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         session.applied(request.getAppliedSequence(), now);
         responseObserver.onNext(AppliedAck.getDefaultInstance());
         responseObserver.onCompleted();
+    }
+
+    /** Accepts agents' ReportVerdicts streams with this handler (the verdict relay). */
+    public void acceptVerdictUploads(Function<ServerCallStreamObserver<VerdictDemand>, StreamObserver<VerdictUpload>> handler) {
+        this.verdictUploads = handler;
+    }
+
+    @Override
+    public StreamObserver<VerdictUpload> reportVerdicts(StreamObserver<VerdictDemand> responseObserver) {
+        var handler = verdictUploads;
+        if (handler == null) {
+            return super.reportVerdicts(responseObserver);
+        }
+        return handler.apply((ServerCallStreamObserver<VerdictDemand>) responseObserver);
     }
 
     /** Nodes that have (or had) an agent, by name. */

@@ -80,6 +80,6 @@ class ServeCommandTest {
     @Test
     void theJarHasExactlyTheControlPlaneCommands() {
         assertThat(ControlPlaneMain.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("control-plane", "matrix", "explain", "status", "policies");
+                .containsExactlyInAnyOrder("control-plane", "matrix", "explain", "status", "policies", "observe");
     }
 }

@@ -70,6 +70,12 @@ final class RunCommand implements Callable<Integer> {
                     + "series, later ones count as policy=\"other\"; 0 disables the counter (default ${DEFAULT-VALUE}).")
     int policyVerdictSeries;
 
+    @Option(names = "--verdict-upload-rate", defaultValue = "1000", paramLabel = "N",
+            description = "kube-verdict observe: most verdicts per second sent to the control plane while someone "
+                    + "observes this node (more are sampled, the rest counted as lost); 0 never sends any "
+                    + "(default ${DEFAULT-VALUE}).")
+    int verdictUploadRate;
+
     @Option(names = "--table", defaultValue = RulesetConfig.DEFAULT_TABLE, hidden = true,
             description = "Name of our nftables table (tests run several agents).")
     String table;
@@ -108,7 +114,7 @@ final class RunCommand implements Callable<Integer> {
         return new AgentConfig(name, controlPlane.toString(), failOpen, queueId, queuePath(queuePath), table,
                 metrics.socketAddress(), inspectListen == null ? null : inspectListen.socketAddress(), tls,
                 removeTableOnExit(onExit, failOpen),
-                new AgentConfig.Telemetry(policyVerdictSeries, AgentConfig.Telemetry.DEFAULTS.verdictUploadPerSecond()));
+                new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate));
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

@@ -6,6 +6,7 @@ import io.kubeverdict.agent.inspect.AgentInspectionService;
 import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.metrics.AgentMetrics;
 import io.kubeverdict.agent.nft.NftManager;
+import io.kubeverdict.agent.observe.VerdictUplink;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
@@ -142,6 +143,11 @@ public final class Agent implements AutoCloseable {
             channel.shutdownNow();
             channel.awaitTermination(2, TimeUnit.SECONDS);
         });
+        if (config.telemetry().verdictUploadPerSecond() > 0) {
+            // kube-verdict observe: uploads verdicts only while the control plane asks for them.
+            opened.add(new VerdictUplink(channel, config.node(), feed, config.telemetry().verdictUploadPerSecond(),
+                    metrics.registry(), clock).start()); // closed before the channel (reverse order)
+        }
         AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
         GrpcServer health = inspection;
         sync = new SyncClient(channel,

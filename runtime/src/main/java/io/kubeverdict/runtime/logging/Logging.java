@@ -4,16 +4,19 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.jul.LevelChangePropagator;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.encoder.Encoder;
 import java.util.Map;
 import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
  * Configures logback for a process from its command line: one appender on stderr (so exactly one
  * line per event, whatever logback.xml files the class path holds), the root level, and the
- * chatty libraries held at WARN unless the level asks for more detail than that.
+ * chatty libraries held at WARN unless the level asks for more detail than that. Records of
+ * java.util.logging (gRPC logs there) go through the same appender, in the same format.
  */
 public final class Logging {
     public static final String TEXT_PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%n";
@@ -29,6 +32,17 @@ public final class Logging {
             return; // another SLF4J binding: its own configuration rules
         }
         context.reset();
+        // java.util.logging (gRPC's) into the same appender; the propagator keeps JUL's levels in
+        // step so that disabled JUL records cost nothing.
+        LevelChangePropagator propagator = new LevelChangePropagator();
+        propagator.setContext(context);
+        propagator.setResetJUL(true);
+        propagator.start();
+        context.addListener(propagator);
+        if (!SLF4JBridgeHandler.isInstalled()) {
+            SLF4JBridgeHandler.removeHandlersForRootLogger();
+            SLF4JBridgeHandler.install();
+        }
         Encoder<ILoggingEvent> encoder = encoder(context, format);
         ConsoleAppender<ILoggingEvent> stderr = new ConsoleAppender<>();
         stderr.setContext(context);

@@ -94,6 +94,15 @@ class LoggingTest {
         assertThat(context.getLogger("io.grpc").getLevel()).isEqualTo(Level.WARN);
     }
 
+    @Test
+    void javaUtilLoggingOfLibrariesComesOutInTheSameFormat() {
+        Logging.configure(Level.INFO, LogFormat.json);
+        java.util.logging.Logger.getLogger("io.grpc.internal.SerializingExecutor").severe("runnable failed");
+        java.util.logging.Logger.getLogger("io.grpc.internal.Other").info("chatter");
+        assertThat(lines()).hasSize(1);
+        assertThat(lines().get(0)).startsWith("{").contains("\"level\":\"ERROR\"", "\"formattedMessage\":\"runnable failed\"");
+    }
+
     @Command(name = "demo")
     static final class Demo implements Runnable {
         @Mixin

@@ -24,6 +24,11 @@ final class OfflineInput {
             description = "Give pods without status.podIPs consecutive addresses from CIDR (namespace/name order) and mark them Running.")
     String assignIps;
 
+    @Option(names = "--strict",
+            description = "Fail (exit 2) on any problem in the manifests (unknown fields, invalid labels, unreadable "
+                    + "documents, unsupported kinds, duplicates, unusable policy parts) instead of warning.")
+    boolean strict;
+
     /** Whether --manifests was given (else the command asks a running control plane). */
     boolean given() {
         return manifests != null;
@@ -53,7 +58,10 @@ final class OfflineInput {
             throw new FatalInput("--manifests " + manifests + ": " + e.getMessage());
         }
         for (ManifestProblem p : m.problems()) {
-            err.println("warning: " + p);
+            err.println((strict ? "error: " : "warning: ") + p);
+        }
+        if (strict && !m.problems().isEmpty()) {
+            throw new FatalInput(m.problems().size() + " problem(s) in " + manifests + " (--strict)");
         }
         List<Pod> pods = new ArrayList<>(m.pods());
         List<WhatIfDefaults.Assignment> assigned;

@@ -120,6 +120,9 @@ public final class ManifestLoader {
         }
 
         void object(Origin origin, Object parsed) {
+            if (parsed instanceof Namespace || parsed instanceof Pod || parsed instanceof NetworkPolicy) {
+                lint(origin, parsed);
+            }
             if (parsed instanceof KubernetesList list) {
                 for (HasMetadata item : list.getItems()) {
                     object(origin, item);
@@ -151,6 +154,18 @@ public final class ManifestLoader {
                         + "; ignored"));
             } else {
                 problems.add(new ManifestProblem(origin, "not a Kubernetes object; ignored"));
+            }
+        }
+
+        /** Unknown fields and invalid labels, with their path (ManifestLint). */
+        void lint(Origin origin, Object parsed) {
+            String what = "";
+            if (parsed instanceof HasMetadata h && h.getMetadata() != null) {
+                String ns = h.getMetadata().getNamespace();
+                what = h.getKind() + " " + (ns == null || ns.isEmpty() ? "" : ns + "/") + h.getMetadata().getName() + ": ";
+            }
+            for (String p : ManifestLint.check(parsed)) {
+                problems.add(new ManifestProblem(origin, what + p));
             }
         }
 

@@ -48,6 +48,8 @@ public final class ControlPlaneMetrics {
     private final AtomicInteger connectedAgents = new AtomicInteger();
     private final AtomicInteger problems = new AtomicInteger();
     private final AtomicInteger manifestProblems = new AtomicInteger();
+    private final Map<String, AtomicInteger> problemCounts = new ConcurrentHashMap<>();
+    private final Map<String, Gauge> problemGauges = new ConcurrentHashMap<>();
     private final AtomicReference<Supplier<NodeCounts>> nodeCounts = new AtomicReference<>(() -> NodeCounts.NONE);
 
     public ControlPlaneMetrics(MeterRegistry registry) {
@@ -147,6 +149,33 @@ public final class ControlPlaneMetrics {
 
     public void problems(int count) {
         problems.set(count);
+    }
+
+    /**
+     * {@code kubeverdict_policy_problems_by_policy{namespace,policy}}: how many problems each
+     * policy with problems has; a policy's series goes away when its problems are fixed. The
+     * names are the cluster's (bounded by its policies), never a client's.
+     */
+    public synchronized void problemsByPolicy(Map<String, Integer> countByNamespacedName) {
+        problemCounts.keySet().removeIf(key -> {
+            if (countByNamespacedName.containsKey(key)) {
+                return false;
+            }
+            registry.remove(problemGauges.remove(key));
+            return true;
+        });
+        countByNamespacedName.forEach((key, count) -> {
+            AtomicInteger value = problemCounts.computeIfAbsent(key, k -> {
+                AtomicInteger v = new AtomicInteger();
+                int slash = k.indexOf('/');
+                problemGauges.put(k, Gauge.builder("kubeverdict_policy_problems_by_policy", v, AtomicInteger::get)
+                        .description("Unusable parts of one policy (also Kubernetes Events, reason UnusablePolicy)")
+                        .tags("namespace", k.substring(0, slash), "policy", k.substring(slash + 1))
+                        .register(registry));
+                return v;
+            });
+            value.set(count);
+        });
     }
 
     /** Where the node-state gauges read from (the sync service's nodes); read at scrape time. */

@@ -82,6 +82,7 @@ class MetricsLintTest {
                 String scrape = scrape(cp.metricsPort());
                 assertThat(scrape).contains("kubeverdict_nodes{state=\"in_sync\"} 1.0")
                         .contains("kubeverdict_policy_problems 1.0")
+                        .contains("kubeverdict_policy_problems_by_policy{namespace=\"x\",policy=\"only-b\"} 1.0")
                         .contains("kubeverdict_manifest_problems")
                         .contains("kubeverdict_calculation_seconds_bucket")
                         .contains("kubeverdict_snapshot_size_bytes_bucket")

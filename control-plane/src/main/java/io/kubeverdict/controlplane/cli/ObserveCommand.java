@@ -171,7 +171,7 @@ final class ObserveCommand implements Callable<Integer> {
     private void print(PrintWriter out, ObservedVerdict v) {
         switch (output.format()) {
             case table -> out.print(row(v.getEvent(), zone));
-            case json -> out.print(Rendering.jsonLine(v));
+            case json -> out.print(Rendering.json(v));
             case yaml -> out.print("---\n" + Rendering.yaml(v));
         }
         out.flush();

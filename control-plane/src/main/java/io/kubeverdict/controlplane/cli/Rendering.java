@@ -32,13 +32,11 @@ final class Rendering {
         }
     }
 
-    /** Pretty JSON of a value (maps, lists, records, trees), newline-terminated. */
+    /**
+     * JSON of a value (maps, lists, records, trees) on one line, newline-terminated: every
+     * command's json output is one object per line (streams too), for jq and line-based readers.
+     */
     static String json(Object value) {
-        return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(toTree(value)) + "\n";
-    }
-
-    /** One compact JSON line (for streams: one object per line). */
-    static String jsonLine(Object value) {
         return JSON.writeValueAsString(toTree(value)) + "\n";
     }
 

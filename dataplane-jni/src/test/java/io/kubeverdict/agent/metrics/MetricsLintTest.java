@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import io.kubeverdict.agent.inspect.VerdictFeed;
+import io.kubeverdict.agent.observe.VerdictUplink;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
@@ -102,9 +104,12 @@ class MetricsLintTest {
         new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(Snapshots.allowFromB(), 1);
         QueueCounters queue = new QueueCounters(100, 1234, 5, 2, 128, 3, 1, 42);
         SyncStatus sync = new SyncStatus();
+        ManagedChannel unused = NettyChannelBuilder.forAddress("127.0.0.1", 1).usePlaintext().build();
         try (AgentMetrics metrics = new AgentMetrics(sync, state, () -> Optional.of(queue), Clock.systemUTC(), 10);
              MetricsEndpoint endpoint = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), metrics.registry(),
-                     List.of())) {
+                     List.of());
+             VerdictFeed feed = new VerdictFeed(16, state::current);
+             VerdictUplink uplink = new VerdictUplink(unused, "node-1", feed, 10, metrics.registry(), Clock.systemUTC())) {
             PacketTuple allowed = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 6, 80);
             PacketTuple denied = new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), 17, 53);
             PacketTuple open = new PacketTuple().set(IpAddress.parse("10.0.0.1"), IpAddress.parse("10.0.0.3"), 6, 443);
@@ -128,8 +133,12 @@ class MetricsLintTest {
                     .contains("kubeverdict_nft_apply_seconds_count{operation=\"start\"} 1")
                     .contains("kubeverdict_nft_apply_failures_total{operation=\"update\"} 1.0")
                     .contains("kubeverdict_sync_programming_latency_seconds_bucket")
-                    .contains("kubeverdict_packet_processing_seconds_bucket");
+                    .contains("kubeverdict_packet_processing_seconds_bucket")
+                    .contains("kubeverdict_observe_events_lost_total")
+                    .contains("kubeverdict_verdict_feed_dropped_total");
             assertLint(promtool, scrape);
+        } finally {
+            unused.shutdownNow();
         }
     }
 

@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -32,6 +33,7 @@ public final class KubernetesSource implements AutoCloseable {
     private final ClusterEventSink sink;
     private final long resyncMillis;
     private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+    private final Map<String, SharedIndexInformer<?>> byKind = new java.util.concurrent.ConcurrentSkipListMap<>();
     private volatile boolean closed;
     private final AtomicInteger listedInformers = new AtomicInteger();
     private final CompletableFuture<Void> allListed = new CompletableFuture<>();
@@ -110,11 +112,17 @@ public final class KubernetesSource implements AutoCloseable {
             }
         });
         informers.add(informer);
+        byKind.put(kind, informer);
         return informer;
     }
 
     private static <T> Consumer<PolicyCalculator> upsertOf(BiConsumer<PolicyCalculator, T> upsert, T obj) {
         return c -> upsert.accept(c, obj);
+    }
+
+    /** The started informers by kind (namespace, pod, networkpolicy), for health metrics. */
+    public Map<String, SharedIndexInformer<?>> informers() {
+        return Map.copyOf(byKind);
     }
 
     @Override

@@ -10,7 +10,7 @@ import io.kubeverdict.agent.observe.VerdictUplink;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
-import io.kubeverdict.agent.testing.Snapshots;
+import io.kubeverdict.agent.testing.SnapshotFixtures;
 import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.service.ControlPlane;
@@ -23,6 +23,7 @@ import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.runtime.metrics.MetricsEndpoint;
+import io.kubeverdict.testing.tools.Promtool;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -101,7 +102,7 @@ class MetricsLintTest {
     void theAgentsScrapePassesPromtool() throws Exception {
         Promtool promtool = Promtool.require();
         StateHolder state = new StateHolder(0);
-        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(Snapshots.allowFromB(), 1);
+        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.allowFromB(), 1);
         QueueCounters queue = new QueueCounters(100, 1234, 5, 2, 128, 3, 1, 42);
         SyncStatus sync = new SyncStatus();
         ManagedChannel unused = NettyChannelBuilder.forAddress("127.0.0.1", 1).usePlaintext().build();
@@ -145,7 +146,7 @@ class MetricsLintTest {
     private void assertLint(Promtool promtool, String scrape) throws Exception {
         Promtool.Result result = promtool.checkMetrics(scrape);
         assertThat(result.output()).as("promtool check metrics").isEmpty();
-        assertThat(result.exit()).isZero();
+        assertThat(result.exitCode()).isZero();
         Map<String, Integer> buckets = new TreeMap<>();
         for (String line : scrape.split("\n")) {
             Matcher m = BUCKET.matcher(line);

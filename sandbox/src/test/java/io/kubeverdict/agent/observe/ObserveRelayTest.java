@@ -9,7 +9,7 @@ import io.grpc.stub.StreamObserver;
 import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
-import io.kubeverdict.agent.testing.Snapshots;
+import io.kubeverdict.agent.testing.SnapshotFixtures;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.cli.ControlPlaneMain;
 import io.kubeverdict.controlplane.service.ControlPlane;
@@ -75,8 +75,8 @@ class ObserveRelayTest {
         agentChannel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
         observerChannel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
 
-        // node-1's agent: x/a isolated for ingress, allowing only x/b (Snapshots.allowFromB).
-        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(Snapshots.allowFromB(), 1);
+        // node-1's agent: x/a isolated for ingress, allowing only x/b (SnapshotFixtures.allowFromB).
+        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.allowFromB(), 1);
         feed = new VerdictFeed(256, state::current);
         uplink = new VerdictUplink(agentChannel, "node-1", feed, 1000, new SimpleMeterRegistry(), Clock.systemUTC()).start();
     }

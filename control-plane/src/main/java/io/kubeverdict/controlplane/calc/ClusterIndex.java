@@ -85,7 +85,7 @@ final class ClusterIndex {
         Map<String, String> out = new java.util.TreeMap<>();
         for (IpSetState set : sets.values()) {
             if (wanted.contains(set.id)) {
-                out.put(set.id, set.def.canonical());
+                out.put(set.id, set.def.readable());
             }
         }
         return out;

@@ -8,9 +8,6 @@ import java.util.Locale;
  * protocols without ports by name alone ({@code ICMP}); unknown numbers as {@code proto 47}.
  */
 final class PortProtocol {
-    static final int ICMP = 1;
-    static final int ICMPV6 = 58;
-
     private PortProtocol() {}
 
     static String format(int port, int protocol) {
@@ -19,32 +16,21 @@ final class PortProtocol {
     }
 
     static boolean hasPorts(int protocol) {
-        Protocol p = Protocol.forNumber(protocol);
-        return p != null && p != Protocol.PROTOCOL_UNSPECIFIED;
+        return protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE || protocol == Protocol.SCTP_VALUE;
     }
 
-    /** TCP, UDP, SCTP (the proto enum's names), ICMP, ICMPv6, or "proto N". */
+    /** TCP, UDP, SCTP, ICMP, ICMPv6 (the proto enum's protocols), or "proto N". */
     static String name(int protocol) {
-        if (protocol == ICMP) {
-            return "ICMP";
-        }
-        if (protocol == ICMPV6) {
+        if (protocol == Protocol.ICMPV6_VALUE) {
             return "ICMPv6";
         }
-        return hasPorts(protocol) ? Protocol.forNumber(protocol).name() : "proto " + protocol;
+        Protocol p = Protocol.forNumber(protocol);
+        return p == null || p == Protocol.PROTOCOL_UNSPECIFIED ? "proto " + protocol : p.name();
     }
 
     /** TCP/UDP/SCTP/ICMP/ICMPv6 in any case, or an IANA number 0-255; -1 when neither. */
     static int parse(String text) {
         String t = text.toUpperCase(Locale.ROOT);
-        switch (t) {
-            case "ICMP":
-                return ICMP;
-            case "ICMPV6":
-                return ICMPV6;
-            default:
-                break;
-        }
         for (Protocol p : Protocol.values()) {
             if (p != Protocol.PROTOCOL_UNSPECIFIED && p != Protocol.UNRECOGNIZED && p.name().equals(t)) {
                 return p.getNumber();

@@ -219,7 +219,7 @@ class LiveCommandsTest {
                 .contains("default   ingress     x/allow-a-from-y-web, x/default-deny-ingress (no match: deny)\n")
                 .contains("-         egress      nothing: not isolated")
                 .contains("(named port)")                      // x/a's serve-80-tcp: x/allow-a-from-y-web's port
-                .contains("IN SET").contains("namespace=x")
+                .contains("IN SET").contains("pods of namespace x with pod in (a), port serve-80-tcp/TCP")
                 .contains("x/allow-b-from-x ingress[0]")       // x/a is a peer of x/b's ingress (any pod of x)
                 .contains("y/c-egress-to-xa egress[0]")        // and of y/c's egress
                 .doesNotContain("s:");                          // readable definitions, not hashes

@@ -105,7 +105,7 @@ class OfflineCommandsTest {
         assertThat(json(withProblems.out())).containsKey("allowed");
         Run strict = run("matrix", "--manifests", "src/test/resources/manifests/mixed", "--strict");
         assertThat(strict.exit()).as("--strict: a problem is a failure").isEqualTo(2);
-        assertThat(strict.err()).contains("error: 02-policies.yaml document 1").contains("(--strict)");
+        assertThat(strict.err()).contains("error: 02-policies.yaml:1:1 (document 1)").contains("(--strict)");
         assertThat(run("matrix", "--manifests", EXAMPLE, "--strict").exit()).as("the example is clean").isZero();
     }
 

@@ -73,10 +73,13 @@ public record PodModel(String namespace, String name, Map<String, String> labels
                 continue;
             }
             for (Container c : containers) {
-                if (c.getPorts() == null) {
+                if (c == null || c.getPorts() == null) {
                     continue;
                 }
                 for (ContainerPort p : c.getPorts()) {
+                    if (p == null) {
+                        continue; // a null list item (`ports: [~]` in a manifest) names no port
+                    }
                     Protocol proto = Protocols.parse(p.getProtocol());
                     if (p.getName() != null && !p.getName().isEmpty() && proto != null
                             && p.getContainerPort() != null && p.getContainerPort() > 0

@@ -8,8 +8,8 @@ import java.util.List;
  * An AdminNetworkPolicy, BaselineAdminNetworkPolicy or ClusterNetworkPolicy as the calculation
  * reads it: one shape for both API versions, validated (see {@link AdminPolicyReader}). What the
  * API server's validation would have rejected is already turned into its fail-closed form here:
- * a rule with an unusable part is {@link Rule#failedClosed()}, an object whose subject cannot be
- * used applies to every pod with every rule failed closed.
+ * a rule with an unusable part is {@link Rule#failedClosed()}, an object that cannot be used as a
+ * whole only narrows (see the reader).
  *
  * @param priority the precedence within the tier, lower first; BaselineAdminNetworkPolicy has
  *     none and sorts after every ClusterNetworkPolicy of the baseline tier ({@link #BASELINE_PRIORITY})
@@ -35,9 +35,9 @@ public record AdminPolicy(AdminPolicyKind kind, String name, Tier tier, int prio
      * One ordered rule. Peers are OR'ed; ports are OR'ed and null means every port and protocol.
      *
      * @param id where the rule is, for explanations: "ingress[2]" or "ingress[2] (allow-dns)"
-     * @param failedClosed the rule had an unusable part (upstream: an Allow then matches no
-     *     traffic, a Deny or Pass becomes "Deny all"); {@code action}/{@code peers}/{@code ports}
-     *     already say so
+     * @param failedClosed the rule (or its object) had an unusable part and was narrowed
+     *     (upstream: an Allow then matches no traffic, a Deny or Pass becomes "Deny all");
+     *     {@code action}/{@code peers}/{@code ports} already say so
      */
     public record Rule(String id, Action action, List<Peer> peers, List<Port> ports, boolean failedClosed) {
         /** The upstream fail-closed form of a rule with an unusable part. */

@@ -40,7 +40,12 @@ public enum AdminPolicyKind {
         return plural;
     }
 
-    /** "anp", "banp", "cnp": the kubectl short name, also used for metric labels and keys. */
+    /** "adminnetworkpolicy": how events of the kind are named ("adminnetworkpolicy/upsert"), like "networkpolicy". */
+    public String eventKind() {
+        return kind.toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** "anp", "banp", "cnp": the kubectl short name, also used in keys. */
     public String shortName() {
         return shortName;
     }

@@ -32,10 +32,11 @@ import java.util.Set;
  *       matches no traffic if it is an Allow/Accept and becomes "Deny all" if it is a Deny or a
  *       Pass; an unknown action denies what the rule matches;</li>
  *   <li>a priority outside 0-1000 is clamped into it (the order it asks for is kept);</li>
- *   <li>an object that cannot be used as a whole (no readable subject, a missing priority or
- *       tier, a BaselineAdminNetworkPolicy not named {@code default}, an unreadable rule list)
- *       applies to every pod its subject may mean (every pod when unreadable) with all its rules
- *       failed closed;</li>
+ *   <li>an object that cannot be used as a whole (an unusable subject, a missing priority or
+ *       tier, a BaselineAdminNetworkPolicy not named {@code default}) is made to only ever
+ *       narrow: an unusable subject means every pod, its Allow rules match nothing, its Pass
+ *       rules deny what they match, its Deny rules stay; a rule list that is not a list is one
+ *       "Deny all" rule;</li>
  *   <li>{@code domainNames} peers are not supported: reported, and they match nothing (upstream
  *       allows them only in Allow/Accept rules; elsewhere the rule fails closed).</li>
  * </ul>
@@ -88,7 +89,7 @@ public final class AdminPolicyReader {
             Map<?, ?> spec = specObject instanceof Map<?, ?> m ? m : null;
             if (spec == null) {
                 problem("spec", (specObject == null ? "missing" : "not an object")
-                        + "; the policy applies to every pod with its rules failed closed");
+                        + "; the policy applies to every pod and has no rules");
                 failObject = true;
                 spec = Map.of();
             }
@@ -96,17 +97,31 @@ public final class AdminPolicyReader {
             int priority = priority(spec);
             if (kind == AdminPolicyKind.BASELINE_ADMIN_NETWORK_POLICY && !"default".equals(name)) {
                 problem("metadata.name", "a BaselineAdminNetworkPolicy must be named \"default\" (there is only one);"
-                        + " its rules fail closed");
+                        + " its Allow rules match nothing");
                 failObject = true;
             }
             Subject subject = subject(spec.get("subject"));
             List<Rule> ingress = rules(spec, "ingress", true);
             List<Rule> egress = rules(spec, "egress", false);
             if (failObject) {
-                ingress = ingress.stream().map(r -> r.failedClosed() ? r : Rule.failClosed(r.id(), r.action())).toList();
-                egress = egress.stream().map(r -> r.failedClosed() ? r : Rule.failClosed(r.id(), r.action())).toList();
+                ingress = ingress.stream().map(Run::narrowed).toList();
+                egress = egress.stream().map(Run::narrowed).toList();
             }
             return new AdminPolicy(kind, name, tier, priority, subject, ingress, egress, List.copyOf(problems));
+        }
+
+        /**
+         * A rule of an object that cannot be used as written, made to only ever narrow: an Allow
+         * matches nothing, a Pass denies what it matches (passing could skip a later deny), a
+         * Deny stays.
+         */
+        static Rule narrowed(Rule r) {
+            if (r.failedClosed() || r.action() == Action.DENY) {
+                return r;
+            }
+            return r.action() == Action.ALLOW
+                    ? new Rule(r.id(), Action.ALLOW, List.of(), List.of(), true)
+                    : new Rule(r.id(), Action.DENY, r.peers(), r.ports(), true);
         }
 
         Tier tier(Map<?, ?> spec) {
@@ -126,7 +141,7 @@ public final class AdminPolicyReader {
                 return Tier.BASELINE;
             }
             problem("spec.tier", (t == null ? "missing" : "unknown tier \"" + t + "\"")
-                    + " (Admin or Baseline); placed in the admin tier with its rules failed closed");
+                    + " (Admin or Baseline); placed in the admin tier, its Allow rules match nothing, its Pass rules deny");
             failObject = true;
             return Tier.ADMIN;
         }
@@ -138,7 +153,7 @@ public final class AdminPolicyReader {
             Object p = spec.get("priority");
             if (!(p instanceof Integer) && !(p instanceof Long)) {
                 problem("spec.priority", (p == null ? "missing" : "not an integer: " + p)
-                        + "; evaluated first (priority 0) with its rules failed closed");
+                        + "; evaluated first (priority 0), its Allow rules match nothing, its Pass rules deny");
                 failObject = true;
                 return 0;
             }
@@ -166,7 +181,8 @@ public final class AdminPolicyReader {
                 Pods pods = namespacedPod(field + ".pods", s.get("pods"));
                 return new Subject(pods.namespaces(), pods.pods());
             } catch (Unusable e) {
-                problem(e.field, e.getMessage() + "; the policy applies to every pod with its rules failed closed");
+                problem(e.field, e.getMessage() + "; the policy applies to every pod, its Allow rules match nothing,"
+                        + " its Pass rules deny");
                 failObject = true;
                 return Subject.EVERY_POD;
             }

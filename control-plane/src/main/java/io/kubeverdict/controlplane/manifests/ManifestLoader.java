@@ -1,9 +1,11 @@
 package io.kubeverdict.controlplane.manifests;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesList;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
@@ -26,7 +28,7 @@ import java.util.stream.Stream;
 /**
  * Loads a directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively, in path order;
  * several documents per file; v1 List objects) into Namespaces, Pods and NetworkPolicies with
- * fabric8's serialization. Other kinds and unreadable documents are reported and skipped; a
+ * fabric8's serialization, and the admin-tier policies and Nodes ({@link AdminManifests}). Other kinds and unreadable documents are reported and skipped; a
  * later object with the same kind and namespace/name replaces an earlier one (reported).
  *
  * <p>Never widening: a NetworkPolicy document whose spec cannot be read as a NetworkPolicy is
@@ -99,7 +101,9 @@ public final class ManifestLoader {
         }
     }
 
-    private final class Collector {
+    private final class Collector implements AdminManifests.Sink {
+        final Map<String, GenericKubernetesResource> adminPolicies = new TreeMap<>();
+        final Map<String, Node> nodes = new TreeMap<>();
         final Map<String, Namespace> namespaces = new TreeMap<>();
         final Map<String, Pod> pods = new TreeMap<>();
         final Map<String, NetworkPolicy> policies = new TreeMap<>();
@@ -145,6 +149,10 @@ public final class ManifestLoader {
                     }
                     put(policies, "NetworkPolicy", np.getMetadata().getNamespace(), np, origin);
                 }
+            } else if (parsed instanceof HasMetadata h && AdminManifests.handles(h)) {
+                if (named(origin, h)) {
+                    AdminManifests.accept(origin, h, this);
+                }
             } else if (parsed instanceof HasMetadata h) {
                 problems.add(new ManifestProblem(origin, "unsupported kind " + h.getApiVersion() + "/"
                         + h.getKind() + " " + (h.getMetadata() == null ? "" : h.getMetadata().getName())
@@ -169,7 +177,10 @@ public final class ManifestLoader {
         }
 
         <T extends HasMetadata> void put(Map<String, T> into, String kind, String ns, T obj, Origin origin) {
-            String key = LoadedManifests.originKey(kind, ns, obj.getMetadata().getName());
+            replace(into, LoadedManifests.originKey(kind, ns, obj.getMetadata().getName()), obj, origin);
+        }
+
+        <T extends HasMetadata> void replace(Map<String, T> into, String key, T obj, Origin origin) {
             if (into.put(key, obj) != null) {
                 problems.add(new ManifestProblem(origin, key + " defined again; replaces " + origins.get(key)));
             }
@@ -211,9 +222,25 @@ public final class ManifestLoader {
             put(policies, "NetworkPolicy", ns, closed, origin);
         }
 
+        @Override
+        public void adminPolicy(String key, GenericKubernetesResource policy, Origin origin) {
+            replace(adminPolicies, key, policy, origin);
+        }
+
+        @Override
+        public void node(String key, Node node, Origin origin) {
+            replace(nodes, key, node, origin);
+        }
+
+        @Override
+        public void problem(ManifestProblem problem) {
+            problems.add(problem);
+        }
+
         LoadedManifests result() {
             return new LoadedManifests(List.copyOf(namespaces.values()), List.copyOf(pods.values()),
-                    List.copyOf(policies.values()), Map.copyOf(origins), List.copyOf(problems));
+                    List.copyOf(policies.values()), Map.copyOf(origins), List.copyOf(problems),
+                    List.copyOf(adminPolicies.values()), List.copyOf(nodes.values()));
         }
     }
 

@@ -1,35 +1,39 @@
 package io.kubeverdict.controlplane.tools;
 
-import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.proto.v1.Protocol;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Whether each endpoint may open a new connection to each endpoint on one port/protocol. */
-public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
+/**
+ * Whether each pod may open a new connection to each pod on one port/protocol: endpoint pods and
+ * hostNetwork pods (addressed by their node, as the upstream conformance suite probes them;
+ * listed in {@code hostNetwork}).
+ */
+public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods, List<String> hostNetwork,
                                  Map<String, Map<String, Boolean>> allowed) {
 
     public static ConnectivityMatrix of(OfflineCluster cluster, Protocol protocol, int port) {
-        List<String> pods = cluster.endpoints();
+        List<OfflineCluster.Member> members = cluster.members();
+        List<String> pods = members.stream().map(OfflineCluster.Member::key).toList();
+        List<String> hostNetwork = members.stream().filter(OfflineCluster.Member::hostNetwork)
+                .map(OfflineCluster.Member::key).toList();
         Map<String, Map<String, Boolean>> allowed = new LinkedHashMap<>();
-        for (String from : pods) {
-            PodModel src = cluster.endpoint(from).orElseThrow();
+        for (OfflineCluster.Member src : members) {
             Map<String, Boolean> row = new LinkedHashMap<>();
-            for (String to : pods) {
-                PodModel dst = cluster.endpoint(to).orElseThrow();
-                row.put(to, cluster.allowed(src, dst, protocol.getNumber(), port));
+            for (OfflineCluster.Member dst : members) {
+                row.put(dst.key(), cluster.allowed(src, dst, protocol.getNumber(), port));
             }
-            allowed.put(from, row);
+            allowed.put(src.key(), row);
         }
-        return new ConnectivityMatrix(port, protocol, pods, allowed);
+        return new ConnectivityMatrix(port, protocol, pods, hostNetwork, allowed);
     }
 
     public boolean allowed(String from, String to) {
         return allowed.get(from).get(to);
     }
 
-    /** {"port":80,"protocol":"TCP","pods":[...],"allowed":{"x/a":{"x/a":true,...},...}} */
+    /** {"port":80,"protocol":"TCP","pods":[...],"allowed":{"x/a":{"x/a":true,...},...}}; hostNetwork pods are among "pods". */
     public String toJson() {
         Json j = new Json();
         j.beginObject().name("port").value(port).name("protocol").value(protocol.name());
@@ -66,6 +70,9 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
             sb.append('\n');
         }
         sb.append("(rows: from, columns: to; . may connect, X may not)\n");
+        if (!hostNetwork.isEmpty()) {
+            sb.append("(hostNetwork, addressed by their node: ").append(String.join(", ", hostNetwork)).append(")\n");
+        }
         return sb.toString();
     }
 

@@ -24,6 +24,7 @@ import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.TierInfo;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
+import io.kubeverdict.testing.tier.MockApiTest;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.Test;
  * each reaching a connected agent as the contract's deltas, and live explain naming the Pass.
  */
 @EnableKubernetesMockClient(crud = true)
+@MockApiTest
 class AdminTiersMockClusterTest {
     KubernetesMockServer server;
     KubernetesClient client;

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.fixtures.AdminPolicyCrds;
 import io.kubeverdict.controlplane.fixtures.HouseWorld;
+import io.kubeverdict.testing.tier.MockApiTest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * objects are added, changed and removed; a CRD that goes away takes its objects with it.
  */
 @EnableKubernetesMockClient(crud = true)
+@MockApiTest
 class AdminPolicySourceTest {
     KubernetesMockServer server;
     KubernetesClient client;

@@ -73,7 +73,7 @@ public final class AdminPolicyReader {
         final AdminPolicyKind kind;
         final String name;
         final List<PolicyProblem> problems = new ArrayList<>();
-        /** The object cannot be used as written: every rule fails closed. */
+        /** The object cannot be used as written: its rules are {@link #narrowed}. */
         boolean failObject;
 
         Run(AdminPolicyKind kind, String name) {

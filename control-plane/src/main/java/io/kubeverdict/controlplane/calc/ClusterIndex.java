@@ -157,7 +157,7 @@ final class ClusterIndex {
             if (was != now) {
                 if (now) {
                     st.adminPolicies.add(p);
-                    selectInNamespace(p, st);
+                    selectInNamespace(p, st, sharesPriority(p));
                 } else {
                     st.adminPolicies.remove(p);
                     unselectInNamespace(p, st);
@@ -335,19 +335,19 @@ final class ClusterIndex {
 
     private void removePolicy(PolicyState old, NamespaceState st) {
         st.policies.remove(old);
-        dropSelections(old);
+        dropSelections(old, false);
         for (MemberSet set : old.sets) {
             release(set, old);
         }
     }
 
     /** Every pod a policy version selected no longer is (the version goes away). */
-    private void dropSelections(PolicyState old) {
+    private void dropSelections(PolicyState old, boolean counted) {
         for (String podKey : old.selected) {
             changes.endpointChanged(podKey);
             TreeSet<String> ps = podPolicies.get(podKey);
             ps.remove(old.key);
-            if (old.admin != null) {
+            if (counted) {
                 overlaps.removed(old, states(ps));
             }
             if (ps.isEmpty()) {
@@ -378,12 +378,27 @@ final class ClusterIndex {
             removeAdminPolicy(old);
         }
         adminPolicies.add(p);
+        boolean counted = sharesPriority(p);
         for (NamespaceState st : namespaces.values()) {
             if (compiled.subject().namespaces().matches(st.labels)) {
                 st.adminPolicies.add(p);
-                selectInNamespace(p, st);
+                selectInNamespace(p, st, counted);
             }
         }
+    }
+
+    /**
+     * Whether another admin-tier policy of p's tier has p's priority: only then can p be in a
+     * pair {@link PriorityOverlaps} counts (the count of a pair is kept by whichever of the two
+     * comes second, and dropped by whichever goes first, so skipping is exact).
+     */
+    private boolean sharesPriority(PolicyState p) {
+        for (PolicyState q : adminPolicies) {
+            if (q != p && q.admin.tier() == p.admin.tier() && q.admin.priority() == p.admin.priority()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     void deleteAdminPolicy(AdminPolicyKind kind, String name) {
@@ -398,18 +413,20 @@ final class ClusterIndex {
         for (NamespaceState st : namespaces.values()) {
             st.adminPolicies.remove(old);
         }
-        dropSelections(old);
+        dropSelections(old, sharesPriority(old));
         for (MemberSet set : old.sets) {
             release(set, old);
         }
     }
 
     /** An admin-tier policy now covers a namespace: it selects the endpoints there its pod selector matches. */
-    private void selectInNamespace(PolicyState p, NamespaceState st) {
+    private void selectInNamespace(PolicyState p, NamespaceState st, boolean counted) {
         for (PodModel pod : st.pods.values()) {
             if (pod.endpoint() && p.admin.subject().pods().matches(pod.labels())) {
                 TreeSet<String> ps = podPolicies.computeIfAbsent(pod.key(), k -> new TreeSet<>());
-                overlaps.added(p, states(ps));
+                if (counted) {
+                    overlaps.added(p, states(ps));
+                }
                 ps.add(p.key);
                 select(p, pod);
                 changes.nodeChanged(pod.node());
@@ -419,11 +436,14 @@ final class ClusterIndex {
 
     /** An admin-tier policy no longer covers a namespace. */
     private void unselectInNamespace(PolicyState p, NamespaceState st) {
+        boolean counted = sharesPriority(p);
         for (PodModel pod : st.pods.values()) {
             if (p.selected.contains(pod.key())) {
                 TreeSet<String> ps = podPolicies.get(pod.key());
                 ps.remove(p.key);
-                overlaps.removed(p, states(ps));
+                if (counted) {
+                    overlaps.removed(p, states(ps));
+                }
                 if (ps.isEmpty()) {
                     podPolicies.remove(pod.key());
                 }

@@ -184,7 +184,22 @@ public final class AdminPolicyApis implements AutoCloseable {
         informers.put(kind, informer);
         informer.start().exceptionally(e -> {
             if (!closed) {
-                log.warn("{} informer failed to start: {}", kind.kind(), e.toString());
+                // Served but not listable (RBAC?): not enforced. Do not hold back the first
+                // calculation; discovery tries the informer again.
+                log.error("{} informer failed to start: {}; not enforced, trying again", kind.kind(), e.toString());
+                firstList.complete(null);
+                try {
+                    discovery.execute(() -> {
+                        if (informers.get(kind) == informer) {
+                            informers.remove(kind);
+                            informer.stop();
+                            states.put(kind, State.UNKNOWN);
+                            listener.served(kind, false);
+                        }
+                    });
+                } catch (java.util.concurrent.RejectedExecutionException closing) {
+                    // closed meanwhile
+                }
             }
             return null;
         });

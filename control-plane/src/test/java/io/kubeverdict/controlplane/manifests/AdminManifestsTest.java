@@ -18,16 +18,16 @@ class AdminManifestsTest {
         assertThat(m.nodes()).extracting(n -> n.getMetadata().getName()).containsExactly("n1");
         assertThat(m.adminPolicies()).extracting(p -> p.getKind() + " " + p.getMetadata().getName())
                 .containsExactly("AdminNetworkPolicy guard", "BaselineAdminNetworkPolicy default", "ClusterNetworkPolicy v2");
-        assertThat(m.origins().get("Node n1")).isEqualTo(new Origin("01-cluster.yaml", 2));
-        assertThat(m.origins().get("AdminNetworkPolicy guard")).isEqualTo(new Origin("02-admin.yaml", 1));
+        assertThat(m.origins().get("Node n1")).isEqualTo(new Origin("01-cluster.yaml", 2, 5, 1));
+        assertThat(m.origins().get("AdminNetworkPolicy guard")).isEqualTo(new Origin("02-admin.yaml", 1, 1, 1));
     }
 
     @Test
-    void reportsTheReadersProblemsAndUnsupportedVersionsWithFileAndDocument() throws Exception {
+    void reportsTheReadersProblemsAndUnsupportedVersionsWithFileLineAndDocument() throws Exception {
         List<String> problems = new ManifestLoader().load(DIR).problems().stream().map(Object::toString).toList();
         assertThat(problems).containsExactly(
-                "02-admin.yaml document 1: AdminNetworkPolicy guard: spec.priority: priority 2000 outside 0-1000; evaluated at 1000",
-                "02-admin.yaml document 4: unsupported policy.networking.k8s.io/v1beta1 ClusterNetworkPolicy "
+                "02-admin.yaml:1:1 (document 1): AdminNetworkPolicy guard: spec.priority: priority 2000 outside 0-1000; evaluated at 1000",
+                "02-admin.yaml:25:1 (document 4): unsupported policy.networking.k8s.io/v1beta1 ClusterNetworkPolicy "
                         + "(the engine reads policy.networking.k8s.io/v1alpha2); ignored");
     }
 

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,7 +36,7 @@ class AdminManifestSourceTest {
         Files.writeString(dir.resolve("a.yaml"), NODE.formatted("worker") + "---\n" + ANP.formatted(1) + "---\n" + CNP);
         RecordingSink sink = new RecordingSink();
         try (ManifestDirectorySource src = new ManifestDirectorySource(dir, new EngineManifestLoader(), sink,
-                Duration.ofMillis(50), Duration.ofSeconds(60))) {
+                ManifestDirectorySourceTest.QUICK, new RecordingListener())) {
             src.start();
             assertThat(sink.log()).containsExactlyInAnyOrder("node+n1", "anp+guard", "cnp+v2");
             assertThat(sink.kinds).contains("node/upsert", "adminnetworkpolicy/upsert", "clusternetworkpolicy/upsert");

@@ -2,7 +2,6 @@ package io.kubeverdict.controlplane.cli;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
-import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.controlplane.tools.OfflineCluster;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.DirectionExplanation;
@@ -26,10 +25,12 @@ final class ExplainCommand implements Callable<Integer> {
     @Mixin
     OfflineInput input;
 
-    @Option(names = "--from", required = true, paramLabel = "ns/pod|IP", description = "Source pod or address.")
+    @Option(names = "--from", required = true, paramLabel = "ns/pod|IP",
+            description = "Source pod (a hostNetwork pod stands for its node's address) or address.")
     String from;
 
-    @Option(names = "--to", required = true, paramLabel = "ns/pod|IP", description = "Destination pod or address.")
+    @Option(names = "--to", required = true, paramLabel = "ns/pod|IP",
+            description = "Destination pod (a hostNetwork pod stands for its node's address) or address.")
     String to;
 
     @Option(names = "--port", required = true, paramLabel = "P", description = "Destination port (0 for ICMP).")
@@ -100,11 +101,17 @@ final class ExplainCommand implements Callable<Integer> {
     private String[] addresses(OfflineCluster cluster) throws OfflineInput.FatalInput {
         Optional<String> fromIp = IpAddress.canonical(from);
         Optional<String> toIp = IpAddress.canonical(to);
-        PodModel src = fromIp.isPresent() ? null : pod(cluster, "--from", from);
-        PodModel dst = toIp.isPresent() ? null : pod(cluster, "--to", to);
+        OfflineCluster.Member src = fromIp.isPresent() ? null : pod(cluster, "--from", from);
+        OfflineCluster.Member dst = toIp.isPresent() ? null : pod(cluster, "--to", to);
         if (src != null && dst != null) {
-            return cluster.addressPair(src, dst).orElseThrow(() ->
-                    new OfflineInput.FatalInput(from + " and " + to + " share no address family"));
+            for (String s : src.ips()) {
+                for (String d : dst.ips()) {
+                    if ((s.indexOf(':') >= 0) == (d.indexOf(':') >= 0)) {
+                        return new String[] {s, d};
+                    }
+                }
+            }
+            throw new OfflineInput.FatalInput(from + " and " + to + " share no address family");
         }
         String s = fromIp.orElse(null);
         String d = toIp.orElse(null);
@@ -117,12 +124,13 @@ final class ExplainCommand implements Callable<Integer> {
         return new String[] {s, d};
     }
 
-    private static PodModel pod(OfflineCluster cluster, String option, String name) throws OfflineInput.FatalInput {
-        return cluster.endpoint(name).orElseThrow(() -> new OfflineInput.FatalInput(
-                option + " " + name + ": neither an address nor an endpoint pod (namespace/name)"));
+    /** An endpoint pod, or a hostNetwork pod (its node's address). */
+    private static OfflineCluster.Member pod(OfflineCluster cluster, String option, String name) throws OfflineInput.FatalInput {
+        return cluster.member(name).orElseThrow(() -> new OfflineInput.FatalInput(
+                option + " " + name + ": neither an address nor a pod with an address (namespace/name)"));
     }
 
-    private static String sameFamily(PodModel pod, String other, String option) throws OfflineInput.FatalInput {
+    private static String sameFamily(OfflineCluster.Member pod, String other, String option) throws OfflineInput.FatalInput {
         boolean v6 = other.indexOf(':') >= 0;
         for (String ip : pod.ips()) {
             if ((ip.indexOf(':') >= 0) == v6) {
@@ -162,6 +170,10 @@ final class ExplainCommand implements Callable<Integer> {
         return sb.toString();
     }
 
+    /**
+     * One direction: where it was judged, whether any tier lists a policy for the pod, the
+     * verdict, and the whole tier path (the tiers that passed, then what decided).
+     */
     private static String direction(DirectionExplanation d, Optional<String> node) {
         if (!d.getEvaluated()) {
             return "not evaluated: " + d.getReason();
@@ -170,12 +182,6 @@ final class ExplainCommand implements Callable<Integer> {
         sb.append("(node ").append(node.orElse("?")).append(") ");
         sb.append(d.getIsolated() ? "isolated" : "not isolated").append(", ");
         sb.append(d.getVerdict() == io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW ? "allowed" : "denied");
-        if (d.hasPolicy() && !d.getPolicy().getName().isEmpty()) {
-            sb.append(" by ").append(d.getPolicy().getTier()).append('/').append(d.getPolicy().getName());
-            if (!d.getRuleId().isEmpty()) {
-                sb.append(' ').append(d.getRuleId());
-            }
-        }
         if (!d.getReason().isEmpty()) {
             sb.append(": ").append(d.getReason());
         }

@@ -8,6 +8,7 @@ import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -15,7 +16,8 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * decide() on one node of a 150k-pod / 10k-policy cluster (see {@link SyntheticCluster}), over a
+ * decide() on one node of a 150k-pod / 10k-policy cluster (see {@link SyntheticCluster}; with
+ * {@code adminTiers}, also 100 admin policies and a baseline), over a
  * batch of mixed packets (allowed and denied, v4 and v6, ingress, egress, local-to-local), next
  * to a baseline of one primitive hash lookup per packet on a table of the same addresses, so the
  * figure reads as a ratio on whatever machine runs it. Scores are per packet.
@@ -33,13 +35,17 @@ public class DecideBenchmark {
 
     static final int BATCH = 4096;
 
+    /** With an admin tier (3 of 100 policies per pod) and a baseline tier on every endpoint, or NetworkPolicy only. */
+    @Param({"false", "true"})
+    boolean adminTiers;
+
     private SnapshotIndex index;
     private PacketTuple[] packets;
     private AddressTable baselineTable;
 
     @Setup
     public void setUp() {
-        SyntheticCluster cluster = new SyntheticCluster(42, BATCH);
+        SyntheticCluster cluster = new SyntheticCluster(42, BATCH, adminTiers);
         index = SnapshotIndex.compile(cluster.snapshot);
         packets = cluster.packets.toArray(new PacketTuple[0]);
         baselineTable = new AddressTable(SyntheticCluster.CLUSTER_PODS, true);
@@ -51,8 +57,9 @@ public class DecideBenchmark {
         for (PacketTuple p : packets) {
             allowed += Decision.allowed(index.decide(p)) ? 1 : 0;
         }
-        System.out.printf("%n[setup] %d packets, %d allowed, %d denied; index problems: %d%n",
-                packets.length, allowed, packets.length - allowed, index.problemCount());
+        System.out.printf("%n[setup] admin tiers %s: %d packets, %d allowed, %d denied; index problems: %d;"
+                        + " programs %d, walking slots %d%n", adminTiers, packets.length, allowed, packets.length - allowed,
+                index.problemCount(), index.programCount(), index.walkingSlots());
     }
 
     @Benchmark

@@ -1,8 +1,12 @@
 package io.kubeverdict.policy;
 
+import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.DirectionExplanation;
 import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.TierStep;
 import io.kubeverdict.proto.v1.Verdict;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The words for the {@link Decision} codes of one {@link SnapshotIndex}: which policy and rule
@@ -66,6 +70,57 @@ public final class DecisionText {
             return verdict + ": " + reason(code);
         }
         return verdict + " " + Decision.directionName(Decision.direction(code)) + ": " + reason(code);
+    }
+
+    /**
+     * The tiers that passed before the decision, from a trace of the tier walk (see
+     * {@link SnapshotIndex#decideDirection(PacketTuple, int, int[])}): every step whose action is PASS.
+     */
+    List<TierStep> passed(int[] trace) {
+        List<TierStep> out = new ArrayList<>();
+        for (int i = 1; i <= trace[0]; i++) {
+            int step = trace[i];
+            if ((step & 3) != SnapshotCompiler.ACTION_PASS) {
+                continue;
+            }
+            int code = (step >>> 2) << 2; // the step's decision index as a code (direction and verdict unused)
+            TierStep.Builder b = TierStep.newBuilder().setAction(Action.PASS);
+            int r = ruleOf(code);
+            if (r >= 0) {
+                PolicyId p = names.policyOfRule(r);
+                b.setTier(p.getTier()).setPolicy(p).setRuleId(names.ruleId(r));
+            } else {
+                b.setTier(names.tier(Decision.tierNameOf(code, names.tierCount())));
+            }
+            out.add(b.build());
+        }
+        return out;
+    }
+
+    /** A passed tier in words: "passed by admin/ops ingress[1]" or "admin: no rule matched, its default passes". */
+    static String passedReason(TierStep step) {
+        if (step.hasPolicy()) {
+            return "passed by " + step.getPolicy().getTier() + "/" + step.getPolicy().getName() + " " + step.getRuleId();
+        }
+        return step.getTier() + ": no rule matched, its default passes";
+    }
+
+    /**
+     * One direction's code as the explanation message carries it, with the tiers that passed on
+     * the way (from the same walk's trace) in {@code passed} and at the front of the reason.
+     */
+    DirectionExplanation direction(int code, int[] trace) {
+        List<TierStep> passed = passed(trace);
+        DirectionExplanation d = direction(code);
+        if (passed.isEmpty()) {
+            return d;
+        }
+        StringBuilder reason = new StringBuilder();
+        for (TierStep step : passed) {
+            reason.append(passedReason(step)).append(" → ");
+        }
+        reason.append(d.getReason());
+        return d.toBuilder().addAllPassed(passed).setReason(reason.toString()).build();
     }
 
     /** One direction's code as the explanation message carries it. */

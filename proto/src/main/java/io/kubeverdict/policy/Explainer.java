@@ -35,13 +35,20 @@ public final class Explainer {
         DirectionExplanation ingress = notEvaluated();
         if (src >= 0) {
             b.setSource(index.names().endpoint(src));
-            egress = text.direction(index.decideDirection(packet, Decision.EGRESS));
+            egress = direction(packet, Decision.EGRESS);
         }
         if (dst >= 0) {
             b.setDestination(index.names().endpoint(dst));
-            ingress = text.direction(index.decideDirection(packet, Decision.INGRESS));
+            ingress = direction(packet, Decision.INGRESS);
         }
         return b.setEgress(egress).setIngress(ingress).setVerdict(Explanations.combine(egress, ingress)).build();
+    }
+
+    /** One direction by the index's tier walk, with the tiers that passed on the way. */
+    private DirectionExplanation direction(PacketTuple packet, int direction) {
+        int[] trace = index.newTrace();
+        int code = index.decideDirection(packet, direction, trace);
+        return text.direction(code, trace);
     }
 
     /** A copy with IPv4 addresses cut to their 32 bits (the parser need not clear the rest). */

@@ -61,6 +61,8 @@ public final class SnapshotIndex {
     // [endpoint * 2 + direction] -> the bit-mask program, or null: not isolated or > 64 rules (walk).
     private final Program[] programs;
     private final int programCount;
+    /** The longest tier list of any (endpoint, direction): the size of a trace. */
+    private final int maxTiers;
 
     /** Number of distinct tier names: where the rule entries of the decision codes start. */
     private final int tierNames;
@@ -103,6 +105,11 @@ public final class SnapshotIndex {
         Programs built = new Programs(c);
         programs = built.bySlot;
         programCount = built.distinct;
+        int longest = 0;
+        for (int slot = 0; slot < epTierStart.length; slot++) {
+            longest = Math.max(longest, epTierEnd[slot] - epTierStart[slot]);
+        }
+        maxTiers = longest;
         names = new IndexNames(c);
         tierNames = names.tierCount();
         problemCount = c.problemCount;
@@ -195,7 +202,7 @@ public final class SnapshotIndex {
         }
         int egress = -1;
         if (srcEndpoint >= 0) {
-            egress = evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, membershipOf(dstEntry), walkOnly);
+            egress = evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, membershipOf(dstEntry), walkOnly, null);
             if (!Decision.allowed(egress)) {
                 return egress;
             }
@@ -203,7 +210,7 @@ public final class SnapshotIndex {
         if (dstEndpoint < 0) {
             return egress;
         }
-        int ingress = evaluate(dstEndpoint, Decision.INGRESS, packet, srcHi, srcLo, membershipOf(srcEntry), walkOnly);
+        int ingress = evaluate(dstEndpoint, Decision.INGRESS, packet, srcHi, srcLo, membershipOf(srcEntry), walkOnly, null);
         if (!Decision.allowed(ingress)) {
             return ingress;
         }
@@ -225,9 +232,11 @@ public final class SnapshotIndex {
      * One direction of one local endpoint, remote being the other side's address: the tier walk.
      * Each tier listing policies for the direction is tried in order; its first matching rule, or
      * else its default, decides, unless that action is PASS, which moves on to the next tier.
+     * With a trace (explanations only; null on the hot path) each tier's outcome is appended:
+     * trace[0] counts the steps, each step is {@code decisionIndex << 2 | action}.
      */
     private int evaluate(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem,
-                         boolean walkOnly) {
+                         boolean walkOnly, int[] trace) {
         int slot = endpoint * 2 + direction;
         int tierStart = epTierStart[slot];
         int tierEnd = epTierEnd[slot];
@@ -241,6 +250,10 @@ public final class SnapshotIndex {
                     ? program.firstRule(t - tierStart, matched)
                     : firstMatchingRule(t, direction, packet, remoteHi, remoteLo, remoteMem);
             int action = rule >= 0 ? ruleAction[rule] : tierDefault[t];
+            if (trace != null) {
+                int index = rule >= 0 ? Decision.ruleIndex(rule, tierNames) : Decision.tierDefaultIndex(tierName[t]);
+                trace[++trace[0]] = index << 2 | action;
+            }
             if (action == SnapshotCompiler.ACTION_PASS) {
                 continue;
             }
@@ -412,6 +425,19 @@ public final class SnapshotIndex {
      * {@link Decision#NO_ENDPOINT} code when that side is not local. Allocates nothing either.
      */
     int decideDirection(PacketTuple packet, int direction) {
+        return decideDirection(packet, direction, null);
+    }
+
+    /** An empty trace big enough for any tier walk of this index (see {@link #evaluate}). */
+    int[] newTrace() {
+        return new int[1 + maxTiers];
+    }
+
+    /**
+     * As {@link #decideDirection(PacketTuple, int)}, appending each tier's outcome to the trace
+     * (from {@link #newTrace}; count in [0], then {@code decisionIndex << 2 | action} per tier).
+     */
+    int decideDirection(PacketTuple packet, int direction, int[] trace) {
         boolean egress = direction == Decision.EGRESS;
         boolean v4 = packet.family == IpAddress.V4;
         long localHi = egress ? packet.srcHi : packet.dstHi;
@@ -423,6 +449,6 @@ public final class SnapshotIndex {
             return Decision.of(Decision.NO_ENDPOINT, direction, true);
         }
         int remoteMem = membershipOf(entry(packet.family, remoteHi, remoteLo));
-        return evaluate(endpoint, direction, packet, remoteHi, remoteLo, remoteMem, false);
+        return evaluate(endpoint, direction, packet, remoteHi, remoteLo, remoteMem, false, trace);
     }
 }

@@ -41,12 +41,81 @@ public final class SyntheticCluster {
     public final NodeSnapshot snapshot;
     public final List<PacketTuple> packets;
 
-    private final Random random;
+    private Random random;
+
+    /** Admin-tier policies of the cluster ({@link #withAdminTiers}), of which each endpoint is a subject of a few. */
+    public static final int ADMIN_POLICIES = 100;
+    public static final int ADMIN_POLICIES_PER_POD = 3;
 
     public SyntheticCluster(long seed, int packetCount) {
+        this(seed, packetCount, false);
+    }
+
+    /**
+     * @param adminTiers also an admin tier (each endpoint the subject of {@link #ADMIN_POLICIES_PER_POD}
+     *     of the {@link #ADMIN_POLICIES} admin policies, rules Allow/Deny/Pass over the same sets,
+     *     ipBlocks and ports) and a baseline tier (one policy for every endpoint) in both
+     *     directions; the NetworkPolicy part and the packets are the same as without
+     */
+    public SyntheticCluster(long seed, int packetCount, boolean adminTiers) {
         random = new Random(seed);
-        snapshot = buildSnapshot();
+        NodeSnapshot base = buildSnapshot();
         packets = buildPackets(packetCount);
+        snapshot = adminTiers ? withAdminTiers(base, new Random(seed + 1)) : base;
+    }
+
+    private NodeSnapshot withAdminTiers(NodeSnapshot base, Random r) {
+        NodeSnapshot.Builder b = base.toBuilder();
+        Random saved = random;
+        random = r;
+        try {
+            for (int a = 0; a < ADMIN_POLICIES; a++) {
+                b.addPolicies(ActivePolicy.newBuilder()
+                        .setId(PolicyId.newBuilder().setTier("admin").setName("anp" + a))
+                        .setPolicy(adminPolicy(a)));
+            }
+            b.addPolicies(ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("baseline").setName("default"))
+                    .setPolicy(Policy.newBuilder()
+                            .addInboundRules(adminRule("ingress[0]", Action.ALLOW))
+                            .addInboundRules(Rule.newBuilder().setAction(Action.DENY).setRuleId("ingress[1]")
+                                    .addPeers(Peer.newBuilder().setIpSetId("s" + r.nextInt(SETS))))
+                            .addOutboundRules(adminRule("egress[0]", Action.DENY))));
+            for (int e = 0; e < b.getEndpointsCount(); e++) {
+                WorkloadEndpoint.Builder we = b.getEndpointsBuilder(e).getEndpointBuilder();
+                List<TierInfo> tiers = new ArrayList<>(we.getTiersList());
+                TierInfo.Builder admin = TierInfo.newBuilder().setName("admin").setDefaultAction(Action.PASS);
+                // Mixed subjects: policies a pod is a subject of overlap with its neighbours'.
+                int first = (e * 7 + r.nextInt(5)) % ADMIN_POLICIES;
+                for (int k = 0; k < ADMIN_POLICIES_PER_POD; k++) {
+                    String name = "anp" + (first + k * 13) % ADMIN_POLICIES;
+                    admin.addIngressPolicies(name);
+                    if (k == 0) {
+                        admin.addEgressPolicies(name);
+                    }
+                }
+                TierInfo baseline = TierInfo.newBuilder().setName("baseline").setDefaultAction(Action.ALLOW)
+                        .addIngressPolicies("default").addEgressPolicies("default").build();
+                we.clearTiers().addTiers(admin).addAllTiers(tiers).addTiers(baseline);
+            }
+        } finally {
+            random = saved;
+        }
+        return b.build();
+    }
+
+    private Policy adminPolicy(int a) {
+        Policy.Builder p = Policy.newBuilder();
+        int rules = 1 + random.nextInt(3);
+        for (int k = 0; k < rules; k++) {
+            int x = random.nextInt(10);
+            p.addInboundRules(adminRule("ingress[" + k + "]", x < 3 ? Action.DENY : x < 7 ? Action.PASS : Action.ALLOW));
+        }
+        p.addOutboundRules(adminRule("egress[0]", random.nextBoolean() ? Action.PASS : Action.DENY));
+        return p.build();
+    }
+
+    private Rule adminRule(String id, Action action) {
+        return rule(id).toBuilder().setAction(action).build();
     }
 
     public static String v4(int pod) {

@@ -14,6 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.TierStep;
 import io.kubeverdict.proto.v1.Protocol;
 import java.util.List;
 import java.util.stream.Stream;
@@ -87,9 +89,44 @@ class TierEvaluationTest {
         var e = new Explainer(INDEX).explain(Snapshots.tuple("10.5.5.5", "10.1.0.2", TCP, 80));
 
         assertThat(e.getIngress().getIsolated()).isTrue();
-        assertThat(e.getIngress().getReason()).isEqualTo("every tier passed");
+        assertThat(e.getIngress().getReason()).isEqualTo("passed by admin/pass-all-in ingress[0] → every tier passed");
+        assertThat(e.getIngress().getPassedList()).containsExactly(TierStep.newBuilder().setTier("admin")
+                .setPolicy(PolicyId.newBuilder().setTier("admin").setName("pass-all-in")).setRuleId("ingress[0]")
+                .setAction(Action.PASS).build());
         assertThat(e.getVerdict()).isEqualTo(io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW);
         assertThat(e.getIngress().hasPolicy()).isFalse();
+    }
+
+    @org.junit.jupiter.api.Test
+    void explainNamesThePassThatLedToTheDecision() {
+        var e = new Explainer(INDEX).explain(Snapshots.tuple("10.77.1.1", "10.1.0.1", TCP, 80));
+
+        assertThat(e.getIngress().getReason())
+                .isEqualTo("passed by admin/pass-ops ingress[0] → allowed by default/t/allow-web ingress[0]");
+        assertThat(e.getIngress().getPolicy()).isEqualTo(PolicyId.newBuilder().setTier("default").setName("t/allow-web").build());
+        assertThat(e.getIngress().getPassedList()).extracting(TierStep::getRuleId).containsExactly("ingress[0]");
+        assertThat(e.getIngress().getPassedList()).extracting(s -> s.getPolicy().getName()).containsExactly("pass-ops");
+    }
+
+    @org.junit.jupiter.api.Test
+    void explainNamesATierWhoseDefaultPassed() {
+        // t/a egress: admin egress-pass-all passes by rule, the NetworkPolicy tier has no egress
+        // policy (skipped), baseline's deny rule does not match and its default allows.
+        var e = new Explainer(INDEX).explain(Snapshots.tuple("10.1.0.1", "10.5.5.5", TCP, 80));
+        assertThat(e.getEgress().getReason()).isEqualTo("passed by admin/egress-pass-all egress[0] → "
+                + "no rule matched: allowed by the default of tier baseline");
+
+        // t/d ingress: the admin rule passes; baseline lists a policy without inbound rules: its default denies.
+        var d = new Explainer(INDEX).explain(Snapshots.tuple("10.5.5.5", "10.1.0.4", TCP, 80));
+        assertThat(d.getIngress().getPassedList()).hasSize(1);
+        assertThat(d.getIngress().getVerdict()).isEqualTo(io.kubeverdict.proto.v1.Verdict.VERDICT_DENY);
+
+        // t/a ingress from nowhere special: admin's default passes, then the NetworkPolicy decides.
+        var a = new Explainer(INDEX).explain(Snapshots.tuple("10.5.5.5", "10.1.0.1", TCP, 81));
+        assertThat(a.getIngress().getPassedList()).containsExactly(TierStep.newBuilder().setTier("admin")
+                .setAction(Action.PASS).build());
+        assertThat(a.getIngress().getReason()).isEqualTo("admin: no rule matched, its default passes → "
+                + "no rule matched: denied by the default of tier default");
     }
 
     @ParameterizedTest(name = "{0}")

@@ -41,11 +41,12 @@ class ZeroAllocationTest {
         assertThat(after - before).isLessThan(1024);
     }
 
-    @Test
-    void decideOnALargeNodeSnapshotAllocatesNothingAndMixesVerdicts() {
+    @org.junit.jupiter.params.ParameterizedTest(name = "admin tiers: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void decideOnALargeNodeSnapshotAllocatesNothingAndMixesVerdicts(boolean adminTiers) {
         var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         assumeTrue(threads.isThreadAllocatedMemorySupported());
-        SyntheticCluster cluster = new SyntheticCluster(7, 2048);
+        SyntheticCluster cluster = new SyntheticCluster(7, 2048, adminTiers);
         SnapshotIndex index = SnapshotIndex.compile(cluster.snapshot);
         PacketTuple[] packets = cluster.packets.toArray(new PacketTuple[0]);
 

@@ -4,6 +4,7 @@ import io.kubeverdict.controlplane.manifests.LoadedManifests;
 import io.kubeverdict.controlplane.manifests.ManifestLoadException;
 import io.kubeverdict.controlplane.manifests.ManifestLoader;
 import io.kubeverdict.controlplane.manifests.ManifestProblem;
+import io.kubeverdict.controlplane.tools.ClusterObjects;
 import io.kubeverdict.controlplane.tools.ConnectivityMatrix;
 import io.kubeverdict.controlplane.tools.OfflineCluster;
 import io.kubeverdict.testbed.ServePort;
@@ -46,7 +47,9 @@ final class Engine {
         for (ManifestProblem problem : loaded.problems()) {
             progress.note("warning: " + problem);
         }
-        cluster = new OfflineCluster(loaded.namespaces(), loaded.pods(), loaded.policies());
+        // Everything the control plane reads from the copy, admin-tier policies and Nodes included.
+        cluster = new OfflineCluster(new ClusterObjects(loaded.namespaces(), loaded.pods(), loaded.policies(),
+                loaded.adminPolicies(), loaded.nodes()));
         expected.clear();
     }
 

@@ -38,18 +38,18 @@ final class ManifestCopy {
     static ManifestCopy write(SandboxOptions options, Path dir) throws IOException {
         ManifestCopy copy = new ManifestCopy(options, dir);
         ManifestSet source = ManifestSet.load(options.manifests());
-        copy.pods = runnable(source);
+        copy.placement = copy.place(source);
+        copy.pods = placed(source, copy.placement);
         if (copy.pods.isEmpty()) {
             throw new SandboxException("no runnable Pods in " + options.manifests());
         }
-        copy.placement = copy.place(source);
         copy.writeFrom(source);
         return copy;
     }
 
     /**
      * Reads the source again and writes it into the copy. Returns false, writing nothing, when
-     * the pods themselves changed (added, removed, moved, new ports or IPs): that needs a new sandbox.
+     * the pods or nodes themselves changed (added, removed, moved, new ports or IPs): that needs a new sandbox.
      */
     boolean refresh() throws IOException {
         if (!stage()) {
@@ -65,8 +65,8 @@ final class ManifestCopy {
      */
     boolean stage() throws IOException {
         ManifestSet source = ManifestSet.load(options.manifests());
-        List<SandboxPod> now = runnable(source);
-        if (!place(source).equals(placement) || !portsOf(now).equals(portsOf(pods))) {
+        Placement now = place(source);
+        if (!now.equals(placement) || !portsOf(placed(source, now)).equals(portsOf(pods))) {
             return false;
         }
         source.writeAssigned(placement, staging);
@@ -99,14 +99,15 @@ final class ManifestCopy {
 
     private Placement place(ManifestSet source) {
         try {
-            return Placement.of(source.pods(), options.nodes(), options.podCidr());
+            return Placement.of(source.pods(), source.nodes(), options.nodes(), options.podCidr());
         } catch (IllegalArgumentException e) {
-            throw new SandboxException("pod addresses from --pod-cidr " + options.podCidr() + ": " + e.getMessage());
+            throw new SandboxException("placing the pods (--pod-cidr " + options.podCidr() + "): " + e.getMessage());
         }
     }
 
-    private static List<SandboxPod> runnable(ManifestSet source) {
-        return source.sandboxPods().stream().filter(SandboxPod::runnable).toList();
+    /** The pods the sandbox runs: those placed, hostNetwork ones included. */
+    private static List<SandboxPod> placed(ManifestSet source, Placement placement) {
+        return source.sandboxPods().stream().filter(p -> placement.nodeOf().containsKey(p.name())).toList();
     }
 
     private static Map<String, List<ServePort>> portsOf(List<SandboxPod> list) {

@@ -1,6 +1,7 @@
 package io.kubeverdict.sandbox;
 
 import io.fabric8.kubernetes.api.model.KubernetesList;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodIP;
 import io.fabric8.kubernetes.api.model.PodSpec;
@@ -22,7 +23,7 @@ import java.util.stream.Stream;
 
 /**
  * A directory of Kubernetes manifests (*.yaml, *.yml, *.json, recursively; several documents per
- * file, kind List too) read with fabric8's typed model: the sandbox takes its Pods and writes a
+ * file, kind List too) read with fabric8's typed model: the sandbox takes its Pods and Nodes and writes a
  * copy in which every placed Pod has the node and IPs of a {@link Placement}, so the control
  * plane, the agents and the in-process engine all see the same pods.
  *
@@ -43,10 +44,12 @@ public final class ManifestSet {
 
     private final Map<Path, ManifestFile> files;
     private final Map<String, Pod> pods;
+    private final Map<String, Node> nodes;
 
-    private ManifestSet(Map<Path, ManifestFile> files, Map<String, Pod> pods) {
+    private ManifestSet(Map<Path, ManifestFile> files, Map<String, Pod> pods, Map<String, Node> nodes) {
         this.files = files;
         this.pods = pods;
+        this.nodes = nodes;
     }
 
     static boolean isManifest(Path file) {
@@ -65,6 +68,7 @@ public final class ManifestSet {
         Map<Path, ManifestFile> files = new LinkedHashMap<>();
         // Later definitions replace earlier ones, in path order, as in the manifest loader.
         Map<String, Pod> pods = new TreeMap<>();
+        Map<String, Node> nodes = new TreeMap<>();
         for (Path path : paths) {
             Path relative = dir.relativize(path);
             List<Document> documents = new ArrayList<>();
@@ -73,6 +77,9 @@ public final class ManifestSet {
             for (int i = 0; i < texts.size(); i++) {
                 Object parsed = parse(texts.get(i));
                 documents.add(new Document(texts.get(i), parsed));
+                for (Node node : nodesOf(parsed)) {
+                    nodes.put(node.getMetadata().getName(), node);
+                }
                 for (Pod pod : podsOf(parsed)) {
                     try {
                         pods.put(SandboxPod.of(pod).name(), pod);
@@ -83,7 +90,7 @@ public final class ManifestSet {
             }
             files.put(relative, new ManifestFile(text, documents));
         }
-        return new ManifestSet(files, pods);
+        return new ManifestSet(files, pods, nodes);
     }
 
     /** What fabric8 reads from a document, or null: the loader reports unreadable documents. */
@@ -95,16 +102,33 @@ public final class ManifestSet {
         }
     }
 
-    /** The named Pods of a document (a List's items too), namespace defaulted like the loader does. */
-    private static List<Pod> podsOf(Object parsed) {
+    /** The objects of a document: a List's items, else the document's object. */
+    private static List<Object> objectsOf(Object parsed) {
         List<Object> objects = new ArrayList<>();
         if (parsed instanceof KubernetesList list && list.getItems() != null) {
             objects.addAll(list.getItems());
         } else {
             objects.add(parsed);
         }
+        return objects;
+    }
+
+    /** The named Nodes of a document (a List's items too). */
+    private static List<Node> nodesOf(Object parsed) {
+        List<Node> out = new ArrayList<>();
+        for (Object o : objectsOf(parsed)) {
+            if (o instanceof Node node && node.getMetadata() != null && node.getMetadata().getName() != null
+                    && !node.getMetadata().getName().isEmpty()) {
+                out.add(node);
+            }
+        }
+        return out;
+    }
+
+    /** The named Pods of a document (a List's items too), namespace defaulted like the loader does. */
+    private static List<Pod> podsOf(Object parsed) {
         List<Pod> out = new ArrayList<>();
-        for (Object o : objects) {
+        for (Object o : objectsOf(parsed)) {
             if (o instanceof Pod pod && pod.getMetadata() != null && pod.getMetadata().getName() != null
                     && !pod.getMetadata().getName().isEmpty()) {
                 if (pod.getMetadata().getNamespace() == null || pod.getMetadata().getNamespace().isEmpty()) {
@@ -119,6 +143,11 @@ public final class ManifestSet {
     /** Every Pod, by "namespace/name"; not to be changed (writeAssigned works on copies). */
     public List<Pod> pods() {
         return List.copyOf(pods.values());
+    }
+
+    /** Every Node object, by name: they define the sandbox's nodes and their addresses. */
+    public List<Node> nodes() {
+        return List.copyOf(nodes.values());
     }
 
     /** The sandbox's view of every Pod, in name order. */

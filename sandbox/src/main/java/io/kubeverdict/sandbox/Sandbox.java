@@ -15,7 +15,7 @@ import java.util.concurrent.Callable;
 
 /**
  * The whole system on one machine: the manifests' pods as network namespaces on node namespaces
- * (a {@link Testbed}), the control plane as a process in the fabric namespace watching a copy of
+ * (a {@link Testbed}; hostNetwork pods in their node's, at its address), the control plane as a process in the fabric namespace watching a copy of
  * the manifests in which every pod has its node and IPs ({@link ManifestCopy}), one agent process
  * per node inside that node's namespace ({@link SandboxProcesses}), and probes of every pod pair
  * compared with the policy engine on the same copy ({@link PairProbes}, {@link Engine}).
@@ -67,11 +67,14 @@ public final class Sandbox implements AutoCloseable {
         engine.reload();
         targets = options.targets(copy.pods());
         Placement placement = copy.placement();
-        progress.note(copy.pods().size() + " pods on " + placement.nodes().size() + " nodes " + placement.nodes()
+        progress.note(copy.pods().size() + " pods" + (placement.hostNetwork().isEmpty() ? ""
+                : " (" + placement.hostNetwork().size() + " hostNetwork)") + " on " + placement.nodes().size()
+                + " nodes " + placement.nodes() + (placement.nodeIps().isEmpty() ? "" : " with addresses " + placement.nodeIps())
                 + "; manifests with nodes and IPs in " + copy.dir());
 
         progress.step("creating nodes and pods as network namespaces, servers on " + BedPlan.served(targets));
-        testbed = Testbed.create(options.prefix(), placement.nodes(), BedPlan.pods(copy.pods(), placement, targets));
+        testbed = Testbed.create(options.prefix(), placement.nodes(), BedPlan.nodeIps(placement),
+                BedPlan.pods(copy.pods(), placement, targets));
         teardown.add("the testbed", testbed::close);
         TestbedLayout layout = testbed.layout();
 

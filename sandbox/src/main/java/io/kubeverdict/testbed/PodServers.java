@@ -12,14 +12,18 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * TCP and UDP listeners on every pod's ports, all served by one selector thread: TCP connections
  * are accepted and closed (the handshake is the answer), UDP datagrams are echoed. Each socket is
  * opened by its pod's {@link NetnsThread}, so it listens inside that pod's namespace (on the
- * wildcard address, both families).
+ * wildcard address, both families); a hostNetwork pod's in its node's namespace, at the node's
+ * addresses.
  */
 final class PodServers implements AutoCloseable {
     private final Selector selector;
@@ -29,9 +33,14 @@ final class PodServers implements AutoCloseable {
     PodServers(List<PodSpec> pods, Map<String, NetnsThread> threads) throws Exception {
         this.selector = Selector.open();
         try {
+            // One listener per namespace and port: hostNetwork pods of a node share its namespace.
+            Map<NetnsThread, Set<ServePort>> served = new LinkedHashMap<>();
             for (PodSpec pod : pods) {
-                NetnsThread thread = threads.get(pod.name());
-                for (ServePort port : pod.ports().stream().distinct().toList()) {
+                served.computeIfAbsent(threads.get(pod.name()), t -> new LinkedHashSet<>()).addAll(pod.ports());
+            }
+            for (Map.Entry<NetnsThread, Set<ServePort>> e : served.entrySet()) {
+                NetnsThread thread = e.getKey();
+                for (ServePort port : e.getValue()) {
                     switch (port.protocol()) {
                         case TCP -> {
                             ServerSocketChannel server = thread.call(() -> {

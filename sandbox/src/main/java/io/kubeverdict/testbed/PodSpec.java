@@ -8,15 +8,21 @@ import java.util.List;
 
 /**
  * One pod of the testbed: its name "namespace/name", the node it runs on, its addresses and the
- * ports it serves.
+ * ports it serves. A hostNetwork pod has no namespace of its own: it serves and probes in its
+ * node's namespace, and its addresses are among the node's.
  */
-public record PodSpec(String name, String node, List<InetAddress> ips, List<ServePort> ports) {
+public record PodSpec(String name, String node, List<InetAddress> ips, List<ServePort> ports, boolean hostNetwork) {
     public PodSpec {
         if (ips.isEmpty()) {
             throw new IllegalArgumentException("pod " + name + " has no IP");
         }
         ips = List.copyOf(ips);
         ports = List.copyOf(ports);
+    }
+
+    /** A pod with a network namespace of its own. */
+    public PodSpec(String name, String node, List<InetAddress> ips, List<ServePort> ports) {
+        this(name, node, ips, ports, false);
     }
 
     /**

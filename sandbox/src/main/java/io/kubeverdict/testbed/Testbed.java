@@ -33,8 +33,14 @@ public final class Testbed implements AutoCloseable {
      * pods' servers. prefix names the namespaces (e.g. "kvt-sb-"); this process's PID is appended.
      */
     public static Testbed create(String prefix, List<String> nodes, List<PodSpec> pods) throws Exception {
+        return create(prefix, nodes, Map.of(), pods);
+    }
+
+    /** As above, with nodes' own addresses ({@link TestbedLayout}); hostNetwork pods live in their node's namespace. */
+    public static Testbed create(String prefix, List<String> nodes, Map<String, List<java.net.InetAddress>> nodeIps,
+                                 List<PodSpec> pods) throws Exception {
         Leftovers.remove(prefix);
-        Testbed bed = new Testbed(new TestbedLayout(Leftovers.runName(prefix), nodes, pods));
+        Testbed bed = new Testbed(new TestbedLayout(Leftovers.runName(prefix), nodes, nodeIps, pods));
         Runtime.getRuntime().addShutdownHook(bed.shutdownHook);
         try {
             bed.build();
@@ -56,9 +62,19 @@ public final class Testbed implements AutoCloseable {
         for (String node : layout.nodes()) {
             batch(layout.nodeNamespace(node), layout.nodeScript(node));
         }
+        Map<String, NetnsThread> byNamespace = new LinkedHashMap<>();
         for (PodSpec pod : layout.pods()) {
-            batch(layout.podNamespace(pod.name()), layout.podScript(pod));
-            podThreads.put(pod.name(), NetnsThread.named(layout.podNamespace(pod.name())));
+            String namespace = layout.podNamespace(pod.name());
+            if (!pod.hostNetwork()) {
+                batch(namespace, layout.podScript(pod));
+            }
+            // hostNetwork pods of one node share its namespace, and so one thread.
+            NetnsThread thread = byNamespace.get(namespace);
+            if (thread == null) {
+                thread = NetnsThread.named(namespace);
+                byNamespace.put(namespace, thread);
+            }
+            podThreads.put(pod.name(), thread);
         }
         servers = new PodServers(layout.pods(), podThreads);
         prober = new Prober(layout.pods(), podThreads);
@@ -132,7 +148,7 @@ public final class Testbed implements AutoCloseable {
         } catch (IOException e) {
             failure = e;
         }
-        podThreads.values().forEach(NetnsThread::close);
+        podThreads.values().stream().distinct().forEach(NetnsThread::close);
         otherThreads.values().forEach(NetnsThread::close);
         StringBuilder script = new StringBuilder();
         for (String ns : layout.namespaces()) {

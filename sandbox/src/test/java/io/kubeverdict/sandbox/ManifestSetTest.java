@@ -69,7 +69,7 @@ class ManifestSetTest {
     }
 
     @Test
-    void keepsGivenNodesAndIpsAndSkipsPodsThatAreNotEndpoints() throws Exception {
+    void keepsGivenNodesAndIpsPlacesHostNetworkPodsAndSkipsPodsThatDoNotRun() throws Exception {
         Files.writeString(source.resolve("pods.yaml"), """
                 apiVersion: v1
                 kind: List
@@ -97,8 +97,11 @@ class ManifestSetTest {
         List<SandboxPod> pods = set.sandboxPods();
         assertThat(pods).hasSize(4);
         Placement placement = Placement.of(set.pods(), 3, "10.244.0.0/24");
-        assertThat(placement.nodeOf()).containsOnlyKeys("a/fixed", "a/free");
-        assertThat(placement.nodes()).containsExactly("node-1", "worker-7");
+        assertThat(placement.nodeOf()).containsOnlyKeys("a/fixed", "a/free", "a/host");
+        assertThat(placement.nodes()).containsExactly("node-1", "node-2", "worker-7");
+        // The hostNetwork pod runs on its node's address: no Node object, so the node's fabric address.
+        assertThat(placement.hostNetwork()).containsExactly("a/host");
+        assertThat(placement.ipsOf().get("a/host")).containsExactly("100.64.255.2");
         assertThat(placement.ipsOf().get("a/fixed")).containsExactly("10.244.0.1", "fd00::1");
         // 10.244.0.1 is taken by a/fixed; like `matrix --assign-ips`, a/done (not run) still takes .2 in name order.
         assertThat(placement.ipsOf().get("a/free")).containsExactly("10.244.0.3");

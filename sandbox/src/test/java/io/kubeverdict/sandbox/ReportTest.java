@@ -23,7 +23,7 @@ class ReportTest {
         Map<String, Map<String, Boolean>> allowed = new LinkedHashMap<>();
         allowed.put("x/a", new LinkedHashMap<>(Map.of("x/a", aToA, "x/b", false)));
         allowed.put("x/b", new LinkedHashMap<>(Map.of("x/a", true, "x/b", true)));
-        return new ConnectivityMatrix(80, protocol, List.of("x/a", "x/b"), allowed);
+        return new ConnectivityMatrix(80, protocol, List.of("x/a", "x/b"), List.of(), allowed);
     }
 
     private static ObservedMatrix observed(Protocol protocol, Outcome aa, Outcome ab, Outcome ba, Outcome bb) {

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -62,6 +63,47 @@ class TestbedTest {
             assertThat(route).contains("via " + bed.layout().nodeAddress("node-2"));
         }
         assertThat(ourNamespaces(runName)).isEmpty();
+    }
+
+    @Test
+    void hostNetworkPodsServeAtTheirNodesOwnAddressAndNodesSendFromIt() throws Exception {
+        ServePort tcp = ServePort.parse("80/TCP");
+        ServePort udp = ServePort.parse("81/UDP");
+        InetAddress n1 = InetAddress.getByName("10.76.9.1");
+        InetAddress n2 = InetAddress.getByName("10.76.9.2");
+        List<PodSpec> pods = List.of(
+                pod("x/a", "n1", "10.76.0.1", tcp, udp),
+                pod("x/b", "n2", "10.76.0.2", tcp, udp),
+                new PodSpec("h/one", "n1", List.of(n1), List.of(tcp, udp), true),
+                // Two hostNetwork pods of one node share its namespace and its listeners.
+                new PodSpec("h/two", "n2", List.of(n2), List.of(tcp, udp), true),
+                new PodSpec("h/two-again", "n2", List.of(n2), List.of(tcp), true));
+        String runName;
+        try (Testbed bed = Testbed.create(PREFIX, List.of("n1", "n2"), Map.of("n1", List.of(n1), "n2", List.of(n2)), pods)) {
+            runName = bed.layout().runName();
+            assertThat(ourNamespaces(runName)).as("no namespaces of their own for hostNetwork pods").hasSize(1 + 2 + 2);
+            assertThat(bed.layout().podNamespace("h/two")).isEqualTo(bed.layout().nodeNamespace("n2"));
+            for (ServePort port : List.of(tcp, udp)) {
+                ObservedMatrix m = bed.probe(port, TIMEOUT);
+                m.pods().forEach(from -> m.pods().forEach(to ->
+                        assertThat(m.outcome(from, to)).as(from + " -> " + to + " " + port).isEqualTo(Outcome.CONNECTED)));
+            }
+            // The node's own address is on the node, and what it sends across the fabric comes from there.
+            String n2Ns = bed.layout().nodeNamespace("n2");
+            assertThat(bed.exec(n2Ns, "ip", "-4", "addr", "show", "dev", "fab0")).contains("10.76.9.2/32");
+            assertThat(bed.exec(n2Ns, "ip", "route", "get", "10.76.0.1")).contains("src 10.76.9.2");
+            assertThat(bed.exec(n2Ns, "ip", "route", "get", "10.76.9.1"))
+                    .contains("via " + bed.layout().nodeAddress("n1")).contains("src 10.76.9.2");
+            assertThat(bed.exec(n2Ns, "ss", "-Hltn", "sport = :80").lines().count()).as("one listener on n2").isEqualTo(1);
+        }
+        assertThat(ourNamespaces(runName)).isEmpty();
+    }
+
+    @Test
+    void aHostNetworkPodMustUseItsNodesAddress() throws Exception {
+        List<PodSpec> pods = List.of(new PodSpec("h/one", "n1", List.of(InetAddress.getByName("10.76.8.9")), List.of(), true));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new TestbedLayout("kvt-sb-0", List.of("n1"), pods))
+                .hasMessageContaining("does not have");
     }
 
     @Test

@@ -17,7 +17,9 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * The calculation at the issue's scale: 5000 nodes, 150k pods, 10k namespaces, 10k policies.
+ * The calculation at the issue's scale: 5000 nodes, 150k pods, 10k namespaces, 10k policies; with
+ * {@code adminPolicies}, also that many AdminNetworkPolicies, a BaselineAdminNetworkPolicy
+ * selecting every pod, and 5000 Node objects.
  * {@code fullCalculation}: every object upserted into a fresh calculator and every node's
  * snapshot built. {@code podLabelChange}: one pod's app label flips (it enters/leaves the pod
  * sets of its namespace's policies and the policies' selections), then the changed nodes are
@@ -35,6 +37,9 @@ public class CalculationBenchmark {
     int pods;
     @Param({"10000"})
     int policies;
+    /** AdminNetworkPolicies (mixed subjects) plus, when positive, a BaselineAdminNetworkPolicy for every pod and the Nodes. */
+    @Param({"0", "100"})
+    int adminPolicies;
 
     SyntheticCluster cluster;
     IncrementalPolicyCalculator calc;
@@ -44,7 +49,7 @@ public class CalculationBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        cluster = new SyntheticCluster(nodes, namespaces, pods, policies, 42);
+        cluster = new SyntheticCluster(nodes, namespaces, pods, policies, adminPolicies, 42);
         calc = cluster.calculateAll();
         Pod p = cluster.pods.get(pods / 2);
         Pod other = new io.fabric8.kubernetes.api.model.PodBuilder(p).editMetadata()
@@ -88,7 +93,7 @@ public class CalculationBenchmark {
      * Run: java -Xmx4g -cp ... io.kubeverdict.controlplane.calc.CalculationBenchmark
      */
     public static void main(String[] args) {
-        SyntheticCluster c = new SyntheticCluster(5000, 10000, 150000, 10000, 42);
+        SyntheticCluster c = new SyntheticCluster(5000, 10000, 150000, 10000, Integer.getInteger("admin", 0), 42);
         var threads = java.lang.management.ManagementFactory.getThreadMXBean();
         long c0 = threads.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();

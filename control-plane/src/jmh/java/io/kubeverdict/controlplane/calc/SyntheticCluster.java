@@ -1,12 +1,15 @@
 package io.kubeverdict.controlplane.calc;
 
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.LabelSelectorRequirement;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodIP;
@@ -17,6 +20,7 @@ import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -33,8 +37,19 @@ final class SyntheticCluster {
     final List<Namespace> namespaces = new ArrayList<>();
     final List<Pod> pods = new ArrayList<>();
     final List<NetworkPolicy> policies = new ArrayList<>();
+    final List<Node> nodeObjects = new ArrayList<>();
+    final List<GenericKubernetesResource> adminPolicies = new ArrayList<>();
 
     SyntheticCluster(int nodes, int namespaceCount, int podCount, int policyCount, long seed) {
+        this(nodes, namespaceCount, podCount, policyCount, 0, seed);
+    }
+
+    /**
+     * @param adminPolicyCount AdminNetworkPolicies (mixed subjects and rules, distinct priorities)
+     *     plus, when positive, the BaselineAdminNetworkPolicy for every pod and the cluster's Node
+     *     objects (for the nodes peers); drawn after everything else, so the rest is the same
+     */
+    SyntheticCluster(int nodes, int namespaceCount, int podCount, int policyCount, int adminPolicyCount, long seed) {
         Random r = new Random(seed);
         for (int i = 0; i < namespaceCount; i++) {
             namespaces.add(new NamespaceBuilder().withNewMetadata().withName(ns(i))
@@ -46,6 +61,59 @@ final class SyntheticCluster {
         for (int i = 0; i < policyCount; i++) {
             policies.add(policy(ns(i % namespaceCount), "np" + i, r));
         }
+        if (adminPolicyCount > 0) {
+            for (int n = 0; n < nodes; n++) {
+                nodeObjects.add(new NodeBuilder().withNewMetadata().withName("node" + n)
+                        .withLabels(n < 3 ? Map.of("role", "control-plane") : Map.of("role", "worker", "zone", "z" + n % 3))
+                        .endMetadata().withNewStatus().addNewAddress().withType("InternalIP")
+                        .withAddress("172.16." + (n >> 8) + "." + (n & 255)).endAddress().endStatus().build());
+            }
+            for (int i = 0; i < adminPolicyCount; i++) {
+                adminPolicies.add(adminPolicy(i, r));
+            }
+            adminPolicies.add(YAML.unmarshal("""
+                    apiVersion: policy.networking.k8s.io/v1alpha1
+                    kind: BaselineAdminNetworkPolicy
+                    metadata: {name: default}
+                    spec:
+                      subject: {namespaces: {}}
+                      ingress:
+                      - {name: same-team, action: Allow, from: [{namespaces: {matchLabels: {env: dev}}}]}
+                      - {name: deny-rest, action: Deny, from: [{namespaces: {}}]}
+                    """, GenericKubernetesResource.class));
+        }
+    }
+
+    private static final KubernetesSerialization YAML = new KubernetesSerialization();
+
+    /**
+     * An AdminNetworkPolicy of a realistic mix: subjects a team's namespaces, one namespace, prod
+     * frontends, or one app cluster-wide; rules Deny/Pass/Allow over team namespaces, kube-system,
+     * pods by app, the metadata address, control-plane nodes, on numbered and named ports.
+     */
+    static GenericKubernetesResource adminPolicy(int i, Random r) {
+        String subject = switch (i % 4) {
+            case 0 -> "{namespaces: {matchLabels: {team: team" + r.nextInt(50) + "}}}";
+            case 1 -> "{namespaces: {matchLabels: {kubernetes.io/metadata.name: ns" + (1 + r.nextInt(9999)) + "}}}";
+            case 2 -> "{pods: {namespaceSelector: {matchLabels: {env: prod}}, podSelector: {matchLabels: {role: frontend}}}}";
+            default -> "{pods: {namespaceSelector: {}, podSelector: {matchLabels: {app: app" + r.nextInt(5) + "}}}}";
+        };
+        return YAML.unmarshal("""
+                apiVersion: policy.networking.k8s.io/v1alpha1
+                kind: AdminNetworkPolicy
+                metadata: {name: anp%d}
+                spec:
+                  priority: %d
+                  subject: %s
+                  ingress:
+                  - {name: no-ssh, action: Deny, from: [{namespaces: {}}], ports: [{portNumber: {port: 22}}]}
+                  - {name: kube-system, action: Pass, from: [{namespaces: {matchLabels: {kubernetes.io/metadata.name: kube-system}}}]}
+                  - {name: team, action: Allow, from: [{namespaces: {matchLabels: {team: team%d}}}], ports: [{namedPort: http}]}
+                  egress:
+                  - {name: metadata, action: Deny, to: [{networks: [169.254.169.254/32]}]}
+                  - {name: control-plane, action: Deny, to: [{nodes: {matchLabels: {role: control-plane}}}]}
+                  - {name: peers, action: Pass, to: [{pods: {namespaceSelector: {}, podSelector: {matchLabels: {app: app%d}}}}]}
+                """.formatted(i, i * 10, subject, r.nextInt(50), r.nextInt(5)), GenericKubernetesResource.class);
     }
 
     static String ns(int i) {
@@ -116,9 +184,11 @@ final class SyntheticCluster {
 
     IncrementalPolicyCalculator calculateAll() {
         IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
+        nodeObjects.forEach(calc::upsertNode);
         namespaces.forEach(calc::upsertNamespace);
         pods.forEach(calc::upsertPod);
         policies.forEach(calc::upsertPolicy);
+        adminPolicies.forEach(calc::upsertAdminPolicy);
         for (String node : calc.drainChangedNodes()) {
             calc.snapshot(node);
         }

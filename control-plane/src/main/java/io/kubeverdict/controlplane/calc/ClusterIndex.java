@@ -1,6 +1,7 @@
 package io.kubeverdict.controlplane.calc;
 
 import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import java.util.ArrayList;
@@ -17,11 +18,15 @@ import java.util.TreeSet;
 /**
  * The calculation's indexes, kept up to date on every event:
  * <ul>
- *   <li>per namespace ({@link NamespaceState}): its pods, its policies and the IP sets in its
- *       scope;</li>
- *   <li>per policy ({@link PolicyState}): the endpoint pods it selects and how many per node;</li>
+ *   <li>per namespace ({@link NamespaceState}): its pods, its policies, the IP sets in its scope
+ *       and the admin-tier policies whose subject covers it;</li>
+ *   <li>per policy ({@link PolicyState}; NetworkPolicies and the cluster-scoped admin-tier
+ *       kinds alike): the endpoint pods it selects and how many per node;</li>
  *   <li>per pod: the policies selecting it; per node: its endpoints;</li>
- *   <li>per IP set ({@link IpSetState}): members and users, both reference counted.</li>
+ *   <li>per cluster Node: labels and addresses, for the node-address sets of {@code nodes} peers;</li>
+ *   <li>per IP set ({@link MemberSet}: pod sets {@link IpSetState}, node sets
+ *       {@link NodeSetState}): members and users, both reference counted;</li>
+ *   <li>which admin-tier policies of equal priority select a common pod ({@link PriorityOverlaps}).</li>
  * </ul>
  * Every change that can make a snapshot stale is reported to the {@link IndexChanges} listener.
  * Builds no protos (except each policy's own, at compile): snapshots are assembled elsewhere.
@@ -36,6 +41,12 @@ final class ClusterIndex {
     private final Set<IpSetState> namespaceSelectorSets = new LinkedHashSet<>();
     /** Node -> its endpoint pods by key. */
     private final Map<String, TreeMap<String, PodModel>> nodes = new HashMap<>();
+    /** Admin-tier policies (cluster-scoped), also in {@link #policies}. */
+    private final Set<PolicyState> adminPolicies = new LinkedHashSet<>();
+    /** Cluster Node objects by name (labels, addresses); unrelated to {@link #nodes}, which is where endpoints run. */
+    private final Map<String, NodeModel> clusterNodes = new HashMap<>();
+    private final Map<NodeSetDef, NodeSetState> nodeSets = new HashMap<>();
+    private final PriorityOverlaps overlaps = new PriorityOverlaps();
     private IndexChanges changes;
 
     /** Where changes are reported; set once, before the first event. */
@@ -68,14 +79,19 @@ final class ClusterIndex {
         return policies.get(key);
     }
 
-    /** What every policy's compilation could not use, by namespace, name and field. */
+    /**
+     * What every policy's compilation could not use, and the admin-tier policies whose equal
+     * priorities overlap; by kind, namespace, name and field.
+     */
     List<PolicyProblem> problems() {
         List<PolicyProblem> out = new ArrayList<>();
         for (PolicyState p : policies.values()) {
-            out.addAll(p.compiled.problems());
+            out.addAll(p.problems());
         }
-        out.sort(Comparator.comparing(PolicyProblem::namespace).thenComparing(PolicyProblem::name)
-                .thenComparing(PolicyProblem::field));
+        out.addAll(overlaps.problems(policies::get));
+        out.sort(Comparator.comparing(PolicyProblem::kind).thenComparing(PolicyProblem::namespace)
+                .thenComparing(PolicyProblem::name).thenComparing(PolicyProblem::field)
+                .thenComparing(PolicyProblem::message));
         return out;
     }
 
@@ -88,12 +104,17 @@ final class ClusterIndex {
                 out.put(set.id, set.def.readable());
             }
         }
+        for (NodeSetState set : nodeSets.values()) {
+            if (wanted.contains(set.id)) {
+                out.put(set.id, set.def.readable());
+            }
+        }
         return out;
     }
 
-    /** Number of distinct IP sets alive. */
+    /** Number of distinct IP sets alive (pod and node sets). */
     int ipSetCount() {
-        return sets.size();
+        return sets.size() + nodeSets.size();
     }
 
     // ---- namespaces
@@ -127,6 +148,11 @@ final class ClusterIndex {
                     st.selectorSets.add(set);
                 }
             }
+            for (PolicyState p : adminPolicies) {
+                if (p.admin.subject().namespaces().matches(st.labels)) {
+                    st.adminPolicies.add(p);
+                }
+            }
         }
         return st;
     }
@@ -142,6 +168,19 @@ final class ClusterIndex {
             return;
         }
         st.labels = labels;
+        for (PolicyState p : adminPolicies) {
+            boolean was = st.adminPolicies.contains(p);
+            boolean now = p.admin.subject().namespaces().matches(labels);
+            if (was != now) {
+                if (now) {
+                    st.adminPolicies.add(p);
+                    selectInNamespace(p, st, sharesPriority(p));
+                } else {
+                    st.adminPolicies.remove(p);
+                    unselectInNamespace(p, st);
+                }
+            }
+        }
         for (IpSetState set : namespaceSelectorSets) {
             boolean was = st.selectorSets.contains(set);
             boolean now = set.def.namespaceSelector().matches(labels);
@@ -205,6 +244,14 @@ final class ClusterIndex {
                     after.add(p.key);
                 }
             }
+            for (PolicyState p : st.adminPolicies) {
+                if (p.admin.subject().pods().matches(pod.labels())) {
+                    after.add(p.key);
+                }
+            }
+        }
+        if (!adminPolicies.isEmpty()) {
+            overlaps.changed(states(before), states(after));
         }
         if (old != null && old.endpoint()) {
             for (String p : before) {
@@ -230,6 +277,14 @@ final class ClusterIndex {
             podPolicies.put(key, after);
         }
         dropIfUnused(st);
+    }
+
+    private List<PolicyState> states(Collection<String> keys) {
+        List<PolicyState> out = new ArrayList<>(keys.size());
+        for (String k : keys) {
+            out.add(policies.get(k));
+        }
+        return out;
     }
 
     private void updateSetMembership(Set<IpSetState> candidates, PodModel old, PodModel pod) {
@@ -297,17 +352,150 @@ final class ClusterIndex {
 
     private void removePolicy(PolicyState old, NamespaceState st) {
         st.policies.remove(old);
+        dropSelections(old, false);
+        for (MemberSet set : old.sets) {
+            release(set, old);
+        }
+    }
+
+    /** Every pod a policy version selected no longer is (the version goes away). */
+    private void dropSelections(PolicyState old, boolean counted) {
         for (String podKey : old.selected) {
             changes.endpointChanged(podKey);
             TreeSet<String> ps = podPolicies.get(podKey);
             ps.remove(old.key);
+            if (counted) {
+                overlaps.removed(old, states(ps));
+            }
             if (ps.isEmpty()) {
                 podPolicies.remove(podKey);
             }
             changes.nodeChanged(pods.get(podKey).node());
         }
-        for (IpSetState set : old.sets) {
+    }
+
+    // ---- admin-tier policies (cluster-scoped)
+
+    void upsertAdminPolicy(AdminPolicy policy) {
+        CompiledAdminPolicy compiled = AdminPolicyCompiler.compile(policy);
+        PolicyState old = policies.get(compiled.key());
+        if (old != null && compiled.equals(old.admin)) {
+            return;
+        }
+        PolicyState p = new PolicyState(compiled);
+        // New references first, so sets shared with the old version survive.
+        for (IpSetDef def : compiled.ipSets()) {
+            p.sets.add(acquire(def, p));
+        }
+        for (NodeSetDef def : compiled.nodeSets()) {
+            p.sets.add(acquireNodes(def, p));
+        }
+        policies.put(p.key, p);
+        if (old != null) {
+            removeAdminPolicy(old);
+        }
+        adminPolicies.add(p);
+        boolean counted = sharesPriority(p);
+        for (NamespaceState st : namespaces.values()) {
+            if (compiled.subject().namespaces().matches(st.labels)) {
+                st.adminPolicies.add(p);
+                selectInNamespace(p, st, counted);
+            }
+        }
+    }
+
+    /**
+     * Whether another admin-tier policy of p's tier has p's priority: only then can p be in a
+     * pair {@link PriorityOverlaps} counts (the count of a pair is kept by whichever of the two
+     * comes second, and dropped by whichever goes first, so skipping is exact).
+     */
+    private boolean sharesPriority(PolicyState p) {
+        for (PolicyState q : adminPolicies) {
+            if (q != p && q.admin.tier() == p.admin.tier() && q.admin.priority() == p.admin.priority()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    void deleteAdminPolicy(AdminPolicyKind kind, String name) {
+        PolicyState old = policies.remove(AdminPolicy.key(kind, name));
+        if (old != null) {
+            removeAdminPolicy(old);
+        }
+    }
+
+    private void removeAdminPolicy(PolicyState old) {
+        adminPolicies.remove(old);
+        for (NamespaceState st : namespaces.values()) {
+            st.adminPolicies.remove(old);
+        }
+        dropSelections(old, sharesPriority(old));
+        for (MemberSet set : old.sets) {
             release(set, old);
+        }
+    }
+
+    /** An admin-tier policy now covers a namespace: it selects the endpoints there its pod selector matches. */
+    private void selectInNamespace(PolicyState p, NamespaceState st, boolean counted) {
+        for (PodModel pod : st.pods.values()) {
+            if (pod.endpoint() && p.admin.subject().pods().matches(pod.labels())) {
+                TreeSet<String> ps = podPolicies.computeIfAbsent(pod.key(), k -> new TreeSet<>());
+                if (counted) {
+                    overlaps.added(p, states(ps));
+                }
+                ps.add(p.key);
+                select(p, pod);
+                changes.nodeChanged(pod.node());
+            }
+        }
+    }
+
+    /** An admin-tier policy no longer covers a namespace. */
+    private void unselectInNamespace(PolicyState p, NamespaceState st) {
+        boolean counted = sharesPriority(p);
+        for (PodModel pod : st.pods.values()) {
+            if (p.selected.contains(pod.key())) {
+                TreeSet<String> ps = podPolicies.get(pod.key());
+                ps.remove(p.key);
+                if (counted) {
+                    overlaps.removed(p, states(ps));
+                }
+                if (ps.isEmpty()) {
+                    podPolicies.remove(pod.key());
+                }
+                unselect(p, pod);
+                changes.nodeChanged(pod.node());
+            }
+        }
+    }
+
+    // ---- cluster nodes (for node-address sets)
+
+    void upsertNode(Node node) {
+        NodeModel model = NodeModel.of(node);
+        NodeModel old = clusterNodes.put(model.name(), model);
+        if (!model.equals(old)) {
+            applyNode(old, model);
+        }
+    }
+
+    void deleteNode(String name) {
+        NodeModel old = clusterNodes.remove(name);
+        if (old != null) {
+            applyNode(old, null);
+        }
+    }
+
+    private void applyNode(NodeModel old, NodeModel node) {
+        for (NodeSetState set : nodeSets.values()) {
+            List<String> before = set.contribution(old);
+            List<String> after = set.contribution(node);
+            if (!before.equals(after)) {
+                set.removeMembers(before);
+                set.addMembers(after);
+                changes.membersChanged(set);
+            }
         }
     }
 
@@ -340,13 +528,31 @@ final class ClusterIndex {
         return set;
     }
 
-    private void release(IpSetState set, PolicyState user) {
-        set.users.remove(user);
-        if (!set.users.isEmpty()) {
+    private NodeSetState acquireNodes(NodeSetDef def, PolicyState user) {
+        NodeSetState set = nodeSets.get(def);
+        if (set == null) {
+            set = new NodeSetState(def);
+            nodeSets.put(def, set);
+            for (NodeModel node : clusterNodes.values()) {
+                set.addMembers(set.contribution(node));
+            }
+        }
+        set.users.add(user);
+        return set;
+    }
+
+    private void release(MemberSet member, PolicyState user) {
+        member.users.remove(user);
+        if (!member.users.isEmpty()) {
             return;
         }
+        changes.setDropped(member);
+        if (member instanceof NodeSetState nodeSet) {
+            nodeSets.remove(nodeSet.def);
+            return;
+        }
+        IpSetState set = (IpSetState) member;
         sets.remove(set.def);
-        changes.setDropped(set);
         if (set.def.fixedNamespace()) {
             NamespaceState st = namespaces.get(set.def.namespace());
             st.fixedSets.remove(set);

@@ -1,6 +1,8 @@
 package io.kubeverdict.controlplane.calc;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.kubeverdict.proto.v1.NodeSnapshot;
@@ -11,9 +13,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The NetworkPolicy calculation, incremental, in two parts with one job each: the
- * {@link ClusterIndex} keeps namespaces, pods, policies, their selections and the reference
- * counted IP sets up to date on every event and reports what changed; {@link NodeSnapshots}
+ * The policy calculation (NetworkPolicy and the admin tiers), incremental, in two parts with one
+ * job each: the {@link ClusterIndex} keeps namespaces, pods, nodes, policies, their selections and
+ * the reference counted IP sets up to date on every event and reports what changed; {@link NodeSnapshots}
  * assembles node snapshots from it lazily, from cached per-endpoint, per-set and per-node parts,
  * and knows which nodes changed.
  */
@@ -50,6 +52,26 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     @Override
     public void deletePolicy(String namespace, String name) {
         index.deletePolicy(namespace, name);
+    }
+
+    @Override
+    public void upsertAdminPolicy(GenericKubernetesResource policy) {
+        index.upsertAdminPolicy(AdminPolicyReader.read(policy));
+    }
+
+    @Override
+    public void deleteAdminPolicy(AdminPolicyKind kind, String name) {
+        index.deleteAdminPolicy(kind, name);
+    }
+
+    @Override
+    public void upsertNode(Node node) {
+        index.upsertNode(node);
+    }
+
+    @Override
+    public void deleteNode(String name) {
+        index.deleteNode(name);
     }
 
     @Override

@@ -12,8 +12,8 @@ interface IndexChanges {
     void nodeChanged(String node);
 
     /** The members of a live set changed. */
-    void membersChanged(IpSetState set);
+    void membersChanged(MemberSet set);
 
     /** A set is gone: no policy uses it any more. */
-    void setDropped(IpSetState set);
+    void setDropped(MemberSet set);
 }

@@ -94,7 +94,7 @@ public record IpSetDef(String namespace, Selector namespaceSelector, Selector po
         return p.name().toLowerCase(Locale.ROOT);
     }
 
-    private static String base32(byte[] data, int chars) {
+    static String base32(byte[] data, int chars) {
         final String alphabet = "abcdefghijklmnopqrstuvwxyz234567";
         StringBuilder sb = new StringBuilder(chars);
         int buffer = 0;

@@ -7,9 +7,9 @@ import java.util.Set;
 
 /**
  * What {@link ClusterIndex} knows of one namespace: its labels, pods and policies, the IP sets
- * scoped to it (podSelector-only peers, ingress named ports) and the namespace-selector IP sets
- * whose selector matches its labels, so a pod event only looks at the policies and sets of its
- * namespace. Mutated by the index only.
+ * scoped to it (podSelector-only peers, ingress named ports), the namespace-selector IP sets
+ * and the admin-tier policies whose namespace selector matches its labels, so a pod event only
+ * looks at the policies and sets of its namespace. Mutated by the index only.
  */
 final class NamespaceState {
     final String name;
@@ -20,6 +20,8 @@ final class NamespaceState {
     final Set<PolicyState> policies = new LinkedHashSet<>();
     final Set<IpSetState> fixedSets = new LinkedHashSet<>();
     final Set<IpSetState> selectorSets = new LinkedHashSet<>();
+    /** The admin-tier policies whose subject's namespace selector matches this namespace's labels. */
+    final Set<PolicyState> adminPolicies = new LinkedHashSet<>();
 
     NamespaceState(String name) {
         this.name = name;

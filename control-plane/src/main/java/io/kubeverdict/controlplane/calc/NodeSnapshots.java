@@ -32,7 +32,7 @@ final class NodeSnapshots implements IndexChanges {
     private static final class NodeParts {
         List<Endpoint> endpoints;
         List<ActivePolicy> policies;
-        List<IpSetState> sets;
+        List<MemberSet> sets;
         NodeSnapshot snapshot;
     }
 
@@ -43,9 +43,9 @@ final class NodeSnapshots implements IndexChanges {
      * names and directions) are unchanged: a set's members changing touches no endpoint.
      */
     private final Map<String, Endpoint> endpointCache = new HashMap<>();
-    private final Map<IpSetState, IpSet> setCache = new HashMap<>();
+    private final Map<MemberSet, IpSet> setCache = new HashMap<>();
     private final Set<String> changedNodes = new HashSet<>();
-    private final Set<IpSetState> changedSets = new HashSet<>();
+    private final Set<MemberSet> changedSets = new HashSet<>();
 
     NodeSnapshots(ClusterIndex index) {
         this.index = index;
@@ -66,13 +66,13 @@ final class NodeSnapshots implements IndexChanges {
     }
 
     @Override
-    public void membersChanged(IpSetState set) {
+    public void membersChanged(MemberSet set) {
         setCache.remove(set);
         changedSets.add(set);
     }
 
     @Override
-    public void setDropped(IpSetState set) {
+    public void setDropped(MemberSet set) {
         setCache.remove(set);
         changedSets.remove(set);
     }
@@ -88,7 +88,7 @@ final class NodeSnapshots implements IndexChanges {
 
     /** Turns set changes recorded since the last flush into node changes. */
     private void flush() {
-        for (IpSetState set : changedSets) {
+        for (MemberSet set : changedSets) {
             for (PolicyState user : set.users) {
                 for (String node : user.nodes()) {
                     nodeSetsChanged(node);
@@ -130,8 +130,8 @@ final class NodeSnapshots implements IndexChanges {
                 .setNode(node)
                 .addAllEndpoints(n.endpoints)
                 .addAllPolicies(n.policies);
-        for (IpSetState s : n.sets) {
-            b.addIpSets(setCache.computeIfAbsent(s, IpSetState::toProto));
+        for (MemberSet s : n.sets) {
+            b.addIpSets(setCache.computeIfAbsent(s, MemberSet::toProto));
         }
         return b.build();
     }
@@ -155,10 +155,10 @@ final class NodeSnapshots implements IndexChanges {
             endpoints.add(e);
         }
         List<ActivePolicy> policyProtos = new ArrayList<>(used.size());
-        TreeMap<String, IpSetState> usedSets = new TreeMap<>();
+        TreeMap<String, MemberSet> usedSets = new TreeMap<>();
         for (PolicyState p : used.values()) {
-            policyProtos.add(p.compiled.proto());
-            for (IpSetState s : p.sets) {
+            policyProtos.add(p.proto());
+            for (MemberSet s : p.sets) {
                 usedSets.put(s.id, s);
             }
         }
@@ -167,28 +167,64 @@ final class NodeSnapshots implements IndexChanges {
         n.sets = new ArrayList<>(usedSets.values());
     }
 
+    /**
+     * A pod's endpoint with its tiers in evaluation order: admin (admin-tier policies by
+     * priority, name, kind; default PASS: admin rules do not isolate), then the NetworkPolicy
+     * tier "default" (by name; default DENY for the directions they isolate), then baseline
+     * (default ALLOW). A tier is listed when some policy of it is listed in a direction; an
+     * admin-tier policy is listed only in the directions it has rules for.
+     */
     private Endpoint endpoint(PodModel pod, TreeSet<String> policyKeys) {
         WorkloadEndpoint.Builder we = WorkloadEndpoint.newBuilder()
                 .addAllIps(pod.ips())
                 .putAllLabels(new TreeMap<>(pod.labels()));
         if (policyKeys != null) {
-            TierInfo.Builder tier = TierInfo.newBuilder()
+            List<PolicyState> admin = new ArrayList<>();
+            List<PolicyState> baseline = new ArrayList<>();
+            TierInfo.Builder networkPolicies = TierInfo.newBuilder()
                     .setName(PolicyCompiler.TIER)
                     .setDefaultAction(Action.DENY);
             for (String k : policyKeys) {
                 PolicyState p = index.policy(k);
-                if (p.compiled.ingress()) {
-                    tier.addIngressPolicies(k);
+                if (p.admin != null) {
+                    (p.admin.tier() == AdminPolicy.Tier.ADMIN ? admin : baseline).add(p);
+                    continue;
                 }
-                if (p.compiled.egress()) {
-                    tier.addEgressPolicies(k);
+                if (p.ingress()) {
+                    networkPolicies.addIngressPolicies(k);
+                }
+                if (p.egress()) {
+                    networkPolicies.addEgressPolicies(k);
                 }
             }
-            we.addTiers(tier);
+            addTier(we, adminTier(AdminPolicyCompiler.ADMIN_TIER, Action.PASS, admin));
+            addTier(we, networkPolicies);
+            addTier(we, adminTier(AdminPolicyCompiler.BASELINE_TIER, Action.ALLOW, baseline));
         }
         return Endpoint.newBuilder()
                 .setId(EndpointId.newBuilder().setNamespace(pod.namespace()).setPod(pod.name()))
                 .setEndpoint(we)
                 .build();
+    }
+
+    private static TierInfo.Builder adminTier(String name, Action defaultAction, List<PolicyState> policies) {
+        policies.sort((a, b) -> CompiledAdminPolicy.ORDER.compare(a.admin, b.admin));
+        TierInfo.Builder tier = TierInfo.newBuilder().setName(name).setDefaultAction(defaultAction);
+        for (PolicyState p : policies) {
+            String policyName = p.proto().getId().getName();
+            if (p.ingress()) {
+                tier.addIngressPolicies(policyName);
+            }
+            if (p.egress()) {
+                tier.addEgressPolicies(policyName);
+            }
+        }
+        return tier;
+    }
+
+    private static void addTier(WorkloadEndpoint.Builder we, TierInfo.Builder tier) {
+        if (tier.getIngressPoliciesCount() > 0 || tier.getEgressPoliciesCount() > 0) {
+            we.addTiers(tier);
+        }
     }
 }

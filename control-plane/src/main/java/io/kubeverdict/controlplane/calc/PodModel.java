@@ -19,15 +19,12 @@ import java.util.Set;
  * @param ips canonical addresses, in the order the pod reports them (podIPs, else podIP)
  * @param endpoint whether the pod is an endpoint: scheduled, Running, has addresses, not
  *     hostNetwork. Only endpoints are selected by policies and are members of IP sets.
+ * @param key "namespace/name", made once: the indexes keep it per pod and per selecting policy
  */
 public record PodModel(String namespace, String name, Map<String, String> labels, String node,
-                       List<String> ips, boolean endpoint, List<NamedPort> namedPorts) {
+                       List<String> ips, boolean endpoint, List<NamedPort> namedPorts, String key) {
 
     public record NamedPort(String name, Protocol protocol, int port) {}
-
-    public String key() {
-        return namespace + "/" + name;
-    }
 
     public static PodModel of(Pod pod) {
         String ns = pod.getMetadata().getNamespace() == null ? "default" : pod.getMetadata().getNamespace();
@@ -37,7 +34,8 @@ public record PodModel(String namespace, String name, Map<String, String> labels
         String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
         List<String> ips = addresses(pod);
         boolean endpoint = node != null && !hostNetwork && "Running".equals(phase) && !ips.isEmpty();
-        return new PodModel(ns, pod.getMetadata().getName(), labels, node, ips, endpoint, namedPorts(pod));
+        String name = pod.getMetadata().getName();
+        return new PodModel(ns, name, labels, node, ips, endpoint, namedPorts(pod), ns + "/" + name);
     }
 
     private static List<String> addresses(Pod pod) {
@@ -73,10 +71,13 @@ public record PodModel(String namespace, String name, Map<String, String> labels
                 continue;
             }
             for (Container c : containers) {
-                if (c.getPorts() == null) {
+                if (c == null || c.getPorts() == null) {
                     continue;
                 }
                 for (ContainerPort p : c.getPorts()) {
+                    if (p == null) {
+                        continue; // a null list item (`ports: [~]` in a manifest) names no port
+                    }
                     Protocol proto = Protocols.parse(p.getProtocol());
                     if (p.getName() != null && !p.getName().isEmpty() && proto != null
                             && p.getContainerPort() != null && p.getContainerPort() > 0

@@ -1,6 +1,8 @@
 package io.kubeverdict.controlplane.calc;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.kubeverdict.proto.v1.NodeSnapshot;
@@ -10,7 +12,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The calculation: cluster objects in, per-node snapshots out. Pure and single-threaded (the
+ * The calculation: cluster objects (namespaces, pods, NetworkPolicies, the admin-tier policies,
+ * nodes) in, per-node snapshots out. Pure and single-threaded (the
  * sources funnel every event onto one thread); no I/O, no clock. Upserts replace an object by
  * namespace/name; the same final set of objects gives the same snapshots whatever the order.
  */
@@ -26,6 +29,21 @@ public interface PolicyCalculator {
     void upsertPolicy(NetworkPolicy policy);
 
     void deletePolicy(String namespace, String name);
+
+    /**
+     * An AdminNetworkPolicy, BaselineAdminNetworkPolicy (policy.networking.k8s.io/v1alpha1) or
+     * ClusterNetworkPolicy (v1alpha2), by kind and name; see {@link AdminPolicyKind}.
+     *
+     * @throws IllegalArgumentException for an object of another kind or version, or without a name
+     */
+    void upsertAdminPolicy(GenericKubernetesResource policy);
+
+    void deleteAdminPolicy(AdminPolicyKind kind, String name);
+
+    /** A cluster Node: its labels and addresses are what admin-tier {@code nodes} peers match. */
+    void upsertNode(Node node);
+
+    void deleteNode(String name);
 
     /** Nodes that have at least one endpoint (pods with spec.nodeName). */
     Set<String> nodes();

@@ -107,6 +107,10 @@ public final class PolicyCompiler {
             if (usable && ingress) {
                 for (int i = 0; i < ingressRules.size(); i++) {
                     NetworkPolicyIngressRule r = ingressRules.get(i);
+                    if (r == null) {
+                        policy.addInboundRules(nullRule("spec.ingress[" + i + "]", "ingress[" + i + "]"));
+                        continue;
+                    }
                     policy.addInboundRules(rule("spec.ingress[" + i + "]", "ingress[" + i + "]",
                             r.getFrom(), "from", r.getPorts(), true));
                 }
@@ -114,6 +118,10 @@ public final class PolicyCompiler {
             if (usable && egress) {
                 for (int i = 0; i < egressRules.size(); i++) {
                     NetworkPolicyEgressRule r = egressRules.get(i);
+                    if (r == null) {
+                        policy.addOutboundRules(nullRule("spec.egress[" + i + "]", "egress[" + i + "]"));
+                        continue;
+                    }
                     policy.addAllOutboundRules(scopeEgressNamedPorts(rule("spec.egress[" + i + "]", "egress[" + i + "]",
                             r.getTo(), "to", r.getPorts(), false)));
                 }
@@ -130,6 +138,12 @@ public final class PolicyCompiler {
                     .build();
             return new CompiledPolicy(ns, name, podSelector, ingress, egress, proto,
                     List.copyOf(sets), List.copyOf(problems));
+        }
+
+        /** A null list item (`ingress: [~]`): the API server would read an empty, allow-all rule; we narrow. */
+        Rule nullRule(String field, String ruleId) {
+            problem(field, "empty (null) rule; it matches nothing");
+            return Rule.newBuilder().setAction(Action.ALLOW).setRuleId(ruleId).setAllPeers(false).build();
         }
 
         Rule rule(String field, String ruleId, List<NetworkPolicyPeer> peers, String peerField,

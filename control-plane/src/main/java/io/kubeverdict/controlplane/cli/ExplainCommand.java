@@ -2,7 +2,6 @@ package io.kubeverdict.controlplane.cli;
 
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
-import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.controlplane.tools.OfflineCluster;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc.ControlPlaneInspectionBlockingStub;
@@ -40,10 +39,12 @@ final class ExplainCommand implements Callable<Integer> {
     @Mixin
     ControlPlaneClientOptions client = new ControlPlaneClientOptions();
 
-    @Option(names = "--from", required = true, paramLabel = "ns/pod|IP", description = "Source pod or address.")
+    @Option(names = "--from", required = true, paramLabel = "ns/pod|IP",
+            description = "Source pod (a hostNetwork pod stands for its node's address) or address.")
     String from;
 
-    @Option(names = "--to", required = true, paramLabel = "ns/pod|IP", description = "Destination pod or address.")
+    @Option(names = "--to", required = true, paramLabel = "ns/pod|IP",
+            description = "Destination pod (a hostNetwork pod stands for its node's address) or address.")
     String to;
 
     @Option(names = "--port", required = true, paramLabel = "P", description = "Destination port (0 for ICMP).")
@@ -112,8 +113,9 @@ final class ExplainCommand implements Callable<Integer> {
         if (ip.isPresent()) {
             return List.of(ip.get());
         }
-        return cluster.endpoint(name).map(PodModel::ips).orElseThrow(() -> new OfflineInput.FatalInput(
-                option + " " + name + ": neither an address nor an endpoint pod (namespace/name)"));
+        // An endpoint pod, or a hostNetwork pod (its node's address).
+        return cluster.member(name).map(OfflineCluster.Member::ips).orElseThrow(() -> new OfflineInput.FatalInput(
+                option + " " + name + ": neither an address nor a pod with an address (namespace/name)"));
     }
 
     /** The first source address whose family the destination has too (as the matrix picks them). */

@@ -6,6 +6,7 @@ import io.kubeverdict.controlplane.manifests.ManifestLoadException;
 import io.kubeverdict.controlplane.manifests.ManifestLoader;
 import io.kubeverdict.controlplane.manifests.ManifestProblem;
 import io.kubeverdict.controlplane.manifests.WhatIfDefaults;
+import io.kubeverdict.controlplane.tools.ClusterObjects;
 import io.kubeverdict.controlplane.tools.OfflineCluster;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -18,7 +19,8 @@ import picocli.CommandLine.Option;
 /** Options and loading shared by the offline tools: manifests in, an {@link OfflineCluster} out. */
 final class OfflineInput {
     @Option(names = "--manifests", paramLabel = "DIR",
-            description = "Directory of YAML/JSON manifests: Namespaces, Pods, NetworkPolicies (several documents per file).")
+            description = "Directory of YAML/JSON manifests: Namespaces, Pods, NetworkPolicies, AdminNetworkPolicies, "
+                    + "BaselineAdminNetworkPolicies, ClusterNetworkPolicies, Nodes (several documents per file).")
     Path manifests;
 
     @Option(names = "--assign-ips", paramLabel = "CIDR",
@@ -83,10 +85,17 @@ final class OfflineInput {
         } catch (IllegalArgumentException e) {
             throw new FatalInput("--assign-ips: " + e.getMessage());
         }
-        OfflineCluster cluster = new OfflineCluster(m.namespaces(), pods, m.policies());
+        OfflineCluster cluster = new OfflineCluster(new ClusterObjects(m.namespaces(), pods, m.policies(),
+                m.adminPolicies(), m.nodes()));
         for (Pod p : pods) {
             String key = p.getMetadata().getNamespace() + "/" + p.getMetadata().getName();
-            if (cluster.endpoint(key).isEmpty()) {
+            boolean hostNetwork = p.getSpec() != null && Boolean.TRUE.equals(p.getSpec().getHostNetwork());
+            if (hostNetwork) {
+                err.println(cluster.member(key).map(h -> "note: pod " + key + " is hostNetwork: addressed as node "
+                        + h.node() + " (" + String.join(", ", h.ips()) + "), never a subject or pod peer")
+                        .orElse("note: hostNetwork pod " + key + " has no address: give it status.podIPs or a Node object"
+                                + " with status.addresses"));
+            } else if (cluster.endpoint(key).isEmpty()) {
                 err.println("note: pod " + key + " is not an endpoint (needs a node, phase Running, an IP, no hostNetwork)"
                         + (assignIps == null ? "; --assign-ips gives addresses" : ""));
             }

@@ -64,6 +64,11 @@ final class ServeCommand implements Callable<Integer> {
             description = "Informer resync period (ISO-8601). Default: ${DEFAULT-VALUE}.")
     Duration resync;
 
+    @Option(names = "--api-discovery-interval", defaultValue = "PT30S", paramLabel = "DURATION",
+            description = "How often to look for the admin-tier policy APIs (AdminNetworkPolicy, BaselineAdminNetworkPolicy, "
+                    + "ClusterNetworkPolicy CRDs) that are not installed yet, and check those that are. Default: ${DEFAULT-VALUE}.")
+    Duration apiDiscovery;
+
     @Option(names = "--stall-timeout", defaultValue = "PT60S", paramLabel = "DURATION",
             description = "Cut a Sync stream whose agent has not read for this long (it reconnects and resyncs). "
                     + "Default: ${DEFAULT-VALUE}.")
@@ -100,6 +105,10 @@ final class ServeCommand implements Callable<Integer> {
             err.println("--max-concurrent-snapshots must be at least 1");
             return 2;
         }
+        if (apiDiscovery.isNegative() || apiDiscovery.isZero()) {
+            err.println("--api-discovery-interval must be positive");
+            return 2;
+        }
         ControlPlane.Source src;
         KubernetesClient client = null;
         if (source.manifests != null) {
@@ -110,7 +119,7 @@ final class ServeCommand implements Callable<Integer> {
                     : Config.fromKubeconfig(Files.readString(source.kubeconfig));
             client = new KubernetesClientBuilder().withConfig(cfg).build();
             log.info("watching the cluster at {}", cfg.getMasterUrl());
-            src = new ControlPlane.Source.Kubernetes(client, resync);
+            src = new ControlPlane.Source.Kubernetes(client, resync, apiDiscovery);
         }
         ControlPlane.Config config = new ControlPlane.Config(grpcAddress, metricsAddress, tls,
                 new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots));

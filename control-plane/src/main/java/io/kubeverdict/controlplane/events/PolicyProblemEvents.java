@@ -3,6 +3,7 @@ package io.kubeverdict.controlplane.events;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import java.time.Instant;
 import java.time.format.DateTimeFormatter;
@@ -17,14 +18,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Turns the engine's policy problems into Kubernetes Warning Events on the NetworkPolicy, so that
- * `kubectl describe networkpolicy` shows why (part of) a policy matches nothing. Each problem is
+ * Turns the engine's policy problems into Kubernetes Warning Events on the policy (NetworkPolicy,
+ * or an admin-tier kind: those events go to namespace "default"), so that `kubectl describe`
+ * shows why (part of) a policy matches nothing or was narrowed. Each problem is
  * reported once while it lasts; posting happens off the event thread.
  */
 public final class PolicyProblemEvents implements Consumer<List<PolicyProblem>>, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PolicyProblemEvents.class);
     public static final String REASON = "UnusablePolicy";
     public static final String COMPONENT = "kube-verdict-control-plane";
+    static final String CLUSTER_SCOPED_EVENTS = "default";
 
     private final KubernetesClient client;
     private final ExecutorService poster = Executors.newSingleThreadExecutor(r -> {
@@ -53,10 +56,14 @@ public final class PolicyProblemEvents implements Consumer<List<PolicyProblem>>,
 
     private void post(PolicyProblem p) {
         String now = DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.SECONDS));
+        AdminPolicyKind admin = p.adminKind();
+        // Events about cluster-scoped objects live in "default", as kubectl describe expects.
+        String eventNamespace = admin == null ? p.namespace() : CLUSTER_SCOPED_EVENTS;
         Event e = new EventBuilder()
-                .withNewMetadata().withNamespace(p.namespace()).withGenerateName(p.name() + ".").endMetadata()
-                .withNewInvolvedObject().withApiVersion("networking.k8s.io/v1").withKind("NetworkPolicy")
-                .withNamespace(p.namespace()).withName(p.name()).endInvolvedObject()
+                .withNewMetadata().withNamespace(eventNamespace).withGenerateName(p.name() + ".").endMetadata()
+                .withNewInvolvedObject().withApiVersion(admin == null ? "networking.k8s.io/v1" : admin.apiVersion())
+                .withKind(p.kind()).withNamespace(admin == null ? p.namespace() : null).withName(p.name())
+                .endInvolvedObject()
                 .withType("Warning").withReason(REASON)
                 .withMessage(p.field() + ": " + p.message())
                 .withNewSource().withComponent(COMPONENT).endSource()
@@ -64,7 +71,7 @@ public final class PolicyProblemEvents implements Consumer<List<PolicyProblem>>,
                 .withFirstTimestamp(now).withLastTimestamp(now).withCount(1)
                 .build();
         try {
-            client.v1().events().inNamespace(p.namespace()).resource(e).create();
+            client.v1().events().inNamespace(eventNamespace).resource(e).create();
         } catch (RuntimeException ex) {
             log.warn("could not post event for {}: {}", p, ex.toString());
         }

@@ -1,10 +1,13 @@
 package io.kubeverdict.controlplane.manifests;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCompiler;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import java.io.IOException;
@@ -24,7 +27,8 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * Loads a directory of Kubernetes manifests ({@link ManifestFiles}: *.yaml, *.yml, *.json,
  * recursively, in path order; several documents per file; v1 List and typed lists such as
- * NetworkPolicyList) into Namespaces, Pods and NetworkPolicies, <em>all or nothing</em>: if any
+ * NetworkPolicyList) into Namespaces, Pods and NetworkPolicies, and the admin-tier policies and
+ * Nodes ({@link AdminManifests}), <em>all or nothing</em>: if any
  * file or document cannot be read (not UTF-8, a syntax error, a duplicate key, an alias, a limit
  * of {@link ParserLimits} exceeded, an object without apiVersion, kind or metadata.name, a field of
  * the wrong type, an unknown field in metadata or a policy's spec) the whole load is rejected with
@@ -34,7 +38,7 @@ import tools.jackson.databind.node.ObjectNode;
  *
  * <p>What loads may still carry warnings: other kinds are ignored, a later object with the same
  * kind and namespace/name replaces an earlier one, and every policy is checked with the
- * calculation's own compiler, whose problems (invalid CIDRs, ports, selectors: each narrowed, never
+ * calculation's own compiler (admin-tier policies with its reader), whose problems (invalid CIDRs, ports, selectors: each narrowed, never
  * widened) are reported with the policy's place.
  */
 public final class ManifestLoader {
@@ -103,7 +107,9 @@ public final class ManifestLoader {
         }
     }
 
-    private final class Collector {
+    private final class Collector implements AdminManifests.Sink {
+        final Map<String, GenericKubernetesResource> adminPolicies = new TreeMap<>();
+        final Map<String, Node> nodes = new TreeMap<>();
         final Map<String, Namespace> namespaces = new TreeMap<>();
         final Map<String, Pod> pods = new TreeMap<>();
         final Map<String, NetworkPolicy> policies = new TreeMap<>();
@@ -136,7 +142,30 @@ public final class ManifestLoader {
                 throw new ManifestLoadException(errors, moreErrors);
             }
             return new LoadedManifests(List.copyOf(namespaces.values()), List.copyOf(pods.values()),
-                    List.copyOf(policies.values()), Map.copyOf(origins), List.copyOf(warnings));
+                    List.copyOf(policies.values()), Map.copyOf(origins), List.copyOf(warnings),
+                    List.copyOf(adminPolicies.values()), List.copyOf(nodes.values()));
+        }
+
+        @Override
+        public void adminPolicy(String key, GenericKubernetesResource policy, Origin origin) {
+            replace(adminPolicies, key, policy, origin);
+        }
+
+        @Override
+        public void node(String key, Node node, Origin origin) {
+            replace(nodes, key, node, origin);
+        }
+
+        @Override
+        public void problem(ManifestProblem problem) {
+            warnings.add(problem);
+        }
+
+        <T extends HasMetadata> void replace(Map<String, T> into, String key, T obj, Origin origin) {
+            if (into.put(key, obj) != null) {
+                warnings.add(new ManifestProblem(origin, key + " defined again; replaces " + origins.get(key)));
+            }
+            origins.put(key, origin);
         }
 
         /** One document: a single object or a list of them. */
@@ -218,8 +247,14 @@ public final class ManifestLoader {
                         }
                         put(policies, np, at);
                     });
+                    case "Node" -> bind(node, at, Node.class, "v1")
+                            .ifPresent(n -> AdminManifests.accept(origin(at), n, Collector.this));
                     default -> {
-                        if (inList && kind.endsWith("List")) {
+                        if (apiVersion.startsWith(AdminPolicyKind.GROUP + "/")) {
+                            // Admin-tier policies are read as generic objects; AdminManifests checks kind and version.
+                            bind(node, at, GenericKubernetesResource.class, apiVersion)
+                                    .ifPresent(g -> AdminManifests.accept(origin(at), g, Collector.this));
+                        } else if (inList && kind.endsWith("List")) {
                             error(at, "a " + kind + " inside a list is not supported");
                         } else {
                             String name = node.path("metadata").path("name").asString("");
@@ -275,7 +310,8 @@ public final class ManifestLoader {
                     warning(at, type.getSimpleName() + " with apiVersion \"" + obj.getApiVersion() + "\" read as "
                             + expectedApiVersion);
                 }
-                if (!(obj instanceof Namespace)
+                boolean namespaced = obj instanceof Pod || obj instanceof NetworkPolicy;
+                if (namespaced
                         && (obj.getMetadata().getNamespace() == null || obj.getMetadata().getNamespace().isEmpty())) {
                     obj.getMetadata().setNamespace("default"); // as kubectl apply would
                 }
@@ -284,12 +320,7 @@ public final class ManifestLoader {
 
             private <T extends HasMetadata> void put(Map<String, T> into, T obj, JsonPointer at) {
                 String ns = obj instanceof Namespace ? null : obj.getMetadata().getNamespace();
-                String key = LoadedManifests.originKey(obj.getKind(), ns, obj.getMetadata().getName());
-                Origin origin = origin(at);
-                if (into.put(key, obj) != null) {
-                    warnings.add(new ManifestProblem(origin, key + " defined again; replaces " + origins.get(key)));
-                }
-                origins.put(key, origin);
+                replace(into, LoadedManifests.originKey(obj.getKind(), ns, obj.getMetadata().getName()), obj, origin(at));
             }
 
             /** Where a place of this document is: exact for the document and its list items, else searched. */

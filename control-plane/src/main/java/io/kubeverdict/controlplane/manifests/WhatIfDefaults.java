@@ -18,7 +18,8 @@ import java.util.Set;
  * a pod without status.phase counts as Running; a pod without spec.nodeName is placed on
  * {@code defaultNode}; with an address range, a pod without status.podIPs/podIP gets the next
  * free address of the range (in namespace/name order, skipping the network address and addresses
- * other pods already have) and is marked Running. hostNetwork pods are left alone (never endpoints).
+ * other pods already have) and is marked Running. hostNetwork pods get a node and a phase, never an
+ * address: theirs is their node's (never endpoints).
  * For the offline tools only: the service takes pods as the cluster reports them.
  */
 public final class WhatIfDefaults {
@@ -46,9 +47,6 @@ public final class WhatIfDefaults {
             }
             if (p.getStatus() == null) {
                 p.setStatus(new PodStatus());
-            }
-            if (Boolean.TRUE.equals(p.getSpec().getHostNetwork())) {
-                continue;
             }
             if (p.getSpec().getNodeName() == null || p.getSpec().getNodeName().isEmpty()) {
                 p.getSpec().setNodeName(defaultNode);

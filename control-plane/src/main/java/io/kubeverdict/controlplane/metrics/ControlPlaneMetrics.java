@@ -1,5 +1,6 @@
 package io.kubeverdict.controlplane.metrics;
 
+import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.runtime.metrics.Histograms;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -57,6 +58,7 @@ public final class ControlPlaneMetrics {
     private final Map<String, AtomicInteger> problemCounts = new ConcurrentHashMap<>();
     private final Map<String, Gauge> problemGauges = new ConcurrentHashMap<>();
     private final AtomicReference<Supplier<NodeCounts>> nodeCounts = new AtomicReference<>(() -> NodeCounts.NONE);
+    private final Map<AdminPolicyKind, AtomicInteger> policyApis = new ConcurrentHashMap<>();
 
     public ControlPlaneMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -194,6 +196,17 @@ public final class ControlPlaneMetrics {
     public void snapshotAdmission(IntSupplier waiting, IntSupplier sending) {
         snapshotsWaiting.set(waiting);
         snapshotsSending.set(sending);
+    }
+
+    /** Whether the cluster serves an admin-tier policy API (its CRD is installed): 1 or 0 per kind. */
+    public void policyApiServed(AdminPolicyKind kind, boolean served) {
+        policyApis.computeIfAbsent(kind, k -> {
+            AtomicInteger v = new AtomicInteger();
+            Gauge.builder("kubeverdict_policy_api_served", v, AtomicInteger::get)
+                    .description("1 while the cluster serves this admin-tier policy kind (its CRD is installed), else 0")
+                    .tag("kind", k.kind()).tag("api_version", k.apiVersion()).register(registry);
+            return v;
+        }).set(served ? 1 : 0);
     }
 
     /** Registers a per-node gauge; the returned handle removes it. */

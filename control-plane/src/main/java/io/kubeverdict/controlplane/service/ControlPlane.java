@@ -52,7 +52,12 @@ public final class ControlPlane implements AutoCloseable {
 
     /** Where the cluster comes from. */
     public sealed interface Source {
-        record Kubernetes(KubernetesClient client, Duration resync) implements Source {}
+        /** @param apiDiscovery how often missing admin-tier policy APIs (CRDs) are looked for */
+        record Kubernetes(KubernetesClient client, Duration resync, Duration apiDiscovery) implements Source {
+            public Kubernetes(KubernetesClient client, Duration resync) {
+                this(client, resync, KubernetesSource.DEFAULT_API_DISCOVERY);
+            }
+        }
 
         record Manifests(Path directory, ManifestLoader loader, ManifestDirectorySource.Timing timing)
                 implements Source {
@@ -138,7 +143,8 @@ public final class ControlPlane implements AutoCloseable {
         loop.start();
 
         if (source instanceof Source.Kubernetes k) {
-            KubernetesSource ks = new KubernetesSource(k.client(), loop, k.resync().toMillis());
+            KubernetesSource ks = new KubernetesSource(k.client(), loop, k.resync().toMillis(), k.apiDiscovery(),
+                    metrics::policyApiServed);
             closeables.push(ks);
             ks.start();
             ks.informers().forEach((kind, informer) ->

@@ -26,6 +26,8 @@ public final class EngineManifestLoader implements ManifestLoader {
         List<HasMetadata> objects = new ArrayList<>(m.namespaces());
         objects.addAll(m.pods());
         objects.addAll(m.policies());
+        objects.addAll(m.nodes());
+        objects.addAll(m.adminPolicies());
         return new Result(objects, m.problems().stream().map(Object::toString).toList());
     }
 }

@@ -1,9 +1,12 @@
 package io.kubeverdict.controlplane.source;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -28,11 +31,16 @@ final class ManifestSnapshot {
         this.objects = objects;
     }
 
-    /** Keeps namespaces, pods and network policies; returns the kinds it ignored via {@code ignored}. */
+    /**
+     * Keeps namespaces, pods, network policies, nodes and the admin-tier policies; returns the
+     * kinds it ignored via {@code ignored}.
+     */
     static ManifestSnapshot of(List<HasMetadata> loaded, List<String> ignored) {
         Map<String, HasMetadata> byKey = new LinkedHashMap<>();
         for (HasMetadata o : loaded) {
-            if (o instanceof Namespace || o instanceof Pod || o instanceof NetworkPolicy) {
+            if (o instanceof Node || adminKind(o) != null) {
+                byKey.put(key(o), o);
+            } else if (o instanceof Namespace || o instanceof Pod || o instanceof NetworkPolicy) {
                 if (o instanceof Pod || o instanceof NetworkPolicy) {
                     if (o.getMetadata().getNamespace() == null) {
                         o.getMetadata().setNamespace("default"); // as kubectl apply would
@@ -67,8 +75,18 @@ final class ManifestSnapshot {
         return out;
     }
 
+    private static AdminPolicyKind adminKind(HasMetadata o) {
+        return o instanceof GenericKubernetesResource g ? AdminPolicyKind.of(g.getApiVersion(), g.getKind()) : null;
+    }
+
     private static Change upsert(HasMetadata o) {
-        if (o instanceof Namespace n) {
+        AdminPolicyKind admin = adminKind(o);
+        if (admin != null) {
+            GenericKubernetesResource g = (GenericKubernetesResource) o;
+            return new Change(admin.eventKind() + "/upsert", c -> c.upsertAdminPolicy(g));
+        } else if (o instanceof Node node) {
+            return new Change("node/upsert", c -> c.upsertNode(node));
+        } else if (o instanceof Namespace n) {
             return new Change("namespace/upsert", c -> c.upsertNamespace(n));
         } else if (o instanceof Pod p) {
             return new Change("pod/upsert", c -> c.upsertPod(p));
@@ -80,7 +98,12 @@ final class ManifestSnapshot {
     private static Change delete(HasMetadata o) {
         String ns = o.getMetadata().getNamespace();
         String name = o.getMetadata().getName();
-        if (o instanceof Namespace) {
+        AdminPolicyKind admin = adminKind(o);
+        if (admin != null) {
+            return new Change(admin.eventKind() + "/delete", c -> c.deleteAdminPolicy(admin, name));
+        } else if (o instanceof Node) {
+            return new Change("node/delete", c -> c.deleteNode(name));
+        } else if (o instanceof Namespace) {
             return new Change("namespace/delete", c -> c.deleteNamespace(name));
         } else if (o instanceof Pod) {
             return new Change("pod/delete", c -> c.deletePod(ns, name));

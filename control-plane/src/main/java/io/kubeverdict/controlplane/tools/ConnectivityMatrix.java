@@ -1,6 +1,5 @@
 package io.kubeverdict.controlplane.tools;
 
-import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.proto.v1.Protocol;
 import java.io.IOException;
 import java.io.StringWriter;
@@ -14,21 +13,24 @@ import tools.jackson.core.StreamWriteFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Whether each endpoint may open a new connection to each endpoint on one port/protocol. The
- * record holds the whole matrix (for small clusters and tests); {@link #writeJson} and
- * {@link #writeTable} stream one straight from a cluster, a row at a time, so that the output of a
- * big cluster (50k pods: 2.5 billion cells) never has to fit in memory.
+/**
+ * Whether each pod may open a new connection to each pod on one port/protocol: endpoint pods and
+ * hostNetwork pods (addressed by their node, as the upstream conformance suite probes them;
+ * listed in {@code hostNetwork}). The record holds the whole matrix (for small clusters and
+ * tests); {@link #writeJson} and {@link #writeTable} stream one straight from a cluster, a row at
+ * a time, so that the output of a big cluster (50k pods: 2.5 billion cells) never has to fit in
+ * memory.
  */
-public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
+public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods, List<String> hostNetwork,
                                  Map<String, Map<String, Boolean>> allowed) {
     /** Leaves the caller's writer open (it may be stdout). */
     private static final JsonMapper JSON = JsonMapper.builder().disable(StreamWriteFeature.AUTO_CLOSE_TARGET).build();
 
     public static ConnectivityMatrix of(OfflineCluster cluster, Protocol protocol, int port) {
-        List<PodModel> endpoints = cluster.endpointModels();
-        List<String> pods = endpoints.stream().map(PodModel::key).toList();
+        List<OfflineCluster.Member> members = cluster.members();
+        List<String> pods = keys(members);
         Map<String, Map<String, Boolean>> allowed = new LinkedHashMap<>();
-        Rows rows = rows(cluster, endpoints, protocol, port);
+        Rows rows = rows(cluster, members, protocol, port);
         for (int i = 0; i < pods.size(); i++) {
             boolean[] row = rows.row(i);
             Map<String, Boolean> cells = new LinkedHashMap<>();
@@ -37,14 +39,14 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
             }
             allowed.put(pods.get(i), cells);
         }
-        return new ConnectivityMatrix(port, protocol, pods, allowed);
+        return new ConnectivityMatrix(port, protocol, pods, hostNetworkKeys(members), allowed);
     }
 
     public boolean allowed(String from, String to) {
         return allowed.get(from).get(to);
     }
 
-    /** {"port":80,"protocol":"TCP","pods":[...],"allowed":{"x/a":{"x/a":true,...},...}} */
+    /** {"port":80,"protocol":"TCP","pods":[...],"allowed":{"x/a":{"x/a":true,...},...}}; hostNetwork pods are among "pods". */
     public String toJson() {
         StringWriter w = new StringWriter();
         json(port, protocol, pods, ownRows(), w);
@@ -64,22 +66,20 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
     /** The upstream e2e suite's truth-table layout: "." allowed, "X" denied; rows are sources. */
     public String toTable() {
         StringWriter w = new StringWriter();
-        table(port, protocol, pods, ownRows(), w);
+        table(port, protocol, pods, hostNetwork, ownRows(), w);
         return w.toString();
     }
 
     /** {@link #toJson()} of the cluster's matrix, computed and written a row at a time. */
     public static void writeJson(OfflineCluster cluster, Protocol protocol, int port, Writer out) {
-        List<PodModel> endpoints = cluster.endpointModels();
-        json(port, protocol, endpoints.stream().map(PodModel::key).toList(),
-                rows(cluster, endpoints, protocol, port), out);
+        List<OfflineCluster.Member> members = cluster.members();
+        json(port, protocol, keys(members), rows(cluster, members, protocol, port), out);
     }
 
     /** {@link #toTable()} of the cluster's matrix, computed and written a row at a time. */
     public static void writeTable(OfflineCluster cluster, Protocol protocol, int port, Writer out) {
-        List<PodModel> endpoints = cluster.endpointModels();
-        table(port, protocol, endpoints.stream().map(PodModel::key).toList(),
-                rows(cluster, endpoints, protocol, port), out);
+        List<OfflineCluster.Member> members = cluster.members();
+        table(port, protocol, keys(members), hostNetworkKeys(members), rows(cluster, members, protocol, port), out);
     }
 
     /** Row {@code from}: whether pod {@code from} may connect to each pod, in pod order. */
@@ -98,15 +98,24 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
         };
     }
 
-    private static Rows rows(OfflineCluster cluster, List<PodModel> endpoints, Protocol protocol, int port) {
+    private static Rows rows(OfflineCluster cluster, List<OfflineCluster.Member> members, Protocol protocol,
+                             int port) {
         return i -> {
-            PodModel src = endpoints.get(i);
-            boolean[] row = new boolean[endpoints.size()];
+            OfflineCluster.Member src = members.get(i);
+            boolean[] row = new boolean[members.size()];
             for (int j = 0; j < row.length; j++) {
-                row[j] = cluster.allowed(src, endpoints.get(j), protocol.getNumber(), port);
+                row[j] = cluster.allowed(src, members.get(j), protocol.getNumber(), port);
             }
             return row;
         };
+    }
+
+    private static List<String> keys(List<OfflineCluster.Member> members) {
+        return members.stream().map(OfflineCluster.Member::key).toList();
+    }
+
+    private static List<String> hostNetworkKeys(List<OfflineCluster.Member> members) {
+        return members.stream().filter(OfflineCluster.Member::hostNetwork).map(OfflineCluster.Member::key).toList();
     }
 
     private static void json(int port, Protocol protocol, List<String> pods, Rows rows, Writer out) {
@@ -136,7 +145,8 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
         }
     }
 
-    private static void table(int port, Protocol protocol, List<String> pods, Rows rows, Writer out) {
+    private static void table(int port, Protocol protocol, List<String> pods, List<String> hostNetwork, Rows rows,
+                              Writer out) {
         int w = 4;
         for (String p : pods) {
             w = Math.max(w, p.length() + 2);
@@ -157,6 +167,10 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
                 out.append(line).append('\n');
             }
             out.append("(rows: from, columns: to; . may connect, X may not)\n");
+            if (!hostNetwork.isEmpty()) {
+                out.append("(hostNetwork, addressed by their node: ").append(String.join(", ", hostNetwork))
+                        .append(")\n");
+            }
             out.flush();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -1,9 +1,11 @@
 package io.kubeverdict.controlplane.tools;
 
 import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
+import io.kubeverdict.controlplane.calc.NodeModel;
 import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.policy.Decision;
@@ -20,6 +22,7 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -33,12 +36,25 @@ import java.util.function.Supplier;
  * A whole cluster evaluated the way enforcement does it: the calculator's per-node snapshots,
  * each compiled into a {@link SnapshotIndex}; egress is decided on the source pod's node, ingress
  * on the destination pod's node. Addresses that belong to no endpoint are outside the cluster:
- * only the other side's node decides.
+ * only the other side's node decides — except that a connection a node opens to its own pods is
+ * never policed (the data plane has no output hook), which is how hostNetwork pods reach the pods
+ * of their node.
+ *
+ * <p>Besides endpoints, the {@link #members()} (what the matrix lists) include hostNetwork pods
+ * that have a node, addressed by their status.podIPs (a real cluster reports the node's address
+ * there) or else by their Node's addresses: they are never subjects or pod peers, but traffic to
+ * them is traffic to their node's address, which {@code nodes} and {@code networks} peers see.
  */
 public final class OfflineCluster {
+    /** A row/column of the matrix: an endpoint pod, or a hostNetwork pod addressed by its node. */
+    public record Member(String key, String node, List<String> ips, boolean hostNetwork) {}
+
     private final TreeMap<String, PodModel> endpoints = new TreeMap<>();
-    private final List<PodModel> endpointList;
+    private final TreeMap<String, Member> members = new TreeMap<>();
+    private List<PodModel> endpointList = List.of();
     private final Map<String, PodModel> byIp = new HashMap<>();
+    /** Node addresses (Node objects, hostNetwork pods' addresses) -> node name. */
+    private final Map<String, String> nodeOfAddress = new HashMap<>();
     /** The node names, sorted, and each node's snapshot (the calculator's, or published ones). */
     private final Supplier<Collection<String>> nodes;
     private final Function<String, NodeSnapshot> snapshotOf;
@@ -48,25 +64,43 @@ public final class OfflineCluster {
 
     public OfflineCluster(Collection<Namespace> namespaces, Collection<Pod> pods,
                           Collection<NetworkPolicy> policies) {
-        this(calculate(namespaces, pods, policies), pods);
+        this(ClusterObjects.of(namespaces, pods, policies));
+    }
+
+    public OfflineCluster(ClusterObjects objects) {
+        this(objects.feed(new IncrementalPolicyCalculator()), objects.pods(), objects.nodes());
     }
 
     /** Evaluates a calculator's current snapshots; {@code pods} are the pods it was given. */
     public OfflineCluster(PolicyCalculator calc, Collection<Pod> pods) {
-        this(calc::nodes, calc::snapshot, pods.stream().map(PodModel::of).toList());
+        this(calc, pods, List.of());
     }
 
-    private OfflineCluster(Supplier<Collection<String>> nodes, Function<String, NodeSnapshot> snapshotOf,
-                           Collection<PodModel> pods) {
-        for (PodModel m : pods) {
+    /** As above, with the Node objects it was given (addresses of hostNetwork pods). */
+    public OfflineCluster(PolicyCalculator calc, Collection<Pod> pods, Collection<Node> nodes) {
+        this(calc::nodes, calc::snapshot);
+        Map<String, List<String>> nodeAddresses = new HashMap<>();
+        for (Node n : nodes) {
+            NodeModel m = NodeModel.of(n);
+            nodeAddresses.put(m.name(), m.addresses());
+            m.addresses().forEach(ip -> nodeOfAddress.putIfAbsent(ip, m.name()));
+        }
+        for (Pod p : pods) {
+            PodModel m = PodModel.of(p);
             if (m.endpoint()) {
-                endpoints.put(m.key(), m);
-                for (String ip : m.ips()) {
-                    byIp.putIfAbsent(ip, m);
+                addEndpoint(m);
+            } else if (isHostNetwork(p) && m.node() != null) {
+                List<String> ips = m.ips().isEmpty() ? nodeAddresses.getOrDefault(m.node(), List.of()) : m.ips();
+                if (!ips.isEmpty()) {
+                    members.put(m.key(), new Member(m.key(), m.node(), ips, true));
+                    ips.forEach(ip -> nodeOfAddress.putIfAbsent(ip, m.node()));
                 }
             }
         }
         this.endpointList = List.copyOf(endpoints.values());
+    }
+
+    private OfflineCluster(Supplier<Collection<String>> nodes, Function<String, NodeSnapshot> snapshotOf) {
         this.nodes = nodes;
         this.snapshotOf = snapshotOf;
     }
@@ -77,16 +111,29 @@ public final class OfflineCluster {
      */
     public static OfflineCluster fromSnapshots(Collection<NodeSnapshot> nodeSnapshots) {
         Map<String, NodeSnapshot> byNode = new TreeMap<>();
-        List<PodModel> pods = new java.util.ArrayList<>();
+        List<PodModel> pods = new ArrayList<>();
         for (NodeSnapshot s : nodeSnapshots) {
             byNode.put(s.getNode(), s);
             for (Endpoint e : s.getEndpointsList()) {
-                pods.add(new PodModel(e.getId().getNamespace(), e.getId().getPod(), e.getEndpoint().getLabelsMap(),
-                        s.getNode(), e.getEndpoint().getIpsList(), true, List.of()));
+                String ns = e.getId().getNamespace();
+                String pod = e.getId().getPod();
+                pods.add(new PodModel(ns, pod, e.getEndpoint().getLabelsMap(), s.getNode(),
+                        e.getEndpoint().getIpsList(), true, List.of(), ns + "/" + pod));
             }
         }
-        return new OfflineCluster(byNode::keySet,
-                n -> byNode.getOrDefault(n, NodeSnapshot.newBuilder().setNode(n).build()), pods);
+        OfflineCluster cluster = new OfflineCluster(byNode::keySet,
+                n -> byNode.getOrDefault(n, NodeSnapshot.newBuilder().setNode(n).build()));
+        pods.forEach(cluster::addEndpoint);
+        cluster.endpointList = List.copyOf(cluster.endpoints.values());
+        return cluster;
+    }
+
+    private void addEndpoint(PodModel m) {
+        endpoints.put(m.key(), m);
+        members.put(m.key(), new Member(m.key(), m.node(), m.ips(), false));
+        for (String ip : m.ips()) {
+            byIp.putIfAbsent(ip, m);
+        }
     }
 
     /** A node's snapshot compiled, and its endpoints' workloads (for the tier visits of explanations). */
@@ -111,13 +158,8 @@ public final class OfflineCluster {
         return compiled(pod.node()).workloads().get(pod.key());
     }
 
-    private static PolicyCalculator calculate(Collection<Namespace> namespaces, Collection<Pod> pods,
-                                              Collection<NetworkPolicy> policies) {
-        PolicyCalculator calc = new IncrementalPolicyCalculator();
-        namespaces.forEach(calc::upsertNamespace);
-        pods.forEach(calc::upsertPod);
-        policies.forEach(calc::upsertPolicy);
-        return calc;
+    private static boolean isHostNetwork(Pod p) {
+        return p.getSpec() != null && Boolean.TRUE.equals(p.getSpec().getHostNetwork());
     }
 
     /** Endpoint pods, "namespace/name", sorted. */
@@ -138,6 +180,15 @@ public final class OfflineCluster {
         return Optional.ofNullable(byIp.get(ip));
     }
 
+    /** Endpoints and addressable hostNetwork pods, by "namespace/name". */
+    public List<Member> members() {
+        return List.copyOf(members.values());
+    }
+
+    public Optional<Member> member(String namespaceName) {
+        return Optional.ofNullable(members.get(namespaceName));
+    }
+
     /** Every node's snapshot, by node name (sorted). */
     public Map<String, NodeSnapshot> snapshots() {
         Map<String, NodeSnapshot> out = new TreeMap<>();
@@ -154,9 +205,9 @@ public final class OfflineCluster {
     }
 
     /** As {@link #addressPair(PodModel, PodModel)}, for address lists (a pod's, or one given address). */
-    public static Optional<String[]> addressPair(List<String> srcIps, List<String> dstIps) {
-        for (String s : srcIps) {
-            for (String d : dstIps) {
+    public static Optional<String[]> addressPair(List<String> src, List<String> dst) {
+        for (String s : src) {
+            for (String d : dst) {
                 if (isV6(s) == isV6(d)) {
                     return Optional.of(new String[] {s, d});
                 }
@@ -167,12 +218,17 @@ public final class OfflineCluster {
 
     /** Whether a new connection between two endpoints is allowed (hot-path decide on both nodes). */
     public boolean allowed(PodModel src, PodModel dst, int protocol, int port) {
+        return allowed(members.get(src.key()), members.get(dst.key()), protocol, port);
+    }
+
+    /** Whether a new connection between two members (endpoints or hostNetwork pods) is allowed. */
+    public boolean allowed(Member src, Member dst, int protocol, int port) {
         if (src.key().equals(dst.key())) {
             // A pod's connection to itself stays on its loopback: it never reaches the node and
             // no policy applies (the upstream suite's AllowLoopback).
             return true;
         }
-        Optional<String[]> pair = addressPair(src, dst);
+        Optional<String[]> pair = addressPair(src.ips(), dst.ips());
         if (pair.isEmpty()) {
             return false;
         }
@@ -186,9 +242,12 @@ public final class OfflineCluster {
 
     /** Whether a new connection between two addresses (of one family) is allowed. */
     public boolean allowed(String srcIp, String dstIp, int protocol, int port) {
-        tuple.set(IpAddress.parse(srcIp), IpAddress.parse(dstIp), protocol, port);
         PodModel src = byIp.get(srcIp);
         PodModel dst = byIp.get(dstIp);
+        if (nodeLocal(src, srcIp, dst)) {
+            return true;
+        }
+        tuple.set(IpAddress.parse(srcIp), IpAddress.parse(dstIp), protocol, port);
         if (src != null && !Decision.allowed(index(src.node()).decide(tuple))) {
             return false;
         }
@@ -198,6 +257,11 @@ public final class OfflineCluster {
         return true;
     }
 
+    /** A node's own address to one of its pods: opened by the node, never queued, never policed. */
+    private boolean nodeLocal(PodModel src, String srcIp, PodModel dst) {
+        return src == null && dst != null && dst.node().equals(nodeOfAddress.get(srcIp));
+    }
+
     /** The verdict with both directions explained, each by the node that enforces it. */
     public Explanation explain(String srcIp, String dstIp, int protocol, int port) {
         Tuple t = Tuple.newBuilder().setSrcIp(srcIp).setDstIp(dstIp).setProtocol(protocol).setDstPort(port).build();
@@ -205,17 +269,25 @@ public final class OfflineCluster {
         PodModel dst = byIp.get(dstIp);
         Explanation.Builder out = Explanation.newBuilder().setTuple(t);
         DirectionExplanation egress = DirectionExplanation.newBuilder().setEvaluated(false)
-                .setVerdict(Verdict.VERDICT_ALLOW).setReason("source is not a cluster endpoint").build();
+                .setVerdict(Verdict.VERDICT_ALLOW).setReason(nodeOfAddress.containsKey(srcIp)
+                        ? "source is node " + nodeOfAddress.get(srcIp) + ", not a cluster endpoint"
+                        : "source is not a cluster endpoint").build();
         DirectionExplanation ingress = DirectionExplanation.newBuilder().setEvaluated(false)
-                .setVerdict(Verdict.VERDICT_ALLOW).setReason("destination is not a cluster endpoint").build();
+                .setVerdict(Verdict.VERDICT_ALLOW).setReason(nodeOfAddress.containsKey(dstIp)
+                        ? "destination is node " + nodeOfAddress.get(dstIp) + ", not a cluster endpoint"
+                        : "destination is not a cluster endpoint").build();
         if (src != null) {
             egress = TierVisits.annotate(new Explainer(index(src.node())).explain(t).getEgress(),
                     workload(src), Decision.EGRESS);
             out.setSource(id(src));
         }
         if (dst != null) {
-            ingress = TierVisits.annotate(new Explainer(index(dst.node())).explain(t).getIngress(),
-                    workload(dst), Decision.INGRESS);
+            ingress = nodeLocal(src, srcIp, dst)
+                    ? DirectionExplanation.newBuilder().setEvaluated(false).setVerdict(Verdict.VERDICT_ALLOW)
+                            .setReason("node-local: node " + dst.node() + " opens the connection to its own pod,"
+                                    + " which is never policed").build()
+                    : TierVisits.annotate(new Explainer(index(dst.node())).explain(t).getIngress(),
+                            workload(dst), Decision.INGRESS);
             out.setDestination(id(dst));
         }
         if (src != null && src == dst) {
@@ -237,8 +309,9 @@ public final class OfflineCluster {
                 .setEgress(loopback).setIngress(loopback).setVerdict(Verdict.VERDICT_ALLOW).build();
     }
 
+    /** The node of an endpoint address, or of a node address. */
     public Optional<String> nodeOf(String ip) {
-        return Optional.ofNullable(byIp.get(ip)).map(PodModel::node);
+        return Optional.ofNullable(byIp.get(ip)).map(PodModel::node).or(() -> Optional.ofNullable(nodeOfAddress.get(ip)));
     }
 
     private static EndpointId id(PodModel p) {

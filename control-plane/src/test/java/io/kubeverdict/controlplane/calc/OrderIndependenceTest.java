@@ -2,10 +2,13 @@ package io.kubeverdict.controlplane.calc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.kubeverdict.controlplane.fixtures.RandomAdminCluster;
 import io.kubeverdict.controlplane.fixtures.RandomCluster;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.util.ArrayList;
@@ -21,8 +24,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Felix's habit: the same final cluster reached through events in any order, squashed (only
  * final objects) or split (intermediate versions, objects created then deleted), must give
- * byte-identical snapshots — and {@link PolicyCalculator#drainChangedNodes()} must name every
- * node whose snapshot changed since the previous drain.
+ * byte-identical snapshots and the same problems — and {@link PolicyCalculator#drainChangedNodes()}
+ * must name every node whose snapshot changed since the previous drain. Every kind takes part:
+ * namespaces, pods, NetworkPolicies, Nodes and the admin-tier policies of both API versions.
  */
 class OrderIndependenceTest {
 
@@ -35,10 +39,18 @@ class OrderIndependenceTest {
                 c.upsertPod(p);
             } else if (upsert instanceof NetworkPolicy np) {
                 c.upsertPolicy(np);
+            } else if (upsert instanceof Node n) {
+                c.upsertNode(n);
+            } else if (upsert instanceof GenericKubernetesResource g) {
+                c.upsertAdminPolicy(g);
             } else if ("Namespace".equals(deleteKind)) {
                 c.deleteNamespace(name);
             } else if ("Pod".equals(deleteKind)) {
                 c.deletePod(ns, name);
+            } else if ("Node".equals(deleteKind)) {
+                c.deleteNode(name);
+            } else if (AdminPolicyKind.byKindName(deleteKind) != null) {
+                c.deleteAdminPolicy(AdminPolicyKind.byKindName(deleteKind), name);
             } else {
                 c.deletePolicy(ns, name);
             }
@@ -48,9 +60,9 @@ class OrderIndependenceTest {
     @Test
     void shuffledSquashedAndSplitEventStreamsGiveIdenticalSnapshots() {
         for (long seed = 1; seed <= 400; seed++) {
-            RandomCluster c = new RandomCluster(seed);
+            RandomAdminCluster c = new RandomAdminCluster(seed);
             Random r = new Random(seed * 7919);
-            Map<String, NodeSnapshot> expected = canonical(c);
+            Map<String, Object> expected = canonical(c);
 
             // Squashed: only the final objects, shuffled.
             List<Event> squashed = finalEvents(c);
@@ -63,21 +75,31 @@ class OrderIndependenceTest {
         }
     }
 
-    private static Map<String, NodeSnapshot> canonical(RandomCluster c) {
+    /** The snapshots, and the problems (which include order-dependent-looking overlap warnings). */
+    private static Map<String, Object> canonical(RandomAdminCluster c) {
         IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
         c.namespaces.forEach(calc::upsertNamespace);
         c.pods.forEach(calc::upsertPod);
         c.policies.forEach(calc::upsertPolicy);
-        Map<String, NodeSnapshot> out = new HashMap<>();
+        c.nodes.forEach(calc::upsertNode);
+        c.adminPolicies.forEach(calc::upsertAdminPolicy);
+        return result(calc);
+    }
+
+    private static Map<String, Object> result(IncrementalPolicyCalculator calc) {
+        Map<String, Object> out = new HashMap<>();
         calc.nodes().forEach(n -> out.put(n, calc.snapshot(n)));
+        out.put("problems", calc.problems());
         return out;
     }
 
-    private static List<Event> finalEvents(RandomCluster c) {
+    private static List<Event> finalEvents(RandomAdminCluster c) {
         List<Event> out = new ArrayList<>();
         c.namespaces.forEach(n -> out.add(new Event(n, null, null, null)));
         c.pods.forEach(p -> out.add(new Event(p, null, null, null)));
         c.policies.forEach(p -> out.add(new Event(p, null, null, null)));
+        c.nodes.forEach(n -> out.add(new Event(n, null, null, null)));
+        c.adminPolicies.forEach(p -> out.add(new Event(p, null, null, null)));
         return out;
     }
 
@@ -85,7 +107,8 @@ class OrderIndependenceTest {
      * Each object gets 0-2 random earlier versions before its final one; some extra pods and
      * policies appear and are deleted; streams of different objects interleave randomly.
      */
-    private static List<Event> splitEvents(RandomCluster c, Random r) {
+    private static List<Event> splitEvents(RandomAdminCluster admin, Random r) {
+        RandomCluster c = admin.base();
         List<List<Event>> perObject = new ArrayList<>();
         int idx = 1000;
         for (Namespace n : c.namespaces) {
@@ -99,13 +122,39 @@ class OrderIndependenceTest {
             s.add(new Event(n, null, null, null));
             perObject.add(s);
         }
-        for (Pod p : c.pods) {
+        for (Pod p : admin.pods) {
             List<Event> s = new ArrayList<>();
             for (int i = r.nextInt(3); i > 0; i--) {
                 s.add(new Event(c.mutate(p, idx++ % 40), null, null, null));
             }
             s.add(new Event(p, null, null, null));
             perObject.add(s);
+        }
+        for (Node n : admin.nodes) {
+            List<Event> s = new ArrayList<>();
+            for (int i = r.nextInt(3); i > 0; i--) {
+                s.add(new Event(admin.node(Integer.parseInt(n.getMetadata().getName().substring(4))), null, null, null));
+            }
+            if (r.nextInt(4) == 0) {
+                s.add(new Event(null, "Node", null, n.getMetadata().getName()));
+            }
+            s.add(new Event(n, null, null, null));
+            perObject.add(s);
+        }
+        for (GenericKubernetesResource g : admin.adminPolicies) {
+            List<Event> s = new ArrayList<>();
+            for (int i = r.nextInt(3); i > 0; i--) {
+                s.add(new Event(admin.mutate(g), null, null, null));
+            }
+            if (r.nextInt(4) == 0) {
+                s.add(new Event(null, g.getKind(), null, g.getMetadata().getName()));
+            }
+            s.add(new Event(g, null, null, null));
+            perObject.add(s);
+        }
+        for (int i = r.nextInt(2); i > 0; i--) {
+            GenericKubernetesResource extra = admin.policy("v1alpha2", "ClusterNetworkPolicy", "extra-cnp" + i);
+            perObject.add(List.of(new Event(extra, null, null, null), new Event(null, "ClusterNetworkPolicy", null, "extra-cnp" + i)));
         }
         for (NetworkPolicy np : c.policies) {
             List<Event> s = new ArrayList<>();
@@ -141,7 +190,7 @@ class OrderIndependenceTest {
      * Replays events; with checkDrains, drains at random points and checks that a node whose
      * snapshot differs from the one seen at its last drain was reported.
      */
-    private static Map<String, NodeSnapshot> run(List<Event> events, Random r, boolean checkDrains) {
+    private static Map<String, Object> run(List<Event> events, Random r, boolean checkDrains) {
         IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
         Map<String, NodeSnapshot> seen = new HashMap<>();
         Set<String> allNodes = new TreeSet<>();
@@ -160,8 +209,6 @@ class OrderIndependenceTest {
                 }
             }
         }
-        Map<String, NodeSnapshot> out = new HashMap<>();
-        calc.nodes().forEach(n -> out.put(n, calc.snapshot(n)));
-        return out;
+        return result(calc);
     }
 }

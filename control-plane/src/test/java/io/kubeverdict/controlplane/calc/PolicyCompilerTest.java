@@ -4,7 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
 import io.kubeverdict.proto.v1.Rule;
+import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class PolicyCompilerTest {
@@ -30,5 +34,24 @@ class PolicyCompilerTest {
         assertThat(compiled.ipSets()).isEmpty();
         assertThat(compiled.problems()).extracting(Object::toString)
                 .anyMatch(p -> p.contains("spec.ingress[0].from") && p.contains("matches nothing"));
+    }
+
+    @Test
+    void aNullRuleMatchesNothingAndIsReported() {
+        NetworkPolicy np = new NetworkPolicyBuilder()
+                .withNewMetadata().withNamespace("x").withName("p").endMetadata()
+                .withNewSpec().withNewPodSelector().endPodSelector().withPolicyTypes("Ingress", "Egress").endSpec().build();
+        np.getSpec().setIngress(Arrays.asList((NetworkPolicyIngressRule) null));
+        np.getSpec().setEgress(Arrays.asList((NetworkPolicyEgressRule) null));
+
+        CompiledPolicy compiled = PolicyCompiler.compile(np);
+
+        for (Rule rule : List.of(compiled.proto().getPolicy().getInboundRules(0), compiled.proto().getPolicy().getOutboundRules(0))) {
+            assertThat(rule.getAllPeers()).isFalse();
+            assertThat(rule.getPeersList()).isEmpty();
+        }
+        assertThat(compiled.problems()).extracting(Object::toString)
+                .anyMatch(p -> p.contains("spec.ingress[0]") && p.contains("null"))
+                .anyMatch(p -> p.contains("spec.egress[0]") && p.contains("null"));
     }
 }

@@ -2,6 +2,7 @@ package io.kubeverdict.controlplane.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
@@ -12,12 +13,16 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
+import io.kubeverdict.controlplane.fixtures.AdminPolicyCrds;
+import io.kubeverdict.controlplane.fixtures.HouseWorld;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.testing.tier.MockApiTest;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -61,6 +66,22 @@ class ControlPlaneRbacTest {
                 .withNewMetadata().withName("broken").withNamespace("x").endMetadata().withNewSpec()
                 .withNewPodSelector().endPodSelector().addNewIngress().addNewFrom().withNewIpBlock()
                 .withCidr("10.0.0.0/33").endIpBlock().endFrom().endIngress().endSpec().build()).create();
+        // The admin-tier policy APIs are installed and hold an object each; a Node.
+        AdminPolicyCrds.installAll(client);
+        client.nodes().resource(HouseWorld.nodes().get(0)).create();
+        for (GenericKubernetesResource p : List.of(HouseWorld.anp("""
+                metadata: {name: a}
+                spec: {priority: 1, subject: {namespaces: {}}, ingress: [{action: Deny, from: [{namespaces: {}}]}]}
+                """), HouseWorld.banp("""
+                metadata: {name: default}
+                spec: {subject: {namespaces: {}}, egress: [{action: Allow, to: [{nodes: {}}]}]}
+                """), HouseWorld.cnp("""
+                metadata: {name: c}
+                spec: {tier: Admin, priority: 1, subject: {namespaces: {}}, ingress: [{action: Pass, from: [{namespaces: {}}]}]}
+                """))) {
+            AdminPolicyKind kind = AdminPolicyKind.of(p.getApiVersion(), p.getKind());
+            client.genericKubernetesResources(kind.apiVersion(), kind.kind()).resource(p).create();
+        }
 
         Set<ApiAccess> used = new TreeSet<>();
         try (KubernetesClient underTest = new KubernetesClientBuilder().withConfig(

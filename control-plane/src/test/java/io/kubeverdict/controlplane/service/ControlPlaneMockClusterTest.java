@@ -14,6 +14,9 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.kubeverdict.controlplane.calc.AdminPolicyKind;
+import io.kubeverdict.controlplane.fixtures.AdminPolicyCrds;
+import io.kubeverdict.controlplane.fixtures.HouseWorld;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.TestAgent;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
@@ -67,7 +70,7 @@ class ControlPlaneMockClusterTest {
     private void startControlPlane(TestDoubleCalculator calc) throws Exception {
         cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0),
                         new InetSocketAddress("127.0.0.1", 0), null, PolicySyncService.Options.defaults()),
-                calc, new ControlPlane.Source.Kubernetes(client, Duration.ZERO));
+                calc, new ControlPlane.Source.Kubernetes(client, Duration.ZERO, Duration.ofMillis(100)));
         channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
     }
 
@@ -150,6 +153,36 @@ class ControlPlaneMockClusterTest {
         assertThat(e.getType()).isEqualTo("Warning");
         assertThat(e.getMessage()).contains("test problem");
         assertThat(scrape()).contains("kubeverdict_policy_problems 1.0");
+    }
+
+    @Test
+    void problemsOfClusterScopedPoliciesBecomeEventsInDefaultAndServedApisAreExported() throws Exception {
+        startControlPlane(new TestDoubleCalculator());
+        cp.firstCalculation().get(30, TimeUnit.SECONDS);
+        assertThat(scrape()).contains("kubeverdict_policy_api_served{api_version=\"policy.networking.k8s.io/v1alpha1\","
+                + "kind=\"AdminNetworkPolicy\"} 0.0");
+        AdminPolicyCrds.install(client, AdminPolicyKind.ADMIN_NETWORK_POLICY);
+        client.genericKubernetesResources(AdminPolicyKind.ADMIN_NETWORK_POLICY.apiVersion(), "AdminNetworkPolicy")
+                .resource(HouseWorld.anp("""
+                        metadata: {name: bad}
+                        spec: {priority: 1, subject: {namespaces: {}}}
+                        """)).create();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (client.v1().events().inNamespace("default").list().getItems().isEmpty()) {
+            assertThat(System.nanoTime()).as("event posted").isLessThan(deadline);
+            Thread.sleep(50);
+        }
+        var e = client.v1().events().inNamespace("default").list().getItems().get(0);
+        assertThat(e.getInvolvedObject().getKind()).isEqualTo("AdminNetworkPolicy");
+        assertThat(e.getInvolvedObject().getApiVersion()).isEqualTo("policy.networking.k8s.io/v1alpha1");
+        assertThat(e.getInvolvedObject().getName()).isEqualTo("bad");
+        assertThat(e.getInvolvedObject().getNamespace()).isNull();
+        assertThat(e.getReason()).isEqualTo("UnusablePolicy");
+        assertThat(scrape()).contains("kubeverdict_policy_api_served{api_version=\"policy.networking.k8s.io/v1alpha1\","
+                + "kind=\"AdminNetworkPolicy\"} 1.0")
+                .contains("kubeverdict_policy_api_served{api_version=\"policy.networking.k8s.io/v1alpha2\","
+                        + "kind=\"ClusterNetworkPolicy\"} 0.0")
+                .contains("kubeverdict_events_processed_total{kind=\"adminnetworkpolicy/upsert\"}");
     }
 
     private String scrape() throws Exception {

@@ -1,8 +1,11 @@
 package io.kubeverdict.controlplane.service;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.proto.v1.Endpoint;
@@ -19,13 +22,14 @@ import java.util.TreeMap;
 /**
  * TEST DOUBLE for the service tests only, standing in for the engine's calculator: it evaluates
  * no policy at all. Every pod with a node and an IP becomes an endpoint of its node (no tiers);
- * policies are only counted, and one named "bad" is reported as a problem. Enough to show that
+ * policies (of every kind) are only counted, and one named "bad" is reported as a problem. Enough to show that
  * events travel from the sources through the event thread to agents; the policy semantics are the
  * engine's and are tested there.
  */
 public class TestDoubleCalculator implements PolicyCalculator {
     private final Map<String, Pod> pods = new TreeMap<>();
     private final Map<String, NetworkPolicy> policies = new TreeMap<>();
+    private final Map<String, AdminPolicyKind> adminPolicies = new TreeMap<>();
     private final Set<String> changed = new HashSet<>();
     private final List<String> log = new ArrayList<>();
     /** What happened, in order ("pod+ns/name", "np-ns/name", ...). */
@@ -70,6 +74,29 @@ public class TestDoubleCalculator implements PolicyCalculator {
     public void deletePolicy(String namespace, String name) {
         record("np-" + namespace + "/" + name);
         policies.remove(namespace + "/" + name);
+    }
+
+    @Override
+    public void upsertAdminPolicy(GenericKubernetesResource policy) {
+        AdminPolicyKind kind = AdminPolicyKind.of(policy.getApiVersion(), policy.getKind());
+        record(kind.shortName() + "+" + policy.getMetadata().getName());
+        adminPolicies.put(policy.getMetadata().getName(), kind);
+    }
+
+    @Override
+    public void deleteAdminPolicy(AdminPolicyKind kind, String name) {
+        record(kind.shortName() + "-" + name);
+        adminPolicies.remove(name);
+    }
+
+    @Override
+    public void upsertNode(Node node) {
+        record("node+" + node.getMetadata().getName());
+    }
+
+    @Override
+    public void deleteNode(String name) {
+        record("node-" + name);
     }
 
     private void record(String s) {
@@ -125,6 +152,11 @@ public class TestDoubleCalculator implements PolicyCalculator {
         policies.forEach((k, v) -> {
             if (v.getMetadata().getName().equals("bad")) {
                 out.add(new PolicyProblem(v.getMetadata().getNamespace(), "bad", "spec", "test problem"));
+            }
+        });
+        adminPolicies.forEach((name, kind) -> {
+            if (name.equals("bad")) {
+                out.add(PolicyProblem.of(kind, "bad", "spec", "test problem"));
             }
         });
         return out;

@@ -23,9 +23,9 @@ import java.util.Map;
  * the fabric8 objects directly: no indexes, no IP sets, no compilation. It shares no code with
  * the calculation (not even label-selector matching or address parsing).
  */
-final class ReferenceEvaluator {
-    private final Map<String, Map<String, String>> nsLabels = new HashMap<>();
-    private final List<Pod> pods;
+class ReferenceEvaluator {
+    final Map<String, Map<String, String>> nsLabels = new HashMap<>();
+    final List<Pod> pods;
     private final List<NetworkPolicy> policies;
 
     ReferenceEvaluator(List<Namespace> namespaces, List<Pod> pods, List<NetworkPolicy> policies) {
@@ -58,48 +58,78 @@ final class ReferenceEvaluator {
         return null;
     }
 
-    /** A connection from srcIp to dstIp (either may be a pod's or an outside address). */
+    /**
+     * A connection from srcIp to dstIp (either may be a pod's or an outside address). A node
+     * opening a connection to one of its own pods (from a node address: a hostNetwork pod's
+     * address or a Node's) is never policed: the data plane only judges forwarded traffic and
+     * traffic from its pods to the node.
+     */
     boolean allowed(String srcIp, String dstIp, String protocol, int port) {
         Pod src = podWithIp(srcIp);
         Pod dst = podWithIp(dstIp);
         if (src != null && src == dst) {
             return true; // loopback: never leaves the pod
         }
-        boolean egressOk = true;
-        if (src != null) {
-            boolean isolated = false;
-            boolean allowedByRule = false;
-            for (NetworkPolicy np : policies) {
-                if (!selects(np, src) || !types(np).contains("Egress")) {
-                    continue;
-                }
-                isolated = true;
-                for (NetworkPolicyEgressRule rule : list(np.getSpec().getEgress())) {
-                    if (peersMatch(np, rule.getTo(), dst, dstIp) && portsMatch(rule.getPorts(), dst, protocol, port)) {
-                        allowedByRule = true;
-                    }
-                }
-            }
-            egressOk = !isolated || allowedByRule;
+        if (src == null && dst != null && nodeAddresses(dst.getSpec().getNodeName()).contains(big(srcIp))) {
+            return true;
         }
-        boolean ingressOk = true;
-        if (dst != null) {
-            boolean isolated = false;
-            boolean allowedByRule = false;
-            for (NetworkPolicy np : policies) {
-                if (!selects(np, dst) || !types(np).contains("Ingress")) {
-                    continue;
-                }
-                isolated = true;
-                for (NetworkPolicyIngressRule rule : list(np.getSpec().getIngress())) {
-                    if (peersMatch(np, rule.getFrom(), src, srcIp) && portsMatch(rule.getPorts(), dst, protocol, port)) {
-                        allowedByRule = true;
-                    }
-                }
-            }
-            ingressOk = !isolated || allowedByRule;
-        }
+        boolean egressOk = src == null || verdict(src, true, dst, dstIp, dst, protocol, port);
+        boolean ingressOk = dst == null || verdict(dst, false, src, srcIp, dst, protocol, port);
         return egressOk && ingressOk;
+    }
+
+    /** The addresses of a node: its hostNetwork pods' and those {@link #nodeAddress} adds. */
+    java.util.Set<BigInteger> nodeAddresses(String node) {
+        java.util.Set<BigInteger> out = new java.util.HashSet<>(extraNodeAddresses.getOrDefault(node, java.util.Set.of()));
+        for (Pod p : pods) {
+            if (Boolean.TRUE.equals(p.getSpec().getHostNetwork()) && node.equals(p.getSpec().getNodeName())
+                    && p.getStatus().getPodIPs() != null) {
+                p.getStatus().getPodIPs().forEach(ip -> out.add(big(ip.getIp())));
+            }
+        }
+        return out;
+    }
+
+    private final Map<String, java.util.Set<BigInteger>> extraNodeAddresses = new HashMap<>();
+
+    /** Declares an address of a node (a Node object's). */
+    void nodeAddress(String node, String ip) {
+        extraNodeAddresses.computeIfAbsent(node, n -> new java.util.HashSet<>()).add(big(ip));
+    }
+
+    /**
+     * One direction at a local endpoint (egress at the source, ingress at the destination):
+     * NetworkPolicy only — allowed unless isolated and no rule allows.
+     */
+    boolean verdict(Pod local, boolean egress, Pod remote, String remoteIp, Pod dst, String protocol, int port) {
+        Boolean np = networkPolicies(local, egress, remote, remoteIp, dst, protocol, port);
+        return np == null || np;
+    }
+
+    /** The NetworkPolicy verdict of one direction, or null when no policy isolates the pod in it. */
+    Boolean networkPolicies(Pod local, boolean egress, Pod remote, String remoteIp, Pod dst, String protocol, int port) {
+        boolean isolated = false;
+        boolean allowedByRule = false;
+        for (NetworkPolicy np : policies) {
+            if (!selects(np, local) || !types(np).contains(egress ? "Egress" : "Ingress")) {
+                continue;
+            }
+            isolated = true;
+            if (egress) {
+                for (NetworkPolicyEgressRule rule : list(np.getSpec().getEgress())) {
+                    if (peersMatch(np, rule.getTo(), remote, remoteIp) && portsMatch(rule.getPorts(), dst, protocol, port)) {
+                        allowedByRule = true;
+                    }
+                }
+            } else {
+                for (NetworkPolicyIngressRule rule : list(np.getSpec().getIngress())) {
+                    if (peersMatch(np, rule.getFrom(), remote, remoteIp) && portsMatch(rule.getPorts(), dst, protocol, port)) {
+                        allowedByRule = true;
+                    }
+                }
+            }
+        }
+        return isolated ? allowedByRule : null;
     }
 
     /** "If no policyTypes are specified, Ingress is always set and Egress if there are egress rules." */
@@ -240,7 +270,7 @@ final class ReferenceEvaluator {
         }
     }
 
-    private static <T> List<T> list(List<T> l) {
+    static <T> List<T> list(List<T> l) {
         return l == null ? List.of() : l;
     }
 }

@@ -28,6 +28,15 @@ import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
+import io.kubeverdict.proto.v1.Action;
+import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.Peer;
+import io.kubeverdict.proto.v1.Policy;
+import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.Rule;
+import io.kubeverdict.proto.v1.TierInfo;
+import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import java.net.InetSocketAddress;
 import java.time.Clock;
@@ -203,6 +212,36 @@ class AgentInspectionServiceTest {
         });
         assertThat(denied.poll(200, TimeUnit.MILLISECONDS)).isNull();
         assertThat(ofB.poll(1, TimeUnit.MILLISECONDS)).isNull();
+    }
+
+    @Test
+    void watchedVerdictsNameTheAdminPassThatLedToTheDecision() throws Exception {
+        NodeSnapshot base = SnapshotFixtures.allowFromB();
+        NodeSnapshot.Builder tiered = base.toBuilder().addPolicies(ActivePolicy.newBuilder()
+                .setId(PolicyId.newBuilder().setTier("admin").setName("ops-guard"))
+                .setPolicy(Policy.newBuilder().addInboundRules(Rule.newBuilder().setAction(Action.PASS)
+                        .setRuleId("ingress[0] (b-to-np)").addPeers(Peer.newBuilder().setIpSetId("set-b")))));
+        WorkloadEndpoint.Builder a = tiered.getEndpointsBuilder(0).getEndpointBuilder();
+        List<TierInfo> tiers = List.copyOf(a.getTiersList());
+        a.clearTiers().addTiers(TierInfo.newBuilder().setName("admin").setDefaultAction(Action.PASS)
+                .addIngressPolicies("ops-guard")).addAllTiers(tiers);
+        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(tiered.build(), 13);
+        BlockingQueue<Explanation> seen = new LinkedBlockingQueue<>();
+        AgentInspectionGrpc.newStub(channel).watchVerdicts(WatchVerdictsRequest.newBuilder().setIp("10.0.0.2").build(),
+                collect(seen));
+        SyncClientAwait.until(() -> feed.watchers() == 1);
+
+        PacketTuple p = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
+        feed.publish(p, state.decide(p));
+
+        Explanation e = seen.poll(10, TimeUnit.SECONDS);
+        assertThat(e).isNotNull();
+        assertThat(e.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
+        assertThat(e.getIngress().getReason())
+                .isEqualTo("passed by admin/ops-guard ingress[0] (b-to-np) → allowed by default/x/allow-from-b ingress[0]");
+        assertThat(e.getIngress().getPassedList()).singleElement()
+                .satisfies(step -> assertThat(step.getAction()).isEqualTo(Action.PASS))
+                .satisfies(step -> assertThat(step.getPolicy().getName()).isEqualTo("ops-guard"));
     }
 
     @Test

@@ -33,15 +33,18 @@ import picocli.CommandLine.Spec;
                 "Needs root. Exit code 0 when observed == expected for every probe, 1 on a mismatch, 2 on an error."})
 public final class SandboxCommand implements Callable<Integer> {
     @Option(names = "--manifests", paramLabel = "DIR",
-            description = "Manifest directory (Namespaces, Pods, NetworkPolicies). Default: deploy/examples/netpol-basic.")
+            description = "Manifest directory (Namespaces, Nodes, Pods, NetworkPolicies, admin-tier policies)."
+                    + " Pods keep the node and IPs they have. Default: deploy/examples/netpol-basic.")
     Path manifests;
 
     @Option(names = "--nodes", paramLabel = "N", defaultValue = "2",
-            description = "Nodes to spread pods without spec.nodeName over (default: ${DEFAULT-VALUE}).")
+            description = "Nodes to spread pods without spec.nodeName over when the manifests have no Node objects"
+                    + " (default: ${DEFAULT-VALUE}). Node objects define the nodes and their addresses.")
     int nodes;
 
     @Option(names = "--probe", paramLabel = "PORT/PROTO", arity = "1..*",
-            description = "Port to probe, e.g. 80/TCP 81/UDP (repeatable). Default: every container port of the pods.")
+            description = "Port to probe, e.g. 80/TCP 81/UDP (repeatable); every pod serves it, hostNetwork pods on their"
+                    + " node's address. Default: every container port of the pods.")
     List<String> probes = new ArrayList<>();
 
     @Option(names = "--output", paramLabel = "table|json", defaultValue = "table",

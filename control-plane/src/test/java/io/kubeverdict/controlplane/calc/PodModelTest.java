@@ -1,0 +1,28 @@
+package io.kubeverdict.controlplane.calc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+class PodModelTest {
+    /** Found by ManifestLoaderFuzzTest: `containers: [~]` and `ports: [~]` are null list items. */
+    @Test
+    void nullContainersAndPortsNameNoPort() {
+        Container withNullPort = new Container();
+        withNullPort.setPorts(Arrays.asList(null,
+                new ContainerPortBuilder().withName("http").withContainerPort(80).withProtocol("TCP").build()));
+        Pod pod = new PodBuilder().withNewMetadata().withNamespace("x").withName("a").endMetadata()
+                .withNewSpec().withNodeName("n1").endSpec()
+                .withNewStatus().withPhase("Running").withPodIP("10.0.0.1").endStatus().build();
+        pod.getSpec().setContainers(Arrays.asList(null, withNullPort));
+
+        PodModel model = PodModel.of(pod);
+
+        assertThat(model.namedPorts()).extracting(PodModel.NamedPort::name).containsExactly("http");
+    }
+}

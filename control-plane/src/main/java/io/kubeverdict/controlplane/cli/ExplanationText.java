@@ -72,7 +72,11 @@ final class ExplanationText {
 
     private static String tierOutcome(TierVisit t, DirectionExplanation d) {
         if (!t.getDecided()) {
-            return "passed to the next tier";
+            // The verdict function's own record of the Pass names the rule; the visit only the tier.
+            return d.getPassedList().stream().filter(s -> s.getTier().equals(t.getTier())).findFirst()
+                    .filter(s -> s.hasPolicy() && !s.getPolicy().getName().isEmpty())
+                    .map(s -> "passed by " + s.getPolicy().getName() + " " + s.getRuleId() + " to the next tier")
+                    .orElse("passed to the next tier");
         }
         String verb = d.getVerdict() == Verdict.VERDICT_ALLOW ? "allowed" : "denied";
         if (d.hasPolicy() && !d.getPolicy().getName().isEmpty()) {

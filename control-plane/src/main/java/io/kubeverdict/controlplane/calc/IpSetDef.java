@@ -66,13 +66,13 @@ public record IpSetDef(String namespace, Selector namespaceSelector, Selector po
         StringBuilder sb = new StringBuilder("pods of ");
         if (namespace != null) {
             sb.append("namespace ").append(namespace);
-        } else if (namespaceSelector.readable().isEmpty()) {
-            sb.append("every namespace");
         } else {
-            sb.append("namespaces with ").append(namespaceSelector.readable());
+            String namespaces = namespaceSelector.readable();
+            sb.append(namespaces.isEmpty() ? "every namespace" : "namespaces with " + namespaces);
         }
-        if (!podSelector.readable().isEmpty()) {
-            sb.append(" with ").append(podSelector.readable());
+        String pods = podSelector.readable();
+        if (!pods.isEmpty()) {
+            sb.append(" with ").append(pods);
         }
         if (portName != null) {
             sb.append(", port ").append(portName).append('/').append(protocol.name());

@@ -17,7 +17,8 @@ public record NodeSetDef(Selector nodes) {
 
     /** For people (`kube-verdict policies`): "addresses of nodes with role in (cp)". */
     public String readable() {
-        return nodes.readable().isEmpty() ? "addresses of every node" : "addresses of nodes with " + nodes.readable();
+        String selector = nodes.readable();
+        return selector.isEmpty() ? "addresses of every node" : "addresses of nodes with " + selector;
     }
 
     /** "h:" (host addresses) then 26 base32 characters of SHA-256. */

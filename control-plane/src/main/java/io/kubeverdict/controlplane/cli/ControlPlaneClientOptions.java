@@ -51,6 +51,20 @@ final class ControlPlaneClientOptions {
         return ClientChannels.open(target().toString(), tls.tls().orElse(null));
     }
 
+    /**
+     * A channel to the target, or null after saying on err why there is none (unusable TLS
+     * options or files): the live commands then exit {@link ExitCodes#USAGE}.
+     */
+    ManagedChannel openOrReport(PrintWriter err) {
+        try {
+            return open();
+        } catch (IllegalArgumentException | IOException e) {
+            err.println(e.getMessage());
+            err.flush();
+            return null;
+        }
+    }
+
     long deadlineMillis() {
         return timeout.toMillis();
     }

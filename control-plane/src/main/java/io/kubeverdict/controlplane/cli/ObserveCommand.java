@@ -90,12 +90,8 @@ final class ObserveCommand implements Callable<Integer> {
             err.flush();
             return ExitCodes.USAGE;
         }
-        ManagedChannel channel;
-        try {
-            channel = client.open();
-        } catch (IllegalArgumentException e) {
-            err.println(e.getMessage());
-            err.flush();
+        ManagedChannel channel = client.openOrReport(err);
+        if (channel == null) {
             return ExitCodes.USAGE;
         }
         ObserveVerdictsRequest request = ObserveVerdictsRequest.newBuilder()

@@ -50,12 +50,8 @@ final class PoliciesCommand implements Callable<Integer> {
             err.flush();
             return ExitCodes.USAGE;
         }
-        ManagedChannel channel;
-        try {
-            channel = client.open();
-        } catch (IllegalArgumentException e) {
-            err.println(e.getMessage());
-            err.flush();
+        ManagedChannel channel = client.openOrReport(err);
+        if (channel == null) {
             return ExitCodes.USAGE;
         }
         EndpointDescription d;

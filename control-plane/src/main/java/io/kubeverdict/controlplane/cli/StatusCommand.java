@@ -61,12 +61,8 @@ final class StatusCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         ListNodesResponse nodes;
-        ManagedChannel channel;
-        try {
-            channel = client.open();
-        } catch (IllegalArgumentException e) {
-            err.println(e.getMessage());
-            err.flush();
+        ManagedChannel channel = client.openOrReport(err);
+        if (channel == null) {
             return ExitCodes.USAGE;
         }
         try {

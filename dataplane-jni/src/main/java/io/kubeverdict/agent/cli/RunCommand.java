@@ -1,5 +1,6 @@
 package io.kubeverdict.agent.cli;
 
+import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.nft.RulesetConfig;
 import io.kubeverdict.agent.run.Agent;
@@ -42,6 +43,12 @@ final class RunCommand implements Callable<Integer> {
                     + "selected pods are dropped until an agent is back) or remove it (nothing enforced). "
                     + "auto: keep when fail-closed, remove when fail-open (default ${DEFAULT-VALUE}).")
     String onExit;
+
+    @Option(names = "--cut-action", defaultValue = "drop", paramLabel = "drop|reset|none",
+            description = "What established connections get once a change makes the policy deny them: drop "
+                    + "their packets, reset them (TCP; others are dropped), or none (leave them; only new "
+                    + "connections are judged) (default ${DEFAULT-VALUE}).")
+    String cutAction;
 
     @Option(names = "--nfqueue-id", defaultValue = "100", description = "The NFQUEUE number (default ${DEFAULT-VALUE}).")
     int queueId;
@@ -106,7 +113,8 @@ final class RunCommand implements Callable<Integer> {
             tls = new ControlPlaneChannel.Tls(tlsCert, tlsKey, tlsCa, tlsServerName);
         }
         return new AgentConfig(name, controlPlane, failOpen, queueId, queuePath(queuePath), table,
-                ListenAddress.parse(metricsBind), ListenAddress.parse(inspectListen), tls, removeTableOnExit(onExit, failOpen));
+                ListenAddress.parse(metricsBind), ListenAddress.parse(inspectListen), tls, removeTableOnExit(onExit, failOpen),
+                CutAction.parse(cutAction));
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

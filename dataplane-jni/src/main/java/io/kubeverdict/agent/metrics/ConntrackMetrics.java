@@ -8,6 +8,8 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -139,9 +141,16 @@ public final class ConntrackMetrics implements RejudgeObserver {
             this.proc = proc;
         }
 
+        /**
+         * One read with room for the whole value: a sysctl file answers a read at a non-zero
+         * offset with end of file, so a reader that starts small (Files.readString asks for one
+         * byte of a file whose size is 0) gets only the first digit.
+         */
         double read(String file) {
-            try {
-                return Double.parseDouble(Files.readString(proc.resolve(file)).strip());
+            try (InputStream in = Files.newInputStream(proc.resolve(file))) {
+                byte[] buf = new byte[64];
+                int n = in.read(buf);
+                return Double.parseDouble(new String(buf, 0, Math.max(n, 0), StandardCharsets.US_ASCII).strip());
             } catch (IOException | NumberFormatException e) {
                 return Double.NaN;
             }

@@ -13,7 +13,8 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One long-lived connection from a namespace to an echo server: every {@value #PERIOD_MILLIS} ms
+ * One long-lived connection from a namespace to an echo server: every {@value #PERIOD_MILLIS} ms (or
+ * the period given)
  * it sends a numbered message and expects it back (TCP: continuous echo on one connection; UDP:
  * periodic datagrams on one connected socket, one source port). Counts what came back, what was
  * lost (UDP: a number that never returned; TCP: a read that timed out) and how the connection
@@ -27,6 +28,7 @@ public final class LongLivedFlow implements AutoCloseable {
 
     private final Kind kind;
     private final String name;
+    private final long periodNanos;
     private final AtomicLong echoed = new AtomicLong();
     private final AtomicLong lost = new AtomicLong();
     private volatile long lastEchoNanos = System.nanoTime();
@@ -37,9 +39,10 @@ public final class LongLivedFlow implements AutoCloseable {
     private final Thread thread;
     private final int localPort;
 
-    private LongLivedFlow(Kind kind, String name, Socket tcp, DatagramSocket udp) {
+    private LongLivedFlow(Kind kind, String name, Socket tcp, DatagramSocket udp, int periodMillis) {
         this.kind = kind;
         this.name = name;
+        this.periodNanos = periodMillis * 1_000_000L;
         this.tcp = tcp;
         this.udp = udp;
         this.localPort = tcp != null ? tcp.getLocalPort() : udp.getLocalPort();
@@ -50,6 +53,11 @@ public final class LongLivedFlow implements AutoCloseable {
 
     /** Opens the connection from the namespace at netnsPath (its sockets live there) and starts it. */
     public static LongLivedFlow open(Kind kind, String netnsPath, String host, int port) throws Exception {
+        return open(kind, netnsPath, host, port, PERIOD_MILLIS);
+    }
+
+    /** As {@link #open(Kind, String, String, int)}, one message per periodMillis. */
+    public static LongLivedFlow open(Kind kind, String netnsPath, String host, int port, int periodMillis) throws Exception {
         String name = kind.name().toLowerCase() + "-" + host + ":" + port;
         return Netns.call(netnsPath, () -> {
             if (kind == Kind.TCP) {
@@ -57,12 +65,12 @@ public final class LongLivedFlow implements AutoCloseable {
                 s.connect(new InetSocketAddress(host, port), 3000);
                 s.setSoTimeout(READ_TIMEOUT_MILLIS);
                 s.setTcpNoDelay(true);
-                return new LongLivedFlow(kind, name, s, null);
+                return new LongLivedFlow(kind, name, s, null, periodMillis);
             }
             DatagramSocket s = new DatagramSocket();
             s.connect(new InetSocketAddress(host, port));
             s.setSoTimeout(READ_TIMEOUT_MILLIS);
-            return new LongLivedFlow(kind, name, null, s);
+            return new LongLivedFlow(kind, name, null, s, periodMillis);
         });
     }
 
@@ -75,7 +83,7 @@ public final class LongLivedFlow implements AutoCloseable {
                 out.writeLong(next++);
                 out.flush();
                 // read what has come back; a timeout is a late (or never) echo
-                long deadline = System.nanoTime() + PERIOD_MILLIS * 1_000_000L;
+                long deadline = System.nanoTime() + periodNanos;
                 while (expected < next && System.nanoTime() < deadline) {
                     try {
                         long got = in.readLong();
@@ -104,7 +112,7 @@ public final class LongLivedFlow implements AutoCloseable {
         byte[] buf = new byte[8];
         long next = 0;
         while (running) {
-            long deadline = System.nanoTime() + PERIOD_MILLIS * 1_000_000L;
+            long deadline = System.nanoTime() + periodNanos;
             try {
                 long sent = next++;
                 udp.send(new DatagramPacket(ByteBuffer.allocate(8).putLong(sent).array(), 8));
@@ -154,6 +162,11 @@ public final class LongLivedFlow implements AutoCloseable {
 
     public int localPort() {
         return localPort;
+    }
+
+    /** System.nanoTime() of the last echo (of the start before any). */
+    public long lastEchoNanos() {
+        return lastEchoNanos;
     }
 
     public long millisSinceLastEcho() {

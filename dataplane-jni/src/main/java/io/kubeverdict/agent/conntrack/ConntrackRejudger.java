@@ -39,10 +39,12 @@ import org.slf4j.LoggerFactory;
  * <p>Which connections: those marked {@link FlowMarks#ADMITTED} from or to the endpoint's
  * addresses (what our queue let through); for endpoints that may have connections no verdict saw
  * (newly selected, new, on the agent's start or a resync) every connection from or to its
- * addresses, except those opened by the node itself (the data plane never judges those). Up to
- * {@value #MAX_ADDRESS_DUMPS} such per-address dumps; beyond, one dump per family filtered by mark
- * alone, matched against the addresses here. Connections already cut, and TCP connections already
- * closed, are skipped.
+ * addresses, except those opened by the node itself (the data plane never judges those). IPv4:
+ * up to {@value #MAX_ADDRESS_DUMPS} such per-address dumps the kernel filters; beyond, one dump
+ * filtered by mark alone, matched against the addresses here. IPv6: always that one dump per
+ * pass, because the kernel's IPv6 address filter is inverted (kv_conntrack.c) and the shim would
+ * parse every IPv6 entry of the mark once per address instead of once. Connections already cut,
+ * and TCP connections already closed, are skipped.
  *
  * <p>Faults never stop it: a failed dump is retried (ENOBUFS or an interrupted dump at once, up to
  * {@value #DUMP_ATTEMPTS} times), and an endpoint whose connections could not all be judged stays
@@ -212,60 +214,21 @@ public final class ConntrackRejudger implements AutoCloseable {
             table = opener.get();
         }
         Pass pass = new Pass(state);
-        int dumps = 0;
+        int v4Dumps = 0;
+        boolean v6 = false;
         for (Pending p : batch.values()) {
-            dumps += 2 * p.target().addresses().size();
+            for (IpAddress a : p.target().addresses()) {
+                v4Dumps += a.family() == IpAddress.V4 ? 2 : 0;
+                v6 |= a.family() == IpAddress.V6;
+            }
         }
-        if (dumps <= MAX_ADDRESS_DUMPS) {
-            for (Pending p : batch.values()) {
-                for (IpAddress address : p.target().addresses()) {
-                    for (Match match : List.of(Match.ORIGINAL_SOURCE, Match.REPLY_SOURCE)) {
-                        ConntrackQuery q = p.target().unjudged()
-                                ? ConntrackQuery.of(address, match, 0, FlowMarks.CUT)
-                                : ConntrackQuery.of(address, match, FlowMarks.ADMITTED, FlowMarks.OURS);
-                        if (!dump(q)) {
-                            pass.failed.put(p.target().id(), p);
-                            continue;
-                        }
-                        for (int i = 0; i < entries.size(); i++) {
-                            pass.judge(i, p);
-                        }
-                    }
-                }
-            }
+        if (v4Dumps <= MAX_ADDRESS_DUMPS) {
+            addressDumps(batch, pass);
         } else {
-            Map<IpAddress, Pending> byAddress = new HashMap<>();
-            boolean unjudged = false;
-            for (Pending p : batch.values()) {
-                unjudged |= p.target().unjudged();
-                for (IpAddress a : p.target().addresses()) {
-                    byAddress.merge(a, p, Pending::merge);
-                }
-            }
-            for (int family : List.of(IpAddress.V4, IpAddress.V6)) {
-                if (byAddress.keySet().stream().noneMatch(a -> a.family() == family)) {
-                    continue;
-                }
-                ConntrackQuery q = unjudged ? ConntrackQuery.marked(family, 0, FlowMarks.CUT)
-                        : ConntrackQuery.marked(family, FlowMarks.ADMITTED, FlowMarks.OURS);
-                if (!dump(q)) {
-                    for (Pending p : batch.values()) {
-                        if (p.target().addresses().stream().anyMatch(a -> a.family() == family)) {
-                            pass.failed.put(p.target().id(), p);
-                        }
-                    }
-                    continue;
-                }
-                for (int i = 0; i < entries.size(); i++) {
-                    Pending p = byAddress.get(entries.originalSource(i));
-                    if (p == null) {
-                        p = byAddress.get(entries.replySource(i));
-                    }
-                    if (p != null && (p.target().unjudged() || (entries.mark(i) & FlowMarks.ADMITTED) != 0)) {
-                        pass.judge(i, p);
-                    }
-                }
-            }
+            familyDump(IpAddress.V4, batch, pass);
+        }
+        if (v6) {
+            familyDump(IpAddress.V6, batch, pass); // the kernel cannot filter IPv6 addresses (see class doc)
         }
         if (pass.cut > 0 || !pass.failed.isEmpty()) {
             log.info("sequence {}: judged {} established connections of {} endpoints again, cut {}{}{}",
@@ -277,6 +240,61 @@ public final class ConntrackRejudger implements AutoCloseable {
                     state.sequence(), pass.examined, batch.size());
         }
         return pass.failed;
+    }
+
+    /** Two dumps per IPv4 address: connections opened from it, and to it. */
+    private void addressDumps(Map<EndpointId, Pending> batch, Pass pass) {
+        for (Pending p : batch.values()) {
+            for (IpAddress address : p.target().addresses()) {
+                if (address.family() != IpAddress.V4) {
+                    continue;
+                }
+                for (Match match : List.of(Match.ORIGINAL_SOURCE, Match.REPLY_SOURCE)) {
+                    ConntrackQuery q = p.target().unjudged()
+                            ? ConntrackQuery.of(address, match, 0, FlowMarks.CUT)
+                            : ConntrackQuery.of(address, match, FlowMarks.ADMITTED, FlowMarks.OURS);
+                    if (!dump(q)) {
+                        pass.failed.put(p.target().id(), p);
+                        continue;
+                    }
+                    for (int i = 0; i < entries.size(); i++) {
+                        pass.judge(i, p);
+                    }
+                }
+            }
+        }
+    }
+
+    /** One dump of a family, filtered by mark in the kernel, matched against the batch's addresses here. */
+    private void familyDump(int family, Map<EndpointId, Pending> batch, Pass pass) {
+        Map<IpAddress, Pending> byAddress = new HashMap<>();
+        boolean unjudged = false;
+        for (Pending p : batch.values()) {
+            for (IpAddress a : p.target().addresses()) {
+                if (a.family() == family) {
+                    byAddress.merge(a, p, Pending::merge);
+                    unjudged |= p.target().unjudged();
+                }
+            }
+        }
+        ConntrackQuery q = unjudged ? ConntrackQuery.marked(family, 0, FlowMarks.CUT)
+                : ConntrackQuery.marked(family, FlowMarks.ADMITTED, FlowMarks.OURS);
+        if (!dump(q)) {
+            for (Pending p : byAddress.values()) {
+                pass.failed.put(p.target().id(), p);
+            }
+            return;
+        }
+        for (int i = 0; i < entries.size(); i++) {
+            boolean admitted = (entries.mark(i) & FlowMarks.ADMITTED) != 0;
+            Pending p = byAddress.get(entries.originalSource(i));
+            if (p == null || !(admitted || p.target().unjudged())) {
+                p = byAddress.get(entries.replySource(i));
+            }
+            if (p != null && (admitted || p.target().unjudged())) {
+                pass.judge(i, p);
+            }
+        }
     }
 
     /** Dumps into {@link #entries}; retries a lost dump. False (counted) when it could not be done. */

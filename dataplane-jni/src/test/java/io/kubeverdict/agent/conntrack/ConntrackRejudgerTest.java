@@ -191,6 +191,30 @@ class ConntrackRejudgerTest {
     }
 
     @Test
+    void ipv6ConnectionsComeFromOneMarkFilteredDumpMatchedHere() throws Exception {
+        NodeSnapshot.Builder before = node().addIpSets(set("sa", "10.0.0.1", "fd00::1")).addPolicies(allowFrom("pb", "sa", 80, 81))
+                .addEndpoints(endpoint("b", List.of("10.0.0.2", "fd00::2"), "pb"));
+        NodeSnapshot.Builder after = node().addIpSets(set("sa", "10.0.0.1", "fd00::1")).addPolicies(allowFrom("pb", "sa", 80))
+                .addEndpoints(endpoint("b", List.of("10.0.0.2", "fd00::2"), "pb"));
+        table.entries.addAll(List.of(Entry.of(6, "fd00::1", 1001, "fd00::2", 81, A, 2),
+                Entry.of(6, "fd00::1", 1002, "fd00::2", 80, A, 3),
+                Entry.of(6, "fd00::1", 1003, "fd00::99", 81, A, 4)));
+        start();
+        EnforcedState s1 = state(before.build(), 1);
+        judge(null, s1, true);
+        int queriesBefore = table.queries.size();
+        judge(s1, state(after.build(), 2), false);
+        IpAddress b = IpAddress.parse("10.0.0.2");
+        assertThat(table.queries.subList(queriesBefore, table.queries.size())).containsExactly(
+                ConntrackQuery.of(b, ConntrackQuery.Match.ORIGINAL_SOURCE, A, FlowMarks.OURS),
+                ConntrackQuery.of(b, ConntrackQuery.Match.REPLY_SOURCE, A, FlowMarks.OURS),
+                ConntrackQuery.marked(6, A, FlowMarks.OURS));
+        assertThat(table.markOf(2)).isEqualTo(FlowMarks.CUT);
+        assertThat(table.markOf(3)).isEqualTo(A);
+        assertThat(table.markOf(4)).as("not b's").isEqualTo(A);
+    }
+
+    @Test
     void theDecisionIsTheVerdictFunctionsOnTheTupleAfterDnat() throws Exception {
         // opened to a service address, answered by b:81 (DNAT): judged as 10.0.0.1 -> 10.0.0.2:81
         table.entries.add(new Entry(6, IpAddress.parse("10.0.0.1"), 1000, IpAddress.parse("10.96.0.1"), 443,

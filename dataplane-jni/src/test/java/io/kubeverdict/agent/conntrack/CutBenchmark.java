@@ -20,7 +20,11 @@ import io.kubeverdict.proto.v1.PortMatch;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Rule;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.jni.Conntrack;
+import io.kubeverdict.jni.ConntrackEntries;
+import io.kubeverdict.jni.ConntrackQuery;
 import io.kubeverdict.jni.NetnsThread;
+import io.kubeverdict.policy.IpAddress;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -109,7 +113,9 @@ public final class CutBenchmark {
                 CutBenchmark bench = new CutBenchmark(pods, cp, agent);
                 bench.start();
                 System.out.printf("load average at start: %s%n", loadAverage());
-                bench.latency(rounds);
+                if (rounds > 0) {
+                    bench.latency(rounds);
+                }
                 for (int n : unrelated) {
                     bench.cost(n, costRounds);
                 }
@@ -305,6 +311,29 @@ public final class CutBenchmark {
         row("connections examined per change", examined);
         row("connections cut per change", cut);
         row("re-judging pass, ms (both dumps + 10 cuts)", passMillis);
+        row("one filtered dump (b, ADMITTED, not CUT), ms", dumpMillis(20));
+    }
+
+    /** The kernel's side alone: b's admitted connections dumped from this process, timed. */
+    private List<Double> dumpMillis(int times) throws Exception {
+        try (NetnsThread node = new NetnsThread(pods.node.path())) {
+            return node.call(() -> {
+                List<Double> out = new ArrayList<>();
+                try (Conntrack ct = new Conntrack()) {
+                    ConntrackEntries into = new ConntrackEntries(1024);
+                    ConntrackQuery q = ConntrackQuery.of(IpAddress.parse(PodPair.B_IP), ConntrackQuery.Match.REPLY_SOURCE,
+                            FlowMarks.ADMITTED, FlowMarks.OURS);
+                    for (int i = 0; i <= times; i++) {
+                        long start = System.nanoTime();
+                        ct.dump(q, into);
+                        if (i > 0) {
+                            out.add(ms(System.nanoTime() - start));
+                        }
+                    }
+                }
+                return out;
+            });
+        }
     }
 
     private void insert(List<String> commands) throws Exception {

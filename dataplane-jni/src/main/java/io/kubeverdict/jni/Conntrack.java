@@ -7,7 +7,7 @@ package io.kubeverdict.jni;
  * error. Calls are serialised; use from one thread at a time.
  */
 public final class Conntrack implements AutoCloseable {
-    /** The most entries one dump is retried for when the table grows under it. */
+    /** How often one dump is repeated with a larger buffer when the table grows under it. */
     private static final int GROW_ATTEMPTS = 4;
 
     private long handle;

@@ -153,8 +153,8 @@ public final class ConntrackEntries {
         if (family(i) == IpAddress.V4) {
             return word == 0 ? 0 : Integer.toUnsignedLong(bigEndianInt(at));
         }
-        long hi = ((long) bigEndianInt(at + 8 * word) << 32) | Integer.toUnsignedLong(bigEndianInt(at + 8 * word + 4));
-        return hi;
+        int w = at + 8 * word;
+        return ((long) bigEndianInt(w) << 32) | Integer.toUnsignedLong(bigEndianInt(w + 4));
     }
 
     private int bigEndianInt(int at) {

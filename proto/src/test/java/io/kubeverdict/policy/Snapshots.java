@@ -7,6 +7,7 @@ import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.IpBlock;
 import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.IpSetType;
+import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.Peer;
 import io.kubeverdict.proto.v1.Policy;
 import io.kubeverdict.proto.v1.PolicyId;
@@ -16,79 +17,84 @@ import io.kubeverdict.proto.v1.Rule;
 import io.kubeverdict.proto.v1.TierInfo;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
-/** A terse vocabulary for building snapshots in tests. */
-final class Snapshots {
+/**
+ * A terse vocabulary for building snapshots in tests, the one every module's tests use (the proto
+ * module publishes it in its test jar).
+ */
+public final class Snapshots {
     private Snapshots() {}
 
-    static final int TCP = Protocol.TCP_VALUE;
-    static final int UDP = Protocol.UDP_VALUE;
-    static final int SCTP = Protocol.SCTP_VALUE;
-    static final int ICMP = Protocol.ICMP_VALUE;
-    static final int ICMPV6 = Protocol.ICMPV6_VALUE;
+    public static final int TCP = Protocol.TCP_VALUE;
+    public static final int UDP = Protocol.UDP_VALUE;
+    public static final int SCTP = Protocol.SCTP_VALUE;
+    public static final int ICMP = Protocol.ICMP_VALUE;
+    public static final int ICMPV6 = Protocol.ICMPV6_VALUE;
 
-    static IpSet ipSet(String id, String... members) {
+    public static IpSet ipSet(String id, String... members) {
         return IpSet.newBuilder().setId(id).setType(IpSetType.IP).addAllMembers(List.of(members)).build();
     }
 
-    static IpSet namedSet(String id, String... members) {
+    public static IpSet namedSet(String id, String... members) {
         return IpSet.newBuilder().setId(id).setType(IpSetType.IP_AND_PORT).addAllMembers(List.of(members)).build();
     }
 
-    static Peer set(String id) {
+    public static Peer set(String id) {
         return Peer.newBuilder().setIpSetId(id).build();
     }
 
-    static Peer block(String cidr, String... except) {
+    public static Peer block(String cidr, String... except) {
         return Peer.newBuilder().setIpBlock(IpBlock.newBuilder().setCidr(cidr).addAllExcept(List.of(except))).build();
     }
 
-    static PortMatch port(Protocol protocol, int port) {
+    public static PortMatch port(Protocol protocol, int port) {
         return PortMatch.newBuilder().setProtocol(protocol).setPort(port).build();
     }
 
-    static PortMatch range(Protocol protocol, int port, int endPort) {
+    public static PortMatch range(Protocol protocol, int port, int endPort) {
         return PortMatch.newBuilder().setProtocol(protocol).setPort(port).setEndPort(endPort).build();
     }
 
-    static PortMatch named(String setId) {
+    public static PortMatch named(String setId) {
         return PortMatch.newBuilder().setProtocol(Protocol.TCP).setNamedPortIpSetId(setId).build();
     }
 
     /** A rule with the given peers (none: all peers) and ports. */
-    static Rule rule(Action action, String id, List<Peer> peers, List<PortMatch> ports) {
+    public static Rule rule(Action action, String id, List<Peer> peers, List<PortMatch> ports) {
         return Rule.newBuilder().setAction(action).setRuleId(id).setAllPeers(peers.isEmpty())
                 .addAllPeers(peers).addAllPorts(ports).build();
     }
 
-    static Rule allow(String id, List<Peer> peers, List<PortMatch> ports) {
+    public static Rule allow(String id, List<Peer> peers, List<PortMatch> ports) {
         return rule(Action.ALLOW, id, peers, ports);
     }
 
     /** A rule whose peers all resolved to nothing: all_peers false, no peers. */
-    static Rule allowNobody(String id) {
+    public static Rule allowNobody(String id) {
         return Rule.newBuilder().setAction(Action.ALLOW).setRuleId(id).setAllPeers(false).build();
     }
 
-    static ActivePolicy policy(String tier, String name, List<Rule> inbound, List<Rule> outbound) {
+    public static ActivePolicy policy(String tier, String name, List<Rule> inbound, List<Rule> outbound) {
         return ActivePolicy.newBuilder()
                 .setId(PolicyId.newBuilder().setTier(tier).setName(name))
                 .setPolicy(Policy.newBuilder().addAllInboundRules(inbound).addAllOutboundRules(outbound))
                 .build();
     }
 
-    static TierInfo tier(String name, Action defaultAction, List<String> ingress, List<String> egress) {
+    public static TierInfo tier(String name, Action defaultAction, List<String> ingress, List<String> egress) {
         return TierInfo.newBuilder().setName(name).setDefaultAction(defaultAction)
                 .addAllIngressPolicies(ingress).addAllEgressPolicies(egress).build();
     }
 
     /** The NetworkPolicy tier: "default", default DENY. */
-    static TierInfo np(List<String> ingress, List<String> egress) {
+    public static TierInfo np(List<String> ingress, List<String> egress) {
         return tier("default", Action.DENY, ingress, egress);
     }
 
-    static Endpoint endpoint(String namespacedName, List<String> ips, TierInfo... tiers) {
+    public static Endpoint endpoint(String namespacedName, List<String> ips, TierInfo... tiers) {
         String[] parts = namespacedName.split("/");
         return Endpoint.newBuilder()
                 .setId(EndpointId.newBuilder().setNamespace(parts[0]).setPod(parts[1]))
@@ -96,11 +102,33 @@ final class Snapshots {
                 .build();
     }
 
-    static Tuple tuple(String src, String dst, int protocol, int port) {
+    public static Tuple tuple(String src, String dst, int protocol, int port) {
         return Tuple.newBuilder().setSrcIp(src).setDstIp(dst).setProtocol(protocol).setDstPort(port).build();
     }
 
-    static PacketTuple packet(String src, String dst, int protocol, int port) {
+    public static PacketTuple packet(String src, String dst, int protocol, int port) {
         return PacketTuple.of(tuple(src, dst, protocol, port));
+    }
+
+    /**
+     * A NetworkPolicy-tier policy "NS/NAME" whose one ingress rule allows the members of the sets
+     * (no sets: nobody).
+     */
+    public static ActivePolicy allowIngressFrom(String name, String... sets) {
+        List<Peer> peers = Arrays.stream(sets).map(Snapshots::set).toList();
+        Rule rule = peers.isEmpty() ? allowNobody("ingress[0]") : allow("ingress[0]", peers, List.of());
+        return policy("default", name, List.of(rule), List.of());
+    }
+
+    /** A pod "NS/POD" with one IP and label app=POD, isolated for ingress by the given policies (if any). */
+    public static Endpoint podEndpoint(String ns, String pod, String ip, String... ingressPolicies) {
+        Endpoint e = endpoint(ns + "/" + pod, List.of(ip), np(List.of(ingressPolicies), List.of()));
+        return e.toBuilder().setEndpoint(e.getEndpoint().toBuilder().putAllLabels(Map.of("app", pod))).build();
+    }
+
+    public static NodeSnapshot snapshot(String node, List<IpSet> sets, List<ActivePolicy> policies,
+            List<Endpoint> endpoints) {
+        return NodeSnapshot.newBuilder().setNode(node).addAllIpSets(sets).addAllPolicies(policies)
+                .addAllEndpoints(endpoints).build();
     }
 }

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,9 +36,21 @@ class ControlPlaneRbacTest {
 
     KubernetesMockServer server;
     KubernetesClient client;
+    private KubernetesClient patient;
+
+    @AfterEach
+    void closePatientClient() {
+        if (patient != null) {
+            patient.close();
+        }
+    }
 
     @Test
     void clusterRoleGrantsExactlyWhatTheControlPlaneUses() throws Exception {
+        // A loaded 2-core CI machine can stall the mock server past the client's 10 s connect timeout.
+        patient = new KubernetesClientBuilder().withConfig(new ConfigBuilder(client.getConfiguration())
+                .withConnectionTimeout(60_000).withRequestTimeout(60_000).build()).build();
+        client = patient;
         // A cluster with an unusable policy, so the event recorder has something to report.
         client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("x").endMetadata().build()).create();
         client.pods().inNamespace("x").resource(new PodBuilder().withNewMetadata().withName("a").withNamespace("x")

@@ -1,7 +1,7 @@
 package io.kubeverdict.controlplane.sync;
 
-import static io.kubeverdict.controlplane.sync.Snapshots.endpoint;
-import static io.kubeverdict.controlplane.sync.Snapshots.snapshot;
+import static io.kubeverdict.policy.Snapshots.podEndpoint;
+import static io.kubeverdict.policy.Snapshots.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Test;
  */
 class ClientNamedNodesTest {
     private static final NodeSnapshot KNOWN = snapshot("node-1", List.of(), List.of(),
-            List.of(endpoint("x", "a", "10.0.0.1")));
+            List.of(podEndpoint("x", "a", "10.0.0.1")));
 
     private SyncServerFixture f;
     private GrpcServer inspectEndpoint;
@@ -138,7 +138,7 @@ class ClientNamedNodesTest {
         try (TestAgent early = f.agent("node-2")) {
             early.readUntilInSync();
             assertThat(lagSeries()).isEmpty();
-            NodeSnapshot joined = snapshot("node-2", List.of(), List.of(), List.of(endpoint("x", "b", "10.0.0.2")));
+            NodeSnapshot joined = snapshot("node-2", List.of(), List.of(), List.of(podEndpoint("x", "b", "10.0.0.2")));
             f.hub.publish(joined, 0);
             early.readUntil(joined);
             PolicySyncGrpc.newBlockingStub(f.channel).reportApplied(AppliedReport.newBuilder()

@@ -1,9 +1,9 @@
 package io.kubeverdict.controlplane.sync;
 
-import static io.kubeverdict.controlplane.sync.Snapshots.endpoint;
-import static io.kubeverdict.controlplane.sync.Snapshots.policy;
-import static io.kubeverdict.controlplane.sync.Snapshots.set;
-import static io.kubeverdict.controlplane.sync.Snapshots.snapshot;
+import static io.kubeverdict.policy.Snapshots.allowIngressFrom;
+import static io.kubeverdict.policy.Snapshots.ipSet;
+import static io.kubeverdict.policy.Snapshots.podEndpoint;
+import static io.kubeverdict.policy.Snapshots.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.Status;
@@ -24,13 +24,13 @@ import org.junit.jupiter.api.Test;
 
 class PolicySyncServiceTest {
     private static final NodeSnapshot A = snapshot("n1",
-            List.of(set("s1", "10.0.0.1", "10.0.0.2")),
-            List.of(policy("x/allow-a", "s1")),
-            List.of(endpoint("x", "a", "10.0.0.1", "x/allow-a"), endpoint("x", "b", "10.0.0.2")));
+            List.of(ipSet("s1", "10.0.0.1", "10.0.0.2")),
+            List.of(allowIngressFrom("x/allow-a", "s1")),
+            List.of(podEndpoint("x", "a", "10.0.0.1", "x/allow-a"), podEndpoint("x", "b", "10.0.0.2")));
     private static final NodeSnapshot B = snapshot("n1",
-            List.of(set("s1", "10.0.0.1", "10.0.0.3")),
-            List.of(policy("x/allow-a", "s1")),
-            List.of(endpoint("x", "a", "10.0.0.1", "x/allow-a")));
+            List.of(ipSet("s1", "10.0.0.1", "10.0.0.3")),
+            List.of(allowIngressFrom("x/allow-a", "s1")),
+            List.of(podEndpoint("x", "a", "10.0.0.1", "x/allow-a")));
 
     private SyncServerFixture f;
 
@@ -69,16 +69,16 @@ class PolicySyncServiceTest {
         for (int i = 0; i < 20; i++) {
             members.add("10.1.0." + i);
         }
-        var before = set("shared", members.toArray(String[]::new));
+        var before = ipSet("shared", members.toArray(String[]::new));
         members.add("10.2.0.1");
-        var after = set("shared", members.toArray(String[]::new));
+        var after = ipSet("shared", members.toArray(String[]::new));
         // n1 has more endpoints than n2, so its snapshot takes more messages: the streams'
         // sequences differ when the shared set changes. Parts are reused instances, as from the engine.
-        NodeSnapshot n1a = snapshot("n1", List.of(before), List.of(policy("x/p", "shared")), List.of(
-                endpoint("x", "a", "10.0.0.1", "x/p"), endpoint("x", "b", "10.0.0.2", "x/p"),
-                endpoint("x", "c", "10.0.0.3", "x/p")));
-        NodeSnapshot n2a = snapshot("n2", List.of(before), List.of(policy("y/p", "shared")), List.of(
-                endpoint("y", "d", "10.0.0.4", "y/p")));
+        NodeSnapshot n1a = snapshot("n1", List.of(before), List.of(allowIngressFrom("x/p", "shared")), List.of(
+                podEndpoint("x", "a", "10.0.0.1", "x/p"), podEndpoint("x", "b", "10.0.0.2", "x/p"),
+                podEndpoint("x", "c", "10.0.0.3", "x/p")));
+        NodeSnapshot n2a = snapshot("n2", List.of(before), List.of(allowIngressFrom("y/p", "shared")), List.of(
+                podEndpoint("y", "d", "10.0.0.4", "y/p")));
         NodeSnapshot n1b = n1a.toBuilder().setIpSets(0, after).build();
         NodeSnapshot n2b = n2a.toBuilder().setIpSets(0, after).build();
         f = new SyncServerFixture();
@@ -146,7 +146,7 @@ class PolicySyncServiceTest {
         first.close();
         // Changes while the agent is away, including removals it never heard of.
         f.hub.publish(B, 10);
-        NodeSnapshot c = B.toBuilder().addEndpoints(endpoint("y", "c", "10.0.9.9", "x/allow-a")).build();
+        NodeSnapshot c = B.toBuilder().addEndpoints(podEndpoint("y", "c", "10.0.9.9", "x/allow-a")).build();
         f.hub.publish(c, 20);
         try (TestAgent second = f.agent("n1")) {
             second.readUntilInSync();
@@ -233,7 +233,7 @@ class PolicySyncServiceTest {
         String fat = "x".repeat(8_000);
         NodeSnapshot last = null;
         for (int i = 0; i < 2000; i++) {
-            Endpoint e = endpoint("x", "a", "10.0.0.1", "x/allow-a");
+            Endpoint e = podEndpoint("x", "a", "10.0.0.1", "x/allow-a");
             e = e.toBuilder().setEndpoint(e.getEndpoint().toBuilder().putLabels("v", i + fat)).build();
             last = A.toBuilder().setEndpoints(0, e).build();
             f.hub.publish(last, 1000 + i);
@@ -261,7 +261,7 @@ class PolicySyncServiceTest {
         String fat = "y".repeat(50_000);
         NodeSnapshot last = A;
         for (int i = 0; f.metrics.registry().get("kubeverdict_sync_streams_cut_total").counter().count() == 0; i++) {
-            Endpoint e = endpoint("x", "a", "10.0.0.1", "x/allow-a");
+            Endpoint e = podEndpoint("x", "a", "10.0.0.1", "x/allow-a");
             e = e.toBuilder().setEndpoint(e.getEndpoint().toBuilder().putLabels("v", i + fat)).build();
             last = A.toBuilder().setEndpoints(0, e).build();
             f.hub.publish(last, 1);
@@ -283,7 +283,7 @@ class PolicySyncServiceTest {
     void listNodesShowsConnectedAgentsAndSnapshotNodes() throws Exception {
         f = new SyncServerFixture();
         f.hub.publish(A, 0);
-        f.hub.publish(snapshot("n2", List.of(), List.of(), List.of(endpoint("y", "z", "10.0.5.5"))), 0);
+        f.hub.publish(snapshot("n2", List.of(), List.of(), List.of(podEndpoint("y", "z", "10.0.5.5"))), 0);
         f.hub.markReady();
         // Inspection is served by the same kind of endpoint in production; here on its own.
         try (TestAgent agent = f.agent("n1")) {

@@ -1,9 +1,9 @@
 package io.kubeverdict.controlplane.sync;
 
-import static io.kubeverdict.controlplane.sync.Snapshots.endpoint;
-import static io.kubeverdict.controlplane.sync.Snapshots.policy;
-import static io.kubeverdict.controlplane.sync.Snapshots.set;
-import static io.kubeverdict.controlplane.sync.Snapshots.snapshot;
+import static io.kubeverdict.policy.Snapshots.allowIngressFrom;
+import static io.kubeverdict.policy.Snapshots.ipSet;
+import static io.kubeverdict.policy.Snapshots.podEndpoint;
+import static io.kubeverdict.policy.Snapshots.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.BindableService;
@@ -85,15 +85,15 @@ class ReconnectHerdTest {
     private static NodeSnapshot node(int n, String sharedMember) {
         List<Endpoint> eps = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
-            eps.add(endpoint("ns-" + n, "pod-" + i, "10.1." + n + "." + (i + 1), "ns-" + n + "/allow"));
+            eps.add(podEndpoint("ns-" + n, "pod-" + i, "10.1." + n + "." + (i + 1), "ns-" + n + "/allow"));
         }
         List<String> members = new ArrayList<>();
         for (int i = 0; i < 2000; i++) {
             members.add("10.2." + (i / 250) + "." + (i % 250));
         }
         members.add(sharedMember);
-        return snapshot("node-" + n, List.of(set("s:shared", members.toArray(String[]::new))),
-                List.of(policy("ns-" + n + "/allow", "s:shared")), eps);
+        return snapshot("node-" + n, List.of(ipSet("s:shared", members.toArray(String[]::new))),
+                List.of(allowIngressFrom("ns-" + n + "/allow", "s:shared")), eps);
     }
 
     @Test

@@ -1,7 +1,7 @@
 package io.kubeverdict.controlplane.sync;
 
-import static io.kubeverdict.controlplane.sync.Snapshots.endpoint;
-import static io.kubeverdict.controlplane.sync.Snapshots.snapshot;
+import static io.kubeverdict.policy.Snapshots.podEndpoint;
+import static io.kubeverdict.policy.Snapshots.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.proto.v1.Endpoint;
@@ -71,7 +71,7 @@ class SnapshotAdmissionTest {
     private static NodeSnapshot fat(String node) {
         List<Endpoint> eps = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
-            Endpoint e = endpoint("x", "p" + i, "10.0.0." + (i + 1));
+            Endpoint e = podEndpoint("x", "p" + i, "10.0.0." + (i + 1));
             eps.add(e.toBuilder().setEndpoint(e.getEndpoint().toBuilder().putLabels("fat", "z".repeat(20_000))).build());
         }
         return snapshot(node, List.of(), List.of(), eps);
@@ -85,7 +85,7 @@ class SnapshotAdmissionTest {
     void aStreamWaitsInLineWhileAnotherSendsItsFullSnapshot() throws Exception {
         f = new SyncServerFixture(PolicySyncService.Options.defaults().withMaxConcurrentSnapshots(1));
         NodeSnapshot n1 = fat("n1");
-        NodeSnapshot n2 = snapshot("n2", List.of(), List.of(), List.of(endpoint("y", "b", "10.0.1.1")));
+        NodeSnapshot n2 = snapshot("n2", List.of(), List.of(), List.of(podEndpoint("y", "b", "10.0.1.1")));
         f.hub.publish(n1, 0);
         f.hub.publish(n2, 0);
         f.hub.markReady();
@@ -104,7 +104,7 @@ class SnapshotAdmissionTest {
             await(() -> gauge("kubeverdict_sync_snapshots_sending") == 0 && gauge("kubeverdict_sync_snapshots_waiting") == 0);
 
             // Deltas need no permit: a change reaches an in-sync stream at once.
-            NodeSnapshot n2b = n2.toBuilder().addEndpoints(endpoint("y", "c", "10.0.1.2")).build();
+            NodeSnapshot n2b = n2.toBuilder().addEndpoints(podEndpoint("y", "c", "10.0.1.2")).build();
             f.hub.publish(n2b, 1);
             waiting.readUntil(n2b);
         } finally {
@@ -116,7 +116,7 @@ class SnapshotAdmissionTest {
     void streamsThatEndGiveBackTheirPermitOrTheirPlaceInLine() throws Exception {
         f = new SyncServerFixture(PolicySyncService.Options.defaults().withMaxConcurrentSnapshots(1));
         f.hub.publish(fat("n1"), 0);
-        NodeSnapshot n3 = snapshot("n3", List.of(), List.of(), List.of(endpoint("y", "d", "10.0.3.1")));
+        NodeSnapshot n3 = snapshot("n3", List.of(), List.of(), List.of(podEndpoint("y", "d", "10.0.3.1")));
         f.hub.publish(n3, 0);
         f.hub.markReady();
         TestAgent holder = TestAgent.connect(f.channel, "n1", false);

@@ -1,9 +1,9 @@
 package io.kubeverdict.controlplane.sync;
 
-import static io.kubeverdict.controlplane.sync.Snapshots.endpoint;
-import static io.kubeverdict.controlplane.sync.Snapshots.policy;
-import static io.kubeverdict.controlplane.sync.Snapshots.set;
-import static io.kubeverdict.controlplane.sync.Snapshots.snapshot;
+import static io.kubeverdict.policy.Snapshots.allowIngressFrom;
+import static io.kubeverdict.policy.Snapshots.ipSet;
+import static io.kubeverdict.policy.Snapshots.podEndpoint;
+import static io.kubeverdict.policy.Snapshots.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.proto.v1.ActivePolicy;
@@ -27,9 +27,9 @@ class SnapshotDiffTest {
     }
 
     private static final NodeSnapshot FULL = snapshot("n1",
-            List.of(set("s1", "10.0.0.1", "10.0.0.2"), set("s2", "10.0.1.1")),
-            List.of(policy("x/allow-a", "s1"), policy("x/allow-b", "s2")),
-            List.of(endpoint("x", "a", "10.0.0.1", "x/allow-a"), endpoint("x", "b", "10.0.0.2", "x/allow-b")));
+            List.of(ipSet("s1", "10.0.0.1", "10.0.0.2"), ipSet("s2", "10.0.1.1")),
+            List.of(allowIngressFrom("x/allow-a", "s1"), allowIngressFrom("x/allow-b", "s2")),
+            List.of(podEndpoint("x", "a", "10.0.0.1", "x/allow-a"), podEndpoint("x", "b", "10.0.0.2", "x/allow-b")));
 
     private static List<PayloadCase> kinds(List<ToAgent> msgs) {
         return msgs.stream().map(ToAgent::getPayloadCase).toList();
@@ -70,11 +70,11 @@ class SnapshotDiffTest {
         for (int i = 0; i < 50; i++) {
             many.add("10.1.0." + i);
         }
-        NodeSnapshot a = snapshot("n1", List.of(set("s1", many.toArray(String[]::new))),
-                List.of(policy("x/p", "s1")), List.of(endpoint("x", "a", "10.0.0.1", "x/p")));
+        NodeSnapshot a = snapshot("n1", List.of(ipSet("s1", many.toArray(String[]::new))),
+                List.of(allowIngressFrom("x/p", "s1")), List.of(podEndpoint("x", "a", "10.0.0.1", "x/p")));
         List<String> changed = new ArrayList<>(many.subList(1, 50));
         changed.add("10.1.1.1");
-        NodeSnapshot b = a.toBuilder().setIpSets(0, set("s1", changed.toArray(String[]::new))).build();
+        NodeSnapshot b = a.toBuilder().setIpSets(0, ipSet("s1", changed.toArray(String[]::new))).build();
 
         List<ToAgent> msgs = diff.diff(idx(a), idx(b));
 
@@ -91,13 +91,13 @@ class SnapshotDiffTest {
         for (int i = 0; i < 50; i++) {
             many.add("10.1.0." + i);
         }
-        IpSet before = set("shared", many.toArray(String[]::new));
+        IpSet before = ipSet("shared", many.toArray(String[]::new));
         many.add("10.2.0.1");
-        IpSet after = set("shared", many.toArray(String[]::new));
-        NodeSnapshot n1a = snapshot("n1", List.of(before), List.of(policy("x/p", "shared")), List.of());
-        NodeSnapshot n2a = snapshot("n2", List.of(before), List.of(policy("y/p", "shared")), List.of());
-        NodeSnapshot n1b = snapshot("n1", List.of(after), List.of(policy("x/p", "shared")), List.of());
-        NodeSnapshot n2b = snapshot("n2", List.of(after), List.of(policy("y/p", "shared")), List.of());
+        IpSet after = ipSet("shared", many.toArray(String[]::new));
+        NodeSnapshot n1a = snapshot("n1", List.of(before), List.of(allowIngressFrom("x/p", "shared")), List.of());
+        NodeSnapshot n2a = snapshot("n2", List.of(before), List.of(allowIngressFrom("y/p", "shared")), List.of());
+        NodeSnapshot n1b = snapshot("n1", List.of(after), List.of(allowIngressFrom("x/p", "shared")), List.of());
+        NodeSnapshot n2b = snapshot("n2", List.of(after), List.of(allowIngressFrom("y/p", "shared")), List.of());
 
         List<ToAgent> d1 = diff.diff(idx(n1a), idx(n1b));
         List<ToAgent> d2 = diff.diff(idx(n2a), idx(n2b));
@@ -109,8 +109,8 @@ class SnapshotDiffTest {
 
     @Test
     void endpointSwitchingPolicyIsUpdatedBeforeOldPolicyAndSetAreRemoved() {
-        NodeSnapshot b = snapshot("n1", List.of(set("s2", "10.0.1.1")), List.of(policy("x/allow-b", "s2")),
-                List.of(endpoint("x", "a", "10.0.0.1", "x/allow-b")));
+        NodeSnapshot b = snapshot("n1", List.of(ipSet("s2", "10.0.1.1")), List.of(allowIngressFrom("x/allow-b", "s2")),
+                List.of(podEndpoint("x", "a", "10.0.0.1", "x/allow-b")));
         List<ToAgent> msgs = diff.diff(idx(FULL), idx(b));
         AgentView v = AgentView.of(FULL);
         msgs.forEach(v::apply); // AgentView throws if a removal precedes the update that frees it
@@ -126,8 +126,8 @@ class SnapshotDiffTest {
         for (int i = 0; i < 5000; i++) {
             members.add("fd00::" + Integer.toHexString(i));
         }
-        NodeSnapshot s = snapshot("n1", List.of(set("big", members.toArray(String[]::new))),
-                List.of(policy("x/p", "big")), List.of(endpoint("x", "a", "10.0.0.1", "x/p")));
+        NodeSnapshot s = snapshot("n1", List.of(ipSet("big", members.toArray(String[]::new))),
+                List.of(allowIngressFrom("x/p", "big")), List.of(podEndpoint("x", "a", "10.0.0.1", "x/p")));
 
         List<ToAgent> msgs = small.diff(IndexedSnapshot.empty("n1"), idx(s));
 
@@ -148,7 +148,7 @@ class SnapshotDiffTest {
         for (int i = 0; i < 1000; i++) {
             changed.add("fd01::" + Integer.toHexString(i));
         }
-        NodeSnapshot s2 = s.toBuilder().setIpSets(0, set("big", changed.toArray(String[]::new))).build();
+        NodeSnapshot s2 = s.toBuilder().setIpSets(0, ipSet("big", changed.toArray(String[]::new))).build();
         List<ToAgent> delta = small.diff(idx(s), idx(s2));
         assertThat(delta).allSatisfy(m -> assertThat(m.getSerializedSize()).isLessThan(4096 - 40));
         delta.forEach(v::apply);
@@ -170,7 +170,7 @@ class SnapshotDiffTest {
 
     @Test
     void setOnlyChangeWithSharedPartsSendsTheDeltaWithoutIndexingEndpointsOrPolicies() {
-        IpSet grown = set("s1", "10.0.0.1", "10.0.0.2", "10.0.0.3");
+        IpSet grown = ipSet("s1", "10.0.0.1", "10.0.0.2", "10.0.0.3");
         // Same policy and endpoint instances, as the calculator hands them over for a set-only change.
         NodeSnapshot b = FULL.toBuilder().setIpSets(0, grown).build();
         IndexedSnapshot from = idx(FULL);
@@ -189,7 +189,7 @@ class SnapshotDiffTest {
         Endpoint a = FULL.getEndpoints(0);
         Endpoint b = FULL.getEndpoints(1);
         Endpoint aCopy = a.toBuilder().build();
-        Endpoint bMoved = endpoint("x", "b", "10.0.0.9", "x/allow-b");
+        Endpoint bMoved = podEndpoint("x", "b", "10.0.0.9", "x/allow-b");
         NodeSnapshot reordered = FULL.toBuilder().clearEndpoints().addEndpoints(b).addEndpoints(a).build();
         NodeSnapshot copiedAndChanged = FULL.toBuilder().setEndpoints(0, aCopy).setEndpoints(1, bMoved).build();
 
@@ -232,7 +232,7 @@ class SnapshotDiffTest {
                         m.add("10.0." + i + "." + j);
                     }
                 }
-                sets.add(set("s" + i, m.toArray(String[]::new)));
+                sets.add(ipSet("s" + i, m.toArray(String[]::new)));
             }
         }
         List<ActivePolicy> pols = new ArrayList<>();
@@ -244,7 +244,7 @@ class SnapshotDiffTest {
                         refs.add(s.getId());
                     }
                 }
-                pols.add(policy("x/p" + i, refs.toArray(String[]::new)));
+                pols.add(allowIngressFrom("x/p" + i, refs.toArray(String[]::new)));
             }
         }
         List<Endpoint> eps = new ArrayList<>();
@@ -256,7 +256,7 @@ class SnapshotDiffTest {
                         refs.add(p.getId().getName());
                     }
                 }
-                eps.add(endpoint("x", "pod" + i, "10.9.0." + rnd.nextInt(3), refs.toArray(String[]::new)));
+                eps.add(podEndpoint("x", "pod" + i, "10.9.0." + rnd.nextInt(3), refs.toArray(String[]::new)));
             }
         }
         return snapshot("n1", sets, pols, eps);

@@ -15,7 +15,7 @@ import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
-import io.kubeverdict.agent.testing.Snapshots;
+import io.kubeverdict.agent.testing.SnapshotFixtures;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.proto.v1.AgentInspectionGrpc;
@@ -68,7 +68,7 @@ class AgentInspectionServiceTest {
     }
 
     private void enforce() throws Exception {
-        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(Snapshots.allowFromB(), 12);
+        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.allowFromB(), 12);
     }
 
     @Test

@@ -7,7 +7,7 @@ import io.kubeverdict.agent.inspect.VerdictRing;
 import io.kubeverdict.agent.metrics.VerdictMetrics;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
-import io.kubeverdict.agent.testing.Snapshots;
+import io.kubeverdict.agent.testing.SnapshotFixtures;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.proto.v1.Protocol;
@@ -27,7 +27,7 @@ class HotPathAllocationTest {
     void judgingFeedingAndCountingAPacketAllocatesNothing() throws Exception {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         StateHolder state = new StateHolder(0);
-        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(Snapshots.allowFromB(), 1);
+        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.allowFromB(), 1);
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         VerdictMetrics metrics = new VerdictMetrics(registry);
         try (VerdictFeed feed = new VerdictFeed(1024, state::current)) {

@@ -3,7 +3,7 @@ package io.kubeverdict.agent.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.kubeverdict.agent.testing.Snapshots;
+import io.kubeverdict.agent.testing.SnapshotFixtures;
 import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
@@ -40,7 +40,7 @@ class StateEnforcerTest {
 
     @Test
     void swapsTheIndexBeforeProgrammingTheKernel() throws Exception {
-        NodeSnapshot snapshot = Snapshots.allowFromB();
+        NodeSnapshot snapshot = SnapshotFixtures.allowFromB();
         enforcer.enforce(snapshot, 7);
 
         assertThat(seenByKernelStep).hasSize(1);
@@ -53,8 +53,8 @@ class StateEnforcerTest {
 
     @Test
     void leavesTheKernelAloneWhenTheSelectionDidNotChange() throws Exception {
-        enforcer.enforce(Snapshots.allowFromB(), 1);
-        enforcer.enforce(Snapshots.allowFromB().toBuilder().clearIpSets().build(), 2);
+        enforcer.enforce(SnapshotFixtures.allowFromB(), 1);
+        enforcer.enforce(SnapshotFixtures.allowFromB().toBuilder().clearIpSets().build(), 2);
         assertThat(programmed).hasSize(1);
         assertThat(holder.current().sequence()).isEqualTo(2);
         assertThat(Decision.allowed(holder.decide(tcp("10.0.0.2", "10.0.0.1", 80)))).as("set gone: b no longer allowed").isFalse();
@@ -63,9 +63,9 @@ class StateEnforcerTest {
     @Test
     void aFailedKernelUpdateIsRetriedWithTheNextGeneration() throws Exception {
         kernelFails = true;
-        assertThatThrownBy(() -> enforcer.enforce(Snapshots.allowFromB(), 1)).hasMessageContaining("nft failed");
+        assertThatThrownBy(() -> enforcer.enforce(SnapshotFixtures.allowFromB(), 1)).hasMessageContaining("nft failed");
         kernelFails = false;
-        enforcer.enforce(Snapshots.allowFromB(), 2);
+        enforcer.enforce(SnapshotFixtures.allowFromB(), 2);
         assertThat(programmed).hasSize(1);
     }
 }

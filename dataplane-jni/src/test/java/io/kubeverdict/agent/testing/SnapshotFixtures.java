@@ -5,8 +5,8 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.ToAgent;
 
 /** Complete node snapshots for tests, built from the same messages the sync tests script. */
-public final class Snapshots {
-    private Snapshots() {}
+public final class SnapshotFixtures {
+    private SnapshotFixtures() {}
 
     /**
      * Node "node-1": x/a (10.0.0.1, fd00::1) isolated for ingress by x/allow-from-b, which allows

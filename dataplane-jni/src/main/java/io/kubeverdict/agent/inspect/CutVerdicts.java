@@ -3,6 +3,8 @@ package io.kubeverdict.agent.inspect;
 import io.kubeverdict.agent.conntrack.CutSink;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.state.EnforcedState;
+import io.kubeverdict.policy.DecisionText;
+import io.kubeverdict.policy.Explainer;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.proto.v1.ConnectionCut;
 import io.kubeverdict.proto.v1.Explanation;
@@ -29,12 +31,12 @@ public final class CutVerdicts implements CutSink {
     public void cut(PacketTuple tuple, int srcPort, int conntrackId, int decisionCode, EnforcedState state) {
         if (log.isDebugEnabled()) {
             log.debug("cut {} (source port {}, conntrack id {}): {}", tuple, srcPort, Integer.toUnsignedString(conntrackId),
-                    state.index().describe(decisionCode));
+                    new DecisionText(state.index()).describe(decisionCode));
         }
         if (feed.watchers() == 0) {
             return; // nobody to explain it to
         }
-        Explanation explanation = state.index().explain(tuple).toBuilder()
+        Explanation explanation = new Explainer(state.index()).explain(tuple).toBuilder()
                 .setVerdict(Verdict.VERDICT_DENY)
                 .setCut(ConnectionCut.newBuilder().setSrcPort(srcPort).setAction(action)
                         .setAppliedSequence(state.sequence()).setConntrackId(conntrackId))

@@ -13,6 +13,7 @@ import io.kubeverdict.jni.ConntrackEntriesFixture.Entry;
 import io.kubeverdict.jni.ConntrackQuery;
 import io.kubeverdict.jni.Errno;
 import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.DecisionText;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.proto.v1.NodeSnapshot;
@@ -40,7 +41,7 @@ class ConntrackRejudgerTest {
             table.events.add("await verdicts");
             return true;
         }, (tuple, srcPort, id, code, state) -> cuts.add(tuple + " from port " + srcPort + " id " + id + ": "
-                + state.index().describe(code) + " at " + state.sequence()), observer, System::nanoTime);
+                + new DecisionText(state.index()).describe(code) + " at " + state.sequence()), observer, System::nanoTime);
         return rejudger;
     }
 

@@ -6,12 +6,9 @@ import static io.kubeverdict.agent.testing.Messages.ipSet;
 
 import io.kubeverdict.agent.nft.FlowMarks;
 import io.kubeverdict.agent.testing.AgentProcess;
-import io.kubeverdict.agent.testing.LongLivedFlow;
-import io.kubeverdict.agent.testing.LongLivedFlow.Kind;
 import io.kubeverdict.agent.testing.Messages;
 import io.kubeverdict.agent.testing.PodPair;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
-import io.kubeverdict.agent.testing.UdpEchoServer;
 import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicyUpdate;
 import io.kubeverdict.proto.v1.Peer;
@@ -25,6 +22,9 @@ import io.kubeverdict.jni.ConntrackEntries;
 import io.kubeverdict.jni.ConntrackQuery;
 import io.kubeverdict.jni.NetnsThread;
 import io.kubeverdict.policy.IpAddress;
+import io.kubeverdict.testing.flow.LongLivedFlow;
+import io.kubeverdict.testing.flow.LongLivedFlow.Kind;
+import io.kubeverdict.testing.flow.UdpEchoServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -104,7 +104,7 @@ public final class CutBenchmark {
         try (PodPair pods = PodPair.create("kvb-cut")) {
             pods.echoServerOnB(TCP_KEPT);
             pods.echoServerOnB(TCP_CUT);
-            try (UdpEchoServer udp = UdpEchoServer.start(pods.b.path(), UDP_CUT);
+            try (UdpEchoServer udp = UdpEchoServer.start(pods.b.inside(), UDP_CUT);
                  ScriptedControlPlane cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
                  AgentProcess agent = AgentProcess.start(pods.node.name(), List.of("--node", "node-1",
                          "--control-plane", "127.0.0.1:" + CP_PORT, "--nfqueue-id", "11",
@@ -168,8 +168,8 @@ public final class CutBenchmark {
         List<Double> udpLast = new ArrayList<>();
         List<Double> tcpAfterRefused = new ArrayList<>();
         for (int round = 0; round <= rounds; round++) { // round 0 warms up
-            try (LongLivedFlow tcp = LongLivedFlow.open(Kind.TCP, pods.a.path(), PodPair.B_IP, TCP_CUT, 2);
-                 LongLivedFlow udp = LongLivedFlow.open(Kind.UDP, pods.a.path(), PodPair.B_IP, UDP_CUT, 2)) {
+            try (LongLivedFlow tcp = LongLivedFlow.open(Kind.TCP, pods.a.inside(), PodPair.B_IP, TCP_CUT, 2);
+                 LongLivedFlow udp = LongLivedFlow.open(Kind.UDP, pods.a.inside(), PodPair.B_IP, UDP_CUT, 2)) {
                 if (!tcp.awaitEchoes(50, 10_000) || !udp.awaitEchoes(50, 10_000)) {
                     throw new IllegalStateException("flows did not start: " + tcp + "; " + udp + "\n" + agent.log());
                 }

@@ -13,13 +13,10 @@ import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.agent.nft.FlowMarks;
 import io.kubeverdict.agent.testing.AgentProcess;
-import io.kubeverdict.agent.testing.LongLivedFlow;
-import io.kubeverdict.agent.testing.LongLivedFlow.Kind;
 import io.kubeverdict.agent.testing.Messages;
 import io.kubeverdict.agent.testing.NetnsEventLoops;
 import io.kubeverdict.agent.testing.PodPair;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
-import io.kubeverdict.agent.testing.UdpEchoServer;
 import io.kubeverdict.jni.NativeLibrary;
 import io.kubeverdict.jni.Netns;
 import io.kubeverdict.proto.v1.Action;
@@ -36,6 +33,9 @@ import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
 import io.kubeverdict.testing.dp.Crafted;
 import io.kubeverdict.testing.dp.RawSender;
+import io.kubeverdict.testing.flow.LongLivedFlow;
+import io.kubeverdict.testing.flow.LongLivedFlow.Kind;
+import io.kubeverdict.testing.flow.UdpEchoServer;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -82,8 +82,8 @@ class ExistingConnectionsKernelTest {
         pods = PodPair.create("kvt-ec");
         pods.echoServerOnB(TCP_KEPT);
         pods.echoServerOnB(TCP_DENIED);
-        closeables.add(UdpEchoServer.start(pods.b.path(), UDP_KEPT));
-        closeables.add(UdpEchoServer.start(pods.b.path(), UDP_DENIED));
+        closeables.add(UdpEchoServer.start(pods.b.inside(), UDP_KEPT));
+        closeables.add(UdpEchoServer.start(pods.b.inside(), UDP_DENIED));
         pods.awaitConnectivity(TCP_DENIED);
         cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
     }
@@ -167,7 +167,7 @@ class ExistingConnectionsKernelTest {
     }
 
     private LongLivedFlow flow(Kind kind, String host, int port) throws Exception {
-        LongLivedFlow f = LongLivedFlow.open(kind, pods.a.path(), host, port);
+        LongLivedFlow f = LongLivedFlow.open(kind, pods.a.inside(), host, port);
         closeables.add(f);
         assertThat(f.awaitEchoes(10, 10_000)).as("flow running: %s", f).isTrue();
         return f;

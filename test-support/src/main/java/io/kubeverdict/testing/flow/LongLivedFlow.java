@@ -1,6 +1,5 @@
-package io.kubeverdict.agent.testing;
+package io.kubeverdict.testing.flow;
 
-import io.kubeverdict.jni.Netns;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -51,15 +50,15 @@ public final class LongLivedFlow implements AutoCloseable {
         this.thread.start();
     }
 
-    /** Opens the connection from the namespace at netnsPath (its sockets live there) and starts it. */
-    public static LongLivedFlow open(Kind kind, String netnsPath, String host, int port) throws Exception {
-        return open(kind, netnsPath, host, port, PERIOD_MILLIS);
+    /** Opens the connection from a namespace (its socket lives there) and starts it. */
+    public static LongLivedFlow open(Kind kind, InNamespace from, String host, int port) throws Exception {
+        return open(kind, from, host, port, PERIOD_MILLIS);
     }
 
-    /** As {@link #open(Kind, String, String, int)}, one message per periodMillis. */
-    public static LongLivedFlow open(Kind kind, String netnsPath, String host, int port, int periodMillis) throws Exception {
+    /** As {@link #open(Kind, InNamespace, String, int)}, one message per periodMillis. */
+    public static LongLivedFlow open(Kind kind, InNamespace from, String host, int port, int periodMillis) throws Exception {
         String name = kind.name().toLowerCase() + "-" + host + ":" + port;
-        return Netns.call(netnsPath, () -> {
+        return from.call(() -> {
             if (kind == Kind.TCP) {
                 Socket s = new Socket();
                 s.connect(new InetSocketAddress(host, port), 3000);

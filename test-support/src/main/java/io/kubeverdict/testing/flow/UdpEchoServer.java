@@ -1,6 +1,5 @@
-package io.kubeverdict.agent.testing;
+package io.kubeverdict.testing.flow;
 
-import io.kubeverdict.jni.Netns;
 import java.io.IOException;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
@@ -18,9 +17,8 @@ public final class UdpEchoServer implements AutoCloseable {
         t.start();
     }
 
-    public static UdpEchoServer start(String netnsPath, int port) throws Exception {
-        return new UdpEchoServer(Netns.call(netnsPath,
-                () -> new DatagramSocket(new InetSocketAddress(InetAddress.getByName("::"), port))));
+    public static UdpEchoServer start(InNamespace in, int port) throws Exception {
+        return new UdpEchoServer(in.call(() -> new DatagramSocket(new InetSocketAddress(InetAddress.getByName("::"), port))));
     }
 
     private void serve() {

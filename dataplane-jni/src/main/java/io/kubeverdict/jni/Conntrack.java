@@ -55,7 +55,12 @@ public final class Conntrack implements AutoCloseable {
         return true;
     }
 
-    /** Deletes entry {@code i} if it is still the same entry (same id). Returns false when it is gone. */
+    /**
+     * Deletes entry {@code i} if it still has the id it was dumped with. Returns false when it is
+     * gone. The kernel's id hashes the entry's memory address and tuple, so an entry of the same
+     * tuple made again at once may reuse the memory and the id: the check stops a stale delete
+     * of a later connection only most of the time.
+     */
     public synchronized boolean delete(ConntrackEntries entries, int i) {
         entries.family(i);
         int rc = ConntrackNative.delete(handle(), entries.buffer(), i);

@@ -36,6 +36,7 @@ import io.kubeverdict.testing.dp.RawSender;
 import io.kubeverdict.testing.flow.LongLivedFlow;
 import io.kubeverdict.testing.flow.LongLivedFlow.Kind;
 import io.kubeverdict.testing.flow.UdpEchoServer;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -197,6 +198,25 @@ class ExistingConnectionsKernelTest {
             }
         }
         return -1;
+    }
+
+    /**
+     * Waits until the agent has finished at least n re-judging passes and has no endpoint pending:
+     * its metrics then count the work of exactly those passes.
+     */
+    private void awaitPasses(double n, AgentProcess agent) throws Exception {
+        long deadline = System.currentTimeMillis() + CUT_TIMEOUT_MILLIS;
+        while (true) {
+            String m = metrics();
+            if (metric(m, "kubeverdict_conntrack_rejudge_seconds_count") >= n
+                    && metric(m, "kubeverdict_conntrack_endpoints_pending") == 0) {
+                return;
+            }
+            if (System.currentTimeMillis() > deadline) {
+                throw new AssertionError("fewer than " + n + " re-judging passes finished:\n" + m + "\n" + agent.log());
+            }
+            Thread.sleep(50);
+        }
     }
 
     /** The node's conntrack entries with the CUT bit, as "proto source sport dport" (original direction). */
@@ -370,37 +390,42 @@ class ExistingConnectionsKernelTest {
     void ofAThousandEstablishedConnectionsExactlyTheTenAChangeDeniesAreCut() throws Exception {
         AgentProcess agent = startAgent();
         ScriptedControlPlane.Stream stream = streamOf(agent);
-        // b admits the set pods-a plus a second set of 500 other sources; c (another local pod) admits anyone.
-        List<String> others = new ArrayList<>();
-        for (int i = 0; i < 490; i++) {
-            others.add("10.78." + (i / 200) + "." + (i % 200 + 1));
-        }
-        Policy bPolicy = Policy.newBuilder().addInboundRules(Rule.newBuilder().setAction(Action.ALLOW)
-                .addPeers(Peer.newBuilder().setIpSetId("pods-a")).addPeers(Peer.newBuilder().setIpSetId("others"))
-                .addPorts(port(Protocol.TCP, TCP_KEPT)).setRuleId("ingress[0]")).build();
+        // b admits a on TCP 8080 and 8081; c (another local pod, no namespace) admits anyone.
         Policy cPolicy = Policy.newBuilder().addInboundRules(Rule.newBuilder().setAction(Action.ALLOW).setAllPeers(true)
                 .setRuleId("ingress[0]")).build();
-        stream.send(ipSet(1, "pods-a", PodPair.A_IP), ipSet(2, "others", others.toArray(String[]::new)),
+        stream.send(ipSet(1, "pods-a", PodPair.A_IP), policy(2, port(Protocol.TCP, TCP_KEPT), port(Protocol.TCP, TCP_DENIED)),
                 ToAgent.newBuilder().setSequence(3).setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                        .setId(Messages.policyId(POLICY)).setPolicy(bPolicy)).build(),
-                ToAgent.newBuilder().setSequence(4).setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
                         .setId(Messages.policyId("x/c-open")).setPolicy(cPolicy)).build(),
-                endpoint(5, "x", "a", PodPair.A_IP), endpoint(6, "x", "b", PodPair.B_IP, POLICY),
-                endpoint(7, "x", "c", "10.77.1.3", "x/c-open"), inSync(8));
-        long seq = 8;
+                endpoint(4, "x", "a", PodPair.A_IP), endpoint(5, "x", "b", PodPair.B_IP, POLICY),
+                endpoint(6, "x", "c", "10.77.1.3", "x/c-open"), inSync(7));
+        long seq = 7;
         awaitApplied(agent, seq);
+        awaitPasses(1, agent); // the first state's pass, over every selected endpoint
 
-        // 1000 established, admitted connections: 10 from a and 490 from the others to b:8080, 500 to c.
+        // 1000 real, established connections from a to b, each admitted by the agent: 990 to 8080, 10 to 8081.
+        List<Socket> kept = new ArrayList<>();
+        List<Socket> denied = new ArrayList<>();
+        pods.a.inside().call(() -> {
+            for (int i = 0; i < 1000; i++) {
+                Socket s = new Socket();
+                closeables.add(s);
+                s.connect(new InetSocketAddress(PodPair.B_IP, i < 10 ? TCP_DENIED : TCP_KEPT), 5000);
+                s.setSoTimeout(5000);
+                (i < 10 ? denied : kept).add(s);
+            }
+            return null;
+        });
+        for (Socket s : kept.subList(0, 20)) {
+            assertThat(PodPair.echoes(s)).as("an established connection echoes").isTrue();
+        }
+        for (Socket s : denied) {
+            assertThat(PodPair.echoes(s)).as("an established connection echoes").isTrue();
+        }
+        // 500 more admitted entries of c's, which the change does not affect (c has no namespace to connect to).
         List<String> commands = new ArrayList<>();
-        String mark = " --state ESTABLISHED -t 600 -u ASSURED -m " + FlowMarks.ADMITTED;
-        for (int i = 0; i < 10; i++) {
-            commands.add("-I -p tcp -s " + PodPair.A_IP + " -d " + PodPair.B_IP + " --sport " + (20000 + i) + " --dport 8080" + mark);
-        }
-        for (int i = 0; i < 490; i++) {
-            commands.add("-I -p tcp -s " + others.get(i) + " -d " + PodPair.B_IP + " --sport 30000 --dport 8080" + mark);
-        }
         for (int i = 0; i < 500; i++) {
-            commands.add("-I -p tcp -s " + PodPair.A_IP + " -d 10.77.1.3 --sport " + (40000 + i) + " --dport 8080" + mark);
+            commands.add("-I -p tcp -s " + PodPair.A_IP + " -d 10.77.1.3 --sport " + (40000 + i) + " --dport 8080"
+                    + " --state ESTABLISHED -t 600 -u ASSURED -m " + FlowMarks.ADMITTED);
         }
         Path file = Files.createTempFile("kvt-ec", ".txt");
         try {
@@ -409,24 +434,42 @@ class ExistingConnectionsKernelTest {
         } finally {
             Files.delete(file);
         }
-        LongLivedFlow real = flow(Kind.TCP, PodPair.B_IP, TCP_KEPT); // plus one real one from a
+        String before = metrics();
+        double examinedBefore = metric(before, "kubeverdict_conntrack_flows_examined_total");
+        double passesBefore = metric(before, "kubeverdict_conntrack_rejudge_seconds_count");
 
-        stream.send(ipSet(++seq, "pods-a", "10.77.9.9")); // a leaves b's allowed set
+        stream.send(policy(++seq, port(Protocol.TCP, TCP_KEPT))); // b no longer admits 8081
         awaitApplied(agent, seq);
-        assertCut(real, agent);
-
-        List<String> cut = cutEntries();
+        awaitPasses(passesBefore + 1, agent);
         List<String> expected = new ArrayList<>();
-        for (int i = 0; i < 10; i++) {
-            expected.add("tcp " + PodPair.A_IP + " " + (20000 + i) + " 8080");
+        for (Socket s : denied) {
+            expected.add("tcp " + PodPair.A_IP + " " + s.getLocalPort() + " " + TCP_DENIED);
         }
-        expected.add("tcp " + PodPair.A_IP + " " + real.localPort() + " 8080");
-        assertThat(cut).as("exactly a's connections to b").containsExactlyInAnyOrderElementsOf(expected);
+        long deadline = System.currentTimeMillis() + CUT_TIMEOUT_MILLIS;
+        while (cutEntries().size() < expected.size() && System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(cutEntries()).as("exactly the 10 connections to 8081 carry the cut mark\n%s", agent.log())
+                .containsExactlyInAnyOrderElementsOf(expected);
+
+        // On the wire: every one of the 990 still echoes, none of the 10 does.
+        List<Integer> silent = new ArrayList<>();
+        for (Socket s : kept) {
+            if (!PodPair.echoes(s)) {
+                silent.add(s.getLocalPort());
+            }
+        }
+        assertThat(silent).as("kept connections that no longer echo").isEmpty();
+        for (Socket s : denied) {
+            s.setSoTimeout(300);
+            assertThat(PodPair.echoes(s)).as("a cut connection echoes nothing (port %d)", s.getLocalPort()).isFalse();
+        }
+
         String metrics = metrics();
-        assertThat(metric(metrics, "kubeverdict_conntrack_flows_cut_total{protocol=\"tcp\"}")).isEqualTo(11);
-        // b's 501 connections were judged again; c's 500 were not even delivered by the kernel.
-        double examined = metric(metrics, "kubeverdict_conntrack_flows_examined_total");
-        assertThat(examined).as("only the affected endpoint's connections").isBetween(501.0, 510.0);
+        assertThat(metric(metrics, "kubeverdict_conntrack_flows_cut_total{protocol=\"tcp\"}")).isEqualTo(10);
+        // b's 1000 connections were judged again; c's 500 were not even delivered by the kernel.
+        double examined = metric(metrics, "kubeverdict_conntrack_flows_examined_total") - examinedBefore;
+        assertThat(examined).as("only the affected endpoint's connections").isBetween(1000.0, 1010.0);
         String admitted = pods.node.tryExec("conntrack", "-L", "-d", "10.77.1.3", "-m",
                 FlowMarks.ADMITTED + "/" + FlowMarks.OURS).output();
         assertThat(admitted).contains("500 flow entries");
@@ -448,6 +491,8 @@ class ExistingConnectionsKernelTest {
 
         AgentProcess second = startAgent("--fail-open");
         ScriptedControlPlane.Stream stream = streamOf(second);
+        // Connected, not in sync: it has no state to judge by, so nothing is cut yet.
+        assertThat(admitted.awaitEchoes(10, 5000)).as("untouched before InSync: %s", admitted).isTrue();
         seq = sendState(stream, true, KEPT_PORTS); // the state changed while the agent was away
         awaitApplied(second, seq);
 

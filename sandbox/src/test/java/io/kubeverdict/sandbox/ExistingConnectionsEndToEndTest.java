@@ -11,8 +11,10 @@ import io.kubeverdict.testing.tier.EndToEndTest;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -25,8 +27,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * plane (issue 12): long-lived TCP echo and UDP flows from x/a (node-1) to x/b (node-2, whose agent
  * enforces x/b's ingress) while x/b's policy loses two of its ports. The denied flows stop, the
  * allowed ones go on without a lost or late message, new connections to the denied port are
- * refused, and reverting lets them through again. The TCP echo servers are the test's own (the
- * testbed's TCP servers close at once); UDP 80 and 81 are the testbed's echo servers.
+ * refused, and reverting lets them through again; and a peer whose labels change so that it
+ * leaves the policy's pod selector loses its flows while another allowed peer keeps its own. The
+ * TCP echo servers are the test's own (the testbed's TCP servers close at once); UDP 80 and 81 are
+ * the testbed's echo servers.
  */
 @EndToEndTest
 @ExtendWith(FaultBed.Resolver.class)
@@ -54,7 +58,12 @@ class ExistingConnectionsEndToEndTest {
             closeables.get(i).close();
         }
         closeables.clear();
+        writeFixture(Map.of()); // the labels every other test of the bed expects
         bed.recover();
+    }
+
+    private void writeFixture(Map<String, String> extraLabels) throws Exception {
+        Files.writeString(bed.manifests.resolve("fixture.yaml"), UpstreamFixture.manifests(extraLabels));
     }
 
     /** x/b's ingress: from pod a of namespace x, on these TCP and UDP ports. */
@@ -162,5 +171,47 @@ class ExistingConnectionsEndToEndTest {
         flow(Kind.UDP, inA, bIp, UDP_DENIED);
         assertThat(tcpKept.awaitEchoes(10, 10_000)).as("still flowing: %s", tcpKept).isTrue();
         assertThat(tcpKept.lost()).as("no message lost or late: %s", tcpKept).isEqualTo(tcpLost);
+    }
+
+    @Test
+    void aPeerWhoseLabelsNoLongerMatchLosesItsCrossNodeFlows() throws Exception {
+        PodSpec a = pod("x/a");
+        PodSpec b = pod("x/b");
+        PodSpec c = pod("x/c");
+        assertThat(List.of(a.node(), c.node())).as("cross-node pairs").doesNotContain(b.node());
+        InNamespace inA = inside(a);
+        InNamespace inC = inside(c);
+        closeables.add(TcpEchoServer.start(inside(b), TCP_KEPT));
+        String bFromA = b.addressFrom(a).getHostAddress();
+        String bFromC = b.addressFrom(c).getHostAddress();
+        String granted = "access: granted";
+        writeFixture(Map.of("x/a", granted, "x/c", granted));
+        bed.converge(FaultBed.policy("x", "b-ingress", """
+                podSelector: {matchLabels: {pod: b}}
+                ingress:
+                - from:
+                  - podSelector: {matchLabels: {access: granted}}
+                  ports:
+                  - {protocol: TCP, port: %d}
+                  - {protocol: UDP, port: %d}
+                """.formatted(TCP_KEPT, UDP_KEPT)));
+        LongLivedFlow tcpA = flow(Kind.TCP, inA, bFromA, TCP_KEPT);
+        LongLivedFlow udpA = flow(Kind.UDP, inA, bFromA, UDP_KEPT);
+        LongLivedFlow tcpC = flow(Kind.TCP, inC, bFromC, TCP_KEPT);
+        long lost = tcpC.lost();
+
+        writeFixture(Map.of("x/c", granted)); // x/a loses its label: its IP leaves the selector's set
+        assertThat(bed.sandbox.update()).as("only labels changed").isTrue();
+        bed.sandbox.awaitConverged();
+
+        for (LongLivedFlow cut : List.of(tcpA, udpA)) {
+            assertThat(cut.awaitStopped(QUIET_MILLIS, CUT_TIMEOUT_MILLIS)).as("cut: %s\n%s", cut, agentLog(b.node())).isTrue();
+        }
+        long echoed = tcpA.echoed();
+        assertThat(tcpC.awaitEchoes(25, 10_000)).as("still flowing: %s", tcpC).isTrue();
+        assertThat(tcpC.failure()).as("%s", tcpC).isNull();
+        assertThat(tcpC.lost()).as("no message lost or late: %s", tcpC).isEqualTo(lost);
+        assertThat(tcpA.echoed()).as("nothing gets through a cut connection: %s", tcpA).isEqualTo(echoed);
+        assertThat(connects(inA, bFromA, TCP_KEPT, 1500)).as("a new connection from the relabelled peer").isFalse();
     }
 }

@@ -158,7 +158,8 @@ public final class PolicyCompiler {
             }
             if (!rule.getAllPeers() && rule.getPeersCount() == 0) {
                 problem(field + "." + peerField, "no usable peer; the rule matches nothing");
-                return rule.build();
+                // Its named ports' sets are not registered: the rule must not refer to them.
+                return rule.clearPorts().build();
             }
             for (IpSetDef d : ruleSets) {
                 defsById.put(d.id(), d);

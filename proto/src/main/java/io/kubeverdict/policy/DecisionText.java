@@ -136,6 +136,11 @@ public final class DecisionText {
         if (p != null) {
             d.setPolicy(p).setRuleId(decidingRuleId(code));
         }
+        int tier = Decision.tierNameOf(code, names.tierCount());
+        String decidingTier = p != null ? p.getTier() : tier >= 0 ? names.tier(tier) : null;
+        if (decidingTier != null) {
+            d.setDecidingTier(decidingTier);
+        }
         return d.build();
     }
 }

@@ -26,7 +26,7 @@ class ExplainTest {
         assertThat(e.getDestination()).isEqualTo(EndpointId.newBuilder().setNamespace("x").setPod("a").build());
         assertThat(e.getEgress()).isEqualTo(DirectionExplanation.newBuilder()
                 .setEvaluated(true).setIsolated(true).setVerdict(Verdict.VERDICT_DENY)
-                .setReason("no rule matched: denied by the default of tier default").build());
+                .setReason("no rule matched: denied by the default of tier default").setDecidingTier("default").build());
         assertThat(e.getIngress().getEvaluated()).isTrue();
         assertThat(e.getIngress().getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
     }
@@ -40,7 +40,7 @@ class ExplainTest {
                 .setEvaluated(true).setIsolated(true).setVerdict(Verdict.VERDICT_ALLOW)
                 .setPolicy(PolicyId.newBuilder().setTier("default").setName("x/allow-from-b"))
                 .setRuleId("ingress[0]")
-                .setReason("allowed by default/x/allow-from-b ingress[0]").build());
+                .setReason("allowed by default/x/allow-from-b ingress[0]").setDecidingTier("default").build());
         assertThat(e.getEgress()).isEqualTo(DirectionExplanation.newBuilder()
                 .setEvaluated(true).setIsolated(false).setVerdict(Verdict.VERDICT_ALLOW)
                 .setReason("not isolated").build());

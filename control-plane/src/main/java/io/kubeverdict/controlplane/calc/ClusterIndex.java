@@ -95,6 +95,23 @@ final class ClusterIndex {
         return out;
     }
 
+    /** The canonical definition of each alive IP set among {@code ids}, by id (for inspection). */
+    Map<String, String> describeIpSets(java.util.Collection<String> ids) {
+        java.util.Set<String> wanted = new java.util.HashSet<>(ids);
+        Map<String, String> out = new java.util.TreeMap<>();
+        for (IpSetState set : sets.values()) {
+            if (wanted.contains(set.id)) {
+                out.put(set.id, set.def.readable());
+            }
+        }
+        for (NodeSetState set : nodeSets.values()) {
+            if (wanted.contains(set.id)) {
+                out.put(set.id, set.def.readable());
+            }
+        }
+        return out;
+    }
+
     /** Number of distinct IP sets alive (pod and node sets). */
     int ipSetCount() {
         return sets.size() + nodeSets.size();

@@ -6,6 +6,8 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import java.util.Collection;
+import java.util.Map;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -90,6 +92,11 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     @Override
     public List<PolicyProblem> problems() {
         return index.problems();
+    }
+
+    @Override
+    public Map<String, String> describeIpSets(Collection<String> ids) {
+        return index.describeIpSets(ids);
     }
 
     /** Number of distinct IP sets alive (for tests of reference counting and for metrics). */

@@ -58,6 +58,28 @@ public record IpSetDef(String namespace, Selector namespaceSelector, Selector po
         return sb.toString();
     }
 
+    /**
+     * For people (`kube-verdict policies`): "pods of namespace x with app in (web), port
+     * http/TCP"; values are not quoted, so unlike {@link #canonical()} two sets may read alike.
+     */
+    public String readable() {
+        StringBuilder sb = new StringBuilder("pods of ");
+        if (namespace != null) {
+            sb.append("namespace ").append(namespace);
+        } else if (namespaceSelector.readable().isEmpty()) {
+            sb.append("every namespace");
+        } else {
+            sb.append("namespaces with ").append(namespaceSelector.readable());
+        }
+        if (!podSelector.readable().isEmpty()) {
+            sb.append(" with ").append(podSelector.readable());
+        }
+        if (portName != null) {
+            sb.append(", port ").append(portName).append('/').append(protocol.name());
+        }
+        return sb.toString();
+    }
+
     /** "s:" for address sets, "n:" for named-port sets, then 26 base32 characters of SHA-256. */
     public String id() {
         try {

@@ -15,6 +15,11 @@ public record NodeSetDef(Selector nodes) {
         return "nodes=" + nodes.canonical();
     }
 
+    /** For people (`kube-verdict policies`): "addresses of nodes with role in (cp)". */
+    public String readable() {
+        return nodes.readable().isEmpty() ? "addresses of every node" : "addresses of nodes with " + nodes.readable();
+    }
+
     /** "h:" (host addresses) then 26 base32 characters of SHA-256. */
     public String id() {
         try {

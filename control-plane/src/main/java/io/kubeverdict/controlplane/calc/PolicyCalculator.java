@@ -6,7 +6,9 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -54,4 +56,9 @@ public interface PolicyCalculator {
 
     /** Policies (or parts of them) that could not be used, with why; they never widen access. */
     List<PolicyProblem> problems();
+
+    /** What IP sets mean, in words (their definition), by id; unknown ids are left out. */
+    default Map<String, String> describeIpSets(Collection<String> ids) {
+        return Map.of();
+    }
 }

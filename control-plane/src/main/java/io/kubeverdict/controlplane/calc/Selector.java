@@ -40,6 +40,16 @@ public final class Selector {
             }
             return sb.append(']').toString();
         }
+
+        /** kubectl's selector syntax ("app in (a,b)", "app", "!app"): for people, not for identity. */
+        String readable() {
+            return switch (op) {
+                case IN -> key + " in (" + String.join(",", values) + ")";
+                case NOT_IN -> key + " notin (" + String.join(",", values) + ")";
+                case EXISTS -> key;
+                case DOES_NOT_EXIST -> "!" + key;
+            };
+        }
     }
 
     /** Thrown for a selector the engine cannot use; the caller drops what it belonged to. */
@@ -189,6 +199,11 @@ public final class Selector {
     @Override
     public int hashCode() {
         return canonical.hashCode();
+    }
+
+    /** The requirements in kubectl's syntax, comma-separated; "" for the empty selector. */
+    public String readable() {
+        return String.join(", ", requirements.stream().map(Requirement::readable).toList());
     }
 
     @Override

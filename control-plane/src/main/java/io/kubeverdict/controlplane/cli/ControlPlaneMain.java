@@ -4,17 +4,18 @@ import io.kubeverdict.runtime.cli.KubeVerdictCommand;
 import java.util.List;
 import picocli.CommandLine;
 
-/** Entry point of the control-plane jar: {@code kube-verdict} with the service and the offline tools. */
+/** Entry point of the control-plane jar: {@code kube-verdict} with the service, the offline tools and the live CLI. */
 public final class ControlPlaneMain {
     private ControlPlaneMain() {}
 
     /** This jar's subcommands, fresh instances: for its own root and for a CLI that assembles several jars'. */
     public static List<Object> subcommands() {
-        return List.of(new ServeCommand(), new MatrixCommand(), new ExplainCommand());
+        return List.of(new ServeCommand(), new MatrixCommand(), new ExplainCommand(), new StatusCommand(),
+                new PoliciesCommand(), new ObserveCommand());
     }
 
     public static CommandLine commandLine() {
-        return KubeVerdictCommand.root("kube-verdict control plane and offline policy tools.",
+        return KubeVerdictCommand.root("kube-verdict control plane, policy tools (offline and live) and cluster status.",
                 subcommands().toArray());
     }
 

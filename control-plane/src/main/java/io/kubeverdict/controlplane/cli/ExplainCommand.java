@@ -1,29 +1,43 @@
 package io.kubeverdict.controlplane.cli;
 
-import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.util.JsonFormat;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
 import io.kubeverdict.controlplane.tools.OfflineCluster;
-import io.kubeverdict.policy.IpAddress;
-import io.kubeverdict.proto.v1.DirectionExplanation;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc.ControlPlaneInspectionBlockingStub;
+import io.kubeverdict.proto.v1.DescribeEndpointRequest;
+import io.kubeverdict.proto.v1.EndpointDescription;
+import io.kubeverdict.proto.v1.EndpointId;
+import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
-import io.kubeverdict.proto.v1.Protocol;
+import io.kubeverdict.policy.IpAddress;
+import io.kubeverdict.proto.v1.Tuple;
+import io.kubeverdict.proto.v1.Verdict;
 import java.io.PrintWriter;
-import java.util.Locale;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "explain", mixinStandardHelpOptions = true,
-        description = "Explain the verdict for one connection, from manifests.")
+@Command(name = "explain", description = {
+        "Explain the verdict for one connection, from manifests (--manifests DIR) or from a running control plane "
+                + "(--control-plane HOST:PORT, its published state): one line per tier visited per direction, "
+                + "what isolates each pod, the verdict once.",
+        "Exit status: 0 ALLOW, 1 DENY, 2 bad options or input, 3 when the control plane cannot be asked."})
 final class ExplainCommand implements Callable<Integer> {
-    enum Output { text, json }
-
     @Mixin
     OfflineInput input;
+
+    @Mixin
+    ControlPlaneClientOptions client = new ControlPlaneClientOptions();
 
     @Option(names = "--from", required = true, paramLabel = "ns/pod|IP",
             description = "Source pod (a hostNetwork pod stands for its node's address) or address.")
@@ -40,11 +54,14 @@ final class ExplainCommand implements Callable<Integer> {
             description = "TCP, UDP, SCTP, ICMP, ICMPv6 or an IANA protocol number.")
     String protocol;
 
-    @Option(names = "--output", defaultValue = "text", description = "text or json (default: ${DEFAULT-VALUE}).")
-    Output output;
+    @Mixin
+    OutputOption output = new OutputOption();
 
     @Spec
     CommandSpec spec;
+
+    /** An explanation and where its endpoints' addresses live. */
+    private record Explained(Explanation explanation, Function<String, Optional<String>> nodeOfIp) {}
 
     @Override
     public Integer call() {
@@ -58,141 +75,100 @@ final class ExplainCommand implements Callable<Integer> {
     private int run() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        int proto = protocolNumber(protocol);
-        if (proto < 0) {
-            err.println("--protocol: unknown protocol " + protocol);
-            return 2;
-        }
-        if (port < 0 || port > 65535) {
-            err.println("--port must be 0-65535");
-            return 2;
-        }
-        OfflineInput.Loaded loaded;
         try {
-            loaded = input.load(err);
+            int proto = PortProtocol.parse(protocol);
+            if (proto < 0) {
+                throw new OfflineInput.FatalInput("--protocol: unknown protocol " + protocol);
+            }
+            if (port < 0 || port > 65535) {
+                throw new OfflineInput.FatalInput("--port must be 0-65535");
+            }
+            InputChoice.check(input, client);
+            Explained r = input.given() ? offline(err, proto) : live(proto);
+            Explanation e = r.explanation();
+            out.print(output.format() == OutputFormat.table ? ExplanationText.render(e, r.nodeOfIp())
+                    : Rendering.machine(output.format(), e));
+            out.flush();
+            err.flush();
+            return e.getVerdict() == Verdict.VERDICT_ALLOW ? ExitCodes.OK : ExitCodes.NEGATIVE;
         } catch (OfflineInput.FatalInput e) {
             err.println(e.getMessage());
             err.flush();
-            return 2;
+            return ExitCodes.USAGE;
+        } catch (StatusRuntimeException e) {
+            return client.failed(err, e);
         }
-        OfflineCluster cluster = loaded.cluster();
-        String[] ips;
-        try {
-            ips = addresses(cluster);
-        } catch (OfflineInput.FatalInput e) {
-            err.println(e.getMessage());
-            return 2;
-        }
-        Explanation e = cluster.explain(ips[0], ips[1], proto, port);
-        if (output == Output.json) {
-            try {
-                out.println(JsonFormat.printer().omittingInsignificantWhitespace().print(e));
-            } catch (InvalidProtocolBufferException ex) {
-                throw new IllegalStateException(ex);
-            }
-        } else {
-            out.print(text(e, cluster));
-        }
-        out.flush();
-        err.flush();
-        return 0;
     }
 
-    private String[] addresses(OfflineCluster cluster) throws OfflineInput.FatalInput {
-        Optional<String> fromIp = IpAddress.canonical(from);
-        Optional<String> toIp = IpAddress.canonical(to);
-        OfflineCluster.Member src = fromIp.isPresent() ? null : pod(cluster, "--from", from);
-        OfflineCluster.Member dst = toIp.isPresent() ? null : pod(cluster, "--to", to);
-        if (src != null && dst != null) {
-            for (String s : src.ips()) {
-                for (String d : dst.ips()) {
-                    if ((s.indexOf(':') >= 0) == (d.indexOf(':') >= 0)) {
-                        return new String[] {s, d};
-                    }
-                }
-            }
-            throw new OfflineInput.FatalInput(from + " and " + to + " share no address family");
-        }
-        String s = fromIp.orElse(null);
-        String d = toIp.orElse(null);
-        if (src != null) {
-            s = sameFamily(src, d, "--from");
-        }
-        if (dst != null) {
-            d = sameFamily(dst, s, "--to");
-        }
-        return new String[] {s, d};
+    private Explained offline(PrintWriter err, int proto) throws OfflineInput.FatalInput {
+        OfflineCluster cluster = input.load(err).cluster();
+        List<String> src = addresses(cluster, "--from", from);
+        List<String> dst = addresses(cluster, "--to", to);
+        String[] pair = pair(src, dst);
+        return new Explained(cluster.explain(pair[0], pair[1], proto, port), cluster::nodeOf);
     }
 
-    /** An endpoint pod, or a hostNetwork pod (its node's address). */
-    private static OfflineCluster.Member pod(OfflineCluster cluster, String option, String name) throws OfflineInput.FatalInput {
-        return cluster.member(name).orElseThrow(() -> new OfflineInput.FatalInput(
+    private static List<String> addresses(OfflineCluster cluster, String option, String name) throws OfflineInput.FatalInput {
+        Optional<String> ip = IpAddress.canonical(name);
+        if (ip.isPresent()) {
+            return List.of(ip.get());
+        }
+        // An endpoint pod, or a hostNetwork pod (its node's address).
+        return cluster.member(name).map(OfflineCluster.Member::ips).orElseThrow(() -> new OfflineInput.FatalInput(
                 option + " " + name + ": neither an address nor a pod with an address (namespace/name)"));
     }
 
-    private static String sameFamily(OfflineCluster.Member pod, String other, String option) throws OfflineInput.FatalInput {
-        boolean v6 = other.indexOf(':') >= 0;
-        for (String ip : pod.ips()) {
-            if ((ip.indexOf(':') >= 0) == v6) {
-                return ip;
-            }
-        }
-        throw new OfflineInput.FatalInput(option + " " + pod.key() + " has no " + (v6 ? "IPv6" : "IPv4") + " address");
+    /** The first source address whose family the destination has too (as the matrix picks them). */
+    private String[] pair(List<String> src, List<String> dst) throws OfflineInput.FatalInput {
+        return OfflineCluster.addressPair(src, dst).orElseThrow(() ->
+                new OfflineInput.FatalInput(from + " and " + to + " share no address family"));
     }
 
-    /** A name of the contract's Protocol enum (any case) or a number 0-255; -1 for anything else. */
-    static int protocolNumber(String p) {
-        String name = p.toUpperCase(Locale.ROOT);
-        for (Protocol known : Protocol.values()) {
-            if (known != Protocol.PROTOCOL_UNSPECIFIED && known != Protocol.UNRECOGNIZED && known.name().equals(name)) {
-                return known.getNumber();
-            }
+    /** The control plane's Explain on its published snapshots, pods resolved as offline. */
+    private Explained live(int proto) throws OfflineInput.FatalInput {
+        ManagedChannel channel;
+        try {
+            channel = client.open();
+        } catch (IllegalArgumentException | java.io.IOException e) {
+            throw new OfflineInput.FatalInput(e.getMessage());
         }
         try {
-            int n = Integer.parseInt(p);
-            return n >= 0 && n <= 255 ? n : -1;
-        } catch (NumberFormatException e) {
-            return -1;
+            ControlPlaneInspectionBlockingStub stub = ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS);
+            Map<String, String> nodes = new HashMap<>();
+            List<String> src = liveAddresses(stub, from, nodes);
+            List<String> dst = liveAddresses(stub, to, nodes);
+            String[] pair = pair(src, dst);
+            Tuple tuple = Tuple.newBuilder().setSrcIp(pair[0]).setDstIp(pair[1]).setProtocol(proto).setDstPort(port).build();
+            Explanation e = stub.explain(ExplainRequest.newBuilder().setTuple(tuple).build());
+            if (e.hasSource() && e.hasDestination() && e.getSource().equals(e.getDestination())) {
+                e = OfflineCluster.loopback(tuple, e.getSource()); // the matrix's rule, as offline
+            }
+            // Addresses given directly: the node comes from the endpoint the control plane named.
+            if (e.hasSource() && !nodes.containsKey(tuple.getSrcIp())) {
+                liveAddresses(stub, name(e.getSource()), nodes);
+            }
+            if (e.hasDestination() && !nodes.containsKey(tuple.getDstIp())) {
+                liveAddresses(stub, name(e.getDestination()), nodes);
+            }
+            return new Explained(e, ip -> Optional.ofNullable(nodes.get(ip)));
+        } finally {
+            ControlPlaneClientOptions.close(channel);
         }
     }
 
-    private static String text(Explanation e, OfflineCluster cluster) {
-        StringBuilder sb = new StringBuilder();
-        String src = e.hasSource() ? e.getSource().getNamespace() + "/" + e.getSource().getPod() + " (" + e.getTuple().getSrcIp() + ")"
-                : e.getTuple().getSrcIp();
-        String dst = e.hasDestination() ? e.getDestination().getNamespace() + "/" + e.getDestination().getPod() + " (" + e.getTuple().getDstIp() + ")"
-                : e.getTuple().getDstIp();
-        sb.append(src).append(" -> ").append(dst).append(' ').append(protocolName(e.getTuple().getProtocol()))
-                .append('/').append(e.getTuple().getDstPort()).append(": ")
-                .append(e.getVerdict() == io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW ? "ALLOW" : "DENY").append('\n');
-        sb.append("  egress  ").append(direction(e.getEgress(), cluster.nodeOf(e.getTuple().getSrcIp()))).append('\n');
-        sb.append("  ingress ").append(direction(e.getIngress(), cluster.nodeOf(e.getTuple().getDstIp()))).append('\n');
-        return sb.toString();
+    private static String name(EndpointId id) {
+        return id.getNamespace() + "/" + id.getPod();
     }
 
-    /**
-     * One direction: where it was judged, whether any tier lists a policy for the pod, the
-     * verdict, and the whole tier path (the tiers that passed, then what decided).
-     */
-    private static String direction(DirectionExplanation d, Optional<String> node) {
-        if (!d.getEvaluated()) {
-            return "not evaluated: " + d.getReason();
+    /** An address as given, or a pod's addresses from the control plane (recording ip -> node). */
+    private static List<String> liveAddresses(ControlPlaneInspectionBlockingStub stub, String name, Map<String, String> nodes) {
+        Optional<String> ip = IpAddress.canonical(name);
+        if (ip.isPresent()) {
+            return List.of(ip.get());
         }
-        StringBuilder sb = new StringBuilder();
-        sb.append("(node ").append(node.orElse("?")).append(") ");
-        sb.append(d.getIsolated() ? "isolated" : "not isolated").append(", ");
-        sb.append(d.getVerdict() == io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW ? "allowed" : "denied");
-        if (!d.getReason().isEmpty()) {
-            sb.append(": ").append(d.getReason());
-        }
-        return sb.toString();
-    }
-
-    private static String protocolName(int number) {
-        Protocol p = Protocol.forNumber(number);
-        if (p == null || p == Protocol.PROTOCOL_UNSPECIFIED) {
-            return String.valueOf(number);
-        }
-        return p == Protocol.ICMPV6 ? "ICMPv6" : p.name();
+        EndpointDescription d = stub.describeEndpoint(DescribeEndpointRequest.newBuilder().setPod(name).build());
+        d.getIpsList().forEach(a -> nodes.put(a, d.getNode()));
+        return d.getIpsList();
     }
 }

@@ -1,25 +1,41 @@
 package io.kubeverdict.controlplane.cli;
 
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
 import io.kubeverdict.controlplane.manifests.WhatIfDefaults;
 import io.kubeverdict.controlplane.tools.ConnectivityMatrix;
+import io.kubeverdict.controlplane.tools.OfflineCluster;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc.ControlPlaneInspectionBlockingStub;
+import io.kubeverdict.proto.v1.GetSnapshotRequest;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.proto.v1.Protocol;
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "matrix", mixinStandardHelpOptions = true,
-        description = "Print which endpoint pods may open new connections to which, from manifests.")
+@Command(name = "matrix", description = {
+        "Print which endpoint pods may open new connections to which: from manifests (--manifests DIR) or from a "
+                + "running control plane (--control-plane HOST:PORT: every node's published snapshot, evaluated here "
+                + "with the agents' verdict function).",
+        "Exit status: 0, 2 bad options or input, 3 when the control plane cannot be asked."})
 final class MatrixCommand implements Callable<Integer> {
     enum Proto { TCP, UDP, SCTP }
 
-    enum Output { table, json }
-
     @Mixin
     OfflineInput input;
+
+    @Mixin
+    ControlPlaneClientOptions client = new ControlPlaneClientOptions();
 
     @Option(names = "--port", defaultValue = "80", description = "Destination port (default: ${DEFAULT-VALUE}).")
     int port;
@@ -27,8 +43,8 @@ final class MatrixCommand implements Callable<Integer> {
     @Option(names = "--protocol", defaultValue = "TCP", description = "TCP, UDP or SCTP, any case (default: ${DEFAULT-VALUE}).")
     String protocol;
 
-    @Option(names = "--output", defaultValue = "table", description = "table or json (default: ${DEFAULT-VALUE}).")
-    Output output;
+    @Mixin
+    OutputOption output = new OutputOption();
 
     @Spec
     CommandSpec spec;
@@ -46,43 +62,77 @@ final class MatrixCommand implements Callable<Integer> {
     private int run() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        if (port < 1 || port > 65535) {
-            err.println("--port must be 1-65535");
-            return 2;
-        }
-        Proto proto;
         try {
-            proto = Proto.valueOf(protocol.toUpperCase(java.util.Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            err.println("--protocol must be TCP, UDP or SCTP");
-            return 2;
-        }
-        OfflineInput.Loaded loaded;
-        try {
-            loaded = input.load(err);
+            if (port < 1 || port > 65535) {
+                throw new OfflineInput.FatalInput("--port must be 1-65535");
+            }
+            Proto proto;
+            try {
+                proto = Proto.valueOf(protocol.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new OfflineInput.FatalInput("--protocol must be TCP, UDP or SCTP");
+            }
+            InputChoice.check(input, client);
+            OfflineCluster cluster;
+            List<WhatIfDefaults.Assignment> assignments = List.of();
+            if (input.given()) {
+                OfflineInput.Loaded loaded = input.load(err);
+                cluster = loaded.cluster();
+                assignments = loaded.assignments();
+            } else {
+                cluster = OfflineCluster.fromSnapshots(liveSnapshots());
+            }
+            // In json/yaml, stdout carries exactly the matrix; the assigned addresses go to stderr.
+            PrintWriter notes = output.format() == OutputFormat.table ? out : err;
+            for (WhatIfDefaults.Assignment a : assignments) {
+                notes.println("assigned " + a.pod() + " " + a.ip());
+            }
+            // table and json are written a row at a time as computed: a big cluster's matrix never sits
+            // in memory. YAML has no streaming writer here, so it builds the matrix first.
+            Protocol p = Protocol.valueOf(proto.name());
+            switch (output.format()) {
+                case table -> {
+                    if (!assignments.isEmpty()) {
+                        out.println();
+                    }
+                    ConnectivityMatrix.writeTable(cluster, p, port, out);
+                }
+                case json -> {
+                    ConnectivityMatrix.writeJson(cluster, p, port, out);
+                    out.println();
+                }
+                case yaml -> out.print(Rendering.machine(OutputFormat.yaml, ConnectivityMatrix.of(cluster, p, port).toValue()));
+            }
+            out.flush();
+            err.flush();
+            return ExitCodes.OK;
         } catch (OfflineInput.FatalInput e) {
             err.println(e.getMessage());
             err.flush();
-            return 2;
+            return ExitCodes.USAGE;
+        } catch (StatusRuntimeException e) {
+            return client.failed(err, e);
         }
-        // In JSON mode stdout carries exactly one object; the assigned addresses go to stderr.
-        PrintWriter assignments = output == Output.json ? err : out;
-        for (WhatIfDefaults.Assignment a : loaded.assignments()) {
-            assignments.println("assigned " + a.pod() + " " + a.ip());
+    }
+
+    /** Every node's current snapshot, as the control plane publishes them to agents. */
+    private List<NodeSnapshot> liveSnapshots() throws OfflineInput.FatalInput {
+        ManagedChannel channel;
+        try {
+            channel = client.open();
+        } catch (IllegalArgumentException | java.io.IOException e) {
+            throw new OfflineInput.FatalInput(e.getMessage());
         }
-        // Written a row at a time as it is computed: a big cluster's matrix never sits in memory.
-        Protocol p = Protocol.valueOf(proto.name());
-        if (output == Output.json) {
-            ConnectivityMatrix.writeJson(loaded.cluster(), p, port, out);
-            out.println();
-        } else {
-            if (!loaded.assignments().isEmpty()) {
-                out.println();
+        try {
+            ControlPlaneInspectionBlockingStub stub = ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS);
+            List<NodeSnapshot> snapshots = new ArrayList<>();
+            for (NodeStatus n : NodeListing.all(stub).getNodesList()) {
+                snapshots.add(stub.getSnapshot(GetSnapshotRequest.newBuilder().setNode(n.getNode()).build()));
             }
-            ConnectivityMatrix.writeTable(loaded.cluster(), p, port, out);
+            return snapshots;
+        } finally {
+            ControlPlaneClientOptions.close(channel);
         }
-        out.flush();
-        err.flush();
-        return 0;
     }
 }

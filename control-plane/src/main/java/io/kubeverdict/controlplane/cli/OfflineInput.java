@@ -18,7 +18,7 @@ import picocli.CommandLine.Option;
 
 /** Options and loading shared by the offline tools: manifests in, an {@link OfflineCluster} out. */
 final class OfflineInput {
-    @Option(names = "--manifests", required = true, paramLabel = "DIR",
+    @Option(names = "--manifests", paramLabel = "DIR",
             description = "Directory of YAML/JSON manifests: Namespaces, Pods, NetworkPolicies, AdminNetworkPolicies, "
                     + "BaselineAdminNetworkPolicies, ClusterNetworkPolicies, Nodes (several documents per file).")
     Path manifests;
@@ -29,6 +29,16 @@ final class OfflineInput {
 
     /** What was loaded so far, for a message when memory runs out ("" before the manifests are read). */
     private volatile String loadedSoFar = "";
+
+    @Option(names = "--strict",
+            description = "Fail (exit 2) on any problem in the manifests (unknown fields, invalid labels, unreadable "
+                    + "documents, unsupported kinds, duplicates, unusable policy parts) instead of warning.")
+    boolean strict;
+
+    /** Whether --manifests was given (else the command asks a running control plane). */
+    boolean given() {
+        return manifests != null;
+    }
 
     /** Thrown for a fatal input error (exit 2). */
     static final class FatalInput extends Exception {
@@ -63,7 +73,10 @@ final class OfflineInput {
         }
         loadedSoFar = m.pods().size() + " pods and " + m.policies().size() + " network policies";
         for (ManifestProblem p : m.problems()) {
-            err.println("warning: " + p);
+            err.println((strict ? "error: " : "warning: ") + p);
+        }
+        if (strict && !m.problems().isEmpty()) {
+            throw new FatalInput(m.problems().size() + " problem(s) in " + manifests + " (--strict)");
         }
         List<Pod> pods = new ArrayList<>(m.pods());
         List<WhatIfDefaults.Assignment> assigned;

@@ -8,6 +8,7 @@ import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineManifestLoader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.runtime.cli.HostPort;
+import io.kubeverdict.runtime.cli.LoggingOptions;
 import io.kubeverdict.runtime.cli.MetricsOptions;
 import io.kubeverdict.runtime.cli.ServerTlsOptions;
 import io.kubeverdict.runtime.grpc.ServerTls;
@@ -56,6 +57,9 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     ServerTlsOptions tlsOptions;
 
+    @Mixin
+    LoggingOptions logging = new LoggingOptions();
+
     @Option(names = "--resync", defaultValue = "PT10M", paramLabel = "DURATION",
             description = "Informer resync period (ISO-8601). Default: ${DEFAULT-VALUE}.")
     Duration resync;
@@ -84,6 +88,7 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        logging.apply();
         PrintWriter err = spec.commandLine().getErr();
         ServerTls tls;
         InetSocketAddress grpcAddress;

@@ -9,13 +9,13 @@ import java.util.Map;
 import java.util.Optional;
 
 /** Where each endpoint lives, built from the published snapshots: pod name -> endpoint, IP -> node. */
-final class EndpointDirectory {
-    record Located(String node, Endpoint endpoint) {}
+public final class EndpointDirectory {
+    public record Located(String node, Endpoint endpoint) {}
 
     private final Map<String, Located> byName = new HashMap<>();
     private final Map<String, Located> byIp = new HashMap<>();
 
-    EndpointDirectory(List<IndexedSnapshot> snapshots) {
+    public EndpointDirectory(List<IndexedSnapshot> snapshots) {
         for (IndexedSnapshot s : snapshots) {
             for (Endpoint e : s.endpoints().values()) {
                 Located l = new Located(s.node(), e);
@@ -27,11 +27,11 @@ final class EndpointDirectory {
         }
     }
 
-    Optional<Located> byName(String namespacedName) {
+    public Optional<Located> byName(String namespacedName) {
         return Optional.ofNullable(byName.get(namespacedName));
     }
 
-    Optional<Located> byIp(String ip) {
+    public Optional<Located> byIp(String ip) {
         return Optional.ofNullable(byIp.get(ip));
     }
 

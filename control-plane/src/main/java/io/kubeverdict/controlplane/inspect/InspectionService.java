@@ -1,6 +1,7 @@
 package io.kubeverdict.controlplane.inspect;
 
 import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
 import io.kubeverdict.controlplane.sync.IndexedSnapshot;
@@ -9,7 +10,11 @@ import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.controlplane.tls.InspectionScope;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
 import io.kubeverdict.policy.Explainer;
+import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.policy.TierVisits;
+import io.kubeverdict.proto.v1.DescribeEndpointRequest;
+import io.kubeverdict.proto.v1.EndpointDescription;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.DirectionExplanation;
 import io.kubeverdict.proto.v1.ExplainRequest;
@@ -19,15 +24,20 @@ import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
+import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
+import io.kubeverdict.proto.v1.ObservedVerdict;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 
 /**
  * ControlPlaneInspection over live state: the published snapshots and the connected agents.
@@ -48,10 +58,20 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
 
     private record Compiled(long version, Explainer explainer) {}
 
+    private final EndpointDescriber describer;
+    private volatile BiConsumer<ObserveVerdictsRequest, ServerCallStreamObserver<ObservedVerdict>> verdicts;
+
     public InspectionService(SnapshotHub hub, PolicySyncService sync, NodeAuthorizer authorizer) {
+        this(hub, sync, authorizer, ids -> Map.of());
+    }
+
+    /** @param setDescriptions what IP sets mean in words, by id (the calculation's definitions) */
+    public InspectionService(SnapshotHub hub, PolicySyncService sync, NodeAuthorizer authorizer,
+                             Function<Collection<String>, Map<String, String>> setDescriptions) {
         this.hub = hub;
         this.sync = sync;
         this.authorizer = authorizer;
+        this.describer = new EndpointDescriber(hub, setDescriptions);
     }
 
     @Override
@@ -153,9 +173,11 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         }
 
         Explanation.Builder result = Explanation.newBuilder().setTuple(tuple);
-        DirectionExplanation egress = src.map(l -> explainer(l.node()).explain(tuple).getEgress())
+        DirectionExplanation egress = src.map(l -> TierVisits.annotate(explainer(l.node()).explain(tuple).getEgress(),
+                        l.endpoint().getEndpoint(), Decision.EGRESS))
                 .orElse(notEvaluated("source is not an endpoint of any node"));
-        DirectionExplanation ingress = dst.map(l -> explainer(l.node()).explain(tuple).getIngress())
+        DirectionExplanation ingress = dst.map(l -> TierVisits.annotate(explainer(l.node()).explain(tuple).getIngress(),
+                        l.endpoint().getEndpoint(), Decision.INGRESS))
                 .orElse(notEvaluated("destination is not an endpoint of any node"));
         src.ifPresent(l -> result.setSource(l.endpoint().getId()));
         dst.ifPresent(l -> result.setDestination(l.endpoint().getId()));
@@ -175,6 +197,52 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         ScopeException(Status status) {
             super(status.getDescription(), null, false, false);
             this.status = status;
+        }
+    }
+
+    private static Status clusterWideOnly(InspectionScope scope, String call) {
+        return Status.PERMISSION_DENIED.withDescription(
+                call + " needs a cluster-wide client; the client certificate may inspect " + scope);
+    }
+
+    /** Serves ObserveVerdicts with this handler (the verdict relay). */
+    public void serveVerdictsFrom(BiConsumer<ObserveVerdictsRequest, ServerCallStreamObserver<ObservedVerdict>> relay) {
+        this.verdicts = relay;
+    }
+
+    @Override
+    public void observeVerdicts(ObserveVerdictsRequest request, StreamObserver<ObservedVerdict> out) {
+        InspectionScope scope = authorizer.inspectionScope();
+        if (!scope.isAll()) {
+            // Verdicts come from every node: only a cluster-wide client may watch them.
+            out.onError(clusterWideOnly(scope, "ObserveVerdicts").asRuntimeException());
+            return;
+        }
+        var relay = verdicts;
+        if (relay == null) {
+            super.observeVerdicts(request, out);
+            return;
+        }
+        relay.accept(request, (ServerCallStreamObserver<ObservedVerdict>) out);
+    }
+
+    @Override
+    public void describeEndpoint(DescribeEndpointRequest request, StreamObserver<EndpointDescription> out) {
+        if (!hub.isReady()) {
+            out.onError(Status.UNAVAILABLE.withDescription("first calculation not done yet").asRuntimeException());
+            return;
+        }
+        InspectionScope scope = authorizer.inspectionScope();
+        if (!scope.isAll()) {
+            // A description names the rules of every node that use the pod as a peer.
+            out.onError(clusterWideOnly(scope, "DescribeEndpoint").asRuntimeException());
+            return;
+        }
+        try {
+            out.onNext(describer.describe(request.getPod()));
+            out.onCompleted();
+        } catch (IllegalArgumentException e) {
+            out.onError(Status.NOT_FOUND.withDescription(e.getMessage()).asRuntimeException());
         }
     }
 

@@ -1,23 +1,43 @@
 package io.kubeverdict.controlplane.metrics;
 
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
+import io.kubeverdict.runtime.metrics.Histograms;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
-/** Every meter the control plane exports, named once here. */
+/**
+ * Every meter the control plane exports, named once here. Labels only take values the code
+ * chooses (event kinds, payload kinds, node states, informer resources): nothing a client sends
+ * becomes a label, so a misbehaving agent cannot grow the series count.
+ */
 public final class ControlPlaneMetrics {
+    /** Burst and build times: from a few events (ms) to a cold 150k-pod cluster (tens of seconds). */
+    static final double[] CALCULATION_SECONDS = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30};
+    /** Change seen -> agent applied: tens of ms normally, minutes for a stalled agent. */
+    public static final double[] PROGRAMMING_SECONDS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+            60, 120};
+    static final double[] SNAPSHOT_BYTES = {1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20,
+            16 << 20, 64 << 20};
+    static final double[] SNAPSHOT_ENDPOINTS = {1, 10, 50, 100, 250, 500, 1000};
+
+    /** How the nodes' streams stand, one gauge per state (see {@link NodeCounts}). */
+    public record NodeCounts(int inSync, int behind, int syncing, int disconnected, long maxLag) {
+        public static final NodeCounts NONE = new NodeCounts(0, 0, 0, 0, 0);
+    }
+
     private final MeterRegistry registry;
     private final Map<String, Counter> events = new ConcurrentHashMap<>();
     private final Map<String, Counter> sent = new ConcurrentHashMap<>();
@@ -34,26 +54,24 @@ public final class ControlPlaneMetrics {
     private volatile Counter manifestLoadErrors;
     private final AtomicReference<IntSupplier> snapshotsWaiting = new AtomicReference<>(() -> 0);
     private final AtomicReference<IntSupplier> snapshotsSending = new AtomicReference<>(() -> 0);
+    private final AtomicInteger manifestProblems = new AtomicInteger();
+    private final Map<String, AtomicInteger> problemCounts = new ConcurrentHashMap<>();
+    private final Map<String, Gauge> problemGauges = new ConcurrentHashMap<>();
+    private final AtomicReference<Supplier<NodeCounts>> nodeCounts = new AtomicReference<>(() -> NodeCounts.NONE);
     private final Map<AdminPolicyKind, AtomicInteger> policyApis = new ConcurrentHashMap<>();
 
     public ControlPlaneMetrics(MeterRegistry registry) {
         this.registry = registry;
-        this.calculation = Timer.builder("kubeverdict_calculation")
-                .description("Time to apply a burst of events and build the changed nodes' snapshots")
-                .publishPercentileHistogram().register(registry);
-        this.snapshotBytes = DistributionSummary.builder("kubeverdict_snapshot_size_bytes")
-                .description("Serialized size of published node snapshots (sampled: up to 16 per burst)").baseUnit("bytes")
-                .publishPercentileHistogram().register(registry);
-        this.snapshotEndpoints = DistributionSummary.builder("kubeverdict_snapshot_endpoints")
-                .description("Endpoints in published node snapshots").register(registry);
-        this.programmingLatency = Timer.builder("kubeverdict_programming_latency")
-                .description("Cluster change seen by the control plane until the agent reported it applied")
-                .publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofMinutes(2))
-                .register(registry);
-        this.snapshotBuild = Timer.builder("kubeverdict_snapshot_build")
-                .description("Time the calculator spent producing the changed nodes' snapshots of one burst")
-                .register(registry);
+        this.calculation = Histograms.timer(registry, "kubeverdict_calculation",
+                "Time to apply a burst of events and build the changed nodes' snapshots", CALCULATION_SECONDS);
+        this.snapshotBytes = Histograms.summary(registry, "kubeverdict_snapshot_size_bytes",
+                "Serialized size of published node snapshots (sampled: up to 16 per burst)", "bytes", SNAPSHOT_BYTES);
+        this.snapshotEndpoints = Histograms.summary(registry, "kubeverdict_snapshot_endpoints",
+                "Endpoints in published node snapshots (sampled like the size)", null, SNAPSHOT_ENDPOINTS);
+        this.programmingLatency = Histograms.timer(registry, "kubeverdict_programming_latency",
+                "Cluster change seen by the control plane until the agent reported it applied", PROGRAMMING_SECONDS);
+        this.snapshotBuild = Histograms.timer(registry, "kubeverdict_snapshot_build",
+                "Time the calculator spent producing the changed nodes' snapshots of one burst", CALCULATION_SECONDS);
         this.slowCut = Counter.builder("kubeverdict_sync_streams_cut_total")
                 .description("Sync streams cancelled because the agent did not read for too long")
                 .register(registry);
@@ -66,6 +84,24 @@ public final class ControlPlaneMetrics {
         Gauge.builder("kubeverdict_sync_snapshots_sending", snapshotsSending, s -> s.get().getAsInt())
                 .description("Sync streams building or sending their full snapshot (at most the admission limit)")
                 .register(registry);
+        Gauge.builder("kubeverdict_manifest_problems", manifestProblems, AtomicInteger::get)
+                .description("Problems the last load of the manifest directory reported (unreadable documents, "
+                        + "unknown fields, invalid labels, unsupported kinds)")
+                .register(registry);
+        nodeState("in_sync", c -> c.inSync());
+        nodeState("behind", c -> c.behind());
+        nodeState("syncing", c -> c.syncing());
+        nodeState("disconnected", c -> c.disconnected());
+        Gauge.builder("kubeverdict_max_node_lag_messages", nodeCounts, r -> r.get().get().maxLag())
+                .description("The largest number of messages sent to one node's agent but not yet reported applied")
+                .register(registry);
+    }
+
+    private void nodeState(String state, java.util.function.ToIntFunction<NodeCounts> count) {
+        Gauge.builder("kubeverdict_nodes", nodeCounts, r -> count.applyAsInt(r.get().get()))
+                .description("Nodes by the state of their agent's stream: in_sync (everything sent is applied), "
+                        + "behind (applied < sent), syncing (the first snapshot is not applied yet), disconnected")
+                .tag("state", state).register(registry);
     }
 
     public MeterRegistry registry() {
@@ -177,5 +213,63 @@ public final class ControlPlaneMetrics {
     public <T> AutoCloseable nodeGauge(String name, String description, String node, T obj, ToDoubleFunction<T> f) {
         Gauge g = Gauge.builder(name, obj, f).description(description).tag("node", node).register(registry);
         return () -> registry.remove(g);
+    }
+
+    /**
+     * {@code kubeverdict_policy_problems_by_policy{namespace,policy}}: how many problems each
+     * policy with problems has; a policy's series goes away when its problems are fixed. The
+     * names are the cluster's (bounded by its policies), never a client's.
+     */
+    public synchronized void problemsByPolicy(Map<String, Integer> countByNamespacedName) {
+        problemCounts.keySet().removeIf(key -> {
+            if (countByNamespacedName.containsKey(key)) {
+                return false;
+            }
+            registry.remove(problemGauges.remove(key));
+            return true;
+        });
+        countByNamespacedName.forEach((key, count) -> {
+            AtomicInteger value = problemCounts.computeIfAbsent(key, k -> {
+                AtomicInteger v = new AtomicInteger();
+                int slash = k.indexOf('/');
+                problemGauges.put(k, Gauge.builder("kubeverdict_policy_problems_by_policy", v, AtomicInteger::get)
+                        .description("Unusable parts of one policy (also Kubernetes Events, reason UnusablePolicy)")
+                        .tags("namespace", k.substring(0, slash), "policy", k.substring(slash + 1))
+                        .register(registry));
+                return v;
+            });
+            value.set(count);
+        });
+    }
+
+    /** Where the node-state gauges read from (the sync service's nodes); read at scrape time. */
+    public void nodeCounts(Supplier<NodeCounts> counts) {
+        nodeCounts.set(counts);
+    }
+
+    /** A manifest load finished with this many problems. */
+    public void manifestsLoaded(int problemCount) {
+        manifestProblems.set(problemCount);
+    }
+
+    /** One informer's health, read at scrape time; {@code resource} is the informer's (fixed) kind. */
+    public void informer(String resource, BooleanSupplier watching, BooleanSupplier synced) {
+        Gauge.builder("kubeverdict_informer_watching", watching, w -> w.getAsBoolean() ? 1 : 0)
+                .description("1 while the informer's watch on the API server is open").tag("resource", resource)
+                .strongReference(true).register(registry);
+        Gauge.builder("kubeverdict_informer_synced", synced, s -> s.getAsBoolean() ? 1 : 0)
+                .description("1 once the informer has delivered its initial list").tag("resource", resource)
+                .strongReference(true).register(registry);
+    }
+
+    /** A gauge of the verdict relay (observers, agent uplinks). */
+    public void relayGauge(String name, String description, IntSupplier value) {
+        Gauge.builder(name, value, IntSupplier::getAsInt).description(description).strongReference(true)
+                .register(registry);
+    }
+
+    /** A counter of the verdict relay. */
+    public Counter relayCounter(String name, String description) {
+        return Counter.builder(name).description(description).register(registry);
     }
 }

@@ -8,6 +8,8 @@ import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -188,6 +190,9 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         if (!problems.equals(lastProblems)) {
             lastProblems = List.copyOf(problems);
             metrics.problems(problems.size());
+            Map<String, Integer> byPolicy = new TreeMap<>();
+            problems.forEach(pp -> byPolicy.merge(pp.namespace() + "/" + pp.name(), 1, Integer::sum));
+            metrics.problemsByPolicy(byPolicy);
             problemsListener.accept(lastProblems);
         }
         if (!firstCalculation.isDone()) {

@@ -7,6 +7,7 @@ import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
+import io.kubeverdict.controlplane.observe.VerdictRelay;
 import io.kubeverdict.controlplane.source.KubernetesSource;
 import io.kubeverdict.controlplane.source.ManifestDirectorySource;
 import io.kubeverdict.controlplane.source.ManifestLoader;
@@ -22,7 +23,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -89,7 +95,9 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     private void startInternal(Config config, PolicyCalculator calculator, Source source) throws Exception {
-        Consumer<List<PolicyProblem>> problems = list -> list.forEach(p -> log.warn("policy problem: {}", p));
+        // The manifest source logs every problem with its file and document once per change of
+        // the list, the Kubernetes source's events log new ones: nothing to add here.
+        Consumer<List<PolicyProblem>> problems = list -> { };
         if (source instanceof Source.Kubernetes k) {
             PolicyProblemEvents events = new PolicyProblemEvents(k.client());
             closeables.push(events);
@@ -110,7 +118,12 @@ public final class ControlPlane implements AutoCloseable {
         NodeAuthorizer authorizer = config.tls() == null ? NodeAuthorizer.allowAll() : NodeAuthorizer.requireNodeCertificate();
         PolicySyncService sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
         closeables.push(sync);
-        InspectionService inspection = new InspectionService(hub, sync, authorizer);
+        CalculationLoop calculation = loop;
+        InspectionService inspection = new InspectionService(hub, sync, authorizer,
+                ids -> describeSets(calculation, ids));
+        VerdictRelay relay = new VerdictRelay(hub, authorizer, metrics);
+        sync.acceptVerdictUploads(relay::upload);
+        inspection.serveVerdictsFrom(relay::observe);
 
         grpc = GrpcEndpoint.create(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);
@@ -134,10 +147,12 @@ public final class ControlPlane implements AutoCloseable {
                     metrics::policyApiServed);
             closeables.push(ks);
             ks.start();
+            ks.informers().forEach((kind, informer) ->
+                    metrics.informer(kind, informer::isWatching, informer::hasSynced));
         } else if (source instanceof Source.Manifests m) {
             metrics.registerManifestLoads();
-            ManifestDirectorySource ms = new ManifestDirectorySource(m.directory(), m.loader(), loop,
-                    m.timing(), new ManifestHealth());
+            ManifestDirectorySource ms = new ManifestDirectorySource(m.directory(),
+                    new MeteredManifestLoader(m.loader(), metrics), loop, m.timing(), new ManifestHealth());
             closeables.push(ms);
             ms.start();
         }
@@ -170,6 +185,19 @@ public final class ControlPlane implements AutoCloseable {
             readiness.fatal(what + " died: " + cause);
         }
         failed.complete(cause);
+    }
+
+    /** The sets' definitions from the calculation's own thread; nothing (no words) if it is slow. */
+    private static Map<String, String> describeSets(CalculationLoop loop, Collection<String> ids) {
+        try {
+            return loop.query(calc -> calc.describeIpSets(ids)).get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Map.of();
+        } catch (ExecutionException | TimeoutException e) {
+            log.warn("could not describe IP sets: {}", e.toString());
+            return Map.of();
+        }
     }
 
     public int grpcPort() {

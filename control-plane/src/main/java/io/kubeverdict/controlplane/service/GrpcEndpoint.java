@@ -30,10 +30,9 @@ public final class GrpcEndpoint {
             b.service(ServerInterceptors.intercept(s, identity));
         }
         if (tls == null) {
-            log.warn("*****************************************************************************");
-            log.warn("* gRPC WITHOUT TLS on {}: any client can read any node's policy snapshot.", listen);
-            log.warn("* Use --tls-cert/--tls-key/--tls-client-ca in production.");
-            log.warn("*****************************************************************************");
+            // One line: a banner of several would be several unrelated events in a log pipeline.
+            log.warn("gRPC WITHOUT TLS on {}: any client can read any node's policy snapshot; "
+                    + "use --tls-cert/--tls-key/--tls-client-ca in production", listen);
         }
         return b.build();
     }

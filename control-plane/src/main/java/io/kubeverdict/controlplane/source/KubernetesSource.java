@@ -11,6 +11,7 @@ import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
@@ -36,6 +37,7 @@ public final class KubernetesSource implements AutoCloseable {
     private final long resyncMillis;
     private final AdminPolicyApis adminApis;
     private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+    private final Map<String, SharedIndexInformer<?>> byKind = new java.util.concurrent.ConcurrentSkipListMap<>();
     private volatile boolean closed;
     private final AtomicInteger listedInformers = new AtomicInteger();
     private final CompletableFuture<Void> coreListed = new CompletableFuture<>();
@@ -96,7 +98,13 @@ public final class KubernetesSource implements AutoCloseable {
                 coreListed.complete(null);
             }
         }));
+        byKind.put(kind, informer);
         return informer;
+    }
+
+    /** The started informers by kind (namespace, pod, networkpolicy, node), for health metrics. */
+    public Map<String, SharedIndexInformer<?>> informers() {
+        return Map.copyOf(byKind);
     }
 
     @Override

@@ -3,6 +3,9 @@ package io.kubeverdict.controlplane.sync;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import com.google.protobuf.Timestamp;
+import com.google.protobuf.util.Durations;
+import com.google.protobuf.util.Timestamps;
 import io.kubeverdict.controlplane.calc.Labels;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
@@ -12,6 +15,9 @@ import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.proto.v1.VerdictDemand;
+import io.kubeverdict.proto.v1.VerdictUpload;
+import java.util.function.Function;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -74,6 +80,9 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
     private final ScheduledExecutorService sweeper;
     private final Map<String, NodeRecord> nodes = new ConcurrentHashMap<>();
 
+    /** Where ReportVerdicts streams go (kube-verdict observe); null: the RPC is unimplemented. */
+    private volatile Function<ServerCallStreamObserver<VerdictDemand>, StreamObserver<VerdictUpload>> verdictUploads;
+
     public PolicySyncService(SnapshotHub hub, ControlPlaneMetrics metrics, NodeAuthorizer authorizer,
             Executor executor, Options options) {
         this.hub = hub;
@@ -91,6 +100,33 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         });
         long every = options.sweepInterval().toMillis();
         sweeper.scheduleWithFixedDelay(this::cutStalled, every, every, TimeUnit.MILLISECONDS);
+        metrics.nodeCounts(this::nodeCounts);
+    }
+
+    /** How the nodes' agents stand, for the bounded node-state gauges (no per-node label). */
+    ControlPlaneMetrics.NodeCounts nodeCounts() {
+        int inSync = 0;
+        int behind = 0;
+        int syncing = 0;
+        int disconnected = 0;
+        long maxLag = 0;
+        for (NodeRecord r : nodes.values()) {
+            SyncSession s = r.latest();
+            if (r.sessions.isEmpty() || s == null) {
+                disconnected++;
+                continue;
+            }
+            long lag = Math.max(0, s.sentSequence() - s.appliedSequence());
+            maxLag = Math.max(maxLag, lag);
+            if (s.appliedSequence() == 0) {
+                syncing++; // the agent reports only once its first snapshot is enforced
+            } else if (lag > 0) {
+                behind++;
+            } else {
+                inSync++;
+            }
+        }
+        return new ControlPlaneMetrics.NodeCounts(inSync, behind, syncing, disconnected, maxLag);
     }
 
     @Override
@@ -122,6 +158,7 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         nodes.compute(node, (n, r) -> {
             NodeRecord rec = r == null ? new NodeRecord(n) : r;
             rec.open(session);
+            rec.connected(request);
             return rec;
         });
         metrics.streamOpened();
@@ -151,10 +188,26 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
                     .withDescription("no Sync stream open for node " + request.getNode()).asRuntimeException());
             return;
         }
-        session.applied(request.getAppliedSequence(), unixNanos());
+        long now = unixNanos();
+        record.contact(now);
+        session.applied(request.getAppliedSequence(), now);
         record.gaugeIfKnown();
         responseObserver.onNext(AppliedAck.getDefaultInstance());
         responseObserver.onCompleted();
+    }
+
+    /** Accepts agents' ReportVerdicts streams with this handler (the verdict relay). */
+    public void acceptVerdictUploads(Function<ServerCallStreamObserver<VerdictDemand>, StreamObserver<VerdictUpload>> handler) {
+        this.verdictUploads = handler;
+    }
+
+    @Override
+    public StreamObserver<VerdictUpload> reportVerdicts(StreamObserver<VerdictDemand> responseObserver) {
+        var handler = verdictUploads;
+        if (handler == null) {
+            return super.reportVerdicts(responseObserver);
+        }
+        return handler.apply((ServerCallStreamObserver<VerdictDemand>) responseObserver);
     }
 
     /** Nodes that have (or had, if known to the cluster) an agent, by name. */
@@ -197,6 +250,9 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         final String node;
         final CopyOnWriteArrayList<SyncSession> sessions = new CopyOnWriteArrayList<>();
         private volatile SyncSession last;
+        private final LatencyWindow latencies = new LatencyWindow(256);
+        private volatile long lastContactUnixNanos;
+        private volatile Timestamp agentStart;
         private AutoCloseable lagGauge;
 
         NodeRecord(String node) {
@@ -206,6 +262,7 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         synchronized void open(SyncSession s) {
             sessions.add(s);
             last = s;
+            s.onLatency(latencies::add);
             gaugeIfKnown();
         }
 
@@ -216,6 +273,15 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
                         "Messages sent to the node's agent but not yet reported applied", node, this,
                         r -> r.lag());
             }
+        }
+
+        void connected(SyncRequest request) {
+            agentStart = request.hasAgentStartTime() ? request.getAgentStartTime() : null;
+            contact(unixNanos());
+        }
+
+        void contact(long unixNanos) {
+            lastContactUnixNanos = unixNanos;
         }
 
         /** Forgets the stream; returns whether the whole record should go (last stream of an unknown node). */
@@ -250,7 +316,20 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
                 b.setAgentVersion(s.agentVersion())
                         .setSentSequence(s.sentSequence())
                         .setAppliedSequence(s.appliedSequence())
-                        .setLag(Math.max(0, s.sentSequence() - s.appliedSequence()));
+                        .setLag(Math.max(0, s.sentSequence() - s.appliedSequence()))
+                        // The agent reports only once its first snapshot is enforced.
+                        .setInSync(!sessions.isEmpty() && s.appliedSequence() > 0);
+            }
+            if (latencies.size() > 0) {
+                b.setProgrammingLatencyP50(Durations.fromNanos(latencies.quantile(0.5)))
+                        .setProgrammingLatencyP99(Durations.fromNanos(latencies.quantile(0.99)))
+                        .setProgrammingLatencySamples(latencies.size());
+            }
+            if (agentStart != null) {
+                b.setAgentStartTime(agentStart);
+            }
+            if (lastContactUnixNanos != 0) {
+                b.setLastContact(Timestamps.fromNanos(lastContactUnixNanos));
             }
             return b.build();
         }

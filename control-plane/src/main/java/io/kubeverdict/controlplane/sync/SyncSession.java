@@ -46,6 +46,7 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     private static final int DONE = 3;
     private final Runnable wakeUp = this::wake;
     private volatile Runnable onClosed = () -> { };
+    private volatile java.util.function.LongConsumer onLatency = latency -> { };
 
     // Guarded by this.
     private IndexedSnapshot lastSent;
@@ -103,6 +104,11 @@ final class SyncSession implements SnapshotAdmission.Waiter {
         synchronized (this) {
             return inSync;
         }
+    }
+
+    /** Told each programming latency (nanos) an applied report completes, after the metric. */
+    void onLatency(java.util.function.LongConsumer listener) {
+        this.onLatency = listener;
     }
 
     /** Runs once when the session ends, however it ends. */
@@ -240,7 +246,9 @@ final class SyncSession implements SnapshotAdmission.Waiter {
             }
             appliedSequence = Math.max(appliedSequence, seq);
             while (!marks.isEmpty() && marks.peekFirst()[0] <= seq) {
-                metrics.programmingLatency(nowUnixNanos - marks.removeFirst()[1]);
+                long latency = nowUnixNanos - marks.removeFirst()[1];
+                metrics.programmingLatency(latency);
+                onLatency.accept(latency);
             }
         }
     }

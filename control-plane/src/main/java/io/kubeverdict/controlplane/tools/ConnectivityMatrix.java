@@ -53,6 +53,16 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
         return w.toString();
     }
 
+    /** {"port":80,"protocol":"TCP","pods":[...],"allowed":{"x/a":{"x/a":true,...},...}}, as plain values. */
+    public Map<String, Object> toValue() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("port", port);
+        out.put("protocol", protocol.name());
+        out.put("pods", pods);
+        out.put("allowed", allowed);
+        return out;
+    }
+
     /** The upstream e2e suite's truth-table layout: "." allowed, "X" denied; rows are sources. */
     public String toTable() {
         StringWriter w = new StringWriter();
@@ -142,7 +152,7 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
             w = Math.max(w, p.length() + 2);
         }
         try {
-            StringBuilder line = new StringBuilder(pad(protocol.name() + "/" + port, w));
+            StringBuilder line = new StringBuilder(pad(port + "/" + protocol.name(), w));
             for (String to : pods) {
                 line.append(pad(to, w));
             }

@@ -13,18 +13,24 @@ import io.kubeverdict.policy.Explainer;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.policy.TierVisits;
 import io.kubeverdict.proto.v1.DirectionExplanation;
+import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
+import io.kubeverdict.proto.v1.WorkloadEndpoint;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A whole cluster evaluated the way enforcement does it: the calculator's per-node snapshots,
@@ -45,13 +51,15 @@ public final class OfflineCluster {
 
     private final TreeMap<String, PodModel> endpoints = new TreeMap<>();
     private final TreeMap<String, Member> members = new TreeMap<>();
-    private final List<PodModel> endpointList;
+    private List<PodModel> endpointList = List.of();
     private final Map<String, PodModel> byIp = new HashMap<>();
     /** Node addresses (Node objects, hostNetwork pods' addresses) -> node name. */
     private final Map<String, String> nodeOfAddress = new HashMap<>();
-    private final PolicyCalculator calc;
+    /** The node names, sorted, and each node's snapshot (the calculator's, or published ones). */
+    private final Supplier<Collection<String>> nodes;
+    private final Function<String, NodeSnapshot> snapshotOf;
     /** Compiled on first use: `explain` needs two nodes, not all of them. */
-    private final Map<String, SnapshotIndex> indexes = new HashMap<>();
+    private final Map<String, Compiled> compiled = new HashMap<>();
     private final PacketTuple tuple = new PacketTuple();
 
     public OfflineCluster(Collection<Namespace> namespaces, Collection<Pod> pods,
@@ -70,6 +78,7 @@ public final class OfflineCluster {
 
     /** As above, with the Node objects it was given (addresses of hostNetwork pods). */
     public OfflineCluster(PolicyCalculator calc, Collection<Pod> pods, Collection<Node> nodes) {
+        this(calc::nodes, calc::snapshot);
         Map<String, List<String>> nodeAddresses = new HashMap<>();
         for (Node n : nodes) {
             NodeModel m = NodeModel.of(n);
@@ -79,11 +88,7 @@ public final class OfflineCluster {
         for (Pod p : pods) {
             PodModel m = PodModel.of(p);
             if (m.endpoint()) {
-                endpoints.put(m.key(), m);
-                members.put(m.key(), new Member(m.key(), m.node(), m.ips(), false));
-                for (String ip : m.ips()) {
-                    byIp.putIfAbsent(ip, m);
-                }
+                addEndpoint(m);
             } else if (isHostNetwork(p) && m.node() != null) {
                 List<String> ips = m.ips().isEmpty() ? nodeAddresses.getOrDefault(m.node(), List.of()) : m.ips();
                 if (!ips.isEmpty()) {
@@ -93,11 +98,64 @@ public final class OfflineCluster {
             }
         }
         this.endpointList = List.copyOf(endpoints.values());
-        this.calc = calc;
+    }
+
+    private OfflineCluster(Supplier<Collection<String>> nodes, Function<String, NodeSnapshot> snapshotOf) {
+        this.nodes = nodes;
+        this.snapshotOf = snapshotOf;
+    }
+
+    /**
+     * A cluster as published snapshots say it is (a running control plane's): its endpoints are
+     * the snapshots' endpoints, each on the node whose snapshot holds it.
+     */
+    public static OfflineCluster fromSnapshots(Collection<NodeSnapshot> nodeSnapshots) {
+        Map<String, NodeSnapshot> byNode = new TreeMap<>();
+        List<PodModel> pods = new ArrayList<>();
+        for (NodeSnapshot s : nodeSnapshots) {
+            byNode.put(s.getNode(), s);
+            for (Endpoint e : s.getEndpointsList()) {
+                String ns = e.getId().getNamespace();
+                String pod = e.getId().getPod();
+                pods.add(new PodModel(ns, pod, e.getEndpoint().getLabelsMap(), s.getNode(),
+                        e.getEndpoint().getIpsList(), true, List.of(), ns + "/" + pod));
+            }
+        }
+        OfflineCluster cluster = new OfflineCluster(byNode::keySet,
+                n -> byNode.getOrDefault(n, NodeSnapshot.newBuilder().setNode(n).build()));
+        pods.forEach(cluster::addEndpoint);
+        cluster.endpointList = List.copyOf(cluster.endpoints.values());
+        return cluster;
+    }
+
+    private void addEndpoint(PodModel m) {
+        endpoints.put(m.key(), m);
+        members.put(m.key(), new Member(m.key(), m.node(), m.ips(), false));
+        for (String ip : m.ips()) {
+            byIp.putIfAbsent(ip, m);
+        }
+    }
+
+    /** A node's snapshot compiled, and its endpoints' workloads (for the tier visits of explanations). */
+    private record Compiled(SnapshotIndex index, Map<String, WorkloadEndpoint> workloads) {}
+
+    private Compiled compiled(String node) {
+        return compiled.computeIfAbsent(node, n -> {
+            NodeSnapshot s = snapshotOf.apply(n);
+            Map<String, WorkloadEndpoint> workloads = new HashMap<>();
+            for (Endpoint e : s.getEndpointsList()) {
+                workloads.put(e.getId().getNamespace() + "/" + e.getId().getPod(), e.getEndpoint());
+            }
+            return new Compiled(SnapshotIndex.compile(s), workloads);
+        });
     }
 
     private SnapshotIndex index(String node) {
-        return indexes.computeIfAbsent(node, n -> SnapshotIndex.compile(calc.snapshot(n)));
+        return compiled(node).index();
+    }
+
+    private WorkloadEndpoint workload(PodModel pod) {
+        return compiled(pod.node()).workloads().get(pod.key());
     }
 
     private static boolean isHostNetwork(Pod p) {
@@ -134,7 +192,7 @@ public final class OfflineCluster {
     /** Every node's snapshot, by node name (sorted). */
     public Map<String, NodeSnapshot> snapshots() {
         Map<String, NodeSnapshot> out = new TreeMap<>();
-        calc.nodes().forEach(n -> out.put(n, calc.snapshot(n)));
+        nodes.get().forEach(n -> out.put(n, snapshotOf.apply(n)));
         return out;
     }
 
@@ -146,7 +204,8 @@ public final class OfflineCluster {
         return addressPair(src.ips(), dst.ips());
     }
 
-    private static Optional<String[]> addressPair(List<String> src, List<String> dst) {
+    /** As {@link #addressPair(PodModel, PodModel)}, for address lists (a pod's, or one given address). */
+    public static Optional<String[]> addressPair(List<String> src, List<String> dst) {
         for (String s : src) {
             for (String d : dst) {
                 if (isV6(s) == isV6(d)) {
@@ -218,7 +277,8 @@ public final class OfflineCluster {
                         ? "destination is node " + nodeOfAddress.get(dstIp) + ", not a cluster endpoint"
                         : "destination is not a cluster endpoint").build();
         if (src != null) {
-            egress = new Explainer(index(src.node())).explain(t).getEgress();
+            egress = TierVisits.annotate(new Explainer(index(src.node())).explain(t).getEgress(),
+                    workload(src), Decision.EGRESS);
             out.setSource(id(src));
         }
         if (dst != null) {
@@ -226,20 +286,27 @@ public final class OfflineCluster {
                     ? DirectionExplanation.newBuilder().setEvaluated(false).setVerdict(Verdict.VERDICT_ALLOW)
                             .setReason("node-local: node " + dst.node() + " opens the connection to its own pod,"
                                     + " which is never policed").build()
-                    : new Explainer(index(dst.node())).explain(t).getIngress();
+                    : TierVisits.annotate(new Explainer(index(dst.node())).explain(t).getIngress(),
+                            workload(dst), Decision.INGRESS);
             out.setDestination(id(dst));
         }
         if (src != null && src == dst) {
             // Same rule as the matrix: a pod's traffic to itself stays on its loopback.
-            DirectionExplanation loopback = DirectionExplanation.newBuilder().setEvaluated(false)
-                    .setVerdict(Verdict.VERDICT_ALLOW)
-                    .setReason("loopback: a pod's connection to itself never leaves the pod").build();
-            return out.setEgress(loopback).setIngress(loopback).setVerdict(Verdict.VERDICT_ALLOW).build();
+            return loopback(t, id(src));
         }
         boolean denied = (egress.getEvaluated() && egress.getVerdict() != Verdict.VERDICT_ALLOW)
                 || (ingress.getEvaluated() && ingress.getVerdict() != Verdict.VERDICT_ALLOW);
         return out.setEgress(egress).setIngress(ingress)
                 .setVerdict(denied ? Verdict.VERDICT_DENY : Verdict.VERDICT_ALLOW).build();
+    }
+
+    /** A pod's connection to itself: it stays on the pod's loopback, no node sees it, allowed. */
+    public static Explanation loopback(Tuple t, EndpointId pod) {
+        DirectionExplanation loopback = DirectionExplanation.newBuilder().setEvaluated(false)
+                .setVerdict(Verdict.VERDICT_ALLOW)
+                .setReason("loopback: a pod's connection to itself never leaves the pod").build();
+        return Explanation.newBuilder().setTuple(t).setSource(pod).setDestination(pod)
+                .setEgress(loopback).setIngress(loopback).setVerdict(Verdict.VERDICT_ALLOW).build();
     }
 
     /** The node of an endpoint address, or of a node address. */

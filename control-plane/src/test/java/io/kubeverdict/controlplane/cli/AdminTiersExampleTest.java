@@ -63,16 +63,16 @@ class AdminTiersExampleTest {
     void explainShowsTheWholePath() {
         Run denied = run("explain", "--manifests", EXAMPLE, "--from", "shop/frontend", "--to", "kube-system/metrics-server",
                 "--port", "443", "--protocol", "TCP");
-        assertThat(denied.out()).startsWith("shop/frontend (10.244.1.10) -> kube-system/metrics-server (10.244.0.11) TCP/443: DENY")
-                .contains("denied by admin/protect-kube-system ingress[3] (deny-the-rest)");
+        assertThat(denied.out()).startsWith("shop/frontend (10.244.1.10) -> kube-system/metrics-server (10.244.0.11) 443/TCP: DENY")
+                .contains("tier admin: denied by protect-kube-system ingress[3] (deny-the-rest)");
         Run passed = run("explain", "--manifests", EXAMPLE, "--from", "kube-system/metrics-server", "--to", "kube-system/coredns",
                 "--port", "9153", "--protocol", "TCP");
-        assertThat(passed.out()).contains("passed by admin/protect-kube-system ingress[2] (kube-system-decides-itself)"
-                + " → every tier passed");
+        assertThat(passed.out()).contains("tier admin: passed by protect-kube-system ingress[2] (kube-system-decides-itself)"
+                + " to the next tier\n").contains("every tier passed: allowed");
         Run host = run("explain", "--manifests", EXAMPLE, "--from", "shop/frontend", "--to", "kube-system/etcd-node-2",
                 "--port", "2379", "--protocol", "TCP");
-        assertThat(host.out()).contains("-> 10.0.0.12 TCP/2379: DENY")
-                .contains("denied by admin/cnp:no-control-plane-nodes egress[0] (deny-control-plane)")
+        assertThat(host.out()).contains("-> 10.0.0.12 2379/TCP: DENY")
+                .contains("tier admin: denied by cnp:no-control-plane-nodes egress[0] (deny-control-plane)")
                 .contains("destination is node node-2");
         assertThat(host.err()).contains("note: pod kube-system/etcd-node-2 is hostNetwork: addressed as node node-2 (10.0.0.12)");
     }

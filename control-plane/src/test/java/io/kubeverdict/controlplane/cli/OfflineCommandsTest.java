@@ -39,8 +39,8 @@ class OfflineCommandsTest {
     void matrixJsonHasTheDocumentedShape() {
         Run r = run("matrix", "--manifests", EXAMPLE, "--output", "json");
         assertThat(r.exit()).isZero();
-        assertThat(r.out().strip()).startsWith("{\"port\":80,\"protocol\":\"TCP\",\"pods\":[\"x/a\",\"x/b\",\"x/c\",\"y/a\"");
-        assertThat(r.out().strip().lines()).hasSize(1);
+        assertThat(r.out().strip().lines()).as("one JSON object on one line").hasSize(1);
+        assertThat(r.out()).startsWith("{\"port\":80,\"protocol\":\"TCP\",\"pods\":[\"x/a\",\"x/b\",\"x/c\",\"y/a\"");
         Map<String, Object> m = json(r.out());
         assertThat(m.keySet()).containsExactly("port", "protocol", "pods", "allowed");
         List<String> pods = (List<String>) m.get("pods");
@@ -69,15 +69,15 @@ class OfflineCommandsTest {
         assertThat(allowed.get("y/c").get("x/a")).isFalse(); // TCP only egress, and x denies UDP
         Run table = run("matrix", "--manifests", EXAMPLE);
         assertThat(table.exit()).isZero();
-        assertThat(table.out().lines().findFirst().orElseThrow()).startsWith("TCP/80").contains("x/a").contains("z/c");
+        assertThat(table.out().lines().findFirst().orElseThrow()).startsWith("80/TCP").contains("x/a").contains("z/c");
         assertThat(table.out().lines().filter(l -> l.startsWith("z/a ")).findFirst().orElseThrow().split("\\s+")[1]).isEqualTo("X");
     }
 
     @Test
     void explainTextAndJson() {
         Run text = run("explain", "--manifests", EXAMPLE, "--from", "z/a", "--to", "x/a", "--port", "80", "--protocol", "TCP");
-        assertThat(text.exit()).isZero();
-        assertThat(text.out()).startsWith("z/a (10.244.3.10) -> x/a (10.244.1.10) TCP/80: DENY");
+        assertThat(text.exit()).as("DENY").isEqualTo(1);
+        assertThat(text.out()).startsWith("z/a (10.244.3.10) -> x/a (10.244.1.10) 80/TCP: DENY");
         assertThat(text.out()).contains("ingress ").contains("isolated");
         Run allowed = run("explain", "--manifests", EXAMPLE, "--from", "y/a", "--to", "10.244.1.10", "--port", "80",
                 "--protocol", "tcp", "--output", "json");
@@ -86,7 +86,8 @@ class OfflineCommandsTest {
         assertThat(e.get("verdict")).isEqualTo("VERDICT_ALLOW");
         assertThat(allowed.out()).contains("x/allow-a-from-y-web").contains("ingress[0]");
         Run self = run("explain", "--manifests", EXAMPLE, "--from", "x/a", "--to", "x/a", "--port", "81", "--protocol", "TCP");
-        assertThat(self.out()).startsWith("x/a (10.244.1.10) -> x/a (10.244.1.10) TCP/81: ALLOW").contains("loopback");
+        assertThat(self.out()).startsWith("x/a (10.244.1.10) -> x/a (10.244.1.10) 81/TCP: ALLOW").contains("loopback");
+        assertThat(self.exit()).isZero();
     }
 
     @Test
@@ -102,6 +103,10 @@ class OfflineCommandsTest {
         assertThat(withProblems.err()).contains("warning: 02-policies.yaml:1:1 (document 1)")
                 .contains("assigned shop/back 10.9.1.1");
         assertThat(json(withProblems.out())).containsKey("allowed");
+        Run strict = run("matrix", "--manifests", "src/test/resources/manifests/mixed", "--strict");
+        assertThat(strict.exit()).as("--strict: a problem is a failure").isEqualTo(2);
+        assertThat(strict.err()).contains("error: 02-policies.yaml:1:1 (document 1)").contains("(--strict)");
+        assertThat(run("matrix", "--manifests", EXAMPLE, "--strict").exit()).as("the example is clean").isZero();
     }
 
     @ParameterizedTest(name = "{0}")

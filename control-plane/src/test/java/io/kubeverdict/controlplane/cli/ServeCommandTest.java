@@ -73,6 +73,6 @@ class ServeCommandTest {
     @Test
     void theJarHasExactlyTheControlPlaneCommands() {
         assertThat(ControlPlaneMain.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("control-plane", "matrix", "explain");
+                .containsExactlyInAnyOrder("control-plane", "matrix", "explain", "status", "policies", "observe");
     }
 }

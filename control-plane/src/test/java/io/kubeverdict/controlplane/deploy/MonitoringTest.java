@@ -2,6 +2,7 @@ package io.kubeverdict.controlplane.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubeverdict.testing.tools.Promtool;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -37,7 +38,7 @@ class MonitoringTest {
     void alertRulesPassPromtoolCheck() throws IOException {
         ObjectNode spec = ruleSpec();
         Files.writeString(work.resolve("rules.yaml"), Kustomize.YAML.writeValueAsString(spec));
-        Promtool.Result check = Promtool.run(work, "check", "rules", "rules.yaml");
+        Promtool.Result check = Promtool.require().run(work, "check", "rules", "rules.yaml");
         assertThat(check.exitCode()).as(check.output()).isZero();
         assertThat(check.output()).contains("SUCCESS: " + alertNames(spec).size() + " rules found");
     }
@@ -59,7 +60,7 @@ class MonitoringTest {
         for (String alert : alertNames(spec)) {
             assertThat(tests).as("alerts-test.yaml tests " + alert).contains("alertname: " + alert + "\n");
         }
-        Promtool.Result test = Promtool.run(work, "test", "rules", "alerts-test.yaml");
+        Promtool.Result test = Promtool.require().run(work, "test", "rules", "alerts-test.yaml");
         assertThat(test.exitCode()).as(test.output()).isZero();
     }
 
@@ -76,7 +77,7 @@ class MonitoringTest {
         assertThat(records).hasSizeGreaterThan(10);
         Files.writeString(work.resolve("dashboard.yaml"), Kustomize.YAML.writeValueAsString(
                 Map.of("groups", List.of(Map.of("name", "dashboard", "rules", records)))));
-        Promtool.Result check = Promtool.run(work, "check", "rules", "dashboard.yaml");
+        Promtool.Result check = Promtool.require().run(work, "check", "rules", "dashboard.yaml");
         assertThat(check.exitCode()).as(check.output()).isZero();
     }
 

@@ -128,7 +128,11 @@ class ControlPlaneMockClusterTest {
         assertThat(metrics).contains("kubeverdict_events_processed_total{kind=\"pod/upsert\"}")
                 .contains("kubeverdict_sync_messages_sent_total").contains("kubeverdict_calculation_seconds_count")
                 .contains("jvm_memory_used_bytes")
-                .contains("kubeverdict_build_info{component=\"control-plane\",version=\"" + BuildVersion.current() + "\"} 1");
+                .contains("kubeverdict_build_info{component=\"control-plane\",version=\"" + BuildVersion.current() + "\"} 1")
+                // informer health: every informer listed; the watches are open
+                .contains("kubeverdict_informer_synced{resource=\"pod\"} 1.0")
+                .contains("kubeverdict_informer_synced{resource=\"networkpolicy\"} 1.0")
+                .contains("kubeverdict_informer_watching{resource=\"namespace\"}");
     }
 
     @Test

@@ -7,6 +7,7 @@ import static io.kubeverdict.policy.Snapshots.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.Status;
+import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.proto.v1.AppliedReport;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.Endpoint;
@@ -184,6 +185,15 @@ class PolicySyncServiceTest {
             assertThat(after.getAppliedSequence()).isEqualTo(last);
             assertThat(after.getLag()).isZero();
             assertThat(f.metrics.programmingLatencyTimer().count()).isEqualTo(1);
+            // What `kube-verdict status` shows: in sync, the node's latency window, last contact.
+            assertThat(before.getInSync()).as("no report yet: the first snapshot is not applied").isFalse();
+            assertThat(after.getInSync()).isTrue();
+            assertThat(after.getProgrammingLatencySamples()).isEqualTo(1);
+            assertThat(com.google.protobuf.util.Durations.toNanos(after.getProgrammingLatencyP99()))
+                    .isEqualTo(com.google.protobuf.util.Durations.toNanos(after.getProgrammingLatencyP50()))
+                    .isPositive();
+            assertThat(com.google.protobuf.util.Timestamps.toNanos(after.getLastContact())).isGreaterThanOrEqualTo(eventTime);
+            assertThat(f.sync.nodeCounts()).isEqualTo(new ControlPlaneMetrics.NodeCounts(1, 0, 0, 0, 0));
         }
     }
 

@@ -8,6 +8,7 @@ import io.kubeverdict.agent.run.AgentConfig;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
 import io.kubeverdict.runtime.cli.ClientTlsOptions;
 import io.kubeverdict.runtime.cli.HostPort;
+import io.kubeverdict.runtime.cli.LoggingOptions;
 import io.kubeverdict.runtime.cli.MetricsOptions;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -71,6 +72,17 @@ final class RunCommand implements Callable<Integer> {
                     + "off disables (default ${DEFAULT-VALUE}).")
     HostPort inspectListen;
 
+    @Option(names = "--policy-verdict-series", defaultValue = "50", paramLabel = "N",
+            description = "kubeverdict_policy_verdicts_total: the first N distinct deciding policies get their own "
+                    + "series, later ones count as policy=\"other\"; 0 disables the counter (default ${DEFAULT-VALUE}).")
+    int policyVerdictSeries;
+
+    @Option(names = "--verdict-upload-rate", defaultValue = "1000", paramLabel = "N",
+            description = "kube-verdict observe: most verdicts per second sent to the control plane while someone "
+                    + "observes this node (more are sampled, the rest counted as lost); 0 never sends any "
+                    + "(default ${DEFAULT-VALUE}).")
+    int verdictUploadRate;
+
     @Option(names = "--table", defaultValue = RulesetConfig.DEFAULT_TABLE, hidden = true,
             description = "Name of our nftables table (tests run several agents).")
     String table;
@@ -78,8 +90,12 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     ClientTlsOptions tlsOptions;
 
+    @Mixin
+    LoggingOptions logging = new LoggingOptions();
+
     @Override
     public Integer call() throws Exception {
+        logging.apply();
         AgentConfig config;
         try {
             config = config();
@@ -105,7 +121,7 @@ final class RunCommand implements Callable<Integer> {
         return new AgentConfig(name, controlPlane.toString(), failOpen, queueId, queuePath(queuePath), table,
                 metrics.socketAddress(), inspectListen == null ? null : inspectListen.socketAddress(), tls,
                 removeTableOnExit(onExit, failOpen),
-                CutAction.parse(cutAction));
+                CutAction.parse(cutAction), new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate));
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

@@ -87,10 +87,53 @@ public final class VerdictFeed implements AutoCloseable {
         return watchers.size();
     }
 
+    /**
+     * Where explained verdicts go: a WatchVerdicts stream, or the upload to the control plane.
+     * Called on the feed's publisher thread only.
+     */
+    public interface Sink {
+        /** False: this verdict is lost for the sink (counted), nothing is queued for it. */
+        boolean isReady();
+
+        void onNext(Explanation verdict);
+
+        /** The feed is closing. */
+        default void onCompleted() {}
+    }
+
     void watch(WatchVerdictsRequest request, ServerCallStreamObserver<Explanation> stream) {
         IpAddress ip = request.getIp().isEmpty() ? null : IpAddress.parse(request.getIp());
-        Watcher watcher = new Watcher(ip, request.getVerdict(), stream);
+        Watcher watcher = new Watcher(ip, request.getVerdict(), new Sink() {
+            @Override
+            public boolean isReady() {
+                return stream.isReady();
+            }
+
+            @Override
+            public void onNext(Explanation verdict) {
+                stream.onNext(verdict);
+            }
+
+            @Override
+            public void onCompleted() {
+                stream.onCompleted();
+            }
+        });
         stream.setOnCancelHandler(() -> remove(watcher));
+        add(watcher);
+    }
+
+    /**
+     * Sends every verdict (or only {@code verdict}, unless unspecified) to {@code sink} until the
+     * returned handle is closed.
+     */
+    public AutoCloseable subscribe(Verdict verdict, Sink sink) {
+        Watcher watcher = new Watcher(null, verdict, sink);
+        add(watcher);
+        return () -> remove(watcher);
+    }
+
+    private void add(Watcher watcher) {
         watchers.add(watcher);
         watched = true;
     }
@@ -177,7 +220,7 @@ public final class VerdictFeed implements AutoCloseable {
 
     private record Cut(PacketTuple tuple, Explanation explanation) {}
 
-    private record Watcher(IpAddress ip, Verdict verdict, ServerCallStreamObserver<Explanation> stream) {
+    private record Watcher(IpAddress ip, Verdict verdict, Sink stream) {
         boolean matches(PacketTuple p, Verdict given) {
             return (ip == null || ip.family() == p.family && (is(p.srcHi, p.srcLo, p.family) || is(p.dstHi, p.dstLo, p.family)))
                     && (verdict == Verdict.VERDICT_UNSPECIFIED || verdict == Verdict.UNRECOGNIZED || verdict == given);

@@ -5,13 +5,13 @@ import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.AppliedListener;
 import io.kubeverdict.agent.sync.SyncStatus;
 import io.kubeverdict.agent.verdict.QueueCounters;
+import io.kubeverdict.runtime.metrics.Histograms;
 import io.kubeverdict.runtime.metrics.ProcessMetrics;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -26,6 +26,8 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
     private final ProcessMetrics process = new ProcessMetrics("agent");
     private final PrometheusMeterRegistry registry = process.registry();
     private final VerdictMetrics verdicts;
+    private final PolicyVerdictMetrics policyVerdicts;
+    private final NftApplyMetrics nftApply;
     private final Timer programmingLatency;
     private final Clock clock;
     // Micrometer holds gauge targets weakly: keep them reachable for the registry's lifetime.
@@ -33,11 +35,22 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
     private final SyncStatus sync;
     private final StateHolder state;
 
+    /** Programming latency, control plane's event time to applied here: ms normally, a minute when stalled. */
+    static final double[] PROGRAMMING_SECONDS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+
     public AgentMetrics(SyncStatus sync, StateHolder state, Supplier<Optional<QueueCounters>> queue, Clock clock) {
+        this(sync, state, queue, clock, 0);
+    }
+
+    /** @param policyVerdictSeries see {@link PolicyVerdictMetrics}; 0: no per-policy verdict counter */
+    public AgentMetrics(SyncStatus sync, StateHolder state, Supplier<Optional<QueueCounters>> queue, Clock clock,
+                        int policyVerdictSeries) {
         this.clock = clock;
         this.sync = sync;
         this.state = state;
         this.verdicts = new VerdictMetrics(registry);
+        this.policyVerdicts = new PolicyVerdictMetrics(registry, policyVerdictSeries);
+        this.nftApply = new NftApplyMetrics(registry);
 
         CachedQueueCounters cached = new CachedQueueCounters(queue);
         this.queueCounters = cached;
@@ -67,13 +80,9 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
                 .register(registry);
         FunctionCounter.builder("kubeverdict_sync_messages", sync, SyncStatus::messages)
                 .description("Messages received from the control plane").register(registry);
-        programmingLatency = Timer.builder("kubeverdict_sync_programming_latency")
-                .description("From the control plane seeing a change to its effect in this node's kernel "
-                        + "(two clocks: meaningful when they are synchronised)")
-                .publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofMillis(1))
-                .maximumExpectedValue(Duration.ofSeconds(60))
-                .register(registry);
+        programmingLatency = Histograms.timer(registry, "kubeverdict_sync_programming_latency",
+                "From the control plane seeing a change to its effect in this node's kernel "
+                        + "(two clocks: meaningful when they are synchronised)", PROGRAMMING_SECONDS);
 
         gauge("kubeverdict_endpoints", state, s -> size(s.current(), c -> c.snapshot().getEndpointsCount()), "Local endpoints in the enforced state");
         gauge("kubeverdict_policies", state, s -> size(s.current(), c -> c.snapshot().getPoliciesCount()), "Policies in the enforced state");
@@ -91,6 +100,14 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
 
     public VerdictMetrics verdicts() {
         return verdicts;
+    }
+
+    public PolicyVerdictMetrics policyVerdicts() {
+        return policyVerdicts;
+    }
+
+    public NftApplyMetrics nftApply() {
+        return nftApply;
     }
 
     public PrometheusMeterRegistry registry() {

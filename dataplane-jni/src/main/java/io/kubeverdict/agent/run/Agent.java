@@ -13,6 +13,7 @@ import io.kubeverdict.agent.metrics.ConntrackMetrics;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.QueuePath;
+import io.kubeverdict.agent.observe.VerdictUplink;
 import io.kubeverdict.agent.state.GenerationListener;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
@@ -114,7 +115,6 @@ public final class Agent implements AutoCloseable {
         nft = new Nftables();
         manager = NftManager.create(nft, config.table(), config.queueId(), config.failOpen(), config.queuePath(), null,
                 config.cutAction());
-        kernel = new KernelSets(manager);
         log.info("node {}: queue {} via {}, {}, established connections the policy denies: {}", config.node(),
                 config.queueId(), kernelPath(manager.path()), config.failOpen() ? "fail-open" : "fail-closed",
                 config.cutAction() == CutAction.NONE ? "left open" : config.cutAction().flag());
@@ -123,17 +123,12 @@ public final class Agent implements AutoCloseable {
         NfQueue queue = new NfQueue(config.queueId(), NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0));
         opened.add(queue);
         int queueId = config.queueId();
-        AgentMetrics metrics = new AgentMetrics(status, state, () -> readQueue(queueId), clock);
+        AgentMetrics metrics = new AgentMetrics(status, state, () -> readQueue(queueId), clock,
+                config.telemetry().policyVerdictSeries());
         opened.add(metrics);
+        kernel = new KernelSets(manager, metrics.nftApply());
         VerdictFeed feed = new VerdictFeed(4096, state::current);
-        StateHolder holder = state;
-        // The judge reads the current generation (one volatile read) and offers the verdict to
-        // watchers only when someone watches: nothing allocated per packet.
-        Judge judge = packet -> {
-            int code = holder.decide(packet);
-            feed.publish(packet, code);
-            return code;
-        };
+        Judge judge = new ObservedJudge(state, feed, metrics.policyVerdicts());
         VerdictLoop loop = new VerdictLoop(queue, BATCH, judge, metrics.verdicts(), config.failOpen());
         opened.add(loop); // closed before the queue (reverse order)
         opened.add(feed);
@@ -171,10 +166,16 @@ public final class Agent implements AutoCloseable {
             channel.shutdownNow();
             channel.awaitTermination(2, TimeUnit.SECONDS);
         });
+        if (config.telemetry().verdictUploadPerSecond() > 0) {
+            // kube-verdict observe: uploads verdicts only while the control plane asks for them.
+            opened.add(new VerdictUplink(channel, config.node(), feed, config.telemetry().verdictUploadPerSecond(),
+                    metrics.registry(), clock).start()); // closed before the channel (reverse order)
+        }
         AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
         GrpcServer health = inspection;
         sync = new SyncClient(channel,
-                SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION).build(),
+                SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION)
+                        .setAgentStartTime(processStart()).build(),
                 () -> new SnapshotAssembler(config.node()),
                 new StateEnforcer(state, kernel, clock, established),
                 (sequence, eventTime) -> {
@@ -194,6 +195,13 @@ public final class Agent implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /** When this JVM started, for the control plane's status (uptime). */
+    private static com.google.protobuf.Timestamp processStart() {
+        long millis = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
+        return com.google.protobuf.Timestamp.newBuilder().setSeconds(Math.floorDiv(millis, 1000))
+                .setNanos((int) Math.floorMod(millis, 1000) * 1_000_000).build();
     }
 
     static String kernelPath(QueuePath path) {

@@ -18,17 +18,57 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
  */
 public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
                           String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls,
-                          boolean removeTableOnExit, CutAction cutAction) {
+                          boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry) {
 
-    /** Established connections the policy now denies are dropped. */
+    /**
+     * What the agent tells about its verdicts.
+     *
+     * @param policyVerdictSeries distinct policies with their own kubeverdict_policy_verdicts_total
+     *     series (later ones count as "other"); 0: no such counter
+     * @param verdictUploadPerSecond most verdict events per second sent to the control plane while
+     *     someone observes (kube-verdict observe); more are sampled, the rest dropped and counted
+     */
+    public record Telemetry(int policyVerdictSeries, int verdictUploadPerSecond) {
+        public static final Telemetry DEFAULTS = new Telemetry(50, 1000);
+
+        public Telemetry {
+            if (policyVerdictSeries < 0) {
+                throw new IllegalArgumentException("--policy-verdict-series must be >= 0, got " + policyVerdictSeries);
+            }
+            if (verdictUploadPerSecond < 0) {
+                throw new IllegalArgumentException("--verdict-upload-rate must be >= 0, got " + verdictUploadPerSecond);
+            }
+        }
+    }
+
+    /** Established connections the policy now denies are dropped; the default telemetry. */
     public AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
                        String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen,
                        ControlPlaneChannel.Tls tls, boolean removeTableOnExit) {
         this(node, controlPlane, failOpen, queueId, queuePath, table, metricsListen, inspectListen, tls, removeTableOnExit,
-                CutAction.DROP);
+                CutAction.DROP, Telemetry.DEFAULTS);
+    }
+
+    /** With the default telemetry. */
+    public AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
+                       String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen,
+                       ControlPlaneChannel.Tls tls, boolean removeTableOnExit, CutAction cutAction) {
+        this(node, controlPlane, failOpen, queueId, queuePath, table, metricsListen, inspectListen, tls, removeTableOnExit,
+                cutAction, Telemetry.DEFAULTS);
+    }
+
+    /** Established connections the policy now denies are dropped. */
+    public AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
+                       String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen,
+                       ControlPlaneChannel.Tls tls, boolean removeTableOnExit, Telemetry telemetry) {
+        this(node, controlPlane, failOpen, queueId, queuePath, table, metricsListen, inspectListen, tls, removeTableOnExit,
+                CutAction.DROP, telemetry);
     }
 
     public AgentConfig {
+        if (telemetry == null) {
+            telemetry = Telemetry.DEFAULTS;
+        }
         if (node == null || node.isBlank()) {
             throw new IllegalArgumentException("a node name is required");
         }

@@ -1,5 +1,6 @@
 package io.kubeverdict.agent.run;
 
+import io.kubeverdict.agent.metrics.NftApplyMetrics;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.PodAddresses;
 import io.kubeverdict.agent.state.SelectedAddresses;
@@ -18,10 +19,12 @@ import org.slf4j.LoggerFactory;
 final class KernelSets implements SelectedSetsProgrammer {
     private static final Logger log = LoggerFactory.getLogger(KernelSets.class);
     private final NftManager manager;
+    private final NftApplyMetrics metrics;
     private volatile boolean started;
 
-    KernelSets(NftManager manager) {
+    KernelSets(NftManager manager, NftApplyMetrics metrics) {
         this.manager = manager;
+        this.metrics = metrics;
     }
 
     @Override
@@ -29,6 +32,18 @@ final class KernelSets implements SelectedSetsProgrammer {
         List<String> all = new ArrayList<>(selected.ipv4());
         all.addAll(selected.ipv6());
         PodAddresses addresses = PodAddresses.of(all);
+        boolean wholeTable = !started;
+        long begin = System.nanoTime();
+        boolean ok = false;
+        try {
+            apply(addresses, selected);
+            ok = true;
+        } finally {
+            metrics.applied(wholeTable, System.nanoTime() - begin, ok);
+        }
+    }
+
+    private void apply(PodAddresses addresses, SelectedAddresses selected) {
         if (!started) {
             boolean leftover = manager.start(addresses);
             started = true;

@@ -27,7 +27,11 @@ public final class StateHolder {
 
     /** The verdict loop's judge: one volatile read, then the index's allocation-free decide. */
     public int decide(PacketTuple packet) {
-        EnforcedState state = current;
+        return decide(current, packet);
+    }
+
+    /** Decides with a generation read before (so the caller knows which one decided). */
+    public int decide(EnforcedState state, PacketTuple packet) {
         return state == null ? defaultDecision : state.index().decide(packet);
     }
 }

@@ -17,6 +17,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
+import io.kubeverdict.runtime.logging.LogLimiter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,6 +52,8 @@ public final class SyncClient implements AutoCloseable {
     private final Backoff backoff;
     private final DoubleSupplier random;
     private final SyncStatus status;
+    // A control plane that keeps ending streams would otherwise cost a line per backoff step, forever.
+    private final LogLimiter endedLog = new LogLimiter(1, TimeUnit.MINUTES);
     private final Thread thread;
     private volatile boolean running = true;
     private volatile StreamListener active;
@@ -71,6 +74,11 @@ public final class SyncClient implements AutoCloseable {
         this.status = status;
         this.thread = new Thread(this::run, "kv-sync");
         this.thread.setDaemon(true);
+    }
+
+    /** ", N similar suppressed" after a rate-limited line that stood for more than itself. */
+    private static String suppressedNote(long suppressed) {
+        return suppressed > 0 ? " (" + suppressed + " similar suppressed)" : "";
     }
 
     public SyncClient start() {
@@ -191,7 +199,10 @@ public final class SyncClient implements AutoCloseable {
                             log.debug("sync stream broke: {}", t.toString());
                         }
                     } else {
-                        log.warn("control plane ended the sync stream");
+                        long suppressed = endedLog.tryAcquire();
+                        if (suppressed >= 0) {
+                            log.warn("control plane ended the sync stream{}", suppressedNote(suppressed));
+                        }
                     }
                     return inSync;
                 }

@@ -49,6 +49,20 @@ class RunCommandTest {
     }
 
     @Test
+    void telemetryAndLoggingFlags() throws Exception {
+        assertThat(parse("--node", "n", "--control-plane", "cp:1").telemetry()).isEqualTo(AgentConfig.Telemetry.DEFAULTS);
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--policy-verdict-series", "0").telemetry()
+                .policyVerdictSeries()).isZero();
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--policy-verdict-series", "-1"))
+                .hasMessageContaining(">= 0");
+        RunCommand command = new RunCommand();
+        new CommandLine(command).parseArgs("--node", "n", "--control-plane", "cp:1", "--log-level", "warn",
+                "--log-format", "json");
+        assertThat(command.logging.format()).isEqualTo(io.kubeverdict.runtime.logging.LogFormat.json);
+        assertThat(command.logging.level()).isEqualTo(ch.qos.logback.classic.Level.WARN);
+    }
+
+    @Test
     void rejectsHalfTlsAndNonsense() {
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--tls-cert", "c.pem"))
                 .hasMessageContaining("--tls-key");

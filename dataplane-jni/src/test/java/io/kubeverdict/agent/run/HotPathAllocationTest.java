@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.inspect.VerdictRing;
+import io.kubeverdict.agent.metrics.PolicyVerdictMetrics;
 import io.kubeverdict.agent.metrics.VerdictMetrics;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What the agent adds to the verdict loop per packet — the state read, the verdict-feed offer and
- * the metrics — allocates nothing, also while a watcher is registered (the ring copies primitives).
+ * the metrics, the per-policy verdict counter included — allocates nothing, also while a watcher is registered (the ring copies primitives).
  */
 class HotPathAllocationTest {
 
@@ -30,7 +31,9 @@ class HotPathAllocationTest {
         new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.allowFromB(), 1);
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         VerdictMetrics metrics = new VerdictMetrics(registry);
+        PolicyVerdictMetrics policyVerdicts = new PolicyVerdictMetrics(registry, 10);
         try (VerdictFeed feed = new VerdictFeed(1024, state::current)) {
+            ObservedJudge judge = new ObservedJudge(state, feed, policyVerdicts);
             PacketTuple allowed = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
             PacketTuple denied = new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), Protocol.UDP_VALUE, 53);
             VerdictRing watchedRing = new VerdictRing(1024); // what a watched feed does: copy in, or drop when full
@@ -38,8 +41,7 @@ class HotPathAllocationTest {
             Runnable packets = () -> {
                 for (int i = 0; i < 200_000; i++) {
                     PacketTuple p = (i & 1) == 0 ? allowed : denied;
-                    int code = state.decide(p);
-                    feed.publish(p, code);
+                    int code = judge.decide(p); // decide, offer to watchers, count by deciding policy
                     watchedRing.offer(p, code);
                     metrics.decided(p.family, p.protocol, (code & 1) != 0, 1_000 + (i & 1023));
                     sink[0] += code;
@@ -52,6 +54,8 @@ class HotPathAllocationTest {
             // a few hundred bytes of slack for timer ring rotation; per-packet allocation would be megabytes
             assertThat(allocated).as("bytes allocated for 200k packets").isLessThan(16 * 1024);
             assertThat(sink[0]).isNotZero();
+            assertThat(registry.get("kubeverdict_policy_verdicts").counters()).as("one series per deciding reason")
+                    .hasSize(2);
         }
         registry.close();
     }

@@ -1,5 +1,6 @@
 package io.kubeverdict.runtime.cli;
 
+import io.kubeverdict.runtime.grpc.ClientChannels;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
@@ -40,6 +41,11 @@ public final class ClientTlsOptions {
 
     public Path ca() {
         return ca;
+    }
+
+    /** The TLS material, or empty for plaintext; throws {@link IllegalArgumentException} like {@link #enabled}. */
+    public java.util.Optional<ClientChannels.Tls> tls() {
+        return enabled() ? java.util.Optional.of(new ClientChannels.Tls(cert, key, ca, serverName)) : java.util.Optional.empty();
     }
 
     /** null: HOST of the target. */

@@ -1,8 +1,9 @@
-package io.kubeverdict.controlplane.deploy;
+package io.kubeverdict.testing.tools;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,30 +18,50 @@ import java.util.stream.Stream;
  * Prometheus' promtool, from Debian's prometheus package unpacked (never installed as a service)
  * by scripts/setup.sh into $KUBE_VERDICT_TOOLS (default ~/.cache/kube-verdict-tools), or on the PATH.
  */
-final class Promtool {
-    record Result(int exitCode, String output) {}
+public final class Promtool {
+    public record Result(int exitCode, String output) {}
 
-    private Promtool() {}
+    private final Path binary;
+
+    private Promtool(Path binary) {
+        this.binary = binary;
+    }
 
     /** The promtool binary; skips the calling test, saying how to get it, when there is none. */
-    static Path require() {
+    public static Promtool require() {
         Optional<Path> found = find();
         assumeTrue(found.isPresent(), "promtool is not installed: scripts/setup.sh unpacks it from Debian's "
                 + "prometheus package into " + toolsDir() + " (or put promtool on the PATH)");
-        return found.get();
+        return new Promtool(found.get());
     }
 
-    static Result run(Path workDir, String... args) {
-        List<String> command = new ArrayList<>(List.of(require().toString()));
+    /** promtool ARGS in workDir. */
+    public Result run(Path workDir, String... args) {
+        List<String> command = new ArrayList<>(List.of(binary.toString()));
         command.addAll(List.of(args));
+        return exec(new ProcessBuilder(command).directory(workDir.toFile()), null);
+    }
+
+    /** {@code promtool check metrics} on a text-format scrape: exit 0 and no output when clean. */
+    public Result checkMetrics(String scrape) {
+        return exec(new ProcessBuilder(binary.toString(), "check", "metrics"), scrape);
+    }
+
+    private static Result exec(ProcessBuilder builder, String stdin) {
         try {
-            Process process = new ProcessBuilder(command).directory(workDir.toFile()).redirectErrorStream(true).start();
+            Process process = builder.redirectErrorStream(true).start();
+            try (OutputStream in = process.getOutputStream()) {
+                if (stdin != null) {
+                    in.write(stdin.getBytes(StandardCharsets.UTF_8));
+                }
+            }
+            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             // A guard against a hung tool, not a timing assertion.
             if (!process.waitFor(120, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
-                throw new IllegalStateException(command + " did not finish");
+                throw new IllegalStateException(builder.command() + " did not finish");
             }
-            return new Result(process.exitValue(), new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+            return new Result(process.exitValue(), output);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -61,6 +82,7 @@ final class Promtool {
 
     private static Path toolsDir() {
         String dir = System.getenv("KUBE_VERDICT_TOOLS");
-        return dir != null && !dir.isEmpty() ? Path.of(dir) : Path.of(System.getProperty("user.home"), ".cache/kube-verdict-tools");
+        return dir != null && !dir.isEmpty() ? Path.of(dir)
+                : Path.of(System.getProperty("user.home"), ".cache/kube-verdict-tools");
     }
 }

@@ -1,0 +1,78 @@
+package io.kubeverdict.controlplane.cli;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.kubeverdict.runtime.cli.ClientTlsOptions;
+import io.kubeverdict.runtime.cli.HostPort;
+import io.kubeverdict.runtime.grpc.ClientChannels;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * Where a live command finds the control plane: {@code --control-plane HOST:PORT} and the same
+ * TLS options as the agent (a client certificate signed by the CA the control plane trusts).
+ */
+final class ControlPlaneClientOptions {
+    static final String ENV = "KUBE_VERDICT_CONTROL_PLANE";
+    static final String DEFAULT = "localhost:9443";
+
+    @Option(names = "--control-plane", paramLabel = "HOST:PORT", converter = HostPort.Target.class,
+            description = "The control plane's gRPC address (e.g. after kubectl -n kube-verdict port-forward "
+                    + "svc/kube-verdict-control-plane 9443). Default: $" + ENV + ", else " + DEFAULT + ".")
+    HostPort controlPlane;
+
+    @Mixin
+    ClientTlsOptions tls = new ClientTlsOptions();
+
+    @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "PT30S",
+            description = "Deadline of each call (ISO-8601). Default: ${DEFAULT-VALUE}.")
+    Duration timeout;
+
+    /** Whether --control-plane was given (explain and matrix: live instead of --manifests). */
+    boolean given() {
+        return controlPlane != null;
+    }
+
+    HostPort target() {
+        if (controlPlane != null) {
+            return controlPlane;
+        }
+        String env = System.getenv(ENV);
+        return HostPort.parseTarget(env == null || env.isBlank() ? DEFAULT : env.strip());
+    }
+
+    /** A channel to the target; throws IllegalArgumentException for unusable TLS options. */
+    ManagedChannel open() throws IOException {
+        return ClientChannels.open(target().toString(), tls.tls().orElse(null));
+    }
+
+    long deadlineMillis() {
+        return timeout.toMillis();
+    }
+
+    static void close(ManagedChannel channel) {
+        channel.shutdownNow();
+        try {
+            channel.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Reports a failed call and says how to exit: 2 for what the user asked wrong, else 3. */
+    int failed(PrintWriter err, StatusRuntimeException e) {
+        Status s = e.getStatus();
+        err.println("control plane " + target() + ": " + s.getCode()
+                + (s.getDescription() == null ? "" : ": " + s.getDescription()));
+        err.flush();
+        return switch (s.getCode()) {
+            case INVALID_ARGUMENT, NOT_FOUND -> ExitCodes.USAGE;
+            default -> ExitCodes.UNAVAILABLE;
+        };
+    }
+}

@@ -1,0 +1,118 @@
+package io.kubeverdict.controlplane.cli;
+
+import com.google.protobuf.util.Timestamps;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.ListNodesRequest;
+import io.kubeverdict.proto.v1.ListNodesResponse;
+import io.kubeverdict.proto.v1.NodeStatus;
+import java.io.PrintWriter;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+@Command(name = "status", description = {
+        "Every node's agent as the control plane sees it: connected and in sync, applied vs sent sequence, lag, "
+                + "programming latency p50/p99, agent version, uptime, last contact.",
+        "Exit status: 0 when every node is in sync, 1 when one is not (disconnected, still syncing, or behind: "
+                + "applied < sent), 2 for bad options, 3 when the control plane cannot be asked."})
+final class StatusCommand implements Callable<Integer> {
+    /** How a node's stream stands, in the words of the STATE column. */
+    enum NodeState {
+        IN_SYNC("in-sync"), BEHIND("behind"), SYNCING("syncing"), DISCONNECTED("disconnected");
+
+        final String word;
+
+        NodeState(String word) {
+            this.word = word;
+        }
+
+        static NodeState of(NodeStatus n) {
+            if (!n.getConnected()) {
+                return DISCONNECTED;
+            }
+            if (!n.getInSync()) {
+                return SYNCING;
+            }
+            return n.getLag() > 0 ? BEHIND : IN_SYNC;
+        }
+    }
+
+    @Mixin
+    ControlPlaneClientOptions client = new ControlPlaneClientOptions();
+
+    @Mixin
+    OutputOption output = new OutputOption();
+
+    @Spec
+    CommandSpec spec;
+
+    Clock clock = Clock.systemUTC();
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        ListNodesResponse nodes;
+        ManagedChannel channel;
+        try {
+            channel = client.open();
+        } catch (IllegalArgumentException e) {
+            err.println(e.getMessage());
+            err.flush();
+            return ExitCodes.USAGE;
+        }
+        try {
+            nodes = NodeListing.all(ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS));
+        } catch (StatusRuntimeException e) {
+            return client.failed(err, e);
+        } finally {
+            ControlPlaneClientOptions.close(channel);
+        }
+        out.print(output.format() == OutputFormat.table ? table(nodes, clock.instant()) : Rendering.machine(output.format(), nodes));
+        out.flush();
+        long outOfSync = nodes.getNodesList().stream().filter(n -> NodeState.of(n) != NodeState.IN_SYNC).count();
+        if (outOfSync > 0) {
+            err.println(outOfSync + " of " + nodes.getNodesCount() + " nodes not in sync");
+        } else if (nodes.getNodesCount() == 0) {
+            err.println("no nodes: no endpoints published and no agent connected");
+        }
+        err.flush();
+        return outOfSync > 0 ? ExitCodes.NEGATIVE : ExitCodes.OK;
+    }
+
+    static String table(ListNodesResponse nodes, Instant now) {
+        TextTable t = new TextTable("NODE", "STATE", "APPLIED/SENT", "LAG", "P50", "P99", "VERSION", "UPTIME",
+                "LAST CONTACT");
+        for (NodeStatus n : nodes.getNodesList()) {
+            boolean seen = n.getSentSequence() > 0 || n.getConnected();
+            t.row(n.getNode(), NodeState.of(n).word,
+                    seen ? n.getAppliedSequence() + "/" + n.getSentSequence() : "",
+                    seen ? String.valueOf(n.getLag()) : "",
+                    n.hasProgrammingLatencyP50() ? Durations.compact(duration(n.getProgrammingLatencyP50())) : "",
+                    n.hasProgrammingLatencyP99() ? Durations.compact(duration(n.getProgrammingLatencyP99())) : "",
+                    n.getAgentVersion(),
+                    n.hasAgentStartTime() && n.getConnected() ? Durations.compact(since(n.getAgentStartTime(), now)) : "",
+                    n.hasLastContact() ? Durations.compact(since(n.getLastContact(), now)) + " ago" : "");
+        }
+        String revision = nodes.getSourceRevision().isEmpty() ? ""
+                : "source revision " + nodes.getSourceRevision() + "\n";
+        return t.render() + revision;
+    }
+
+    private static Duration duration(com.google.protobuf.Duration d) {
+        return Duration.ofSeconds(d.getSeconds(), d.getNanos());
+    }
+
+    private static Duration since(com.google.protobuf.Timestamp t, Instant now) {
+        return Duration.between(Instant.ofEpochMilli(Timestamps.toMillis(t)), now);
+    }
+}

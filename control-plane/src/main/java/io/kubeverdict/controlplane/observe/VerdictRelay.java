@@ -1,0 +1,342 @@
+package io.kubeverdict.controlplane.observe;
+
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.kubeverdict.controlplane.inspect.EndpointDirectory;
+import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
+import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.proto.v1.EndpointId;
+import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
+import io.kubeverdict.proto.v1.ObservedVerdict;
+import io.kubeverdict.proto.v1.Verdict;
+import io.kubeverdict.proto.v1.VerdictDemand;
+import io.kubeverdict.proto.v1.VerdictEvent;
+import io.kubeverdict.proto.v1.VerdictUpload;
+import io.kubeverdict.proto.v1.VerdictsLost;
+import io.micrometer.core.instrument.Counter;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * `kube-verdict observe`, the control plane's half (hubble-relay's job): agents keep one
+ * ReportVerdicts stream each; observers follow ObserveVerdicts. Agents are told to send only while
+ * someone observes their node, and only the verdict kind every such observer wants (so a cluster
+ * nobody observes uploads nothing). Each event is completed with the names of endpoints its agent
+ * does not hold (the other node's pod), filtered per observer and sent only to observers that are
+ * ready; what an observer misses, and what agents report lost, reaches it as a VerdictsLost count.
+ */
+public final class VerdictRelay {
+    private static final Logger log = LoggerFactory.getLogger(VerdictRelay.class);
+    private static final long DIRECTORY_MAX_AGE = 1_000_000_000L;
+
+    private final SnapshotHub hub;
+    private final NodeAuthorizer authorizer;
+    private final LongSupplier nanoTime;
+    private final Map<String, Uplink> uplinks = new ConcurrentHashMap<>();
+    private final List<Observer> observers = new CopyOnWriteArrayList<>();
+    private final Counter relayed;
+    private final Counter lost;
+    private volatile Directory directory;
+
+    private record Directory(long builtAt, EndpointDirectory endpoints) {}
+
+    public VerdictRelay(SnapshotHub hub, NodeAuthorizer authorizer, ControlPlaneMetrics metrics) {
+        this(hub, authorizer, metrics, System::nanoTime);
+    }
+
+    VerdictRelay(SnapshotHub hub, NodeAuthorizer authorizer, ControlPlaneMetrics metrics, LongSupplier nanoTime) {
+        this.hub = hub;
+        this.authorizer = authorizer;
+        this.nanoTime = nanoTime;
+        metrics.relayGauge("kubeverdict_verdict_observers", "Open ObserveVerdicts streams (kube-verdict observe)",
+                observers::size);
+        metrics.relayGauge("kubeverdict_verdict_uplinks", "Agents with an open ReportVerdicts stream", uplinks::size);
+        relayed = metrics.relayCounter("kubeverdict_verdict_events_relayed_total",
+                "Verdict events sent to observers (one per observer that received it)");
+        lost = metrics.relayCounter("kubeverdict_verdict_events_lost_total",
+                "Verdict events observers missed: lost on agents (sampled, queue full) or the observer was not reading");
+    }
+
+    // ------------------------------------------------------------------ agents
+
+    /** PolicySync.ReportVerdicts: the first upload names the node (its certificate must name it too). */
+    public StreamObserver<VerdictUpload> upload(ServerCallStreamObserver<VerdictDemand> demands) {
+        java.util.concurrent.atomic.AtomicReference<Uplink> opened = new java.util.concurrent.atomic.AtomicReference<>();
+        demands.setOnCancelHandler(() -> closed(opened.get())); // only allowed before this method returns
+        return new StreamObserver<>() {
+            private Uplink uplink;
+
+            @Override
+            public void onNext(VerdictUpload upload) {
+                if (uplink == null && !open(upload)) {
+                    return;
+                }
+                if (uplink == null || uplink.closed) {
+                    return;
+                }
+                for (VerdictEvent e : upload.getEventsList()) {
+                    relay(uplink.node, e);
+                }
+                long lostNow = upload.getLost();
+                if (lostNow > uplink.lostSeen) {
+                    long delta = lostNow - uplink.lostSeen;
+                    uplink.lostSeen = lostNow;
+                    for (Observer o : observers) {
+                        if (o.wantsNode(uplink.node)) {
+                            o.lost(delta);
+                            lost.increment(delta);
+                        }
+                    }
+                }
+            }
+
+            private boolean open(VerdictUpload first) {
+                String node = first.getNode();
+                Status status = node.isEmpty()
+                        ? Status.INVALID_ARGUMENT.withDescription("the first VerdictUpload must name the node")
+                        : authorizer.authorize(node);
+                if (!status.isOk()) {
+                    demands.onError(status.asRuntimeException());
+                    return false;
+                }
+                Uplink u = new Uplink(node, demands);
+                uplink = u;
+                opened.set(u);
+                Uplink previous = uplinks.put(node, u);
+                if (previous != null) {
+                    previous.close(); // the agent reconnected; its old stream is done
+                }
+                u.demand(demandFor(node));
+                log.debug("verdict uplink of node {} open", node);
+                return true;
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                closed(uplink);
+            }
+
+            @Override
+            public void onCompleted() {
+                Uplink u = uplink;
+                closed(u);
+                if (u != null) {
+                    u.complete();
+                } else {
+                    demands.onCompleted();
+                }
+            }
+        };
+    }
+
+    private void closed(Uplink u) {
+        if (u != null) {
+            u.closed = true;
+            uplinks.remove(u.node, u);
+        }
+    }
+
+    /** What the node's agent should send: anything some observer of that node might want. */
+    VerdictDemand demandFor(String node) {
+        boolean wanted = false;
+        Verdict common = null;
+        for (Observer o : observers) {
+            if (o.wantsNode(node)) {
+                Verdict v = o.verdict();
+                common = !wanted ? v : common == v ? common : Verdict.VERDICT_UNSPECIFIED;
+                wanted = true;
+            }
+        }
+        return VerdictDemand.newBuilder().setWanted(wanted)
+                .setVerdict(wanted ? common : Verdict.VERDICT_UNSPECIFIED).build();
+    }
+
+    private void demandsChanged() {
+        uplinks.values().forEach(u -> u.demand(demandFor(u.node)));
+    }
+
+    // ------------------------------------------------------------------ observers
+
+    /** ControlPlaneInspection.ObserveVerdicts: until the observer cancels. */
+    public void observe(ObserveVerdictsRequest request, ServerCallStreamObserver<ObservedVerdict> out) {
+        Observer o = new Observer(request, out);
+        out.setOnCancelHandler(() -> {
+            observers.remove(o);
+            demandsChanged();
+        });
+        out.setOnReadyHandler(o::flushLost);
+        observers.add(o);
+        demandsChanged();
+    }
+
+    private void relay(String node, VerdictEvent event) {
+        VerdictEvent named = name(event.toBuilder().setNode(node).build()); // an agent speaks only for its node
+        for (Observer o : observers) {
+            if (o.matches(named)) {
+                if (o.offer(named)) {
+                    relayed.increment();
+                } else {
+                    lost.increment();
+                }
+            }
+        }
+    }
+
+    /** Names the endpoints the agent's node does not hold (the far side of a connection). */
+    private VerdictEvent name(VerdictEvent e) {
+        Explanation x = e.getExplanation();
+        if (x.hasSource() && x.hasDestination()) {
+            return e;
+        }
+        EndpointDirectory endpoints = directory();
+        Explanation.Builder b = x.toBuilder();
+        if (!x.hasSource()) {
+            endpoints.byIp(x.getTuple().getSrcIp()).ifPresent(l -> b.setSource(l.endpoint().getId()));
+        }
+        if (!x.hasDestination()) {
+            endpoints.byIp(x.getTuple().getDstIp()).ifPresent(l -> b.setDestination(l.endpoint().getId()));
+        }
+        return e.toBuilder().setExplanation(b).build();
+    }
+
+    /** Endpoints by address from the published snapshots, rebuilt at most once a second. */
+    private EndpointDirectory directory() {
+        Directory d = directory;
+        long now = nanoTime.getAsLong();
+        if (d == null || now - d.builtAt() > DIRECTORY_MAX_AGE) {
+            d = new Directory(now, new EndpointDirectory(hub.all()));
+            directory = d;
+        }
+        return d.endpoints();
+    }
+
+    private static final class Uplink {
+        final String node;
+        private final ServerCallStreamObserver<VerdictDemand> out;
+        private VerdictDemand last;
+        volatile boolean closed;
+        long lostSeen; // the upload thread only
+
+        Uplink(String node, ServerCallStreamObserver<VerdictDemand> out) {
+            this.node = node;
+            this.out = out;
+        }
+
+        synchronized void demand(VerdictDemand d) {
+            if (closed || d.equals(last)) {
+                return;
+            }
+            try {
+                out.onNext(d);
+                last = d;
+            } catch (RuntimeException e) {
+                closed = true; // cancelled meanwhile
+            }
+        }
+
+        synchronized void close() {
+            if (!closed) {
+                closed = true;
+                try {
+                    out.onCompleted();
+                } catch (RuntimeException ignored) {
+                    // already cancelled
+                }
+            }
+        }
+
+        synchronized void complete() {
+            try {
+                out.onCompleted();
+            } catch (RuntimeException ignored) {
+                // already cancelled
+            }
+        }
+    }
+
+    private static final class Observer {
+        private final ObserveVerdictsRequest filter;
+        private final ServerCallStreamObserver<ObservedVerdict> out;
+        private long lost;
+
+        Observer(ObserveVerdictsRequest filter, ServerCallStreamObserver<ObservedVerdict> out) {
+            this.filter = filter;
+            this.out = out;
+        }
+
+        Verdict verdict() {
+            return filter.getVerdict() == Verdict.UNRECOGNIZED ? Verdict.VERDICT_UNSPECIFIED : filter.getVerdict();
+        }
+
+        boolean wantsNode(String node) {
+            return filter.getNode().isEmpty() || filter.getNode().equals(node);
+        }
+
+        boolean matches(VerdictEvent e) {
+            Explanation x = e.getExplanation();
+            if (!wantsNode(e.getNode())) {
+                return false;
+            }
+            if (verdict() != Verdict.VERDICT_UNSPECIFIED && x.getVerdict() != verdict()) {
+                return false;
+            }
+            if (!filter.getNamespace().isEmpty() && !(x.hasSource() && x.getSource().getNamespace().equals(filter.getNamespace()))
+                    && !(x.hasDestination() && x.getDestination().getNamespace().equals(filter.getNamespace()))) {
+                return false;
+            }
+            return filter.getPod().isEmpty() || (x.hasSource() && name(x.getSource()).equals(filter.getPod()))
+                    || (x.hasDestination() && name(x.getDestination()).equals(filter.getPod()));
+        }
+
+        private static String name(EndpointId id) {
+            return id.getNamespace() + "/" + id.getPod();
+        }
+
+        /** Sends the event if the stream can take it; false: it is lost for this observer (counted). */
+        synchronized boolean offer(VerdictEvent e) {
+            if (!out.isReady()) {
+                lost++;
+                return false;
+            }
+            try {
+                flushLostLocked();
+                out.onNext(ObservedVerdict.newBuilder().setEvent(e).build());
+                return true;
+            } catch (RuntimeException ex) {
+                return false; // cancelled meanwhile; the cancel handler removes it
+            }
+        }
+
+        synchronized void lost(long n) {
+            lost += n;
+            if (out.isReady()) {
+                flushLostLocked();
+            }
+        }
+
+        synchronized void flushLost() {
+            if (out.isReady()) {
+                flushLostLocked();
+            }
+        }
+
+        private void flushLostLocked() {
+            if (lost > 0) {
+                try {
+                    out.onNext(ObservedVerdict.newBuilder().setLost(VerdictsLost.newBuilder().setCount(lost)).build());
+                    lost = 0;
+                } catch (RuntimeException ignored) {
+                    // cancelled meanwhile
+                }
+            }
+        }
+    }
+}

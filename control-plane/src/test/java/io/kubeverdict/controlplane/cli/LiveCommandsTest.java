@@ -1,0 +1,247 @@
+package io.kubeverdict.controlplane.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
+import io.kubeverdict.controlplane.service.ControlPlane;
+import io.kubeverdict.controlplane.source.EngineManifestLoader;
+import io.kubeverdict.controlplane.sync.PolicySyncService;
+import io.kubeverdict.proto.v1.AppliedReport;
+import io.kubeverdict.proto.v1.PolicySyncGrpc;
+import io.kubeverdict.proto.v1.SyncRequest;
+import io.kubeverdict.proto.v1.ToAgent;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.dataformat.yaml.YAMLMapper;
+
+/**
+ * The live commands against a real control plane on loopback (the real calculation on
+ * deploy/examples/netpol-basic: x/a, x/b, x/c, y/*, z/* on node-1 and node-2), as a user runs
+ * them: exit codes, the three output formats, and live answers equal to the offline ones.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class LiveCommandsTest {
+    private static final String EXAMPLE = "../deploy/examples/netpol-basic";
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final YAMLMapper YAML = YAMLMapper.builder().build();
+
+    private ControlPlane cp;
+    private ManagedChannel channel;
+    private final List<AutoCloseable> agents = new ArrayList<>();
+
+    record Run(int exit, String out, String err) {}
+
+    @BeforeAll
+    void start() throws Exception {
+        cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null, null,
+                        PolicySyncService.Options.defaults()),
+                new IncrementalPolicyCalculator(), new ControlPlane.Source.Manifests(Path.of(EXAMPLE), new EngineManifestLoader()));
+        cp.firstCalculation().get(60, TimeUnit.SECONDS);
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
+    }
+
+    @AfterAll
+    void stop() throws Exception {
+        for (AutoCloseable a : agents) {
+            a.close();
+        }
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        cp.close();
+    }
+
+    private Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = ControlPlaneMain.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    private String address() {
+        return "127.0.0.1:" + cp.grpcPort();
+    }
+
+    private Run live(String... args) {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.add("--control-plane");
+        all.add(address());
+        return run(all.toArray(String[]::new));
+    }
+
+    /** An agent's Sync stream read to InSync and reported applied, as the real agent does. */
+    private void connectAgent(String node) throws Exception {
+        CountDownLatch inSync = new CountDownLatch(1);
+        long[] sequence = new long[1];
+        Instant started = Instant.now().minusSeconds(3600);
+        var call = new io.grpc.stub.ClientResponseObserver<SyncRequest, ToAgent>() {
+            io.grpc.stub.ClientCallStreamObserver<SyncRequest> requests;
+
+            @Override
+            public void beforeStart(io.grpc.stub.ClientCallStreamObserver<SyncRequest> r) {
+                requests = r;
+            }
+
+            @Override
+            public void onNext(ToAgent value) {
+                if (value.hasInSync()) {
+                    sequence[0] = value.getSequence();
+                    inSync.countDown();
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {}
+        };
+        PolicySyncGrpc.newStub(channel).sync(SyncRequest.newBuilder().setNode(node).setAgentVersion("9.9.9")
+                .setAgentStartTime(com.google.protobuf.Timestamp.newBuilder().setSeconds(started.getEpochSecond())).build(), call);
+        assertThat(inSync.await(30, TimeUnit.SECONDS)).isTrue();
+        PolicySyncGrpc.newBlockingStub(channel).reportApplied(AppliedReport.newBuilder().setNode(node)
+                .setAppliedSequence(sequence[0]).build());
+        agents.add(() -> call.requests.cancel("test over", null));
+    }
+
+    @Test
+    void statusExitsNonZeroUntilEveryNodeIsInSync() throws Exception {
+        Run before = live("status");
+        assertThat(before.exit()).as(before.err()).isEqualTo(1);
+        assertThat(before.out()).contains("node-1").contains("node-2").contains("disconnected");
+        assertThat(before.err()).contains("not in sync");
+
+        connectAgent("node-1");
+        connectAgent("node-2");
+        Run after = live("status");
+        assertThat(after.exit()).as(after.out() + after.err()).isZero();
+        List<String> lines = after.out().lines().toList();
+        assertThat(lines.get(0)).startsWith("NODE ").contains("STATE", "APPLIED/SENT", "LAG", "P50", "P99", "VERSION",
+                "UPTIME", "LAST CONTACT");
+        String node1 = lines.stream().filter(l -> l.startsWith("node-1")).findFirst().orElseThrow();
+        assertThat(node1).contains("in-sync").contains("9.9.9").containsPattern("1h0m|59m");
+        // Aligned columns: every row's STATE starts where the header's does.
+        int state = lines.get(0).indexOf("STATE");
+        lines.stream().filter(l -> l.startsWith("node-")).forEach(l -> assertThat(l.substring(state)).matches("^\\S.*"));
+    }
+
+    @Test
+    void statusCannotAskAnAbsentControlPlane() {
+        Run r = run("status", "--control-plane", "127.0.0.1:1", "--timeout", "PT5S");
+        assertThat(r.exit()).isEqualTo(3);
+        assertThat(r.err()).contains("127.0.0.1:1").contains("UNAVAILABLE");
+    }
+
+    Stream<Arguments> connections() {
+        return Stream.of(
+                Arguments.of("z/a", "x/a", "80", "TCP", 1),      // default deny in x
+                Arguments.of("y/a", "x/a", "80", "TCP", 0),      // named port serve-80-tcp from ns y
+                Arguments.of("y/a", "10.244.1.10", "80", "tcp", 0),
+                Arguments.of("y/c", "y/a", "80", "TCP", 1),      // y/c egress only to x/a
+                Arguments.of("x/c", "x/b", "9000", "UDP", 0),
+                Arguments.of("x/a", "x/a", "81", "TCP", 0));     // loopback
+    }
+
+    @ParameterizedTest(name = "{0} -> {1} {2}/{3}")
+    @MethodSource("connections")
+    void explainLiveSaysWhatExplainOfflineSays(String from, String to, String port, String protocol, int exit)
+            throws Exception {
+        for (String format : List.of("json", "yaml", "table")) {
+            Run offline = run("explain", "--manifests", EXAMPLE, "--from", from, "--to", to, "--port", port,
+                    "--protocol", protocol, "-o", format);
+            Run live = live("explain", "--from", from, "--to", to, "--port", port, "--protocol", protocol, "-o", format);
+            assertThat(offline.exit()).as(format + offline.err()).isEqualTo(exit);
+            assertThat(live.exit()).as(format + live.err()).isEqualTo(exit);
+            assertThat(live.out()).as(format).isEqualTo(offline.out());
+            if (format.equals("yaml")) {
+                assertThat(YAML.readTree(live.out())).isEqualTo(JSON.readTree(
+                        live("explain", "--from", from, "--to", to, "--port", port, "--protocol", protocol, "-o", "json").out()));
+            }
+        }
+    }
+
+    @Test
+    void explainTextHasOneLinePerTierAndTheVerdictOnce() {
+        Run r = live("explain", "--from", "z/a", "--to", "x/a", "--port", "80", "--protocol", "TCP");
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.out()).isEqualTo("""
+                z/a (10.244.3.10) -> x/a (10.244.1.10) 80/TCP: DENY
+                  egress   z/a on node node-1: not isolated (no policy selects it for egress)
+                  ingress  x/a on node node-1: isolated by x/allow-a-from-y-web, x/default-deny-ingress
+                    tier default: no rule matched, the tier's default denies
+                """);
+        Run allowed = live("explain", "--from", "y/a", "--to", "x/a", "--port", "80", "--protocol", "TCP");
+        assertThat(allowed.out()).contains("80/TCP: ALLOW")
+                .contains("    tier default: allowed by x/allow-a-from-y-web ingress[0]\n")
+                .doesNotContain("DENY");
+        assertThat(allowed.out().split("ALLOW", -1)).as("the verdict is said once").hasSize(2);
+    }
+
+    @ParameterizedTest
+    @MethodSource("formats")
+    void matrixLiveIsTheOfflineMatrix(String format) {
+        Run offline = run("matrix", "--manifests", EXAMPLE, "--port", "80", "-o", format);
+        Run live = live("matrix", "--port", "80", "-o", format);
+        assertThat(live.exit()).as(live.err()).isZero();
+        assertThat(live.out()).isEqualTo(offline.out());
+        if (format.equals("table")) {
+            assertThat(live.out().lines().findFirst().orElseThrow()).startsWith("80/TCP ");
+        }
+    }
+
+    Stream<String> formats() {
+        return Stream.of("table", "json", "yaml");
+    }
+
+    @Test
+    void policiesOfAPodPerTierAndDirectionAndItsSets() throws Exception {
+        Run r = live("policies", "x/a");
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(r.out()).startsWith("x/a on node node-1 (10.244.1.10), labels pod=a\n")
+                .contains("default   ingress     x/allow-a-from-y-web, x/default-deny-ingress (no match: deny)\n")
+                .contains("-         egress      nothing: not isolated")
+                .contains("(named port)")                      // x/a's serve-80-tcp: x/allow-a-from-y-web's port
+                .contains("IN SET").contains("pods of namespace x with pod in (a), port serve-80-tcp/TCP")
+                .contains("x/allow-b-from-x ingress[0]")       // x/a is a peer of x/b's ingress (any pod of x)
+                .contains("y/c-egress-to-xa egress[0]")        // and of y/c's egress
+                .doesNotContain("s:");                          // readable definitions, not hashes
+
+        JsonNode json = JSON.readTree(live("policies", "x/a", "-o", "json").out());
+        assertThat(json.get("id").get("pod").asText()).isEqualTo("a");
+        assertThat(json.get("node").asText()).isEqualTo("node-1");
+        assertThat(json.get("memberOf").size()).isPositive();
+        assertThat(json.get("memberOf").get(0).get("description").asText()).isNotEmpty();
+        assertThat(YAML.readTree(live("policies", "x/a", "-o", "yaml").out())).isEqualTo(json);
+
+        Run unknown = live("policies", "x/nope");
+        assertThat(unknown.exit()).isEqualTo(2);
+        assertThat(unknown.err()).contains("NOT_FOUND").contains("x/nope");
+    }
+
+    @Test
+    void liveAndOfflineInputsExcludeEachOther() {
+        assertThat(live("explain", "--manifests", EXAMPLE, "--from", "x/a", "--to", "x/b", "--port", "80",
+                "--protocol", "TCP").exit()).isEqualTo(2);
+        Run neither = run("matrix");
+        assertThat(neither.exit()).isEqualTo(2);
+        assertThat(neither.err()).contains("--manifests DIR").contains("--control-plane");
+    }
+}

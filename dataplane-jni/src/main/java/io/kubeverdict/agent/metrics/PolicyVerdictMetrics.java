@@ -1,0 +1,127 @@
+package io.kubeverdict.agent.metrics;
+
+import io.kubeverdict.agent.state.EnforcedState;
+import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.DecisionText;
+import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.proto.v1.DirectionExplanation;
+import io.kubeverdict.proto.v1.PolicyId;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * {@code kubeverdict_policy_verdicts_total{direction,verdict,reason,policy}}: first packets by what
+ * decided them. {@code reason} is {@code rule} (then {@code policy} is the deciding policy,
+ * {@code tier/namespace/name}), {@code tier_default} (then {@code policy} is the tier's name),
+ * {@code not_isolated}, {@code every_tier_passed} or {@code no_endpoint} (no policy).
+ *
+ * <p>Bounded: only the first {@code maxPolicies} distinct policies that decide a packet get their
+ * own series; later ones are counted as {@code policy="other"} (series are never dropped, so the
+ * counters stay monotonic). 0 switches the meter off.
+ *
+ * <p>Hot path: {@link #record} is called on the verdict loop's thread for every packet. Counters
+ * are resolved once per (generation, decision code) into an array indexed by the code, so a
+ * packet costs an array read and an add; resolving allocates only the first time a code is seen.
+ */
+public final class PolicyVerdictMetrics {
+    public static final String OTHER = "other";
+
+    private final MeterRegistry registry;
+    private final int maxPolicies;
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final Set<String> policies = ConcurrentHashMap.newKeySet();
+
+    // Verdict loop thread only.
+    private EnforcedState cachedFor;
+    private Counter[] byCode = new Counter[0];
+
+    public PolicyVerdictMetrics(MeterRegistry registry, int maxPolicies) {
+        if (maxPolicies < 0) {
+            throw new IllegalArgumentException("maxPolicies must be >= 0, got " + maxPolicies);
+        }
+        this.registry = registry;
+        this.maxPolicies = maxPolicies;
+    }
+
+    public boolean enabled() {
+        return maxPolicies > 0;
+    }
+
+    /** Counts one packet decided by {@code state} (null: before the first InSync) with {@code code}. */
+    public void record(EnforcedState state, int code) {
+        if (maxPolicies == 0 || state == null || code < 0) {
+            return;
+        }
+        if (state != cachedFor) {
+            cachedFor = state;
+            byCode = new Counter[64];
+        }
+        Counter[] cache = byCode;
+        if (code >= cache.length) {
+            cache = byCode = Arrays.copyOf(cache, Math.max(code + 1, cache.length * 2));
+        }
+        Counter c = cache[code];
+        if (c == null) {
+            c = cache[code] = resolve(state.index(), code);
+        }
+        c.increment();
+    }
+
+    private Counter resolve(SnapshotIndex index, int code) {
+        String direction = Decision.index(code) == Decision.NO_ENDPOINT ? "none"
+                : Decision.directionName(Decision.direction(code));
+        String verdict = Decision.allowed(code) ? "allow" : "deny";
+        String reason;
+        String policy;
+        DecisionText text = new DecisionText(index); // a new series only: not per packet
+        PolicyId p = text.decidingPolicy(code);
+        if (p != null) {
+            reason = "rule";
+            policy = bounded(p.getTier() + "/" + p.getName());
+        } else {
+            switch (Decision.index(code)) {
+                case Decision.NO_ENDPOINT -> {
+                    reason = "no_endpoint";
+                    policy = "";
+                }
+                case Decision.NOT_ISOLATED -> {
+                    reason = "not_isolated";
+                    policy = "";
+                }
+                case Decision.PASSED_ALL_TIERS -> {
+                    reason = "every_tier_passed";
+                    policy = "";
+                }
+                default -> {
+                    DirectionExplanation d = text.direction(code);
+                    reason = "tier_default";
+                    policy = d.getDecidingTier(); // tier names are the control plane's, a fixed few
+                }
+            }
+        }
+        String key = direction + '\0' + verdict + '\0' + reason + '\0' + policy;
+        return counters.computeIfAbsent(key, k -> Counter.builder("kubeverdict_policy_verdicts")
+                .description("First packets by what decided them: the deciding policy (the first "
+                        + maxPolicies + " distinct ones; later ones count as other), or the tier default")
+                .tags("direction", direction, "verdict", verdict, "reason", reason, "policy", policy)
+                .register(registry));
+    }
+
+    /** The name itself while fewer than maxPolicies names are in use (or it already is), else "other". */
+    private String bounded(String name) {
+        if (policies.contains(name)) {
+            return name;
+        }
+        synchronized (policies) {
+            if (policies.size() < maxPolicies) {
+                policies.add(name);
+                return name;
+            }
+        }
+        return OTHER;
+    }
+}

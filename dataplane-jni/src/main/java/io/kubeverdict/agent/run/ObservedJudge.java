@@ -1,0 +1,34 @@
+package io.kubeverdict.agent.run;
+
+import io.kubeverdict.agent.inspect.VerdictFeed;
+import io.kubeverdict.agent.metrics.PolicyVerdictMetrics;
+import io.kubeverdict.agent.state.EnforcedState;
+import io.kubeverdict.agent.state.StateHolder;
+import io.kubeverdict.agent.verdict.Judge;
+import io.kubeverdict.policy.PacketTuple;
+
+/**
+ * The agent's judge: decides with the current generation (one volatile read), offers the verdict
+ * to watchers (nothing unless someone watches) and counts it by deciding policy, attributing the
+ * code to the generation that produced it. Allocates nothing per packet.
+ */
+final class ObservedJudge implements Judge {
+    private final StateHolder state;
+    private final VerdictFeed feed;
+    private final PolicyVerdictMetrics policyVerdicts;
+
+    ObservedJudge(StateHolder state, VerdictFeed feed, PolicyVerdictMetrics policyVerdicts) {
+        this.state = state;
+        this.feed = feed;
+        this.policyVerdicts = policyVerdicts;
+    }
+
+    @Override
+    public int decide(PacketTuple packet) {
+        EnforcedState current = state.current();
+        int code = state.decide(current, packet);
+        feed.publish(packet, code);
+        policyVerdicts.record(current, code);
+        return code;
+    }
+}

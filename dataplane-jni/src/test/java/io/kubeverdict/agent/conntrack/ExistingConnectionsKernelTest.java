@@ -235,6 +235,7 @@ class ExistingConnectionsKernelTest {
     private BlockingQueue<Explanation> watchDenials() throws Exception {
         EventLoopGroup loops = NetnsEventLoops.group(pods.node.path(), 1);
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", INSPECT_PORT).usePlaintext()
+                .directExecutor() // no shared gRPC threads started from the namespace
                 .eventLoopGroup(loops).channelFactory(() -> {
                     try {
                         return Netns.call(pods.node.path(), NioSocketChannel::new);

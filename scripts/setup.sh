@@ -3,7 +3,7 @@
 # Idempotent and quiet when nothing is missing.
 set -euo pipefail
 
-packages=(libnetfilter-queue-dev libnftables-dev libnftnl-dev libmnl-dev nftables iptables
+packages=(libnetfilter-queue-dev libnetfilter-conntrack-dev libnftables-dev libnftnl-dev libmnl-dev nftables iptables
           iproute2 conntrack procps kmod nodejs npm)
 
 missing=()

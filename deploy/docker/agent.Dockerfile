@@ -1,11 +1,11 @@
-# Node agent image. The JNI shim links libnetfilter_queue, libnftnl, libmnl and libnftables
-# (native/pom.xml's -l flags): the build stage needs their -dev packages, the runtime stage their
-# shared libraries (AgentImagePackagesTest checks both against the built .so).
+# Node agent image. The JNI shim links libnetfilter_queue, libnetfilter_conntrack, libnftnl, libmnl
+# and libnftables (native/pom.xml's -l flags): the build stage needs their -dev packages, the
+# runtime stage their shared libraries (AgentImagePackagesTest checks both against the built .so).
 # Build from the repository root:
 #   docker build -f deploy/docker/agent.Dockerfile -t kube-verdict/agent .
 FROM eclipse-temurin:17-jdk AS build
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-      gcc libc6-dev libnetfilter-queue-dev libnftnl-dev libmnl-dev libnftables-dev \
+      gcc libc6-dev libnetfilter-queue-dev libnetfilter-conntrack-dev libnftnl-dev libmnl-dev libnftables-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -13,7 +13,7 @@ RUN ./mvnw -B -q -DskipTests -pl dataplane-jni -am package
 
 FROM eclipse-temurin:17-jre
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-      libnetfilter-queue1 libnftnl11 libmnl0 libnftables1 \
+      libnetfilter-queue1 libnetfilter-conntrack3 libnftnl11 libmnl0 libnftables1 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/dataplane-jni/target/kube-verdict-agent.jar /opt/kube-verdict/agent.jar
 ENTRYPOINT ["java", "--enable-native-access=ALL-UNNAMED", "-jar", "/opt/kube-verdict/agent.jar"]

@@ -18,7 +18,7 @@ JNIEXPORT jint JNI_OnLoad(JavaVM *vm, void *reserved)
 	if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
 		return JNI_ERR;
 	if (kv_register_nftables(env) || kv_register_nfqueue(env) || kv_register_netns(env) ||
-	    kv_register_xtqueue(env))
+	    kv_register_xtqueue(env) || kv_register_conntrack(env))
 		return JNI_ERR; /* FindClass/RegisterNatives left a pending Java exception */
 	return JNI_VERSION_1_8;
 }

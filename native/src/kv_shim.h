@@ -16,5 +16,6 @@ int kv_register_nftables(JNIEnv *env);
 int kv_register_nfqueue(JNIEnv *env);
 int kv_register_netns(JNIEnv *env);
 int kv_register_xtqueue(JNIEnv *env);
+int kv_register_conntrack(JNIEnv *env);
 
 #endif

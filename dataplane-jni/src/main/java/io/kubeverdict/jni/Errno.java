@@ -15,6 +15,7 @@ public final class Errno {
     public static final int EEXIST = 17;
     public static final int EINVAL = 22;
     public static final int ENOSPC = 28;
+    public static final int EPROTO = 71;
     public static final int EMSGSIZE = 90;
     public static final int EPROTONOSUPPORT = 93;
     public static final int EOPNOTSUPP = 95;
@@ -25,7 +26,7 @@ public final class Errno {
             Map.entry(EPERM, "EPERM"), Map.entry(ENOENT, "ENOENT"), Map.entry(EINTR, "EINTR"),
             Map.entry(EBADF, "EBADF"), Map.entry(EAGAIN, "EAGAIN"), Map.entry(ENOMEM, "ENOMEM"),
             Map.entry(EACCES, "EACCES"), Map.entry(EBUSY, "EBUSY"), Map.entry(EEXIST, "EEXIST"),
-            Map.entry(EINVAL, "EINVAL"), Map.entry(ENOSPC, "ENOSPC"), Map.entry(EMSGSIZE, "EMSGSIZE"),
+            Map.entry(EINVAL, "EINVAL"), Map.entry(ENOSPC, "ENOSPC"), Map.entry(EMSGSIZE, "EMSGSIZE"), Map.entry(EPROTO, "EPROTO"),
             Map.entry(EOPNOTSUPP, "EOPNOTSUPP"),
             Map.entry(EPROTONOSUPPORT, "EPROTONOSUPPORT"), Map.entry(EAFNOSUPPORT, "EAFNOSUPPORT"), Map.entry(ENOBUFS, "ENOBUFS"));
 

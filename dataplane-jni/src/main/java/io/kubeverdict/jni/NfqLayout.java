@@ -4,8 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The numbers this package and the shim's kv_nfqueue.c must agree on, mirrored by hand: the
- * batch buffer's slot layout, the verdict values written into it and the counter indices. The
+ * The numbers this package and the shim must agree on, mirrored by hand: the batch buffer's slot
+ * layout, the verdict values written into it and the counter indices (kv_nfqueue.c), and the
+ * layout of conntrack dump entries and the dump's match kinds (kv_conntrack.c). The
  * shim exports its values (native/src/kv_layout.h) and {@link NativeLibrary} refuses a library
  * whose values differ, so a stale or mismatched .so is reported at load instead of reading
  * packet ids from the wrong bytes.
@@ -32,7 +33,26 @@ final class NfqLayout {
             new Constant("KV_STAT_SKIPPED", NfQueue.STAT_SKIPPED),
             new Constant("KV_STAT_VERDICT_MSGS", NfQueue.STAT_VERDICT_MESSAGES),
             new Constant("KV_STAT_NL_ERRORS", NfQueue.STAT_NETLINK_ERRORS),
-            new Constant("KV_STAT_REPEATED", NfQueue.STAT_REPEATED));
+            new Constant("KV_STAT_REPEATED", NfQueue.STAT_REPEATED),
+            new Constant("KV_CT_ENTRY_SIZE", ConntrackEntries.ENTRY_SIZE),
+            new Constant("KV_CT_FAMILY", ConntrackEntries.FAMILY),
+            new Constant("KV_CT_PROTOCOL", ConntrackEntries.PROTOCOL),
+            new Constant("KV_CT_ZONE", ConntrackEntries.ZONE),
+            new Constant("KV_CT_TCP_STATE", ConntrackEntries.TCP_STATE),
+            new Constant("KV_CT_HAS_PORTS", ConntrackEntries.HAS_PORTS),
+            new Constant("KV_CT_ORIG_SPORT", ConntrackEntries.ORIG_SPORT),
+            new Constant("KV_CT_ORIG_DPORT", ConntrackEntries.ORIG_DPORT),
+            new Constant("KV_CT_REPLY_SPORT", ConntrackEntries.REPLY_SPORT),
+            new Constant("KV_CT_REPLY_DPORT", ConntrackEntries.REPLY_DPORT),
+            new Constant("KV_CT_MARK", ConntrackEntries.MARK),
+            new Constant("KV_CT_ID", ConntrackEntries.ID),
+            new Constant("KV_CT_STATUS", ConntrackEntries.STATUS),
+            new Constant("KV_CT_ORIG_SRC", ConntrackEntries.ORIG_SRC),
+            new Constant("KV_CT_ORIG_DST", ConntrackEntries.ORIG_DST),
+            new Constant("KV_CT_REPLY_SRC", ConntrackEntries.REPLY_SRC),
+            new Constant("KV_CT_MATCH_ANY", ConntrackQuery.Match.ANY.ordinal()),
+            new Constant("KV_CT_MATCH_ORIG_SRC", ConntrackQuery.Match.ORIGINAL_SOURCE.ordinal()),
+            new Constant("KV_CT_MATCH_REPLY_SRC", ConntrackQuery.Match.REPLY_SOURCE.ordinal()));
 
     private NfqLayout() {}
 

@@ -1,8 +1,11 @@
 package io.kubeverdict.testing;
 
+import io.kubeverdict.jni.Netns;
+import io.kubeverdict.testing.flow.InNamespace;
 import java.io.IOException;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 /** A network namespace made for one test and removed on close, also when the test failed. */
@@ -27,6 +30,17 @@ public final class TestNamespace implements AutoCloseable {
 
     public String path() {
         return "/run/netns/" + name;
+    }
+
+    /** Work on a thread inside this namespace: the sockets it opens stay here. */
+    public InNamespace inside() {
+        String path = path();
+        return new InNamespace() {
+            @Override
+            public <T> T call(Callable<T> work) throws Exception {
+                return Netns.call(path, work);
+            }
+        };
     }
 
     /** Runs a command inside the namespace and returns its output; fails on a non-zero exit. */

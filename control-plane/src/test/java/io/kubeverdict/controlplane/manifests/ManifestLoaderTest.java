@@ -78,6 +78,38 @@ class ManifestLoaderTest {
                 .containsExactly("shop/" + narrowed.getMetadata().getName());
     }
 
+    @Test
+    void aRuleWithoutAUsablePeerMatchesNothingAndNamesNoSetOfItsNamedPorts() throws Exception {
+        // Found by ManifestLoaderFuzzTest: the rule kept its named port, whose set was never registered.
+        LoadedManifests m = new ManifestLoader().load(files("p.yaml", """
+                apiVersion: v1
+                kind: Pod
+                metadata: {name: a, namespace: x, labels: {pod: a}}
+                spec: {nodeName: n1, containers: [{name: c, image: i, ports: [{name: serve-80-tcp, containerPort: 80}]}]}
+                status: {phase: Running, podIP: 10.0.0.1}
+                ---
+                apiVersion: networking.k8s.io/v1
+                kind: NetworkPolicy
+                metadata: {name: p, namespace: x}
+                spec:
+                  podSelector: {matchLabels: {pod: a}}
+                  ingress:
+                  - from: [{namespaceSelector: {matchExpressions: [{key: ns, operator: Sometimes, values: [x]}]}}]
+                    ports: [{port: serve-80-tcp}]
+                """));
+        IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
+        m.pods().forEach(calc::upsertPod);
+        m.policies().forEach(calc::upsertPolicy);
+        NodeSnapshot n1 = calc.snapshot("n1");
+        assertThat(n1.getPoliciesList()).hasSize(1);
+        io.kubeverdict.proto.v1.Rule rule = n1.getPolicies(0).getPolicy().getInboundRules(0);
+        assertThat(rule.getAllPeers()).isFalse();
+        assertThat(rule.getPeersCount()).isZero();
+        assertThat(rule.getPortsCount()).isZero();
+        assertThat(n1.getIpSetsList()).isEmpty();
+        assertThat(n1.getEndpoints(0).getEndpoint().getTiers(0).getIngressPoliciesList()).containsExactly("x/p");
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.kubeverdict.controlplane.manifests.BadManifests#all")
     void anyUnreadableFileOrDocumentRejectsTheWholeLoad(BadManifests.Case bad) {

@@ -1,5 +1,6 @@
 package io.kubeverdict.agent.cli;
 
+import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.nft.RulesetConfig;
 import io.kubeverdict.agent.run.Agent;
@@ -47,6 +48,12 @@ final class RunCommand implements Callable<Integer> {
                     + "selected pods are dropped until an agent is back) or remove it (nothing enforced). "
                     + "auto: keep when fail-closed, remove when fail-open (default ${DEFAULT-VALUE}).")
     String onExit;
+
+    @Option(names = "--cut-action", defaultValue = "drop", paramLabel = "drop|reset|none",
+            description = "What established connections get once a change makes the policy deny them: drop "
+                    + "their packets, reset them (TCP; others are dropped), or none (leave them; only new "
+                    + "connections are judged) (default ${DEFAULT-VALUE}).")
+    String cutAction;
 
     @Option(names = "--nfqueue-id", defaultValue = "100", description = "The NFQUEUE number (default ${DEFAULT-VALUE}).")
     int queueId;
@@ -114,7 +121,7 @@ final class RunCommand implements Callable<Integer> {
         return new AgentConfig(name, controlPlane.toString(), failOpen, queueId, queuePath(queuePath), table,
                 metrics.socketAddress(), inspectListen == null ? null : inspectListen.socketAddress(), tls,
                 removeTableOnExit(onExit, failOpen),
-                new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate));
+                CutAction.parse(cutAction), new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate));
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

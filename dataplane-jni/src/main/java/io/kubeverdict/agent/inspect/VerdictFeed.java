@@ -10,6 +10,8 @@ import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
 import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -21,12 +23,17 @@ import org.slf4j.LoggerFactory;
  * packet; unless someone watches, that is one volatile read. While watched, the verdict is copied
  * into a {@link VerdictRing} (dropped when full) and a publisher thread explains it with the
  * current index and sends it to each watcher whose filter matches and whose stream is ready;
- * slow watchers lose verdicts instead of slowing anyone down.
+ * slow watchers lose verdicts instead of slowing anyone down. Cuts of established connections
+ * ({@link #publishCut}, from the conntrack thread, explained there) take a small queue of their own
+ * to the same publisher thread, so one thread alone writes to the watchers' streams.
  */
 public final class VerdictFeed implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(VerdictFeed.class);
 
+    private static final int CUT_QUEUE = 1024;
+
     private final VerdictRing ring;
+    private final BlockingQueue<Cut> cuts = new ArrayBlockingQueue<>(CUT_QUEUE);
     private final Supplier<EnforcedState> state;
     private final List<Watcher> watchers = new CopyOnWriteArrayList<>();
     private final AtomicLong undelivered = new AtomicLong();
@@ -47,6 +54,28 @@ public final class VerdictFeed implements AutoCloseable {
         if (watched) {
             ring.offer(packet, decisionCode);
         }
+    }
+
+    /**
+     * A cut of an established connection, already explained (with the index that decided it).
+     * Any thread; dropped and counted when nobody watches fast enough.
+     */
+    public void publishCut(PacketTuple tuple, Explanation explanation) {
+        if (watched && !cuts.offer(new Cut(copy(tuple), explanation))) {
+            undelivered.incrementAndGet();
+        }
+    }
+
+    private static PacketTuple copy(PacketTuple t) {
+        PacketTuple c = new PacketTuple();
+        c.family = t.family;
+        c.srcHi = t.srcHi;
+        c.srcLo = t.srcLo;
+        c.dstHi = t.dstHi;
+        c.dstLo = t.dstLo;
+        c.protocol = t.protocol;
+        c.dstPort = t.dstPort;
+        return c;
     }
 
     /** Verdicts lost because the ring was full or a watcher was not ready. */
@@ -117,6 +146,9 @@ public final class VerdictFeed implements AutoCloseable {
     private void run() {
         while (running) {
             int n = ring.drain(this::deliver, 1024);
+            for (Cut cut; (cut = cuts.poll()) != null; n++) {
+                send(cut.tuple(), cut.explanation().getVerdict(), cut.explanation());
+            }
             if (n == 0) {
                 try {
                     Thread.sleep(20);
@@ -128,8 +160,12 @@ public final class VerdictFeed implements AutoCloseable {
     }
 
     private void deliver(PacketTuple packet, int decisionCode) {
-        Verdict verdict = Decision.allowed(decisionCode) ? Verdict.VERDICT_ALLOW : Verdict.VERDICT_DENY;
-        Explanation explanation = null;
+        send(packet, Decision.allowed(decisionCode) ? Verdict.VERDICT_ALLOW : Verdict.VERDICT_DENY, null);
+    }
+
+    /** To every matching, ready watcher; explains (when not given) only if someone takes it. */
+    private void send(PacketTuple packet, Verdict verdict, Explanation given) {
+        Explanation explanation = given;
         for (Watcher w : watchers) {
             if (!w.matches(packet, verdict)) {
                 continue;
@@ -181,6 +217,8 @@ public final class VerdictFeed implements AutoCloseable {
         watchers.clear();
         watched = false;
     }
+
+    private record Cut(PacketTuple tuple, Explanation explanation) {}
 
     private record Watcher(IpAddress ip, Verdict verdict, Sink stream) {
         boolean matches(PacketTuple p, Verdict given) {

@@ -55,9 +55,16 @@ public final class NftManager {
      */
     public static NftManager create(Nftables nft, String table, int queueNumber, boolean failOpen, QueuePath forcedPath,
                                     TableLayout forcedLayout) {
+        return create(nft, table, queueNumber, failOpen, forcedPath, forcedLayout, CutAction.DROP);
+    }
+
+    /** Like {@link #create(Nftables, String, int, boolean, QueuePath, TableLayout)}, with what cut connections get. */
+    public static NftManager create(Nftables nft, String table, int queueNumber, boolean failOpen, QueuePath forcedPath,
+                                    TableLayout forcedLayout, CutAction cutAction) {
         QueuePath path = forcedPath != null ? forcedPath : QueuePathProbe.detect(nft, table);
         TableLayout layout = forcedLayout != null ? forcedLayout : TableLayout.INET;
-        return new NftManager(nft, new RulesetConfig(table, queueNumber, failOpen, path, layout), forcedLayout != null);
+        return new NftManager(nft, new RulesetConfig(table, queueNumber, failOpen, path, layout, cutAction),
+                forcedLayout != null);
     }
 
     /** The configuration in use (its layout may change once, in {@link #start}). */

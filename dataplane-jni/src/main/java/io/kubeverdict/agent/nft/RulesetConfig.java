@@ -6,13 +6,20 @@ package io.kubeverdict.agent.nft;
  *
  * @param failOpen true: the queue rule carries bypass, so packets pass when no program listens
  *     on the queue (agent down); false: they are dropped until the agent answers
+ * @param cutAction what happens to packets of connections the agent cut ({@link FlowMarks#CUT})
  */
-public record RulesetConfig(String table, int queueNumber, boolean failOpen, QueuePath path, TableLayout layout) {
+public record RulesetConfig(String table, int queueNumber, boolean failOpen, QueuePath path, TableLayout layout,
+                            CutAction cutAction) {
     public static final String DEFAULT_TABLE = "kube_verdict";
 
-    /** One inet table. */
+    /** One inet table; cut connections are dropped. */
     public RulesetConfig(String table, int queueNumber, boolean failOpen, QueuePath path) {
         this(table, queueNumber, failOpen, path, TableLayout.INET);
+    }
+
+    /** Cut connections are dropped. */
+    public RulesetConfig(String table, int queueNumber, boolean failOpen, QueuePath path, TableLayout layout) {
+        this(table, queueNumber, failOpen, path, layout, CutAction.DROP);
     }
 
     public RulesetConfig {
@@ -28,13 +35,16 @@ public record RulesetConfig(String table, int queueNumber, boolean failOpen, Que
         if (layout == null) {
             throw new IllegalArgumentException("table layout is required");
         }
+        if (cutAction == null) {
+            throw new IllegalArgumentException("cut action is required");
+        }
     }
 
     public RulesetConfig withPath(QueuePath newPath) {
-        return new RulesetConfig(table, queueNumber, failOpen, newPath, layout);
+        return new RulesetConfig(table, queueNumber, failOpen, newPath, layout, cutAction);
     }
 
     public RulesetConfig withLayout(TableLayout newLayout) {
-        return new RulesetConfig(table, queueNumber, failOpen, path, newLayout);
+        return new RulesetConfig(table, queueNumber, failOpen, path, newLayout, cutAction);
     }
 }

@@ -1,5 +1,6 @@
 package io.kubeverdict.agent.nft;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Set;
@@ -10,7 +11,7 @@ import java.util.TreeSet;
  *
  * <p>One {@code inet} table of ours ({@link TableLayout#INET}; or an {@code ip} plus an {@code ip6}
  * table with the same content split by family, {@link TableLayout#SPLIT}) holds two sets of selected local pod IPs ({@value #SET_V4},
- * {@value #SET_V6}) and three chains:
+ * {@value #SET_V6}) and these chains:
  * <ul>
  *   <li>{@code forward} (hook forward): a new connection (ct state new) from or to a selected pod
  *       goes to the queue — pod-to-pod on this node and across nodes;</li>
@@ -20,15 +21,23 @@ import java.util.TreeSet;
  *       {@code queue num N [bypass]}; with {@link QueuePath#XT_NFQUEUE} the text holds a
  *       placeholder ({@code accept} when fail-open, {@code drop} when fail-closed) that the shim
  *       swaps for the xtables NFQUEUE target in one transaction.</li>
+ *   <li>{@code forward_admitted}, {@code input_admitted} (the same hooks, priority filter + 1): a
+ *       new connection that left the queue accepted gets {@link FlowMarks#ADMITTED} on its conntrack
+ *       entry, so the agent can find the connections it admitted;</li>
+ *   <li>{@value #CHAIN_CUT} (unless the cut action is {@link CutAction#NONE}): the first rule of
+ *       forward, input and {@code output} sends every packet of a connection marked
+ *       {@link FlowMarks#CUT} there, to be dropped (or answered with a TCP reset).</li>
  * </ul>
- * No output hook: connections the node itself opens (kubelet probes) are never queued and stay
- * allowed. Packets of established connections never match {@code ct state new}, so only a
- * connection's first packet is judged.
+ * Nothing in the output hook is queued: connections the node itself opens (kubelet probes) are
+ * never judged and stay allowed; the output chain only stops the node's side of cut connections.
+ * Packets of established connections never match {@code ct state new}, so only a connection's
+ * first packet is judged; when a change denies an established connection, the agent marks it cut.
  */
 public final class RulesetRenderer {
     public static final String SET_V4 = "pods4";
     public static final String SET_V6 = "pods6";
     public static final String CHAIN_QUEUE = "to_queue";
+    public static final String CHAIN_CUT = "cut";
     /** Marks the table as ours; a table with our name and this comment is a leftover of ours. */
     public static final String COMMENT = "managed by kube-verdict";
 
@@ -57,6 +66,7 @@ public final class RulesetRenderer {
 
     private static void table(StringBuilder s, RulesetConfig config, String family, boolean v4, boolean v6,
                               PodAddresses addresses) {
+        boolean cuts = config.cutAction() != CutAction.NONE;
         s.append("table ").append(family).append(' ').append(config.table()).append(" {\n");
         s.append("\tcomment \"").append(COMMENT).append("\"\n");
         if (v4) {
@@ -66,29 +76,91 @@ public final class RulesetRenderer {
             set(s, SET_V6, "ipv6_addr", addresses.v6());
         }
         s.append("\tchain ").append(CHAIN_QUEUE).append(" {\n\t\t").append(queueStatement(config)).append("\n\t}\n");
-        s.append("\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n");
-        if (v4) {
-            rule(s, "ip saddr @" + SET_V4);
-            rule(s, "ip daddr @" + SET_V4);
+        if (cuts) {
+            s.append("\tchain ").append(CHAIN_CUT).append(" {\n");
+            if (config.cutAction() == CutAction.RESET) {
+                s.append("\t\tmeta l4proto tcp reject with tcp reset\n");
+            }
+            s.append("\t\tdrop\n\t}\n");
         }
-        if (v6) {
-            rule(s, "ip6 saddr @" + SET_V6);
-            rule(s, "ip6 daddr @" + SET_V6);
+
+        s.append("\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n");
+        if (cuts) {
+            s.append("\t\t").append(cutMatch()).append(" goto ").append(CHAIN_CUT).append('\n');
+        }
+        for (String match : forwardMatches(v4, v6)) {
+            queueRule(s, match);
         }
         s.append("\t}\n");
         s.append("\tchain input {\n\t\ttype filter hook input priority filter; policy accept;\n");
-        if (v4) {
-            rule(s, "ip saddr @" + SET_V4);
+        if (cuts) {
+            s.append("\t\t").append(cutMatch()).append(" goto ").append(CHAIN_CUT).append('\n');
         }
-        if (v6) {
-            rule(s, "ip6 saddr @" + SET_V6);
+        for (String match : inputMatches(v4, v6)) {
+            queueRule(s, match);
+        }
+        s.append("\t}\n");
+        if (cuts) {
+            // Only cut connections: the node's replies on a pod's connection to it. Resets the
+            // cut chain sends from the forward and input hooks leave through here: let them out.
+            s.append("\tchain output {\n\t\ttype filter hook output priority filter; policy accept;\n");
+            s.append("\t\t").append(cutMatch()).append(" tcp flags & rst == rst accept\n");
+            s.append("\t\t").append(cutMatch()).append(" goto ").append(CHAIN_CUT).append('\n');
+            s.append("\t}\n");
+        }
+
+        // After the queue: what the queue let through (or bypassed) gets ADMITTED. An accepted
+        // packet resumes at the next base chain of the hook, so these see exactly that.
+        s.append("\tchain forward_admitted {\n\t\ttype filter hook forward priority filter + 1; policy accept;\n");
+        for (String match : forwardMatches(v4, v6)) {
+            admitRule(s, match);
+        }
+        s.append("\t}\n");
+        s.append("\tchain input_admitted {\n\t\ttype filter hook input priority filter + 1; policy accept;\n");
+        for (String match : inputMatches(v4, v6)) {
+            admitRule(s, match);
         }
         s.append("\t}\n");
         s.append("}\n");
     }
 
-    private static void rule(StringBuilder s, String match) {
+    /** New connections from or to a selected pod, through the node. */
+    private static List<String> forwardMatches(boolean v4, boolean v6) {
+        List<String> matches = new ArrayList<>();
+        if (v4) {
+            matches.add("ip saddr @" + SET_V4);
+            matches.add("ip daddr @" + SET_V4);
+        }
+        if (v6) {
+            matches.add("ip6 saddr @" + SET_V6);
+            matches.add("ip6 daddr @" + SET_V6);
+        }
+        return matches;
+    }
+
+    /** New connections from a selected pod to the node itself. */
+    private static List<String> inputMatches(boolean v4, boolean v6) {
+        List<String> matches = new ArrayList<>();
+        if (v4) {
+            matches.add("ip saddr @" + SET_V4);
+        }
+        if (v6) {
+            matches.add("ip6 saddr @" + SET_V6);
+        }
+        return matches;
+    }
+
+    private static String cutMatch() {
+        return "ct mark & " + FlowMarks.hex(FlowMarks.CUT) + " == " + FlowMarks.hex(FlowMarks.CUT);
+    }
+
+    private static void queueRule(StringBuilder s, String match) {
         s.append("\t\tct state new ").append(match).append(" goto ").append(CHAIN_QUEUE).append('\n');
+    }
+
+    private static void admitRule(StringBuilder s, String match) {
+        s.append("\t\tct state new ").append(match).append(" ct mark set ct mark | ")
+                .append(FlowMarks.hex(FlowMarks.ADMITTED)).append('\n');
     }
 
     /** The queue chain's rule as nft text (a placeholder on the xtables path). */

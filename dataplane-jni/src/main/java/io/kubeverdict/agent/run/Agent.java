@@ -1,13 +1,20 @@
 package io.kubeverdict.agent.run;
 
 import io.grpc.ManagedChannel;
+import io.kubeverdict.agent.conntrack.ConntrackRejudger;
+import io.kubeverdict.agent.conntrack.ConntrackTable;
+import io.kubeverdict.agent.conntrack.LocalAddresses;
+import io.kubeverdict.agent.inspect.CutVerdicts;
 import io.kubeverdict.agent.inspect.AgentIdentity;
 import io.kubeverdict.agent.inspect.AgentInspectionService;
 import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.metrics.AgentMetrics;
+import io.kubeverdict.agent.metrics.ConntrackMetrics;
+import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.NftManager;
-import io.kubeverdict.agent.observe.VerdictUplink;
 import io.kubeverdict.agent.nft.QueuePath;
+import io.kubeverdict.agent.observe.VerdictUplink;
+import io.kubeverdict.agent.state.GenerationListener;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.AppliedReporter;
@@ -64,6 +71,10 @@ import org.slf4j.LoggerFactory;
  *       {@code remove} choose explicitly; uninstalling a fail-closed agent wants {@code remove}.</li>
  *   <li><b>Malformed packets</b> and verdict-function failures get the default verdict (accept
  *       with {@code --fail-open}, drop without) and are counted.</li>
+ *   <li><b>Established connections</b> are never touched while the agent is down, in either mode;
+ *       after each InSync (start, resync) every selected endpoint's connections are judged by the
+ *       new state and those it denies are cut ({@code --cut-action}), and after each later change
+ *       those of the endpoints it affects.</li>
  * </ul>
  */
 public final class Agent implements AutoCloseable {
@@ -102,9 +113,11 @@ public final class Agent implements AutoCloseable {
         NativeLibrary.ensureAvailable();
         Clock clock = Clock.systemUTC();
         nft = new Nftables();
-        manager = NftManager.create(nft, config.table(), config.queueId(), config.failOpen(), config.queuePath());
-        log.info("node {}: queue {} via {}, {}", config.node(), config.queueId(), kernelPath(manager.path()),
-                config.failOpen() ? "fail-open" : "fail-closed");
+        manager = NftManager.create(nft, config.table(), config.queueId(), config.failOpen(), config.queuePath(), null,
+                config.cutAction());
+        log.info("node {}: queue {} via {}, {}, established connections the policy denies: {}", config.node(),
+                config.queueId(), kernelPath(manager.path()), config.failOpen() ? "fail-open" : "fail-closed",
+                config.cutAction() == CutAction.NONE ? "left open" : config.cutAction().flag());
 
         state = new StateHolder(config.failOpen() ? 1 : 0);
         NfQueue queue = new NfQueue(config.queueId(), NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0));
@@ -119,6 +132,16 @@ public final class Agent implements AutoCloseable {
         VerdictLoop loop = new VerdictLoop(queue, BATCH, judge, metrics.verdicts(), config.failOpen());
         opened.add(loop); // closed before the queue (reverse order)
         opened.add(feed);
+        GenerationListener established = GenerationListener.NONE;
+        if (config.cutAction() != CutAction.NONE) {
+            ConntrackRejudger rejudger = new ConntrackRejudger(ConntrackTable::open, LocalAddresses.INTERFACES,
+                    loop::awaitAnswered, new CutVerdicts(feed, config.cutAction()), new ConntrackMetrics(metrics.registry()),
+                    System::nanoTime);
+            opened.add(rejudger); // closed before the feed it reports to
+            // The first generation of a stream (the agent's start, a resync) judges every selected
+            // endpoint's connections; later ones only those of the endpoints they affect.
+            established = (before, now) -> rejudger.changed(before, now, !status.inSync());
+        }
 
         if (config.inspectListen() != null) {
             AgentIdentity identity = new AgentIdentity(config.node(), VERSION, kernelPath(manager.path()),
@@ -154,7 +177,7 @@ public final class Agent implements AutoCloseable {
                 SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION)
                         .setAgentStartTime(processStart()).build(),
                 () -> new SnapshotAssembler(config.node()),
-                new StateEnforcer(state, kernel, clock),
+                new StateEnforcer(state, kernel, clock, established),
                 (sequence, eventTime) -> {
                     reporter.applied(sequence, eventTime);
                     metrics.applied(sequence, eventTime);

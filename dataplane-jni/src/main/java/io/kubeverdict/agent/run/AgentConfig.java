@@ -1,5 +1,6 @@
 package io.kubeverdict.agent.run;
 
+import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
 import java.net.InetSocketAddress;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
@@ -13,10 +14,11 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
  * @param metricsListen null = no metrics server
  * @param inspectListen null = no inspection server
  * @param tls null = plaintext
+ * @param cutAction what established connections the policy now denies get
  */
 public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
                           String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls,
-                          boolean removeTableOnExit, Telemetry telemetry) {
+                          boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry) {
 
     /**
      * What the agent tells about its verdicts.
@@ -39,12 +41,28 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
         }
     }
 
-    /** With the default telemetry. */
+    /** Established connections the policy now denies are dropped; the default telemetry. */
     public AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
                        String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen,
                        ControlPlaneChannel.Tls tls, boolean removeTableOnExit) {
-        this(node, controlPlane, failOpen, queueId, queuePath, table, metricsListen, inspectListen, tls,
-                removeTableOnExit, Telemetry.DEFAULTS);
+        this(node, controlPlane, failOpen, queueId, queuePath, table, metricsListen, inspectListen, tls, removeTableOnExit,
+                CutAction.DROP, Telemetry.DEFAULTS);
+    }
+
+    /** With the default telemetry. */
+    public AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
+                       String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen,
+                       ControlPlaneChannel.Tls tls, boolean removeTableOnExit, CutAction cutAction) {
+        this(node, controlPlane, failOpen, queueId, queuePath, table, metricsListen, inspectListen, tls, removeTableOnExit,
+                cutAction, Telemetry.DEFAULTS);
+    }
+
+    /** Established connections the policy now denies are dropped. */
+    public AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
+                       String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen,
+                       ControlPlaneChannel.Tls tls, boolean removeTableOnExit, Telemetry telemetry) {
+        this(node, controlPlane, failOpen, queueId, queuePath, table, metricsListen, inspectListen, tls, removeTableOnExit,
+                CutAction.DROP, telemetry);
     }
 
     public AgentConfig {
@@ -59,6 +77,9 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
         }
         if (queueId < 0 || queueId > 65535) {
             throw new IllegalArgumentException("--nfqueue-id must be 0..65535, got " + queueId);
+        }
+        if (cutAction == null) {
+            throw new IllegalArgumentException("a cut action is required");
         }
     }
 }

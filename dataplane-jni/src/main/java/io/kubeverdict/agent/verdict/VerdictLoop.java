@@ -30,6 +30,9 @@ public final class VerdictLoop implements AutoCloseable {
     private final Thread thread;
     private volatile Judge judge;
     private volatile boolean running = true;
+    // Batches taken from the queue / answered: a batch is answered once its verdicts are sent.
+    private volatile long batchesTaken;
+    private volatile long batchesAnswered;
 
     /**
      * Starts the loop on a new thread named after the queue.
@@ -64,11 +67,14 @@ public final class VerdictLoop implements AutoCloseable {
                 if (n == 0) {
                     continue;
                 }
+                batchesTaken++; // before any verdict of the batch is decided (single writer)
                 decideAll(n);
                 batch.sendVerdicts();
             } catch (RuntimeException e) {
                 observer.queueFailed(e);
                 pause();
+            } finally {
+                batchesAnswered = batchesTaken;
             }
         }
     }
@@ -98,6 +104,25 @@ public final class VerdictLoop implements AutoCloseable {
                 batch.drop(i);
             }
         }
+    }
+
+    /**
+     * Waits until every batch taken before this call has been answered (at most timeoutMillis).
+     * After a new judge or state is in place, this is the point from which no verdict decided by
+     * the old one is still on its way to the kernel: a connection the old state admitted is in the
+     * conntrack table by then (a verdict is applied, and the packet's entry confirmed, within the
+     * sendmsg that carries it). Returns false on timeout.
+     */
+    public boolean awaitAnswered(long timeoutMillis) throws InterruptedException {
+        long target = batchesTaken;
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        while (batchesAnswered < target) {
+            if (System.nanoTime() > deadline || !thread.isAlive()) {
+                return batchesAnswered >= target;
+            }
+            Thread.sleep(1);
+        }
+        return true;
     }
 
     private void pause() {

@@ -3,6 +3,7 @@ package io.kubeverdict.agent.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.run.AgentConfig;
 import io.kubeverdict.runtime.BuildVersion;
@@ -31,6 +32,9 @@ class RunCommandTest {
         assertThat(c.metricsListen().getPort()).isEqualTo(9101);
         assertThat(c.inspectListen().getPort()).isEqualTo(9102);
         assertThat(c.tls()).isNull();
+        assertThat(c.cutAction()).isEqualTo(CutAction.DROP);
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--cut-action", "reset").cutAction()).isEqualTo(CutAction.RESET);
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--cut-action", "none").cutAction()).isEqualTo(CutAction.NONE);
 
         AgentConfig d = parse("--hostname-override", "n2", "--control-plane", "cp:1", "--fail-open", "--nfqueue-id", "7",
                 "--queue-path", "xtables", "--metrics-bind-address", "off", "--inspect-listen", "127.0.0.1:0");
@@ -64,6 +68,8 @@ class RunCommandTest {
                 .hasMessageContaining("--tls-key");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--queue-path", "iptables"))
                 .hasMessageContaining("auto, nft or xtables");
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--cut-action", "kill"))
+                .hasMessageContaining("drop, reset or none");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--nfqueue-id", "70000"))
                 .hasMessageContaining("0..65535");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", "9102"))

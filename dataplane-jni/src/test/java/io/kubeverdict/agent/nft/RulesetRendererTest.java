@@ -40,14 +40,47 @@ class RulesetRendererTest {
         assertThat(text).contains("set pods4 {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1, 10.0.0.2 }\n");
         assertThat(text).contains("set pods6 {\n\t\ttype ipv6_addr\n\t\telements = { fd00::1 }\n");
         assertThat(text).contains("type filter hook forward priority filter; policy accept;\n"
+                + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
                 + "\t\tct state new ip saddr @pods4 goto to_queue\n"
                 + "\t\tct state new ip daddr @pods4 goto to_queue\n"
                 + "\t\tct state new ip6 saddr @pods6 goto to_queue\n"
                 + "\t\tct state new ip6 daddr @pods6 goto to_queue\n");
         assertThat(text).contains("type filter hook input priority filter; policy accept;\n"
+                + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
                 + "\t\tct state new ip saddr @pods4 goto to_queue\n"
                 + "\t\tct state new ip6 saddr @pods6 goto to_queue\n");
-        assertThat(text).as("node-originated traffic is never queued").doesNotContain("hook output");
+        String output = text.substring(text.indexOf("chain output {"), text.indexOf("}", text.indexOf("chain output {")));
+        assertThat(output).as("node-originated traffic is never queued: the output hook only stops cut connections")
+                .doesNotContain("to_queue")
+                .contains("ct mark & 0x04000000 == 0x04000000 tcp flags & rst == rst accept\n"
+                        + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n");
+    }
+
+    @Test
+    void whatLeavesTheQueueAcceptedIsMarkedAdmittedInTheNextBaseChain() {
+        String text = RulesetRenderer.replaceTable(NFT_OPEN, PodAddresses.EMPTY);
+        assertThat(text).contains("chain forward_admitted {\n\t\ttype filter hook forward priority filter + 1; policy accept;\n"
+                + "\t\tct state new ip saddr @pods4 ct mark set ct mark | 0x08000000\n"
+                + "\t\tct state new ip daddr @pods4 ct mark set ct mark | 0x08000000\n"
+                + "\t\tct state new ip6 saddr @pods6 ct mark set ct mark | 0x08000000\n"
+                + "\t\tct state new ip6 daddr @pods6 ct mark set ct mark | 0x08000000\n\t}\n");
+        assertThat(text).contains("chain input_admitted {\n\t\ttype filter hook input priority filter + 1; policy accept;\n"
+                + "\t\tct state new ip saddr @pods4 ct mark set ct mark | 0x08000000\n"
+                + "\t\tct state new ip6 saddr @pods6 ct mark set ct mark | 0x08000000\n\t}\n");
+    }
+
+    @Test
+    void theCutActionDecidesTheCutChain() {
+        RulesetConfig drop = new RulesetConfig("t", 1, false, QueuePath.XT_NFQUEUE, TableLayout.INET, CutAction.DROP);
+        RulesetConfig reset = new RulesetConfig("t", 1, false, QueuePath.XT_NFQUEUE, TableLayout.INET, CutAction.RESET);
+        RulesetConfig none = new RulesetConfig("t", 1, false, QueuePath.XT_NFQUEUE, TableLayout.INET, CutAction.NONE);
+        assertThat(RulesetRenderer.replaceTable(drop, PodAddresses.EMPTY)).contains("chain cut {\n\t\tdrop\n\t}\n");
+        assertThat(RulesetRenderer.replaceTable(reset, PodAddresses.EMPTY))
+                .contains("chain cut {\n\t\tmeta l4proto tcp reject with tcp reset\n\t\tdrop\n\t}\n");
+        assertThat(RulesetRenderer.replaceTable(none, PodAddresses.EMPTY)).doesNotContain("chain cut").doesNotContain("hook output")
+                .doesNotContain("0x04000000").contains("ct mark set ct mark | 0x08000000");
+        assertThat(CutAction.parse("reset")).isEqualTo(CutAction.RESET);
+        assertThatThrownBy(() -> CutAction.parse("rst")).hasMessageContaining("drop, reset or none");
     }
 
     @Test

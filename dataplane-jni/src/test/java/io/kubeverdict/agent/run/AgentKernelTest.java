@@ -150,6 +150,7 @@ class AgentKernelTest {
 
         EventLoopGroup loops = NetnsEventLoops.group(pods.node.path(), 1);
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", INSPECT_PORT).usePlaintext()
+                .directExecutor() // no shared gRPC threads started from the namespace
                 .eventLoopGroup(loops).channelFactory(() -> {
                     // the channel's socket is opened where it is constructed: in the node namespace
                     try {

@@ -2,12 +2,9 @@ package io.kubeverdict.agent.testing;
 
 import io.kubeverdict.jni.Netns;
 import io.kubeverdict.testing.TestNamespace;
+import io.kubeverdict.testing.flow.TcpEchoServer;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +24,7 @@ public final class PodPair implements AutoCloseable {
     public final TestNamespace node;
     public final TestNamespace a;
     public final TestNamespace b;
-    private final List<ServerSocket> servers = new ArrayList<>();
+    private final List<TcpEchoServer> servers = new ArrayList<>();
     private volatile String lastFailure = "none";
 
     private PodPair(TestNamespace node, TestNamespace a, TestNamespace b) {
@@ -74,35 +71,7 @@ public final class PodPair implements AutoCloseable {
 
     /** An echo server on b:port, serving on daemon threads until close. */
     public void echoServerOnB(int port) throws Exception {
-        ServerSocket server = Netns.call(b.path(), () -> new ServerSocket(port, 128, InetAddress.getByName("::")));
-        servers.add(server);
-        Thread acceptor = new Thread(() -> {
-            while (!server.isClosed()) {
-                try {
-                    Socket s = server.accept();
-                    Thread echo = new Thread(() -> echo(s), "echo-" + port);
-                    echo.setDaemon(true);
-                    echo.start();
-                } catch (IOException e) {
-                    return;
-                }
-            }
-        }, "accept-" + port);
-        acceptor.setDaemon(true);
-        acceptor.start();
-    }
-
-    private static void echo(Socket s) {
-        try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
-            byte[] buf = new byte[256];
-            int n;
-            while ((n = in.read(buf)) > 0) {
-                out.write(buf, 0, n);
-                out.flush();
-            }
-        } catch (IOException ignored) {
-            // client went away
-        }
+        servers.add(TcpEchoServer.start(b.inside(), port));
     }
 
     /** A connection from a to b:port (socket made in a's namespace), or null when it times out. */
@@ -170,7 +139,7 @@ public final class PodPair implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
-        for (ServerSocket s : servers) {
+        for (TcpEchoServer s : servers) {
             s.close();
         }
         Exception first = null;

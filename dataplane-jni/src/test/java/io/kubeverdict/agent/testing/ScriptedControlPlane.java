@@ -43,7 +43,11 @@ public final class ScriptedControlPlane implements AutoCloseable {
     public static ScriptedControlPlane inNetns(String netnsPath, int port) throws IOException {
         EventLoopGroup loops = NetnsEventLoops.group(netnsPath, 2);
         return new ScriptedControlPlane(NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-                .bossEventLoopGroup(loops).workerEventLoopGroup(loops).channelType(NioServerSocketChannel.class), loops);
+                .bossEventLoopGroup(loops).workerEventLoopGroup(loops).channelType(NioServerSocketChannel.class)
+                // Calls run on the loops themselves: a thread started from a netns thread inherits
+                // its namespace, so handing calls to gRPC's shared executor would leave shared
+                // threads in this namespace for every later test of the JVM (their loopback fails).
+                .directExecutor(), loops);
     }
 
     private final EventLoopGroup loops;

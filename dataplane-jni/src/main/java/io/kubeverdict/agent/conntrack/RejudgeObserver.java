@@ -1,0 +1,54 @@
+package io.kubeverdict.agent.conntrack;
+
+/** What the re-judging of established connections reports, for metrics. Called on its thread. */
+public interface RejudgeObserver {
+    /** A dump returned this many entries (the userspace work it caused). */
+    void dumped(int entries);
+
+    /** A connection was judged again. */
+    void examined();
+
+    /** A connection the policy now denies was cut, this long after the change that denied it. */
+    void cut(int protocol, long nanosSinceChange);
+
+    /** A connection went away between the dump and its cut (nothing left to cut). */
+    void vanished();
+
+    /** A dump failed (it is retried); errno as the kernel said. */
+    void dumpFailed(int errno);
+
+    /** Marking a connection failed (its endpoint is retried). */
+    void cutFailed(int errno);
+
+    /** Endpoints whose connections still wait to be judged (0 once a pass completed). */
+    void pending(int endpoints);
+
+    /** One pass over the pending endpoints ended, complete or with endpoints left for a retry. */
+    void passFinished(long nanos, boolean complete);
+
+    RejudgeObserver NONE = new RejudgeObserver() {
+        @Override
+        public void dumped(int entries) {}
+
+        @Override
+        public void examined() {}
+
+        @Override
+        public void cut(int protocol, long nanosSinceChange) {}
+
+        @Override
+        public void vanished() {}
+
+        @Override
+        public void dumpFailed(int errno) {}
+
+        @Override
+        public void cutFailed(int errno) {}
+
+        @Override
+        public void pending(int endpoints) {}
+
+        @Override
+        public void passFinished(long nanos, boolean complete) {}
+    };
+}

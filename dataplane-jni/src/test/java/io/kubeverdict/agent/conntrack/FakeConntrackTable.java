@@ -1,0 +1,94 @@
+package io.kubeverdict.agent.conntrack;
+
+import io.kubeverdict.jni.ConntrackEntries;
+import io.kubeverdict.jni.ConntrackEntriesFixture;
+import io.kubeverdict.jni.ConntrackEntriesFixture.Entry;
+import io.kubeverdict.jni.ConntrackQuery;
+import io.kubeverdict.jni.NativeException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A conntrack table in memory that filters dumps as the kernel does (family, mark under mask, a
+ * tuple's source) and can fail on demand, for the re-judging's unit tests.
+ */
+final class FakeConntrackTable implements ConntrackTable {
+    final List<Entry> entries = new CopyOnWriteArrayList<>();
+    final List<ConntrackQuery> queries = new CopyOnWriteArrayList<>();
+    final List<String> events = new CopyOnWriteArrayList<>();
+    volatile int failDumps;          // the next n dumps fail with dumpErrno
+    volatile int dumpErrno;
+    volatile int failMarks;          // the next n mark updates fail with markErrno
+    volatile int markErrno;
+    volatile Integer vanishOnMark;   // this id disappears just before its update
+
+    @Override
+    public synchronized int dump(ConntrackQuery q, ConntrackEntries into) {
+        queries.add(q);
+        events.add("dump");
+        if (failDumps > 0) {
+            failDumps--;
+            throw new NativeException("fake dump", dumpErrno, null);
+        }
+        List<Entry> out = new ArrayList<>();
+        for (Entry e : entries) {
+            if (e.originalSource().family() != q.family() || (e.mark() & q.markMask()) != q.markValue()) {
+                continue;
+            }
+            switch (q.match()) {
+                case ORIGINAL_SOURCE -> {
+                    if (!e.originalSource().equals(q.address())) {
+                        continue;
+                    }
+                }
+                case REPLY_SOURCE -> {
+                    if (!e.replySource().equals(q.address())) {
+                        continue;
+                    }
+                }
+                default -> { }
+            }
+            out.add(e);
+        }
+        ConntrackEntriesFixture.ensureCapacity(into, out.size());
+        ConntrackEntriesFixture.clear(into);
+        for (Entry e : out) {
+            ConntrackEntriesFixture.add(into, e);
+        }
+        return out.size();
+    }
+
+    @Override
+    public synchronized boolean setMark(ConntrackEntries dumped, int i, int value, int mask) {
+        int id = dumped.id(i);
+        events.add("mark " + id);
+        if (failMarks > 0) {
+            failMarks--;
+            throw new NativeException("fake mark", markErrno, null);
+        }
+        if (vanishOnMark != null && vanishOnMark == id) {
+            entries.removeIf(e -> e.id() == id);
+        }
+        for (int k = 0; k < entries.size(); k++) {
+            Entry e = entries.get(k);
+            if (e.id() == id) {
+                entries.set(k, e.withMark((e.mark() & ~mask) | value));
+                return true;
+            }
+        }
+        return false;
+    }
+
+    synchronized int markOf(int id) {
+        for (Entry e : entries) {
+            if (e.id() == id) {
+                return e.mark();
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public void close() {}
+}

@@ -8,7 +8,14 @@ import io.kubeverdict.agent.metrics.AgentMetrics;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.state.StateEnforcer;
+import io.kubeverdict.agent.dns.DnsLearner;
+import io.kubeverdict.agent.dns.DnsLoop;
+import io.kubeverdict.agent.dns.DnsMetrics;
+import io.kubeverdict.agent.dns.DnsTable;
+import io.kubeverdict.agent.dns.LearnedAddressBook;
+import io.kubeverdict.agent.dns.WatchedAddresses;
 import io.kubeverdict.agent.state.StateHolder;
+import io.kubeverdict.agent.sync.Enforcer;
 import io.kubeverdict.agent.sync.AppliedReporter;
 import io.kubeverdict.agent.sync.Backoff;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
@@ -80,6 +87,11 @@ public final class Agent implements AutoCloseable {
     private MetricsEndpoint metricsHttp;
     private final SyncStatus status = new SyncStatus();
     private StateHolder state;
+    private DnsTable dnsTable;
+    private DnsLearner learner;
+    /** Bytes of a DNS response copied to the agent: UDP answers up to EDNS 4096 fit, as do TCP segments of MTU 9000. */
+    static final int DNS_COPY_BYTES = 9216;
+    private static final int DNS_BATCH = 32;
 
     private Agent(AgentConfig config) {
         this.config = config;
@@ -106,7 +118,8 @@ public final class Agent implements AutoCloseable {
         log.info("node {}: queue {} via {}, {}", config.node(), config.queueId(), kernelPath(manager.path()),
                 config.failOpen() ? "fail-open" : "fail-closed");
 
-        state = new StateHolder(config.failOpen() ? 1 : 0);
+        LearnedAddressBook book = new LearnedAddressBook();
+        state = new StateHolder(config.failOpen() ? 1 : 0, book);
         NfQueue queue = new NfQueue(config.queueId(), NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0));
         opened.add(queue);
         int queueId = config.queueId();
@@ -124,6 +137,17 @@ public final class Agent implements AutoCloseable {
         VerdictLoop loop = new VerdictLoop(queue, BATCH, judge, metrics.verdicts(), config.failOpen());
         opened.add(loop); // closed before the queue (reverse order)
         opened.add(feed);
+
+        // DNS answers to pods with domain-name rules: their own queue (whole responses copied, no
+        // GSO: segments), learned before they are accepted; the DNS table bypasses when unbound.
+        DnsLearner learner = new DnsLearner(config.dns().minTtlSeconds(), config.dns().maxTtlSeconds());
+        NfQueue dnsQueue = new NfQueue(config.dns().queueId(), NfQueue.FLAG_FAIL_OPEN, DNS_COPY_BYTES);
+        opened.add(dnsQueue);
+        DnsLoop dnsLoop = new DnsLoop(dnsQueue, DNS_BATCH, holder::learned, learner, book,
+                DnsMetrics.register(metrics.registry(), learner, book));
+        opened.add(dnsLoop);
+        dnsTable = new DnsTable(nft, config.table() + "_dns", config.dns().queueId(), manager);
+        this.learner = learner;
 
         if (config.inspectListen() != null) {
             AgentIdentity identity = new AgentIdentity(config.node(), VERSION, kernelPath(manager.path()),
@@ -153,7 +177,7 @@ public final class Agent implements AutoCloseable {
         sync = new SyncClient(channel,
                 SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION).build(),
                 () -> new SnapshotAssembler(config.node()),
-                new StateEnforcer(state, kernel, clock),
+                dnsAfter(new StateEnforcer(state, kernel, clock)),
                 (sequence, eventTime) -> {
                     reporter.applied(sequence, eventTime);
                     metrics.applied(sequence, eventTime);
@@ -163,6 +187,20 @@ public final class Agent implements AutoCloseable {
                 },
                 Backoff.DEFAULT, () -> ThreadLocalRandom.current().nextDouble(), status).start();
         log.info("syncing from {}", config.controlPlane());
+    }
+
+    /** After each generation is enforced, the DNS table's watched pods follow it. */
+    private Enforcer dnsAfter(Enforcer policy) {
+        DnsTable table = dnsTable;
+        return (snapshot, sequence) -> {
+            policy.enforce(snapshot, sequence);
+            table.program(WatchedAddresses.of(snapshot));
+        };
+    }
+
+    /** What the DNS path learned from (inspection, tests). */
+    public DnsLearner dnsLearner() {
+        return learner;
     }
 
     private static Optional<QueueCounters> readQueue(int queueId) {
@@ -204,6 +242,14 @@ public final class Agent implements AutoCloseable {
         if (sync != null) {
             sync.close();
             sync = null;
+        }
+        if (dnsTable != null) {
+            try {
+                dnsTable.remove(); // nothing learns without an agent: answers pass unqueued
+            } catch (RuntimeException e) {
+                log.warn("could not remove nftables table {}_dns: {}", config.table(), e.toString());
+            }
+            dnsTable = null;
         }
         if (manager != null) {
             if (config.removeTableOnExit()) {

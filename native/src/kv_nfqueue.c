@@ -30,6 +30,8 @@ struct kv_queue {
 	/* batch state, set by attach */
 	unsigned char *slots;
 	int slot_count;
+	int slot_size;     /* KV_SLOT_SIZE, or KV_SLOT_DATA + data_bytes (8-aligned) for sized batches */
+	int data_bytes;    /* at most this many packet bytes per slot */
 	char *rbuf;        /* one received datagram; pend_off/pend_len: what is not parsed yet */
 	int pend_off;
 	int pend_len;
@@ -163,14 +165,26 @@ static jint kv_nfq_rcvbuf(JNIEnv *env, jclass cls, jlong handle, jint bytes)
 	return granted;
 }
 
+_Static_assert(((KV_SLOT_DATA + KV_SLOT_DATA_BYTES + 7) & ~7) == KV_SLOT_SIZE, "default slots are KV_SLOT_SIZE");
+
+/* The slot stride for data_bytes of packet per slot. */
+static int kv_nfq_slot_size(int data_bytes)
+{
+	return (KV_SLOT_DATA + data_bytes + 7) & ~7;
+}
+
 /* Remembers Java's slot buffer (a direct buffer's address, passed once) and allocates the
- * receive and verdict buffers for batches of up to slot_count packets. */
-static jint kv_nfq_attach(JNIEnv *env, jclass cls, jlong handle, jlong address, jint slot_count)
+ * receive and verdict buffers for batches of up to slot_count packets of up to data_bytes each
+ * (the buffer holds slot_count slots of KV_SLOT_DATA + data_bytes, rounded up to 8). */
+static jint kv_nfq_attach_sized(JNIEnv *env, jclass cls, jlong handle, jlong address, jint slot_count,
+				jint data_bytes)
 {
 	(void)env;
 	(void)cls;
 	struct kv_queue *q = KV_PTR(handle);
-	if (address == 0 || slot_count <= 0 || q->slots != NULL)
+	/* a whole packet message (headers + data) must fit one receive buffer */
+	if (address == 0 || slot_count <= 0 || q->slots != NULL || data_bytes < KV_SLOT_DATA_BYTES ||
+	    data_bytes > KV_RECV_BUF - 1024)
 		return -EINVAL;
 	char *rbuf = malloc(KV_RECV_BUF);
 	char *sbuf = malloc((size_t)slot_count * KV_VERDICT_MSG);
@@ -184,7 +198,15 @@ static jint kv_nfq_attach(JNIEnv *env, jclass cls, jlong handle, jlong address, 
 	q->sbuf = sbuf;
 	q->slots = KV_PTR(address);
 	q->slot_count = slot_count;
+	q->slot_size = kv_nfq_slot_size(data_bytes);
+	q->data_bytes = data_bytes;
 	return 0;
+}
+
+/* attach_sized with the layout's KV_SLOT_DATA_BYTES (slots of KV_SLOT_SIZE). */
+static jint kv_nfq_attach(JNIEnv *env, jclass cls, jlong handle, jlong address, jint slot_count)
+{
+	return kv_nfq_attach_sized(env, cls, handle, address, slot_count, KV_SLOT_DATA_BYTES);
 }
 
 static jlong kv_nfq_stat(JNIEnv *env, jclass cls, jlong handle, jint which)
@@ -217,7 +239,7 @@ static int kv_nfq_fill_slot(struct kv_queue *q, const struct nlmsghdr *nlh, unsi
 	uint32_t copied = 0, length = 0;
 	if (attr[NFQA_PAYLOAD] != NULL) {
 		length = mnl_attr_get_payload_len(attr[NFQA_PAYLOAD]);
-		copied = length < KV_SLOT_DATA_BYTES ? length : KV_SLOT_DATA_BYTES;
+		copied = length < (uint32_t)q->data_bytes ? length : (uint32_t)q->data_bytes;
 		memcpy(slot + KV_SLOT_DATA, mnl_attr_get_payload(attr[NFQA_PAYLOAD]), copied);
 	}
 	if (attr[NFQA_CAP_LEN] != NULL) /* present when the kernel truncated the copy */
@@ -276,7 +298,7 @@ static jint kv_nfq_receive(JNIEnv *env, jclass cls, jlong handle, jint timeout_m
 		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(q->rbuf + q->pend_off);
 		int len = q->pend_len;
 		while (filled < q->slot_count && mnl_nlmsg_ok(nlh, len)) {
-			filled += kv_nfq_fill_slot(q, nlh, q->slots + (size_t)filled * KV_SLOT_SIZE);
+			filled += kv_nfq_fill_slot(q, nlh, q->slots + (size_t)filled * (size_t)q->slot_size);
 			nlh = mnl_nlmsg_next(nlh, &len);
 		}
 		/* keep what is left for the next call; a tail that is no message is padding */
@@ -307,18 +329,18 @@ static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
 	if (q->slots == NULL || count < 0 || count > q->slot_count)
 		return -EINVAL;
 	for (int i = 0; i < count; i++)
-		if (q->slots[(size_t)i * KV_SLOT_SIZE + KV_SLOT_VERDICT] > NF_ACCEPT)
+		if (q->slots[(size_t)i * (size_t)q->slot_size + KV_SLOT_VERDICT] > NF_ACCEPT)
 			return -EINVAL;
 	size_t off = 0;
 	int messages = 0;
 	for (int i = 0; i < count;) {
-		const unsigned char *slot = q->slots + (size_t)i * KV_SLOT_SIZE;
+		const unsigned char *slot = q->slots + (size_t)i * (size_t)q->slot_size;
 		int verdict = slot[KV_SLOT_VERDICT];
 		int j = i;
-		while (j + 1 < count && q->slots[(size_t)(j + 1) * KV_SLOT_SIZE + KV_SLOT_VERDICT] == verdict)
+		while (j + 1 < count && q->slots[(size_t)(j + 1) * (size_t)q->slot_size + KV_SLOT_VERDICT] == verdict)
 			j++;
 		uint32_t id;
-		memcpy(&id, q->slots + (size_t)j * KV_SLOT_SIZE + KV_SLOT_ID, 4);
+		memcpy(&id, q->slots + (size_t)j * (size_t)q->slot_size + KV_SLOT_ID, 4);
 		off += kv_nfq_put_verdict(q, q->sbuf + off, j > i ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT,
 					  id, verdict);
 		messages++;
@@ -361,6 +383,7 @@ static const JNINativeMethod methods[] = {
 	{ "fd", "(J)I", (void *)kv_nfq_fd },
 	{ "rcvbuf", "(JI)I", (void *)kv_nfq_rcvbuf },
 	{ "attach", "(JJI)I", (void *)kv_nfq_attach },
+	{ "attachSized", "(JJII)I", (void *)kv_nfq_attach_sized },
 	{ "stat", "(JI)J", (void *)kv_nfq_stat },
 	{ "receive", "(JI)I", (void *)kv_nfq_receive },
 	{ "verdict", "(JI)I", (void *)kv_nfq_verdict },

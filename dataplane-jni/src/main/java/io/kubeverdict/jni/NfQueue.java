@@ -22,17 +22,38 @@ public final class NfQueue implements AutoCloseable {
     static final int STAT_NETLINK_ERRORS = 4;
     static final int STAT_REPEATED = 5;
 
+    /** Most bytes a queue may copy per packet (whole DNS responses: {@link #NfQueue(int, int, int)}). */
+    public static final int MAX_COPY_BYTES = 16 * 1024;
+
     private final int number;
+    private final int copyBytes;
     private long queue;
     private PacketBatch batch;
 
     public NfQueue(int number, int flags) {
+        this(number, flags, COPY_BYTES);
+    }
+
+    /**
+     * A queue that copies up to copyBytes of each packet ({@link #COPY_BYTES}..{@link #MAX_COPY_BYTES});
+     * its batch's slots are that large.
+     */
+    public NfQueue(int number, int flags, int copyBytes) {
         NativeLibrary.ensureAvailable();
         if (number < 0 || number > 65535) {
             throw new IllegalArgumentException("queue number must be 0..65535, got " + number);
         }
+        if (copyBytes < COPY_BYTES || copyBytes > MAX_COPY_BYTES) {
+            throw new IllegalArgumentException("copy bytes must be " + COPY_BYTES + ".." + MAX_COPY_BYTES + ", got " + copyBytes);
+        }
         this.number = number;
-        this.queue = NativeException.check("bind nfqueue " + number, NfqNative.open(number, COPY_BYTES, flags));
+        this.copyBytes = copyBytes;
+        this.queue = NativeException.check("bind nfqueue " + number, NfqNative.open(number, copyBytes, flags));
+    }
+
+    /** Bytes copied per packet at most (the batch's slot data size). */
+    public int copyBytes() {
+        return copyBytes;
     }
 
     public int number() {

@@ -16,6 +16,9 @@ final class NfqNative {
 
     static native int attach(long queue, long address, int slots);
 
+    /** attach with up to dataBytes of packet per slot (slots of DATA_OFFSET + dataBytes, rounded up to 8). */
+    static native int attachSized(long queue, long address, int slots, int dataBytes);
+
     static native long stat(long queue, int which);
 
     static native int receive(long queue, int timeoutMillis);

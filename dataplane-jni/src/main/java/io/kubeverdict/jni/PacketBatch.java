@@ -9,7 +9,7 @@ import java.nio.ByteOrder;
  * {@link #sendVerdicts} is then one JNI crossing with plain ints, whatever the batch size.
  *
  * <p>Slot {@code i} (0 &le; i &lt; {@link #size()}) holds one packet: its id, hook, ethertype,
- * how many bytes were copied (up to {@link #DATA_BYTES}) and the full packet length; the copied
+ * how many bytes were copied (up to {@link #dataBytes()}, {@link #DATA_BYTES} unless the queue asked for more) and the full packet length; the copied
  * bytes start at {@link #dataOffset(int)} in {@link #buffer()}. Every received packet must get a
  * verdict ({@link #accept}/{@link #drop}; drop is the default) before {@link #sendVerdicts}, and
  * {@link #sendVerdicts} must come before the next {@link #receive}. Not thread-safe: one loop
@@ -35,6 +35,8 @@ public final class PacketBatch {
     private final NfQueue queue;
     private final ByteBuffer buffer;
     private final int capacity;
+    private final int slotSize;
+    private final int dataBytes;
     private int size;
 
     PacketBatch(NfQueue queue, int capacity) {
@@ -43,10 +45,18 @@ public final class PacketBatch {
         }
         this.queue = queue;
         this.capacity = capacity;
-        this.buffer = ByteBuffer.allocateDirect(capacity * SLOT_SIZE).order(ByteOrder.nativeOrder());
+        this.dataBytes = queue.copyBytes();
+        this.slotSize = (DATA_OFFSET + dataBytes + 7) & ~7; // kv_nfqueue.c's stride
+        this.buffer = ByteBuffer.allocateDirect(capacity * slotSize).order(ByteOrder.nativeOrder());
         long address = NativeException.check("direct buffer address", NfqNative.address(buffer));
-        NativeException.check("attach batch to nfqueue " + queue.number(),
-                NfqNative.attach(queue.handle(), address, capacity));
+        NativeException.check("attach batch to nfqueue " + queue.number(), dataBytes == DATA_BYTES
+                ? NfqNative.attach(queue.handle(), address, capacity)
+                : NfqNative.attachSized(queue.handle(), address, capacity, dataBytes));
+    }
+
+    /** Most packet bytes a slot holds. */
+    public int dataBytes() {
+        return dataBytes;
     }
 
     /**
@@ -126,6 +136,6 @@ public final class PacketBatch {
         if (i < 0 || i >= size) {
             throw new IndexOutOfBoundsException("slot " + i + " of " + size);
         }
-        return i * SLOT_SIZE;
+        return i * slotSize;
     }
 }

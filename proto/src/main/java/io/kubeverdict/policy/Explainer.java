@@ -14,10 +14,18 @@ public final class Explainer {
 
     private final SnapshotIndex index;
     private final DecisionText text;
+    private final LearnedAddresses learned;
 
+    /** Explains without learned addresses: domain-name peers match nothing (the offline tools). */
     public Explainer(SnapshotIndex index) {
+        this(index, LearnedAddresses.NONE);
+    }
+
+    /** Explains with what endpoints learned from DNS, as the agent decides. */
+    public Explainer(SnapshotIndex index, LearnedAddresses learned) {
         this.index = index;
         this.text = new DecisionText(index);
+        this.learned = learned;
     }
 
     /** Explains a tuple; the result carries the tuple as given. Throws on unparseable or mixed-family addresses. */
@@ -47,7 +55,7 @@ public final class Explainer {
     /** One direction by the index's tier walk, with the tiers that passed on the way. */
     private DirectionExplanation direction(PacketTuple packet, int direction) {
         int[] trace = index.newTrace();
-        int code = index.decideDirection(packet, direction, trace);
+        int code = index.decideDirection(packet, direction, learned, trace);
         return text.direction(code, trace);
     }
 

@@ -22,6 +22,15 @@ final class IntList {
         return data[i];
     }
 
+    boolean contains(int v) {
+        for (int i = 0; i < size; i++) {
+            if (data[i] == v) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     int[] toArray() {
         return Arrays.copyOf(data, size);
     }

@@ -44,6 +44,9 @@ final class Program {
     // Named-port clauses: IP_AND_PORT set index and the mask of rules naming it.
     final int[] namedSets;
     final long[] namedMasks;
+    // Domain-name peers: domain set index and the mask of rules naming it (asked of LearnedAddresses).
+    final int[] domainSets;
+    final long[] domainMasks;
 
     private Program(Builder b) {
         rules = b.rules.toArray();
@@ -94,6 +97,8 @@ final class Program {
         sctpPorts = sctp.build();
         namedSets = named.keySet().stream().mapToInt(Integer::intValue).toArray();
         namedMasks = named.values().stream().mapToLong(Long::longValue).toArray();
+        domainSets = b.domainMasks.keySet().stream().mapToInt(Integer::intValue).toArray();
+        domainMasks = b.domainMasks.values().stream().mapToLong(Long::longValue).toArray();
     }
 
     private static MaskMap blocks(Map<RangeSet, Long> blocks) {
@@ -150,6 +155,7 @@ final class Program {
         final Map<RangeSet, Long> v6Blocks = new IdentityHashMap<>();
         long noPortsMask;
         final Map<List<Integer>, Long> clauses = new LinkedHashMap<>();
+        final Map<Integer, Long> domainMasks = new LinkedHashMap<>();
 
         /** Starts the next tier of the endpoint's list. */
         void tier() {
@@ -157,7 +163,8 @@ final class Program {
         }
 
         /** Adds one rule to the current tier; false when the program would exceed 64 rules. */
-        boolean rule(int globalRule, boolean allPeers, int[] sets, RangeSet v4, RangeSet v6, int[][] portClauses) {
+        boolean rule(int globalRule, boolean allPeers, int[] sets, int[] domainSets, RangeSet v4, RangeSet v6,
+                     int[][] portClauses) {
             int bit = rules.size();
             if (bit == MAX_RULES) {
                 return false;
@@ -171,6 +178,9 @@ final class Program {
             }
             for (int s : sets) {
                 setMasks.merge(s, m, (a, c) -> a | c);
+            }
+            for (int d : domainSets) {
+                domainMasks.merge(d, m, (a, c) -> a | c);
             }
             if (v4 != null) {
                 v4Blocks.merge(v4, m, (a, c) -> a | c);

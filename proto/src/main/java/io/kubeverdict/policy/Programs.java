@@ -71,7 +71,12 @@ final class Programs {
                     for (int i = 0; i < sets.length; i++) {
                         sets[i] = c.ruleSets.get(ss + i);
                     }
-                    if (!b.rule(r, c.ruleAllPeers.get(r) != 0, sets, c.ruleV4.get(r), c.ruleV6.get(r), clauses)) {
+                    int ds = c.ruleDomainStart.get(r);
+                    int[] domains = new int[c.ruleDomainEnd.get(r) - ds];
+                    for (int i = 0; i < domains.length; i++) {
+                        domains[i] = c.ruleDomains.get(ds + i);
+                    }
+                    if (!b.rule(r, c.ruleAllPeers.get(r) != 0, sets, domains, c.ruleV4.get(r), c.ruleV6.get(r), clauses)) {
                         return null; // too many rules for one mask: this slot walks its rules
                     }
                 }

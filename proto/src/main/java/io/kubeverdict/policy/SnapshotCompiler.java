@@ -1,6 +1,7 @@
 package io.kubeverdict.policy;
 
 import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.DomainNames;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.IpBlock;
@@ -62,6 +63,11 @@ final class SnapshotCompiler {
     private final KeyedMembers v4Named = new KeyedMembers();
     private final KeyedMembers v6Named = new KeyedMembers();
 
+    // Domain-name sets (learned per endpoint at run time): id -> index, and their patterns
+    final Map<String, Integer> domainSetIndex = new HashMap<>();
+    final List<String> domainSetIds = new ArrayList<>();
+    final List<List<String>> domainPatterns = new ArrayList<>();
+
     // Membership pool: at an offset, a count followed by that many sorted set indices.
     private final IntList mem = new IntList();
     private final Map<IntArrayKey, Integer> memOffsets = new HashMap<>();
@@ -70,6 +76,8 @@ final class SnapshotCompiler {
     final List<EndpointId> endpointIds = new ArrayList<>();
     int[] epTierStart;
     int[] epTierEnd;
+    /** Per endpoint: the domain sets whose answers it watches (indices, in the endpoint's order). */
+    final List<int[]> epWatches = new ArrayList<>();
     final IntList tierDefault = new IntList();
     final IntList tierName = new IntList();
     final IntList tierPolStart = new IntList();
@@ -89,6 +97,9 @@ final class SnapshotCompiler {
     final IntList ruleSetStart = new IntList();
     final IntList ruleSetEnd = new IntList();
     final IntList ruleSets = new IntList();
+    final IntList ruleDomainStart = new IntList();
+    final IntList ruleDomainEnd = new IntList();
+    final IntList ruleDomains = new IntList();
     final List<RangeSet> ruleV4 = new ArrayList<>();
     final List<RangeSet> ruleV6 = new ArrayList<>();
     final IntList rulePortStart = new IntList();
@@ -253,11 +264,11 @@ final class SnapshotCompiler {
         // Two slots per policy: [EGRESS] outbound rules, [INGRESS] inbound rules.
         int egressStart = ruleAction.size();
         for (Rule rule : policy.getPolicy().getOutboundRulesList()) {
-            addRule(index, rule);
+            addRule(index, rule, true);
         }
         int ingressStart = ruleAction.size();
         for (Rule rule : policy.getPolicy().getInboundRulesList()) {
-            addRule(index, rule);
+            addRule(index, rule, false);
         }
         polRuleStart.add(egressStart);
         polRuleEnd.add(ingressStart);
@@ -265,7 +276,29 @@ final class SnapshotCompiler {
         polRuleEnd.add(ruleAction.size());
     }
 
-    private void addRule(int policy, Rule rule) {
+    /** The index of a domain set (the first pattern list given for an id is kept); -1 when unusable. */
+    private int domainSet(String where, DomainNames names) {
+        String id = names.getLearnedSetId();
+        if (id.isEmpty() || names.getPatternsCount() == 0) {
+            problem(where + ": domain-name peer without " + (id.isEmpty() ? "learned set id" : "patterns")
+                    + "; it matches nothing");
+            return -1;
+        }
+        Integer known = domainSetIndex.get(id);
+        if (known != null) {
+            if (!domainPatterns.get(known).equals(names.getPatternsList())) {
+                problem(where + ": domain set " + id + " appears with other patterns; the first are used");
+            }
+            return known;
+        }
+        int index = domainSetIds.size();
+        domainSetIndex.put(id, index);
+        domainSetIds.add(id);
+        domainPatterns.add(List.copyOf(names.getPatternsList()));
+        return index;
+    }
+
+    private void addRule(int policy, Rule rule, boolean outbound) {
         String where = "policy " + policyIds.get(policy).getTier() + "/" + policyIds.get(policy).getName()
                 + " rule " + rule.getRuleId();
         int action = switch (rule.getAction()) {
@@ -283,6 +316,7 @@ final class SnapshotCompiler {
         // Per the contract all_peers counts only when no peer is given: a peer list is never widened.
         ruleAllPeers.add(rule.getAllPeers() && rule.getPeersCount() == 0 ? 1 : 0);
         ruleSetStart.add(ruleSets.size());
+        ruleDomainStart.add(ruleDomains.size());
         RangeSet.Builder b4 = new RangeSet.Builder();
         RangeSet.Builder b6 = new RangeSet.Builder();
         for (Peer peer : rule.getPeersList()) {
@@ -297,10 +331,19 @@ final class SnapshotCompiler {
                     }
                 }
                 case IP_BLOCK -> addBlock(where, peer.getIpBlock(), b4, b6);
+                case DOMAIN_NAMES -> {
+                    int d = domainSet(where, peer.getDomainNames());
+                    if (!outbound) {
+                        problem(where + ": a domain-name peer in an inbound rule matches nothing");
+                    } else if (d >= 0) {
+                        ruleDomains.add(d);
+                    }
+                }
                 default -> problem(where + ": empty peer matches nothing");
             }
         }
         ruleSetEnd.add(ruleSets.size());
+        ruleDomainEnd.add(ruleDomains.size());
         ruleV4.add(b4.isEmpty() ? null : b4.build());
         ruleV6.add(b6.isEmpty() ? null : b6.build());
         rulePortStart.add(portProto.size());
@@ -381,6 +424,14 @@ final class SnapshotCompiler {
             }
             keys.setEndpoint(key, index);
         }
+        IntList watches = new IntList();
+        for (DomainNames watch : endpoint.getEndpoint().getDomainWatchesList()) {
+            int d = domainSet("endpoint " + who, watch);
+            if (d >= 0 && !watches.contains(d)) {
+                watches.add(d);
+            }
+        }
+        epWatches.add(watches.toArray());
         for (int direction : new int[] {Decision.EGRESS, Decision.INGRESS}) {
             epTierStart[index * 2 + direction] = tierDefault.size();
             for (TierInfo tier : endpoint.getEndpoint().getTiersList()) {

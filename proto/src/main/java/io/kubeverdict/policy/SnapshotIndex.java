@@ -49,6 +49,12 @@ public final class SnapshotIndex {
     private final int[] ruleSetStart;
     private final int[] ruleSetEnd;
     private final int[] ruleSets;
+    private final int[] ruleDomainStart;
+    private final int[] ruleDomainEnd;
+    private final int[] ruleDomains;
+    private final String[] domainSetIds;
+    private final List<List<String>> domainPatterns;
+    private final int[][] epWatches;
     private final RangeSet[] ruleV4;
     private final RangeSet[] ruleV6;
     private final int[] rulePortStart;
@@ -94,6 +100,12 @@ public final class SnapshotIndex {
         ruleSetStart = c.ruleSetStart.toArray();
         ruleSetEnd = c.ruleSetEnd.toArray();
         ruleSets = c.ruleSets.toArray();
+        ruleDomainStart = c.ruleDomainStart.toArray();
+        ruleDomainEnd = c.ruleDomainEnd.toArray();
+        ruleDomains = c.ruleDomains.toArray();
+        domainSetIds = c.domainSetIds.toArray(new String[0]);
+        domainPatterns = List.copyOf(c.domainPatterns);
+        epWatches = c.epWatches.toArray(new int[0][]);
         ruleV4 = c.ruleV4.toArray(new RangeSet[0]);
         ruleV6 = c.ruleV6.toArray(new RangeSet[0]);
         rulePortStart = c.rulePortStart.toArray();
@@ -152,6 +164,35 @@ public final class SnapshotIndex {
         return programCount;
     }
 
+    /** The local endpoint with this number (numbers as in {@link LearnedAddresses}). */
+    public io.kubeverdict.proto.v1.EndpointId endpointId(int endpoint) {
+        return names.endpoint(endpoint);
+    }
+
+    /** How many distinct domain-name sets (learned_set_id) the snapshot names. */
+    public int domainSetCount() {
+        return domainSetIds.length;
+    }
+
+    public String domainSetId(int domainSet) {
+        return domainSetIds[domainSet];
+    }
+
+    /** The canonical patterns of a domain set (lower case, no trailing dot, optional "*." prefix). */
+    public List<String> domainPatterns(int domainSet) {
+        return domainPatterns.get(domainSet);
+    }
+
+    /** The domain sets whose DNS answers this endpoint watches (empty: it has no domain-name rules). */
+    public int[] domainWatches(int endpoint) {
+        return epWatches[endpoint].clone();
+    }
+
+    /** The local endpoint holding this address, or -1 (family and address as in {@link LearnedAddresses}). */
+    public int endpointAt(int family, long hi, long lo) {
+        return endpointOf(entry(family, hi, lo));
+    }
+
     /** What the numbers in this index's codes stand for (for {@link DecisionText}, {@link Explainer}). */
     IndexNames names() {
         return names;
@@ -167,15 +208,24 @@ public final class SnapshotIndex {
      * the destination is not isolated (or not local) and the source's egress was decided by a rule.
      */
     public int decide(PacketTuple packet) {
-        return decide(packet, false);
+        return decide(packet, LearnedAddresses.NONE, false);
+    }
+
+    /** As {@link #decide(PacketTuple)}, domain-name peers asking {@code learned}. */
+    public int decide(PacketTuple packet, LearnedAddresses learned) {
+        return decide(packet, learned, false);
     }
 
     /** decide() by the rule-by-rule walk only: the yardstick the bit-mask programs are tested against. */
     int decideByWalking(PacketTuple packet) {
-        return decide(packet, true);
+        return decide(packet, LearnedAddresses.NONE, true);
     }
 
-    private int decide(PacketTuple packet, boolean walkOnly) {
+    int decideByWalking(PacketTuple packet, LearnedAddresses learned) {
+        return decide(packet, learned, true);
+    }
+
+    private int decide(PacketTuple packet, LearnedAddresses learned, boolean walkOnly) {
         long srcEntry;
         long dstEntry;
         long srcHi = packet.srcHi;
@@ -202,7 +252,8 @@ public final class SnapshotIndex {
         }
         int egress = -1;
         if (srcEndpoint >= 0) {
-            egress = evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, membershipOf(dstEntry), walkOnly, null);
+            egress = evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, membershipOf(dstEntry), learned,
+                    walkOnly, null);
             if (!Decision.allowed(egress)) {
                 return egress;
             }
@@ -210,7 +261,8 @@ public final class SnapshotIndex {
         if (dstEndpoint < 0) {
             return egress;
         }
-        int ingress = evaluate(dstEndpoint, Decision.INGRESS, packet, srcHi, srcLo, membershipOf(srcEntry), walkOnly, null);
+        int ingress = evaluate(dstEndpoint, Decision.INGRESS, packet, srcHi, srcLo, membershipOf(srcEntry), learned,
+                walkOnly, null);
         if (!Decision.allowed(ingress)) {
             return ingress;
         }
@@ -236,7 +288,7 @@ public final class SnapshotIndex {
      * trace[0] counts the steps, each step is {@code decisionIndex << 2 | action}.
      */
     private int evaluate(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem,
-                         boolean walkOnly, int[] trace) {
+                         LearnedAddresses learned, boolean walkOnly, int[] trace) {
         int slot = endpoint * 2 + direction;
         int tierStart = epTierStart[slot];
         int tierEnd = epTierEnd[slot];
@@ -244,11 +296,12 @@ public final class SnapshotIndex {
             return Decision.of(Decision.NOT_ISOLATED, direction, true);
         }
         Program program = walkOnly ? null : programs[slot];
-        long matched = program == null ? 0 : matchingRules(program, packet, remoteHi, remoteLo, remoteMem);
+        long matched = program == null ? 0
+                : matchingRules(program, endpoint, packet, remoteHi, remoteLo, remoteMem, learned);
         for (int t = tierStart; t < tierEnd; t++) {
             int rule = program != null
                     ? program.firstRule(t - tierStart, matched)
-                    : firstMatchingRule(t, direction, packet, remoteHi, remoteLo, remoteMem);
+                    : firstMatchingRule(t, endpoint, direction, packet, remoteHi, remoteLo, remoteMem, learned);
             int action = rule >= 0 ? ruleAction[rule] : tierDefault[t];
             if (trace != null) {
                 int index = rule >= 0 ? Decision.ruleIndex(rule, tierNames) : Decision.tierDefaultIndex(tierName[t]);
@@ -266,8 +319,16 @@ public final class SnapshotIndex {
     // ---- rule matching by the bit-mask program
 
     /** The program's rules whose peers and ports both match (see {@link Program}). */
-    private long matchingRules(Program p, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem) {
+    private long matchingRules(Program p, int endpoint, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem,
+                               LearnedAddresses learned) {
         long peers = peerMask(p, packet.family, remoteHi, remoteLo, remoteMem);
+        int[] domains = p.domainSets;
+        for (int q = 0; q < domains.length; q++) {
+            long m = p.domainMasks[q];
+            if ((peers & m) != m && learned.contains(endpoint, domains[q], packet.family, remoteHi, remoteLo)) {
+                peers |= m;
+            }
+        }
         return peers == 0 ? 0 : peers & portMask(p, packet, peers);
     }
 
@@ -315,7 +376,8 @@ public final class SnapshotIndex {
     // ---- rule matching by walking: endpoints with more than 64 rules, and the tests' yardstick
 
     /** The first rule of tier t (in policy order) whose peers and ports match, or -1. */
-    private int firstMatchingRule(int t, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem) {
+    private int firstMatchingRule(int t, int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo,
+                                  int remoteMem, LearnedAddresses learned) {
         int protocol = packet.protocol;
         boolean hasPorts = protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE
                 || protocol == Protocol.SCTP_VALUE;
@@ -327,7 +389,8 @@ public final class SnapshotIndex {
             }
             int pslot = policy * 2 + direction;
             for (int r = polRuleStart[pslot], rEnd = polRuleEnd[pslot]; r < rEnd; r++) {
-                if (!peerMatches(r, packet.family, remoteHi, remoteLo, remoteMem)) {
+                if (!peerMatches(r, packet.family, remoteHi, remoteLo, remoteMem)
+                        && !learnedPeerMatches(r, endpoint, packet.family, remoteHi, remoteLo, learned)) {
                     continue;
                 }
                 int ps = rulePortStart[r];
@@ -373,6 +436,16 @@ public final class SnapshotIndex {
         }
         RangeSet ranges = family == IpAddress.V4 ? ruleV4[r] : ruleV6[r];
         return ranges != null && ranges.contains(hi, lo);
+    }
+
+    /** Whether one of the rule's domain-name peers holds the remote in the endpoint's learned set. */
+    private boolean learnedPeerMatches(int r, int endpoint, int family, long hi, long lo, LearnedAddresses learned) {
+        for (int i = ruleDomainStart[r], end = ruleDomainEnd[r]; i < end; i++) {
+            if (learned.contains(endpoint, ruleDomains[i], family, hi, lo)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ---- membership
@@ -425,7 +498,7 @@ public final class SnapshotIndex {
      * {@link Decision#NO_ENDPOINT} code when that side is not local. Allocates nothing either.
      */
     int decideDirection(PacketTuple packet, int direction) {
-        return decideDirection(packet, direction, null);
+        return decideDirection(packet, direction, LearnedAddresses.NONE, null);
     }
 
     /** An empty trace big enough for any tier walk of this index (see {@link #evaluate}). */
@@ -437,7 +510,7 @@ public final class SnapshotIndex {
      * As {@link #decideDirection(PacketTuple, int)}, appending each tier's outcome to the trace
      * (from {@link #newTrace}; count in [0], then {@code decisionIndex << 2 | action} per tier).
      */
-    int decideDirection(PacketTuple packet, int direction, int[] trace) {
+    int decideDirection(PacketTuple packet, int direction, LearnedAddresses learned, int[] trace) {
         boolean egress = direction == Decision.EGRESS;
         boolean v4 = packet.family == IpAddress.V4;
         long localHi = egress ? packet.srcHi : packet.dstHi;
@@ -449,6 +522,6 @@ public final class SnapshotIndex {
             return Decision.of(Decision.NO_ENDPOINT, direction, true);
         }
         int remoteMem = membershipOf(entry(packet.family, remoteHi, remoteLo));
-        return evaluate(endpoint, direction, packet, remoteHi, remoteLo, remoteMem, false, trace);
+        return evaluate(endpoint, direction, packet, remoteHi, remoteLo, remoteMem, learned, false, trace);
     }
 }

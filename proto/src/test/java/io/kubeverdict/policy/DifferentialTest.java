@@ -3,6 +3,7 @@ package io.kubeverdict.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.proto.v1.Action;
+import io.kubeverdict.proto.v1.DomainNames;
 import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
@@ -20,6 +21,10 @@ import io.kubeverdict.proto.v1.TierInfo;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -33,6 +38,7 @@ class DifferentialTest {
 
     private static final String[] TIERS = {"admin", "default", "baseline"};
     private static final String[] SERVICES_PROTO = {"tcp", "udp", "sctp"};
+    private static final String[] DOMAIN_SETS = {"d:a", "d:b"};
 
     @Test
     void fastPathsAgreeWithTheReference() {
@@ -43,9 +49,11 @@ class DifferentialTest {
         for (int round = 0; round < 300; round++) {
             NodeSnapshot snapshot = randomSnapshot(random, round % 10 == 0);
             SnapshotIndex index = SnapshotIndex.compile(snapshot);
-            ReferenceEvaluator reference = new ReferenceEvaluator(snapshot);
+            Map<String, Set<String>> learnedText = randomLearned(random, snapshot);
+            LearnedAddresses learned = learnedView(index, learnedText);
+            ReferenceEvaluator reference = new ReferenceEvaluator(snapshot, learnedText);
             DecisionText text = new DecisionText(index);
-            Explainer explainer = new Explainer(index);
+            Explainer explainer = new Explainer(index, learned);
             walked += index.walkingSlots() > 0 ? 1 : 0;
             for (int i = 0; i < 200; i++) {
                 boolean v6 = random.nextBoolean();
@@ -57,10 +65,11 @@ class DifferentialTest {
                 PacketTuple packet = new PacketTuple().set(src, dst, protocol, port);
 
                 boolean expected = reference.allowed(src, dst, protocol, port);
-                int code = index.decide(packet);
+                int code = index.decide(packet, learned);
                 String what = "round " + round + ": " + packet + " -> " + text.describe(code);
                 assertThat(Decision.allowed(code)).as(what).isEqualTo(expected);
-                assertThat(index.decideByWalking(packet)).as(what).isEqualTo(code);
+                assertThat(index.decideByWalking(packet, learned)).as(what).isEqualTo(code);
+                learnedDecided += Decision.allowed(code) != Decision.allowed(index.decide(packet)) ? 1 : 0;
                 assertThat(explainer.explain(packet).getVerdict()).as(what)
                         .isEqualTo(expected ? Verdict.VERDICT_ALLOW : Verdict.VERDICT_DENY);
                 packets++;
@@ -70,6 +79,34 @@ class DifferentialTest {
         // The generator must exercise both outcomes substantially, or the comparison proves little.
         assertThat(allowed).isBetween(packets / 5, packets * 4 / 5);
         assertThat(walked).isPositive(); // some snapshots exceed 64 rules per endpoint
+        assertThat(learnedDecided).as("packets decided by a learned address").isPositive();
+    }
+
+    private int learnedDecided;
+
+    /** Per endpoint and domain set: a few random addresses "learned" (the reference's strings). */
+    private static Map<String, Set<String>> randomLearned(Random random, NodeSnapshot snapshot) {
+        Map<String, Set<String>> learned = new HashMap<>();
+        for (Endpoint e : snapshot.getEndpointsList()) {
+            for (String set : DOMAIN_SETS) {
+                Set<String> addresses = new HashSet<>();
+                for (int k = 0; k < random.nextInt(6); k++) {
+                    addresses.add(addressText(random, random.nextBoolean()));
+                }
+                learned.put(e.getId().getNamespace() + "/" + e.getId().getPod() + " " + set, addresses);
+            }
+        }
+        return learned;
+    }
+
+    /** The same learned addresses through the index's numbers, as the agent keeps them. */
+    private static LearnedAddresses learnedView(SnapshotIndex index, Map<String, Set<String>> text) {
+        return (endpoint, domainSet, family, hi, lo) -> {
+            EndpointId id = index.endpointId(endpoint);
+            String address = (family == IpAddress.V4 ? IpAddress.v4((int) lo) : IpAddress.v6(hi, lo)).toString();
+            return text.getOrDefault(id.getNamespace() + "/" + id.getPod() + " " + index.domainSetId(domainSet), Set.of())
+                    .contains(address);
+        };
     }
 
     private static IpAddress address(Random random, boolean v6) {
@@ -174,8 +211,17 @@ class DifferentialTest {
         int peers = random.nextInt(4);
         rule.setAllPeers(peers == 0 ? random.nextInt(5) != 0 : random.nextInt(5) == 0);
         for (int k = 0; k < peers; k++) {
-            switch (random.nextInt(6)) {
+            switch (random.nextInt(7)) {
                 case 0, 1 -> rule.addPeers(Peer.newBuilder().setIpSetId("s" + random.nextInt(6)));
+                case 6 -> {
+                    int d = random.nextInt(DOMAIN_SETS.length);
+                    DomainNames.Builder names = DomainNames.newBuilder().setLearnedSetId(DOMAIN_SETS[d])
+                            .addPatterns(d == 0 ? "api.test" : "*.svc.test");
+                    if (random.nextInt(20) == 0) {
+                        names.clearPatterns(); // unusable: matches nothing
+                    }
+                    rule.addPeers(Peer.newBuilder().setDomainNames(names));
+                }
                 case 2 -> rule.addPeers(Peer.newBuilder().setIpSetId(random.nextBoolean() ? "missing" : "np0"));
                 default -> {
                     boolean v6 = random.nextBoolean();

@@ -30,8 +30,15 @@ final class ReferenceEvaluator {
     private final Map<String, Endpoint> endpointsByAddress = new HashMap<>();
     private final Map<String, IpSet> sets = new HashMap<>();
     private final Map<PolicyId, ActivePolicy> policies = new HashMap<>();
+    /** "namespace/pod learned_set_id" -> canonical addresses that endpoint learned for the set. */
+    private final Map<String, Set<String>> learned;
 
     ReferenceEvaluator(NodeSnapshot snapshot) {
+        this(snapshot, Map.of());
+    }
+
+    ReferenceEvaluator(NodeSnapshot snapshot, Map<String, Set<String>> learned) {
+        this.learned = learned;
         for (IpSet s : snapshot.getIpSetsList()) {
             sets.putIfAbsent(s.getId(), s);
         }
@@ -75,7 +82,7 @@ final class ReferenceEvaluator {
                     continue;
                 }
                 for (Rule rule : ingress ? policy.getPolicy().getInboundRulesList() : policy.getPolicy().getOutboundRulesList()) {
-                    if (peersMatch(rule, remote) && portsMatch(rule, dst, protocol, port)) {
+                    if (peersMatch(rule, remote, ingress ? null : endpoint) && portsMatch(rule, dst, protocol, port)) {
                         decided = rule.getAction();
                         break search;
                     }
@@ -90,12 +97,19 @@ final class ReferenceEvaluator {
         return true;
     }
 
-    private boolean peersMatch(Rule rule, IpAddress remote) {
+    /** A domain-name peer matches only in egress (local = the source), by what local learned. */
+    private boolean peersMatch(Rule rule, IpAddress remote, Endpoint local) {
         if (rule.getPeersCount() == 0) {
             return rule.getAllPeers();
         }
         for (Peer peer : rule.getPeersList()) {
             if (peer.hasIpBlock() && inBlock(peer.getIpBlock(), remote)) {
+                return true;
+            }
+            if (peer.hasDomainNames() && local != null && !peer.getDomainNames().getLearnedSetId().isEmpty()
+                    && peer.getDomainNames().getPatternsCount() > 0
+                    && learned.getOrDefault(local.getId().getNamespace() + "/" + local.getId().getPod() + " "
+                            + peer.getDomainNames().getLearnedSetId(), Set.of()).contains(remote.toString())) {
                 return true;
             }
             if (!peer.getIpSetId().isEmpty()) {

@@ -49,7 +49,7 @@ public record AdminPolicy(AdminPolicyKind kind, String name, Tier tier, int prio
     }
 
     /** A rule peer. */
-    public sealed interface Peer permits Pods, Nodes, Networks, Everything {}
+    public sealed interface Peer permits Pods, Nodes, Networks, DomainNames, Everything {}
 
     /** Endpoint pods matching {@code pods} in namespaces matching {@code namespaces} (hostNetwork pods are never peers). */
     public record Pods(Selector namespaces, Selector pods) implements Peer {}
@@ -59,6 +59,13 @@ public record AdminPolicy(AdminPolicyKind kind, String name, Tier tier, int prio
 
     /** Every address in these blocks, pods included. Egress only. */
     public record Networks(List<Cidr> cidrs) implements Peer {}
+
+    /**
+     * The addresses the subject pod itself learns from DNS answers for names matching these
+     * patterns (canonical, sorted, distinct; see {@link io.kubeverdict.policy.DomainPattern}).
+     * Egress, Allow/Accept rules only.
+     */
+    public record DomainNames(List<String> patterns) implements Peer {}
 
     /** Every address: only in a rule that failed closed to "Deny all". */
     public record Everything() implements Peer {}

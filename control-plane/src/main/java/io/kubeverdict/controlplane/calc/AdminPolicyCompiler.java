@@ -1,6 +1,7 @@
 package io.kubeverdict.controlplane.calc;
 
 import io.kubeverdict.controlplane.calc.AdminPolicy.Action;
+import io.kubeverdict.controlplane.calc.AdminPolicy.DomainNames;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Everything;
 import io.kubeverdict.controlplane.calc.AdminPolicy.NamedPort;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Networks;
@@ -17,6 +18,9 @@ import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.PortMatch;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Rule;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -50,12 +54,13 @@ public final class AdminPolicyCompiler {
     public static CompiledAdminPolicy compile(AdminPolicy policy) {
         Set<IpSetDef> sets = new LinkedHashSet<>();
         Set<NodeSetDef> nodeSets = new LinkedHashSet<>();
+        Set<io.kubeverdict.proto.v1.DomainNames> domains = new LinkedHashSet<>();
         Policy.Builder proto = Policy.newBuilder();
         for (AdminPolicy.Rule r : policy.ingress()) {
-            proto.addAllInboundRules(rules(r, policy.subject(), true, sets, nodeSets));
+            proto.addAllInboundRules(rules(r, policy.subject(), true, sets, nodeSets, domains));
         }
         for (AdminPolicy.Rule r : policy.egress()) {
-            proto.addAllOutboundRules(rules(r, policy.subject(), false, sets, nodeSets));
+            proto.addAllOutboundRules(rules(r, policy.subject(), false, sets, nodeSets, domains));
         }
         String tier = policy.tier() == AdminPolicy.Tier.ADMIN ? ADMIN_TIER : BASELINE_TIER;
         ActivePolicy active = ActivePolicy.newBuilder()
@@ -64,11 +69,26 @@ public final class AdminPolicyCompiler {
                 .build();
         return new CompiledAdminPolicy(policy.kind(), policy.name(), policy.tier(), policy.priority(), policy.subject(),
                 !policy.ingress().isEmpty(), !policy.egress().isEmpty(), active, List.copyOf(sets),
-                List.copyOf(nodeSets), policy.problems());
+                List.copyOf(nodeSets), List.copyOf(domains), policy.problems());
+    }
+
+    /** The contract's form of a domainNames peer: its patterns and the learned-set id derived from them. */
+    static io.kubeverdict.proto.v1.DomainNames domainNames(DomainNames peer) {
+        StringBuilder canonical = new StringBuilder("domains=");
+        for (String p : peer.patterns()) {
+            Selector.lengthPrefixed(canonical, p);
+        }
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(canonical.toString().getBytes(StandardCharsets.UTF_8));
+            return io.kubeverdict.proto.v1.DomainNames.newBuilder().addAllPatterns(peer.patterns())
+                    .setLearnedSetId("d:" + IpSetDef.base32(d, 26)).build();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is always present", e);
+        }
     }
 
     private static List<Rule> rules(AdminPolicy.Rule r, Subject subject, boolean ingress, Set<IpSetDef> sets,
-                                    Set<NodeSetDef> nodeSets) {
+                                    Set<NodeSetDef> nodeSets, Set<io.kubeverdict.proto.v1.DomainNames> domains) {
         Rule.Builder base = Rule.newBuilder().setRuleId(r.id()).setAction(switch (r.action()) {
             case ALLOW -> io.kubeverdict.proto.v1.Action.ALLOW;
             case DENY -> io.kubeverdict.proto.v1.Action.DENY;
@@ -97,6 +117,10 @@ public final class AdminPolicyCompiler {
                 IpSetDef def = IpSetDef.podsInNamespaces(pods.namespaces(), pods.pods());
                 sets.add(def);
                 peers.add(Peer.newBuilder().setIpSetId(def.id()).build());
+            } else if (p instanceof DomainNames names) {
+                io.kubeverdict.proto.v1.DomainNames proto = domainNames(names);
+                domains.add(proto);
+                peers.add(Peer.newBuilder().setDomainNames(proto).build());
             } else if (p instanceof Nodes nodes) {
                 NodeSetDef def = new NodeSetDef(nodes.nodes());
                 nodeSets.add(def);

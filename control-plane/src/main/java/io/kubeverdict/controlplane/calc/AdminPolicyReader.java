@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Action;
+import io.kubeverdict.controlplane.calc.AdminPolicy.DomainNames;
 import io.kubeverdict.controlplane.calc.AdminPolicy.NamedPort;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Networks;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Nodes;
@@ -15,11 +16,13 @@ import io.kubeverdict.controlplane.calc.AdminPolicy.Rule;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Subject;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Tier;
 import io.kubeverdict.policy.Cidr;
+import io.kubeverdict.policy.DomainPattern;
 import io.kubeverdict.proto.v1.Protocol;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Reads the spec of an AdminNetworkPolicy, BaselineAdminNetworkPolicy (v1alpha1) or
@@ -37,8 +40,9 @@ import java.util.Set;
  *       narrow: an unusable subject means every pod, its Allow rules match nothing, its Pass
  *       rules deny what they match, its Deny rules stay; a rule list that is not a list is one
  *       "Deny all" rule;</li>
- *   <li>{@code domainNames} peers are not supported: reported, and they match nothing (upstream
- *       allows them only in Allow/Accept rules; elsewhere the rule fails closed).</li>
+ *   <li>{@code domainNames} peers (exact names and {@code *.} wildcards, canonicalised) are
+ *       allowed in Allow/Accept egress rules only, as upstream says; elsewhere, or with a name
+ *       that is no valid pattern, the rule fails closed.</li>
  * </ul>
  * Pure: no I/O. Unknown fields are ignored, as the API server prunes them.
  */
@@ -280,7 +284,7 @@ public final class AdminPolicyReader {
                         if (action != Action.ALLOW) {
                             throw new Unusable(f + ".domainNames", "domainNames are allowed in Allow/Accept rules only");
                         }
-                        problem(f + ".domainNames", "domainNames peers are not supported yet; this peer matches nothing");
+                        out.add(domainNames(f + ".domainNames", v));
                     }
                 }
             }
@@ -291,6 +295,23 @@ public final class AdminPolicyReader {
         static boolean hasNonPodPeer(Object peers) {
             return peers instanceof List<?> list && list.stream().anyMatch(p -> p instanceof Map<?, ?> m
                     && (m.get("nodes") != null || m.get("networks") != null || m.get("domainNames") != null));
+        }
+
+        /** A non-empty list of valid patterns, canonical (lower case, no trailing dot), sorted and distinct. */
+        static DomainNames domainNames(String field, Object value) throws Unusable {
+            if (!(value instanceof List<?> list) || list.isEmpty()) {
+                throw new Unusable(field, "must be a non-empty list of domain names");
+            }
+            TreeSet<String> patterns = new TreeSet<>();
+            for (int k = 0; k < list.size(); k++) {
+                String c = list.get(k) instanceof String s ? DomainPattern.canonical(s) : null;
+                if (c == null) {
+                    throw new Unusable(field + "[" + k + "]", "invalid domain name \"" + list.get(k)
+                            + "\" (a name of two or more labels, optionally prefixed with *.)");
+                }
+                patterns.add(c);
+            }
+            return new DomainNames(List.copyOf(patterns));
         }
 
         Networks networks(String field, Object value) throws Unusable {

@@ -14,10 +14,13 @@ import java.util.List;
  * @param egress whether it has egress rules
  * @param ipSets the pod sets its rules refer to, distinct
  * @param nodeSets the node-address sets its rules refer to, distinct
+ * @param domainWatches the domainNames peers of its (egress) rules, distinct: its subjects watch
+ *     the DNS answers they receive for them
  */
 public record CompiledAdminPolicy(AdminPolicyKind kind, String name, Tier tier, int priority, Subject subject,
                                   boolean ingress, boolean egress, ActivePolicy proto, List<IpSetDef> ipSets,
-                                  List<NodeSetDef> nodeSets, List<PolicyProblem> problems) {
+                                  List<NodeSetDef> nodeSets, List<io.kubeverdict.proto.v1.DomainNames> domainWatches,
+                                  List<PolicyProblem> problems) {
 
     /**
      * Evaluation order within a tier: priority (lower first), then name, then kind

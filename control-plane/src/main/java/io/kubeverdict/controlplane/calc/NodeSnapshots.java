@@ -200,6 +200,7 @@ final class NodeSnapshots implements IndexChanges {
             addTier(we, adminTier(AdminPolicyCompiler.ADMIN_TIER, Action.PASS, admin));
             addTier(we, networkPolicies);
             addTier(we, adminTier(AdminPolicyCompiler.BASELINE_TIER, Action.ALLOW, baseline));
+            addDomainWatches(we, admin, baseline);
         }
         return Endpoint.newBuilder()
                 .setId(EndpointId.newBuilder().setNamespace(pod.namespace()).setPod(pod.name()))
@@ -220,6 +221,19 @@ final class NodeSnapshots implements IndexChanges {
             }
         }
         return tier;
+    }
+
+    /** The domainNames peers of the endpoint's admin-tier egress rules, distinct, by learned-set id. */
+    private static void addDomainWatches(WorkloadEndpoint.Builder we, List<PolicyState> admin, List<PolicyState> baseline) {
+        TreeMap<String, io.kubeverdict.proto.v1.DomainNames> watches = new TreeMap<>();
+        for (List<PolicyState> tier : List.of(admin, baseline)) {
+            for (PolicyState p : tier) {
+                for (io.kubeverdict.proto.v1.DomainNames d : p.admin.domainWatches()) {
+                    watches.putIfAbsent(d.getLearnedSetId(), d);
+                }
+            }
+        }
+        we.addAllDomainWatches(watches.values());
     }
 
     private static void addTier(WorkloadEndpoint.Builder we, TierInfo.Builder tier) {

@@ -100,6 +100,9 @@ final class OfflineInput {
                         + (assignIps == null ? "; --assign-ips gives addresses" : ""));
             }
         }
+        cluster.domainNameRules().forEach((pod, patterns) -> err.println("note: pod " + pod
+                + " has egress rules to domain names (" + String.join(", ", patterns) + "): what they allow depends on"
+                + " the DNS answers the pod receives at run time; here they match nothing"));
         err.flush();
         return new Loaded(cluster, assigned);
     }

@@ -189,6 +189,25 @@ public final class OfflineCluster {
         return Optional.ofNullable(members.get(namespaceName));
     }
 
+    /**
+     * Endpoints whose egress rules name domains ("namespace/name" -> patterns, sorted): what such a
+     * rule allows depends on the DNS answers the pod receives at run time, and offline nothing is
+     * learned, so here those rules match nothing.
+     */
+    public Map<String, List<String>> domainNameRules() {
+        Map<String, List<String>> out = new TreeMap<>();
+        for (NodeSnapshot s : snapshots().values()) {
+            for (var e : s.getEndpointsList()) {
+                java.util.TreeSet<String> patterns = new java.util.TreeSet<>();
+                e.getEndpoint().getDomainWatchesList().forEach(d -> patterns.addAll(d.getPatternsList()));
+                if (!patterns.isEmpty()) {
+                    out.put(e.getId().getNamespace() + "/" + e.getId().getPod(), List.copyOf(patterns));
+                }
+            }
+        }
+        return out;
+    }
+
     /** Every node's snapshot, by node name (sorted). */
     public Map<String, NodeSnapshot> snapshots() {
         Map<String, NodeSnapshot> out = new TreeMap<>();

@@ -151,4 +151,41 @@ class OfflineCommandsTest {
         assertThat(err).contains("not enough memory for the manifests in " + dir)
                 .contains("the Java heap is limited to").contains("-Xmx");
     }
+
+    @Test
+    void domainNameRulesAreAcceptedAndSaidToDependOnDnsAtRunTime(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), """
+                apiVersion: v1
+                kind: Pod
+                metadata: {namespace: x, name: client}
+                spec: {nodeName: n1, containers: [{name: c, image: i}]}
+                status: {phase: Running, podIP: 10.0.0.1}
+                ---
+                apiVersion: v1
+                kind: Pod
+                metadata: {namespace: x, name: server}
+                spec: {nodeName: n1, containers: [{name: c, image: i}]}
+                status: {phase: Running, podIP: 10.0.0.2}
+                ---
+                apiVersion: policy.networking.k8s.io/v1alpha1
+                kind: AdminNetworkPolicy
+                metadata: {name: api-only}
+                spec:
+                  priority: 1
+                  subject: {pods: {namespaceSelector: {}, podSelector: {matchLabels: {}}}}
+                  egress:
+                  - {action: Allow, to: [{domainNames: ["api.test", "*.svc.test"]}]}
+                  - {action: Deny, to: [{networks: ["0.0.0.0/0"]}]}
+                """);
+        Run explain = run("explain", "--manifests", dir.toString(), "--from", "x/client", "--to", "x/server",
+                "--port", "443", "--protocol", "TCP");
+        assertThat(explain.exit()).as(explain.err()).isZero();
+        assertThat(explain.err()).doesNotContain("warning")
+                .contains("note: pod x/client has egress rules to domain names (*.svc.test, api.test): what they allow"
+                        + " depends on the DNS answers the pod receives at run time; here they match nothing");
+        assertThat(explain.out()).contains("DENY").contains("egress[1]");
+        Run matrix = run("matrix", "--manifests", dir.toString(), "--output", "json");
+        assertThat(matrix.exit()).isZero();
+        assertThat(matrix.err()).contains("note: pod x/server has egress rules to domain names");
+    }
 }

@@ -99,7 +99,7 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
                 Outcome written = action.equals("Deny") ? Outcome.DENY : action.equals("Pass") ? Outcome.PASS : Outcome.ALLOW;
                 List<?> peers = (List<?>) rule.get(egress ? "to" : "from");
                 List<?> ports = (List<?>) (rule.containsKey("protocols") ? rule.get("protocols") : rule.get("ports"));
-                if (invalid(peers, ports)) {
+                if (invalid(peers, ports, written)) {
                     if (written == Outcome.ALLOW) {
                         continue; // fails closed: matches no traffic
                     }
@@ -113,12 +113,20 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
         return Outcome.NONE;
     }
 
-    private static boolean invalid(List<?> peers, List<?> ports) {
+    private static boolean invalid(List<?> peers, List<?> ports, Outcome written) {
         boolean nonPodPeer = false;
         for (Object o : peers) {
             Map<?, ?> peer = (Map<?, ?>) o;
             if (peer.isEmpty()) {
                 return true;
+            }
+            if (peer.containsKey("domainNames")) {
+                // Allow/Accept only; names of two or more labels (upstream's validation)
+                if (written != Outcome.ALLOW || ((List<?>) peer.get("domainNames")).stream()
+                        .anyMatch(n -> !((String) n).contains("."))) {
+                    return true;
+                }
+                nonPodPeer = true;
             }
             if (peer.containsKey("networks")) {
                 nonPodPeer = true;
@@ -145,6 +153,7 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
         return inNamespaces(pods.get("namespaceSelector"), pod) && labelsMatch(pods.get("podSelector"), pod.getMetadata().getLabels());
     }
 
+    /** domainNames peers match nothing here: offline, no DNS answer was received. */
     private boolean anyPeer(List<?> peers, Pod remote, String remoteIp) {
         for (Object o : peers) {
             Map<?, ?> peer = (Map<?, ?>) o;

@@ -58,6 +58,18 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--nfqueue-id", defaultValue = "100", description = "The NFQUEUE number (default ${DEFAULT-VALUE}).")
     int queueId;
 
+    @Option(names = "--dns-queue-id", paramLabel = "N",
+            description = "The NFQUEUE number for DNS answers to pods with domain-name rules (default: --nfqueue-id + 1).")
+    Integer dnsQueueId;
+
+    @Option(names = "--dns-min-ttl", defaultValue = "30", paramLabel = "SECONDS",
+            description = "An address learned from a DNS answer is allowed at least this long (default ${DEFAULT-VALUE}).")
+    long dnsMinTtl;
+
+    @Option(names = "--dns-max-ttl", defaultValue = "3600", paramLabel = "SECONDS",
+            description = "... and at most this long, whatever the answer's TTL (default ${DEFAULT-VALUE}).")
+    long dnsMaxTtl;
+
     @Option(names = "--queue-path", defaultValue = "auto", paramLabel = "auto|nft|xtables",
             description = "How packets reach the queue: nft's queue expression or the xtables NFQUEUE target "
                     + "(default: detect).")
@@ -121,7 +133,8 @@ final class RunCommand implements Callable<Integer> {
         return new AgentConfig(name, controlPlane.toString(), failOpen, queueId, queuePath(queuePath), table,
                 metrics.socketAddress(), inspectListen == null ? null : inspectListen.socketAddress(), tls,
                 removeTableOnExit(onExit, failOpen),
-                CutAction.parse(cutAction), new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate));
+                CutAction.parse(cutAction), new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate),
+                new AgentConfig.Dns(dnsQueueId != null ? dnsQueueId : (queueId + 1) & 0xFFFF, dnsMinTtl, dnsMaxTtl));
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

@@ -10,6 +10,7 @@ import io.kubeverdict.jni.Errno;
 import io.kubeverdict.jni.NativeException;
 import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.IpAddress;
+import io.kubeverdict.policy.LearnedAddresses;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.proto.v1.EndpointId;
@@ -85,6 +86,7 @@ public final class ConntrackRejudger implements AutoCloseable {
     private final Object lock = new Object();
     private final Map<EndpointId, Pending> pending = new LinkedHashMap<>();
     private EnforcedState latest;
+    private LearnedAddresses latestLearned = LearnedAddresses.NONE; // the addresses pods learned from DNS, as latest numbers them
     private long changes;     // generations handed to changed()
     private long judgedUpTo;  // every connection affected by the first judgedUpTo of them is judged
     private volatile boolean running = true;
@@ -117,12 +119,18 @@ public final class ConntrackRejudger implements AutoCloseable {
      * of every selected endpoint (the agent's first state, or the first of a new stream).
      */
     public void changed(EnforcedState before, EnforcedState now, boolean everything) {
+        changed(before, now, everything, LearnedAddresses.NONE);
+    }
+
+    /** As above, domain-name peers judged with {@code learned} (the view that numbers {@code now}'s index). */
+    public void changed(EnforcedState before, EnforcedState now, boolean everything, LearnedAddresses learned) {
         List<Target> targets = everything || before == null
                 ? AffectedEndpoints.all(now.snapshot())
                 : AffectedEndpoints.between(before.snapshot(), now.snapshot());
         long since = nanoTime.getAsLong();
         synchronized (lock) {
             latest = now;
+            latestLearned = learned;
             changes++;
             for (Target t : targets) {
                 pending.merge(t.id(), new Pending(t, since), Pending::merge);
@@ -156,6 +164,7 @@ public final class ConntrackRejudger implements AutoCloseable {
         while (running) {
             Map<EndpointId, Pending> batch;
             EnforcedState state;
+            LearnedAddresses learned;
             long covers;
             try {
                 synchronized (lock) {
@@ -168,6 +177,7 @@ public final class ConntrackRejudger implements AutoCloseable {
                     batch = new LinkedHashMap<>(pending);
                     pending.clear();
                     state = latest;
+                    learned = latestLearned;
                     covers = changes;
                 }
                 if (!inFlight.awaitAnswered(IN_FLIGHT_TIMEOUT_MILLIS)) {
@@ -180,7 +190,7 @@ public final class ConntrackRejudger implements AutoCloseable {
             Map<EndpointId, Pending> failed;
             long start = nanoTime.getAsLong();
             try {
-                failed = pass(batch, state);
+                failed = pass(batch, state, learned);
             } catch (RuntimeException e) {
                 log.warn("judging established connections failed; retrying", e);
                 failed = batch;
@@ -209,11 +219,12 @@ public final class ConntrackRejudger implements AutoCloseable {
     }
 
     /** One pass over a batch of endpoints, judged by {@code state}; returns those to retry. */
-    private Map<EndpointId, Pending> pass(Map<EndpointId, Pending> batch, EnforcedState state) {
+    private Map<EndpointId, Pending> pass(Map<EndpointId, Pending> batch, EnforcedState state,
+                                         LearnedAddresses learned) {
         if (table == null) {
             table = opener.get();
         }
-        Pass pass = new Pass(state);
+        Pass pass = new Pass(state, learned);
         int v4Dumps = 0;
         boolean v6 = false;
         for (Pending p : batch.values()) {
@@ -337,6 +348,7 @@ public final class ConntrackRejudger implements AutoCloseable {
     private final class Pass {
         final EnforcedState state;
         final SnapshotIndex index;
+        final LearnedAddresses learned;
         final Set<Integer> seen = new HashSet<>();
         final Map<EndpointId, Pending> failed = new LinkedHashMap<>();
         Set<IpAddress> local;
@@ -344,9 +356,10 @@ public final class ConntrackRejudger implements AutoCloseable {
         int cut;
         int vanished;
 
-        Pass(EnforcedState state) {
+        Pass(EnforcedState state, LearnedAddresses learned) {
             this.state = state;
             this.index = state.index();
+            this.learned = learned;
         }
 
         void judge(int i, Pending p) {
@@ -363,7 +376,7 @@ public final class ConntrackRejudger implements AutoCloseable {
                 return; // opened by the node: the data plane never judges those
             }
             fill(i);
-            int code = index.decide(tuple);
+            int code = index.decide(tuple, learned);
             examined++;
             observer.examined();
             try {

@@ -16,7 +16,14 @@ import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.observe.VerdictUplink;
 import io.kubeverdict.agent.state.GenerationListener;
 import io.kubeverdict.agent.state.StateEnforcer;
+import io.kubeverdict.agent.dns.DnsLearner;
+import io.kubeverdict.agent.dns.DnsLoop;
+import io.kubeverdict.agent.dns.DnsMetrics;
+import io.kubeverdict.agent.dns.DnsTable;
+import io.kubeverdict.agent.dns.LearnedAddressBook;
+import io.kubeverdict.agent.dns.WatchedAddresses;
 import io.kubeverdict.agent.state.StateHolder;
+import io.kubeverdict.agent.sync.Enforcer;
 import io.kubeverdict.agent.sync.AppliedReporter;
 import io.kubeverdict.agent.sync.Backoff;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
@@ -92,6 +99,11 @@ public final class Agent implements AutoCloseable {
     private MetricsEndpoint metricsHttp;
     private final SyncStatus status = new SyncStatus();
     private StateHolder state;
+    private DnsTable dnsTable;
+    private DnsLearner learner;
+    /** Bytes of a DNS response copied to the agent: UDP answers up to EDNS 4096 fit, as do TCP segments of MTU 9000. */
+    static final int DNS_COPY_BYTES = 9216;
+    private static final int DNS_BATCH = 32;
 
     private Agent(AgentConfig config) {
         this.config = config;
@@ -119,7 +131,8 @@ public final class Agent implements AutoCloseable {
                 config.queueId(), kernelPath(manager.path()), config.failOpen() ? "fail-open" : "fail-closed",
                 config.cutAction() == CutAction.NONE ? "left open" : config.cutAction().flag());
 
-        state = new StateHolder(config.failOpen() ? 1 : 0);
+        LearnedAddressBook book = new LearnedAddressBook();
+        state = new StateHolder(config.failOpen() ? 1 : 0, book);
         NfQueue queue = new NfQueue(config.queueId(), NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0));
         opened.add(queue);
         int queueId = config.queueId();
@@ -140,8 +153,19 @@ public final class Agent implements AutoCloseable {
             opened.add(rejudger); // closed before the feed it reports to
             // The first generation of a stream (the agent's start, a resync) judges every selected
             // endpoint's connections; later ones only those of the endpoints they affect.
-            established = (before, now) -> rejudger.changed(before, now, !status.inSync());
+            established = (before, now) -> rejudger.changed(before, now, !status.inSync(), state.learnedOf(now));
         }
+
+        // DNS answers to pods with domain-name rules: their own queue (whole responses copied, no
+        // GSO: segments), learned before they are accepted; the DNS table bypasses when unbound.
+        DnsLearner learner = new DnsLearner(config.dns().minTtlSeconds(), config.dns().maxTtlSeconds());
+        NfQueue dnsQueue = new NfQueue(config.dns().queueId(), NfQueue.FLAG_FAIL_OPEN, DNS_COPY_BYTES);
+        opened.add(dnsQueue);
+        DnsLoop dnsLoop = new DnsLoop(dnsQueue, DNS_BATCH, state::learned, learner, book,
+                DnsMetrics.register(metrics.registry(), learner, book));
+        opened.add(dnsLoop);
+        dnsTable = new DnsTable(nft, config.table() + "_dns", config.dns().queueId(), manager);
+        this.learner = learner;
 
         if (config.inspectListen() != null) {
             AgentIdentity identity = new AgentIdentity(config.node(), VERSION, kernelPath(manager.path()),
@@ -177,7 +201,7 @@ public final class Agent implements AutoCloseable {
                 SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION)
                         .setAgentStartTime(processStart()).build(),
                 () -> new SnapshotAssembler(config.node()),
-                new StateEnforcer(state, kernel, clock, established),
+                dnsAfter(new StateEnforcer(state, kernel, clock, established)),
                 (sequence, eventTime) -> {
                     reporter.applied(sequence, eventTime);
                     metrics.applied(sequence, eventTime);
@@ -187,6 +211,20 @@ public final class Agent implements AutoCloseable {
                 },
                 Backoff.DEFAULT, () -> ThreadLocalRandom.current().nextDouble(), status).start();
         log.info("syncing from {}", config.controlPlane());
+    }
+
+    /** After each generation is enforced, the DNS table's watched pods follow it. */
+    private Enforcer dnsAfter(Enforcer policy) {
+        DnsTable table = dnsTable;
+        return (snapshot, sequence) -> {
+            policy.enforce(snapshot, sequence);
+            table.program(WatchedAddresses.of(snapshot));
+        };
+    }
+
+    /** What the DNS path learned from (inspection, tests). */
+    public DnsLearner dnsLearner() {
+        return learner;
     }
 
     private static Optional<QueueCounters> readQueue(int queueId) {
@@ -235,6 +273,14 @@ public final class Agent implements AutoCloseable {
         if (sync != null) {
             sync.close();
             sync = null;
+        }
+        if (dnsTable != null) {
+            try {
+                dnsTable.remove(); // nothing learns without an agent: answers pass unqueued
+            } catch (RuntimeException e) {
+                log.warn("could not remove nftables table {}_dns: {}", config.table(), e.toString());
+            }
+            dnsTable = null;
         }
         if (manager != null) {
             if (config.removeTableOnExit()) {

@@ -15,10 +15,11 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
  * @param inspectListen null = no inspection server
  * @param tls null = plaintext
  * @param cutAction what established connections the policy now denies get
+ * @param dns the DNS answers path of domain-name rules; null = its defaults
  */
 public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
                           String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls,
-                          boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry) {
+                          boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry, Dns dns) {
 
     /**
      * What the agent tells about its verdicts.
@@ -41,28 +42,30 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
         }
     }
 
-    /** Established connections the policy now denies are dropped; the default telemetry. */
-    public AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
-                       String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen,
-                       ControlPlaneChannel.Tls tls, boolean removeTableOnExit) {
-        this(node, controlPlane, failOpen, queueId, queuePath, table, metricsListen, inspectListen, tls, removeTableOnExit,
-                CutAction.DROP, Telemetry.DEFAULTS);
-    }
+    /**
+     * @param queueId the NFQUEUE number DNS answers to watching pods go to
+     * @param minTtlSeconds learned addresses live at least this long (an answer's TTL of 0 still lets
+     *     the pod connect right after it)
+     * @param maxTtlSeconds and at most this long
+     */
+    public record Dns(int queueId, long minTtlSeconds, long maxTtlSeconds) {
+        public static final long DEFAULT_MIN_TTL_SECONDS = 30;
+        public static final long DEFAULT_MAX_TTL_SECONDS = 3600;
 
-    /** With the default telemetry. */
-    public AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
-                       String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen,
-                       ControlPlaneChannel.Tls tls, boolean removeTableOnExit, CutAction cutAction) {
-        this(node, controlPlane, failOpen, queueId, queuePath, table, metricsListen, inspectListen, tls, removeTableOnExit,
-                cutAction, Telemetry.DEFAULTS);
-    }
+        public Dns {
+            if (queueId < 0 || queueId > 65535) {
+                throw new IllegalArgumentException("--dns-queue-id must be 0..65535, got " + queueId);
+            }
+            if (minTtlSeconds < 0 || maxTtlSeconds < minTtlSeconds || maxTtlSeconds > 7 * 24 * 3600) {
+                throw new IllegalArgumentException("--dns-min-ttl/--dns-max-ttl: need 0 <= min <= max <= 604800 seconds, got "
+                        + minTtlSeconds + ", " + maxTtlSeconds);
+            }
+        }
 
-    /** Established connections the policy now denies are dropped. */
-    public AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
-                       String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen,
-                       ControlPlaneChannel.Tls tls, boolean removeTableOnExit, Telemetry telemetry) {
-        this(node, controlPlane, failOpen, queueId, queuePath, table, metricsListen, inspectListen, tls, removeTableOnExit,
-                CutAction.DROP, telemetry);
+        /** Queue id + 1, the default TTL bounds. */
+        public static Dns defaults(int policyQueueId) {
+            return new Dns((policyQueueId + 1) & 0xFFFF, DEFAULT_MIN_TTL_SECONDS, DEFAULT_MAX_TTL_SECONDS);
+        }
     }
 
     public AgentConfig {
@@ -80,6 +83,12 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
         }
         if (cutAction == null) {
             throw new IllegalArgumentException("a cut action is required");
+        }
+        if (dns == null) {
+            dns = Dns.defaults(queueId);
+        }
+        if (dns.queueId() == queueId) {
+            throw new IllegalArgumentException("--dns-queue-id must differ from --nfqueue-id (" + queueId + ")");
         }
     }
 }

@@ -2,7 +2,6 @@ package io.kubeverdict.agent.run;
 
 import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.metrics.PolicyVerdictMetrics;
-import io.kubeverdict.agent.state.EnforcedState;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.verdict.Judge;
 import io.kubeverdict.policy.PacketTuple;
@@ -25,10 +24,10 @@ final class ObservedJudge implements Judge {
 
     @Override
     public int decide(PacketTuple packet) {
-        EnforcedState current = state.current();
+        StateHolder.Generation current = state.generation();
         int code = state.decide(current, packet);
         feed.publish(packet, code);
-        policyVerdicts.record(current, code);
+        policyVerdicts.record(current == null ? null : current.state(), code);
         return code;
     }
 }

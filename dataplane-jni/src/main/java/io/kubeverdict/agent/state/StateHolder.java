@@ -1,28 +1,69 @@
 package io.kubeverdict.agent.state;
 
+import io.kubeverdict.agent.dns.LearnedAddressBook;
+import io.kubeverdict.policy.LearnedAddresses;
 import io.kubeverdict.policy.PacketTuple;
 
 /**
  * The agent's current policy generation behind one volatile reference: the sync thread swaps
  * whole generations, the verdict loop reads one per packet without locking. Until the first
  * generation arrives, queued packets get the configured default.
+ *
+ * <p>A generation carries the view of the {@link LearnedAddressBook} its index numbers (addresses
+ * pods learned from DNS answers for their domain-name rules), swapped with it, so decide() never
+ * asks one generation's index about another's numbers.
  */
 public final class StateHolder {
+    /** One enforced state with the learned-address view its index numbers. */
+    public record Generation(EnforcedState state, LearnedAddressBook.View learned) {}
+
     private final int defaultDecision;
-    private volatile EnforcedState current;
+    private final LearnedAddressBook book;
+    private volatile Generation current;
 
     /** @param defaultDecision the Decision code for packets queued before any state is applied */
     public StateHolder(int defaultDecision) {
+        this(defaultDecision, new LearnedAddressBook());
+    }
+
+    public StateHolder(int defaultDecision, LearnedAddressBook book) {
         this.defaultDecision = defaultDecision;
+        this.book = book;
     }
 
     /** The applied generation, or null before the first InSync. */
     public EnforcedState current() {
-        return current;
+        Generation g = current;
+        return g == null ? null : g.state();
+    }
+
+    /** The learned addresses as the applied generation numbers them, or null before the first InSync. */
+    public LearnedAddressBook.View learned() {
+        Generation g = current;
+        return g == null ? null : g.learned();
+    }
+
+    public LearnedAddressBook book() {
+        return book;
     }
 
     public void swap(EnforcedState next) {
-        current = next;
+        current = new Generation(next, book.view(next.index()));
+    }
+
+    /** The applied generation (state and its learned view), or null before the first InSync. */
+    public Generation generation() {
+        return current;
+    }
+
+    /**
+     * The learned view that belongs to {@code state}: the applied generation's when it is that
+     * state (the listener is told right after the swap), else none (a superseded state's numbers
+     * are not the book's any more).
+     */
+    public LearnedAddresses learnedOf(EnforcedState state) {
+        Generation g = current;
+        return g != null && g.state() == state ? g.learned() : LearnedAddresses.NONE;
     }
 
     /** The verdict loop's judge: one volatile read, then the index's allocation-free decide. */
@@ -31,7 +72,7 @@ public final class StateHolder {
     }
 
     /** Decides with a generation read before (so the caller knows which one decided). */
-    public int decide(EnforcedState state, PacketTuple packet) {
-        return state == null ? defaultDecision : state.index().decide(packet);
+    public int decide(Generation g, PacketTuple packet) {
+        return g == null ? defaultDecision : g.state().index().decide(packet, g.learned());
     }
 }

@@ -1,0 +1,44 @@
+package io.kubeverdict.agent.dns;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
+
+/**
+ * The DNS path's meters: responses by outcome, answers seen, addresses learned, learned set sizes,
+ * and how long a response was held in the agent (from its batch's arrival to the verdict).
+ */
+public final class DnsMetrics {
+    private DnsMetrics() {}
+
+    /** Registers the meters; returns what the loop tells each response's hold time. */
+    public static LongConsumer register(MeterRegistry registry, DnsLearner learner, LearnedAddressBook book) {
+        for (int o = 0; o < DnsLearner.OUTCOMES.length; o++) {
+            int outcome = o;
+            FunctionCounter.builder("kubeverdict_dns_responses", learner, l -> l.count(outcome))
+                    .description("Packets from port 53 to pods with domain-name rules, by what came of them "
+                            + "(all were accepted unchanged)")
+                    .tag("outcome", DnsLearner.outcome(o)).register(registry);
+        }
+        FunctionCounter.builder("kubeverdict_dns_answers", learner, DnsLearner::answersSeen)
+                .description("Answer records in DNS responses to pods with domain-name rules").register(registry);
+        FunctionCounter.builder("kubeverdict_dns_addresses_learned", learner, DnsLearner::addressesLearned)
+                .description("Addresses new to a pod's learned set").register(registry);
+        Gauge.builder("kubeverdict_dns_learned_addresses", book, LearnedAddressBook::size)
+                .description("Addresses pods have learned and that have not been swept (expired ones leave within 1 s)")
+                .register(registry);
+        Gauge.builder("kubeverdict_dns_learned_sets", book, LearnedAddressBook::setCount)
+                .description("(pod, domain set) pairs watched").register(registry);
+        Timer hold = Timer.builder("kubeverdict_dns_response_hold")
+                .description("How long the agent held a DNS response before accepting it (learning included)")
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(500))
+                .maximumExpectedValue(Duration.ofMillis(100))
+                .register(registry);
+        return nanos -> hold.record(nanos, TimeUnit.NANOSECONDS);
+    }
+}

@@ -1,0 +1,149 @@
+package io.kubeverdict.agent.dns;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.IpAddress;
+import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.proto.v1.Action;
+import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.DomainNames;
+import io.kubeverdict.proto.v1.Endpoint;
+import io.kubeverdict.proto.v1.EndpointId;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.Peer;
+import io.kubeverdict.proto.v1.Policy;
+import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.Protocol;
+import io.kubeverdict.proto.v1.Rule;
+import io.kubeverdict.proto.v1.TierInfo;
+import io.kubeverdict.proto.v1.WorkloadEndpoint;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** Responses in, learned addresses out, and what the verdict function then says. */
+class DnsLearnerTest {
+    static final DomainNames API = DomainNames.newBuilder().addPatterns("api.test").setLearnedSetId("d:api").build();
+    static final DomainNames SVC = DomainNames.newBuilder().addPatterns("*.svc.test").setLearnedSetId("d:svc").build();
+
+    /** t/client (10.0.0.1, fd00::1) may reach api.test and *.svc.test; everything else is denied by the baseline. */
+    static NodeSnapshot snapshot() {
+        Rule api = Rule.newBuilder().setAction(Action.ALLOW).setRuleId("egress[0]").addPeers(Peer.newBuilder().setDomainNames(API)).build();
+        Rule svc = Rule.newBuilder().setAction(Action.ALLOW).setRuleId("egress[1]").addPeers(Peer.newBuilder().setDomainNames(SVC)).build();
+        Rule deny = Rule.newBuilder().setAction(Action.DENY).setRuleId("egress[0]").setAllPeers(true).build();
+        return NodeSnapshot.newBuilder().setNode("n1")
+                .addPolicies(ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("admin").setName("names"))
+                        .setPolicy(Policy.newBuilder().addOutboundRules(api).addOutboundRules(svc)))
+                .addPolicies(ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("baseline").setName("default"))
+                        .setPolicy(Policy.newBuilder().addOutboundRules(deny)))
+                .addEndpoints(Endpoint.newBuilder().setId(EndpointId.newBuilder().setNamespace("t").setPod("client"))
+                        .setEndpoint(WorkloadEndpoint.newBuilder().addIps("10.0.0.1").addIps("fd00::1")
+                                .addTiers(TierInfo.newBuilder().setName("admin").setDefaultAction(Action.PASS).addEgressPolicies("names"))
+                                .addTiers(TierInfo.newBuilder().setName("baseline").setDefaultAction(Action.ALLOW).addEgressPolicies("default"))
+                                .addDomainWatches(API).addDomainWatches(SVC)))
+                .addEndpoints(Endpoint.newBuilder().setId(EndpointId.newBuilder().setNamespace("t").setPod("other"))
+                        .setEndpoint(WorkloadEndpoint.newBuilder().addIps("10.0.0.2")))
+                .build();
+    }
+
+    final AtomicLong clock = new AtomicLong(1_000_000_000L);
+    final LearnedAddressBook book = new LearnedAddressBook(clock::get, 4);
+    final SnapshotIndex index = SnapshotIndex.compile(snapshot());
+    final LearnedAddressBook.View view = book.view(index);
+    final DnsLearner learner = new DnsLearner(5, 600);
+
+    int handle(byte[] packet) {
+        ByteBuffer buf = ByteBuffer.allocateDirect(packet.length + 16);
+        buf.put(16, packet);
+        return learner.handle(view, buf, 16, packet.length);
+    }
+
+    boolean allowed(String src, String dst) {
+        PacketTuple p = new PacketTuple().set(IpAddress.parse(src), IpAddress.parse(dst), Protocol.TCP_VALUE, 443);
+        return Decision.allowed(index.decide(p, view));
+    }
+
+    @Test
+    void anAnswerForAWatchedNameAllowsItsAddressForItsTtl() {
+        assertThat(allowed("10.0.0.1", "192.0.2.10")).isFalse();
+        byte[] answer = DnsMessages.response("API.test", 1).a("api.test", 60, "192.0.2.10").bytes();
+        assertThat(handle(DnsPackets.udp("10.96.0.10", "10.0.0.1", answer))).isEqualTo(DnsLearner.LEARNED);
+        assertThat(allowed("10.0.0.1", "192.0.2.10")).isTrue();
+        assertThat(allowed("10.0.0.1", "192.0.2.11")).isFalse();
+        assertThat(handle(DnsPackets.udp("10.96.0.10", "10.0.0.1", answer))).isEqualTo(DnsLearner.REFRESHED);
+        clock.addAndGet(59_000_000_000L);
+        assertThat(allowed("10.0.0.1", "192.0.2.10")).isTrue();
+        clock.addAndGet(1_000_000_000L);
+        assertThat(allowed("10.0.0.1", "192.0.2.10")).as("expired").isFalse();
+        assertThat(book.sweep()).isZero();
+    }
+
+    @Test
+    void ttlsAreClampedAndWildcardsFollowCnameChains() {
+        byte[] answer = DnsMessages.response("web.svc.test", 1).cname("web.svc.test", 0, "lb.cloud.example")
+                .a("lb.cloud.example", 0, "198.51.100.7").aaaa("lb.cloud.example", 100_000, "2001:db8::7").bytes();
+        assertThat(handle(DnsPackets.udp("10.96.0.10", "10.0.0.1", answer))).isEqualTo(DnsLearner.LEARNED);
+        assertThat(allowed("10.0.0.1", "198.51.100.7")).isTrue();
+        assertThat(allowed("fd00::1", "2001:db8::7")).isTrue();
+        LearnedSet svc = view.set(0, index.domainWatches(0)[1]);
+        assertThat(svc.entries(clock.get())).extracting(LearnedSet.Entry::name).containsOnly("web.svc.test");
+        clock.addAndGet(5_000_000_000L); // the CNAME's TTL 0 -> the 5 s minimum for both
+        assertThat(allowed("10.0.0.1", "198.51.100.7")).isFalse();
+        assertThat(allowed("fd00::1", "2001:db8::7")).isFalse();
+    }
+
+    @Test
+    void unwatchedNamesPodsAndBrokenPacketsTeachNothing() {
+        byte[] other = DnsMessages.response("evil.example", 1).a("evil.example", 60, "203.0.113.6").bytes();
+        assertThat(handle(DnsPackets.udp("10.96.0.10", "10.0.0.1", other))).isEqualTo(DnsLearner.NO_MATCH);
+        byte[] api = DnsMessages.response("api.test", 1).a("api.test", 60, "192.0.2.10").bytes();
+        assertThat(handle(DnsPackets.udp("10.96.0.10", "10.0.0.2", api))).isEqualTo(DnsLearner.NOT_WATCHED);
+        assertThat(handle(DnsPackets.udp("10.96.0.10", "10.0.0.9", api))).isEqualTo(DnsLearner.NOT_WATCHED);
+        byte[] cut = DnsPackets.udp("10.96.0.10", "10.0.0.1", api);
+        assertThat(handle(java.util.Arrays.copyOf(cut, cut.length - 3))).isEqualTo(DnsLearner.TRUNCATED);
+        assertThat(handle(new byte[] {0x45, 0})).isEqualTo(DnsLearner.TRUNCATED);
+        assertThat(handle(DnsPackets.udp("10.96.0.10", "10.0.0.1", new byte[] {1, 2, 3}))).isEqualTo(DnsLearner.TRUNCATED);
+        assertThat(allowed("10.0.0.1", "203.0.113.6")).isFalse();
+        assertThat(allowed("10.0.0.1", "192.0.2.10")).isFalse();
+        assertThat(learner.count(DnsLearner.TRUNCATED)).isEqualTo(3);
+    }
+
+    @Test
+    void tcpSegmentsCarryWholeMessagesOrAreCounted() {
+        byte[] a = DnsMessages.response("api.test", 1).a("api.test", 60, "192.0.2.20").bytes();
+        byte[] b = DnsMessages.response("x.svc.test", 28).aaaa("x.svc.test", 60, "2001:db8::20").bytes();
+        assertThat(handle(DnsPackets.tcp("10.96.0.10", "10.0.0.1", a, b))).isEqualTo(DnsLearner.LEARNED);
+        assertThat(allowed("10.0.0.1", "192.0.2.20")).isTrue();
+        assertThat(allowed("fd00::1", "2001:db8::20")).isTrue();
+        byte[] half = java.util.Arrays.copyOf(ByteBuffer.allocate(2 + a.length).putShort((short) a.length).put(a).array(), 20);
+        assertThat(handle(DnsPackets.tcpRaw("10.96.0.10", "10.0.0.1", half))).isEqualTo(DnsLearner.TRUNCATED);
+        assertThat(handle(DnsPackets.tcpRaw("10.96.0.10", "10.0.0.1", new byte[0]))).isEqualTo(DnsLearner.NOT_DNS);
+    }
+
+    @Test
+    void aFullSetLearnsNoMore() {
+        DnsMessages m = DnsMessages.response("api.test", 1);
+        for (int i = 1; i <= 6; i++) {
+            m.a("api.test", 60, "192.0.2." + i);
+        }
+        assertThat(handle(DnsPackets.udp("10.96.0.10", "10.0.0.1", m.bytes()))).isEqualTo(DnsLearner.LEARNED);
+        assertThat(allowed("10.0.0.1", "192.0.2.4")).isTrue();
+        assertThat(allowed("10.0.0.1", "192.0.2.5")).isFalse(); // the limit is 4
+        assertThat(view.set(0, index.domainWatches(0)[0]).rejected()).isEqualTo(2);
+    }
+
+    @Test
+    void aNewGenerationKeepsWhatItStillWatches() {
+        handle(DnsPackets.udp("10.96.0.10", "10.0.0.1", DnsMessages.response("api.test", 1).a("api.test", 60, "192.0.2.30").bytes()));
+        SnapshotIndex next = SnapshotIndex.compile(snapshot().toBuilder().setNode("n1-again").build());
+        LearnedAddressBook.View again = book.view(next);
+        PacketTuple p = new PacketTuple().set(IpAddress.parse("10.0.0.1"), IpAddress.parse("192.0.2.30"), Protocol.TCP_VALUE, 443);
+        assertThat(Decision.allowed(next.decide(p, again))).isTrue();
+        NodeSnapshot unwatched = snapshot().toBuilder().setEndpoints(0, snapshot().getEndpoints(0).toBuilder()
+                .setEndpoint(snapshot().getEndpoints(0).getEndpoint().toBuilder().clearDomainWatches())).build();
+        book.view(SnapshotIndex.compile(unwatched));
+        assertThat(book.setCount()).isZero();
+    }
+}

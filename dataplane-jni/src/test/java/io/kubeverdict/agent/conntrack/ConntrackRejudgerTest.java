@@ -15,8 +15,22 @@ import io.kubeverdict.jni.Errno;
 import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.DecisionText;
 import io.kubeverdict.policy.IpAddress;
+import io.kubeverdict.policy.LearnedAddresses;
 import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.proto.v1.Action;
+import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.DomainNames;
+import io.kubeverdict.proto.v1.Endpoint;
+import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.Peer;
+import io.kubeverdict.proto.v1.Policy;
+import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.PortMatch;
+import io.kubeverdict.proto.v1.Protocol;
+import io.kubeverdict.proto.v1.Rule;
+import io.kubeverdict.proto.v1.TierInfo;
+import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -230,6 +244,30 @@ class ConntrackRejudgerTest {
         io.kubeverdict.policy.PacketTuple t = new io.kubeverdict.policy.PacketTuple()
                 .set(IpAddress.parse("10.0.0.1"), IpAddress.parse("10.0.0.2"), 6, 81);
         assertThat(Decision.allowed(after.index().decide(t))).isFalse();
+    }
+
+    @Test
+    void connectionsToAddressesThePodLearnedFromDnsAreJudgedWithWhatItLearned() throws Exception {
+        DomainNames api = DomainNames.newBuilder().addPatterns("api.test").setLearnedSetId("d:api").build();
+        Rule toApi = Rule.newBuilder().setAction(Action.ALLOW).setRuleId("egress[0]")
+                .addPeers(Peer.newBuilder().setDomainNames(api))
+                .addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(443)).build();
+        ActivePolicy egress = ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("default").setName("api"))
+                .setPolicy(Policy.newBuilder().addOutboundRules(toApi)).build();
+        WorkloadEndpoint a = WorkloadEndpoint.newBuilder().addIps("10.0.0.1").addDomainWatches(api)
+                .addTiers(TierInfo.newBuilder().setName("default").setDefaultAction(Action.DENY).addEgressPolicies("api"))
+                .build();
+        NodeSnapshot snapshot = node().addPolicies(egress).addEndpoints(Endpoint.newBuilder()
+                .setId(EndpointId.newBuilder().setNamespace("x").setPod("a")).setEndpoint(a)).build();
+        long learnedAddress = IpAddress.parse("192.0.2.10").lo();
+        LearnedAddresses learned = (endpoint, set, family, hi, lo) -> family == IpAddress.V4 && lo == learnedAddress;
+        table.entries.addAll(List.of(Entry.of(6, "10.0.0.1", 1000, "192.0.2.10", 443, A, 1),
+                Entry.of(6, "10.0.0.1", 1001, "192.0.2.11", 443, A, 2)));
+        start();
+        rejudger.changed(null, state(snapshot, 1), true, learned);
+        assertThat(rejudger.awaitJudged(10_000)).isTrue();
+        assertThat(table.markOf(1)).as("to the address a learned for api.test").isEqualTo(A);
+        assertThat(table.markOf(2)).as("to one it did not learn").isEqualTo(FlowMarks.CUT);
     }
 
     /** Counts what the re-judging reports. */

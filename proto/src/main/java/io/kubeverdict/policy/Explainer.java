@@ -43,20 +43,43 @@ public final class Explainer {
         DirectionExplanation ingress = notEvaluated();
         if (src >= 0) {
             b.setSource(index.names().endpoint(src));
-            egress = direction(packet, Decision.EGRESS);
+            egress = direction(packet, Decision.EGRESS, src);
         }
         if (dst >= 0) {
             b.setDestination(index.names().endpoint(dst));
-            ingress = direction(packet, Decision.INGRESS);
+            ingress = direction(packet, Decision.INGRESS, dst);
         }
         return b.setEgress(egress).setIngress(ingress).setVerdict(Explanations.combine(egress, ingress)).build();
     }
 
     /** One direction by the index's tier walk, with the tiers that passed on the way. */
-    private DirectionExplanation direction(PacketTuple packet, int direction) {
+    private DirectionExplanation direction(PacketTuple packet, int direction, int endpoint) {
         int[] trace = index.newTrace();
         int code = index.decideDirection(packet, direction, learned, trace);
-        return text.direction(code, trace);
+        DirectionExplanation d = text.direction(code, trace);
+        String name = direction == Decision.EGRESS ? learnedName(code, endpoint, packet) : null;
+        return name == null ? d : d.toBuilder().setLearnedDomain(name)
+                .setReason(d.getReason() + " (destination learned from the DNS answer for " + name + ")").build();
+    }
+
+    /**
+     * When an allowing egress rule with domain-name peers decided: the name under which the source
+     * learned the destination, from the first of the rule's sets that holds it; else null.
+     */
+    private String learnedName(int code, int endpoint, PacketTuple packet) {
+        int rule = Decision.ruleOf(code, index.names().tierCount(), index.names().ruleCount());
+        if (rule < 0 || !Decision.allowed(code)) {
+            return null;
+        }
+        for (int set : index.ruleDomainSets(rule)) {
+            if (learned.contains(endpoint, set, packet.family, packet.dstHi, packet.dstLo)) {
+                String name = learned.nameOf(endpoint, set, packet.family, packet.dstHi, packet.dstLo);
+                if (name != null) {
+                    return name;
+                }
+            }
+        }
+        return null;
     }
 
     /** A copy with IPv4 addresses cut to their 32 bits (the parser need not clear the rest). */

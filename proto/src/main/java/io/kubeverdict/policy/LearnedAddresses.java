@@ -19,4 +19,12 @@ public interface LearnedAddresses {
      * low 32 bits of lo, or {@link IpAddress#V6}) for domain set domainSet and it has not expired.
      */
     boolean contains(int endpoint, int domainSet, int family, long hi, long lo);
+
+    /**
+     * The name whose answer taught endpoint the address for domainSet, or null when it is not
+     * learned (or the implementation keeps no names). For explanations; may allocate.
+     */
+    default String nameOf(int endpoint, int domainSet, int family, long hi, long lo) {
+        return null;
+    }
 }

@@ -188,6 +188,11 @@ public final class SnapshotIndex {
         return epWatches[endpoint].clone();
     }
 
+    /** The domain sets of a rule's domain-name peers (numbers as in {@link #domainSetId}); empty for most rules. */
+    int[] ruleDomainSets(int rule) {
+        return java.util.Arrays.copyOfRange(ruleDomains, ruleDomainStart[rule], ruleDomainEnd[rule]);
+    }
+
     /** The local endpoint holding this address, or -1 (family and address as in {@link LearnedAddresses}). */
     public int endpointAt(int family, long hi, long lo) {
         return endpointOf(entry(family, hi, lo));

@@ -72,6 +72,29 @@ class DomainNamePeerTest {
     }
 
     @Test
+    void explanationsNameTheDomainWhoseAnswerTaughtTheAddress() {
+        LearnedAddresses named = new LearnedAddresses() {
+            @Override
+            public boolean contains(int endpoint, int set, int family, long hi, long lo) {
+                return LEARNED.contains(endpoint, set, family, hi, lo);
+            }
+
+            @Override
+            public String nameOf(int endpoint, int set, int family, long hi, long lo) {
+                return contains(endpoint, set, family, hi, lo) ? "api.test" : null;
+            }
+        };
+        var egress = new Explainer(INDEX, named).explain(Snapshots.tuple("10.1.0.1", "192.0.2.10", TCP, 443)).getEgress();
+        assertThat(egress.getLearnedDomain()).isEqualTo("api.test");
+        assertThat(egress.getReason()).endsWith("(destination learned from the DNS answer for api.test)");
+        // a denied connection, or one allowed without a learned address, names no domain
+        assertThat(new Explainer(INDEX, named).explain(Snapshots.tuple("10.1.0.1", "192.0.2.11", TCP, 443))
+                .getEgress().getLearnedDomain()).isEmpty();
+        assertThat(new Explainer(INDEX, LEARNED).explain(Snapshots.tuple("10.1.0.1", "192.0.2.10", TCP, 443))
+                .getEgress().getLearnedDomain()).isEmpty();
+    }
+
+    @Test
     void watchesAndPatternsAreExposedForTheAgent() {
         assertThat(INDEX.domainSetCount()).isEqualTo(1);
         assertThat(INDEX.domainPatterns(0)).containsExactly("api.test");

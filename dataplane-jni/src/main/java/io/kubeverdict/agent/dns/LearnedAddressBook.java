@@ -126,8 +126,19 @@ public final class LearnedAddressBook {
             return s != null && s.contains(family, hi, lo, clock.getAsLong());
         }
 
+        @Override
+        public String nameOf(int endpoint, int domainSet, int family, long hi, long lo) {
+            LearnedSet s = set(endpoint, domainSet);
+            return s == null ? null : s.nameOf(family, hi, lo, clock.getAsLong());
+        }
+
         public SnapshotIndex index() {
             return index;
+        }
+
+        /** The domain sets an endpoint watches (a copy; inspection). */
+        public int[] watchesOf(int endpoint) {
+            return watches[endpoint].clone();
         }
 
         /** The set of an endpoint for a domain set, or null when it does not watch it. */

@@ -14,6 +14,7 @@ import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.ExplainRequest;
+import io.kubeverdict.proto.v1.LearnedDomains;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.ListEndpointsRequest;
 import io.kubeverdict.proto.v1.ListEndpointsResponse;
@@ -41,7 +42,7 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
 
     @Override
     public void getStatus(AgentStatusRequest request, StreamObserver<AgentStatus> response) {
-        EnforcedState current = state.current();
+        StateHolder.Generation generation = state.generation();
         Optional<QueueCounters> counters = queue.get();
         AgentStatus.Builder status = AgentStatus.newBuilder()
                 .setNode(identity.node())
@@ -54,10 +55,18 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
                 .setQueueTotal(counters.map(QueueCounters::waiting).orElse(0L))
                 .setQueueDropped(counters.map(QueueCounters::dropped).orElse(0L))
                 .setQueueUserDropped(counters.map(QueueCounters::userDropped).orElse(0L));
-        if (current != null) {
+        if (generation != null) {
+            EnforcedState current = generation.state();
             status.setEndpoints(current.snapshot().getEndpointsCount())
                     .setPolicies(current.snapshot().getPoliciesCount())
                     .setIpSets(current.snapshot().getIpSetsCount());
+            long learned = 0;
+            int sets = 0;
+            for (LearnedDomains d : LearnedDomainsReport.of(generation.learned())) {
+                learned += d.getAddressesCount();
+                sets++;
+            }
+            status.setLearnedAddresses(learned).setLearnedSets(sets);
         }
         response.onNext(status.build());
         response.onCompleted();
@@ -65,10 +74,11 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
 
     @Override
     public void listEndpoints(ListEndpointsRequest request, StreamObserver<ListEndpointsResponse> response) {
-        EnforcedState current = state.current();
+        StateHolder.Generation generation = state.generation();
         ListEndpointsResponse.Builder out = ListEndpointsResponse.newBuilder();
-        if (current != null) {
-            out.addAllEndpoints(current.snapshot().getEndpointsList());
+        if (generation != null) {
+            out.addAllEndpoints(generation.state().snapshot().getEndpointsList())
+                    .addAllLearned(LearnedDomainsReport.of(generation.learned()));
         }
         response.onNext(out.build());
         response.onCompleted();
@@ -76,12 +86,13 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
 
     @Override
     public void explain(ExplainRequest request, StreamObserver<Explanation> response) {
-        EnforcedState current = state.current();
-        if (current == null) {
+        StateHolder.Generation generation = state.generation();
+        if (generation == null) {
             response.onError(Status.FAILED_PRECONDITION
                     .withDescription("no policy state applied yet (not in sync)").asRuntimeException());
             return;
         }
+        EnforcedState current = generation.state();
         Tuple.Builder tuple = request.getTuple().toBuilder();
         try {
             tuple.setSrcIp(address(current, tuple.getSrcIp(), request.getFrom(), "source"));
@@ -90,7 +101,8 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
             response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
             return;
         }
-        response.onNext(new Explainer(current.index()).explain(tuple.build()));
+        // with what the pods learned from DNS, as the verdict loop decides
+        response.onNext(new Explainer(current.index(), generation.learned()).explain(tuple.build()));
         response.onCompleted();
     }
 

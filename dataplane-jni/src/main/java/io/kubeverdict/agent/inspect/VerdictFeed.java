@@ -1,7 +1,7 @@
 package io.kubeverdict.agent.inspect;
 
 import io.grpc.stub.ServerCallStreamObserver;
-import io.kubeverdict.agent.state.EnforcedState;
+import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.Explainer;
 import io.kubeverdict.policy.IpAddress;
@@ -34,14 +34,14 @@ public final class VerdictFeed implements AutoCloseable {
 
     private final VerdictRing ring;
     private final BlockingQueue<Cut> cuts = new ArrayBlockingQueue<>(CUT_QUEUE);
-    private final Supplier<EnforcedState> state;
+    private final Supplier<StateHolder.Generation> state;
     private final List<Watcher> watchers = new CopyOnWriteArrayList<>();
     private final AtomicLong undelivered = new AtomicLong();
     private final Thread publisher;
     private volatile boolean watched;
     private volatile boolean running = true;
 
-    public VerdictFeed(int capacity, Supplier<EnforcedState> state) {
+    public VerdictFeed(int capacity, Supplier<StateHolder.Generation> state) {
         this.ring = new VerdictRing(capacity);
         this.state = state;
         this.publisher = new Thread(this::run, "kv-verdict-feed");
@@ -191,10 +191,10 @@ public final class VerdictFeed implements AutoCloseable {
      * only when a new generation was swapped in between.
      */
     private Explanation explain(PacketTuple packet, Verdict verdict) {
-        EnforcedState current = state.get();
+        StateHolder.Generation current = state.get();
         Explanation.Builder out = current == null
                 ? Explanation.newBuilder().setTuple(packet.toTuple())
-                : new Explainer(current.index()).explain(packet).toBuilder();
+                : new Explainer(current.state().index(), current.learned()).explain(packet).toBuilder();
         return out.setVerdict(verdict).build();
     }
 

@@ -140,7 +140,7 @@ public final class Agent implements AutoCloseable {
                 config.telemetry().policyVerdictSeries());
         opened.add(metrics);
         kernel = new KernelSets(manager, metrics.nftApply());
-        VerdictFeed feed = new VerdictFeed(4096, state::current);
+        VerdictFeed feed = new VerdictFeed(4096, state::generation);
         Judge judge = new ObservedJudge(state, feed, metrics.policyVerdicts());
         VerdictLoop loop = new VerdictLoop(queue, BATCH, judge, metrics.verdicts(), config.failOpen());
         opened.add(loop); // closed before the queue (reverse order)

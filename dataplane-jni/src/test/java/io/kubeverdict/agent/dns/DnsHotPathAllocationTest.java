@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
+import io.kubeverdict.agent.testing.SnapshotFixtures;
 import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
@@ -29,7 +30,7 @@ class DnsHotPathAllocationTest {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         LearnedAddressBook book = new LearnedAddressBook();
         StateHolder state = new StateHolder(0, book);
-        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(DnsLearnerTest.snapshot(), 1);
+        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.domainNames(), 1);
         DnsLearner learner = new DnsLearner(30, 3600);
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         LongConsumer hold = DnsMetrics.register(registry, learner, book);

@@ -2,55 +2,22 @@ package io.kubeverdict.agent.dns;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubeverdict.agent.testing.SnapshotFixtures;
 import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.policy.SnapshotIndex;
-import io.kubeverdict.proto.v1.Action;
-import io.kubeverdict.proto.v1.ActivePolicy;
-import io.kubeverdict.proto.v1.DomainNames;
-import io.kubeverdict.proto.v1.Endpoint;
-import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.NodeSnapshot;
-import io.kubeverdict.proto.v1.Peer;
-import io.kubeverdict.proto.v1.Policy;
-import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.Protocol;
-import io.kubeverdict.proto.v1.Rule;
-import io.kubeverdict.proto.v1.TierInfo;
-import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /** Responses in, learned addresses out, and what the verdict function then says. */
 class DnsLearnerTest {
-    static final DomainNames API = DomainNames.newBuilder().addPatterns("api.test").setLearnedSetId("d:api").build();
-    static final DomainNames SVC = DomainNames.newBuilder().addPatterns("*.svc.test").setLearnedSetId("d:svc").build();
-
-    /** t/client (10.0.0.1, fd00::1) may reach api.test and *.svc.test; everything else is denied by the baseline. */
-    static NodeSnapshot snapshot() {
-        Rule api = Rule.newBuilder().setAction(Action.ALLOW).setRuleId("egress[0]").addPeers(Peer.newBuilder().setDomainNames(API)).build();
-        Rule svc = Rule.newBuilder().setAction(Action.ALLOW).setRuleId("egress[1]").addPeers(Peer.newBuilder().setDomainNames(SVC)).build();
-        Rule deny = Rule.newBuilder().setAction(Action.DENY).setRuleId("egress[0]").setAllPeers(true).build();
-        return NodeSnapshot.newBuilder().setNode("n1")
-                .addPolicies(ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("admin").setName("names"))
-                        .setPolicy(Policy.newBuilder().addOutboundRules(api).addOutboundRules(svc)))
-                .addPolicies(ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("baseline").setName("default"))
-                        .setPolicy(Policy.newBuilder().addOutboundRules(deny)))
-                .addEndpoints(Endpoint.newBuilder().setId(EndpointId.newBuilder().setNamespace("t").setPod("client"))
-                        .setEndpoint(WorkloadEndpoint.newBuilder().addIps("10.0.0.1").addIps("fd00::1")
-                                .addTiers(TierInfo.newBuilder().setName("admin").setDefaultAction(Action.PASS).addEgressPolicies("names"))
-                                .addTiers(TierInfo.newBuilder().setName("baseline").setDefaultAction(Action.ALLOW).addEgressPolicies("default"))
-                                .addDomainWatches(API).addDomainWatches(SVC)))
-                .addEndpoints(Endpoint.newBuilder().setId(EndpointId.newBuilder().setNamespace("t").setPod("other"))
-                        .setEndpoint(WorkloadEndpoint.newBuilder().addIps("10.0.0.2")))
-                .build();
-    }
-
     final AtomicLong clock = new AtomicLong(1_000_000_000L);
     final LearnedAddressBook book = new LearnedAddressBook(clock::get, 4);
-    final SnapshotIndex index = SnapshotIndex.compile(snapshot());
+    final SnapshotIndex index = SnapshotIndex.compile(SnapshotFixtures.domainNames());
     final LearnedAddressBook.View view = book.view(index);
     final DnsLearner learner = new DnsLearner(5, 600);
 
@@ -137,12 +104,12 @@ class DnsLearnerTest {
     @Test
     void aNewGenerationKeepsWhatItStillWatches() {
         handle(DnsPackets.udp("10.96.0.10", "10.0.0.1", DnsMessages.response("api.test", 1).a("api.test", 60, "192.0.2.30").bytes()));
-        SnapshotIndex next = SnapshotIndex.compile(snapshot().toBuilder().setNode("n1-again").build());
+        SnapshotIndex next = SnapshotIndex.compile(SnapshotFixtures.domainNames().toBuilder().setNode("n1-again").build());
         LearnedAddressBook.View again = book.view(next);
         PacketTuple p = new PacketTuple().set(IpAddress.parse("10.0.0.1"), IpAddress.parse("192.0.2.30"), Protocol.TCP_VALUE, 443);
         assertThat(Decision.allowed(next.decide(p, again))).isTrue();
-        NodeSnapshot unwatched = snapshot().toBuilder().setEndpoints(0, snapshot().getEndpoints(0).toBuilder()
-                .setEndpoint(snapshot().getEndpoints(0).getEndpoint().toBuilder().clearDomainWatches())).build();
+        NodeSnapshot unwatched = SnapshotFixtures.domainNames().toBuilder().setEndpoints(0, SnapshotFixtures.domainNames().getEndpoints(0).toBuilder()
+                .setEndpoint(SnapshotFixtures.domainNames().getEndpoints(0).getEndpoint().toBuilder().clearDomainWatches())).build();
         book.view(SnapshotIndex.compile(unwatched));
         assertThat(book.setCount()).isZero();
     }

@@ -3,6 +3,7 @@ package io.kubeverdict.agent.dns;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.kubeverdict.agent.testing.SnapshotFixtures;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.testing.tier.Tiers;
 import java.lang.management.ManagementFactory;
@@ -25,7 +26,7 @@ class DnsResponseParserFuzzTest {
     private final DnsResponseParser parser = new DnsResponseParser();
     private final DnsResponseParser other = new DnsResponseParser();
     private final ByteBuffer direct = ByteBuffer.allocateDirect(70_000).order(ByteOrder.nativeOrder());
-    private final SnapshotIndex index = SnapshotIndex.compile(DnsLearnerTest.snapshot());
+    private final SnapshotIndex index = SnapshotIndex.compile(SnapshotFixtures.domainNames());
     private final LearnedAddressBook book = new LearnedAddressBook();
     private final LearnedAddressBook.View view = book.view(index);
     private final DnsLearner learner = new DnsLearner(1, 60);

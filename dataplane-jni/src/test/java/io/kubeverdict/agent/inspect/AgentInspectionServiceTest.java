@@ -11,6 +11,8 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import io.kubeverdict.agent.dns.LearnedAddressBook;
+import io.kubeverdict.agent.dns.LearnedSet;
 import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
@@ -22,6 +24,8 @@ import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.proto.v1.ExplainRequest;
+import io.kubeverdict.proto.v1.LearnedDomains;
+import io.kubeverdict.proto.v1.ListEndpointsResponse;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.ListEndpointsRequest;
 import io.kubeverdict.proto.v1.Protocol;
@@ -44,13 +48,15 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** AgentInspection, reflection and health through a real gRPC client on loopback. */
 class AgentInspectionServiceTest {
-    private final StateHolder state = new StateHolder(0);
+    private final AtomicLong clock = new AtomicLong(5_000_000_000L);
+    private final StateHolder state = new StateHolder(0, new LearnedAddressBook(clock::get, 16));
     private final SyncStatus sync = new SyncStatus();
     private VerdictFeed feed;
     private GrpcServer server;
@@ -59,7 +65,7 @@ class AgentInspectionServiceTest {
 
     @BeforeEach
     void start() throws Exception {
-        feed = new VerdictFeed(256, state::current);
+        feed = new VerdictFeed(256, state::generation);
         AgentIdentity identity = new AgentIdentity("node-1", "test", "xtables-nfqueue", 7, true);
         server = GrpcServer.builder(new InetSocketAddress("127.0.0.1", 0))
                 .service(new AgentInspectionService(identity, state, sync,
@@ -126,6 +132,40 @@ class AgentInspectionServiceTest {
         assertThatThrownBy(() -> inspect.explain(ExplainRequest.newBuilder().setFrom("y/nowhere").setTo("x/a").build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+    }
+
+    @Test
+    void learnedAddressesShowWithTheirNameAndExpiryAndExplainNamesTheDomain() throws Exception {
+        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.domainNames(), 3);
+        LearnedAddressBook.View view = state.learned();
+        int client = view.index().endpointAt(IpAddress.V4, 0, IpAddress.parse("10.0.0.1").lo());
+        LearnedSet svc = view.set(client, view.watchesOf(client)[1]);
+        byte[] name = "a.svc.test".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        long in30s = clock.get() + 30_000_000_000L;
+        svc.learn(IpAddress.V4, 0, IpAddress.parse("192.0.2.30").lo(), in30s, name, 0, name.length);
+        svc.learn(IpAddress.V6, IpAddress.parse("2001:db8::30").hi(), IpAddress.parse("2001:db8::30").lo(), in30s,
+                name, 0, name.length);
+
+        ListEndpointsResponse listed = inspect.listEndpoints(ListEndpointsRequest.getDefaultInstance());
+        assertThat(listed.getLearnedList()).extracting(d -> d.getEndpoint().getPod() + " " + d.getDomainNames().getPatternsList())
+                .containsExactly("client [api.test]", "client [*.svc.test]");
+        LearnedDomains learned = listed.getLearned(1);
+        assertThat(learned.getAddressesList()).extracting(a -> a.getName() + " " + a.getAddress() + " " + a.getExpiresIn().getSeconds())
+                .containsExactly("a.svc.test 192.0.2.30 30", "a.svc.test 2001:db8::30 30");
+        AgentStatus status = inspect.getStatus(AgentStatusRequest.getDefaultInstance());
+        assertThat(status.getLearnedAddresses()).isEqualTo(2);
+        assertThat(status.getLearnedSets()).isEqualTo(2);
+
+        Explanation viaName = inspect.explain(ExplainRequest.newBuilder().setTuple(tuple("10.0.0.1", "192.0.2.30", 443)).build());
+        assertThat(viaName.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
+        assertThat(viaName.getEgress().getLearnedDomain()).isEqualTo("a.svc.test");
+        assertThat(viaName.getEgress().getReason()).contains("admin/names egress[1]").contains("a.svc.test");
+
+        clock.addAndGet(31_000_000_000L); // expired: gone from inspection and from the verdict
+        assertThat(inspect.listEndpoints(ListEndpointsRequest.getDefaultInstance()).getLearned(1).getAddressesCount()).isZero();
+        Explanation expired = inspect.explain(ExplainRequest.newBuilder().setTuple(tuple("10.0.0.1", "192.0.2.30", 443)).build());
+        assertThat(expired.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
+        assertThat(expired.getEgress().getLearnedDomain()).isEmpty();
     }
 
     @Test

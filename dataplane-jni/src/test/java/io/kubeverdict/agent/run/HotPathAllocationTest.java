@@ -32,7 +32,7 @@ class HotPathAllocationTest {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         VerdictMetrics metrics = new VerdictMetrics(registry);
         PolicyVerdictMetrics policyVerdicts = new PolicyVerdictMetrics(registry, 10);
-        try (VerdictFeed feed = new VerdictFeed(1024, state::current)) {
+        try (VerdictFeed feed = new VerdictFeed(1024, state::generation)) {
             ObservedJudge judge = new ObservedJudge(state, feed, policyVerdicts);
             PacketTuple allowed = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
             PacketTuple denied = new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), Protocol.UDP_VALUE, 53);

@@ -112,7 +112,7 @@ class MetricsLintTest {
         try (AgentMetrics metrics = new AgentMetrics(sync, state, () -> Optional.of(queue), Clock.systemUTC(), 10);
              MetricsEndpoint endpoint = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), metrics.registry(),
                      List.of());
-             VerdictFeed feed = new VerdictFeed(16, state::current);
+             VerdictFeed feed = new VerdictFeed(16, state::generation);
              VerdictUplink uplink = new VerdictUplink(unused, "node-1", feed, 10, metrics.registry(), Clock.systemUTC())) {
             PacketTuple allowed = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 6, 80);
             PacketTuple denied = new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), 17, 53);

@@ -77,7 +77,7 @@ class ObserveRelayTest {
 
         // node-1's agent: x/a isolated for ingress, allowing only x/b (SnapshotFixtures.allowFromB).
         new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.allowFromB(), 1);
-        feed = new VerdictFeed(256, state::current);
+        feed = new VerdictFeed(256, state::generation);
         uplink = new VerdictUplink(agentChannel, "node-1", feed, 1000, new SimpleMeterRegistry(), Clock.systemUTC()).start();
     }
 

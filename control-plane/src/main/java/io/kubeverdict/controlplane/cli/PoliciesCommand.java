@@ -2,14 +2,24 @@ package io.kubeverdict.controlplane.cli;
 
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
+import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.DescribeEndpointRequest;
+import io.kubeverdict.proto.v1.DomainNames;
 import io.kubeverdict.proto.v1.EndpointDescription;
+import io.kubeverdict.proto.v1.LearnedAddress;
+import io.kubeverdict.proto.v1.LearnedDomains;
+import io.kubeverdict.proto.v1.ListEndpointsRequest;
+import io.kubeverdict.proto.v1.ListEndpointsResponse;
 import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.SetMembership;
 import io.kubeverdict.proto.v1.SetUse;
 import io.kubeverdict.proto.v1.TierInfo;
+import io.kubeverdict.runtime.cli.HostPort;
+import io.kubeverdict.runtime.grpc.ClientChannels;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -20,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -27,13 +38,21 @@ import picocli.CommandLine.Spec;
 @Command(name = "policies", description = {
         "Which policies of every tier select a pod, per direction (what isolates it), and which IP sets it is in: "
                 + "where it is a peer of other pods' rules, by the sets' definitions and the rules that use them.",
-        "Exit status: 0, 2 for an unknown pod or bad options, 3 when the control plane cannot be asked."})
+        "With --agent, also what the pod learned from DNS for its egress rules to domain names (asked of the agent "
+                + "of the pod's node).",
+        "Exit status: 0, 2 for an unknown pod or bad options, 3 when the control plane (or the agent) cannot be asked."})
 final class PoliciesCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "NAMESPACE/POD", description = "An endpoint pod.")
     String pod;
 
     @Mixin
     ControlPlaneClientOptions client = new ControlPlaneClientOptions();
+
+    @Option(names = "--agent", paramLabel = "HOST:PORT", converter = HostPort.Target.class,
+            description = "The inspection port of the agent on the pod's node (plaintext; e.g. after kubectl -n "
+                    + "kube-verdict port-forward POD-OF-THE-AGENT 9102): adds the addresses the pod learned from DNS, "
+                    + "with the name asked and the time left.")
+    HostPort agent;
 
     @Mixin
     OutputOption output = new OutputOption();
@@ -64,12 +83,42 @@ final class PoliciesCommand implements Callable<Integer> {
         } finally {
             ControlPlaneClientOptions.close(channel);
         }
-        out.print(output.format() == OutputFormat.table ? text(d) : Rendering.machine(output.format(), d));
+        List<LearnedDomains> learned = List.of();
+        if (agent != null) {
+            try {
+                learned = learnedBy(d);
+            } catch (StatusRuntimeException | IOException e) {
+                err.println("cannot ask the agent at " + agent + ": "
+                        + (e instanceof StatusRuntimeException s ? s.getStatus() : e.getMessage()));
+                err.flush();
+                return ExitCodes.UNAVAILABLE;
+            }
+        }
+        out.print(output.format() == OutputFormat.table ? text(d, agent == null ? null : learned)
+                : Rendering.machine(output.format(), d.toBuilder().addAllLearned(learned).build()));
         out.flush();
         return ExitCodes.OK;
     }
 
+    /** What the agent says the pod learned, one entry per domain-name peer. */
+    private List<LearnedDomains> learnedBy(EndpointDescription d) throws IOException {
+        ManagedChannel channel = ClientChannels.open(agent.toString(), null); // the agent serves inspection in plaintext
+        try {
+            ListEndpointsResponse all = AgentInspectionGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS)
+                    .listEndpoints(ListEndpointsRequest.getDefaultInstance());
+            return all.getLearnedList().stream().filter(l -> l.getEndpoint().equals(d.getId())).toList();
+        } finally {
+            ControlPlaneClientOptions.close(channel);
+        }
+    }
+
     static String text(EndpointDescription d) {
+        return text(d, null);
+    }
+
+    /** @param learned what the agent said the pod learned, or null when it was not asked */
+    static String text(EndpointDescription d, List<LearnedDomains> learned) {
         StringBuilder sb = new StringBuilder();
         sb.append(d.getId().getNamespace()).append('/').append(d.getId().getPod()).append(" on node ").append(d.getNode())
                 .append(" (").append(String.join(", ", d.getIpsList())).append(")");
@@ -94,6 +143,9 @@ final class PoliciesCommand implements Callable<Integer> {
             }
         }
         sb.append(tiers.render()).append('\n');
+        if (d.getDomainWatchesCount() > 0) {
+            sb.append(learnedText(d.getDomainWatchesList(), learned)).append('\n');
+        }
         if (d.getMemberOfCount() == 0) {
             sb.append("in no IP set: no policy's rule names this pod as a peer\n");
             return sb.toString();
@@ -105,6 +157,30 @@ final class PoliciesCommand implements Callable<Integer> {
         }
         sb.append(sets.render());
         return sb.toString();
+    }
+
+    /** The pod's domain-name peers and, when the agent was asked, what it learned for each. */
+    private static String learnedText(List<DomainNames> watches, List<LearnedDomains> learned) {
+        if (learned == null) {
+            return "egress to domain names " + watches.stream().map(w -> String.join(", ", w.getPatternsList()))
+                    .collect(Collectors.joining("; ")) + ": the addresses are learned at run time from the DNS answers"
+                    + " the pod receives (--agent shows them)\n";
+        }
+        TextTable table = new TextTable("DOMAIN NAMES", "LEARNED NAME", "ADDRESS", "EXPIRES IN");
+        for (DomainNames w : watches) {
+            String patterns = String.join(", ", w.getPatternsList());
+            List<LearnedAddress> addresses = learned.stream()
+                    .filter(l -> l.getDomainNames().getLearnedSetId().equals(w.getLearnedSetId()))
+                    .flatMap(l -> l.getAddressesList().stream()).toList();
+            if (addresses.isEmpty()) {
+                table.row(patterns, "", "nothing learned yet", "");
+            }
+            for (LearnedAddress a : addresses) {
+                table.row(patterns, a.getName(), a.getAddress(), Durations.compact(Duration.ofSeconds(
+                        a.getExpiresIn().getSeconds(), a.getExpiresIn().getNanos())));
+            }
+        }
+        return table.render();
     }
 
     private static String uses(List<SetUse> uses) {

@@ -69,7 +69,8 @@ final class EndpointDescriber {
                 .setNode(located.node())
                 .addAllIps(ips)
                 .putAllLabels(located.endpoint().getEndpoint().getLabelsMap())
-                .addAllTiers(located.endpoint().getEndpoint().getTiersList());
+                .addAllTiers(located.endpoint().getEndpoint().getTiersList())
+                .addAllDomainWatches(located.endpoint().getEndpoint().getDomainWatchesList());
         memberships.forEach((id, members) -> out.addMemberOf(SetMembership.newBuilder()
                 .setIpSetId(id)
                 .setDescription(words.getOrDefault(id, ""))

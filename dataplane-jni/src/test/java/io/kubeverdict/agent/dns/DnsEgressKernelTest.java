@@ -50,8 +50,11 @@ class DnsEgressKernelTest {
     private static final int PORT = 8080;
     private static final int TRIES = 1000;
     private static final int ALLOWED_TIMEOUT = 3000;
-    /** A refused connection's SYN is dropped: connect gives up after this. */
-    private static final int REFUSED_TIMEOUT = 1000;
+    /**
+     * A refused connection's SYN is dropped: connect gives up after this, before the first SYN
+     * retransmission (1 s), so a refused try is exactly one drop the agent counts before it returns.
+     */
+    private static final int REFUSED_TIMEOUT = 700;
     private static final int DNS_TIMEOUT = 3000;
     private static final long MAX_TTL_SECONDS = 3;
     private static final DomainNames NAMES = domainNames("d:test-names", "*.svc.test", "api.test");

@@ -2,6 +2,7 @@ package io.kubeverdict.policy;
 
 import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.DomainNames;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.IpBlock;
@@ -48,6 +49,15 @@ public final class Snapshots {
 
     public static Peer block(String cidr, String... except) {
         return Peer.newBuilder().setIpBlock(IpBlock.newBuilder().setCidr(cidr).addAllExcept(List.of(except))).build();
+    }
+
+    /** A domainNames peer's patterns (canonical) and the learned set they fill. */
+    public static DomainNames domainNames(String learnedSetId, String... patterns) {
+        return DomainNames.newBuilder().setLearnedSetId(learnedSetId).addAllPatterns(List.of(patterns)).build();
+    }
+
+    public static Peer domains(DomainNames names) {
+        return Peer.newBuilder().setDomainNames(names).build();
     }
 
     public static PortMatch port(Protocol protocol, int port) {

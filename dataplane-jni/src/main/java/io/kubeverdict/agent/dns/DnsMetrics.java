@@ -1,10 +1,10 @@
 package io.kubeverdict.agent.dns;
 
+import io.kubeverdict.runtime.metrics.Histograms;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 
@@ -33,12 +33,11 @@ public final class DnsMetrics {
                 .register(registry);
         Gauge.builder("kubeverdict_dns_learned_sets", book, LearnedAddressBook::setCount)
                 .description("(pod, domain set) pairs watched").register(registry);
-        Timer hold = Timer.builder("kubeverdict_dns_response_hold")
-                .description("How long the agent held a DNS response before accepting it (learning included)")
-                .publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofNanos(500))
-                .maximumExpectedValue(Duration.ofMillis(100))
-                .register(registry);
+        // Explicit buckets: the agent's registry turns percentile histograms off
+        // (Histograms.ONLY_EXPLICIT_BUCKETS), which left this timer with count, sum and max only.
+        Timer hold = Histograms.timer(registry, "kubeverdict_dns_response_hold",
+                "How long the agent held a DNS response before accepting it (learning included)",
+                1e-6, 2e-6, 5e-6, 10e-6, 20e-6, 50e-6, 100e-6, 200e-6, 500e-6, 1e-3, 5e-3, 20e-3, 100e-3);
         return nanos -> hold.record(nanos, TimeUnit.NANOSECONDS);
     }
 }

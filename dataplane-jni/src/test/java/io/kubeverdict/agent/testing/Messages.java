@@ -49,6 +49,18 @@ public final class Messages {
                 .setId(EndpointId.newBuilder().setNamespace(ns).setPod(pod)).setEndpoint(ep)).build();
     }
 
+    /** A policy built with the proto test vocabulary (Snapshots), as an update. */
+    public static ToAgent policyUpdate(long seq, io.kubeverdict.proto.v1.ActivePolicy policy) {
+        return ToAgent.newBuilder().setSequence(seq).setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                .setId(policy.getId()).setPolicy(policy.getPolicy())).build();
+    }
+
+    /** An endpoint built with the proto test vocabulary (Snapshots), as an update. */
+    public static ToAgent endpointUpdate(long seq, io.kubeverdict.proto.v1.Endpoint endpoint) {
+        return ToAgent.newBuilder().setSequence(seq).setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                .setId(endpoint.getId()).setEndpoint(endpoint.getEndpoint())).build();
+    }
+
     public static ToAgent removeEndpoint(long seq, String ns, String pod) {
         return ToAgent.newBuilder().setSequence(seq).setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
                 .setId(EndpointId.newBuilder().setNamespace(ns).setPod(pod))).build();

@@ -1,14 +1,17 @@
 /* NFQUEUE over libmnl with libnetfilter_queue's message helpers: open a netlink socket,
  * bind one queue (header-only copy, GSO, optional fail-open), receive packets in batches into
  * fixed-size slots of a buffer Java owns (its address is passed once, by attach), and send the
- * verdicts Java wrote into those slots back in one sendmsg.
+ * verdicts Java wrote into those slots back in one sendmsg. A batch costs two system calls, as
+ * the plainest consumer's packet does: one recvmmsg (waits for the first datagram, takes what
+ * else is queued) and one sendmsg.
  * The slot layout, verdict values and counter indices Java mirrors are in kv_layout.h. */
+#define _GNU_SOURCE /* recvmmsg */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -19,8 +22,10 @@
 #include "kv_netlink.h"
 #include "kv_shim.h"
 
-#define KV_RECV_BUF (64 * 1024)
-#define KV_VERDICT_MSG 64 /* room for one verdict message, generously */
+#define KV_RECV_BUF (64 * 1024) /* one datagram: the largest packet message netlink sends */
+#define KV_MMSG 32              /* datagrams one receive takes at most */
+#define KV_VERDICT_MSG 64       /* room for one verdict message, generously */
+#define KV_CONFIG_WAITS 50      /* receive timeouts a config ack may take (with the loop's timeout set) */
 
 struct kv_queue {
 	struct mnl_socket *nl;
@@ -32,9 +37,16 @@ struct kv_queue {
 	int slot_count;
 	int slot_size;     /* KV_SLOT_SIZE, or KV_SLOT_DATA + data_bytes (8-aligned) for sized batches */
 	int data_bytes;    /* at most this many packet bytes per slot */
-	char *rbuf;        /* one received datagram; pend_off/pend_len: what is not parsed yet */
+	char *rbuf;        /* vlen datagrams of KV_RECV_BUF each, filled by one recvmmsg */
+	struct mmsghdr *mm;
+	struct iovec *iov;
+	int vlen;
+	int got;           /* datagrams of the last recvmmsg; next: the first not yet parsed */
+	int next;
+	const char *pend;  /* the datagram being parsed; pend_off/pend_len: what is not parsed yet */
 	int pend_off;
 	int pend_len;
+	int timeout_ms;    /* SO_RCVTIMEO as last set; -1: never set (blocking) */
 	char *sbuf;        /* verdict messages of one batch */
 	uint64_t stats[KV_STAT_COUNT];
 };
@@ -64,10 +76,12 @@ static int kv_nfq_send_config(struct kv_queue *q, struct nlmsghdr *nlh)
 	nlh->nlmsg_seq = ++q->seq;
 	if (kv_nl_send(q->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
+	int waits = 0;
 	for (;;) {
 		ssize_t n = kv_nl_recv(q->nl, buf, sizeof(buf));
 		if (n < 0) {
-			if (errno == ENOBUFS)
+			/* EAGAIN: the receive timeout the batch loop set ran out; the ack is still due */
+			if (errno == ENOBUFS || ((errno == EAGAIN || errno == EWOULDBLOCK) && ++waits < KV_CONFIG_WAITS))
 				continue;
 			return -errno;
 		}
@@ -88,6 +102,8 @@ static void kv_nfq_free(struct kv_queue *q)
 	if (q->nl)
 		mnl_socket_close(q->nl);
 	free(q->rbuf);
+	free(q->mm);
+	free(q->iov);
 	free(q->sbuf);
 	free(q);
 }
@@ -102,6 +118,7 @@ static jlong kv_nfq_open(JNIEnv *env, jclass cls, jint queue_num, jint copy_byte
 	if (q == NULL)
 		return -ENOMEM;
 	q->queue_num = (uint16_t)queue_num;
+	q->timeout_ms = -1;
 	q->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
 	if (q->nl == NULL || mnl_socket_bind(q->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
 		int err = -errno;
@@ -186,15 +203,30 @@ static jint kv_nfq_attach_sized(JNIEnv *env, jclass cls, jlong handle, jlong add
 	if (address == 0 || slot_count <= 0 || q->slots != NULL || data_bytes < KV_SLOT_DATA_BYTES ||
 	    data_bytes > KV_RECV_BUF - 1024)
 		return -EINVAL;
-	char *rbuf = malloc(KV_RECV_BUF);
+	int vlen = slot_count < KV_MMSG ? slot_count : KV_MMSG;
+	/* untouched pages of rbuf are never backed: a datagram writes only its own length */
+	char *rbuf = malloc((size_t)vlen * KV_RECV_BUF);
+	struct mmsghdr *mm = calloc((size_t)vlen, sizeof(*mm));
+	struct iovec *iov = calloc((size_t)vlen, sizeof(*iov));
 	char *sbuf = malloc((size_t)slot_count * KV_VERDICT_MSG);
-	if (rbuf == NULL || sbuf == NULL) {
-		/* keep neither: q stays unattached, and a later attach would otherwise leak the first */
+	if (rbuf == NULL || mm == NULL || iov == NULL || sbuf == NULL) {
+		/* keep none: q stays unattached, and a later attach would otherwise leak the first */
 		free(rbuf);
+		free(mm);
+		free(iov);
 		free(sbuf);
 		return -ENOMEM;
 	}
+	for (int i = 0; i < vlen; i++) {
+		iov[i].iov_base = rbuf + (size_t)i * KV_RECV_BUF;
+		iov[i].iov_len = KV_RECV_BUF;
+		mm[i].msg_hdr.msg_iov = &iov[i];
+		mm[i].msg_hdr.msg_iovlen = 1;
+	}
 	q->rbuf = rbuf;
+	q->mm = mm;
+	q->iov = iov;
+	q->vlen = vlen;
 	q->sbuf = sbuf;
 	q->slots = KV_PTR(address);
 	q->slot_count = slot_count;
@@ -254,11 +286,48 @@ static int kv_nfq_fill_slot(struct kv_queue *q, const struct nlmsghdr *nlh, unsi
 	return 1;
 }
 
+/* Sets how long a receive waits for its first datagram (SO_RCVTIMEO), only when it changed. */
+static int kv_nfq_wait_at_most(struct kv_queue *q, int fd, int timeout_ms)
+{
+	if (q->timeout_ms == timeout_ms)
+		return 0;
+	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	q->timeout_ms = timeout_ms;
+	return 0;
+}
+
+/* Receives the datagrams that are queued, waiting up to timeout_ms (0: not at all; negative:
+ * until one comes) for the first. Returns how many, 0 after a quiet wait, or -errno. */
+static int kv_nfq_recv_datagrams(struct kv_queue *q, int timeout_ms)
+{
+	int fd = mnl_socket_get_fd(q->nl);
+	int flags = MSG_WAITFORONE;
+	if (timeout_ms == 0) {
+		flags |= MSG_DONTWAIT;
+	} else {
+		int rc = kv_nfq_wait_at_most(q, fd, timeout_ms < 0 ? 0 : timeout_ms); /* 0 s: no timeout */
+		if (rc < 0)
+			return rc;
+	}
+	int n = recvmmsg(fd, q->mm, (unsigned int)q->vlen, flags, NULL);
+	if (n >= 0)
+		return n;
+	if (errno == ENOBUFS) {
+		q->stats[KV_STAT_ENOBUFS]++; /* some packets were lost to us; the next call goes on */
+		return 0;
+	}
+	if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+		return 0;
+	return -errno;
+}
+
 /* Fills up to slot_count slots. Waits up to timeout_ms for the first packet (so a loop can
- * notice it should stop), then takes whatever else is already queued without waiting.
+ * notice it should stop), and takes whatever else was already queued in the same system call.
  * Returns the number of slots filled (0 on timeout) or -errno. ENOBUFS (the kernel could not
  * hand us some packets; it counts them as user-dropped or let them pass when fail-open) is
- * counted, not fatal. */
+ * counted, not fatal. Datagrams (or messages of one) beyond the free slots wait for the next call. */
 static jint kv_nfq_receive(JNIEnv *env, jclass cls, jlong handle, jint timeout_ms)
 {
 	(void)env;
@@ -266,43 +335,37 @@ static jint kv_nfq_receive(JNIEnv *env, jclass cls, jlong handle, jint timeout_m
 	struct kv_queue *q = KV_PTR(handle);
 	if (q->slots == NULL)
 		return -EINVAL;
-	int fd = mnl_socket_get_fd(q->nl);
-	if (q->pend_len == 0) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int r = poll(&p, 1, timeout_ms);
-		if (r < 0)
-			return errno == EINTR ? 0 : -errno;
-		if (r == 0)
-			return 0;
+	if (q->pend_len == 0 && q->next >= q->got) {
+		int n = kv_nfq_recv_datagrams(q, timeout_ms);
+		if (n <= 0)
+			return n;
+		q->got = n;
+		q->next = 0;
 	}
 	int filled = 0;
 	while (filled < q->slot_count) {
 		if (q->pend_len == 0) {
-			ssize_t n = recv(fd, q->rbuf, KV_RECV_BUF, MSG_DONTWAIT);
-			if (n == 0)
+			if (q->next >= q->got)
 				break;
-			if (n < 0) {
-				if (errno == ENOBUFS) {
-					q->stats[KV_STAT_ENOBUFS]++;
-					continue;
-				}
-				if (errno == EINTR)
-					continue;
-				if (errno == EAGAIN || errno == EWOULDBLOCK || filled > 0)
-					break;
-				return -errno;
-			}
+			struct mmsghdr *m = &q->mm[q->next];
+			q->pend = q->rbuf + (size_t)q->next * KV_RECV_BUF;
+			q->next++;
 			q->pend_off = 0;
-			q->pend_len = (int)n;
+			q->pend_len = (int)m->msg_len;
+			if (m->msg_hdr.msg_flags & MSG_TRUNC) { /* cannot happen with KV_RECV_BUF; never parse a cut one */
+				q->stats[KV_STAT_SKIPPED]++;
+				q->pend_len = 0;
+			}
+			continue;
 		}
-		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(q->rbuf + q->pend_off);
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(q->pend + q->pend_off);
 		int len = q->pend_len;
 		while (filled < q->slot_count && mnl_nlmsg_ok(nlh, len)) {
 			filled += kv_nfq_fill_slot(q, nlh, q->slots + (size_t)filled * (size_t)q->slot_size);
 			nlh = mnl_nlmsg_next(nlh, &len);
 		}
 		/* keep what is left for the next call; a tail that is no message is padding */
-		q->pend_off = (int)((const char *)nlh - q->rbuf);
+		q->pend_off = (int)((const char *)nlh - q->pend);
 		q->pend_len = mnl_nlmsg_ok(nlh, len) ? len : 0;
 	}
 	return filled;

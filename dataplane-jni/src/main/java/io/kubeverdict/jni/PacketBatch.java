@@ -37,6 +37,9 @@ public final class PacketBatch {
     private final int capacity;
     private final int slotSize;
     private final int dataBytes;
+    // The operations' names, made once: the hot path builds no message it does not throw.
+    private final String receiveOperation;
+    private final String verdictOperation;
     private int size;
 
     PacketBatch(NfQueue queue, int capacity) {
@@ -46,6 +49,8 @@ public final class PacketBatch {
         this.queue = queue;
         this.capacity = capacity;
         this.dataBytes = queue.copyBytes();
+        this.receiveOperation = "receive from nfqueue " + queue.number();
+        this.verdictOperation = "verdicts to nfqueue " + queue.number();
         this.slotSize = (DATA_OFFSET + dataBytes + 7) & ~7; // kv_nfqueue.c's stride
         this.buffer = ByteBuffer.allocateDirect(capacity * slotSize).order(ByteOrder.nativeOrder());
         long address = NativeException.check("direct buffer address", NfqNative.address(buffer));
@@ -66,14 +71,13 @@ public final class PacketBatch {
     public int receive(int timeoutMillis) {
         size = 0;
         int n = NfqNative.receive(queue.handle(), timeoutMillis);
-        size = (int) NativeException.check("receive from nfqueue " + queue.number(), n);
+        size = (int) NativeException.check(receiveOperation, n);
         return size;
     }
 
     /** Sends the verdicts of all received slots; returns the number of netlink messages used. */
     public int sendVerdicts() {
-        int messages = (int) NativeException.check("verdicts to nfqueue " + queue.number(),
-                NfqNative.verdict(queue.handle(), size));
+        int messages = (int) NativeException.check(verdictOperation, NfqNative.verdict(queue.handle(), size));
         size = 0;
         return messages;
     }

@@ -8,6 +8,7 @@ import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineManifestLoader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.runtime.cli.HostPort;
+import io.kubeverdict.runtime.cli.InsecureOption;
 import io.kubeverdict.runtime.cli.MetricsOptions;
 import io.kubeverdict.runtime.cli.ServerTlsOptions;
 import io.kubeverdict.runtime.grpc.ServerTls;
@@ -56,6 +57,9 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     ServerTlsOptions tlsOptions;
 
+    @Mixin
+    InsecureOption insecure;
+
     @Option(names = "--resync", defaultValue = "PT10M", paramLabel = "DURATION",
             description = "Informer resync period (ISO-8601). Default: ${DEFAULT-VALUE}.")
     Duration resync;
@@ -90,6 +94,9 @@ final class ServeCommand implements Callable<Integer> {
         InetSocketAddress metricsAddress;
         try {
             tls = tlsOptions.tls().orElse(null);
+            if (tls == null) {
+                insecure.checkPlaintextListen("--listen", listen);
+            }
             grpcAddress = listen.socketAddress();
             metricsAddress = metrics.socketAddress();
         } catch (IllegalArgumentException e) {

@@ -32,6 +32,16 @@ class ServeCommandTest {
     }
 
     @Test
+    void plaintextBeyondLoopbackOnlyWithInsecure(@TempDir Path dir) {
+        for (String address : new String[] {"0.0.0.0:9443", ":9443", "10.1.2.3:9443", "[::]:9443"}) {
+            StringWriter err = new StringWriter();
+            int rc = run(err, "control-plane", "--manifests", dir.toString(), "--listen", address);
+            assertThat(rc).as(address).isEqualTo(2);
+            assertThat(err.toString()).as(address).contains("--listen").contains("--insecure");
+        }
+    }
+
+    @Test
     void kubeconfigAndManifestsExcludeEachOther(@TempDir Path dir) {
         StringWriter err = new StringWriter();
         int rc = run(err, "control-plane", "--manifests", dir.toString(), "--kubeconfig", "k");

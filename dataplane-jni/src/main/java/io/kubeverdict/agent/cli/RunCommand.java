@@ -7,6 +7,7 @@ import io.kubeverdict.agent.run.AgentConfig;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
 import io.kubeverdict.runtime.cli.ClientTlsOptions;
 import io.kubeverdict.runtime.cli.HostPort;
+import io.kubeverdict.runtime.cli.InsecureOption;
 import io.kubeverdict.runtime.cli.MetricsOptions;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -59,10 +60,15 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     MetricsOptions metrics = new MetricsOptions(":9101");
 
-    @Option(names = "--inspect-listen", defaultValue = ":9102", paramLabel = "HOST:PORT", converter = HostPort.ListenOrOff.class,
+    @Option(names = "--inspect-listen", defaultValue = "127.0.0.1:9102", paramLabel = "HOST:PORT",
+            converter = HostPort.ListenOrOff.class,
             description = "AgentInspection + health + reflection gRPC listen address (HOST:PORT, [IPv6]:PORT or :PORT); "
-                    + "off disables (default ${DEFAULT-VALUE}).")
+                    + "off disables (default ${DEFAULT-VALUE}). It has no authentication and WatchVerdicts shows the "
+                    + "node's connections: an address other than loopback needs --insecure.")
     HostPort inspectListen;
+
+    @Mixin
+    InsecureOption insecure;
 
     @Option(names = "--table", defaultValue = RulesetConfig.DEFAULT_TABLE, hidden = true,
             description = "Name of our nftables table (tests run several agents).")
@@ -91,6 +97,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     AgentConfig config() throws IOException {
+        insecure.checkPlaintextListen("--inspect-listen", inspectListen);
         String name = node != null ? node : hostnameOverride != null ? hostnameOverride : hostname();
         ControlPlaneChannel.Tls tls = tlsOptions.enabled()
                 ? new ControlPlaneChannel.Tls(tlsOptions.cert(), tlsOptions.key(), tlsOptions.ca(), tlsOptions.serverName())

@@ -29,7 +29,7 @@ class RunCommandTest {
         assertThat(c.queueId()).isEqualTo(100);
         assertThat(c.queuePath()).isNull();
         assertThat(c.metricsListen().getPort()).isEqualTo(9101);
-        assertThat(c.inspectListen().getPort()).isEqualTo(9102);
+        assertThat(c.inspectListen()).as("loopback only by default").isEqualTo(new InetSocketAddress("127.0.0.1", 9102));
         assertThat(c.tls()).isNull();
 
         AgentConfig d = parse("--hostname-override", "n2", "--control-plane", "cp:1", "--fail-open", "--nfqueue-id", "7",
@@ -57,6 +57,18 @@ class RunCommandTest {
     }
 
     @Test
+    void plaintextInspectionBeyondLoopbackOnlyWithInsecure() throws Exception {
+        for (String address : new String[] {"0.0.0.0:9102", ":9102", "10.0.0.5:9102", "[::]:9102"}) {
+            assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", address))
+                    .as(address).hasMessageContaining("--inspect-listen").hasMessageContaining("--insecure");
+        }
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", "[::1]:9102").inspectListen())
+                .isEqualTo(new InetSocketAddress("::1", 9102));
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", "10.0.0.5:9102", "--insecure")
+                .inspectListen().getPort()).isEqualTo(9102);
+    }
+
+    @Test
     void aCleanStopKeepsTheTableWhenFailClosedUnlessTold() throws Exception {
         assertThat(parse("--node", "n", "--control-plane", "cp:1").removeTableOnExit()).as("fail-closed").isFalse();
         assertThat(parse("--node", "n", "--control-plane", "cp:1", "--fail-open").removeTableOnExit()).as("fail-open").isTrue();
@@ -70,11 +82,11 @@ class RunCommandTest {
     @Test
     void addressesParseWithTheSharedParser() throws Exception {
         AgentConfig c = parse("--node", "n", "--control-plane", "[fd00::1]:9443", "--metrics-bind-address", "[::1]:9101",
-                "--inspect-listen", "0.0.0.0:9102");
+                "--inspect-listen", "0.0.0.0:9102", "--insecure");
         assertThat(c.controlPlane()).isEqualTo("[fd00::1]:9443");
         assertThat(c.metricsListen()).isEqualTo(new InetSocketAddress("::1", 9101));
         assertThat(c.inspectListen()).isEqualTo(new InetSocketAddress("0.0.0.0", 9102));
-        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", ":9102").inspectListen())
+        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", ":9102", "--insecure").inspectListen())
                 .isEqualTo(new InetSocketAddress(9102));
         assertThat(parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", "off").inspectListen()).isNull();
         assertThat(parse("--node", "n", "--control-plane", "cp:1", "--metrics-bind-address=").metricsListen()).isNull();

@@ -216,7 +216,7 @@ class AgentInspectionServiceTest {
 
     @Test
     void watchedVerdictsNameTheAdminPassThatLedToTheDecision() throws Exception {
-        NodeSnapshot base = Snapshots.allowFromB();
+        NodeSnapshot base = SnapshotFixtures.allowFromB();
         NodeSnapshot.Builder tiered = base.toBuilder().addPolicies(ActivePolicy.newBuilder()
                 .setId(PolicyId.newBuilder().setTier("admin").setName("ops-guard"))
                 .setPolicy(Policy.newBuilder().addInboundRules(Rule.newBuilder().setAction(Action.PASS)

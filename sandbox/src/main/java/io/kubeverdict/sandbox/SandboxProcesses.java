@@ -60,6 +60,8 @@ final class SandboxProcesses implements AutoCloseable {
                 "--listen", controlPlaneAddress(),
                 // Plaintext on the fabric bridge, on purpose: only the sandbox's namespaces reach it.
                 "--insecure",
+                // No cluster to review tokens: the sandbox's agents are trusted by their namespaces.
+                "--auth", "none",
                 "--metrics-bind-address", layout.fabricAddress() + ":" + CONTROL_PLANE_METRICS_PORT)),
                 workDir.log("control-plane"));
         controlPlaneDown = false;
@@ -87,7 +89,8 @@ final class SandboxProcesses implements AutoCloseable {
                 "--control-plane", controlPlaneAddress(),
                 "--metrics-bind-address", address + ":" + AGENT_METRICS_PORT,
                 "--inspect-listen", agentInspectAddress(node),
-                "--insecure"));
+                "--insecure",
+                "--auth", "none"));
         args.addAll(agentArgs.apply(node));
         agents.put(node, ManagedProcess.start("agent " + node, layout.nodeNamespace(node), launcher.agent(args),
                 workDir.log("agent-" + node)));

@@ -77,6 +77,17 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     ClientTlsOptions tlsOptions;
 
+    @Option(names = "--auth", defaultValue = "token", paramLabel = "token|mtls|none",
+            description = "How this agent proves its node to the control plane. token (default): the projected "
+                    + "ServiceAccount token in --token-file on every call; mtls: the client certificate "
+                    + "(--tls-cert/--tls-key); none.")
+    String auth;
+
+    @Option(names = "--token-file", defaultValue = "/var/run/secrets/kube-verdict/token", paramLabel = "FILE",
+            description = "The projected ServiceAccount token (audience kube-verdict), re-read on every call so the "
+                    + "kubelet's rotation is picked up. Default: ${DEFAULT-VALUE}.")
+    Path tokenFile;
+
     @Override
     public Integer call() throws Exception {
         AgentConfig config;
@@ -102,9 +113,27 @@ final class RunCommand implements Callable<Integer> {
         ControlPlaneChannel.Tls tls = tlsOptions.enabled()
                 ? new ControlPlaneChannel.Tls(tlsOptions.cert(), tlsOptions.key(), tlsOptions.ca(), tlsOptions.serverName())
                 : null;
+        Path token = switch (auth) {
+            case "token" -> {
+                if (tls == null) {
+                    // The token is this node's identity: it travels in plaintext only on purpose.
+                    insecure.checkPlaintextTarget("--control-plane", controlPlane, "the token would travel in plaintext: "
+                            + "give --tls-ca");
+                }
+                yield tokenFile;
+            }
+            case "mtls" -> {
+                if (!tlsOptions.mutual()) {
+                    throw new IllegalArgumentException("--auth mtls needs --tls-cert, --tls-key and --tls-ca");
+                }
+                yield null;
+            }
+            case "none" -> null;
+            default -> throw new IllegalArgumentException("--auth must be token, mtls or none, not " + auth);
+        };
         return new AgentConfig(name, controlPlane.toString(), failOpen, queueId, queuePath(queuePath), table,
                 metrics.socketAddress(), inspectListen == null ? null : inspectListen.socketAddress(), tls,
-                removeTableOnExit(onExit, failOpen));
+                removeTableOnExit(onExit, failOpen), token);
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

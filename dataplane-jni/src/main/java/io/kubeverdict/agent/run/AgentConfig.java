@@ -2,6 +2,7 @@ package io.kubeverdict.agent.run;
 
 import io.kubeverdict.agent.nft.QueuePath;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
 
 /**
@@ -13,10 +14,11 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
  * @param metricsListen null = no metrics server
  * @param inspectListen null = no inspection server
  * @param tls null = plaintext
+ * @param tokenFile the projected ServiceAccount token sent on every call; null = none
  */
 public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
                           String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls,
-                          boolean removeTableOnExit) {
+                          boolean removeTableOnExit, Path tokenFile) {
 
     public AgentConfig {
         if (node == null || node.isBlank()) {

@@ -30,6 +30,33 @@ public final class InsecureOption {
                 + "plaintext on purpose");
     }
 
+    /**
+     * Throws {@link IllegalArgumentException} naming {@code option} and {@code why} when a plaintext
+     * client would send secrets to {@code target} other than loopback without {@code --insecure}.
+     * Only literals and {@code localhost} count as loopback (no DNS lookup here).
+     */
+    public void checkPlaintextTarget(String option, HostPort target, String why) {
+        if (insecure || isLoopback(target.host())) {
+            return;
+        }
+        throw new IllegalArgumentException(option + " " + target + " is not a loopback address and " + why
+                + ", or pass --insecure to send it in plaintext on purpose");
+    }
+
+    private static boolean isLoopback(String host) {
+        if (host.equalsIgnoreCase("localhost")) {
+            return true;
+        }
+        if (!host.matches("[0-9.]+") && host.indexOf(':') < 0) {
+            return false; // a DNS name: not resolved here
+        }
+        try {
+            return java.net.InetAddress.getByName(host).isLoopbackAddress(); // a literal: no lookup
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
+    }
+
     static boolean isLoopback(InetSocketAddress address) {
         return address.getAddress() != null && address.getAddress().isLoopbackAddress();
     }

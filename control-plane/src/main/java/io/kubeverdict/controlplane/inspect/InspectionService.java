@@ -188,7 +188,7 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
 
     private static Status denied(InspectionScope scope, String node) {
         return Status.PERMISSION_DENIED.withDescription(
-                "the client certificate may inspect " + scope + ", not node '" + node + "'");
+                "the caller may inspect " + scope + ", not node '" + node + "'");
     }
 
     private static final class ScopeException extends RuntimeException {

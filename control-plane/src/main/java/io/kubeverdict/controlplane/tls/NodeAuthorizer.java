@@ -1,32 +1,64 @@
 package io.kubeverdict.controlplane.tls;
 
 import io.grpc.Status;
+import io.kubeverdict.controlplane.auth.Caller;
 import java.util.Set;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Decides whether the current call may act for a node. With mTLS on, the verified client
- * certificate must name the node ({@link PeerIdentity#names}); without TLS everyone may.
+ * Decides whether the current call may act for a node, and which nodes it may inspect, by the
+ * identity the server's authentication put into the call's Context:
+ * <ul>
+ *   <li>{@link #allowAll()}: no authentication (plaintext on purpose, tests): everyone may;</li>
+ *   <li>{@link #requireNodeCertificate()}: the verified client certificate must name the node
+ *       ({@link PeerIdentity#names});</li>
+ *   <li>{@link #requireAgentToken}: the bearer token must be the agent ServiceAccount's, bound to
+ *       that node ({@link Caller}); inspection by other users only when {@code mayInspectAll} says so.</li>
+ * </ul>
+ * Every refusal is logged with why (the caller gets the same text).
  */
 public final class NodeAuthorizer {
-    private final boolean required;
+    private static final Logger log = LoggerFactory.getLogger(NodeAuthorizer.class);
 
-    private NodeAuthorizer(boolean required) {
-        this.required = required;
+    private enum Mode { NONE, CERTIFICATE, TOKEN }
+
+    private final Mode mode;
+    private final Predicate<Caller> mayInspectAll;
+
+    private NodeAuthorizer(Mode mode, Predicate<Caller> mayInspectAll) {
+        this.mode = mode;
+        this.mayInspectAll = mayInspectAll;
     }
 
     public static NodeAuthorizer allowAll() {
-        return new NodeAuthorizer(false);
+        return new NodeAuthorizer(Mode.NONE, c -> true);
     }
 
     public static NodeAuthorizer requireNodeCertificate() {
-        return new NodeAuthorizer(true);
+        return new NodeAuthorizer(Mode.CERTIFICATE, c -> false);
+    }
+
+    /** @param mayInspectAll whether an authenticated user who is no agent may read every node */
+    public static NodeAuthorizer requireAgentToken(Predicate<Caller> mayInspectAll) {
+        return new NodeAuthorizer(Mode.TOKEN, mayInspectAll);
     }
 
     /** OK, or the status to fail the call with. */
     public Status authorize(String node) {
-        if (!required) {
-            return Status.OK;
+        Status s = switch (mode) {
+            case NONE -> Status.OK;
+            case CERTIFICATE -> byCertificate(node);
+            case TOKEN -> byToken(node);
+        };
+        if (!s.isOk()) {
+            log.warn("refused a call for node '{}': {}", node, s.getDescription());
         }
+        return s;
+    }
+
+    private static Status byCertificate(String node) {
         PeerIdentity id = PeerIdentityInterceptor.IDENTITY.get();
         if (id == null) {
             return Status.UNAUTHENTICATED.withDescription("a client certificate is required");
@@ -38,19 +70,52 @@ public final class NodeAuthorizer {
         return Status.OK;
     }
 
+    private static Status byToken(String node) {
+        Caller caller = Caller.current();
+        if (caller == null) {
+            return Status.UNAUTHENTICATED.withDescription("a bearer token is required (the agent's projected "
+                    + "ServiceAccount token, audience kube-verdict)");
+        }
+        if (caller.refusal() != null) {
+            return caller.refusal();
+        }
+        if (!caller.isAgent()) {
+            return Status.PERMISSION_DENIED.withDescription(caller.username() + " is not the agent's ServiceAccount");
+        }
+        if (!caller.node().equals(node)) {
+            return Status.PERMISSION_DENIED.withDescription(
+                    "the token of " + caller + " is bound to node '" + caller.node() + "', not '" + node + "'");
+        }
+        return Status.OK;
+    }
+
     /**
-     * Which nodes the current call may inspect. Without TLS, and for a certificate that names no
-     * node (an operator's), every node; a certificate that names nodes reads only those, so a
-     * node's key cannot read the policy state of the rest of the cluster.
+     * Which nodes the current call may inspect. Without authentication, and for a certificate that
+     * names no node (an operator's), every node; a node's certificate or an agent's token reads only
+     * its own node, so a node's credentials cannot read the policy state of the rest of the cluster.
+     * With tokens, another user reads every node when allowed ({@code mayInspectAll}), else none.
      */
     public InspectionScope inspectionScope() {
-        if (!required) {
-            return InspectionScope.all();
+        switch (mode) {
+            case NONE:
+                return InspectionScope.all();
+            case CERTIFICATE: {
+                PeerIdentity id = PeerIdentityInterceptor.IDENTITY.get();
+                if (id == null) {
+                    return InspectionScope.only(Set.of());
+                }
+                return id.isNodeCertificate() ? InspectionScope.only(id.nodeNames()) : InspectionScope.all();
+            }
+            default: {
+                Caller caller = Caller.current();
+                if (caller == null || caller.refusal() != null) {
+                    return InspectionScope.only(Set.of());
+                }
+                if (caller.isAgent()) {
+                    return InspectionScope.only(Set.of(caller.node()));
+                }
+                return mayInspectAll.test(caller) ? InspectionScope.all() : InspectionScope.only(Set.of());
+            }
         }
-        PeerIdentity id = PeerIdentityInterceptor.IDENTITY.get();
-        if (id == null) {
-            return InspectionScope.only(Set.of());
-        }
-        return id.isNodeCertificate() ? InspectionScope.only(id.nodeNames()) : InspectionScope.all();
     }
 }

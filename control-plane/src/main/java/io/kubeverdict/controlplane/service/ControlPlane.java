@@ -169,7 +169,7 @@ public final class ControlPlane implements AutoCloseable {
             AgentBinding binding = new AgentBinding(t.agentNamespace(), t.agentServiceAccount(), pods::pod);
             authentication.add(new BearerTokenInterceptor(
                     new CachingTokenReviewer(new KubernetesTokenReviewer(k.client(), t.audience())), binding));
-            authorizer = NodeAuthorizer.requireAgentToken(caller -> false);
+            authorizer = NodeAuthorizer.requireAgentToken();
             log.info("agents authenticate with tokens of {} for audience {}", binding.agentUsername(), t.audience());
         } else if (config.auth() instanceof Auth.Certificates) {
             authorizer = NodeAuthorizer.requireNodeCertificate();

@@ -3,7 +3,6 @@ package io.kubeverdict.controlplane.tls;
 import io.grpc.Status;
 import io.kubeverdict.controlplane.auth.Caller;
 import java.util.Set;
-import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,7 +14,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #requireNodeCertificate()}: the verified client certificate must name the node
  *       ({@link PeerIdentity#names});</li>
  *   <li>{@link #requireAgentToken}: the bearer token must be the agent ServiceAccount's, bound to
- *       that node ({@link Caller}); inspection by other users only when {@code mayInspectAll} says so.</li>
+ *       that node ({@link Caller}); an agent inspects its own node, a tokenless call on loopback
+ *       ({@code kubectl port-forward}, authorized by the API server) every node, anyone else none.</li>
  * </ul>
  * Every refusal is logged with why (the caller gets the same text).
  */
@@ -25,24 +25,21 @@ public final class NodeAuthorizer {
     private enum Mode { NONE, CERTIFICATE, TOKEN }
 
     private final Mode mode;
-    private final Predicate<Caller> mayInspectAll;
 
-    private NodeAuthorizer(Mode mode, Predicate<Caller> mayInspectAll) {
+    private NodeAuthorizer(Mode mode) {
         this.mode = mode;
-        this.mayInspectAll = mayInspectAll;
     }
 
     public static NodeAuthorizer allowAll() {
-        return new NodeAuthorizer(Mode.NONE, c -> true);
+        return new NodeAuthorizer(Mode.NONE);
     }
 
     public static NodeAuthorizer requireNodeCertificate() {
-        return new NodeAuthorizer(Mode.CERTIFICATE, c -> false);
+        return new NodeAuthorizer(Mode.CERTIFICATE);
     }
 
-    /** @param mayInspectAll whether an authenticated user who is no agent may read every node */
-    public static NodeAuthorizer requireAgentToken(Predicate<Caller> mayInspectAll) {
-        return new NodeAuthorizer(Mode.TOKEN, mayInspectAll);
+    public static NodeAuthorizer requireAgentToken() {
+        return new NodeAuthorizer(Mode.TOKEN);
     }
 
     /** OK, or the status to fail the call with. */
@@ -72,7 +69,7 @@ public final class NodeAuthorizer {
 
     private static Status byToken(String node) {
         Caller caller = Caller.current();
-        if (caller == null) {
+        if (caller == null || caller.onLoopback()) {
             return Status.UNAUTHENTICATED.withDescription("a bearer token is required (the agent's projected "
                     + "ServiceAccount token, audience kube-verdict)");
         }
@@ -93,7 +90,8 @@ public final class NodeAuthorizer {
      * Which nodes the current call may inspect. Without authentication, and for a certificate that
      * names no node (an operator's), every node; a node's certificate or an agent's token reads only
      * its own node, so a node's credentials cannot read the policy state of the rest of the cluster.
-     * With tokens, another user reads every node when allowed ({@code mayInspectAll}), else none.
+     * With tokens, a tokenless call on loopback reads every node; anyone else none, with why
+     * ({@link InspectionScope#refusal()}).
      */
     public InspectionScope inspectionScope() {
         switch (mode) {
@@ -108,13 +106,21 @@ public final class NodeAuthorizer {
             }
             default: {
                 Caller caller = Caller.current();
-                if (caller == null || caller.refusal() != null) {
-                    return InspectionScope.only(Set.of());
+                if (caller == null) {
+                    return InspectionScope.none(Status.UNAUTHENTICATED.withDescription("inspection needs a connection "
+                            + "on the control plane's loopback (kubectl port-forward) or an agent's token"));
+                }
+                if (caller.refusal() != null) {
+                    return InspectionScope.none(caller.refusal());
                 }
                 if (caller.isAgent()) {
                     return InspectionScope.only(Set.of(caller.node()));
                 }
-                return mayInspectAll.test(caller) ? InspectionScope.all() : InspectionScope.only(Set.of());
+                if (caller.onLoopback()) {
+                    return InspectionScope.all(); // the API server let them port-forward into our pod
+                }
+                return InspectionScope.none(Status.PERMISSION_DENIED.withDescription(caller + " may not inspect: "
+                        + "only agents (their own node) and connections through kubectl port-forward without a token"));
             }
         }
     }

@@ -255,7 +255,48 @@ class TokenAuthMockClusterTest {
         assertThatThrownBy(() -> inspect.getSnapshot(GetSnapshotRequest.newBuilder().setNode("n2").build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
-        var anonymous = ControlPlaneInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
-        assertThat(anonymous.listNodes(ListNodesRequest.getDefaultInstance()).getNodesList()).isEmpty();
+    }
+
+    @Test
+    void aTokenlessClientOnLoopbackInspectsEveryNodeButSyncsNone() throws Exception {
+        // kubectl port-forward arrives on the pod's loopback: the API server checked pods/portforward.
+        var local = ControlPlaneInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+        assertThat(local.listNodes(ListNodesRequest.getDefaultInstance()).getNodesList())
+                .extracting(n -> n.getNode()).contains("n1", "n2");
+        assertThat(local.getSnapshot(GetSnapshotRequest.newBuilder().setNode("n2").build()).getNode()).isEqualTo("n2");
+        Status sync = refusal(channel, "n1");
+        assertThat(sync.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+        assertThatThrownBy(() -> report(channel, "n1")).isInstanceOfSatisfying(StatusRuntimeException.class,
+                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED));
+        assertThat(reviews.get()).as("nothing to review").isZero();
+    }
+
+    @Test
+    void anotherUsersTokenInspectsNothingAndIsToldSoRatherThanGivenAnEmptyList() {
+        answers.put("someone-else", new TokenReviewStatusBuilder().withAuthenticated(true).withAudiences("kube-verdict")
+                .withNewUser().withUsername("system:serviceaccount:default:builder").endUser().build());
+        var other = ControlPlaneInspectionGrpc.newBlockingStub(withToken("someone-else")).withDeadlineAfter(30, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> other.listNodes(ListNodesRequest.getDefaultInstance()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+                    assertThat(e.getStatus().getDescription()).contains("system:serviceaccount:default:builder may not inspect");
+                });
+        var garbage = ControlPlaneInspectionGrpc.newBlockingStub(withToken("garbage")).withDeadlineAfter(30, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> garbage.getSnapshot(GetSnapshotRequest.newBuilder().setNode("n1").build()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED));
+    }
+
+    @Test
+    void onlyALoopbackPeerCountsAsLoopback() throws Exception {
+        assertThat(BearerTokenInterceptor.onLoopback(new InetSocketAddress("127.0.0.1", 1))).isTrue();
+        assertThat(BearerTokenInterceptor.onLoopback(new InetSocketAddress("::1", 1))).isTrue();
+        assertThat(BearerTokenInterceptor.onLoopback(new InetSocketAddress(
+                java.net.InetAddress.getByName("::ffff:127.0.0.1"), 1))).as("IPv4-mapped").isTrue();
+        assertThat(BearerTokenInterceptor.onLoopback(new InetSocketAddress("10.0.0.7", 1))).isFalse();
+        assertThat(BearerTokenInterceptor.onLoopback(new InetSocketAddress("fd00::7", 1))).isFalse();
+        assertThat(BearerTokenInterceptor.onLoopback(InetSocketAddress.createUnresolved("localhost", 1)))
+                .as("unresolved: no address to judge").isFalse();
+        assertThat(BearerTokenInterceptor.onLoopback(null)).isFalse();
     }
 }

@@ -16,7 +16,7 @@ public final class ClientTlsOptions {
     Path key;
 
     @Option(names = "--tls-ca", paramLabel = "FILE", description = "CA certificate(s) that signed the control plane's "
-            + "certificate (TLS; re-read at every reconnect).")
+            + "certificate (TLS; read once at start).")
     Path ca;
 
     @Option(names = "--tls-server-name", paramLabel = "NAME",

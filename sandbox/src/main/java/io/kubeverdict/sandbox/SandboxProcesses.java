@@ -58,6 +58,10 @@ final class SandboxProcesses implements AutoCloseable {
         controlPlane = ManagedProcess.start("control-plane", layout.fabricNamespace(), launcher.controlPlane(List.of(
                 "--manifests", workDir.manifests().toString(),
                 "--listen", controlPlaneAddress(),
+                // Plaintext on the fabric bridge, on purpose: only the sandbox's namespaces reach it.
+                "--insecure",
+                // No cluster to review tokens: the sandbox's agents are trusted by their namespaces.
+                "--auth", "none",
                 "--metrics-bind-address", layout.fabricAddress() + ":" + CONTROL_PLANE_METRICS_PORT)),
                 workDir.log("control-plane"));
         controlPlaneDown = false;
@@ -84,7 +88,9 @@ final class SandboxProcesses implements AutoCloseable {
                 "--node", node,
                 "--control-plane", controlPlaneAddress(),
                 "--metrics-bind-address", address + ":" + AGENT_METRICS_PORT,
-                "--inspect-listen", agentInspectAddress(node)));
+                "--inspect-listen", agentInspectAddress(node),
+                "--insecure",
+                "--auth", "none"));
         args.addAll(agentArgs.apply(node));
         agents.put(node, ManagedProcess.start("agent " + node, layout.nodeNamespace(node), launcher.agent(args),
                 workDir.log("agent-" + node)));

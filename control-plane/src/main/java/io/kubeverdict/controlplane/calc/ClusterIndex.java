@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -45,6 +46,10 @@ final class ClusterIndex {
     private final Set<PolicyState> adminPolicies = new LinkedHashSet<>();
     /** Cluster Node objects by name (labels, addresses); unrelated to {@link #nodes}, which is where endpoints run. */
     private final Map<String, NodeModel> clusterNodes = new HashMap<>();
+    /** Node name -> how many pods (of any kind, endpoint or not) are placed on it. */
+    private final Map<String, Integer> podsPlaced = new HashMap<>();
+    /** Node objects and nodes pods are placed on; null when it changed since it was last made. */
+    private Set<String> clusterNodeNames = Set.of();
     private final Map<NodeSetDef, NodeSetState> nodeSets = new HashMap<>();
     private final PriorityOverlaps overlaps = new PriorityOverlaps();
     private IndexChanges changes;
@@ -62,6 +67,35 @@ final class ClusterIndex {
     /** Nodes that have at least one endpoint. */
     Set<String> nodes() {
         return nodes.keySet();
+    }
+
+    /**
+     * The nodes the cluster has: every Node object and every node a pod is placed on (a pod's
+     * spec.nodeName names a node even where Node objects are not given, as in a manifest
+     * directory). The same immutable instance until the set changes.
+     */
+    Set<String> clusterNodes() {
+        if (clusterNodeNames == null) {
+            Set<String> out = new HashSet<>(clusterNodes.keySet());
+            out.addAll(podsPlaced.keySet());
+            clusterNodeNames = Set.copyOf(out);
+        }
+        return clusterNodeNames;
+    }
+
+    private void placed(String node, int delta) {
+        if (node == null) {
+            return;
+        }
+        int n = podsPlaced.getOrDefault(node, 0) + delta;
+        if (n <= 0) {
+            podsPlaced.remove(node);
+        } else {
+            podsPlaced.put(node, n);
+        }
+        if ((delta > 0 && n == 1) || n <= 0) {
+            clusterNodeNames = null;
+        }
     }
 
     /** A node's endpoint pods in key order, or null when it has none. */
@@ -232,6 +266,12 @@ final class ClusterIndex {
             st.pods.put(pod.name(), pod);
         } else {
             st.pods.remove(old.name());
+        }
+        String oldNode = old == null ? null : old.node();
+        String newNode = pod == null ? null : pod.node();
+        if (!java.util.Objects.equals(oldNode, newNode)) {
+            placed(oldNode, -1);
+            placed(newNode, 1);
         }
         updateSetMembership(st.fixedSets, old, pod);
         updateSetMembership(st.selectorSets, old, pod);
@@ -475,6 +515,9 @@ final class ClusterIndex {
     void upsertNode(Node node) {
         NodeModel model = NodeModel.of(node);
         NodeModel old = clusterNodes.put(model.name(), model);
+        if (old == null) {
+            clusterNodeNames = null;
+        }
         if (!model.equals(old)) {
             applyNode(old, model);
         }
@@ -483,6 +526,7 @@ final class ClusterIndex {
     void deleteNode(String name) {
         NodeModel old = clusterNodes.remove(name);
         if (old != null) {
+            clusterNodeNames = null;
             applyNode(old, null);
         }
     }

@@ -75,6 +75,11 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     }
 
     @Override
+    public Set<String> clusterNodes() {
+        return index.clusterNodes();
+    }
+
+    @Override
     public Set<String> nodes() {
         return new TreeSet<>(index.nodes());
     }

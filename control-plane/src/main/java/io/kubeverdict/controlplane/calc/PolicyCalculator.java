@@ -45,6 +45,12 @@ public interface PolicyCalculator {
 
     void deleteNode(String name);
 
+    /**
+     * The nodes of the cluster: every Node object and every node a pod is placed on. The same
+     * immutable instance is returned until the set changes (a cheap test for the caller).
+     */
+    Set<String> clusterNodes();
+
     /** Nodes that have at least one endpoint (pods with spec.nodeName). */
     Set<String> nodes();
 

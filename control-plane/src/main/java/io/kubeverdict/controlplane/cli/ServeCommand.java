@@ -8,6 +8,7 @@ import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineManifestLoader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.runtime.cli.HostPort;
+import io.kubeverdict.runtime.cli.InsecureOption;
 import io.kubeverdict.runtime.cli.LoggingOptions;
 import io.kubeverdict.runtime.cli.MetricsOptions;
 import io.kubeverdict.runtime.cli.ServerTlsOptions;
@@ -60,6 +61,24 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     LoggingOptions logging = new LoggingOptions();
 
+    @Mixin
+    InsecureOption insecure;
+
+    @Option(names = "--auth", defaultValue = "token", paramLabel = "token|mtls|none",
+            description = {"How agents prove their node. token (default): the agent's projected ServiceAccount token, "
+                    + "reviewed by the API server (TokenReview) and bound to the node its pod runs on; mtls: a client "
+                    + "certificate naming the node (--tls-client-ca); none: anyone may sync any node (tests, sandbox)."})
+    String auth;
+
+    @Option(names = "--token-audience", defaultValue = ControlPlane.Auth.Tokens.DEFAULT_AUDIENCE, paramLabel = "AUDIENCE",
+            description = "The audience agents' tokens must be for (--auth token). Default: ${DEFAULT-VALUE}.")
+    String tokenAudience;
+
+    @Option(names = "--agent-service-account", defaultValue = "kube-verdict/kube-verdict-agent",
+            paramLabel = "NAMESPACE/NAME",
+            description = "The agents' ServiceAccount (--auth token); no other account may sync. Default: ${DEFAULT-VALUE}.")
+    String agentServiceAccount;
+
     @Option(names = "--resync", defaultValue = "PT10M", paramLabel = "DURATION",
             description = "Informer resync period (ISO-8601). Default: ${DEFAULT-VALUE}.")
     Duration resync;
@@ -86,15 +105,51 @@ final class ServeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** The --auth mode with what it needs; throws {@link IllegalArgumentException} naming what is missing. */
+    ControlPlane.Auth authentication(ServerTls tls) {
+        switch (auth) {
+            case "none":
+                if (tls != null && tls.clientCa() != null) {
+                    throw new IllegalArgumentException("--tls-client-ca asks for client certificates: use --auth mtls");
+                }
+                return new ControlPlane.Auth.None();
+            case "mtls":
+                if (tls == null || tls.clientCa() == null) {
+                    throw new IllegalArgumentException("--auth mtls needs --tls-cert, --tls-key and --tls-client-ca");
+                }
+                return new ControlPlane.Auth.Certificates();
+            case "token": {
+                if (tls != null && tls.clientCa() != null) {
+                    throw new IllegalArgumentException("--tls-client-ca asks for client certificates: use --auth mtls");
+                }
+                String[] account = agentServiceAccount.split("/", -1);
+                if (account.length != 2 || account[0].isEmpty() || account[1].isEmpty()) {
+                    throw new IllegalArgumentException("--agent-service-account must be NAMESPACE/NAME, not " + agentServiceAccount);
+                }
+                if (tokenAudience.isBlank()) {
+                    throw new IllegalArgumentException("--token-audience must not be empty");
+                }
+                return new ControlPlane.Auth.Tokens(tokenAudience, account[0], account[1]);
+            }
+            default:
+                throw new IllegalArgumentException("--auth must be token, mtls or none, not " + auth);
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         logging.apply();
         PrintWriter err = spec.commandLine().getErr();
         ServerTls tls;
+        ControlPlane.Auth authentication;
         InetSocketAddress grpcAddress;
         InetSocketAddress metricsAddress;
         try {
             tls = tlsOptions.tls().orElse(null);
+            if (tls == null) {
+                insecure.checkPlaintextListen("--listen", listen);
+            }
+            authentication = authentication(tls);
             grpcAddress = listen.socketAddress();
             metricsAddress = metrics.socketAddress();
         } catch (IllegalArgumentException e) {
@@ -107,6 +162,10 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (apiDiscovery.isNegative() || apiDiscovery.isZero()) {
             err.println("--api-discovery-interval must be positive");
+            return 2;
+        }
+        if (source.manifests != null && authentication instanceof ControlPlane.Auth.Tokens) {
+            err.println("--auth token needs the Kubernetes API (TokenReview); with --manifests use --auth mtls or --auth none");
             return 2;
         }
         ControlPlane.Source src;
@@ -122,7 +181,8 @@ final class ServeCommand implements Callable<Integer> {
             src = new ControlPlane.Source.Kubernetes(client, resync, apiDiscovery);
         }
         ControlPlane.Config config = new ControlPlane.Config(grpcAddress, metricsAddress, tls,
-                new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots));
+                new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots),
+                authentication);
 
         CountDownLatch stopped = new CountDownLatch(1);
         ControlPlane cp = ControlPlane.start(config, new IncrementalPolicyCalculator(), src);

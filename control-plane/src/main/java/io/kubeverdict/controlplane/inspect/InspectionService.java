@@ -77,6 +77,11 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
     @Override
     public void listNodes(ListNodesRequest request, StreamObserver<ListNodesResponse> out) {
         InspectionScope scope = authorizer.inspectionScope();
+        if (scope.refusal() != null) {
+            // An empty list would read as "no nodes" (kube-verdict status: all in sync).
+            out.onError(scope.refusal().asRuntimeException());
+            return;
+        }
         String after;
         try {
             after = PageTokens.decode(request.getPageToken());
@@ -187,8 +192,11 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
     }
 
     private static Status denied(InspectionScope scope, String node) {
+        if (scope.refusal() != null) {
+            return scope.refusal();
+        }
         return Status.PERMISSION_DENIED.withDescription(
-                "the client certificate may inspect " + scope + ", not node '" + node + "'");
+                "the caller may inspect " + scope + ", not node '" + node + "'");
     }
 
     private static final class ScopeException extends RuntimeException {
@@ -201,8 +209,11 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
     }
 
     private static Status clusterWideOnly(InspectionScope scope, String call) {
+        if (scope.refusal() != null) {
+            return scope.refusal();
+        }
         return Status.PERMISSION_DENIED.withDescription(
-                call + " needs a cluster-wide client; the client certificate may inspect " + scope);
+                call + " needs a cluster-wide client; the caller may inspect " + scope);
     }
 
     /** Serves ObserveVerdicts with this handler (the verdict relay). */

@@ -43,6 +43,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private int sourcesPending;
     private long earliestUnpublished; // unix nanos of the earliest change not yet published
     private List<PolicyProblem> lastProblems = List.of();
+    private Set<String> lastClusterNodes;
     private String unpublishedRevision; // the newest source revision whose changes are applied, not yet published
     private volatile boolean running = true;
     private volatile Consumer<Throwable> onDeath = e -> { };
@@ -180,6 +181,11 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         }
         if (!changed.isEmpty()) {
             metrics.snapshotsBuilt(changed.size(), building);
+        }
+        Set<String> clusterNodes = calculator.clusterNodes();
+        if (clusterNodes != lastClusterNodes) {
+            lastClusterNodes = clusterNodes;
+            hub.publishClusterNodes(clusterNodes);
         }
         if (unpublishedRevision != null) {
             // After the snapshots: whoever sees the revision finds them published.

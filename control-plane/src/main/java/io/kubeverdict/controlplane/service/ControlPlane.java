@@ -2,6 +2,11 @@ package io.kubeverdict.controlplane.service;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.BindableService;
+import io.grpc.ServerInterceptor;
+import io.kubeverdict.controlplane.auth.AgentBinding;
+import io.kubeverdict.controlplane.auth.BearerTokenInterceptor;
+import io.kubeverdict.controlplane.auth.CachingTokenReviewer;
+import io.kubeverdict.controlplane.auth.KubernetesTokenReviewer;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
@@ -22,6 +27,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.Collection;
 import java.util.List;
@@ -67,9 +73,40 @@ public final class ControlPlane implements AutoCloseable {
         }
     }
 
+    /** How agents (and inspecting users) prove who they are. */
+    public sealed interface Auth {
+        /** Nobody: plaintext on purpose, tests. */
+        record None() implements Auth {}
+
+        /** mTLS: the client certificate names the node (needs a client CA in {@link Config#tls}). */
+        record Certificates() implements Auth {}
+
+        /**
+         * Projected ServiceAccount tokens, reviewed by the API server (needs the Kubernetes source):
+         * agents are {@code system:serviceaccount:agentNamespace:agentServiceAccount} with tokens for
+         * {@code audience}, bound to their node.
+         */
+        record Tokens(String audience, String agentNamespace, String agentServiceAccount) implements Auth {
+            public static final String DEFAULT_AUDIENCE = "kube-verdict";
+        }
+    }
+
     /** @param metricsBind null: no metrics endpoint; @param tls null: plaintext */
     public record Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
-            PolicySyncService.Options syncOptions) {}
+            PolicySyncService.Options syncOptions, Auth auth) {
+        /** Certificates when the TLS material has a client CA, else nobody. */
+        public Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
+                PolicySyncService.Options syncOptions) {
+            this(listen, metricsBind, tls, syncOptions,
+                    tls != null && tls.clientCa() != null ? new Auth.Certificates() : new Auth.None());
+        }
+
+        public Config {
+            if (auth instanceof Auth.Certificates && (tls == null || tls.clientCa() == null)) {
+                throw new IllegalArgumentException("certificate authentication needs TLS with a client CA");
+            }
+        }
+    }
 
     private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
     private final ProcessMetrics process = new ProcessMetrics("control-plane");
@@ -115,7 +152,30 @@ public final class ControlPlane implements AutoCloseable {
                     return t;
                 });
         closeables.push(sessions::shutdownNow);
-        NodeAuthorizer authorizer = config.tls() == null ? NodeAuthorizer.allowAll() : NodeAuthorizer.requireNodeCertificate();
+        KubernetesSource kubernetes = null;
+        if (source instanceof Source.Kubernetes k) {
+            kubernetes = new KubernetesSource(k.client(), loop, k.resync().toMillis(), k.apiDiscovery(),
+                    metrics::policyApiServed);
+            closeables.push(kubernetes);
+        }
+        NodeAuthorizer authorizer;
+        List<ServerInterceptor> authentication = new ArrayList<>();
+        if (config.auth() instanceof Auth.Tokens t) {
+            if (!(source instanceof Source.Kubernetes k)) {
+                throw new IllegalArgumentException("token authentication needs the Kubernetes API (TokenReview); "
+                        + "a manifest directory has none");
+            }
+            KubernetesSource pods = kubernetes;
+            AgentBinding binding = new AgentBinding(t.agentNamespace(), t.agentServiceAccount(), pods::pod);
+            authentication.add(new BearerTokenInterceptor(
+                    new CachingTokenReviewer(new KubernetesTokenReviewer(k.client(), t.audience())), binding));
+            authorizer = NodeAuthorizer.requireAgentToken();
+            log.info("agents authenticate with tokens of {} for audience {}", binding.agentUsername(), t.audience());
+        } else if (config.auth() instanceof Auth.Certificates) {
+            authorizer = NodeAuthorizer.requireNodeCertificate();
+        } else {
+            authorizer = NodeAuthorizer.allowAll();
+        }
         PolicySyncService sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
         closeables.push(sync);
         CalculationLoop calculation = loop;
@@ -125,7 +185,8 @@ public final class ControlPlane implements AutoCloseable {
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
 
-        grpc = GrpcEndpoint.create(config.listen(), config.tls(), List.<BindableService>of(sync, inspection)).start();
+        grpc = GrpcEndpoint.create(config.listen(), config.tls(), authentication,
+                List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);
         log.info("gRPC listening on {}", grpc.listenSockets());
         GrpcServer server = grpc;
@@ -142,12 +203,9 @@ public final class ControlPlane implements AutoCloseable {
         hub.onReady(readiness::firstCalculationPublished);
         loop.start();
 
-        if (source instanceof Source.Kubernetes k) {
-            KubernetesSource ks = new KubernetesSource(k.client(), loop, k.resync().toMillis(), k.apiDiscovery(),
-                    metrics::policyApiServed);
-            closeables.push(ks);
-            ks.start();
-            ks.informers().forEach((kind, informer) ->
+        if (kubernetes != null) {
+            kubernetes.start();
+            kubernetes.informers().forEach((kind, informer) ->
                     metrics.informer(kind, informer::isWatching, informer::hasSynced));
         } else if (source instanceof Source.Manifests m) {
             metrics.registerManifestLoads();

@@ -1,12 +1,14 @@
 package io.kubeverdict.controlplane.service;
 
 import io.grpc.BindableService;
+import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.kubeverdict.controlplane.tls.PeerIdentityInterceptor;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,15 +26,26 @@ public final class GrpcEndpoint {
     /** @param tls null: plaintext, with a loud warning */
     public static GrpcServer create(InetSocketAddress listen, ServerTls tls, List<BindableService> services)
             throws IOException {
+        return create(listen, tls, List.of(), services);
+    }
+
+    /**
+     * @param authentication more interceptors that put the caller's identity into the Context
+     *     (bearer tokens), besides the client certificate's
+     */
+    public static GrpcServer create(InetSocketAddress listen, ServerTls tls, List<ServerInterceptor> authentication,
+            List<BindableService> services) throws IOException {
         GrpcServer.Builder b = GrpcServer.builder(listen).tls(tls);
-        PeerIdentityInterceptor identity = new PeerIdentityInterceptor();
+        List<ServerInterceptor> interceptors = new ArrayList<>(authentication);
+        interceptors.add(new PeerIdentityInterceptor());
         for (BindableService s : services) {
-            b.service(ServerInterceptors.intercept(s, identity));
+            b.service(ServerInterceptors.intercept(s, interceptors));
         }
         if (tls == null) {
             // One line: a banner of several would be several unrelated events in a log pipeline.
-            log.warn("gRPC WITHOUT TLS on {}: any client can read any node's policy snapshot; "
-                    + "use --tls-cert/--tls-key/--tls-client-ca in production", listen);
+            log.warn("gRPC WITHOUT TLS on {}: anyone on the path can read what is sent{}; "
+                    + "give it TLS (--tls-cert/--tls-key) in production", listen,
+                    authentication.isEmpty() ? ", and any client can read any node's policy snapshot" : "");
         }
         return b.build();
     }

@@ -41,6 +41,7 @@ public final class KubernetesSource implements AutoCloseable {
     private volatile boolean closed;
     private final AtomicInteger listedInformers = new AtomicInteger();
     private final CompletableFuture<Void> coreListed = new CompletableFuture<>();
+    private volatile SharedIndexInformer<Pod> podInformer;
 
     public KubernetesSource(KubernetesClient client, ClusterEventSink sink, long resyncMillis) {
         this(client, sink, resyncMillis, DEFAULT_API_DISCOVERY, (kind, served) -> {});
@@ -68,6 +69,7 @@ public final class KubernetesSource implements AutoCloseable {
         SharedIndexInformer<Pod> pods = informer(client.pods().inAnyNamespace().runnableInformer(resyncMillis), "pod",
                 PolicyCalculator::upsertPod,
                 (c, o) -> c.deletePod(o.getMetadata().getNamespace(), o.getMetadata().getName()));
+        podInformer = pods;
         SharedIndexInformer<NetworkPolicy> pols = informer(
                 client.network().v1().networkPolicies().inAnyNamespace().runnableInformer(resyncMillis),
                 "networkpolicy", PolicyCalculator::upsertPolicy,
@@ -89,6 +91,12 @@ public final class KubernetesSource implements AutoCloseable {
                     nodes.getStore().list().size());
             sink.sourceSynced(NAME);
         });
+    }
+
+    /** The pod as the informer has it now (null before start, or when there is none). */
+    public Pod pod(String namespace, String name) {
+        SharedIndexInformer<Pod> pods = podInformer;
+        return pods == null ? null : pods.getStore().getByKey(namespace + "/" + name);
     }
 
     private <T extends HasMetadata> SharedIndexInformer<T> informer(SharedIndexInformer<T> informer, String kind,

@@ -4,6 +4,7 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArraySet;
 
@@ -20,6 +21,7 @@ public final class SnapshotHub {
     private final CopyOnWriteArraySet<Runnable> readyListeners = new CopyOnWriteArraySet<>();
     private volatile boolean ready;
     private volatile String sourceRevision = "";
+    private volatile Set<String> clusterNodes; // null: not told (a hub without a source): every name is accepted
     private long nextVersion = 1; // event thread only
 
     /** Publishes a node's new snapshot; called on the event thread only. */
@@ -47,6 +49,23 @@ public final class SnapshotHub {
         if (ready) {
             nodes.values().forEach(ch -> ch.listeners.forEach(Runnable::run));
         }
+    }
+
+    /**
+     * The nodes the cluster has (Node objects and nodes pods are placed on), told by the event
+     * thread with every change and before {@link #markReady}.
+     */
+    public void publishClusterNodes(Set<String> nodes) {
+        clusterNodes = Set.copyOf(nodes);
+    }
+
+    /**
+     * Whether a Sync for this node may be served: the cluster has it, or the calculation has
+     * published a snapshot of it. True for every name while no cluster nodes were told.
+     */
+    public boolean inCluster(String node) {
+        Set<String> known = clusterNodes;
+        return known == null || known.contains(node) || isKnown(node);
     }
 
     /** The newest source revision whose snapshots are all published ("" when none). */

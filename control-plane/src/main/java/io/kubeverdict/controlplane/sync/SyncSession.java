@@ -22,6 +22,7 @@ import java.util.function.LongSupplier;
  * handed to the transport.
  */
 final class SyncSession implements SnapshotAdmission.Waiter {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(SyncSession.class);
     /** Sent-message marks kept for latency attribution; older ones are dropped. */
     private static final int MAX_MARKS = 4096;
     /** Metric tag per payload kind, computed once rather than per message. */
@@ -184,6 +185,11 @@ final class SyncSession implements SnapshotAdmission.Waiter {
         if (!hub.isReady()) {
             return false;
         }
+        if (!snapshotQueued && !hub.inCluster(node)) {
+            refuse(Status.NOT_FOUND.withDescription("node '" + node + "' is not in the cluster (no Node object, "
+                    + "no pod placed on it): check the agent's --node"));
+            return false;
+        }
         if (!snapshotQueued && !holdsPermit()) {
             return false; // in line for a full snapshot; admitted() wakes us
         }
@@ -275,6 +281,17 @@ final class SyncSession implements SnapshotAdmission.Waiter {
         }
         metrics.streamCut();
         return true;
+    }
+
+    /** Ends the stream with {@code status} before anything was sent (caller holds the lock). */
+    private void refuse(Status status) {
+        log.warn("refused the Sync stream of node {}: {}", node, status.getDescription());
+        closeLocked();
+        try {
+            out.onError(status.asRuntimeException());
+        } catch (RuntimeException ignored) {
+            // Already cancelled.
+        }
     }
 
     /** The call ended (client cancel, disconnect, or server shutdown). */

@@ -1,5 +1,6 @@
 package io.kubeverdict.controlplane.tls;
 
+import io.grpc.Status;
 import java.util.Set;
 
 /**
@@ -7,12 +8,14 @@ import java.util.Set;
  * node) or only the nodes its certificate names (a node's certificate reads only its own state).
  */
 public final class InspectionScope {
-    private static final InspectionScope ALL = new InspectionScope(null);
+    private static final InspectionScope ALL = new InspectionScope(null, null);
 
     private final Set<String> nodes; // null: all
+    private final Status refusal; // non-null: no node, and why
 
-    private InspectionScope(Set<String> nodes) {
+    private InspectionScope(Set<String> nodes, Status refusal) {
         this.nodes = nodes;
+        this.refusal = refusal;
     }
 
     public static InspectionScope all() {
@@ -20,7 +23,17 @@ public final class InspectionScope {
     }
 
     public static InspectionScope only(Set<String> nodes) {
-        return new InspectionScope(Set.copyOf(nodes));
+        return new InspectionScope(Set.copyOf(nodes), null);
+    }
+
+    /** No node at all: every inspection call fails with {@code why}. */
+    public static InspectionScope none(Status why) {
+        return new InspectionScope(Set.of(), why);
+    }
+
+    /** Why the caller may inspect nothing, or null. */
+    public Status refusal() {
+        return refusal;
     }
 
     public boolean isAll() {
@@ -33,6 +46,9 @@ public final class InspectionScope {
 
     @Override
     public String toString() {
+        if (refusal != null) {
+            return "no node (" + refusal.getDescription() + ")";
+        }
         return nodes == null ? "all nodes" : "nodes " + nodes;
     }
 }

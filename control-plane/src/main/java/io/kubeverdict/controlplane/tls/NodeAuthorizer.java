@@ -1,32 +1,61 @@
 package io.kubeverdict.controlplane.tls;
 
 import io.grpc.Status;
+import io.kubeverdict.controlplane.auth.Caller;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Decides whether the current call may act for a node. With mTLS on, the verified client
- * certificate must name the node ({@link PeerIdentity#names}); without TLS everyone may.
+ * Decides whether the current call may act for a node, and which nodes it may inspect, by the
+ * identity the server's authentication put into the call's Context:
+ * <ul>
+ *   <li>{@link #allowAll()}: no authentication (plaintext on purpose, tests): everyone may;</li>
+ *   <li>{@link #requireNodeCertificate()}: the verified client certificate must name the node
+ *       ({@link PeerIdentity#names});</li>
+ *   <li>{@link #requireAgentToken}: the bearer token must be the agent ServiceAccount's, bound to
+ *       that node ({@link Caller}); an agent inspects its own node, a tokenless call on loopback
+ *       ({@code kubectl port-forward}, authorized by the API server) every node, anyone else none.</li>
+ * </ul>
+ * Every refusal is logged with why (the caller gets the same text).
  */
 public final class NodeAuthorizer {
-    private final boolean required;
+    private static final Logger log = LoggerFactory.getLogger(NodeAuthorizer.class);
 
-    private NodeAuthorizer(boolean required) {
-        this.required = required;
+    private enum Mode { NONE, CERTIFICATE, TOKEN }
+
+    private final Mode mode;
+
+    private NodeAuthorizer(Mode mode) {
+        this.mode = mode;
     }
 
     public static NodeAuthorizer allowAll() {
-        return new NodeAuthorizer(false);
+        return new NodeAuthorizer(Mode.NONE);
     }
 
     public static NodeAuthorizer requireNodeCertificate() {
-        return new NodeAuthorizer(true);
+        return new NodeAuthorizer(Mode.CERTIFICATE);
+    }
+
+    public static NodeAuthorizer requireAgentToken() {
+        return new NodeAuthorizer(Mode.TOKEN);
     }
 
     /** OK, or the status to fail the call with. */
     public Status authorize(String node) {
-        if (!required) {
-            return Status.OK;
+        Status s = switch (mode) {
+            case NONE -> Status.OK;
+            case CERTIFICATE -> byCertificate(node);
+            case TOKEN -> byToken(node);
+        };
+        if (!s.isOk()) {
+            log.warn("refused a call for node '{}': {}", node, s.getDescription());
         }
+        return s;
+    }
+
+    private static Status byCertificate(String node) {
         PeerIdentity id = PeerIdentityInterceptor.IDENTITY.get();
         if (id == null) {
             return Status.UNAUTHENTICATED.withDescription("a client certificate is required");
@@ -38,19 +67,61 @@ public final class NodeAuthorizer {
         return Status.OK;
     }
 
+    private static Status byToken(String node) {
+        Caller caller = Caller.current();
+        if (caller == null || caller.onLoopback()) {
+            return Status.UNAUTHENTICATED.withDescription("a bearer token is required (the agent's projected "
+                    + "ServiceAccount token, audience kube-verdict)");
+        }
+        if (caller.refusal() != null) {
+            return caller.refusal();
+        }
+        if (!caller.isAgent()) {
+            return Status.PERMISSION_DENIED.withDescription(caller.username() + " is not the agent's ServiceAccount");
+        }
+        if (!caller.node().equals(node)) {
+            return Status.PERMISSION_DENIED.withDescription(
+                    "the token of " + caller + " is bound to node '" + caller.node() + "', not '" + node + "'");
+        }
+        return Status.OK;
+    }
+
     /**
-     * Which nodes the current call may inspect. Without TLS, and for a certificate that names no
-     * node (an operator's), every node; a certificate that names nodes reads only those, so a
-     * node's key cannot read the policy state of the rest of the cluster.
+     * Which nodes the current call may inspect. Without authentication, and for a certificate that
+     * names no node (an operator's), every node; a node's certificate or an agent's token reads only
+     * its own node, so a node's credentials cannot read the policy state of the rest of the cluster.
+     * With tokens, a tokenless call on loopback reads every node; anyone else none, with why
+     * ({@link InspectionScope#refusal()}).
      */
     public InspectionScope inspectionScope() {
-        if (!required) {
-            return InspectionScope.all();
+        switch (mode) {
+            case NONE:
+                return InspectionScope.all();
+            case CERTIFICATE: {
+                PeerIdentity id = PeerIdentityInterceptor.IDENTITY.get();
+                if (id == null) {
+                    return InspectionScope.only(Set.of());
+                }
+                return id.isNodeCertificate() ? InspectionScope.only(id.nodeNames()) : InspectionScope.all();
+            }
+            default: {
+                Caller caller = Caller.current();
+                if (caller == null) {
+                    return InspectionScope.none(Status.UNAUTHENTICATED.withDescription("inspection needs a connection "
+                            + "on the control plane's loopback (kubectl port-forward) or an agent's token"));
+                }
+                if (caller.refusal() != null) {
+                    return InspectionScope.none(caller.refusal());
+                }
+                if (caller.isAgent()) {
+                    return InspectionScope.only(Set.of(caller.node()));
+                }
+                if (caller.onLoopback()) {
+                    return InspectionScope.all(); // the API server let them port-forward into our pod
+                }
+                return InspectionScope.none(Status.PERMISSION_DENIED.withDescription(caller + " may not inspect: "
+                        + "only agents (their own node) and connections through kubectl port-forward without a token"));
+            }
         }
-        PeerIdentity id = PeerIdentityInterceptor.IDENTITY.get();
-        if (id == null) {
-            return InspectionScope.only(Set.of());
-        }
-        return id.isNodeCertificate() ? InspectionScope.only(id.nodeNames()) : InspectionScope.all();
     }
 }

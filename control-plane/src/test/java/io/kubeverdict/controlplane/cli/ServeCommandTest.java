@@ -28,7 +28,37 @@ class ServeCommandTest {
         StringWriter err = new StringWriter();
         int rc = run(err, "control-plane", "--manifests", dir.toString(), "--tls-cert", "x.pem");
         assertThat(rc).isEqualTo(2);
-        assertThat(err.toString()).contains("--tls-cert, --tls-key and --tls-client-ca go together");
+        assertThat(err.toString()).contains("--tls-cert and --tls-key go together");
+    }
+
+    @Test
+    void plaintextBeyondLoopbackOnlyWithInsecure(@TempDir Path dir) {
+        for (String address : new String[] {"0.0.0.0:9443", ":9443", "10.1.2.3:9443", "[::]:9443"}) {
+            StringWriter err = new StringWriter();
+            int rc = run(err, "control-plane", "--manifests", dir.toString(), "--listen", address);
+            assertThat(rc).as(address).isEqualTo(2);
+            assertThat(err.toString()).as(address).contains("--listen").contains("--insecure");
+        }
+    }
+
+    @Test
+    void eachAuthModeNeedsWhatItChecksWith(@TempDir Path dir) {
+        String[][] refused = {
+                {"--manifests", dir.toString(), "--listen", "127.0.0.1:0"}, // token by default: no TokenReview here
+                {"--manifests", dir.toString(), "--listen", "127.0.0.1:0", "--auth", "mtls"},
+                {"--manifests", dir.toString(), "--listen", "127.0.0.1:0", "--auth", "sometimes"},
+                {"--kubeconfig", "k", "--listen", "127.0.0.1:0", "--agent-service-account", "just-a-name"},
+        };
+        String[] says = {"--auth token needs the Kubernetes API", "--auth mtls needs", "--auth must be token, mtls or none",
+                "--agent-service-account must be NAMESPACE/NAME"};
+        for (int i = 0; i < refused.length; i++) {
+            StringWriter err = new StringWriter();
+            String[] args = new String[refused[i].length + 1];
+            args[0] = "control-plane";
+            System.arraycopy(refused[i], 0, args, 1, refused[i].length);
+            assertThat(run(err, args)).as(String.join(" ", args)).isEqualTo(2);
+            assertThat(err.toString()).as(String.join(" ", args)).contains(says[i]);
+        }
     }
 
     @Test

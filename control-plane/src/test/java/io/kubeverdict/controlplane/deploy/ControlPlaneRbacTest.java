@@ -6,6 +6,8 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
+import io.fabric8.kubernetes.api.model.authentication.TokenReview;
+import io.fabric8.kubernetes.api.model.authentication.TokenReviewStatusBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -13,12 +15,18 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.grpc.ClientInterceptors;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.fixtures.AdminPolicyCrds;
 import io.kubeverdict.controlplane.fixtures.HouseWorld;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
+import io.kubeverdict.controlplane.sync.TestAgent;
 import io.kubeverdict.testing.tier.MockApiTest;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -83,16 +91,41 @@ class ControlPlaneRbacTest {
             client.genericKubernetesResources(kind.apiVersion(), kind.kind()).resource(p).create();
         }
 
+        // The API server's answer to the agent's token (CRUD mode cannot give a review its status).
+        server.expect().post().withPath("/apis/authentication.k8s.io/v1/tokenreviews").andReply(201, r -> {
+            TokenReview review = client.getKubernetesSerialization().unmarshal(r.getBody().readUtf8(), TokenReview.class);
+            review.setStatus(new TokenReviewStatusBuilder().withAuthenticated(true).withAudiences("kube-verdict")
+                    .withNewUser().withUsername("system:serviceaccount:kube-verdict:kube-verdict-agent")
+                    .withExtra(java.util.Map.of("authentication.kubernetes.io/node-name", List.of("n1"))).endUser().build());
+            return review;
+        }).always();
+
         Set<ApiAccess> used = new TreeSet<>();
+        Set<ApiAccess> awaited = Set.of(new ApiAccess("", "events", "create"),
+                new ApiAccess("authentication.k8s.io", "tokenreviews", "create"));
+        ManagedChannel agent = null;
         try (KubernetesClient underTest = new KubernetesClientBuilder().withConfig(
                         new ConfigBuilder(client.getConfiguration()).withUserAgent(USER_AGENT).build()).build();
                 ControlPlane cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0),
-                                null, null, PolicySyncService.Options.defaults()), new IncrementalPolicyCalculator(),
-                        new ControlPlane.Source.Kubernetes(underTest, Duration.ZERO))) {
+                                null, null, PolicySyncService.Options.defaults(),
+                                new ControlPlane.Auth.Tokens("kube-verdict", "kube-verdict", "kube-verdict-agent")),
+                        new IncrementalPolicyCalculator(), new ControlPlane.Source.Kubernetes(underTest, Duration.ZERO))) {
             cp.firstCalculation().get(60, TimeUnit.SECONDS);
+            // An agent with its token: the control plane reviews it.
+            agent = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
+            Metadata token = new Metadata();
+            token.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer agent-token");
+            try (TestAgent a = TestAgent.connect(ClientInterceptors.intercept(agent,
+                    MetadataUtils.newAttachHeadersInterceptor(token)), "n1", true)) {
+                a.readUntilInSync();
+            }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!used.contains(new ApiAccess("", "events", "create")) && System.nanoTime() < deadline) {
+            while (!used.containsAll(awaited) && System.nanoTime() < deadline) {
                 record(used, server.takeRequest(200, TimeUnit.MILLISECONDS));
+            }
+        } finally {
+            if (agent != null) {
+                agent.shutdownNow();
             }
         }
         for (RecordedRequest r; (r = server.takeRequest(200, TimeUnit.MILLISECONDS)) != null; ) {

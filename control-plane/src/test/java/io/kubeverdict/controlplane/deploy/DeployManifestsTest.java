@@ -176,6 +176,26 @@ class DeployManifestsTest {
     }
 
     @Test
+    void theAgentHasNoApiTokenButAProjectedTokenForTheControlPlane() {
+        PodSpec pod = DeployManifests.find(DaemonSet.class, "kube-verdict-agent").getSpec().getTemplate().getSpec();
+        assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+        Container agent = pod.getContainers().get(0);
+        assertThat(agent.getArgs()).contains("--auth=token", "--token-file=/var/run/secrets/kube-verdict/token");
+        var mount = agent.getVolumeMounts().stream().filter(m -> m.getMountPath().equals("/var/run/secrets/kube-verdict"))
+                .findFirst().orElseThrow();
+        var volume = pod.getVolumes().stream().filter(v -> v.getName().equals(mount.getName())).findFirst().orElseThrow();
+        assertThat(volume.getProjected().getSources()).singleElement().satisfies(source -> {
+            assertThat(source.getServiceAccountToken().getAudience()).isEqualTo("kube-verdict");
+            assertThat(source.getServiceAccountToken().getPath()).isEqualTo("token");
+            assertThat(source.getServiceAccountToken().getExpirationSeconds()).isLessThanOrEqualTo(3600L);
+        });
+        Container cp = DeployManifests.find(Deployment.class, "kube-verdict-control-plane").getSpec().getTemplate()
+                .getSpec().getContainers().get(0);
+        assertThat(cp.getArgs()).contains("--auth=token", "--agent-service-account=kube-verdict/"
+                + DeployManifests.find(ServiceAccount.class, "kube-verdict-agent").getMetadata().getName());
+    }
+
+    @Test
     void controlPlaneIsReplicatedNonRootAndReadOnly() {
         Deployment cp = DeployManifests.find(Deployment.class, "kube-verdict-control-plane");
         assertThat(cp.getSpec().getReplicas()).isEqualTo(2);

@@ -193,9 +193,9 @@ class HelmChartTest {
                 .getTemplate().getSpec().getContainers().get(0);
         assertThat(cp.getArgs()).contains("--listen=0.0.0.0:7443", "--metrics-bind-address=0.0.0.0:7100");
         assertThat(agentContainer(objects).getArgs())
-                .contains("--metrics-bind-address=0.0.0.0:7101", "--inspect-listen=0.0.0.0:7102");
+                .contains("--metrics-bind-address=0.0.0.0:7101", "--inspect-listen=127.0.0.1:7102");
         assertThat(declaredAndProbedPorts(cp)).containsExactly(7443, 7100);
-        assertThat(declaredAndProbedPorts(agentContainer(objects))).containsExactly(7101, 7102);
+        assertThat(declaredAndProbedPorts(agentContainer(objects))).containsExactly(7101);
     }
 
     /** The container's ports, after checking that every probe asks one of them. */

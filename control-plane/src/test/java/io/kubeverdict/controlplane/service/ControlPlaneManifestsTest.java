@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
@@ -182,6 +183,31 @@ class ControlPlaneManifestsTest {
             assertThat(readyz()).isEqualTo(200);
             assertThat(metric("kubeverdict_manifest_load_ok")).isEqualTo(1);
         }
+    }
+
+    @Test
+    void aNodeTheClusterDoesNotHaveIsRefusedOnceTheFirstCalculationIsPublished(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), pod("a", "10.0.0.1") + """
+                ---
+                apiVersion: v1
+                kind: Node
+                metadata: {name: idle}
+                """);
+        start(dir, new TestDoubleCalculator());
+        await(() -> health() == ServingStatus.SERVING, "SERVING");
+        try (TestAgent typo = TestAgent.connect(channel, "nl", true);
+                TestAgent idle = TestAgent.connect(channel, "idle", true);
+                TestAgent placed = TestAgent.connect(channel, "n1", true)) {
+            Status refused = typo.readUntilEnd();
+            assertThat(refused.getCode()).isEqualTo(Status.Code.NOT_FOUND);
+            assertThat(refused.getDescription()).contains("'nl'").contains("not in the cluster");
+            idle.readUntilInSync(); // a Node object without pods: an empty snapshot
+            assertThat(idle.state("idle").getEndpointsCount()).isZero();
+            placed.readUntilInSync(); // no Node object, but a pod is placed on it
+            assertThat(placed.state("n1").getEndpointsCount()).isEqualTo(1);
+        }
+        assertThat(ControlPlaneInspectionGrpc.newBlockingStub(channel).listNodes(ListNodesRequest.getDefaultInstance())
+                .getNodesList()).extracting(n -> n.getNode()).doesNotContain("nl");
     }
 
     @Test

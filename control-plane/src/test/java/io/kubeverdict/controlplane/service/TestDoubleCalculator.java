@@ -31,6 +31,7 @@ public class TestDoubleCalculator implements PolicyCalculator {
     private final Map<String, NetworkPolicy> policies = new TreeMap<>();
     private final Map<String, AdminPolicyKind> adminPolicies = new TreeMap<>();
     private final Set<String> changed = new HashSet<>();
+    private final Set<String> nodeObjects = new HashSet<>();
     private final List<String> log = new ArrayList<>();
     /** What happened, in order ("pod+ns/name", "np-ns/name", ...). */
     public List<String> log() {
@@ -92,11 +93,13 @@ public class TestDoubleCalculator implements PolicyCalculator {
     @Override
     public void upsertNode(Node node) {
         record("node+" + node.getMetadata().getName());
+        nodeObjects.add(node.getMetadata().getName());
     }
 
     @Override
     public void deleteNode(String name) {
         record("node-" + name);
+        nodeObjects.remove(name);
     }
 
     private void record(String s) {
@@ -108,6 +111,13 @@ public class TestDoubleCalculator implements PolicyCalculator {
         if (p != null && p.getSpec() != null && p.getSpec().getNodeName() != null) {
             changed.add(p.getSpec().getNodeName());
         }
+    }
+
+    @Override
+    public Set<String> clusterNodes() {
+        Set<String> out = new HashSet<>(nodeObjects);
+        out.addAll(nodes());
+        return Set.copyOf(out);
     }
 
     @Override

@@ -8,6 +8,7 @@ import io.kubeverdict.agent.run.AgentConfig;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
 import io.kubeverdict.runtime.cli.ClientTlsOptions;
 import io.kubeverdict.runtime.cli.HostPort;
+import io.kubeverdict.runtime.cli.InsecureOption;
 import io.kubeverdict.runtime.cli.LoggingOptions;
 import io.kubeverdict.runtime.cli.MetricsOptions;
 import java.io.IOException;
@@ -79,9 +80,11 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     MetricsOptions metrics = new MetricsOptions(":9101");
 
-    @Option(names = "--inspect-listen", defaultValue = ":9102", paramLabel = "HOST:PORT", converter = HostPort.ListenOrOff.class,
+    @Option(names = "--inspect-listen", defaultValue = "127.0.0.1:9102", paramLabel = "HOST:PORT",
+            converter = HostPort.ListenOrOff.class,
             description = "AgentInspection + health + reflection gRPC listen address (HOST:PORT, [IPv6]:PORT or :PORT); "
-                    + "off disables (default ${DEFAULT-VALUE}).")
+                    + "off disables (default ${DEFAULT-VALUE}). It has no authentication and WatchVerdicts shows the "
+                    + "node's connections: an address other than loopback needs --insecure.")
     HostPort inspectListen;
 
     @Option(names = "--policy-verdict-series", defaultValue = "50", paramLabel = "N",
@@ -95,6 +98,9 @@ final class RunCommand implements Callable<Integer> {
                     + "(default ${DEFAULT-VALUE}).")
     int verdictUploadRate;
 
+    @Mixin
+    InsecureOption insecure;
+
     @Option(names = "--table", defaultValue = RulesetConfig.DEFAULT_TABLE, hidden = true,
             description = "Name of our nftables table (tests run several agents).")
     String table;
@@ -104,6 +110,17 @@ final class RunCommand implements Callable<Integer> {
 
     @Mixin
     LoggingOptions logging = new LoggingOptions();
+
+    @Option(names = "--auth", defaultValue = "token", paramLabel = "token|mtls|none",
+            description = "How this agent proves its node to the control plane. token (default): the projected "
+                    + "ServiceAccount token in --token-file on every call; mtls: the client certificate "
+                    + "(--tls-cert/--tls-key); none.")
+    String auth;
+
+    @Option(names = "--token-file", defaultValue = "/var/run/secrets/kube-verdict/token", paramLabel = "FILE",
+            description = "The projected ServiceAccount token (audience kube-verdict), re-read on every call so the "
+                    + "kubelet's rotation is picked up. Default: ${DEFAULT-VALUE}.")
+    Path tokenFile;
 
     @Override
     public Integer call() throws Exception {
@@ -126,13 +143,32 @@ final class RunCommand implements Callable<Integer> {
     }
 
     AgentConfig config() throws IOException {
+        insecure.checkPlaintextListen("--inspect-listen", inspectListen);
         String name = node != null ? node : hostnameOverride != null ? hostnameOverride : hostname();
         ControlPlaneChannel.Tls tls = tlsOptions.enabled()
                 ? new ControlPlaneChannel.Tls(tlsOptions.cert(), tlsOptions.key(), tlsOptions.ca(), tlsOptions.serverName())
                 : null;
+        Path token = switch (auth) {
+            case "token" -> {
+                if (tls == null) {
+                    // The token is this node's identity: it travels in plaintext only on purpose.
+                    insecure.checkPlaintextTarget("--control-plane", controlPlane, "the token would travel in plaintext: "
+                            + "give --tls-ca");
+                }
+                yield tokenFile;
+            }
+            case "mtls" -> {
+                if (!tlsOptions.mutual()) {
+                    throw new IllegalArgumentException("--auth mtls needs --tls-cert, --tls-key and --tls-ca");
+                }
+                yield null;
+            }
+            case "none" -> null;
+            default -> throw new IllegalArgumentException("--auth must be token, mtls or none, not " + auth);
+        };
         return new AgentConfig(name, controlPlane.toString(), failOpen, queueId, queuePath(queuePath), table,
                 metrics.socketAddress(), inspectListen == null ? null : inspectListen.socketAddress(), tls,
-                removeTableOnExit(onExit, failOpen),
+                token, removeTableOnExit(onExit, failOpen),
                 CutAction.parse(cutAction), new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate),
                 new AgentConfig.Dns(dnsQueueId != null ? dnsQueueId : (queueId + 1) & 0xFFFF, dnsMinTtl, dnsMaxTtl));
     }

@@ -185,7 +185,7 @@ public final class Agent implements AutoCloseable {
             log.info("metrics on http://{}:{}/metrics", config.metricsListen().getHostString(), metricsHttp.port());
         }
 
-        ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls());
+        ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls(), config.tokenFile());
         opened.add(() -> {
             channel.shutdownNow();
             channel.awaitTermination(2, TimeUnit.SECONDS);

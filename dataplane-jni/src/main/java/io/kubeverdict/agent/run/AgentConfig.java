@@ -3,6 +3,7 @@ package io.kubeverdict.agent.run;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
 
 /**
@@ -14,12 +15,13 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
  * @param metricsListen null = no metrics server
  * @param inspectListen null = no inspection server
  * @param tls null = plaintext
+ * @param tokenFile the projected ServiceAccount token sent on every call (--auth token); null = none
  * @param cutAction what established connections the policy now denies get
  * @param dns the DNS answers path of domain-name rules; null = its defaults
  */
 public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
                           String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls,
-                          boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry, Dns dns) {
+                          Path tokenFile, boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry, Dns dns) {
 
     /**
      * What the agent tells about its verdicts.

@@ -53,7 +53,12 @@ public final class AppliedReporter implements AppliedListener {
 
             @Override
             public void onError(Throwable t) {
-                log.debug("ReportApplied({}) failed: {}", sequence, t.toString());
+                if (SyncClient.refusal(t) != null) {
+                    // Refused for this node (identity, wrong node): nothing retries it by itself.
+                    log.warn("the control plane REFUSED ReportApplied({}) of node {}: {}", sequence, node, t.toString());
+                } else {
+                    log.debug("ReportApplied({}) failed: {}", sequence, t.toString());
+                }
                 done();
             }
 

@@ -3,6 +3,7 @@ package io.kubeverdict.agent.sync;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ClientResponseObserver;
@@ -60,6 +61,8 @@ public final class SyncClient implements AutoCloseable {
     /** Streams in a row that ended before InSync (sync thread only); picks the backoff band. */
     private int failedAttempts;
     private long lastRetryLogNanos;
+    /** Why the control plane refused the last stream (not in the cluster, not allowed), or null. */
+    private volatile Status refusal;
 
     public SyncClient(Channel channel, SyncRequest request, Supplier<SnapshotAssembler> builders,
                       Enforcer enforcer, AppliedListener listener, Backoff backoff,
@@ -110,7 +113,13 @@ public final class SyncClient implements AutoCloseable {
             }
             Duration delay = backoff.delay(failedAttempts++, random.getAsDouble());
             status.reconnecting();
-            if (loudRetry()) {
+            Status refused = refusal;
+            if (refused != null && loudRetry()) {
+                // Nothing changes by itself here: a wrong --node, identity or RBAC. Say so loudly.
+                log.error("the control plane REFUSED node {}: {} {}; enforcing sequence {} meanwhile, retrying in {} ms "
+                        + "(attempt {})", request.getNode(), refused.getCode(), refused.getDescription(),
+                        status.appliedSequence(), delay.toMillis(), failedAttempts);
+            } else if (refused == null && loudRetry()) {
                 log.info("reconnecting to the control plane in {} ms (attempt {}), enforcing sequence {}",
                         delay.toMillis(), failedAttempts, status.appliedSequence());
             }
@@ -122,6 +131,15 @@ public final class SyncClient implements AutoCloseable {
             dialNow();
         }
         log.debug("sync thread ends");
+    }
+
+    /** The status of a stream the control plane refused for this node, or null for any other end. */
+    static Status refusal(Throwable t) {
+        Status s = Status.fromThrowable(t);
+        return switch (s.getCode()) {
+            case NOT_FOUND, PERMISSION_DENIED, UNAUTHENTICATED, INVALID_ARGUMENT -> s;
+            default -> null;
+        };
     }
 
     /**
@@ -178,6 +196,7 @@ public final class SyncClient implements AutoCloseable {
                     }
                     if (message.hasInSync() && !inSync) {
                         inSync = true;
+                        refusal = null;
                         log.info("in sync at sequence {}", message.getSequence());
                     }
                     lastSequence = message.getSequence();
@@ -193,12 +212,14 @@ public final class SyncClient implements AutoCloseable {
                     if (!running) {
                         return inSync;
                     } else if (end instanceof Throwable t) {
+                        refusal = refusal(t);
                         if (inSync || failedAttempts == 0) { // the first failure of a row; retries log below
                             log.warn("sync stream broke: {}", t.toString());
                         } else {
                             log.debug("sync stream broke: {}", t.toString());
                         }
                     } else {
+                        refusal = null;
                         long suppressed = endedLog.tryAcquire();
                         if (suppressed >= 0) {
                             log.warn("control plane ended the sync stream{}", suppressedNote(suppressed));

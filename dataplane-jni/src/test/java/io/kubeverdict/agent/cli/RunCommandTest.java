@@ -10,6 +10,7 @@ import io.kubeverdict.runtime.BuildVersion;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -23,20 +24,22 @@ class RunCommandTest {
 
     @Test
     void defaultsAndFlags() throws Exception {
-        AgentConfig c = parse("--node", "n1", "--control-plane", "cp:9443");
+        AgentConfig c = parse("--node", "n1", "--control-plane", "cp:9443", "--tls-ca", "ca.pem");
         assertThat(c.node()).isEqualTo("n1");
         assertThat(c.controlPlane()).isEqualTo("cp:9443");
+        assertThat(c.tokenFile()).as("token by default").isEqualTo(Path.of("/var/run/secrets/kube-verdict/token"));
         assertThat(c.failOpen()).isFalse();
         assertThat(c.queueId()).isEqualTo(100);
         assertThat(c.queuePath()).isNull();
         assertThat(c.metricsListen().getPort()).isEqualTo(9101);
-        assertThat(c.inspectListen().getPort()).isEqualTo(9102);
-        assertThat(c.tls()).isNull();
+        assertThat(c.inspectListen()).as("loopback only by default").isEqualTo(new InetSocketAddress("127.0.0.1", 9102));
+        assertThat(c.tls().ca()).isEqualTo(Path.of("ca.pem"));
+        assertThat(c.tls().cert()).isNull();
         assertThat(c.cutAction()).isEqualTo(CutAction.DROP);
-        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--cut-action", "reset").cutAction()).isEqualTo(CutAction.RESET);
-        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--cut-action", "none").cutAction()).isEqualTo(CutAction.NONE);
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--cut-action", "reset").cutAction()).isEqualTo(CutAction.RESET);
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--cut-action", "none").cutAction()).isEqualTo(CutAction.NONE);
 
-        AgentConfig d = parse("--hostname-override", "n2", "--control-plane", "cp:1", "--fail-open", "--nfqueue-id", "7",
+        AgentConfig d = parse("--hostname-override", "n2", "--control-plane", "localhost:1", "--fail-open", "--nfqueue-id", "7",
                 "--queue-path", "xtables", "--metrics-bind-address", "off", "--inspect-listen", "127.0.0.1:0");
         assertThat(d.node()).isEqualTo("n2");
         assertThat(d.failOpen()).isTrue();
@@ -44,19 +47,19 @@ class RunCommandTest {
         assertThat(d.queuePath()).isEqualTo(QueuePath.XT_NFQUEUE);
         assertThat(d.metricsListen()).isNull();
         assertThat(d.inspectListen()).isEqualTo(new InetSocketAddress("127.0.0.1", 0));
-        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--queue-path", "nft").queuePath()).isEqualTo(QueuePath.NFT_QUEUE);
-        assertThat(parse("--control-plane", "cp:1").node()).as("kernel host name").isNotBlank();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queue-path", "nft").queuePath()).isEqualTo(QueuePath.NFT_QUEUE);
+        assertThat(parse("--control-plane", "localhost:1").node()).as("kernel host name").isNotBlank();
     }
 
     @Test
     void telemetryAndLoggingFlags() throws Exception {
-        assertThat(parse("--node", "n", "--control-plane", "cp:1").telemetry()).isEqualTo(AgentConfig.Telemetry.DEFAULTS);
-        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--policy-verdict-series", "0").telemetry()
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1").telemetry()).isEqualTo(AgentConfig.Telemetry.DEFAULTS);
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--policy-verdict-series", "0").telemetry()
                 .policyVerdictSeries()).isZero();
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--policy-verdict-series", "-1"))
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--policy-verdict-series", "-1"))
                 .hasMessageContaining(">= 0");
         RunCommand command = new RunCommand();
-        new CommandLine(command).parseArgs("--node", "n", "--control-plane", "cp:1", "--log-level", "warn",
+        new CommandLine(command).parseArgs("--node", "n", "--control-plane", "localhost:1", "--log-level", "warn",
                 "--log-format", "json");
         assertThat(command.logging.format()).isEqualTo(io.kubeverdict.runtime.logging.LogFormat.json);
         assertThat(command.logging.level()).isEqualTo(ch.qos.logback.classic.Level.WARN);
@@ -64,40 +67,74 @@ class RunCommandTest {
 
     @Test
     void rejectsHalfTlsAndNonsense() {
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--tls-cert", "c.pem"))
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--tls-cert", "c.pem"))
                 .hasMessageContaining("--tls-key");
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--queue-path", "iptables"))
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queue-path", "iptables"))
                 .hasMessageContaining("auto, nft or xtables");
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--cut-action", "kill"))
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--cut-action", "kill"))
                 .hasMessageContaining("drop, reset or none");
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--nfqueue-id", "70000"))
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--nfqueue-id", "70000"))
                 .hasMessageContaining("0..65535");
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", "9102"))
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", "9102"))
                 .hasMessageContaining("HOST:PORT");
     }
 
     @Test
+    void theTokenTravelsInPlaintextOnlyToLoopbackOrOnPurpose() throws Exception {
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:9443"))
+                .hasMessageContaining("--control-plane cp:9443").hasMessageContaining("--tls-ca")
+                .hasMessageContaining("--insecure");
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "10.0.0.1:9443"))
+                .hasMessageContaining("plaintext");
+        assertThat(parse("--node", "n", "--control-plane", "[::1]:9443").tokenFile()).isNotNull();
+        assertThat(parse("--node", "n", "--control-plane", "cp:9443", "--auth", "none").tokenFile()).isNull();
+        assertThat(parse("--node", "n", "--control-plane", "cp:9443", "--token-file", "/t", "--insecure").tokenFile())
+                .isEqualTo(Path.of("/t"));
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:9443", "--auth", "mtls", "--tls-ca", "ca"))
+                .hasMessageContaining("--auth mtls needs");
+        AgentConfig mtls = parse("--node", "n", "--control-plane", "cp:9443", "--auth", "mtls", "--tls-ca", "ca",
+                "--tls-cert", "c", "--tls-key", "k");
+        assertThat(mtls.tokenFile()).isNull();
+        assertThat(mtls.tls().cert()).isEqualTo(Path.of("c"));
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:9443", "--auth", "maybe"))
+                .hasMessageContaining("token, mtls or none");
+    }
+
+    @Test
+    void plaintextInspectionBeyondLoopbackOnlyWithInsecure() throws Exception {
+        for (String address : new String[] {"0.0.0.0:9102", ":9102", "10.0.0.5:9102", "[::]:9102"}) {
+            assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", address))
+                    .as(address).hasMessageContaining("--inspect-listen").hasMessageContaining("--insecure");
+        }
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", "[::1]:9102").inspectListen())
+                .isEqualTo(new InetSocketAddress("::1", 9102));
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", "10.0.0.5:9102", "--insecure")
+                .inspectListen().getPort()).isEqualTo(9102);
+    }
+
+    @Test
     void aCleanStopKeepsTheTableWhenFailClosedUnlessTold() throws Exception {
-        assertThat(parse("--node", "n", "--control-plane", "cp:1").removeTableOnExit()).as("fail-closed").isFalse();
-        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--fail-open").removeTableOnExit()).as("fail-open").isTrue();
-        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--on-exit", "remove").removeTableOnExit()).isTrue();
-        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--fail-open", "--on-exit", "keep").removeTableOnExit())
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1").removeTableOnExit()).as("fail-closed").isFalse();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--fail-open").removeTableOnExit()).as("fail-open").isTrue();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--on-exit", "remove").removeTableOnExit()).isTrue();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--fail-open", "--on-exit", "keep").removeTableOnExit())
                 .isFalse();
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--on-exit", "later"))
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--on-exit", "later"))
                 .hasMessageContaining("auto, keep or remove");
     }
 
     @Test
     void addressesParseWithTheSharedParser() throws Exception {
         AgentConfig c = parse("--node", "n", "--control-plane", "[fd00::1]:9443", "--metrics-bind-address", "[::1]:9101",
-                "--inspect-listen", "0.0.0.0:9102");
+                "--inspect-listen", "0.0.0.0:9102", "--insecure");
+        assertThat(c.tokenFile()).as("--insecure: the token goes in plaintext, on purpose").isNotNull();
         assertThat(c.controlPlane()).isEqualTo("[fd00::1]:9443");
         assertThat(c.metricsListen()).isEqualTo(new InetSocketAddress("::1", 9101));
         assertThat(c.inspectListen()).isEqualTo(new InetSocketAddress("0.0.0.0", 9102));
-        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", ":9102").inspectListen())
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", ":9102", "--insecure").inspectListen())
                 .isEqualTo(new InetSocketAddress(9102));
-        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", "off").inspectListen()).isNull();
-        assertThat(parse("--node", "n", "--control-plane", "cp:1", "--metrics-bind-address=").metricsListen()).isNull();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", "off").inspectListen()).isNull();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--metrics-bind-address=").metricsListen()).isNull();
 
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp"))
                 .hasMessageContaining("--control-plane").hasMessageContaining("HOST:PORT");
@@ -105,9 +142,9 @@ class RunCommandTest {
                 .hasMessageContaining("with a host");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:0"))
                 .hasMessageContaining("1-65535");
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--inspect-listen", "::1:9102"))
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", "::1:9102"))
                 .hasMessageContaining("needs brackets");
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:1", "--tls-server-name", "cp"))
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--tls-server-name", "cp"))
                 .hasMessageContaining("--tls-server-name needs");
     }
 

@@ -108,7 +108,8 @@ public final class CutBenchmark {
                  ScriptedControlPlane cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
                  AgentProcess agent = AgentProcess.start(pods.node.name(), List.of("--node", "node-1",
                          "--control-plane", "127.0.0.1:" + CP_PORT, "--nfqueue-id", "11",
-                         "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "off"))) {
+                         "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "off",
+                         "--auth", "none"))) {
                 pods.awaitConnectivity(TCP_CUT);
                 CutBenchmark bench = new CutBenchmark(pods, cp, agent);
                 bench.start();

@@ -113,7 +113,7 @@ class ExistingConnectionsKernelTest {
     private AgentProcess startAgent(String... extraArgs) throws Exception {
         List<String> args = new ArrayList<>(List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
                 "--nfqueue-id", "9", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT,
-                "--inspect-listen", "127.0.0.1:" + INSPECT_PORT));
+                "--inspect-listen", "127.0.0.1:" + INSPECT_PORT, "--auth", "none"));
         args.addAll(List.of(extraArgs));
         AgentProcess agent = AgentProcess.start(pods.node.name(), args);
         agents.add(agent);

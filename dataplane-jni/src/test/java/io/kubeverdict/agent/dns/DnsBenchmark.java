@@ -96,7 +96,7 @@ public final class DnsBenchmark {
              AgentProcess agent = AgentProcess.start(pods.node.name(), List.of("--node", "node-1",
                      "--control-plane", "127.0.0.1:" + CP_PORT, "--nfqueue-id", "31", "--dns-queue-id", "32",
                      "--dns-min-ttl", "1", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT,
-                     "--inspect-listen", "off"))) {
+                     "--inspect-listen", "off", "--auth", "none"))) {
             DnsBenchmark bench = new DnsBenchmark(pods, cp, agent, names, fresh);
             System.out.printf("load average at start: %s%n", loadAverage());
             bench.run(rounds, queries);

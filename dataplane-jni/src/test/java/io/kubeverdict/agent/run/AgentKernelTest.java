@@ -90,7 +90,7 @@ class AgentKernelTest {
 
     private AgentProcess startAgent(boolean failOpen, String... extraArgs) throws Exception {
         List<String> args = new ArrayList<>(List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
-                "--nfqueue-id", "7", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "127.0.0.1:" + INSPECT_PORT));
+                "--nfqueue-id", "7", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "127.0.0.1:" + INSPECT_PORT, "--auth", "none"));
         if (failOpen) {
             args.add("--fail-open");
         }

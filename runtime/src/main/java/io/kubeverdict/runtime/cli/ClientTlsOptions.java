@@ -4,7 +4,10 @@ import io.kubeverdict.runtime.grpc.ClientChannels;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
-/** {@code --tls-cert --tls-key --tls-ca [--tls-server-name]}: mutual TLS to the control plane. */
+/**
+ * {@code --tls-ca [--tls-cert --tls-key] [--tls-server-name]}: TLS to the control plane, verified
+ * against a CA, mutual with a client certificate and key.
+ */
 public final class ClientTlsOptions {
     @Option(names = "--tls-cert", paramLabel = "FILE", description = "Client certificate (PEM) for mTLS to the control plane.")
     Path cert;
@@ -12,23 +15,34 @@ public final class ClientTlsOptions {
     @Option(names = "--tls-key", paramLabel = "FILE", description = "Its private key (PEM, PKCS#8).")
     Path key;
 
-    @Option(names = "--tls-ca", paramLabel = "FILE", description = "CA certificate(s) that signed the control plane's certificate.")
+    @Option(names = "--tls-ca", paramLabel = "FILE", description = "CA certificate(s) that signed the control plane's "
+            + "certificate (TLS; read once at start).")
     Path ca;
 
     @Option(names = "--tls-server-name", paramLabel = "NAME",
             description = "Expected name in the control plane's certificate, when it differs from HOST.")
     String serverName;
 
-    /** False for plaintext; throws {@link IllegalArgumentException} when only some files are given. */
+    /**
+     * False for plaintext; throws {@link IllegalArgumentException} for a certificate without its
+     * key, or a client certificate or server name without the CA.
+     */
     public boolean enabled() {
-        int given = (cert == null ? 0 : 1) + (key == null ? 0 : 1) + (ca == null ? 0 : 1);
-        if (given != 0 && given != 3) {
-            throw new IllegalArgumentException("--tls-cert, --tls-key and --tls-ca go together");
+        if ((cert == null) != (key == null)) {
+            throw new IllegalArgumentException("--tls-cert and --tls-key go together");
         }
-        if (given == 0 && serverName != null) {
-            throw new IllegalArgumentException("--tls-server-name needs --tls-cert, --tls-key and --tls-ca");
+        if (ca == null && cert != null) {
+            throw new IllegalArgumentException("--tls-cert and --tls-key need --tls-ca");
         }
-        return given == 3;
+        if (ca == null && serverName != null) {
+            throw new IllegalArgumentException("--tls-server-name needs --tls-ca");
+        }
+        return ca != null;
+    }
+
+    /** Whether a client certificate is given (mutual TLS). */
+    public boolean mutual() {
+        return enabled() && cert != null;
     }
 
     public Path cert() {

@@ -5,7 +5,10 @@ import java.nio.file.Path;
 import java.util.Optional;
 import picocli.CommandLine.Option;
 
-/** {@code --tls-cert --tls-key --tls-client-ca}: mutual TLS for a gRPC server, all three or none. */
+/**
+ * {@code --tls-cert --tls-key [--tls-client-ca]}: TLS for a gRPC server (certificate and key go
+ * together), mutual with a client CA.
+ */
 public final class ServerTlsOptions {
     @Option(names = "--tls-cert", paramLabel = "FILE", description = "Server certificate chain (PEM).")
     Path cert;
@@ -14,19 +17,21 @@ public final class ServerTlsOptions {
     Path key;
 
     @Option(names = "--tls-client-ca", paramLabel = "FILE",
-            description = "CA (PEM) that signs client certificates; clients without one are refused. An agent's "
-                    + "certificate may only sync the node it names (subject CN system:node:NAME, or a DNS SAN "
-                    + "equal to NAME).")
+            description = "CA (PEM) that signs client certificates (mutual TLS, --auth mtls); clients without one are "
+                    + "refused. An agent's certificate may only sync the node it names (subject CN system:node:NAME, "
+                    + "or a DNS SAN equal to NAME).")
     Path clientCa;
 
-    /** Empty for plaintext; throws {@link IllegalArgumentException} when only some are given. */
+    /** Empty for plaintext; throws {@link IllegalArgumentException} for a certificate without its key, or a CA alone. */
     public Optional<ServerTls> tls() {
-        int given = (cert == null ? 0 : 1) + (key == null ? 0 : 1) + (clientCa == null ? 0 : 1);
-        if (given == 0) {
-            return Optional.empty();
+        if ((cert == null) != (key == null)) {
+            throw new IllegalArgumentException("--tls-cert and --tls-key go together");
         }
-        if (given != 3) {
-            throw new IllegalArgumentException("--tls-cert, --tls-key and --tls-client-ca go together");
+        if (cert == null) {
+            if (clientCa != null) {
+                throw new IllegalArgumentException("--tls-client-ca needs --tls-cert and --tls-key");
+            }
+            return Optional.empty();
         }
         return Optional.of(new ServerTls(cert, key, clientCa));
     }

@@ -6,15 +6,19 @@ import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * Mutual TLS for a server, from PEM files: our certificate chain and private key (PKCS#8), and the
- * CA that must have signed every client's certificate (clients without one fail the handshake).
+ * TLS for a server, from PEM files: our certificate chain and private key (PKCS#8), and, for
+ * mutual TLS, the CA that must have signed every client's certificate (clients without one fail
+ * the handshake). Without a client CA, clients are not asked for a certificate (they prove who
+ * they are some other way, e.g. a bearer token).
+ *
+ * @param clientCa null: no client certificates
  */
 public record ServerTls(Path certChain, Path privateKey, Path clientCa) {
     public ServerCredentials credentials() throws IOException {
-        return TlsServerCredentials.newBuilder()
-                .keyManager(certChain.toFile(), privateKey.toFile())
-                .trustManager(clientCa.toFile())
-                .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE)
-                .build();
+        TlsServerCredentials.Builder b = TlsServerCredentials.newBuilder().keyManager(certChain.toFile(), privateKey.toFile());
+        if (clientCa != null) {
+            b.trustManager(clientCa.toFile()).clientAuth(TlsServerCredentials.ClientAuth.REQUIRE);
+        }
+        return b.build();
     }
 }

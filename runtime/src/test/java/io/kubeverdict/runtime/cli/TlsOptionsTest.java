@@ -47,18 +47,20 @@ class TlsOptionsTest {
     }
 
     @Test
-    void serverTlsIsAllThreeFilesOrNone() {
+    void serverTlsIsCertificateAndKeyWithAnOptionalClientCa() {
         assertThat(server().tls()).isEmpty();
         assertThat(server("--tls-cert", "c", "--tls-key", "k", "--tls-client-ca", "ca").tls())
                 .contains(new ServerTls(Path.of("c"), Path.of("k"), Path.of("ca")));
+        assertThat(server("--tls-cert", "c", "--tls-key", "k").tls())
+                .contains(new ServerTls(Path.of("c"), Path.of("k"), null));
         assertThatThrownBy(() -> server("--tls-cert", "c").tls())
-                .hasMessage("--tls-cert, --tls-key and --tls-client-ca go together");
-        assertThatThrownBy(() -> server("--tls-cert", "c", "--tls-key", "k").tls())
-                .hasMessage("--tls-cert, --tls-key and --tls-client-ca go together");
+                .hasMessage("--tls-cert and --tls-key go together");
+        assertThatThrownBy(() -> server("--tls-client-ca", "ca").tls())
+                .hasMessage("--tls-client-ca needs --tls-cert and --tls-key");
     }
 
     @Test
-    void clientTlsIsAllThreeFilesOrNone() {
+    void clientTlsIsACaWithAnOptionalCertificate() {
         assertThat(client().enabled()).isFalse();
         ClientTlsOptions all = client("--tls-cert", "c", "--tls-key", "k", "--tls-ca", "ca", "--tls-server-name", "cp");
         assertThat(all.enabled()).isTrue();
@@ -66,8 +68,14 @@ class TlsOptionsTest {
         assertThat(all.key()).isEqualTo(Path.of("k"));
         assertThat(all.ca()).isEqualTo(Path.of("ca"));
         assertThat(all.serverName()).isEqualTo("cp");
-        assertThatThrownBy(() -> client("--tls-ca", "ca").enabled())
-                .hasMessage("--tls-cert, --tls-key and --tls-ca go together");
+        assertThat(all.mutual()).isTrue();
+        ClientTlsOptions caOnly = client("--tls-ca", "ca");
+        assertThat(caOnly.enabled()).isTrue();
+        assertThat(caOnly.mutual()).isFalse();
+        assertThatThrownBy(() -> client("--tls-cert", "c", "--tls-ca", "ca").enabled())
+                .hasMessage("--tls-cert and --tls-key go together");
+        assertThatThrownBy(() -> client("--tls-cert", "c", "--tls-key", "k").enabled())
+                .hasMessage("--tls-cert and --tls-key need --tls-ca");
         assertThatThrownBy(() -> client("--tls-server-name", "cp").enabled())
                 .hasMessageContaining("--tls-server-name needs");
     }

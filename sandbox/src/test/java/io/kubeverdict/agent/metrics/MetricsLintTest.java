@@ -1,8 +1,11 @@
 package io.kubeverdict.agent.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.agent.inspect.VerdictFeed;
@@ -32,6 +35,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -82,10 +86,13 @@ class MetricsLintTest {
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
             try {
                 syncOnce(channel, "n1");
-                syncOnce(channel, "made-up-node"); // a name no Node of the cluster has: never a label value
+                // A name no Node of the cluster has is refused, and never a label value.
+                Iterator<ToAgent> madeUp = PolicySyncGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                        .sync(SyncRequest.newBuilder().setNode("made-up-node").setAgentVersion("test").build());
+                assertThatThrownBy(madeUp::hasNext).isInstanceOfSatisfying(StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
                 String scrape = scrape(cp.metricsPort());
-                // Both streams count (the made-up name too, until the secure-by-default issue refuses it); neither is a label.
-                assertThat(scrape).contains("kubeverdict_nodes{state=\"in_sync\"} 2.0")
+                assertThat(scrape).contains("kubeverdict_nodes{state=\"in_sync\"} 1.0")
                         .contains("kubeverdict_policy_problems 1.0")
                         .contains("kubeverdict_policy_problems_by_policy{namespace=\"x\",policy=\"only-b\"} 1.0")
                         .contains("kubeverdict_manifest_problems")

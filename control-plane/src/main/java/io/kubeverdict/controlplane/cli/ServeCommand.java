@@ -3,6 +3,7 @@ package io.kubeverdict.controlplane.cli;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineManifestLoader;
@@ -12,6 +13,7 @@ import io.kubeverdict.runtime.cli.InsecureOption;
 import io.kubeverdict.runtime.cli.LoggingOptions;
 import io.kubeverdict.runtime.cli.MetricsOptions;
 import io.kubeverdict.runtime.cli.ServerTlsOptions;
+import io.kubeverdict.runtime.grpc.ServerLimits;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -102,6 +104,22 @@ final class ServeCommand implements Callable<Integer> {
                     + "(a fleet reconnecting after a restart). Default: ${DEFAULT-VALUE}.")
     int maxConcurrentSnapshots;
 
+    @Option(names = "--max-inbound-message-bytes", defaultValue = "1048576", paramLabel = "BYTES",
+            description = "Largest message a client may send (an agent's verdict batch is ~100 KiB); larger ones are "
+                    + "refused unread. Default: ${DEFAULT-VALUE}.")
+    int maxInboundMessageBytes;
+
+    @Option(names = "--max-streams-per-caller", defaultValue = "4", paramLabel = "N",
+            description = "Open streams (Sync, ReportVerdicts, ObserveVerdicts) one caller may hold: a node's agent, "
+                    + "a user, a certificate, or an address when it has no credentials. An agent needs 2. "
+                    + "Default: ${DEFAULT-VALUE}.")
+    int maxStreamsPerCaller;
+
+    @Option(names = "--inspection-rate", defaultValue = "20", paramLabel = "PER_SECOND",
+            description = "Inspection calls (ListNodes, GetSnapshot, Explain, DescribeEndpoint) per caller and second, "
+                    + "with bursts of twice as many. Default: ${DEFAULT-VALUE}.")
+    double inspectionRate;
+
     @Spec
     CommandSpec spec;
 
@@ -144,6 +162,8 @@ final class ServeCommand implements Callable<Integer> {
         ControlPlane.Auth authentication;
         InetSocketAddress grpcAddress;
         InetSocketAddress metricsAddress;
+        ServerLimits serverLimits;
+        CallLimits.Config callLimits;
         try {
             tls = tlsOptions.tls().orElse(null);
             if (tls == null) {
@@ -152,6 +172,9 @@ final class ServeCommand implements Callable<Integer> {
             authentication = authentication(tls);
             grpcAddress = listen.socketAddress();
             metricsAddress = metrics.socketAddress();
+            serverLimits = ServerLimits.defaults().withMaxInboundMessageBytes(maxInboundMessageBytes);
+            callLimits = new CallLimits.Config(maxStreamsPerCaller, inspectionRate,
+                    (int) Math.max(1, Math.ceil(2 * inspectionRate)), CallLimits.Config.defaults().maxTrackedCallers());
         } catch (IllegalArgumentException e) {
             err.println(e.getMessage());
             return 2;
@@ -182,7 +205,7 @@ final class ServeCommand implements Callable<Integer> {
         }
         ControlPlane.Config config = new ControlPlane.Config(grpcAddress, metricsAddress, tls,
                 new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots),
-                authentication);
+                authentication, serverLimits, callLimits);
 
         CountDownLatch stopped = new CountDownLatch(1);
         ControlPlane cp = ControlPlane.start(config, new IncrementalPolicyCalculator(), src);

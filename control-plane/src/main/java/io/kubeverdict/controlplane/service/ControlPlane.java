@@ -5,6 +5,7 @@ import io.grpc.BindableService;
 import io.grpc.ServerInterceptor;
 import io.kubeverdict.controlplane.auth.AgentBinding;
 import io.kubeverdict.controlplane.auth.BearerTokenInterceptor;
+import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.auth.CachingTokenReviewer;
 import io.kubeverdict.controlplane.auth.KubernetesTokenReviewer;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
@@ -18,8 +19,11 @@ import io.kubeverdict.controlplane.source.ManifestDirectorySource;
 import io.kubeverdict.controlplane.source.ManifestLoader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.controlplane.tls.CallerKey;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.runtime.grpc.GrpcServer;
+import io.kubeverdict.runtime.grpc.ServerLimits;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import io.kubeverdict.runtime.metrics.MetricsEndpoint;
 import io.kubeverdict.runtime.metrics.ProcessMetrics;
@@ -93,7 +97,13 @@ public final class ControlPlane implements AutoCloseable {
 
     /** @param metricsBind null: no metrics endpoint; @param tls null: plaintext */
     public record Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
-            PolicySyncService.Options syncOptions, Auth auth) {
+            PolicySyncService.Options syncOptions, Auth auth, ServerLimits serverLimits, CallLimits.Config callLimits) {
+        /** The default limits. */
+        public Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
+                PolicySyncService.Options syncOptions, Auth auth) {
+            this(listen, metricsBind, tls, syncOptions, auth, ServerLimits.defaults(), CallLimits.Config.defaults());
+        }
+
         /** Certificates when the TLS material has a client CA, else nobody. */
         public Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
                 PolicySyncService.Options syncOptions) {
@@ -185,7 +195,10 @@ public final class ControlPlane implements AutoCloseable {
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
 
-        grpc = GrpcEndpoint.create(config.listen(), config.tls(), authentication,
+        CallLimits limits = new CallLimits(config.callLimits(), CallerKey::of,
+                method -> ControlPlaneInspectionGrpc.SERVICE_NAME.equals(method.getServiceName()),
+                process.registry(), System::nanoTime);
+        grpc = GrpcEndpoint.create(config.listen(), config.tls(), config.serverLimits(), limits, authentication,
                 List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);
         log.info("gRPC listening on {}", grpc.listenSockets());

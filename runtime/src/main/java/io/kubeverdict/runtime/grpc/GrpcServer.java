@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The gRPC server of both processes: the given services plus grpc.health.v1 and server reflection
  * in both protocol versions (v1 for current grpcurl, v1alpha for older clients), optionally behind
- * mutual TLS. Health reports NOT_SERVING for "" and every given service until {@link #setServing}.
+ * mutual TLS, within {@link ServerLimits}. Health reports NOT_SERVING for "" and every given service until {@link #setServing}.
  */
 public final class GrpcServer implements AutoCloseable {
     /** How long running calls may finish at close before they are cancelled (long streams are). */
@@ -39,7 +39,12 @@ public final class GrpcServer implements AutoCloseable {
                 .keepAliveTime(30, TimeUnit.SECONDS)
                 .keepAliveTimeout(10, TimeUnit.SECONDS)
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
-                .permitKeepAliveWithoutCalls(true);
+                .permitKeepAliveWithoutCalls(true)
+                .maxInboundMessageSize(b.limits.maxInboundMessageBytes())
+                .maxInboundMetadataSize(b.limits.maxInboundMetadataBytes())
+                .handshakeTimeout(b.limits.handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .maxConnectionIdle(b.limits.maxConnectionIdle().toMillis(), TimeUnit.MILLISECONDS)
+                .maxConcurrentCallsPerConnection(b.limits.maxConcurrentCallsPerConnection());
         healthNames.add(HealthStatusManager.SERVICE_NAME_ALL_SERVICES);
         for (ServerServiceDefinition s : b.services) {
             nb.addService(s);
@@ -105,6 +110,7 @@ public final class GrpcServer implements AutoCloseable {
         private final InetSocketAddress listen;
         private final List<ServerServiceDefinition> services = new ArrayList<>();
         private ServerTls tls;
+        private ServerLimits limits = ServerLimits.defaults();
 
         private Builder(InetSocketAddress listen) {
             this.listen = listen;
@@ -113,6 +119,11 @@ public final class GrpcServer implements AutoCloseable {
         /** null: plaintext. */
         public Builder tls(ServerTls tls) {
             this.tls = tls;
+            return this;
+        }
+
+        public Builder limits(ServerLimits limits) {
+            this.limits = limits;
             return this;
         }
 

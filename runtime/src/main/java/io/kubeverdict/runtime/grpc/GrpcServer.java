@@ -29,10 +29,16 @@ public final class GrpcServer implements AutoCloseable {
     private final HealthStatusManager health = new HealthStatusManager();
     private final List<String> healthNames = new ArrayList<>();
     private final Server server;
+    private TlsFileReloads tlsReloads;
     private boolean closed;
 
     private GrpcServer(Builder b) throws IOException {
-        ServerCredentials credentials = b.tls == null ? InsecureServerCredentials.create() : b.tls.credentials();
+        ServerCredentials credentials = InsecureServerCredentials.create();
+        if (b.tls != null) {
+            ServerTls.Opened opened = b.tls.open();
+            tlsReloads = opened.reloads();
+            credentials = opened.credentials();
+        }
         NettyServerBuilder nb = NettyServerBuilder.forAddress(b.listen, credentials)
                 // Sync and WatchVerdicts streams stay open for days: notice dead peers, and let
                 // clients ping (the agent does every 30 s, also between calls).
@@ -100,9 +106,15 @@ public final class GrpcServer implements AutoCloseable {
         closed = true;
         health.enterTerminalState();
         server.shutdown();
-        if (!server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
-            server.shutdownNow();
-            server.awaitTermination(5, TimeUnit.SECONDS);
+        try {
+            if (!server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
+                server.shutdownNow();
+                server.awaitTermination(5, TimeUnit.SECONDS);
+            }
+        } finally {
+            if (tlsReloads != null) {
+                tlsReloads.close();
+            }
         }
     }
 

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.kubeverdict.controlplane.auth.CallLimits;
+import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineManifestLoader;
@@ -120,6 +121,29 @@ final class ServeCommand implements Callable<Integer> {
                     + "with bursts of twice as many. Default: ${DEFAULT-VALUE}.")
     double inspectionRate;
 
+    @Option(names = "--auto-tls", description = "Make and renew TLS itself: a CA and serving certificate in the Secret "
+            + "--auto-tls-secret of --namespace (created, or reused), the CA bundle published in the ConfigMap "
+            + "--auto-tls-ca-configmap for the agents. Needs the Kubernetes API; not with --tls-cert.")
+    boolean autoTls;
+
+    @Option(names = "--namespace", paramLabel = "NAMESPACE", defaultValue = "${env:POD_NAMESPACE:-kube-verdict}",
+            description = "The control plane's own namespace, where auto TLS keeps its objects. Default: $POD_NAMESPACE, "
+                    + "else kube-verdict.")
+    String namespace;
+
+    @Option(names = "--auto-tls-service", paramLabel = "NAME", defaultValue = "kube-verdict-control-plane",
+            description = "The Service agents dial: the certificate names NAME.NAMESPACE.svc and its other forms. "
+                    + "Default: ${DEFAULT-VALUE}.")
+    String autoTlsService;
+
+    @Option(names = "--auto-tls-secret", paramLabel = "NAME", defaultValue = AutoTls.Settings.DEFAULT_SECRET,
+            description = "Default: ${DEFAULT-VALUE}.")
+    String autoTlsSecret;
+
+    @Option(names = "--auto-tls-ca-configmap", paramLabel = "NAME", defaultValue = AutoTls.Settings.DEFAULT_CONFIG_MAP,
+            description = "Default: ${DEFAULT-VALUE}.")
+    String autoTlsConfigMap;
+
     @Spec
     CommandSpec spec;
 
@@ -166,10 +190,17 @@ final class ServeCommand implements Callable<Integer> {
         CallLimits.Config callLimits;
         try {
             tls = tlsOptions.tls().orElse(null);
-            if (tls == null) {
+            if (autoTls && (tls != null || source.manifests != null)) {
+                throw new IllegalArgumentException("--auto-tls makes its own certificate in the cluster: not with --tls-cert "
+                        + "or --manifests");
+            }
+            if (tls == null && !autoTls) {
                 insecure.checkPlaintextListen("--listen", listen);
             }
             authentication = authentication(tls);
+            if (autoTls && authentication instanceof ControlPlane.Auth.Certificates) {
+                throw new IllegalArgumentException("--auto-tls has no client CA: use it with --auth token");
+            }
             grpcAddress = listen.socketAddress();
             metricsAddress = metrics.socketAddress();
             serverLimits = ServerLimits.defaults().withMaxInboundMessageBytes(maxInboundMessageBytes);
@@ -206,6 +237,10 @@ final class ServeCommand implements Callable<Integer> {
         ControlPlane.Config config = new ControlPlane.Config(grpcAddress, metricsAddress, tls,
                 new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots),
                 authentication, serverLimits, callLimits);
+        if (autoTls) {
+            config = config.withAutoTls(AutoTls.Settings.defaults(namespace,
+                    AutoTls.Settings.serviceNames(autoTlsService, namespace)).withObjects(autoTlsSecret, autoTlsConfigMap));
+        }
 
         CountDownLatch stopped = new CountDownLatch(1);
         ControlPlane cp = ControlPlane.start(config, new IncrementalPolicyCalculator(), src);

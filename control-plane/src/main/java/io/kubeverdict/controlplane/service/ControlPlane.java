@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.BindableService;
 import io.grpc.ServerInterceptor;
 import io.kubeverdict.controlplane.auth.AgentBinding;
+import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.auth.BearerTokenInterceptor;
 import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.auth.CachingTokenReviewer;
@@ -29,6 +30,7 @@ import io.kubeverdict.runtime.metrics.MetricsEndpoint;
 import io.kubeverdict.runtime.metrics.ProcessMetrics;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -96,12 +98,23 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     /** @param metricsBind null: no metrics endpoint; @param tls null: plaintext */
+    /** @param autoTls null: TLS is {@code tls} (or none); else the control plane makes and renews its own (needs the API) */
     public record Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
-            PolicySyncService.Options syncOptions, Auth auth, ServerLimits serverLimits, CallLimits.Config callLimits) {
+            PolicySyncService.Options syncOptions, Auth auth, ServerLimits serverLimits, CallLimits.Config callLimits,
+            AutoTls.Settings autoTls) {
         /** The default limits. */
         public Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
                 PolicySyncService.Options syncOptions, Auth auth) {
-            this(listen, metricsBind, tls, syncOptions, auth, ServerLimits.defaults(), CallLimits.Config.defaults());
+            this(listen, metricsBind, tls, syncOptions, auth, ServerLimits.defaults(), CallLimits.Config.defaults(), null);
+        }
+
+        public Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
+                PolicySyncService.Options syncOptions, Auth auth, ServerLimits serverLimits, CallLimits.Config callLimits) {
+            this(listen, metricsBind, tls, syncOptions, auth, serverLimits, callLimits, null);
+        }
+
+        public Config withAutoTls(AutoTls.Settings settings) {
+            return new Config(listen, metricsBind, null, syncOptions, auth, serverLimits, callLimits, settings);
         }
 
         /** Certificates when the TLS material has a client CA, else nobody. */
@@ -195,10 +208,19 @@ public final class ControlPlane implements AutoCloseable {
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
 
+        ServerTls tls = config.tls();
+        if (config.autoTls() != null) {
+            if (!(source instanceof Source.Kubernetes k)) {
+                throw new IllegalArgumentException("auto TLS keeps its certificate in a Secret: it needs the Kubernetes API");
+            }
+            AutoTls auto = AutoTls.start(k.client(), config.autoTls(), Clock.systemUTC());
+            closeables.push(auto);
+            tls = auto.serverTls();
+        }
         CallLimits limits = new CallLimits(config.callLimits(), CallerKey::of,
                 method -> ControlPlaneInspectionGrpc.SERVICE_NAME.equals(method.getServiceName()),
                 process.registry(), System::nanoTime);
-        grpc = GrpcEndpoint.create(config.listen(), config.tls(), config.serverLimits(), limits, authentication,
+        grpc = GrpcEndpoint.create(config.listen(), tls, config.serverLimits(), limits, authentication,
                 List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);
         log.info("gRPC listening on {}", grpc.listenSockets());

@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
-import java.security.Signature;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -156,27 +155,8 @@ public final class TlsFileReloads implements AutoCloseable {
 
     /** A key renewed without its certificate (or the reverse) would fail every handshake: refused. */
     private static void checkPair(X509Certificate cert, PrivateKey key, Path certFile, Path keyFile) throws IOException {
-        try {
-            String algorithm = switch (key.getAlgorithm()) {
-                case "EC" -> "SHA256withECDSA";
-                case "RSA" -> "SHA256withRSA";
-                case "Ed25519", "EdDSA" -> "Ed25519";
-                default -> throw new IOException(keyFile + ": unsupported key algorithm " + key.getAlgorithm());
-            };
-            byte[] probe = "kube-verdict key check".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-            Signature signer = Signature.getInstance(algorithm);
-            signer.initSign(key);
-            signer.update(probe);
-            byte[] signature = signer.sign();
-            Signature verifier = Signature.getInstance(algorithm);
-            verifier.initVerify(cert.getPublicKey());
-            verifier.update(probe);
-            if (!verifier.verify(signature)) {
-                throw new IOException("the key " + keyFile + " does not belong to the certificate " + certFile);
-            }
-        } catch (GeneralSecurityException e) {
-            throw new IOException("the key " + keyFile + " does not belong to the certificate " + certFile + ": "
-                    + e.getMessage(), e);
+        if (!KeyPairs.belong(key, cert.getPublicKey())) {
+            throw new IOException("the key " + keyFile + " does not belong to the certificate " + certFile);
         }
     }
 

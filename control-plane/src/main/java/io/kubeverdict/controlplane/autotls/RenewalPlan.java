@@ -82,8 +82,7 @@ public final class RenewalPlan {
     }
 
     private boolean servingDue(KeyedCertificate serving, KeyedCertificate ca, Instant now) {
-        Duration lifetime = Duration.between(serving.notBefore(), serving.notAfter());
-        if (!now.isBefore(serving.notAfter().minus(lifetime.dividedBy(3)))) {
+        if (!now.isBefore(serving.notAfter().minus(lifetimes.serving().dividedBy(3)))) {
             return true;
         }
         try {

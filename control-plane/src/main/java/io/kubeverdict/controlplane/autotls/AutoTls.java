@@ -45,7 +45,7 @@ public final class AutoTls implements AutoCloseable {
      */
     public record Settings(String namespace, String secretName, String configMapName, List<String> dnsNames,
             Duration checkEvery, Duration fileReload, RenewalPlan.Lifetimes lifetimes) {
-        public static final String DEFAULT_SECRET = "kube-verdict-control-plane-tls";
+        public static final String DEFAULT_SECRET = "kube-verdict-auto-tls";
         public static final String DEFAULT_CONFIG_MAP = "kube-verdict-ca";
 
         public static Settings defaults(String namespace, List<String> dnsNames) {

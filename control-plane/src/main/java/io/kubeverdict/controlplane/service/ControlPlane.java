@@ -8,6 +8,7 @@ import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.auth.BearerTokenInterceptor;
 import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.auth.CachingTokenReviewer;
+import io.kubeverdict.controlplane.auth.InspectionAccess;
 import io.kubeverdict.controlplane.auth.KubernetesTokenReviewer;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
@@ -189,7 +190,8 @@ public final class ControlPlane implements AutoCloseable {
                         + "a manifest directory has none");
             }
             KubernetesSource pods = kubernetes;
-            AgentBinding binding = new AgentBinding(t.agentNamespace(), t.agentServiceAccount(), pods::pod);
+            AgentBinding binding = new AgentBinding(t.agentNamespace(), t.agentServiceAccount(), pods::pod,
+                    InspectionAccess.subjectAccessReviews(k.client()));
             authentication.add(new BearerTokenInterceptor(
                     new CachingTokenReviewer(new KubernetesTokenReviewer(k.client(), t.audience())), binding));
             authorizer = NodeAuthorizer.requireAgentToken();

@@ -1,5 +1,9 @@
 package io.kubeverdict.controlplane.deploy;
 
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatusBuilder;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.runtime.grpc.ClientChannels;
@@ -98,15 +102,27 @@ class ControlPlaneRbacTest {
         // The API server's answer to the agent's token (CRUD mode cannot give a review its status).
         server.expect().post().withPath("/apis/authentication.k8s.io/v1/tokenreviews").andReply(201, r -> {
             TokenReview review = client.getKubernetesSerialization().unmarshal(r.getBody().readUtf8(), TokenReview.class);
-            review.setStatus(new TokenReviewStatusBuilder().withAuthenticated(true).withAudiences("kube-verdict")
-                    .withNewUser().withUsername("system:serviceaccount:kube-verdict:kube-verdict-agent")
-                    .withExtra(java.util.Map.of("authentication.kubernetes.io/node-name", List.of("n1"))).endUser().build());
+            review.setStatus("operator-token".equals(review.getSpec().getToken())
+                    ? new TokenReviewStatusBuilder().withAuthenticated(true).withAudiences("kube-verdict")
+                            .withNewUser().withUsername("system:serviceaccount:ops:inspector").endUser().build()
+                    : new TokenReviewStatusBuilder().withAuthenticated(true).withAudiences("kube-verdict")
+                            .withNewUser().withUsername("system:serviceaccount:kube-verdict:kube-verdict-agent")
+                            .withExtra(java.util.Map.of("authentication.kubernetes.io/node-name", List.of("n1")))
+                            .endUser().build());
+            return review;
+        }).always();
+        // ...and its authorizer's, for an operator's inspection (kube-verdict-inspector bound).
+        server.expect().post().withPath("/apis/authorization.k8s.io/v1/subjectaccessreviews").andReply(201, r -> {
+            SubjectAccessReview review = client.getKubernetesSerialization().unmarshal(r.getBody().readUtf8(),
+                    SubjectAccessReview.class);
+            review.setStatus(new SubjectAccessReviewStatusBuilder().withAllowed(true).build());
             return review;
         }).always();
 
         Set<ApiAccess> used = new TreeSet<>();
         Set<ApiAccess> awaited = Set.of(new ApiAccess("", "events", "create"),
-                new ApiAccess("authentication.k8s.io", "tokenreviews", "create"));
+                new ApiAccess("authentication.k8s.io", "tokenreviews", "create"),
+                new ApiAccess("authorization.k8s.io", "subjectaccessreviews", "create"));
         ManagedChannel agent = null;
         try (KubernetesClient underTest = new KubernetesClientBuilder().withConfig(
                         new ConfigBuilder(client.getConfiguration()).withUserAgent(USER_AGENT).build()).build();
@@ -130,6 +146,12 @@ class ControlPlaneRbacTest {
                     MetadataUtils.newAttachHeadersInterceptor(token)), "n1", true)) {
                 a.readUntilInSync();
             }
+            // An operator's token: the control plane asks the API server whether it may inspect.
+            Metadata operator = new Metadata();
+            operator.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer operator-token");
+            assertThat(ControlPlaneInspectionGrpc.newBlockingStub(agent).withInterceptors(
+                    MetadataUtils.newAttachHeadersInterceptor(operator)).withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .listNodes(ListNodesRequest.getDefaultInstance()).getNodesList()).isNotEmpty();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!used.containsAll(awaited) && System.nanoTime() < deadline) {
                 record(used, server.takeRequest(200, TimeUnit.MILLISECONDS));

@@ -137,11 +137,13 @@ final class ServeCommand implements Callable<Integer> {
     String autoTlsService;
 
     @Option(names = "--auto-tls-secret", paramLabel = "NAME", defaultValue = AutoTls.Settings.DEFAULT_SECRET,
-            description = "Default: ${DEFAULT-VALUE}.")
+            description = "The Secret auto TLS keeps its CA and serving certificate in (the install's Role names it: "
+                    + "change both). Default: ${DEFAULT-VALUE}.")
     String autoTlsSecret;
 
     @Option(names = "--auto-tls-ca-configmap", paramLabel = "NAME", defaultValue = AutoTls.Settings.DEFAULT_CONFIG_MAP,
-            description = "Default: ${DEFAULT-VALUE}.")
+            description = "The ConfigMap auto TLS publishes the CA bundle in, for the agents to mount (the install's Role "
+                    + "names it: change both). Default: ${DEFAULT-VALUE}.")
     String autoTlsConfigMap;
 
     @Spec

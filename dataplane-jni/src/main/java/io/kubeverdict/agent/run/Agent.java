@@ -146,8 +146,9 @@ public final class Agent implements AutoCloseable {
         opened.add(metrics);
         kernel = new KernelSets(manager, metrics.nftApply());
         VerdictFeed feed = new VerdictFeed(4096, state::generation);
-        Judge judge = new ObservedJudge(state, feed, metrics.policyVerdicts());
         for (NfQueue queue : queues) {
+            // per thread: the feed's rings and the policy counters' cache are single-producer
+            Judge judge = new ObservedJudge(state, feed.producer(), metrics.policyVerdicts().forAnotherThread());
             VerdictLoop loop = new VerdictLoop(queue, BATCH, judge, metrics.verdicts(), config.failOpen());
             opened.add(loop); // closed before the queues (reverse order)
             loops.add(loop);

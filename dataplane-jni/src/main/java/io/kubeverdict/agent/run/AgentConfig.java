@@ -35,7 +35,6 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
         return Math.max(1, Math.min(DEFAULT_MAX_QUEUES, Runtime.getRuntime().availableProcessors()));
     }
 
-
     /**
      * What the agent tells about its verdicts.
      *

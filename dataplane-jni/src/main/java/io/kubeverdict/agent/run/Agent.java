@@ -123,6 +123,14 @@ public final class Agent implements AutoCloseable {
     }
 
     private void startAll() throws Exception {
+        // Connect first: the channel's setup (TLS, HTTP/2, gRPC's classes) runs on its own threads
+        // while this one loads the shim and programs the kernel; nothing is sent before Sync starts.
+        ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls(), config.tokenFile());
+        opened.add(() -> {
+            channel.shutdownNow();
+            channel.awaitTermination(2, TimeUnit.SECONDS);
+        });
+        channel.getState(true);
         NativeLibrary.ensureAvailable();
         Clock clock = Clock.systemUTC();
         nft = new Nftables();
@@ -194,11 +202,6 @@ public final class Agent implements AutoCloseable {
             log.info("metrics on http://{}:{}/metrics", config.metricsListen().getHostString(), metricsHttp.port());
         }
 
-        ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls(), config.tokenFile());
-        opened.add(() -> {
-            channel.shutdownNow();
-            channel.awaitTermination(2, TimeUnit.SECONDS);
-        });
         if (config.telemetry().verdictUploadPerSecond() > 0) {
             // kube-verdict observe: uploads verdicts only while the control plane asks for them.
             opened.add(new VerdictUplink(channel, config.node(), feed, config.telemetry().verdictUploadPerSecond(),

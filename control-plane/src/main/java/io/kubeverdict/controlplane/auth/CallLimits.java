@@ -176,7 +176,8 @@ public final class CallLimits implements ServerInterceptor {
                 .register(registry).increment();
         long suppressed = limiter.tryAcquire();
         if (suppressed >= 0) {
-            log.warn("refused {} of {}: {}{}", method, caller, why,
+            log.warn("refused {} of {} from {}: {}{}", method, caller,
+                    call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR), why,
                     suppressed > 0 ? " (" + suppressed + " more refusals not logged)" : "");
         }
         call.close(Status.RESOURCE_EXHAUSTED.withDescription(why + " for " + caller), new Metadata());

@@ -46,7 +46,8 @@ public final class CallLimits implements ServerInterceptor {
     public record Config(int maxStreams, double unaryPerSecond, int unaryBurst, int maxTrackedCallers,
             boolean limitLoopback) {
         public Config {
-            if (maxStreams < 2 || unaryPerSecond <= 0 || unaryBurst < 1 || maxTrackedCallers < 1) {
+            // !(x > 0) also refuses NaN, which would make every comparison false: no limit at all.
+            if (maxStreams < 2 || !(unaryPerSecond > 0) || unaryBurst < 1 || maxTrackedCallers < 1) {
                 throw new IllegalArgumentException("call limits must allow an agent's two streams and some calls: "
                         + this);
             }

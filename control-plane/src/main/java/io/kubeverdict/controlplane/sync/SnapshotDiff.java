@@ -40,14 +40,17 @@ public final class SnapshotDiff {
     /**
      * The messages for recent (old set, new set) transitions, by identity. The calculator hands the
      * same IpSet instance to every node that uses the set, so when a cluster-wide set changes,
-     * every subscriber asks for the same transition: it is computed once, not once per agent.
+     * every subscriber asks for the same transition: it is computed once, not once per agent
+     * (senders that ask while it is being computed wait for it rather than compute it again).
      */
-    private final Map<SetTransition, List<ToAgent>> setDiffs = new java.util.LinkedHashMap<>(64, 0.75f, true) {
+    private final Map<SetTransition, Transition> setDiffs = new java.util.LinkedHashMap<>(64, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<SetTransition, List<ToAgent>> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<SetTransition, Transition> eldest) {
             return size() > SET_DIFF_CACHE;
         }
     };
+    /** Transitions computed (not served from memory); for tests. */
+    private final java.util.concurrent.atomic.AtomicLong transitionsComputed = new java.util.concurrent.atomic.AtomicLong();
 
     /** Identity pair of two IpSet instances. */
     private record SetTransition(IpSet from, IpSet to) {
@@ -59,6 +62,28 @@ public final class SnapshotDiff {
         @Override
         public int hashCode() {
             return 31 * System.identityHashCode(from) + System.identityHashCode(to);
+        }
+    }
+
+    /** One transition's messages, computed by the first sender that needs them. */
+    private final class Transition {
+        private final IpSet from;
+        private final IpSet to;
+        private List<ToAgent> messages; // guarded by this
+
+        Transition(IpSet from, IpSet to) {
+            this.from = from;
+            this.to = to;
+        }
+
+        synchronized List<ToAgent> messages() {
+            if (messages == null) {
+                List<ToAgent> out = new ArrayList<>();
+                changedSet(from, to, out);
+                transitionsComputed.incrementAndGet();
+                messages = List.copyOf(out);
+            }
+            return messages;
         }
     }
 
@@ -80,14 +105,16 @@ public final class SnapshotDiff {
         boolean policiesSame = sameInstances(a.getPoliciesList(), b.getPoliciesList());
         boolean endpointsSame = sameInstances(a.getEndpointsList(), b.getEndpointsList());
         List<ToAgent> out = new ArrayList<>();
-        if (!setsSame) {
+        boolean setsById = !setsSame && sameIdsAscending(a.getIpSetsList(), b.getIpSetsList());
+        if (setsById) {
+            // The calculator's case: the node uses the same sets (listed by id) and some changed.
+            // Pair them by position: no index to build, nothing to remove.
+            for (int i = 0; i < b.getIpSetsCount(); i++) {
+                setChange(a.getIpSets(i), b.getIpSets(i), out);
+            }
+        } else if (!setsSame) {
             for (IpSet set : to.ipSets().values()) {
-                IpSet old = from.ipSets().get(set.getId());
-                if (old == null || old.getType() != set.getType()) {
-                    fullSet(set, out);
-                } else if (old != set && !old.equals(set)) {
-                    out.addAll(cachedChange(old, set));
-                }
+                setChange(from.ipSets().get(set.getId()), set, out);
             }
         }
         if (!policiesSame) {
@@ -122,7 +149,7 @@ public final class SnapshotDiff {
                 }
             }
         }
-        if (!setsSame) {
+        if (!setsSame && !setsById) {
             for (String id : reversed(from.ipSets())) {
                 if (!to.ipSets().containsKey(id)) {
                     out.add(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId(id)).build());
@@ -130,6 +157,34 @@ public final class SnapshotDiff {
             }
         }
         return out;
+    }
+
+    /** The messages that take the agent's copy of a set (null: none) to {@code set}. */
+    private void setChange(IpSet old, IpSet set, List<ToAgent> out) {
+        if (old == null || old.getType() != set.getType()) {
+            fullSet(set, out);
+        } else if (old != set && !old.equals(set)) {
+            out.addAll(cachedChange(old, set));
+        }
+    }
+
+    /**
+     * Same size and the same ids at every position, in strictly ascending order (so each id is
+     * there once): then sets pair up by position exactly as they would by id.
+     */
+    static boolean sameIdsAscending(List<IpSet> a, List<IpSet> b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        String previous = null;
+        for (int i = 0; i < a.size(); i++) {
+            String id = b.get(i).getId();
+            if (!id.equals(a.get(i).getId()) || (previous != null && previous.compareTo(id) >= 0)) {
+                return false;
+            }
+            previous = id;
+        }
+        return true;
     }
 
     /** Same size and the same instance at every position. */
@@ -159,40 +214,44 @@ public final class SnapshotDiff {
 
     private List<ToAgent> cachedChange(IpSet old, IpSet set) {
         SetTransition key = new SetTransition(old, set);
+        Transition t;
         synchronized (setDiffs) {
-            List<ToAgent> hit = setDiffs.get(key);
-            if (hit != null) {
-                return hit;
-            }
+            t = setDiffs.computeIfAbsent(key, k -> new Transition(old, set));
         }
-        List<ToAgent> msgs = new ArrayList<>();
-        changedSet(old, set, msgs);
-        msgs = List.copyOf(msgs);
-        synchronized (setDiffs) {
-            setDiffs.put(key, msgs);
-        }
-        return msgs;
+        return t.messages();
+    }
+
+    /** How many set transitions were computed rather than taken from memory (for tests). */
+    long transitionsComputed() {
+        return transitionsComputed.get();
     }
 
     private void changedSet(IpSet old, IpSet set, List<ToAgent> out) {
-        Set<String> before = new HashSet<>(old.getMembersList());
-        Set<String> after = new HashSet<>(set.getMembersList());
         List<String> added = new ArrayList<>();
-        for (String m : set.getMembersList()) {
-            if (!before.contains(m)) {
-                added.add(m);
-            }
-        }
         List<String> removed = new ArrayList<>();
-        for (String m : old.getMembersList()) {
-            if (!after.contains(m)) {
-                removed.add(m);
+        int distinctAfter;
+        if (strictlyAscending(old.getMembersList()) && strictlyAscending(set.getMembersList())) {
+            mergeDifference(old.getMembersList(), set.getMembersList(), added, removed);
+            distinctAfter = set.getMembersCount();
+        } else {
+            Set<String> before = new HashSet<>(old.getMembersList());
+            Set<String> after = new HashSet<>(set.getMembersList());
+            for (String m : set.getMembersList()) {
+                if (!before.contains(m)) {
+                    added.add(m);
+                }
             }
+            for (String m : old.getMembersList()) {
+                if (!after.contains(m)) {
+                    removed.add(m);
+                }
+            }
+            distinctAfter = after.size();
         }
         if (added.isEmpty() && removed.isEmpty()) {
             return; // same members in another order: nothing for the agent to do
         }
-        if (added.size() + removed.size() >= after.size()) {
+        if (added.size() + removed.size() >= distinctAfter) {
             fullSet(set, out); // a replacement is no larger than the delta
             return;
         }
@@ -207,6 +266,42 @@ public final class SnapshotDiff {
                 out.add(delta(set.getId(), c, List.of()));
             }
         }
+    }
+
+    /** Members are listed sorted by the calculator (its sets are sorted maps). */
+    static boolean strictlyAscending(List<String> members) {
+        for (int i = 1; i < members.size(); i++) {
+            if (members.get(i - 1).compareTo(members.get(i)) >= 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * One walk over two strictly ascending lists: what is only in {@code after} (in its order)
+     * and what is only in {@code before} (in its order), as the hashing path finds them.
+     */
+    static void mergeDifference(List<String> before, List<String> after, List<String> added, List<String> removed) {
+        int i = 0;
+        int j = 0;
+        while (i < before.size() && j < after.size()) {
+            String b = before.get(i);
+            String a = after.get(j);
+            int c = b.compareTo(a);
+            if (c == 0) {
+                i++;
+                j++;
+            } else if (c < 0) {
+                removed.add(b);
+                i++;
+            } else {
+                added.add(a);
+                j++;
+            }
+        }
+        removed.addAll(before.subList(i, before.size()));
+        added.addAll(after.subList(j, after.size()));
     }
 
     private static ToAgent delta(String id, List<String> added, List<String> removed) {

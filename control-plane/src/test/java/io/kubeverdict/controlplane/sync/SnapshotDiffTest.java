@@ -221,6 +221,96 @@ class SnapshotDiffTest {
         }
     }
 
+    @Test
+    void setMemberDeltaEqualsTheNaiveDifferenceForSortedAndUnsortedLists() {
+        Random rnd = new Random(11);
+        for (int round = 0; round < 400; round++) {
+            List<String> before = randomMembers(rnd);
+            List<String> after = randomMembers(rnd);
+            if (round % 4 == 3) {
+                java.util.Collections.shuffle(after, rnd); // not sorted: the hashing path
+                if (!after.isEmpty()) {
+                    after.add(after.get(0)); // and a duplicate
+                }
+            }
+            NodeSnapshot a = snapshot("n1", List.of(ipSet("s", before.toArray(String[]::new))),
+                    List.of(allowIngressFrom("x/p", "s")), List.of());
+            NodeSnapshot b = a.toBuilder().setIpSets(0, ipSet("s", after.toArray(String[]::new))).build();
+
+            List<ToAgent> msgs = diff.diff(idx(a), idx(b));
+
+            if (msgs.stream().anyMatch(ToAgent::hasIpSetUpdate)) {
+                assertThat(kinds(msgs)).containsExactly(PayloadCase.IP_SET_UPDATE); // replaced: no smaller delta
+                assertThat(msgs.get(0).getIpSetUpdate().getMembersList()).isEqualTo(after);
+                continue;
+            }
+            List<String> added = msgs.stream().flatMap(m -> m.getIpSetDeltaUpdate().getAddedMembersList().stream()).toList();
+            List<String> removed = msgs.stream().flatMap(m -> m.getIpSetDeltaUpdate().getRemovedMembersList().stream()).toList();
+            assertThat(added).as("round %d", round).isEqualTo(after.stream().filter(m -> !before.contains(m)).toList());
+            assertThat(removed).as("round %d", round).isEqualTo(before.stream().filter(m -> !after.contains(m)).toList());
+        }
+    }
+
+    private static List<String> randomMembers(Random rnd) {
+        java.util.TreeSet<String> m = new java.util.TreeSet<>();
+        int n = rnd.nextInt(40);
+        for (int i = 0; i < n; i++) {
+            m.add("10.0." + rnd.nextInt(3) + "." + rnd.nextInt(30));
+        }
+        return new ArrayList<>(m);
+    }
+
+    @Test
+    void setsListedUnderTheSameIdsArePairedWithoutIndexing() {
+        IpSet grown = ipSet("s1", "10.0.0.1", "10.0.0.2", "10.0.0.3");
+        NodeSnapshot b = FULL.toBuilder().setIpSets(0, grown).build();
+        IndexedSnapshot from = idx(FULL);
+        IndexedSnapshot to = idx(b);
+
+        assertThat(kinds(diff.diff(from, to))).containsExactly(PayloadCase.IP_SET_DELTA_UPDATE);
+        assertThat(from.ipSetsIndexed()).isFalse();
+        assertThat(to.ipSetsIndexed()).isFalse();
+
+        // Another id in the list: by id, with the removal.
+        NodeSnapshot c = FULL.toBuilder().setIpSets(1, ipSet("s3", "10.0.3.1")).build();
+        assertThat(kinds(diff.diff(idx(FULL), idx(c))))
+                .containsExactly(PayloadCase.IP_SET_UPDATE, PayloadCase.IP_SET_REMOVE);
+    }
+
+    @Test
+    void concurrentSendersComputeASharedTransitionOnce() throws Exception {
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 20_000; i++) {
+            many.add(String.format("10.%d.%d.%d", i >> 16, (i >> 8) & 255, i & 255));
+        }
+        IpSet before = ipSet("shared", many.toArray(String[]::new));
+        many.remove(7);
+        IpSet after = ipSet("shared", many.toArray(String[]::new));
+        int threads = 8;
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<ToAgent>> results = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                String node = "n" + t;
+                results.add(pool.submit(() -> {
+                    NodeSnapshot a = snapshot(node, List.of(before), List.of(allowIngressFrom("x/p", "shared")), List.of());
+                    NodeSnapshot b = snapshot(node, List.of(after), List.of(allowIngressFrom("x/p", "shared")), List.of());
+                    start.await();
+                    return diff.diff(idx(a), idx(b)).get(0);
+                }));
+            }
+            ToAgent first = results.get(0).get();
+            for (var r : results) {
+                assertThat(r.get()).isSameAs(first);
+            }
+            assertThat(first.getIpSetDeltaUpdate().getRemovedMembersList()).containsExactly("10.0.0.7");
+            assertThat(diff.transitionsComputed()).isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     /** A self-consistent random snapshot over a small universe of ids, so transitions overlap. */
     static NodeSnapshot random(Random rnd) {
         List<IpSet> sets = new ArrayList<>();

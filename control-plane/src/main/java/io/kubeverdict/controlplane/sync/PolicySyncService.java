@@ -76,7 +76,7 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
     private final Options options;
     private final SnapshotDiff differ;
     private final SnapshotAdmission admission;
-    private final Executor executor;
+    private final SendQueue senders;
     private final ScheduledExecutorService sweeper;
     private final Map<String, NodeRecord> nodes = new ConcurrentHashMap<>();
 
@@ -89,7 +89,8 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         this.metrics = metrics;
         this.authorizer = authorizer;
         this.options = options;
-        this.executor = executor;
+        // As many runners as CPUs: the control plane's sender pool has that many threads.
+        this.senders = new SendQueue(executor, Math.max(2, Runtime.getRuntime().availableProcessors()));
         this.differ = new SnapshotDiff(options.maxMessageBytes());
         this.admission = new SnapshotAdmission(options.maxConcurrentSnapshots());
         metrics.snapshotAdmission(admission::waiting, admission::inUse);
@@ -152,7 +153,7 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
             version = version.substring(0, cut);
         }
         ServerCallStreamObserver<ToAgent> out = (ServerCallStreamObserver<ToAgent>) responseObserver;
-        SyncSession session = new SyncSession(node, version, out, hub, differ, admission, executor,
+        SyncSession session = new SyncSession(node, version, out, hub, differ, admission, senders,
                 metrics, System::nanoTime);
         // compute(): a record is created, joined and dropped atomically per node.
         nodes.compute(node, (n, r) -> {

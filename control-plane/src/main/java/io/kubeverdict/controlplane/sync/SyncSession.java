@@ -7,7 +7,6 @@ import io.kubeverdict.proto.v1.InSync;
 import io.kubeverdict.proto.v1.ToAgent;
 import java.util.ArrayDeque;
 import java.util.List;
-import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -34,7 +33,7 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     private final ServerCallStreamObserver<ToAgent> out;
     private final SnapshotHub hub;
     private final SnapshotDiff differ;
-    private final Executor executor;
+    private final SendQueue senders;
     private final ControlPlaneMetrics metrics;
     private final LongSupplier nanoTime;
     private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -46,6 +45,7 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     private static final int HOLDING = 2;
     private static final int DONE = 3;
     private final Runnable wakeUp = this::wake;
+    private final Runnable drain = this::drain;
     private volatile Runnable onClosed = () -> { };
     private volatile java.util.function.LongConsumer onLatency = latency -> { };
 
@@ -66,7 +66,7 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     private volatile long stalledSinceNanos;
 
     SyncSession(String node, String agentVersion, ServerCallStreamObserver<ToAgent> out, SnapshotHub hub,
-            SnapshotDiff differ, SnapshotAdmission admission, Executor executor, ControlPlaneMetrics metrics,
+            SnapshotDiff differ, SnapshotAdmission admission, SendQueue senders, ControlPlaneMetrics metrics,
             LongSupplier nanoTime) {
         this.node = node;
         this.admission = admission;
@@ -74,7 +74,7 @@ final class SyncSession implements SnapshotAdmission.Waiter {
         this.out = out;
         this.hub = hub;
         this.differ = differ;
-        this.executor = executor;
+        this.senders = senders;
         this.metrics = metrics;
         this.nanoTime = nanoTime;
         this.lastSent = IndexedSnapshot.empty(node);
@@ -125,7 +125,7 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     /** Something may be sendable: the transport became ready or the node's snapshot changed. */
     void wake() {
         if (scheduled.compareAndSet(false, true)) {
-            executor.execute(this::drain);
+            senders.submit(drain);
         }
     }
 

@@ -105,7 +105,7 @@ public final class SyncFanoutBenchmark {
         int block = "both".equals(where) ? Integer.getInteger("bench.block", 5) : rounds;
         // Rounds run after each (re)connection and not counted: the JIT compiles the delta path
         // of both sides during the first rounds (a control plane runs for days, warm).
-        int warmup = Integer.getInteger("bench.warmup", 20);
+        int warmup = Integer.getInteger("bench.warmup", 60);
         Map<String, Phase> phases = new java.util.LinkedHashMap<>();
         modes.forEach(m -> phases.put(m, new Phase()));
         AgentSet agentSet = null;

@@ -27,30 +27,28 @@ import java.util.Set;
  * removed while still referred to. A changed IP set travels as added/removed members; a set too
  * large for one message is split into an update followed by delta updates, each below the budget.
  * Deterministic and free of I/O; sequence numbers and event times are the sender's business (left 0
- * here). Thread-safe: one instance serves every subscriber.
+ * here). Thread-safe: one instance serves every subscriber. The messages for a shared IP set (its
+ * content, or its transition from one instance to the next) are computed once and handed to every
+ * stream as the same {@link Payload}, so they are also serialized once.
  */
 public final class SnapshotDiff {
     /** Room kept in every chunk for the envelope (sequence, event time, tags, set id). */
     private static final int ENVELOPE_BYTES = 64;
 
-    /** How many recent IP-set transitions to remember (see {@link #changedSet}). */
-    private static final int SET_DIFF_CACHE = 32; // entries pin old sets: keep few
+    /** How many recent IP-set transitions and contents to remember. */
+    private static final int SET_MEMO = 32; // entries pin sets: keep few
 
     private final int maxMessageBytes;
     /**
      * The messages for recent (old set, new set) transitions, by identity. The calculator hands the
      * same IpSet instance to every node that uses the set, so when a cluster-wide set changes,
-     * every subscriber asks for the same transition: it is computed once, not once per agent
-     * (senders that ask while it is being computed wait for it rather than compute it again).
+     * every subscriber asks for the same transition: it is computed once, not once per agent.
      */
-    private final Map<SetTransition, Transition> setDiffs = new java.util.LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<SetTransition, Transition> eldest) {
-            return size() > SET_DIFF_CACHE;
-        }
-    };
-    /** Transitions computed (not served from memory); for tests. */
-    private final java.util.concurrent.atomic.AtomicLong transitionsComputed = new java.util.concurrent.atomic.AtomicLong();
+    private final Memo<SetTransition> transitions = new Memo<>();
+    /** The messages that send a set whole (a new agent's snapshot, a set new to the node), by identity. */
+    private final Memo<SameSet> contents = new Memo<>();
+    /** Message lists computed (not served from a memo); for tests. */
+    private final java.util.concurrent.atomic.AtomicLong computed = new java.util.concurrent.atomic.AtomicLong();
 
     /** Identity pair of two IpSet instances. */
     private record SetTransition(IpSet from, IpSet to) {
@@ -65,25 +63,49 @@ public final class SnapshotDiff {
         }
     }
 
-    /** One transition's messages, computed by the first sender that needs them. */
-    private final class Transition {
-        private final IpSet from;
-        private final IpSet to;
-        private List<ToAgent> messages; // guarded by this
-
-        Transition(IpSet from, IpSet to) {
-            this.from = from;
-            this.to = to;
+    /** One IpSet instance (IpSet.equals compares content). */
+    private record SameSet(IpSet set) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SameSet s && s.set == set;
         }
 
-        synchronized List<ToAgent> messages() {
-            if (messages == null) {
-                List<ToAgent> out = new ArrayList<>();
-                changedSet(from, to, out);
-                transitionsComputed.incrementAndGet();
-                messages = List.copyOf(out);
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(set);
+        }
+    }
+
+    /**
+     * Recently asked message lists, each computed by the first sender that asks; senders asking
+     * for it meanwhile wait for that result instead of computing it again.
+     */
+    private final class Memo<K> {
+        private final Map<K, Entry> recent = new java.util.LinkedHashMap<>(64, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<K, Entry> eldest) {
+                return size() > SET_MEMO;
             }
-            return messages;
+        };
+
+        private final class Entry {
+            private List<Payload> messages; // guarded by this
+        }
+
+        List<Payload> get(K key, java.util.function.Consumer<List<Payload>> compute) {
+            Entry e;
+            synchronized (recent) {
+                e = recent.computeIfAbsent(key, k -> new Entry());
+            }
+            synchronized (e) {
+                if (e.messages == null) {
+                    List<Payload> out = new ArrayList<>();
+                    compute.accept(out);
+                    computed.incrementAndGet();
+                    e.messages = List.copyOf(out);
+                }
+                return e.messages;
+            }
         }
     }
 
@@ -95,7 +117,7 @@ public final class SnapshotDiff {
         this.maxMessageBytes = maxMessageBytes;
     }
 
-    public List<ToAgent> diff(IndexedSnapshot from, IndexedSnapshot to) {
+    public List<Payload> diff(IndexedSnapshot from, IndexedSnapshot to) {
         // The calculator hands unchanged parts over as the same instances, so a kind whose list
         // holds the same instances in the same order has neither updates nor removes: skip it
         // without building or probing its index (the common case: a set-only change).
@@ -104,7 +126,7 @@ public final class SnapshotDiff {
         boolean setsSame = sameInstances(a.getIpSetsList(), b.getIpSetsList());
         boolean policiesSame = sameInstances(a.getPoliciesList(), b.getPoliciesList());
         boolean endpointsSame = sameInstances(a.getEndpointsList(), b.getEndpointsList());
-        List<ToAgent> out = new ArrayList<>();
+        List<Payload> out = new ArrayList<>();
         boolean setsById = !setsSame && sameIdsAscending(a.getIpSetsList(), b.getIpSetsList());
         if (setsById) {
             // The calculator's case: the node uses the same sets (listed by id) and some changed.
@@ -121,8 +143,8 @@ public final class SnapshotDiff {
             for (ActivePolicy p : to.policies().values()) {
                 ActivePolicy old = from.policies().get(IndexedSnapshot.key(p.getId()));
                 if (old == null || (old != p && !old.equals(p))) {
-                    out.add(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                            .setId(p.getId()).setPolicy(p.getPolicy())).build());
+                    out.add(new Payload(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                            .setId(p.getId()).setPolicy(p.getPolicy())).build()));
                 }
             }
         }
@@ -130,29 +152,29 @@ public final class SnapshotDiff {
             for (Endpoint e : to.endpoints().values()) {
                 Endpoint old = from.endpoints().get(IndexedSnapshot.key(e.getId()));
                 if (old == null || (old != e && !old.equals(e))) {
-                    out.add(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
-                            .setId(e.getId()).setEndpoint(e.getEndpoint())).build());
+                    out.add(new Payload(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                            .setId(e.getId()).setEndpoint(e.getEndpoint())).build()));
                 }
             }
             for (String key : reversed(from.endpoints())) {
                 if (!to.endpoints().containsKey(key)) {
-                    out.add(ToAgent.newBuilder().setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
-                            .setId(from.endpoints().get(key).getId())).build());
+                    out.add(new Payload(ToAgent.newBuilder().setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
+                            .setId(from.endpoints().get(key).getId())).build()));
                 }
             }
         }
         if (!policiesSame) {
             for (String key : reversed(from.policies())) {
                 if (!to.policies().containsKey(key)) {
-                    out.add(ToAgent.newBuilder().setActivePolicyRemove(ActivePolicyRemove.newBuilder()
-                            .setId(from.policies().get(key).getId())).build());
+                    out.add(new Payload(ToAgent.newBuilder().setActivePolicyRemove(ActivePolicyRemove.newBuilder()
+                            .setId(from.policies().get(key).getId())).build()));
                 }
             }
         }
         if (!setsSame && !setsById) {
             for (String id : reversed(from.ipSets())) {
                 if (!to.ipSets().containsKey(id)) {
-                    out.add(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId(id)).build());
+                    out.add(new Payload(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId(id)).build()));
                 }
             }
         }
@@ -160,11 +182,11 @@ public final class SnapshotDiff {
     }
 
     /** The messages that take the agent's copy of a set (null: none) to {@code set}. */
-    private void setChange(IpSet old, IpSet set, List<ToAgent> out) {
+    private void setChange(IpSet old, IpSet set, List<Payload> out) {
         if (old == null || old.getType() != set.getType()) {
-            fullSet(set, out);
+            out.addAll(contents.get(new SameSet(set), msgs -> fullSet(set, msgs)));
         } else if (old != set && !old.equals(set)) {
-            out.addAll(cachedChange(old, set));
+            out.addAll(transitions.get(new SetTransition(old, set), msgs -> changedSet(old, set, msgs)));
         }
     }
 
@@ -203,30 +225,21 @@ public final class SnapshotDiff {
         return true;
     }
 
-    private void fullSet(IpSet set, List<ToAgent> out) {
+    private void fullSet(IpSet set, List<Payload> out) {
         List<List<String>> chunks = chunk(set.getId(), set.getMembersList());
-        out.add(ToAgent.newBuilder().setIpSetUpdate(IpSetUpdate.newBuilder()
-                .setId(set.getId()).setType(set.getType()).addAllMembers(chunks.get(0))).build());
+        out.add(new Payload(ToAgent.newBuilder().setIpSetUpdate(IpSetUpdate.newBuilder()
+                .setId(set.getId()).setType(set.getType()).addAllMembers(chunks.get(0))).build()));
         for (int i = 1; i < chunks.size(); i++) {
             out.add(delta(set.getId(), chunks.get(i), List.of()));
         }
     }
 
-    private List<ToAgent> cachedChange(IpSet old, IpSet set) {
-        SetTransition key = new SetTransition(old, set);
-        Transition t;
-        synchronized (setDiffs) {
-            t = setDiffs.computeIfAbsent(key, k -> new Transition(old, set));
-        }
-        return t.messages();
+    /** How many message lists were computed rather than taken from a memo (for tests). */
+    long computedLists() {
+        return computed.get();
     }
 
-    /** How many set transitions were computed rather than taken from memory (for tests). */
-    long transitionsComputed() {
-        return transitionsComputed.get();
-    }
-
-    private void changedSet(IpSet old, IpSet set, List<ToAgent> out) {
+    private void changedSet(IpSet old, IpSet set, List<Payload> out) {
         List<String> added = new ArrayList<>();
         List<String> removed = new ArrayList<>();
         int distinctAfter;
@@ -304,9 +317,9 @@ public final class SnapshotDiff {
         added.addAll(after.subList(j, after.size()));
     }
 
-    private static ToAgent delta(String id, List<String> added, List<String> removed) {
-        return ToAgent.newBuilder().setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder()
-                .setId(id).addAllAddedMembers(added).addAllRemovedMembers(removed)).build();
+    private static Payload delta(String id, List<String> added, List<String> removed) {
+        return new Payload(ToAgent.newBuilder().setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder()
+                .setId(id).addAllAddedMembers(added).addAllRemovedMembers(removed)).build());
     }
 
     /** Splits members into runs whose encoding stays within the budget; always at least one run. */

@@ -136,6 +136,7 @@ public final class SyncFanoutBenchmark {
                 double calcBefore = calc.totalTime(TimeUnit.MILLISECONDS);
                 long calcCountBefore = calc.count();
                 long serverCpu0 = processCpuNanos();
+                long gc0 = gcMillis();
                 long agentsCpu0 = agentSet.cpuNanos();
                 agentSet.arm();
                 long start = System.nanoTime();
@@ -166,6 +167,9 @@ public final class SyncFanoutBenchmark {
                 ph.bursts += calc.count() - calcCountBefore;
                 ph.builds += build.count() - buildCountBefore;
                 ph.serverCpu.add(serverCpu);
+                ph.rounds.add(String.format("%.1f ms (published at %.1f ms, server CPU %.0f ms, server GC %d ms, load %.1f)",
+                        max / 1e6, (lastPublish.get() - start) / 1e6, serverCpu / 1e6, gcMillis() - gc0,
+                        ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage()));
                 ph.agentsCpu.add(agentsCpu);
                 ph.load.add(ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
                 Thread.sleep(200); // let the stream quiesce between rounds
@@ -219,6 +223,12 @@ public final class SyncFanoutBenchmark {
 
     static long pct(long[] sorted, int p) {
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)];
+    }
+
+    /** Time this JVM's collectors spent collecting so far. */
+    static long gcMillis() {
+        return ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .mapToLong(java.lang.management.GarbageCollectorMXBean::getCollectionTime).sum();
     }
 
     /** CPU time of this whole process (all threads, GC and JIT included). */
@@ -278,6 +288,7 @@ public final class SyncFanoutBenchmark {
         final List<Long> serverCpu = new ArrayList<>();
         final List<Long> agentsCpu = new ArrayList<>();
         final List<Double> load = new ArrayList<>();
+        final List<String> rounds = new ArrayList<>(); // per round, for the slowest
         double calcMs;
         double buildMs;
         long bursts;
@@ -298,6 +309,13 @@ public final class SyncFanoutBenchmark {
                     pct(each, 50) / 1e6, pct(each, 99) / 1e6);
             System.out.printf("[agents: %s] per round: event thread busy %.1f ms (calculator producing snapshots: %.1f ms), mean over %d bursts%n",
                     mode, calcMs / Math.max(1, bursts), buildMs / Math.max(1, builds), bursts);
+            List<Integer> bySlowest = new ArrayList<>();
+            for (int i = 0; i < last.size(); i++) {
+                bySlowest.add(i);
+            }
+            bySlowest.sort((x, y) -> Long.compare(last.get(y), last.get(x)));
+            System.out.printf("[agents: %s] slowest rounds: %s%n", mode,
+                    String.join("; ", bySlowest.subList(0, Math.min(3, bySlowest.size())).stream().map(rounds::get).toList()));
             System.out.printf("[agents: %s] CPU per round (change until the last agent has it), mean: server process %.1f ms%s; load average %.1f-%.1f%n",
                     mode, cpu / 1e6, acpu < 0 ? "" : String.format(", agents process %.1f ms", acpu / 1e6),
                     load.stream().mapToDouble(Double::doubleValue).min().orElse(0),

@@ -117,7 +117,7 @@ public final class SnapshotDiff {
         this.maxMessageBytes = maxMessageBytes;
     }
 
-    public List<Payload> diff(IndexedSnapshot from, IndexedSnapshot to) {
+    List<Payload> diff(IndexedSnapshot from, IndexedSnapshot to) {
         // The calculator hands unchanged parts over as the same instances, so a kind whose list
         // holds the same instances in the same order has neither updates nor removes: skip it
         // without building or probing its index (the common case: a set-only change).

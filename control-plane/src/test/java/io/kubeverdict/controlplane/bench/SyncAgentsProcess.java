@@ -1,26 +1,26 @@
 package io.kubeverdict.controlplane.bench;
 
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
-import io.kubeverdict.proto.v1.PolicySyncGrpc;
-import io.kubeverdict.proto.v1.SyncRequest;
-import io.kubeverdict.proto.v1.ToAgent;
 import java.io.BufferedOutputStream;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
 
 /**
  * The simulated agents of {@link SyncFanoutBenchmark} in their own JVM process, so that the
- * server's cost is measured without the agents' gRPC/Netty work on the same heap and threads.
- * Arguments: port, agent count. Opens one plaintext Sync stream per agent (node-0 .. node-N-1)
- * and writes to stdout "ready" once all are in sync, then one line "d INDEX" per received delta
- * (flushed at once): the benchmark timestamps each line on receipt, as System.nanoTime is not
- * comparable across processes. Exits when stdin closes.
+ * server's JVM holds only the control plane. Arguments: port, agent count. Opens one plaintext
+ * Sync stream per agent (node-0 .. node-N-1, see {@link SimulatedAgents}), writes "ready" to
+ * stdout once all are in sync, then answers commands read from stdin, one per line:
+ * <ul>
+ *   <li>{@code clock}: replies {@code clock NANOS} (this JVM's System.nanoTime), so the benchmark
+ *       can map this process's clock onto its own (offset of the reply with the shortest round trip);
+ *   <li>{@code arm}: forgets earlier arrivals, replies {@code armed}; then writes {@code complete}
+ *       once every agent has received a delta since;
+ *   <li>{@code report}: replies {@code report COUNT} followed by {@code INDEX NANOS} pairs, the
+ *       first delta arrival since {@code arm} of each agent that had one.
+ * </ul>
+ * Nothing is written while deltas arrive: the per-round report travels after the round. Exits
+ * when stdin closes.
  */
 public final class SyncAgentsProcess {
     private static final PrintStream OUT =
@@ -29,77 +29,41 @@ public final class SyncAgentsProcess {
     public static void main(String[] args) throws Exception {
         int port = Integer.parseInt(args[0]);
         int agents = Integer.parseInt(args[1]);
-        CountDownLatch inSync = new CountDownLatch(agents);
-        List<RemoteAgent> all = new ArrayList<>(agents);
-        for (int i = 0; i < agents; i++) {
-            all.add(new RemoteAgent(port, i, inSync));
+        SimulatedAgents all = SimulatedAgents.connect(port, agents, () -> reply("complete"));
+        reply("ready");
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
+        for (String cmd; (cmd = in.readLine()) != null; ) {
+            switch (cmd) {
+                case "clock" -> reply("clock " + System.nanoTime());
+                case "arm" -> {
+                    all.arm();
+                    reply("armed");
+                }
+                case "report" -> {
+                    long[] first = all.arrivals();
+                    StringBuilder sb = new StringBuilder("report ");
+                    int count = 0;
+                    StringBuilder pairs = new StringBuilder();
+                    for (int i = 0; i < first.length; i++) {
+                        if (first[i] != 0) {
+                            count++;
+                            pairs.append(' ').append(i).append(' ').append(first[i]);
+                        }
+                    }
+                    reply(sb.append(count).append(pairs).toString());
+                }
+                default -> System.err.println("agents process: unknown command " + cmd);
+            }
         }
-        inSync.await();
-        report("ready");
-        while (System.in.read() >= 0) {
-            // the benchmark closes stdin when done
-        }
-        all.forEach(RemoteAgent::close);
+        all.close();
         System.exit(0);
     }
 
-    static void report(String line) {
+    static void reply(String line) {
         synchronized (OUT) {
             OUT.print(line);
             OUT.print('\n');
             OUT.flush();
-        }
-    }
-
-    /** One agent: keeps no state, only reports each delta's arrival. */
-    static final class RemoteAgent implements ClientResponseObserver<SyncRequest, ToAgent> {
-        private final int index;
-        private final ManagedChannel channel;
-        private final CountDownLatch inSyncLatch;
-        private volatile boolean inSync;
-        private volatile boolean closing;
-        private ClientCallStreamObserver<SyncRequest> call;
-
-        RemoteAgent(int port, int index, CountDownLatch inSyncLatch) {
-            this.index = index;
-            this.inSyncLatch = inSyncLatch;
-            this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
-                    .maxInboundMessageSize(8 << 20).build();
-            PolicySyncGrpc.newStub(channel).sync(
-                    SyncRequest.newBuilder().setNode("node-" + index).setAgentVersion("bench").build(), this);
-        }
-
-        @Override
-        public void beforeStart(ClientCallStreamObserver<SyncRequest> requestStream) {
-            call = requestStream;
-        }
-
-        @Override
-        public void onNext(ToAgent m) {
-            if (m.hasInSync()) {
-                if (!inSync) {
-                    inSync = true;
-                    inSyncLatch.countDown();
-                }
-            } else if (inSync) {
-                report("d " + index);
-            }
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            if (!closing) {
-                System.err.println("node-" + index + ": " + t);
-            }
-        }
-
-        @Override
-        public void onCompleted() {}
-
-        void close() {
-            closing = true;
-            call.cancel("bench done", null);
-            channel.shutdownNow();
         }
     }
 }

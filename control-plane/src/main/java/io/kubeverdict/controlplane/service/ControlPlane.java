@@ -138,6 +138,7 @@ public final class ControlPlane implements AutoCloseable {
     private final ControlPlaneMetrics metrics = new ControlPlaneMetrics(process.registry());
     private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
     private Readiness readiness;
+    private KubernetesSource kubernetes;
     private GrpcServer grpc;
     private MetricsEndpoint metricsServer;
     private CalculationLoop loop;
@@ -167,7 +168,40 @@ public final class ControlPlane implements AutoCloseable {
         loop = new CalculationLoop(calculator, hub, metrics, 1, problems);
         loop.onDeath(e -> die("the calculation thread", e));
         closeables.push(loop);
+        readiness = new Readiness();
+        // Told by the hub as it becomes ready, before anyone can see the first calculation done.
+        hub.onReady(readiness::firstCalculationPublished);
+        // A manifest directory's first load (its settle interval, then parsing: most of a start)
+        // runs beside the servers' start; the loop only queues what it delivers until loop.start().
+        Thread firstLoad = source instanceof Source.Manifests m ? startManifests(m) : null;
+        try {
+            startServers(config, source);
+        } finally {
+            if (firstLoad != null) {
+                firstLoad.join(); // its start() never throws; nothing is closed under it
+            }
+        }
+        loop.start();
+        if (kubernetes != null) {
+            kubernetes.start();
+            kubernetes.informers().forEach((kind, informer) ->
+                    metrics.informer(kind, informer::isWatching, informer::hasSynced));
+        }
+    }
 
+    /** Loads the directory once, then follows it, on a thread of its own; returns the first load's thread. */
+    private Thread startManifests(Source.Manifests m) {
+        metrics.registerManifestLoads();
+        ManifestDirectorySource ms = new ManifestDirectorySource(m.directory(),
+                new MeteredManifestLoader(m.loader(), metrics), loop, m.timing(), new ManifestHealth());
+        closeables.push(ms);
+        Thread first = new Thread(ms::start, "manifest-first-load");
+        first.setDaemon(true);
+        first.start();
+        return first;
+    }
+
+    private void startServers(Config config, Source source) throws Exception {
         AtomicInteger n = new AtomicInteger();
         ExecutorService sessions = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 r -> {
@@ -176,7 +210,6 @@ public final class ControlPlane implements AutoCloseable {
                     return t;
                 });
         closeables.push(sessions::shutdownNow);
-        KubernetesSource kubernetes = null;
         if (source instanceof Source.Kubernetes k) {
             kubernetes = new KubernetesSource(k.client(), loop, k.resync().toMillis(), k.apiDiscovery(),
                     metrics::policyApiServed);
@@ -227,7 +260,6 @@ public final class ControlPlane implements AutoCloseable {
         closeables.push(grpc);
         log.info("gRPC listening on {}", grpc.listenSockets());
         GrpcServer server = grpc;
-        readiness = new Readiness(server::setServing);
         if (config.metricsBind() != null) {
             // /readyz lets a kubelet httpGet probe work when the gRPC port requires client certificates.
             metricsServer = MetricsEndpoint.start(config.metricsBind(), process.registry(), List.of(
@@ -236,21 +268,7 @@ public final class ControlPlane implements AutoCloseable {
             closeables.push(metricsServer);
             log.info("metrics on http://{}:{}/metrics", config.metricsBind().getHostString(), metricsServer.port());
         }
-        // Told by the hub as it becomes ready, before anyone can see the first calculation done.
-        hub.onReady(readiness::firstCalculationPublished);
-        loop.start();
-
-        if (kubernetes != null) {
-            kubernetes.start();
-            kubernetes.informers().forEach((kind, informer) ->
-                    metrics.informer(kind, informer::isWatching, informer::hasSynced));
-        } else if (source instanceof Source.Manifests m) {
-            metrics.registerManifestLoads();
-            ManifestDirectorySource ms = new ManifestDirectorySource(m.directory(),
-                    new MeteredManifestLoader(m.loader(), metrics), loop, m.timing(), new ManifestHealth());
-            closeables.push(ms);
-            ms.start();
-        }
+        readiness.tell(server::setServing);
     }
 
     /** The manifest source's loads, as readiness and metrics. */

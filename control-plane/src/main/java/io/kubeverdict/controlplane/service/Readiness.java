@@ -9,7 +9,7 @@ import java.util.function.Consumer;
  * a thread it cannot run without dies. Tells {@code onChange} each time the answer changes.
  */
 final class Readiness {
-    private final Consumer<Boolean> onChange;
+    private Consumer<Boolean> onChange;
     private boolean calculated;
     private String sourceProblem;
     private String fatal;
@@ -17,6 +17,19 @@ final class Readiness {
 
     Readiness(Consumer<Boolean> onChange) {
         this.onChange = onChange;
+    }
+
+    /** Tells nobody until {@link #tell}: the source may start loading before the server exists. */
+    Readiness() {
+        this(ready -> { });
+    }
+
+    /** From now on tells {@code onChange}, at once if already ready. */
+    synchronized void tell(Consumer<Boolean> onChange) {
+        this.onChange = onChange;
+        if (last) {
+            onChange.accept(true);
+        }
     }
 
     synchronized void firstCalculationPublished() {

@@ -31,4 +31,23 @@ class ReadinessTest {
         assertThat(r.reason()).isEqualTo("the calculation thread died");
         assertThat(told).containsExactly(true, false, true, false);
     }
+
+    @Test
+    void aServerToldLaterHearsTheStateItMissedThenEachChange() {
+        Readiness r = new Readiness();
+        r.sourceLoads();
+        r.firstCalculationPublished(); // ready before anyone listens: nobody to tell yet
+        List<Boolean> told = new ArrayList<>();
+        r.tell(told::add);
+        assertThat(told).containsExactly(true);
+        r.sourceFails("manifest load rejected: a.yaml:1:1: bad");
+        assertThat(told).containsExactly(true, false);
+
+        Readiness notYet = new Readiness();
+        List<Boolean> none = new ArrayList<>();
+        notYet.tell(none::add);
+        assertThat(none).isEmpty(); // not ready: the server's default (NOT_SERVING) stands
+        notYet.firstCalculationPublished();
+        assertThat(none).containsExactly(true);
+    }
 }

@@ -96,7 +96,7 @@ public final class Agent implements AutoCloseable {
     private NftManager manager;
     private KernelSets kernel;
     private SyncClient sync;
-    private GrpcServer inspection;
+    private volatile GrpcServer inspection; // read by the sync thread's applied listener
     private MetricsEndpoint metricsHttp;
     private final SyncStatus status = new SyncStatus();
     private StateHolder state;
@@ -184,6 +184,29 @@ public final class Agent implements AutoCloseable {
         dnsTable = new DnsTable(nft, config.table() + "_dns", config.dns().queueId(), manager);
         this.learner = learner;
 
+        if (config.telemetry().verdictUploadPerSecond() > 0) {
+            // kube-verdict observe: uploads verdicts only while the control plane asks for them.
+            opened.add(new VerdictUplink(channel, config.node(), feed, config.telemetry().verdictUploadPerSecond(),
+                    metrics.registry(), clock).start()); // closed before the channel (reverse order)
+        }
+        AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
+        sync = new SyncClient(channel,
+                SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION)
+                        .setAgentStartTime(processStart()).build(),
+                () -> new SnapshotAssembler(config.node()),
+                dnsAfter(new StateEnforcer(state, kernel, clock, established)),
+                (sequence, eventTime) -> {
+                    reporter.applied(sequence, eventTime);
+                    metrics.applied(sequence, eventTime);
+                    GrpcServer health = inspection; // null until started below (or never asked for)
+                    if (health != null) {
+                        health.setServing(true);
+                    }
+                },
+                Backoff.DEFAULT, () -> ThreadLocalRandom.current().nextDouble(), status).start();
+        log.info("syncing from {}", config.controlPlane());
+        // The servers start while the first snapshot is fetched and written: nothing on the way to
+        // enforcing waits for them. /healthz says "not enforcing yet" until the table is written.
         if (config.inspectListen() != null) {
             AgentIdentity identity = new AgentIdentity(config.node(), VERSION, kernelPath(manager.path()),
                     config.queueId(), config.failOpen());
@@ -193,6 +216,9 @@ public final class Agent implements AutoCloseable {
                     .service(new AgentInspectionService(identity, state, status, this::readQueues, feed))
                     .build().start();
             opened.add(inspection);
+            if (status.everApplied()) { // applied before the server existed: the listener saw null
+                inspection.setServing(true);
+            }
             log.info("inspection gRPC on {}", inspection.listenSockets());
         }
         if (config.metricsListen() != null) {
@@ -201,28 +227,6 @@ public final class Agent implements AutoCloseable {
             opened.add(metricsHttp);
             log.info("metrics on http://{}:{}/metrics", config.metricsListen().getHostString(), metricsHttp.port());
         }
-
-        if (config.telemetry().verdictUploadPerSecond() > 0) {
-            // kube-verdict observe: uploads verdicts only while the control plane asks for them.
-            opened.add(new VerdictUplink(channel, config.node(), feed, config.telemetry().verdictUploadPerSecond(),
-                    metrics.registry(), clock).start()); // closed before the channel (reverse order)
-        }
-        AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
-        GrpcServer health = inspection;
-        sync = new SyncClient(channel,
-                SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION)
-                        .setAgentStartTime(processStart()).build(),
-                () -> new SnapshotAssembler(config.node()),
-                dnsAfter(new StateEnforcer(state, kernel, clock, established)),
-                (sequence, eventTime) -> {
-                    reporter.applied(sequence, eventTime);
-                    metrics.applied(sequence, eventTime);
-                    if (health != null) {
-                        health.setServing(true);
-                    }
-                },
-                Backoff.DEFAULT, () -> ThreadLocalRandom.current().nextDouble(), status).start();
-        log.info("syncing from {}", config.controlPlane());
     }
 
     /** After each generation is enforced, the DNS table's watched pods follow it. */

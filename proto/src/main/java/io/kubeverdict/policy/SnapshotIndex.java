@@ -76,60 +76,80 @@ public final class SnapshotIndex {
     private final int problemCount;
     private final List<String> problems;
 
-    private SnapshotIndex(String node, SnapshotCompiler c) {
+    /** The compile phases' results, kept so that {@link IndexUpdate} redoes only what a change touches. */
+    final Parts parts;
+
+    /** What an index is made of, phase by phase. Never read on the hot path. */
+    record Parts(SetNumbers sets, ProblemList setProblems, boolean aliasedMembers, CompiledRules rules,
+                 EndpointTiers endpoints, Programs programs, AddressTable v4, AddressTable v6, AddressTable v4Named,
+                 AddressTable v6Named, MembershipPool pool) {}
+
+    SnapshotIndex(String node, Parts p) {
         this.node = node;
-        v4 = c.v4Table;
-        v6 = c.v6Table;
-        v4Named = c.v4NamedTable;
-        v6Named = c.v6NamedTable;
-        mem = c.memPool;
-        epTierStart = c.epTierStart;
-        epTierEnd = c.epTierEnd;
-        tierDefault = c.tierDefault.toArray();
-        tierName = c.tierName.toArray();
-        tierPolStart = c.tierPolStart.toArray();
-        tierPolEnd = c.tierPolEnd.toArray();
-        tierPolicies = c.tierPolicies.toArray();
-        polRuleStart = c.polRuleStart.toArray();
-        polRuleEnd = c.polRuleEnd.toArray();
-        ruleAction = c.ruleAction.toArray();
-        ruleAllPeers = new boolean[ruleAction.length];
-        for (int r = 0; r < ruleAllPeers.length; r++) {
-            ruleAllPeers[r] = c.ruleAllPeers.get(r) != 0;
-        }
-        ruleSetStart = c.ruleSetStart.toArray();
-        ruleSetEnd = c.ruleSetEnd.toArray();
-        ruleSets = c.ruleSets.toArray();
-        ruleDomainStart = c.ruleDomainStart.toArray();
-        ruleDomainEnd = c.ruleDomainEnd.toArray();
-        ruleDomains = c.ruleDomains.toArray();
-        domainSetIds = c.domainSetIds.toArray(new String[0]);
-        domainPatterns = List.copyOf(c.domainPatterns);
-        epWatches = c.epWatches.toArray(new int[0][]);
-        ruleV4 = c.ruleV4.toArray(new RangeSet[0]);
-        ruleV6 = c.ruleV6.toArray(new RangeSet[0]);
-        rulePortStart = c.rulePortStart.toArray();
-        rulePortEnd = c.rulePortEnd.toArray();
-        portProto = c.portProto.toArray();
-        portLo = c.portLo.toArray();
-        portHi = c.portHi.toArray();
-        portNamedSet = c.portNamedSet.toArray();
-        Programs built = new Programs(c);
-        programs = built.bySlot;
-        programCount = built.distinct;
+        this.parts = p;
+        CompiledRules c = p.rules();
+        EndpointTiers e = p.endpoints();
+        v4 = p.v4();
+        v6 = p.v6();
+        v4Named = p.v4Named();
+        v6Named = p.v6Named();
+        mem = p.pool().array();
+        epTierStart = e.epTierStart;
+        epTierEnd = e.epTierEnd;
+        tierDefault = e.tierDefault;
+        tierName = e.tierName;
+        tierPolStart = e.tierPolStart;
+        tierPolEnd = e.tierPolEnd;
+        tierPolicies = e.tierPolicies;
+        polRuleStart = c.polRuleStart;
+        polRuleEnd = c.polRuleEnd;
+        ruleAction = c.ruleAction;
+        ruleAllPeers = c.ruleAllPeers;
+        ruleSetStart = c.ruleSetStart;
+        ruleSetEnd = c.ruleSetEnd;
+        ruleSets = c.ruleSets;
+        ruleDomainStart = c.ruleDomainStart;
+        ruleDomainEnd = c.ruleDomainEnd;
+        ruleDomains = c.ruleDomains;
+        domainSetIds = e.domainSetIds;
+        domainPatterns = e.domainPatterns;
+        epWatches = e.epWatches;
+        ruleV4 = c.ruleV4;
+        ruleV6 = c.ruleV6;
+        rulePortStart = c.rulePortStart;
+        rulePortEnd = c.rulePortEnd;
+        portProto = c.portProto;
+        portLo = c.portLo;
+        portHi = c.portHi;
+        portNamedSet = c.portNamedSet;
+        programs = p.programs().bySlot;
+        programCount = p.programs().distinct;
         int longest = 0;
         for (int slot = 0; slot < epTierStart.length; slot++) {
             longest = Math.max(longest, epTierEnd[slot] - epTierStart[slot]);
         }
         maxTiers = longest;
-        names = new IndexNames(c);
+        names = new IndexNames(e.endpointIds, e.tierNames, c.policyIds, c.rulePolicy, c.ruleIds);
         tierNames = names.tierCount();
-        problemCount = c.problemCount;
-        problems = List.copyOf(c.problems);
+        ProblemList all = ProblemList.concat(p.setProblems(), c.problems, e.problems);
+        problemCount = all.count();
+        problems = all.messages();
     }
 
     public static SnapshotIndex compile(NodeSnapshot snapshot) {
-        return new SnapshotIndex(snapshot.getNode(), new SnapshotCompiler().compile(snapshot));
+        SnapshotCompiler c = new SnapshotCompiler().compile(snapshot);
+        return new SnapshotIndex(snapshot.getNode(), new Parts(c.sets, c.setProblems, c.aliasedMembers, c.rules, c.endpoints,
+                new Programs(c.rules, c.endpoints, java.util.Map.of()), c.v4Table, c.v6Table, c.v4NamedTable,
+                c.v6NamedTable, c.pool));
+    }
+
+    /**
+     * The index of {@code now}, made from this index of {@code before} by redoing only what differs
+     * (see {@link IndexUpdate}); decides exactly as {@code compile(now)} would. This index is not
+     * changed and stays usable. {@code before} must be the snapshot this index was made from.
+     */
+    public IndexUpdate.Result update(NodeSnapshot before, NodeSnapshot now) {
+        return IndexUpdate.apply(this, before, now);
     }
 
     public String node() {

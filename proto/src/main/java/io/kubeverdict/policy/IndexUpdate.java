@@ -1,0 +1,411 @@
+package io.kubeverdict.policy;
+
+import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.Endpoint;
+import io.kubeverdict.proto.v1.EndpointId;
+import io.kubeverdict.proto.v1.IpSet;
+import io.kubeverdict.proto.v1.IpSetType;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.PolicyId;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Makes the index of a changed snapshot from the index of the snapshot before, redoing only the
+ * compile phases the change touches; the result decides exactly as a full compile of the new
+ * snapshot would (codes included), and the old index is never changed, so readers of it see the
+ * whole old state until they read the new index:
+ *
+ * <ul>
+ *   <li>IP-set members added or removed, or a set added or removed: the address tables are edited
+ *       copy-on-write (only the 4 KiB pages the keys fall in are copied) and each changed key gets
+ *       a new membership list appended to the shared pool;</li>
+ *   <li>endpoints changed: their phase ({@link EndpointTiers}: numbers, tiers, watches; a few hundred
+ *       endpoints) is redone and only the address entries whose endpoint number changed are edited;
+ *       bit-mask programs are reused by tier list;</li>
+ *   <li>policies changed, or a set added or removed: the rule phase ({@link CompiledRules}) and the
+ *       endpoint phase are redone, with new programs; the address tables stay as they are.</li>
+ * </ul>
+ *
+ * <p>A full compile is done instead when the change cannot be followed key by key (a set that
+ * changes type; a member that is unusable or not spelled canonically; unusable members or two
+ * spellings of one member in the old snapshot; duplicate ids), when most members changed (a new
+ * stream's snapshot: its sets are all new messages), or when the tables or the pool have used up
+ * their room (a table past {@link AddressTable#MAX_LOAD_PERCENT}% load, more membership lists
+ * appended than the full compile made). One writer: updates of one lineage of indexes must not run
+ * concurrently (they append to one pool).
+ */
+public final class IndexUpdate {
+
+    /** Members (of sets that changed) to compare before a full compile is cheaper than diffing. */
+    private static final int DIFF_BUDGET_FLOOR = 4096;
+
+    /**
+     * @param index the index of the new snapshot
+     * @param incremental false when it was compiled from scratch
+     * @param summary what was redone, or why everything was ("3 set members, endpoints")
+     */
+    public record Result(SnapshotIndex index, boolean incremental, String summary) {}
+
+    private final SnapshotIndex base;
+    private final SnapshotIndex.Parts parts;
+    private final NodeSnapshot now;
+    private AddressTable.Editor v4;
+    private AddressTable.Editor v6;
+    private AddressTable.Editor v4Named;
+    private AddressTable.Editor v6Named;
+    private SetNumbers sets;
+    private int memberChanges;
+    private final int[] scratch = new int[64];
+    private int[] list = scratch;
+
+    private IndexUpdate(SnapshotIndex base, NodeSnapshot now) {
+        this.base = base;
+        this.parts = base.parts;
+        this.now = now;
+        this.sets = parts.sets();
+    }
+
+    static Result apply(SnapshotIndex base, NodeSnapshot before, NodeSnapshot now) {
+        String refusal;
+        try {
+            IndexUpdate u = new IndexUpdate(base, now);
+            refusal = u.refusal(before);
+            if (refusal == null) {
+                return u.result;
+            }
+        } catch (Refused r) {
+            refusal = r.getMessage();
+        }
+        return new Result(SnapshotIndex.compile(now), false, refusal);
+    }
+
+    private Result result;
+
+    /** Builds {@link #result}; returns why a full compile is needed instead, or null. */
+    private String refusal(NodeSnapshot before) {
+        if (!before.getNode().equals(now.getNode())) {
+            return "another node";
+        }
+        Map<String, IpSet> oldSets = unique(before.getIpSetsList(), IpSet::getId);
+        Map<String, IpSet> newSets = unique(now.getIpSetsList(), IpSet::getId);
+        Map<PolicyId, ActivePolicy> oldPolicies = unique(before.getPoliciesList(), ActivePolicy::getId);
+        Map<PolicyId, ActivePolicy> newPolicies = unique(now.getPoliciesList(), ActivePolicy::getId);
+        Map<EndpointId, Endpoint> oldEndpoints = unique(before.getEndpointsList(), Endpoint::getId);
+        Map<EndpointId, Endpoint> newEndpoints = unique(now.getEndpointsList(), Endpoint::getId);
+        if (oldSets == null || newSets == null || oldPolicies == null || newPolicies == null
+                || oldEndpoints == null || newEndpoints == null) {
+            return "duplicate ids";
+        }
+
+        // Sets: which differ, and is following them key by key cheaper than compiling?
+        List<IpSet> changed = new ArrayList<>();
+        long changedMembers = 0;
+        long allMembers = 0;
+        for (IpSet set : now.getIpSetsList()) {
+            allMembers += set.getMembersCount();
+            IpSet old = oldSets.get(set.getId());
+            if (old != set) {
+                changed.add(set);
+                changedMembers += set.getMembersCount() + (old == null ? 0 : old.getMembersCount());
+            }
+        }
+        List<IpSet> removed = new ArrayList<>();
+        for (IpSet old : before.getIpSetsList()) {
+            if (!newSets.containsKey(old.getId())) {
+                removed.add(old);
+                changedMembers += old.getMembersCount();
+            }
+        }
+        if (changedMembers > DIFF_BUDGET_FLOOR && changedMembers * 4 > allMembers) {
+            return "most sets are new";
+        }
+        boolean setsRenumbered = false;
+        List<String> setChanges = new ArrayList<>();
+        for (IpSet set : changed) {
+            IpSet old = oldSets.get(set.getId());
+            if (old != null && old.getTypeValue() != set.getTypeValue()) {
+                return "ip set " + set.getId() + " changed type";
+            }
+            if (old == null) {
+                requireCleanSets();
+                sets = sets.with(set.getId(), type(set));
+                int number = sets.number(set.getId());
+                for (String m : set.getMembersList()) {
+                    member(number, set.getType(), m, true);
+                }
+                setsRenumbered = true;
+            } else if (!old.equals(set)) {
+                requireCleanSets();
+                int number = sets.number(set.getId());
+                if (number < 0) {
+                    return "ip set " + set.getId() + " was unusable";
+                }
+                MemberDiff diff = MemberDiff.of(old.getMembersList(), set.getMembersList());
+                for (String m : diff.removed()) {
+                    member(number, set.getType(), m, false);
+                }
+                for (String m : diff.added()) {
+                    member(number, set.getType(), m, true);
+                }
+            }
+        }
+        for (IpSet old : removed) {
+            requireCleanSets();
+            int number = sets.number(old.getId());
+            if (number >= 0) {
+                for (String m : old.getMembersList()) {
+                    member(number, old.getType(), m, false);
+                }
+                sets = sets.without(old.getId());
+            }
+            setsRenumbered = true;
+        }
+        if (memberChanges > 0) {
+            setChanges.add(memberChanges + " set members");
+        }
+        if (setsRenumbered) {
+            setChanges.add("sets added or removed");
+        }
+
+        // Rules: any policy added, removed or changed, or sets the rules may name came or went.
+        boolean rulesChanged = setsRenumbered || !oldPolicies.keySet().equals(newPolicies.keySet())
+                || !samePolicies(before.getPoliciesList(), now.getPoliciesList());
+        boolean endpointsChanged = rulesChanged || !sameEndpoints(before.getEndpointsList(), now.getEndpointsList());
+        CompiledRules rules = rulesChanged ? CompiledRules.compile(now.getPoliciesList(), sets) : parts.rules();
+        EndpointTiers endpoints = endpointsChanged ? EndpointTiers.compile(now.getEndpointsList(), rules)
+                : parts.endpoints();
+        Programs programs = !endpointsChanged ? parts.programs()
+                : new Programs(rules, endpoints, rulesChanged ? Map.of() : parts.programs().cache);
+        if (endpointsChanged) {
+            renumberAddresses(parts.endpoints().addresses, endpoints.addresses);
+            setChanges.add(rulesChanged ? "policies and endpoints" : "endpoints");
+        }
+        MembershipPool pool = parts.pool();
+        if (pool.appended() > Math.max(pool.compiledSize(), 1 << 16)) {
+            return "membership lists appended since the full compile outgrew it";
+        }
+        SnapshotIndex.Parts next = new SnapshotIndex.Parts(sets, parts.setProblems(), parts.aliasedMembers(), rules, endpoints, programs,
+                table(v4, parts.v4()), table(v6, parts.v6()), table(v4Named, parts.v4Named()),
+                table(v6Named, parts.v6Named()), pool);
+        result = new Result(new SnapshotIndex(now.getNode(), next), true,
+                setChanges.isEmpty() ? "nothing" : String.join(", ", setChanges));
+        return null;
+    }
+
+    private static IpSetType type(IpSet set) {
+        IpSetType t = set.getType();
+        if (t != IpSetType.IP && t != IpSetType.IP_AND_PORT) {
+            throw new Refused("ip set " + set.getId() + " has an unknown type");
+        }
+        return t;
+    }
+
+    /** Set members are followed key by key only when the old snapshot's sets were all clean. */
+    private void requireCleanSets() {
+        if (parts.setProblems().count() > 0) {
+            throw new Refused("the snapshot had unusable ip sets or members");
+        }
+        if (parts.aliasedMembers()) {
+            throw new Refused("the snapshot spelled a set member two ways");
+        }
+    }
+
+    /** Adds or removes set {@code number} in the membership list of one member's key. */
+    private void member(int number, IpSetType type, String member, boolean add) {
+        MemberKey key = MemberKey.parse(member, type);
+        if (key == null || !key.canonical().equals(member)) {
+            throw new Refused("set member \"" + member + "\" is unusable or not canonical");
+        }
+        boolean named = type == IpSetType.IP_AND_PORT;
+        AddressTable.Editor table = editor(named, key.v4());
+        long entry = table.lookup(key.hi(), key.lo(), key.ext());
+        long value = entry < 0 ? 0 : entry;
+        int[] pool = parts.pool().array();
+        int offset = (int) value;
+        int n = pool[offset];
+        int at = java.util.Arrays.binarySearch(pool, offset + 1, offset + 1 + n, number);
+        if ((at >= 0) == add) {
+            return; // already as wanted
+        }
+        if (list.length < n + 1) {
+            list = new int[n + 1];
+        }
+        int size = 0;
+        boolean placed = false;
+        for (int i = offset + 1; i <= offset + n; i++) {
+            int s = pool[i];
+            if (add && !placed && number < s) {
+                list[size++] = number;
+                placed = true;
+            }
+            if (add || s != number) {
+                list[size++] = s;
+            }
+        }
+        if (add && !placed) {
+            list[size++] = number;
+        }
+        int listAt = parts.pool().append(list, size);
+        if (!table.put(key.hi(), key.lo(), key.ext(), (value >>> 32 << 32) | listAt)) {
+            throw new Refused("an address table is full");
+        }
+        memberChanges++;
+    }
+
+    /** Edits the endpoint part of every address whose endpoint number changed. */
+    private void renumberAddresses(List<EndpointTiers.LocalAddress> before, List<EndpointTiers.LocalAddress> after) {
+        Map<IpAddress, Integer> was = new HashMap<>();
+        for (EndpointTiers.LocalAddress a : before) {
+            was.put(new IpAddress(a.family(), a.hi(), a.lo()), a.endpoint());
+        }
+        Map<IpAddress, Integer> is = new HashMap<>();
+        for (EndpointTiers.LocalAddress a : after) {
+            is.put(new IpAddress(a.family(), a.hi(), a.lo()), a.endpoint());
+        }
+        Set<IpAddress> all = new HashSet<>(was.keySet());
+        all.addAll(is.keySet());
+        for (IpAddress a : all) {
+            int endpoint = is.getOrDefault(a, -1);
+            if (endpoint == was.getOrDefault(a, -1)) {
+                continue;
+            }
+            AddressTable.Editor table = editor(false, a.family() == IpAddress.V4);
+            long entry = table.lookup(a.hi(), a.lo(), 0);
+            long offset = entry < 0 ? 0 : entry & 0xFFFF_FFFFL;
+            if (entry < 0 && endpoint < 0) {
+                continue;
+            }
+            if (!table.put(a.hi(), a.lo(), 0, (long) (endpoint + 1) << 32 | offset)) {
+                throw new Refused("an address table is full");
+            }
+        }
+    }
+
+    private AddressTable.Editor editor(boolean named, boolean v4Key) {
+        if (named) {
+            if (v4Key) {
+                return v4Named == null ? v4Named = parts.v4Named().edit() : v4Named;
+            }
+            return v6Named == null ? v6Named = parts.v6Named().edit() : v6Named;
+        }
+        if (v4Key) {
+            return v4 == null ? v4 = parts.v4().edit() : v4;
+        }
+        return v6 == null ? v6 = parts.v6().edit() : v6;
+    }
+
+    private static AddressTable table(AddressTable.Editor edited, AddressTable unchanged) {
+        return edited == null ? unchanged : edited.table();
+    }
+
+    private static boolean samePolicies(List<ActivePolicy> a, List<ActivePolicy> b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        for (int i = 0; i < a.size(); i++) {
+            ActivePolicy x = a.get(i);
+            ActivePolicy y = b.get(i);
+            if (x != y && !(x.getId().equals(y.getId()) && (x.getPolicy() == y.getPolicy() || x.getPolicy().equals(y.getPolicy())))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean sameEndpoints(List<Endpoint> a, List<Endpoint> b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        for (int i = 0; i < a.size(); i++) {
+            Endpoint x = a.get(i);
+            Endpoint y = b.get(i);
+            if (x != y && !(x.getId().equals(y.getId())
+                    && (x.getEndpoint() == y.getEndpoint() || x.getEndpoint().equals(y.getEndpoint())))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The items by key, or null when a key repeats. */
+    private static <K, V> Map<K, V> unique(List<V> items, java.util.function.Function<V, K> key) {
+        Map<K, V> out = new HashMap<>(items.size() * 2);
+        for (V v : items) {
+            if (out.put(key.apply(v), v) != null) {
+                return null;
+            }
+        }
+        return out;
+    }
+
+    /** Why a change is compiled from scratch instead. */
+    private static final class Refused extends RuntimeException {
+        Refused(String why) {
+            super(why, null, false, false);
+        }
+    }
+
+    /** Members only in the old list, and only in the new one (each once). */
+    record MemberDiff(List<String> removed, List<String> added) {
+        static MemberDiff of(List<String> old, List<String> now) {
+            if (isSorted(old) && isSorted(now)) {
+                return merge(old, now);
+            }
+            Set<String> before = new HashSet<>(old);
+            Set<String> after = new HashSet<>(now);
+            List<String> removed = new ArrayList<>();
+            for (String m : before) {
+                if (!after.contains(m)) {
+                    removed.add(m);
+                }
+            }
+            List<String> added = new ArrayList<>();
+            for (String m : after) {
+                if (!before.contains(m)) {
+                    added.add(m);
+                }
+            }
+            return new MemberDiff(removed, added);
+        }
+
+        private static boolean isSorted(List<String> members) {
+            for (int i = 1; i < members.size(); i++) {
+                if (members.get(i - 1).compareTo(members.get(i)) > 0) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** One walk over two sorted lists (the agent's snapshots keep members sorted). */
+        private static MemberDiff merge(List<String> old, List<String> now) {
+            List<String> removed = new ArrayList<>();
+            List<String> added = new ArrayList<>();
+            int i = 0;
+            int j = 0;
+            while (i < old.size() || j < now.size()) {
+                int c = i == old.size() ? 1 : j == now.size() ? -1 : old.get(i).compareTo(now.get(j));
+                String m = c <= 0 ? old.get(i) : now.get(j);
+                if (c < 0) {
+                    removed.add(m);
+                } else if (c > 0) {
+                    added.add(m);
+                }
+                // Skip every copy of m on both sides.
+                while (i < old.size() && old.get(i).equals(m)) {
+                    i++;
+                }
+                while (j < now.size() && now.get(j).equals(m)) {
+                    j++;
+                }
+            }
+            return new MemberDiff(removed, added);
+        }
+    }
+}

@@ -167,7 +167,7 @@ public final class IndexUpdate {
             setsRenumbered = true;
         }
         if (memberChanges > 0) {
-            setChanges.add(memberChanges + " set members");
+            setChanges.add(memberChanges + (memberChanges == 1 ? " set member" : " set members"));
         }
         if (setsRenumbered) {
             setChanges.add("sets added or removed");

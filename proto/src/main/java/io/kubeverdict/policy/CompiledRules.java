@@ -21,7 +21,8 @@ import java.util.Map;
  */
 final class CompiledRules {
 
-    final Map<PolicyId, Integer> policyIndex;
+    /** Tier name -> policy name -> policy number (the endpoint phase looks up names without building ids). */
+    private final Map<String, Map<String, Integer>> policyIndex;
     final PolicyId[] policyIds;
     // [policy * 2 + direction] -> range of rules
     final int[] polRuleStart;
@@ -49,7 +50,9 @@ final class CompiledRules {
     final ProblemList problems;
 
     private CompiledRules(Builder b) {
-        policyIndex = Map.copyOf(b.policyIndex);
+        Map<String, Map<String, Integer>> byTier = new HashMap<>();
+        b.policyIndex.forEach((id, n) -> byTier.computeIfAbsent(id.getTier(), t -> new HashMap<>()).put(id.getName(), n));
+        policyIndex = byTier;
         policyIds = b.policyIds.toArray(new PolicyId[0]);
         polRuleStart = b.polRuleStart.toArray();
         polRuleEnd = b.polRuleEnd.toArray();
@@ -85,6 +88,13 @@ final class CompiledRules {
             b.addPolicy(policy);
         }
         return new CompiledRules(b);
+    }
+
+    /** The number of the policy (tier, name), or -1 when the snapshot has no such policy. */
+    int policy(String tier, String name) {
+        Map<String, Integer> names = policyIndex.get(tier);
+        Integer n = names == null ? null : names.get(name);
+        return n == null ? -1 : n;
     }
 
     int ruleCount() {

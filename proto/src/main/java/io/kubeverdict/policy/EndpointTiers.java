@@ -3,7 +3,6 @@ package io.kubeverdict.policy;
 import io.kubeverdict.proto.v1.DomainNames;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
-import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.TierInfo;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -137,13 +136,12 @@ final class EndpointTiers {
                     tierName.add(tierNameIndex.computeIfAbsent(tier.getName(), n -> tierNameIndex.size()));
                     tierPolStart.add(tierPolicies.size());
                     for (String name : names) {
-                        Integer policy = rules.policyIndex.get(
-                                PolicyId.newBuilder().setTier(tier.getName()).setName(name).build());
-                        if (policy == null) {
+                        int policy = rules.policy(tier.getName(), name);
+                        if (policy < 0) {
                             problems.add("endpoint " + who + " tier " + tier.getName() + ": policy " + name
                                     + " is missing; its rules match nothing");
                         }
-                        tierPolicies.add(policy == null ? -1 : policy);
+                        tierPolicies.add(policy);
                     }
                     tierPolEnd.add(tierPolicies.size());
                 }

@@ -92,43 +92,19 @@ public final class IndexUpdate {
         if (!before.getNode().equals(now.getNode())) {
             return "another node";
         }
-        Map<String, IpSet> oldSets = unique(before.getIpSetsList(), IpSet::getId);
-        Map<String, IpSet> newSets = unique(now.getIpSetsList(), IpSet::getId);
-        Map<PolicyId, ActivePolicy> oldPolicies = unique(before.getPoliciesList(), ActivePolicy::getId);
-        Map<PolicyId, ActivePolicy> newPolicies = unique(now.getPoliciesList(), ActivePolicy::getId);
-        Map<EndpointId, Endpoint> oldEndpoints = unique(before.getEndpointsList(), Endpoint::getId);
-        Map<EndpointId, Endpoint> newEndpoints = unique(now.getEndpointsList(), Endpoint::getId);
-        if (oldSets == null || newSets == null || oldPolicies == null || newPolicies == null
-                || oldEndpoints == null || newEndpoints == null) {
-            return "duplicate ids";
-        }
-
         // Sets: which differ, and is following them key by key cheaper than compiling?
-        List<IpSet> changed = new ArrayList<>();
-        long changedMembers = 0;
-        long allMembers = 0;
-        for (IpSet set : now.getIpSetsList()) {
-            allMembers += set.getMembersCount();
-            IpSet old = oldSets.get(set.getId());
-            if (old != set) {
-                changed.add(set);
-                changedMembers += set.getMembersCount() + (old == null ? 0 : old.getMembersCount());
-            }
+        SetPairs pairs = SetPairs.of(before.getIpSetsList(), now.getIpSetsList());
+        if (pairs == null) {
+            return "duplicate ip set ids";
         }
-        List<IpSet> removed = new ArrayList<>();
-        for (IpSet old : before.getIpSetsList()) {
-            if (!newSets.containsKey(old.getId())) {
-                removed.add(old);
-                changedMembers += old.getMembersCount();
-            }
-        }
-        if (changedMembers > DIFF_BUDGET_FLOOR && changedMembers * 4 > allMembers) {
+        if (pairs.changedMembers > DIFF_BUDGET_FLOOR && pairs.changedMembers * 4 > pairs.allMembers) {
             return "most sets are new";
         }
         boolean setsRenumbered = false;
         List<String> setChanges = new ArrayList<>();
-        for (IpSet set : changed) {
-            IpSet old = oldSets.get(set.getId());
+        for (int i = 0; i < pairs.changed.size(); i++) {
+            IpSet set = pairs.changed.get(i);
+            IpSet old = pairs.changedOld.get(i);
             if (old != null && old.getTypeValue() != set.getTypeValue()) {
                 return "ip set " + set.getId() + " changed type";
             }
@@ -155,7 +131,7 @@ public final class IndexUpdate {
                 }
             }
         }
-        for (IpSet old : removed) {
+        for (IpSet old : pairs.removed) {
             requireCleanSets();
             int number = sets.number(old.getId());
             if (number >= 0) {
@@ -174,8 +150,7 @@ public final class IndexUpdate {
         }
 
         // Rules: any policy added, removed or changed, or sets the rules may name came or went.
-        boolean rulesChanged = setsRenumbered || !oldPolicies.keySet().equals(newPolicies.keySet())
-                || !samePolicies(before.getPoliciesList(), now.getPoliciesList());
+        boolean rulesChanged = setsRenumbered || !samePolicies(before.getPoliciesList(), now.getPoliciesList());
         boolean endpointsChanged = rulesChanged || !sameEndpoints(before.getEndpointsList(), now.getEndpointsList());
         CompiledRules rules = rulesChanged ? CompiledRules.compile(now.getPoliciesList(), sets) : parts.rules();
         EndpointTiers endpoints = endpointsChanged ? EndpointTiers.compile(now.getEndpointsList(), rules)
@@ -260,6 +235,9 @@ public final class IndexUpdate {
 
     /** Edits the endpoint part of every address whose endpoint number changed. */
     private void renumberAddresses(List<EndpointTiers.LocalAddress> before, List<EndpointTiers.LocalAddress> after) {
+        if (before.equals(after)) {
+            return; // the usual case: tiers or labels changed, not addresses or numbering
+        }
         Map<IpAddress, Integer> was = new HashMap<>();
         for (EndpointTiers.LocalAddress a : before) {
             was.put(new IpAddress(a.family(), a.hi(), a.lo()), a.endpoint());
@@ -333,15 +311,78 @@ public final class IndexUpdate {
         return true;
     }
 
-    /** The items by key, or null when a key repeats. */
-    private static <K, V> Map<K, V> unique(List<V> items, java.util.function.Function<V, K> key) {
-        Map<K, V> out = new HashMap<>(items.size() * 2);
-        for (V v : items) {
-            if (out.put(key.apply(v), v) != null) {
-                return null;
+    /** The sets of two snapshots paired by id: those that are not the same message, and those gone. */
+    private static final class SetPairs {
+        final List<IpSet> changed = new ArrayList<>();
+        final List<IpSet> changedOld = new ArrayList<>(); // null: a new set
+        final List<IpSet> removed = new ArrayList<>();
+        long allMembers;
+        long changedMembers;
+
+        /** Null when an id repeats. One walk when both lists are ordered by id (the agent's are). */
+        static SetPairs of(List<IpSet> before, List<IpSet> now) {
+            SetPairs p = new SetPairs();
+            for (IpSet set : now) {
+                p.allMembers += set.getMembersCount();
+            }
+            if (strictlyOrdered(before) && strictlyOrdered(now)) {
+                int i = 0;
+                int j = 0;
+                while (i < before.size() || j < now.size()) {
+                    int c = i == before.size() ? 1 : j == now.size() ? -1
+                            : before.get(i).getId().compareTo(now.get(j).getId());
+                    if (c < 0) {
+                        p.gone(before.get(i++));
+                    } else if (c > 0) {
+                        p.pair(null, now.get(j++));
+                    } else {
+                        p.pair(before.get(i++), now.get(j++));
+                    }
+                }
+                return p;
+            }
+            Map<String, IpSet> old = new HashMap<>();
+            for (IpSet set : before) {
+                if (old.put(set.getId(), set) != null) {
+                    return null;
+                }
+            }
+            Set<String> seen = new HashSet<>();
+            for (IpSet set : now) {
+                if (!seen.add(set.getId())) {
+                    return null;
+                }
+                p.pair(old.get(set.getId()), set);
+            }
+            for (IpSet set : before) {
+                if (!seen.contains(set.getId())) {
+                    p.gone(set);
+                }
+            }
+            return p;
+        }
+
+        private void pair(IpSet old, IpSet set) {
+            if (old != set) {
+                changed.add(set);
+                changedOld.add(old);
+                changedMembers += set.getMembersCount() + (old == null ? 0 : old.getMembersCount());
             }
         }
-        return out;
+
+        private void gone(IpSet old) {
+            removed.add(old);
+            changedMembers += old.getMembersCount();
+        }
+
+        private static boolean strictlyOrdered(List<IpSet> sets) {
+            for (int i = 1; i < sets.size(); i++) {
+                if (sets.get(i - 1).getId().compareTo(sets.get(i).getId()) >= 0) {
+                    return false;
+                }
+            }
+            return true;
+        }
     }
 
     /** Why a change is compiled from scratch instead. */

@@ -26,6 +26,7 @@ final class AddressTable {
     private final int strideShift; // 1: stride 2, 2: stride 4 (a stride always divides a page)
     private final long[][] pages;
     private final int mask;
+    private final int shift; // 64 - log2(capacity): a slot is the top bits of the mixed key
     private int size;
 
     /** A table for IPv4 keys (narrow) or IPv6 keys (wide), sized for {@code expected} keys at load 1/2. */
@@ -47,6 +48,7 @@ final class AddressTable {
             pages[p] = page;
         }
         this.mask = capacity - 1;
+        this.shift = 64 - Integer.numberOfTrailingZeros(capacity);
     }
 
     private AddressTable(AddressTable base, long[][] pages, int size) {
@@ -54,9 +56,23 @@ final class AddressTable {
         this.strideShift = base.strideShift;
         this.pages = pages;
         this.mask = base.mask;
+        this.shift = base.shift;
         this.size = size;
     }
 
+    /**
+     * The home slot of a key: the top bits of one multiply (two for IPv6), which spread runs of
+     * consecutive addresses evenly; cheaper than {@link #hash} on the hot path.
+     */
+    private int slot(long k1, long k2) {
+        return (int) (((k1 * 0x9E37_79B9_7F4A_7C15L) ^ k2) * 0xC2B2_AE3D_27D4_EB4FL >>> shift);
+    }
+
+    private int slot(long key) {
+        return (int) (key * 0x9E37_79B9_7F4A_7C15L >>> shift);
+    }
+
+    /** A full 64-bit mix (compile-time hashing of keys, {@link KeyedMembers}). */
     static int hash(long hi, long lo) {
         long h = hi * 0x9E37_79B9_7F4A_7C15L + lo;
         h *= 0xC2B2_AE3D_27D4_EB4FL;
@@ -86,7 +102,7 @@ final class AddressTable {
         long k1 = narrow ? lo | (long) ext << 32 : hi;
         long k2 = narrow ? 0 : lo;
         int last = (1 << strideShift) - 1;
-        int i = (narrow ? hash(0, k1) : hash(k1 ^ ext, k2)) & mask;
+        int i = narrow ? slot(k1) : slot(k1 ^ ext, k2);
         while (true) {
             int pos = i << strideShift;
             long[] page = into[pos >>> PAGE_SHIFT];
@@ -121,7 +137,7 @@ final class AddressTable {
     long get(long v4, int ext) {
         long key = v4 | (long) ext << 32;
         long[][] p = pages;
-        int i = hash(0, key) & mask;
+        int i = slot(key);
         while (true) {
             int pos = i << 1;
             long[] page = p[pos >>> PAGE_SHIFT];
@@ -137,7 +153,7 @@ final class AddressTable {
     /** The value for an IPv6 key of a wide table, or {@link #ABSENT}. */
     long get(long hi, long lo, int ext) {
         long[][] p = pages;
-        int i = hash(hi ^ ext, lo) & mask;
+        int i = slot(hi ^ ext, lo);
         while (true) {
             int pos = i << 2;
             long[] page = p[pos >>> PAGE_SHIFT];

@@ -61,8 +61,8 @@ public final class IndexUpdate {
     private AddressTable.Editor v6Named;
     private SetNumbers sets;
     private int memberChanges;
-    private final int[] scratch = new int[64];
-    private int[] list = scratch;
+    private int[] list = new int[64];
+    private final int[] scratchOld = new int[64];
 
     private IndexUpdate(SnapshotIndex base, NodeSnapshot now) {
         this.base = base;
@@ -202,19 +202,24 @@ public final class IndexUpdate {
         long entry = table.lookup(key.hi(), key.lo(), key.ext());
         long value = entry < 0 ? 0 : entry;
         int[] pool = parts.pool().array();
-        int offset = (int) value;
-        int n = pool[offset];
-        int at = java.util.Arrays.binarySearch(pool, offset + 1, offset + 1 + n, number);
-        if ((at >= 0) == add) {
+        int membership = (int) value;
+        if (Membership.contains(pool, membership, number) == add) {
             return; // already as wanted
         }
+        int n = Membership.size(pool, membership);
         if (list.length < n + 1) {
             list = new int[n + 1];
         }
+        int[] old = n <= scratchOld.length ? scratchOld : new int[n];
+        if (membership != Membership.EMPTY) {
+            Membership.copy(pool, membership, old);
+        } else {
+            n = 0;
+        }
         int size = 0;
         boolean placed = false;
-        for (int i = offset + 1; i <= offset + n; i++) {
-            int s = pool[i];
+        for (int i = 0; i < n; i++) {
+            int s = old[i];
             if (add && !placed && number < s) {
                 list[size++] = number;
                 placed = true;
@@ -226,7 +231,7 @@ public final class IndexUpdate {
         if (add && !placed) {
             list[size++] = number;
         }
-        int listAt = parts.pool().append(list, size);
+        long listAt = Membership.of(list, size, parts.pool()) & 0xFFFF_FFFFL;
         if (!table.put(key.hi(), key.lo(), key.ext(), (value >>> 32 << 32) | listAt)) {
             throw new Refused("an address table is full");
         }
@@ -255,11 +260,11 @@ public final class IndexUpdate {
             }
             AddressTable.Editor table = editor(false, a.family() == IpAddress.V4);
             long entry = table.lookup(a.hi(), a.lo(), 0);
-            long offset = entry < 0 ? 0 : entry & 0xFFFF_FFFFL;
+            long membership = entry < 0 ? Membership.EMPTY : entry & 0xFFFF_FFFFL;
             if (entry < 0 && endpoint < 0) {
                 continue;
             }
-            if (!table.put(a.hi(), a.lo(), 0, (long) (endpoint + 1) << 32 | offset)) {
+            if (!table.put(a.hi(), a.lo(), 0, (long) (endpoint + 1) << 32 | membership)) {
                 throw new Refused("an address table is full");
             }
         }

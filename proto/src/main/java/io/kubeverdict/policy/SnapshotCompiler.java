@@ -108,7 +108,7 @@ final class SnapshotCompiler {
         }
     }
 
-    /** Interns a sorted, de-duplicated membership list in the pool; returns its offset. */
+    /** A sorted, de-duplicated membership list: inline when short, else interned in the pool (see {@link Membership}). */
     private int membership(int[] sets, int from, int to) {
         if (from == to) {
             return 0;
@@ -122,6 +122,10 @@ final class SnapshotCompiler {
             }
         }
         aliasedMembers |= n < sorted.length;
+        int inline = Membership.inline(sorted, n);
+        if (inline != 0) {
+            return inline;
+        }
         int[] list = Arrays.copyOf(sorted, n);
         return memOffsets.computeIfAbsent(new IntArrayKey(list), k -> {
             int offset = mem.size();
@@ -139,8 +143,8 @@ final class SnapshotCompiler {
         int[] start = grouped[0];
         int[] sets = grouped[1];
         for (int i = 0; i < keys.size(); i++) {
-            long offset = membership(sets, start[i], start[i + 1]);
-            long value = withEndpoint ? ((long) (keys.endpoint(i) + 1) << 32) | offset : offset;
+            long membership = membership(sets, start[i], start[i + 1]) & 0xFFFF_FFFFL;
+            long value = withEndpoint ? ((long) (keys.endpoint(i) + 1) << 32) | membership : membership;
             table.put(keys.hi(i), keys.lo(i), keys.ext(i), value);
         }
         return table;

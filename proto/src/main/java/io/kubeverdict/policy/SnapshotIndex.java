@@ -251,30 +251,29 @@ public final class SnapshotIndex {
     }
 
     private int decide(PacketTuple packet, LearnedAddresses learned, boolean walkOnly) {
-        long srcEntry;
-        long dstEntry;
-        long srcHi = packet.srcHi;
-        long srcLo = packet.srcLo;
-        long dstHi = packet.dstHi;
-        long dstLo = packet.dstLo;
-        if (packet.family == IpAddress.V4) {
-            srcHi = 0;
-            srcLo &= 0xFFFF_FFFFL;
-            dstHi = 0;
-            dstLo &= 0xFFFF_FFFFL;
-            srcEntry = v4.get(srcLo, 0);
-            dstEntry = v4.get(dstLo, 0);
-        } else if (packet.family == IpAddress.V6) {
-            srcEntry = v6.get(srcHi, srcLo, 0);
-            dstEntry = v6.get(dstHi, dstLo, 0);
-        } else {
-            return Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true);
+        int family = packet.family;
+        if (family == IpAddress.V4) {
+            return decide(packet, v4.get(packet.srcLo & 0xFFFF_FFFFL, 0), v4.get(packet.dstLo & 0xFFFF_FFFFL, 0),
+                    learned, walkOnly);
+        } else if (family == IpAddress.V6) {
+            return decide(packet, v6.get(packet.srcHi, packet.srcLo, 0), v6.get(packet.dstHi, packet.dstLo, 0),
+                    learned, walkOnly);
         }
+        return Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true);
+    }
+
+    /** decide() once both addresses are looked up. */
+    private int decide(PacketTuple packet, long srcEntry, long dstEntry, LearnedAddresses learned, boolean walkOnly) {
         int srcEndpoint = endpointOf(srcEntry);
         int dstEndpoint = endpointOf(dstEntry);
         if (srcEndpoint < 0 && dstEndpoint < 0) {
             return Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true);
         }
+        boolean v4Packet = packet.family == IpAddress.V4;
+        long srcHi = v4Packet ? 0 : packet.srcHi;
+        long srcLo = v4Packet ? packet.srcLo & 0xFFFF_FFFFL : packet.srcLo;
+        long dstHi = v4Packet ? 0 : packet.dstHi;
+        long dstLo = v4Packet ? packet.dstLo & 0xFFFF_FFFFL : packet.dstLo;
         int egress = -1;
         if (srcEndpoint >= 0) {
             egress = evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, membershipOf(dstEntry), learned,
@@ -302,7 +301,7 @@ public final class SnapshotIndex {
     }
 
     private static int membershipOf(long entry) {
-        return entry < 0 ? 0 : (int) entry;
+        return entry < 0 ? Membership.EMPTY : (int) entry;
     }
 
     /**
@@ -360,9 +359,17 @@ public final class SnapshotIndex {
     /** Rules whose peers hold the remote address: all-peers rules, IP-set peers, ipBlocks. */
     private long peerMask(Program p, int family, long remoteHi, long remoteLo, int remoteMem) {
         long peers = p.allPeersMask;
-        int[] pool = mem;
-        for (int i = remoteMem + 1, end = remoteMem + pool[remoteMem]; i <= end; i++) {
-            peers |= p.setMask(pool[i]);
+        if (Membership.isInline(remoteMem)) {
+            peers |= p.setMask(Membership.first(remoteMem));
+            int second = Membership.second(remoteMem);
+            if (second >= 0) {
+                peers |= p.setMask(second);
+            }
+        } else {
+            int[] pool = mem;
+            for (int i = remoteMem + 1, end = remoteMem + pool[remoteMem]; i <= end; i++) {
+                peers |= p.setMask(pool[i]);
+            }
         }
         return peers | (family == IpAddress.V4 ? p.v4Blocks : p.v6Blocks).get(remoteHi, remoteLo);
     }
@@ -381,13 +388,13 @@ public final class SnapshotIndex {
         ports |= byPort.get(0, packet.dstPort);
         wanted &= ~ports;
         long[] namedMasks = p.namedMasks;
-        int namedMem = -1;
+        int namedMem = Membership.UNKNOWN;
         for (int q = 0; q < namedMasks.length && wanted != 0; q++) {
             long m = namedMasks[q];
             if ((m & wanted) == 0) {
                 continue;
             }
-            if (namedMem < 0) {
+            if (namedMem == Membership.UNKNOWN) {
                 namedMem = namedMembership(packet);
             }
             if (isMember(namedMem, p.namedSets[q])) {
@@ -406,7 +413,7 @@ public final class SnapshotIndex {
         int protocol = packet.protocol;
         boolean hasPorts = protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE
                 || protocol == Protocol.SCTP_VALUE;
-        int namedMem = -1; // looked up on the first named-port clause only
+        int namedMem = Membership.UNKNOWN; // looked up on the first named-port clause only
         for (int k = tierPolStart[t], kEnd = tierPolEnd[t]; k < kEnd; k++) {
             int policy = tierPolicies[k];
             if (policy < 0) {
@@ -433,7 +440,7 @@ public final class SnapshotIndex {
                             return r;
                         }
                     } else if (named >= 0) {
-                        if (namedMem < 0) {
+                        if (namedMem == Membership.UNKNOWN) {
                             namedMem = namedMembership(packet);
                         }
                         if (isMember(namedMem, named)) {
@@ -452,7 +459,7 @@ public final class SnapshotIndex {
         }
         int ss = ruleSetStart[r];
         int se = ruleSetEnd[r];
-        if (ss != se && mem[remoteMem] != 0) {
+        if (ss != se && remoteMem != Membership.EMPTY) {
             for (int i = ss; i < se; i++) {
                 if (isMember(remoteMem, ruleSets[i])) {
                     return true;
@@ -483,22 +490,9 @@ public final class SnapshotIndex {
         return entry < 0 ? 0 : (int) entry;
     }
 
-    /** Binary search of a set index in the sorted membership list at offset. */
-    private boolean isMember(int offset, int set) {
-        int low = offset + 1;
-        int high = offset + mem[offset];
-        while (low <= high) {
-            int mid = (low + high) >>> 1;
-            int v = mem[mid];
-            if (v < set) {
-                low = mid + 1;
-            } else if (v > set) {
-                high = mid - 1;
-            } else {
-                return true;
-            }
-        }
-        return false;
+    /** Whether the membership (see {@link Membership}) holds the set. */
+    private boolean isMember(int membership, int set) {
+        return Membership.contains(mem, membership, set);
     }
 
     // ------------------------------------------------------------------ one direction, for explanations

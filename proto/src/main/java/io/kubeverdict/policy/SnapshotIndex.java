@@ -6,15 +6,17 @@ import java.util.List;
 
 /**
  * A node snapshot compiled for the hot path: endpoints by address, IP-set membership, rules in
- * evaluation order, and {@link #decide}. Immutable and thread-safe; a changed snapshot compiles
- * into a new index. The semantics are those documented in policy.proto. Words for its codes
- * come from {@link DecisionText}, whole explanations from {@link Explainer}; both read this
- * index and never run on the hot path.
+ * evaluation order, and {@link #decide}. Immutable and thread-safe; a changed snapshot gives a new
+ * index, by {@link #update} from this one (only what changed is redone, copy-on-write, see
+ * {@link IndexUpdate}) or by {@link #compile}. The semantics are those documented in policy.proto.
+ * Words for its codes come from {@link DecisionText}, whole explanations from {@link Explainer};
+ * both read this index and never run on the hot path.
  *
  * <p>Layout: one open-addressing table per family maps an address to its local endpoint (if
- * any) and to the sorted list of IP sets it belongs to, so a packet costs two lookups whatever
- * the number of sets; named-port membership (address, protocol, port) has its own table, looked
- * up only when a named-port clause is reached. Rules are flattened into parallel arrays.
+ * any) and to its IP-set membership (one or two sets inline, else a sorted list in the pool; see
+ * {@link Membership}), so a packet costs two lookups whatever the number of sets; named-port
+ * membership (address, protocol, port) has its own table, looked up only when a named-port
+ * clause is reached. Rules are flattened into parallel arrays.
  *
  * <p>Evaluation of one direction of one endpoint is {@link #evaluate}: the tier walk of
  * policy.proto (tiers in order, the first matching rule or else the tier default decides, PASS
@@ -147,6 +149,8 @@ public final class SnapshotIndex {
      * The index of {@code now}, made from this index of {@code before} by redoing only what differs
      * (see {@link IndexUpdate}); decides exactly as {@code compile(now)} would. This index is not
      * changed and stays usable. {@code before} must be the snapshot this index was made from.
+     * Updates of indexes made from one compile must not run concurrently (they append to one
+     * membership pool); decide() may run concurrently with anything.
      */
     public IndexUpdate.Result update(NodeSnapshot before, NodeSnapshot now) {
         return IndexUpdate.apply(this, before, now);

@@ -100,13 +100,15 @@ static int kv_xtq_read_acks(struct mnl_socket *nl, uint32_t first_seq, uint32_t 
 	return err;
 }
 
-/* family: NFPROTO_IPV4 / NFPROTO_IPV6 / NFPROTO_INET. Returns 0 or -errno (ENOENT: no such
- * table/chain or no NFQUEUE target; EOPNOTSUPP/EINVAL: nft_compat refuses this family). */
+/* family: NFPROTO_IPV4 / NFPROTO_IPV6 / NFPROTO_INET. Queues queue_num .. queue_num+queues-1
+ * (--queue-balance; with more than one, --queue-cpu-fanout: the queue of the CPU that handles the
+ * packet). Returns 0 or -errno (ENOENT: no such table/chain or no NFQUEUE target;
+ * EOPNOTSUPP/EINVAL: nft_compat refuses this family). */
 static jint kv_xtq_install(JNIEnv *env, jclass cls, jint family, jstring jtable, jstring jchain,
-			   jint queue_num, jint bypass)
+			   jint queue_num, jint queues, jint bypass)
 {
 	(void)cls;
-	if (queue_num < 0 || queue_num > 65535)
+	if (queue_num < 0 || queues < 1 || queue_num + queues - 1 > 65535)
 		return -EINVAL;
 	const char *table = (*env)->GetStringUTFChars(env, jtable, NULL);
 	const char *chain = table ? (*env)->GetStringUTFChars(env, jchain, NULL) : NULL;
@@ -125,8 +127,8 @@ static jint kv_xtq_install(JNIEnv *env, jclass cls, jint family, jstring jtable,
 
 	struct xt_NFQ_info_v3 info = {
 		.queuenum = (uint16_t)queue_num,
-		.queues_total = 1,
-		.flags = bypass ? NFQ_FLAG_BYPASS : 0,
+		.queues_total = (uint16_t)queues,
+		.flags = (uint8_t)((bypass ? NFQ_FLAG_BYPASS : 0) | (queues > 1 ? NFQ_FLAG_CPU_FANOUT : 0)),
 	};
 	uint32_t seq = (uint32_t)time(NULL);
 	struct mnl_nlmsg_batch *batch = mnl_nlmsg_batch_start(buf, MNL_SOCKET_BUFFER_SIZE);
@@ -160,7 +162,7 @@ out:
 }
 
 static const JNINativeMethod methods[] = {
-	{ "install", "(ILjava/lang/String;Ljava/lang/String;II)I", (void *)kv_xtq_install },
+	{ "install", "(ILjava/lang/String;Ljava/lang/String;III)I", (void *)kv_xtq_install },
 };
 
 int kv_register_xtqueue(JNIEnv *env)

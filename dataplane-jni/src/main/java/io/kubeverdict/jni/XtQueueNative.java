@@ -4,5 +4,5 @@ package io.kubeverdict.jni;
 final class XtQueueNative {
     private XtQueueNative() {}
 
-    static native int install(int family, String table, String chain, int queueNum, int bypass);
+    static native int install(int family, String table, String chain, int queueNum, int queues, int bypass);
 }

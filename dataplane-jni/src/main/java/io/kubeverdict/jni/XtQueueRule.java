@@ -16,18 +16,26 @@ public final class XtQueueRule {
 
     private XtQueueRule() {}
 
+    /** One queue: {@code NFQUEUE --queue-num queueNum [--queue-bypass]}. */
+    public static void install(int family, String table, String chain, int queueNum, boolean bypass) {
+        install(family, table, chain, queueNum, 1, bypass);
+    }
+
     /**
-     * Makes {@code NFQUEUE --queue-num queueNum [--queue-bypass]} the only rule of the chain.
+     * Makes {@code NFQUEUE --queue-num queueNum [--queue-bypass]} (one queue) or
+     * {@code NFQUEUE --queue-balance queueNum:queueNum+queues-1 --queue-cpu-fanout [--queue-bypass]}
+     * the only rule of the chain. With cpu-fanout a packet goes to queue {@code queueNum + cpu % queues}
+     * of the CPU that handles it, so the flows the NIC's RSS spreads over CPUs are spread over queues.
      *
      * @throws NativeException ENOENT when the table/chain (or the NFQUEUE target) does not exist,
      *     EOPNOTSUPP/EINVAL-like errnos when nft_compat refuses the family
      */
-    public static void install(int family, String table, String chain, int queueNum, boolean bypass) {
+    public static void install(int family, String table, String chain, int queueNum, int queues, boolean bypass) {
         NativeLibrary.ensureAvailable();
-        if (queueNum < 0 || queueNum > 65535) {
-            throw new IllegalArgumentException("queue number must be 0..65535, got " + queueNum);
+        if (queueNum < 0 || queues < 1 || queueNum + queues - 1 > 65535) {
+            throw new IllegalArgumentException("queues must lie in 0..65535, got " + queueNum + " + " + queues);
         }
         NativeException.check("install NFQUEUE target in " + table + "/" + chain,
-                XtQueueNative.install(family, table, chain, queueNum, bypass ? 1 : 0));
+                XtQueueNative.install(family, table, chain, queueNum, queues, bypass ? 1 : 0));
     }
 }

@@ -44,6 +44,18 @@ class XtQueueRuleTest {
     }
 
     @Test
+    void severalQueuesAreBalancedWithCpuFanout() throws Exception {
+        String listing = Netns.call(ns.path(), () -> {
+            try (Nftables nft = new Nftables()) {
+                nft.run("add table ip kvt\nadd chain ip kvt q\nadd rule ip kvt q drop\n");
+                XtQueueRule.install(XtQueueRule.FAMILY_IPV4, "kvt", "q", 20, 4, true);
+                return nft.run("list chain ip kvt q");
+            }
+        });
+        assertThat(listing).containsPattern("queue (flags bypass,fanout to 20-23|num 20-23 bypass,fanout)");
+    }
+
+    @Test
     void aMissingChainIsENOENT() throws Exception {
         NativeException error = Netns.call(ns.path(), () -> {
             try {

@@ -38,32 +38,39 @@ import java.util.Map;
  * are interleaved in every round (in enum order, then reversed, ...) after a warm-up round; the
  * report gives medians of rounds.
  *
- * <p>Usage (root, normally through bin/bench-connrate): ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N]
+ * <p>{@code --queues Q} runs the agent with {@code --queues Q}, the C consumer with Q queues (one
+ * thread each) and the C run's table over the same range; bin/bench-connrate runs Q = 1 and Q = the
+ * CPU count.
+ *
+ * <p>Usage (root, normally through bin/bench-connrate): ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N] [--queues Q]
  */
 public final class ConnRateBench {
     private static final String PREFIX = "kvbench-";
     private static final int QUEUE = 100; // the agent's default --nfqueue-id
     private static final int PARALLEL = 4;
+    private static final int PARALLEL8 = 8;
     private static final int WARMUP = 100;
 
     public static void main(String[] args) throws Exception {
         if (args.length < 1) {
-            System.err.println("usage: ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N]");
+            System.err.println("usage: ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N] [--queues Q]");
             System.exit(2);
         }
         Path nfqAccept = Path.of(args[0]);
         int rounds = 9;
         int seq = 1000;
         int parEach = 500;
+        int queues = 1;
         for (int i = 1; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
                 case "--seq" -> seq = Integer.parseInt(args[i + 1]);
                 case "--par-each" -> parEach = Integer.parseInt(args[i + 1]);
+                case "--queues" -> queues = Integer.parseInt(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        new ConnRateBench(nfqAccept, rounds, seq, parEach).run();
+        new ConnRateBench(nfqAccept, rounds, seq, parEach, queues).run();
         System.exit(0);
     }
 
@@ -71,9 +78,11 @@ public final class ConnRateBench {
     private final int rounds;
     private final int seq;
     private final int parEach;
+    private final int queues;
     private final Progress progress = new Progress(new PrintWriter(System.err, true));
 
-    private ConnRateBench(Path nfqAccept, int rounds, int seq, int parEach) {
+    private ConnRateBench(Path nfqAccept, int rounds, int seq, int parEach, int queues) {
+        this.queues = queues;
         this.nfqAccept = nfqAccept;
         this.rounds = rounds;
         this.seq = seq;
@@ -86,7 +95,7 @@ public final class ConnRateBench {
         Manifests.writePods(manifests);
         Manifests.writePolicy(manifests, false);
         SandboxOptions options = new SandboxOptions(manifests, 1, List.of(new ServePort(80, Protocol.TCP)),
-                "10.244.0.0/16", Duration.ofSeconds(2), PREFIX);
+                "10.244.0.0/16", Duration.ofSeconds(2), PREFIX).withAgentArgs("node-1", "--queues", String.valueOf(queues));
         List<ManagedProcess> started = new ArrayList<>();
         Thread killStarted = new Thread(() -> {
             started.forEach(ManagedProcess::close);
@@ -99,14 +108,15 @@ public final class ConnRateBench {
             Bed agentBed = new Bed(sandbox.testbed());
             Bed plainBed = new Bed(plain);
             String plainNode = plain.layout().nodeNamespace("node-1");
-            ManagedProcess c = ManagedProcess.start("nfq_accept", plainNode, List.of(nfqAccept.toString(), String.valueOf(QUEUE)),
+            ManagedProcess c = ManagedProcess.start("nfq_accept", plainNode, List.of(nfqAccept.toString(), String.valueOf(QUEUE), String.valueOf(queues)),
                     work.resolve("nfq_accept.log"));
             started.add(c);
             awaitBound(c);
             PodAddresses pair = PodAddresses.of(List.of(agentBed.client.primaryIp().getHostAddress(),
                     agentBed.server.primaryIp().getHostAddress()));
             PodAddresses other = PodAddresses.of(List.of(Bed.pod(plain, Manifests.OTHER).primaryIp().getHostAddress()));
-            NftManager table = plain.callIn(plainNode, () -> NftManager.create(new Nftables(), "kube_verdict", QUEUE, false, null));
+            NftManager table = plain.callIn(plainNode, () -> NftManager.create(new Nftables(), "kube_verdict", QUEUE, queues, false,
+                    null, null, io.kubeverdict.agent.nft.CutAction.DROP));
             Nftables ctTable = plain.callIn(plainNode, Nftables::new);
             progress.done();
 
@@ -169,9 +179,11 @@ public final class ConnRateBench {
                 return null;
             });
             System.out.println();
-            System.out.printf("seq: %d connections one after the other; par%d: %d threads x %d; TCP connect + 1-byte echo + close; "
-                    + "load average at end: %s%n", seq, PARALLEL, PARALLEL, parEach, Files.readString(Path.of("/proc/loadavg")).strip());
-            System.out.print(Report.render(results, PARALLEL));
+            System.out.printf("queues: %d (agent --queues, C consumer threads, table range); seq: %d connections one after the other; "
+                    + "par%d: %d threads x %d; par%d: %d threads x %d; TCP connect + 1-byte echo + close; load average at end: %s%n",
+                    queues, seq, PARALLEL, PARALLEL, parEach, PARALLEL8, PARALLEL8, par8Each(),
+                    Files.readString(Path.of("/proc/loadavg")).strip());
+            System.out.print(Report.render(results, PARALLEL, PARALLEL8));
         } finally {
             started.forEach(ManagedProcess::close);
             try {
@@ -181,6 +193,11 @@ public final class ConnRateBench {
             }
             deleteTree(work);
         }
+    }
+
+    /** par8 opens as many connections in all as par4. */
+    private int par8Each() {
+        return Math.max(1, parEach * PARALLEL / PARALLEL8);
     }
 
     private static void deleteTree(Path dir) {
@@ -246,8 +263,10 @@ public final class ConnRateBench {
             long before = queued();
             Sample sequential = load.run(1, seq);
             Sample parallel = load.run(PARALLEL, parEach);
+            Sample parallel8 = load.run(PARALLEL8, par8Each());
             long queued = queued() - before;
-            return new Measurement(sequential, parallel, (double) queued / (seq + PARALLEL * parEach));
+            return new Measurement(sequential, parallel, parallel8,
+                    (double) queued / (seq + PARALLEL * parEach + PARALLEL8 * par8Each()));
         }
 
         /**
@@ -282,10 +301,14 @@ public final class ConnRateBench {
                     .filter(l -> !l.contains("NFPROTO")).reduce("", (a, b) -> a + b + "\n");
         }
 
-        /** Packet ids the node's queue handed out so far (0 when nobody is bound). */
+        /** Packet ids the node's queues handed out so far (0 for those nobody is bound to). */
         private long queued() throws Exception {
-            return testbed.callIn(node, () -> QueueCounters.read(QueueCounters.PROC_FILE, QUEUE)
-                    .map(QueueCounters::idSequence).orElse(0L));
+            int[] ids = new int[queues];
+            for (int i = 0; i < queues; i++) {
+                ids[i] = QUEUE + i;
+            }
+            return testbed.callIn(node, () -> QueueCounters.read(QueueCounters.PROC_FILE, ids).stream()
+                    .mapToLong(QueueCounters::idSequence).sum());
         }
 
         private static PodSpec pod(Testbed bed, String name) {

@@ -15,12 +15,18 @@ public final class AgentBinding {
     private final String agentNamespace;
     private final String agentUsername;
     private final BiFunction<String, String, Pod> pods;
+    private final InspectionAccess inspection;
 
-    /** @param pods (namespace, name) -> the pod as the informer has it, or null */
-    public AgentBinding(String agentNamespace, String agentServiceAccount, BiFunction<String, String, Pod> pods) {
+    /**
+     * @param pods (namespace, name) -> the pod as the informer has it, or null
+     * @param inspection who else may inspect
+     */
+    public AgentBinding(String agentNamespace, String agentServiceAccount, BiFunction<String, String, Pod> pods,
+            InspectionAccess inspection) {
         this.agentNamespace = agentNamespace;
         this.agentUsername = "system:serviceaccount:" + agentNamespace + ":" + agentServiceAccount;
         this.pods = pods;
+        this.inspection = inspection;
     }
 
     public String agentUsername() {
@@ -34,7 +40,7 @@ public final class AgentBinding {
         }
         String user = review.username();
         if (!agentUsername.equals(user)) {
-            return Caller.user(user);
+            return Caller.user(user, inspection.check(review));
         }
         String node = review.extraValue(Review.NODE_NAME);
         if (node != null && !node.isEmpty()) {

@@ -13,8 +13,10 @@ import io.grpc.Status;
  * @param node the node an agent's token is bound to; null for anyone else
  * @param refusal non-null when the token was not accepted: the status to fail a call with
  * @param onLoopback a tokenless call from a loopback address
+ * @param inspection for a user other than the agents: OK when it may inspect every node, else why
+ *     not ({@link InspectionAccess}); null for everyone else
  */
-public record Caller(String username, String node, Status refusal, boolean onLoopback) {
+public record Caller(String username, String node, Status refusal, boolean onLoopback, Status inspection) {
     static final Context.Key<Caller> KEY = Context.key("kubeverdict-caller");
 
     /** The caller of the current call; null when it sent no bearer token (and is not on loopback). */
@@ -23,19 +25,19 @@ public record Caller(String username, String node, Status refusal, boolean onLoo
     }
 
     public static Caller agent(String username, String node) {
-        return new Caller(username, node, null, false);
+        return new Caller(username, node, null, false, null);
     }
 
-    public static Caller user(String username) {
-        return new Caller(username, null, null, false);
+    public static Caller user(String username, Status inspection) {
+        return new Caller(username, null, null, false, inspection);
     }
 
     public static Caller refused(String username, Status why) {
-        return new Caller(username, null, why, false);
+        return new Caller(username, null, why, false, null);
     }
 
     public static Caller loopback() {
-        return new Caller("", null, null, true);
+        return new Caller("", null, null, true, null);
     }
 
     public boolean isAgent() {

@@ -120,6 +120,9 @@ public final class Selector {
     }
 
     private static Requirement requirement(LabelSelectorRequirement r) throws InvalidSelectorException {
+        if (r == null) {
+            throw new InvalidSelectorException("matchExpressions has an empty entry");
+        }
         if (r.getKey() == null || r.getKey().isEmpty()) {
             throw new InvalidSelectorException("matchExpressions entry without key");
         }

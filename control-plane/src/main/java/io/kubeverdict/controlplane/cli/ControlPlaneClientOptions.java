@@ -6,7 +6,9 @@ import io.grpc.StatusRuntimeException;
 import io.kubeverdict.runtime.cli.ClientTlsOptions;
 import io.kubeverdict.runtime.cli.HostPort;
 import io.kubeverdict.runtime.grpc.ClientChannels;
+import io.kubeverdict.runtime.grpc.TokenFileCredentials;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +31,12 @@ final class ControlPlaneClientOptions {
     @Mixin
     ClientTlsOptions tls = new ClientTlsOptions();
 
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "A token for audience kube-verdict (kubectl create token NAME --audience kube-verdict) sent as "
+                    + "the caller's identity; the control plane lets it inspect when the API server allows it "
+                    + "get /kube-verdict/inspect (ClusterRole kube-verdict-inspector). Without it: kubectl port-forward.")
+    Path tokenFile;
+
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "PT30S",
             description = "Deadline of each call (ISO-8601). Default: ${DEFAULT-VALUE}.")
     Duration timeout;
@@ -48,7 +56,8 @@ final class ControlPlaneClientOptions {
 
     /** A channel to the target; throws IllegalArgumentException for unusable TLS options. */
     ManagedChannel open() throws IOException {
-        return ClientChannels.open(target().toString(), tls.tls().orElse(null));
+        return ClientChannels.open(target().toString(), tls.tls().orElse(null),
+                tokenFile == null ? null : new TokenFileCredentials(tokenFile));
     }
 
     /**

@@ -3,6 +3,8 @@ package io.kubeverdict.controlplane.cli;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.kubeverdict.controlplane.auth.CallLimits;
+import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineManifestLoader;
@@ -12,6 +14,7 @@ import io.kubeverdict.runtime.cli.InsecureOption;
 import io.kubeverdict.runtime.cli.LoggingOptions;
 import io.kubeverdict.runtime.cli.MetricsOptions;
 import io.kubeverdict.runtime.cli.ServerTlsOptions;
+import io.kubeverdict.runtime.grpc.ServerLimits;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -102,6 +105,47 @@ final class ServeCommand implements Callable<Integer> {
                     + "(a fleet reconnecting after a restart). Default: ${DEFAULT-VALUE}.")
     int maxConcurrentSnapshots;
 
+    @Option(names = "--max-inbound-message-bytes", defaultValue = "1048576", paramLabel = "BYTES",
+            description = "Largest message a client may send (an agent's verdict batch is ~100 KiB); larger ones are "
+                    + "refused unread. Default: ${DEFAULT-VALUE}.")
+    int maxInboundMessageBytes;
+
+    @Option(names = "--max-streams-per-caller", defaultValue = "4", paramLabel = "N",
+            description = "Open streams (Sync, ReportVerdicts, ObserveVerdicts) one caller may hold: a node's agent, "
+                    + "a user, a certificate, or an address when it has no credentials. An agent needs 2. "
+                    + "Default: ${DEFAULT-VALUE}.")
+    int maxStreamsPerCaller;
+
+    @Option(names = "--inspection-rate", defaultValue = "20", paramLabel = "PER_SECOND",
+            description = "Inspection calls (ListNodes, GetSnapshot, Explain, DescribeEndpoint) per caller and second, "
+                    + "with bursts of twice as many. Default: ${DEFAULT-VALUE}.")
+    double inspectionRate;
+
+    @Option(names = "--auto-tls", description = "Make and renew TLS itself: a CA and serving certificate in the Secret "
+            + "--auto-tls-secret of --namespace (created, or reused), the CA bundle published in the ConfigMap "
+            + "--auto-tls-ca-configmap for the agents. Needs the Kubernetes API; not with --tls-cert.")
+    boolean autoTls;
+
+    @Option(names = "--namespace", paramLabel = "NAMESPACE", defaultValue = "${env:POD_NAMESPACE:-kube-verdict}",
+            description = "The control plane's own namespace, where auto TLS keeps its objects. Default: $POD_NAMESPACE, "
+                    + "else kube-verdict.")
+    String namespace;
+
+    @Option(names = "--auto-tls-service", paramLabel = "NAME", defaultValue = "kube-verdict-control-plane",
+            description = "The Service agents dial: the certificate names NAME.NAMESPACE.svc and its other forms. "
+                    + "Default: ${DEFAULT-VALUE}.")
+    String autoTlsService;
+
+    @Option(names = "--auto-tls-secret", paramLabel = "NAME", defaultValue = AutoTls.Settings.DEFAULT_SECRET,
+            description = "The Secret auto TLS keeps its CA and serving certificate in (the install's Role names it: "
+                    + "change both). Default: ${DEFAULT-VALUE}.")
+    String autoTlsSecret;
+
+    @Option(names = "--auto-tls-ca-configmap", paramLabel = "NAME", defaultValue = AutoTls.Settings.DEFAULT_CONFIG_MAP,
+            description = "The ConfigMap auto TLS publishes the CA bundle in, for the agents to mount (the install's Role "
+                    + "names it: change both). Default: ${DEFAULT-VALUE}.")
+    String autoTlsConfigMap;
+
     @Spec
     CommandSpec spec;
 
@@ -144,14 +188,26 @@ final class ServeCommand implements Callable<Integer> {
         ControlPlane.Auth authentication;
         InetSocketAddress grpcAddress;
         InetSocketAddress metricsAddress;
+        ServerLimits serverLimits;
+        CallLimits.Config callLimits;
         try {
             tls = tlsOptions.tls().orElse(null);
-            if (tls == null) {
+            if (autoTls && (tls != null || source.manifests != null)) {
+                throw new IllegalArgumentException("--auto-tls makes its own certificate in the cluster: not with --tls-cert "
+                        + "or --manifests");
+            }
+            if (tls == null && !autoTls) {
                 insecure.checkPlaintextListen("--listen", listen);
             }
             authentication = authentication(tls);
+            if (autoTls && authentication instanceof ControlPlane.Auth.Certificates) {
+                throw new IllegalArgumentException("--auto-tls has no client CA: use it with --auth token");
+            }
             grpcAddress = listen.socketAddress();
             metricsAddress = metrics.socketAddress();
+            serverLimits = ServerLimits.defaults().withMaxInboundMessageBytes(maxInboundMessageBytes);
+            callLimits = new CallLimits.Config(maxStreamsPerCaller, inspectionRate,
+                    (int) Math.max(1, Math.ceil(2 * inspectionRate)), CallLimits.Config.defaults().maxTrackedCallers());
         } catch (IllegalArgumentException e) {
             err.println(e.getMessage());
             return 2;
@@ -182,7 +238,11 @@ final class ServeCommand implements Callable<Integer> {
         }
         ControlPlane.Config config = new ControlPlane.Config(grpcAddress, metricsAddress, tls,
                 new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots),
-                authentication);
+                authentication, serverLimits, callLimits);
+        if (autoTls) {
+            config = config.withAutoTls(AutoTls.Settings.defaults(namespace,
+                    AutoTls.Settings.serviceNames(autoTlsService, namespace)).withObjects(autoTlsSecret, autoTlsConfigMap));
+        }
 
         CountDownLatch stopped = new CountDownLatch(1);
         ControlPlane cp = ControlPlane.start(config, new IncrementalPolicyCalculator(), src);

@@ -4,8 +4,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.BindableService;
 import io.grpc.ServerInterceptor;
 import io.kubeverdict.controlplane.auth.AgentBinding;
+import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.auth.BearerTokenInterceptor;
+import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.auth.CachingTokenReviewer;
+import io.kubeverdict.controlplane.auth.InspectionAccess;
 import io.kubeverdict.controlplane.auth.KubernetesTokenReviewer;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
@@ -18,13 +21,17 @@ import io.kubeverdict.controlplane.source.ManifestDirectorySource;
 import io.kubeverdict.controlplane.source.ManifestLoader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.controlplane.tls.CallerKey;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.runtime.grpc.GrpcServer;
+import io.kubeverdict.runtime.grpc.ServerLimits;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import io.kubeverdict.runtime.metrics.MetricsEndpoint;
 import io.kubeverdict.runtime.metrics.ProcessMetrics;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -92,8 +99,25 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     /** @param metricsBind null: no metrics endpoint; @param tls null: plaintext */
+    /** @param autoTls null: TLS is {@code tls} (or none); else the control plane makes and renews its own (needs the API) */
     public record Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
-            PolicySyncService.Options syncOptions, Auth auth) {
+            PolicySyncService.Options syncOptions, Auth auth, ServerLimits serverLimits, CallLimits.Config callLimits,
+            AutoTls.Settings autoTls) {
+        /** The default limits. */
+        public Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
+                PolicySyncService.Options syncOptions, Auth auth) {
+            this(listen, metricsBind, tls, syncOptions, auth, ServerLimits.defaults(), CallLimits.Config.defaults(), null);
+        }
+
+        public Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
+                PolicySyncService.Options syncOptions, Auth auth, ServerLimits serverLimits, CallLimits.Config callLimits) {
+            this(listen, metricsBind, tls, syncOptions, auth, serverLimits, callLimits, null);
+        }
+
+        public Config withAutoTls(AutoTls.Settings settings) {
+            return new Config(listen, metricsBind, null, syncOptions, auth, serverLimits, callLimits, settings);
+        }
+
         /** Certificates when the TLS material has a client CA, else nobody. */
         public Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
                 PolicySyncService.Options syncOptions) {
@@ -166,7 +190,8 @@ public final class ControlPlane implements AutoCloseable {
                         + "a manifest directory has none");
             }
             KubernetesSource pods = kubernetes;
-            AgentBinding binding = new AgentBinding(t.agentNamespace(), t.agentServiceAccount(), pods::pod);
+            AgentBinding binding = new AgentBinding(t.agentNamespace(), t.agentServiceAccount(), pods::pod,
+                    InspectionAccess.subjectAccessReviews(k.client()));
             authentication.add(new BearerTokenInterceptor(
                     new CachingTokenReviewer(new KubernetesTokenReviewer(k.client(), t.audience())), binding));
             authorizer = NodeAuthorizer.requireAgentToken();
@@ -185,7 +210,19 @@ public final class ControlPlane implements AutoCloseable {
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
 
-        grpc = GrpcEndpoint.create(config.listen(), config.tls(), authentication,
+        ServerTls tls = config.tls();
+        if (config.autoTls() != null) {
+            if (!(source instanceof Source.Kubernetes k)) {
+                throw new IllegalArgumentException("auto TLS keeps its certificate in a Secret: it needs the Kubernetes API");
+            }
+            AutoTls auto = AutoTls.start(k.client(), config.autoTls(), Clock.systemUTC());
+            closeables.push(auto);
+            tls = auto.serverTls();
+        }
+        CallLimits limits = new CallLimits(config.callLimits(), CallerKey::of,
+                method -> ControlPlaneInspectionGrpc.SERVICE_NAME.equals(method.getServiceName()),
+                process.registry(), System::nanoTime);
+        grpc = GrpcEndpoint.create(config.listen(), tls, config.serverLimits(), limits, authentication,
                 List.<BindableService>of(sync, inspection)).start();
         closeables.push(grpc);
         log.info("gRPC listening on {}", grpc.listenSockets());

@@ -5,6 +5,7 @@ import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.kubeverdict.controlplane.tls.PeerIdentityInterceptor;
 import io.kubeverdict.runtime.grpc.GrpcServer;
+import io.kubeverdict.runtime.grpc.ServerLimits;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -26,17 +27,25 @@ public final class GrpcEndpoint {
     /** @param tls null: plaintext, with a loud warning */
     public static GrpcServer create(InetSocketAddress listen, ServerTls tls, List<BindableService> services)
             throws IOException {
-        return create(listen, tls, List.of(), services);
+        return create(listen, tls, ServerLimits.defaults(), null, List.of(), services);
     }
 
     /**
+     * @param callLimits null: none; else counted against the identity the authentication found
      * @param authentication more interceptors that put the caller's identity into the Context
      *     (bearer tokens), besides the client certificate's
      */
-    public static GrpcServer create(InetSocketAddress listen, ServerTls tls, List<ServerInterceptor> authentication,
-            List<BindableService> services) throws IOException {
-        GrpcServer.Builder b = GrpcServer.builder(listen).tls(tls);
-        List<ServerInterceptor> interceptors = new ArrayList<>(authentication);
+    public static GrpcServer create(InetSocketAddress listen, ServerTls tls, ServerLimits limits,
+            ServerInterceptor callLimits, List<ServerInterceptor> authentication, List<BindableService> services)
+            throws IOException {
+        GrpcServer.Builder b = GrpcServer.builder(listen).tls(tls).limits(limits);
+        // ServerInterceptors runs the LAST of the list first: the limits (first) see what the
+        // certificate and token interceptors put into the Context.
+        List<ServerInterceptor> interceptors = new ArrayList<>();
+        if (callLimits != null) {
+            interceptors.add(callLimits);
+        }
+        interceptors.addAll(authentication);
         interceptors.add(new PeerIdentityInterceptor());
         for (BindableService s : services) {
             b.service(ServerInterceptors.intercept(s, interceptors));

@@ -99,6 +99,11 @@ public final class IndexedSnapshot {
         return m;
     }
 
+    /** Whether the IP-set index was built (tests check that a diff skipped it). */
+    boolean ipSetsIndexed() {
+        return ipSets != null;
+    }
+
     /** Whether the policy or endpoint index was built (tests check that a diff skipped them). */
     boolean policiesOrEndpointsIndexed() {
         return policies != null || endpoints != null;

@@ -1,6 +1,12 @@
 package io.kubeverdict.controlplane.sync;
 
+import io.grpc.BindableService;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
+import io.grpc.stub.ServerCalls;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import com.google.protobuf.Timestamp;
@@ -42,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * published (not in the cluster) is forgotten, metrics included, when its last stream ends. Full
  * snapshots go out at most {@link Options#maxConcurrentSnapshots} at a time ({@link SnapshotAdmission}).
  */
-public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase implements AutoCloseable {
+public final class PolicySyncService implements PolicySyncGrpc.AsyncService, BindableService, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PolicySyncService.class);
 
     /** Longest agent version kept (it is the client's text). */
@@ -76,7 +82,7 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
     private final Options options;
     private final SnapshotDiff differ;
     private final SnapshotAdmission admission;
-    private final Executor executor;
+    private final SendQueue senders;
     private final ScheduledExecutorService sweeper;
     private final Map<String, NodeRecord> nodes = new ConcurrentHashMap<>();
 
@@ -89,7 +95,8 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         this.metrics = metrics;
         this.authorizer = authorizer;
         this.options = options;
-        this.executor = executor;
+        // As many runners as CPUs: the control plane's sender pool has that many threads.
+        this.senders = new SendQueue(executor, Math.max(2, Runtime.getRuntime().availableProcessors()));
         this.differ = new SnapshotDiff(options.maxMessageBytes());
         this.admission = new SnapshotAdmission(options.maxConcurrentSnapshots());
         metrics.snapshotAdmission(admission::waiting, admission::inUse);
@@ -129,8 +136,34 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
         return new ControlPlaneMetrics.NodeCounts(inSync, behind, syncing, disconnected, maxLag);
     }
 
+    /**
+     * The generated binding, except that Sync sends {@link StampedMessage}s: the same ToAgent
+     * bytes on the wire (same method name, request type and schema for reflection), written from
+     * payloads that streams share instead of being serialized once per stream.
+     */
     @Override
-    public void sync(SyncRequest request, StreamObserver<ToAgent> responseObserver) {
+    public ServerServiceDefinition bindService() {
+        ServerServiceDefinition generated = PolicySyncGrpc.bindService(this);
+        MethodDescriptor<SyncRequest, ToAgent> plain = PolicySyncGrpc.getSyncMethod();
+        MethodDescriptor<SyncRequest, StampedMessage> stamped =
+                plain.toBuilder(plain.getRequestMarshaller(), StampedMessage.MARSHALLER).build();
+        ServiceDescriptor generatedService = generated.getServiceDescriptor();
+        ServiceDescriptor.Builder service = ServiceDescriptor.newBuilder(generatedService.getName())
+                .setSchemaDescriptor(generatedService.getSchemaDescriptor());
+        for (MethodDescriptor<?, ?> m : generatedService.getMethods()) {
+            service.addMethod(m.getFullMethodName().equals(plain.getFullMethodName()) ? stamped : m);
+        }
+        ServerServiceDefinition.Builder out = ServerServiceDefinition.builder(service.build());
+        out.addMethod(stamped, ServerCalls.asyncServerStreamingCall(this::syncStamped));
+        for (ServerMethodDefinition<?, ?> m : generated.getMethods()) {
+            if (!m.getMethodDescriptor().getFullMethodName().equals(plain.getFullMethodName())) {
+                out.addMethod(m);
+            }
+        }
+        return out.build();
+    }
+
+    private void syncStamped(SyncRequest request, StreamObserver<StampedMessage> responseObserver) {
         String node = request.getNode();
         if (node.isEmpty()) {
             responseObserver.onError(Status.INVALID_ARGUMENT.withDescription("node is required").asRuntimeException());
@@ -151,8 +184,8 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
             int cut = Character.isHighSurrogate(version.charAt(MAX_AGENT_VERSION - 1)) ? MAX_AGENT_VERSION - 1 : MAX_AGENT_VERSION;
             version = version.substring(0, cut);
         }
-        ServerCallStreamObserver<ToAgent> out = (ServerCallStreamObserver<ToAgent>) responseObserver;
-        SyncSession session = new SyncSession(node, version, out, hub, differ, admission, executor,
+        ServerCallStreamObserver<StampedMessage> out = (ServerCallStreamObserver<StampedMessage>) responseObserver;
+        SyncSession session = new SyncSession(node, version, out, hub, differ, admission, senders,
                 metrics, System::nanoTime);
         // compute(): a record is created, joined and dropped atomically per node.
         nodes.compute(node, (n, r) -> {
@@ -205,7 +238,7 @@ public final class PolicySyncService extends PolicySyncGrpc.PolicySyncImplBase i
     public StreamObserver<VerdictUpload> reportVerdicts(StreamObserver<VerdictDemand> responseObserver) {
         var handler = verdictUploads;
         if (handler == null) {
-            return super.reportVerdicts(responseObserver);
+            return PolicySyncGrpc.AsyncService.super.reportVerdicts(responseObserver);
         }
         return handler.apply((ServerCallStreamObserver<VerdictDemand>) responseObserver);
     }

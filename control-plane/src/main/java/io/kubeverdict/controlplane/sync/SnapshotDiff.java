@@ -27,14 +27,16 @@ import java.util.Set;
  * removed while still referred to. A changed IP set travels as added/removed members; a set too
  * large for one message is split into an update followed by delta updates, each below the budget.
  * Deterministic and free of I/O; sequence numbers and event times are the sender's business (left 0
- * here). Thread-safe: one instance serves every subscriber.
+ * here). Thread-safe: one instance serves every subscriber. The messages for a shared IP set (its
+ * content, or its transition from one instance to the next) are computed once and handed to every
+ * stream as the same {@link Payload}, so they are also serialized once.
  */
 public final class SnapshotDiff {
     /** Room kept in every chunk for the envelope (sequence, event time, tags, set id). */
     private static final int ENVELOPE_BYTES = 64;
 
-    /** How many recent IP-set transitions to remember (see {@link #changedSet}). */
-    private static final int SET_DIFF_CACHE = 32; // entries pin old sets: keep few
+    /** How many recent IP-set transitions and contents to remember. */
+    private static final int SET_MEMO = 32; // entries pin sets: keep few
 
     private final int maxMessageBytes;
     /**
@@ -42,12 +44,11 @@ public final class SnapshotDiff {
      * same IpSet instance to every node that uses the set, so when a cluster-wide set changes,
      * every subscriber asks for the same transition: it is computed once, not once per agent.
      */
-    private final Map<SetTransition, List<ToAgent>> setDiffs = new java.util.LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<SetTransition, List<ToAgent>> eldest) {
-            return size() > SET_DIFF_CACHE;
-        }
-    };
+    private final Memo<SetTransition> transitions = new Memo<>();
+    /** The messages that send a set whole (a new agent's snapshot, a set new to the node), by identity. */
+    private final Memo<SameSet> contents = new Memo<>();
+    /** Message lists computed (not served from a memo); for tests. */
+    private final java.util.concurrent.atomic.AtomicLong computed = new java.util.concurrent.atomic.AtomicLong();
 
     /** Identity pair of two IpSet instances. */
     private record SetTransition(IpSet from, IpSet to) {
@@ -62,6 +63,52 @@ public final class SnapshotDiff {
         }
     }
 
+    /** One IpSet instance (IpSet.equals compares content). */
+    private record SameSet(IpSet set) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SameSet s && s.set == set;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(set);
+        }
+    }
+
+    /**
+     * Recently asked message lists, each computed by the first sender that asks; senders asking
+     * for it meanwhile wait for that result instead of computing it again.
+     */
+    private final class Memo<K> {
+        private final Map<K, Entry> recent = new java.util.LinkedHashMap<>(64, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<K, Entry> eldest) {
+                return size() > SET_MEMO;
+            }
+        };
+
+        private final class Entry {
+            private List<Payload> messages; // guarded by this
+        }
+
+        List<Payload> get(K key, java.util.function.Consumer<List<Payload>> compute) {
+            Entry e;
+            synchronized (recent) {
+                e = recent.computeIfAbsent(key, k -> new Entry());
+            }
+            synchronized (e) {
+                if (e.messages == null) {
+                    List<Payload> out = new ArrayList<>();
+                    compute.accept(out);
+                    computed.incrementAndGet();
+                    e.messages = List.copyOf(out);
+                }
+                return e.messages;
+            }
+        }
+    }
+
     /** @param maxMessageBytes upper bound for one serialized IP-set message (gRPC's default limit is 4 MiB) */
     public SnapshotDiff(int maxMessageBytes) {
         if (maxMessageBytes < 1024) {
@@ -70,7 +117,7 @@ public final class SnapshotDiff {
         this.maxMessageBytes = maxMessageBytes;
     }
 
-    public List<ToAgent> diff(IndexedSnapshot from, IndexedSnapshot to) {
+    List<Payload> diff(IndexedSnapshot from, IndexedSnapshot to) {
         // The calculator hands unchanged parts over as the same instances, so a kind whose list
         // holds the same instances in the same order has neither updates nor removes: skip it
         // without building or probing its index (the common case: a set-only change).
@@ -79,23 +126,25 @@ public final class SnapshotDiff {
         boolean setsSame = sameInstances(a.getIpSetsList(), b.getIpSetsList());
         boolean policiesSame = sameInstances(a.getPoliciesList(), b.getPoliciesList());
         boolean endpointsSame = sameInstances(a.getEndpointsList(), b.getEndpointsList());
-        List<ToAgent> out = new ArrayList<>();
-        if (!setsSame) {
+        List<Payload> out = new ArrayList<>();
+        boolean setsById = !setsSame && sameIdsAscending(a.getIpSetsList(), b.getIpSetsList());
+        if (setsById) {
+            // The calculator's case: the node uses the same sets (listed by id) and some changed.
+            // Pair them by position: no index to build, nothing to remove.
+            for (int i = 0; i < b.getIpSetsCount(); i++) {
+                setChange(a.getIpSets(i), b.getIpSets(i), out);
+            }
+        } else if (!setsSame) {
             for (IpSet set : to.ipSets().values()) {
-                IpSet old = from.ipSets().get(set.getId());
-                if (old == null || old.getType() != set.getType()) {
-                    fullSet(set, out);
-                } else if (old != set && !old.equals(set)) {
-                    out.addAll(cachedChange(old, set));
-                }
+                setChange(from.ipSets().get(set.getId()), set, out);
             }
         }
         if (!policiesSame) {
             for (ActivePolicy p : to.policies().values()) {
                 ActivePolicy old = from.policies().get(IndexedSnapshot.key(p.getId()));
                 if (old == null || (old != p && !old.equals(p))) {
-                    out.add(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                            .setId(p.getId()).setPolicy(p.getPolicy())).build());
+                    out.add(new Payload(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                            .setId(p.getId()).setPolicy(p.getPolicy())).build()));
                 }
             }
         }
@@ -103,33 +152,61 @@ public final class SnapshotDiff {
             for (Endpoint e : to.endpoints().values()) {
                 Endpoint old = from.endpoints().get(IndexedSnapshot.key(e.getId()));
                 if (old == null || (old != e && !old.equals(e))) {
-                    out.add(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
-                            .setId(e.getId()).setEndpoint(e.getEndpoint())).build());
+                    out.add(new Payload(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                            .setId(e.getId()).setEndpoint(e.getEndpoint())).build()));
                 }
             }
             for (String key : reversed(from.endpoints())) {
                 if (!to.endpoints().containsKey(key)) {
-                    out.add(ToAgent.newBuilder().setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
-                            .setId(from.endpoints().get(key).getId())).build());
+                    out.add(new Payload(ToAgent.newBuilder().setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
+                            .setId(from.endpoints().get(key).getId())).build()));
                 }
             }
         }
         if (!policiesSame) {
             for (String key : reversed(from.policies())) {
                 if (!to.policies().containsKey(key)) {
-                    out.add(ToAgent.newBuilder().setActivePolicyRemove(ActivePolicyRemove.newBuilder()
-                            .setId(from.policies().get(key).getId())).build());
+                    out.add(new Payload(ToAgent.newBuilder().setActivePolicyRemove(ActivePolicyRemove.newBuilder()
+                            .setId(from.policies().get(key).getId())).build()));
                 }
             }
         }
-        if (!setsSame) {
+        if (!setsSame && !setsById) {
             for (String id : reversed(from.ipSets())) {
                 if (!to.ipSets().containsKey(id)) {
-                    out.add(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId(id)).build());
+                    out.add(new Payload(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId(id)).build()));
                 }
             }
         }
         return out;
+    }
+
+    /** The messages that take the agent's copy of a set (null: none) to {@code set}. */
+    private void setChange(IpSet old, IpSet set, List<Payload> out) {
+        if (old == null || old.getType() != set.getType()) {
+            out.addAll(contents.get(new SameSet(set), msgs -> fullSet(set, msgs)));
+        } else if (old != set && !old.equals(set)) {
+            out.addAll(transitions.get(new SetTransition(old, set), msgs -> changedSet(old, set, msgs)));
+        }
+    }
+
+    /**
+     * Same size and the same ids at every position, in strictly ascending order (so each id is
+     * there once): then sets pair up by position exactly as they would by id.
+     */
+    static boolean sameIdsAscending(List<IpSet> a, List<IpSet> b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        String previous = null;
+        for (int i = 0; i < a.size(); i++) {
+            String id = b.get(i).getId();
+            if (!id.equals(a.get(i).getId()) || (previous != null && previous.compareTo(id) >= 0)) {
+                return false;
+            }
+            previous = id;
+        }
+        return true;
     }
 
     /** Same size and the same instance at every position. */
@@ -148,51 +225,46 @@ public final class SnapshotDiff {
         return true;
     }
 
-    private void fullSet(IpSet set, List<ToAgent> out) {
+    private void fullSet(IpSet set, List<Payload> out) {
         List<List<String>> chunks = chunk(set.getId(), set.getMembersList());
-        out.add(ToAgent.newBuilder().setIpSetUpdate(IpSetUpdate.newBuilder()
-                .setId(set.getId()).setType(set.getType()).addAllMembers(chunks.get(0))).build());
+        out.add(new Payload(ToAgent.newBuilder().setIpSetUpdate(IpSetUpdate.newBuilder()
+                .setId(set.getId()).setType(set.getType()).addAllMembers(chunks.get(0))).build()));
         for (int i = 1; i < chunks.size(); i++) {
             out.add(delta(set.getId(), chunks.get(i), List.of()));
         }
     }
 
-    private List<ToAgent> cachedChange(IpSet old, IpSet set) {
-        SetTransition key = new SetTransition(old, set);
-        synchronized (setDiffs) {
-            List<ToAgent> hit = setDiffs.get(key);
-            if (hit != null) {
-                return hit;
-            }
-        }
-        List<ToAgent> msgs = new ArrayList<>();
-        changedSet(old, set, msgs);
-        msgs = List.copyOf(msgs);
-        synchronized (setDiffs) {
-            setDiffs.put(key, msgs);
-        }
-        return msgs;
+    /** How many message lists were computed rather than taken from a memo (for tests). */
+    long computedLists() {
+        return computed.get();
     }
 
-    private void changedSet(IpSet old, IpSet set, List<ToAgent> out) {
-        Set<String> before = new HashSet<>(old.getMembersList());
-        Set<String> after = new HashSet<>(set.getMembersList());
+    private void changedSet(IpSet old, IpSet set, List<Payload> out) {
         List<String> added = new ArrayList<>();
-        for (String m : set.getMembersList()) {
-            if (!before.contains(m)) {
-                added.add(m);
-            }
-        }
         List<String> removed = new ArrayList<>();
-        for (String m : old.getMembersList()) {
-            if (!after.contains(m)) {
-                removed.add(m);
+        int distinctAfter;
+        if (strictlyAscending(old.getMembersList()) && strictlyAscending(set.getMembersList())) {
+            mergeDifference(old.getMembersList(), set.getMembersList(), added, removed);
+            distinctAfter = set.getMembersCount();
+        } else {
+            Set<String> before = new HashSet<>(old.getMembersList());
+            Set<String> after = new HashSet<>(set.getMembersList());
+            for (String m : set.getMembersList()) {
+                if (!before.contains(m)) {
+                    added.add(m);
+                }
             }
+            for (String m : old.getMembersList()) {
+                if (!after.contains(m)) {
+                    removed.add(m);
+                }
+            }
+            distinctAfter = after.size();
         }
         if (added.isEmpty() && removed.isEmpty()) {
             return; // same members in another order: nothing for the agent to do
         }
-        if (added.size() + removed.size() >= after.size()) {
+        if (added.size() + removed.size() >= distinctAfter) {
             fullSet(set, out); // a replacement is no larger than the delta
             return;
         }
@@ -209,9 +281,45 @@ public final class SnapshotDiff {
         }
     }
 
-    private static ToAgent delta(String id, List<String> added, List<String> removed) {
-        return ToAgent.newBuilder().setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder()
-                .setId(id).addAllAddedMembers(added).addAllRemovedMembers(removed)).build();
+    /** Members are listed sorted by the calculator (its sets are sorted maps). */
+    static boolean strictlyAscending(List<String> members) {
+        for (int i = 1; i < members.size(); i++) {
+            if (members.get(i - 1).compareTo(members.get(i)) >= 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * One walk over two strictly ascending lists: what is only in {@code after} (in its order)
+     * and what is only in {@code before} (in its order), as the hashing path finds them.
+     */
+    static void mergeDifference(List<String> before, List<String> after, List<String> added, List<String> removed) {
+        int i = 0;
+        int j = 0;
+        while (i < before.size() && j < after.size()) {
+            String b = before.get(i);
+            String a = after.get(j);
+            int c = b.compareTo(a);
+            if (c == 0) {
+                i++;
+                j++;
+            } else if (c < 0) {
+                removed.add(b);
+                i++;
+            } else {
+                added.add(a);
+                j++;
+            }
+        }
+        removed.addAll(before.subList(i, before.size()));
+        added.addAll(after.subList(j, after.size()));
+    }
+
+    private static Payload delta(String id, List<String> added, List<String> removed) {
+        return new Payload(ToAgent.newBuilder().setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder()
+                .setId(id).addAllAddedMembers(added).addAllRemovedMembers(removed)).build());
     }
 
     /** Splits members into runs whose encoding stays within the budget; always at least one run. */

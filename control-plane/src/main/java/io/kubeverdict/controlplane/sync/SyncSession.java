@@ -3,11 +3,9 @@ package io.kubeverdict.controlplane.sync;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
-import io.kubeverdict.proto.v1.InSync;
 import io.kubeverdict.proto.v1.ToAgent;
 import java.util.ArrayDeque;
 import java.util.List;
-import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -31,10 +29,10 @@ final class SyncSession implements SnapshotAdmission.Waiter {
 
     private final String node;
     private final String agentVersion;
-    private final ServerCallStreamObserver<ToAgent> out;
+    private final ServerCallStreamObserver<StampedMessage> out;
     private final SnapshotHub hub;
     private final SnapshotDiff differ;
-    private final Executor executor;
+    private final SendQueue senders;
     private final ControlPlaneMetrics metrics;
     private final LongSupplier nanoTime;
     private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -46,12 +44,13 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     private static final int HOLDING = 2;
     private static final int DONE = 3;
     private final Runnable wakeUp = this::wake;
+    private final Runnable drain = this::drain;
     private volatile Runnable onClosed = () -> { };
     private volatile java.util.function.LongConsumer onLatency = latency -> { };
 
     // Guarded by this.
     private IndexedSnapshot lastSent;
-    private final ArrayDeque<ToAgent> pending = new ArrayDeque<>();
+    private final ArrayDeque<Payload> pending = new ArrayDeque<>();
     private long pendingEventTime;
     private String pendingRevision = ""; // source revision the queued diff (or its absence) brings the agent to
     private boolean snapshotQueued;
@@ -65,8 +64,8 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     private volatile String sentRevision = "";
     private volatile long stalledSinceNanos;
 
-    SyncSession(String node, String agentVersion, ServerCallStreamObserver<ToAgent> out, SnapshotHub hub,
-            SnapshotDiff differ, SnapshotAdmission admission, Executor executor, ControlPlaneMetrics metrics,
+    SyncSession(String node, String agentVersion, ServerCallStreamObserver<StampedMessage> out, SnapshotHub hub,
+            SnapshotDiff differ, SnapshotAdmission admission, SendQueue senders, ControlPlaneMetrics metrics,
             LongSupplier nanoTime) {
         this.node = node;
         this.admission = admission;
@@ -74,7 +73,7 @@ final class SyncSession implements SnapshotAdmission.Waiter {
         this.out = out;
         this.hub = hub;
         this.differ = differ;
-        this.executor = executor;
+        this.senders = senders;
         this.metrics = metrics;
         this.nanoTime = nanoTime;
         this.lastSent = IndexedSnapshot.empty(node);
@@ -125,7 +124,7 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     /** Something may be sendable: the transport became ready or the node's snapshot changed. */
     void wake() {
         if (scheduled.compareAndSet(false, true)) {
-            executor.execute(this::drain);
+            senders.submit(drain);
         }
     }
 
@@ -158,10 +157,12 @@ final class SyncSession implements SnapshotAdmission.Waiter {
                 }
                 return;
             }
-            ToAgent msg = pending.poll();
+            Payload msg = pending.poll();
+            boolean isInSync = msg.message().hasInSync();
             long seq = ++sequence;
-            long eventTime = msg.hasInSync() ? 0 : pendingEventTime; // 0 for the initial snapshot
-            ToAgent stamped = msg.toBuilder().setSequence(seq).setEventTimeUnixNanos(eventTime).build();
+            long eventTime = isInSync ? 0 : pendingEventTime; // 0 for the initial snapshot
+            // The payload's bytes may be shared with other streams; only the envelope is ours.
+            StampedMessage stamped = new StampedMessage(seq, eventTime, msg);
             // Record before handing it over: the agent may read, apply and report it before
             // onNext returns, and its report must find the sequence and its event time.
             sentSequence = seq;
@@ -169,8 +170,8 @@ final class SyncSession implements SnapshotAdmission.Waiter {
                 mark(seq, eventTime);
             }
             out.onNext(stamped);
-            metrics.messageSent(PAYLOAD_NAMES[stamped.getPayloadCase().ordinal()]);
-            if (msg.hasInSync()) {
+            metrics.messageSent(PAYLOAD_NAMES[msg.message().getPayloadCase().ordinal()]);
+            if (isInSync) {
                 inSync = true;
                 if (admissionState.compareAndSet(HOLDING, DONE)) {
                     admission.release();
@@ -202,12 +203,12 @@ final class SyncSession implements SnapshotAdmission.Waiter {
             return false;
         }
         pendingRevision = revision;
-        List<ToAgent> msgs = differ.diff(lastSent, target);
+        List<Payload> msgs = differ.diff(lastSent, target);
         pendingEventTime = snapshotQueued ? hub.earliestEventTime(node, lastSent.version(), target.version()) : 0;
         lastSent = target;
         pending.addAll(msgs);
         if (!snapshotQueued) {
-            pending.add(ToAgent.newBuilder().setInSync(InSync.getDefaultInstance()).build());
+            pending.add(Payload.IN_SYNC);
             snapshotQueued = true;
         }
         return !pending.isEmpty();

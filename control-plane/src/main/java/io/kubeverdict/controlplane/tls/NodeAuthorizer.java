@@ -90,7 +90,8 @@ public final class NodeAuthorizer {
      * Which nodes the current call may inspect. Without authentication, and for a certificate that
      * names no node (an operator's), every node; a node's certificate or an agent's token reads only
      * its own node, so a node's credentials cannot read the policy state of the rest of the cluster.
-     * With tokens, a tokenless call on loopback reads every node; anyone else none, with why
+     * With tokens, a tokenless call on loopback reads every node, and so does a user whose
+     * inspection the API server allows (SubjectAccessReview); anyone else none, with why
      * ({@link InspectionScope#refusal()}).
      */
     public InspectionScope inspectionScope() {
@@ -119,8 +120,11 @@ public final class NodeAuthorizer {
                 if (caller.onLoopback()) {
                     return InspectionScope.all(); // the API server let them port-forward into our pod
                 }
-                return InspectionScope.none(Status.PERMISSION_DENIED.withDescription(caller + " may not inspect: "
-                        + "only agents (their own node) and connections through kubectl port-forward without a token"));
+                if (caller.inspection() != null && caller.inspection().isOk()) {
+                    return InspectionScope.all(); // the API server allowed it (SubjectAccessReview)
+                }
+                return InspectionScope.none(caller.inspection() != null ? caller.inspection()
+                        : Status.PERMISSION_DENIED.withDescription(caller + " may not inspect"));
             }
         }
     }

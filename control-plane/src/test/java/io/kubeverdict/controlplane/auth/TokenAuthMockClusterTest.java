@@ -1,5 +1,7 @@
 package io.kubeverdict.controlplane.auth;
 
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatusBuilder;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -64,6 +66,8 @@ class TokenAuthMockClusterTest {
     /** What the API server answers for each token; an unknown token is not authenticated. */
     private final Map<String, TokenReviewStatus> answers = new ConcurrentHashMap<>();
     private final AtomicInteger reviews = new AtomicInteger();
+    /** Users the API server allows to inspect (SubjectAccessReview). */
+    private final java.util.Set<String> inspectors = ConcurrentHashMap.newKeySet();
 
     static Pod pod(String ns, String name, String uid, String node, boolean hostNetwork) {
         return new PodBuilder().withNewMetadata().withNamespace(ns).withName(name).withUid(uid).endMetadata()
@@ -90,6 +94,8 @@ class TokenAuthMockClusterTest {
     @BeforeEach
     void startControlPlane() throws Exception {
         server.expect().post().withPath("/apis/authentication.k8s.io/v1/tokenreviews").andReply(201, this::answer).always();
+        server.expect().post().withPath("/apis/authorization.k8s.io/v1/subjectaccessreviews").andReply(201, this::authorize)
+                .always();
         client.pods().inNamespace("kube-verdict").resource(pod("kube-verdict", "agent-n1", "uid-n1", "n1", true)).create();
         client.pods().inNamespace("kube-verdict").resource(pod("kube-verdict", "agent-n2", "uid-n2", "n2", true)).create();
         client.pods().inNamespace("x").resource(pod("x", "web", "uid-web", "n1", false)).create();
@@ -118,6 +124,18 @@ class TokenAuthMockClusterTest {
         TokenReviewStatus status = answers.getOrDefault(asked.getSpec().getToken(),
                 new TokenReviewStatusBuilder().withAuthenticated(false).withError("invalid bearer token").build());
         asked.setStatus(status);
+        return asked;
+    }
+
+    /** The API server's authorizer: only the users in {@link #inspectors} may get the inspection path. */
+    private Object authorize(RecordedRequest request) {
+        SubjectAccessReview asked = client.getKubernetesSerialization().unmarshal(request.getBody().readUtf8(),
+                SubjectAccessReview.class);
+        var attributes = asked.getSpec().getNonResourceAttributes();
+        boolean allowed = attributes != null && attributes.getPath().equals(InspectionAccess.PATH)
+                && attributes.getVerb().equals("get") && inspectors.contains(asked.getSpec().getUser());
+        asked.setStatus(new SubjectAccessReviewStatusBuilder().withAllowed(allowed)
+                .withReason(allowed ? "bound to kube-verdict-inspector" : "no RBAC policy matched").build());
         return asked;
     }
 
@@ -285,6 +303,35 @@ class TokenAuthMockClusterTest {
         assertThatThrownBy(() -> garbage.getSnapshot(GetSnapshotRequest.newBuilder().setNode("n1").build()))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED));
+    }
+
+    @Test
+    void aUserTheApiServerAllowsInspectsEveryNodeAndOneItDeniesIsToldWhy() throws Exception {
+        String inspector = "system:serviceaccount:ops:inspector";
+        String builder = "system:serviceaccount:ops:builder";
+        inspectors.add(inspector);
+        for (String user : List.of(inspector, builder)) {
+            answers.put("token-of-" + user, new TokenReviewStatusBuilder().withAuthenticated(true)
+                    .withAudiences("kube-verdict").withNewUser().withUsername(user).withGroups("system:serviceaccounts")
+                    .endUser().build());
+        }
+        var allowed = ControlPlaneInspectionGrpc.newBlockingStub(withToken("token-of-" + inspector))
+                .withDeadlineAfter(30, TimeUnit.SECONDS);
+        assertThat(allowed.listNodes(ListNodesRequest.getDefaultInstance()).getNodesList())
+                .extracting(n -> n.getNode()).contains("n1", "n2");
+        assertThat(allowed.getSnapshot(GetSnapshotRequest.newBuilder().setNode("n2").build()).getNode()).isEqualTo("n2");
+        assertThat(refusal(withToken("token-of-" + inspector), "n1").getCode()).as("inspection is not Sync")
+                .isEqualTo(Status.Code.PERMISSION_DENIED);
+
+        var denied = ControlPlaneInspectionGrpc.newBlockingStub(withToken("token-of-" + builder))
+                .withDeadlineAfter(30, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> denied.listNodes(ListNodesRequest.getDefaultInstance()))
+                .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+                    assertThat(e.getStatus().getDescription()).contains(builder + " may not inspect")
+                            .contains("get " + InspectionAccess.PATH).contains("no RBAC policy matched")
+                            .contains("kube-verdict-inspector");
+                });
     }
 
     @Test

@@ -8,10 +8,6 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.grpc.BindableService;
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.service.CalculationLoop;
@@ -20,9 +16,6 @@ import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.controlplane.tls.NodeAuthorizer;
 import io.kubeverdict.proto.v1.NodeSnapshot;
-import io.kubeverdict.proto.v1.PolicySyncGrpc;
-import io.kubeverdict.proto.v1.SyncRequest;
-import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;
@@ -32,11 +25,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Fan-out benchmark (not a test; run with the `benchmarks` profile, see control-plane/pom.xml):
@@ -44,8 +35,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * namespace admits role=client pods from the whole cluster, so every node refers to one
  * cluster-wide IP set; A simulated agents hold Sync streams over real loopback sockets. Each
  * round relabels one pod (into or out of role=client): the change goes through the real event
- * thread and calculator, and the time until each agent has received its delta is measured.
- * System properties: bench.pods, bench.agents, bench.rounds.
+ * thread and calculator, and the time until each agent has received its delta is measured, after
+ * warm-up rounds. System properties: bench.pods, bench.agents, bench.rounds, bench.warmup (rounds
+ * not counted after each connection of the agents), bench.localRounds, bench.agentsIn (jvm,
+ * process, both) and bench.block.
  */
 public final class SyncFanoutBenchmark {
     static final int PODS_PER_NODE = 110;
@@ -97,21 +90,6 @@ public final class SyncFanoutBenchmark {
         GrpcServer endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), null,
                 List.<BindableService>of(sync)).start();
 
-        long heapBefore = usedHeapAfterGc();
-        CountDownLatch inSync = new CountDownLatch(agents);
-        List<Agent> agentList = new ArrayList<>();
-        long c0 = System.nanoTime();
-        for (int i = 0; i < agents; i++) {
-            agentList.add(new Agent(endpoint.port(), "node-" + i, inSync));
-        }
-        if (!inSync.await(30, TimeUnit.MINUTES)) {
-            throw new IllegalStateException("agents did not get in sync");
-        }
-        System.out.printf("%d agents connected and in sync: %.1f s%n", agents, (System.nanoTime() - c0) / 1e9);
-        long heapAfter = usedHeapAfterGc();
-        System.out.printf("heap with agents connected: +%.1f MiB, %.1f KiB per agent (server and client sides, one JVM)%n",
-                (heapAfter - heapBefore) / 1048576.0, (heapAfter - heapBefore) / 1024.0 / agents);
-
         // When the event thread has published the last agent's node (calculation + publication done).
         java.util.concurrent.atomic.AtomicLong lastPublish = new java.util.concurrent.atomic.AtomicLong();
         for (int i = 0; i < agents; i++) {
@@ -119,93 +97,123 @@ public final class SyncFanoutBenchmark {
         }
         io.micrometer.core.instrument.Timer build = metrics.registry().get("kubeverdict_snapshot_build").timer();
         io.micrometer.core.instrument.Timer calc = metrics.registry().get("kubeverdict_calculation").timer();
-        double buildBefore = build.totalTime(TimeUnit.MILLISECONDS);
-        long buildCountBefore = build.count();
-        double calcBefore = calc.totalTime(TimeUnit.MILLISECONDS);
-        long calcCountBefore = calc.count();
         Random rnd = new Random(7);
-        long[] published = new long[rounds];
-        long[] last = new long[rounds];
-        List<Long> perAgent = new ArrayList<>();
-        for (int r = 0; r < rounds; r++) {
-            int victim = rnd.nextInt(pods);
-            Pod before = all.get(victim);
-            boolean client = !"client".equals(before.getMetadata().getLabels().get("role"));
-            Pod after = pod(victim, client);
-            all.set(victim, after);
-            int[] counts = agentList.stream().mapToInt(a -> a.deltas.get()).toArray();
-            long start = System.nanoTime();
-            loop.change("pod/upsert", c -> c.upsertPod(after));
-            long deadline = start + TimeUnit.SECONDS.toNanos(60);
-            for (int i = 0; i < agents; i++) {
-                Agent a = agentList.get(i);
-                while (a.deltas.get() == counts[i]) {
-                    if (System.nanoTime() > deadline) {
-                        throw new IllegalStateException(a.node + " got no delta");
-                    }
-                    Thread.sleep(0, 200_000);
+        // bench.agentsIn: jvm (agents share the server's JVM), process (a separate JVM, see
+        // SyncAgentsProcess), or both: blocks of bench.block rounds alternating between the two.
+        String where = System.getProperty("bench.agentsIn", "jvm");
+        List<String> modes = "both".equals(where) ? List.of("jvm", "process") : List.of(where);
+        int block = "both".equals(where) ? Integer.getInteger("bench.block", 5) : rounds;
+        // Rounds run after each (re)connection and not counted: the JIT compiles the delta path
+        // of both sides during the first rounds (a control plane runs for days, warm).
+        int warmup = Integer.getInteger("bench.warmup", 60);
+        Map<String, Phase> phases = new java.util.LinkedHashMap<>();
+        modes.forEach(m -> phases.put(m, new Phase()));
+        AgentSet agentSet = null;
+        for (int done = 0, b = 0; done < rounds * modes.size(); b++) {
+            String mode = modes.get(b % modes.size());
+            Phase ph = phases.get(mode);
+            if (agentSet != null) {
+                agentSet.close();
+            }
+            long heapBefore = usedHeapAfterGc();
+            long c0 = System.nanoTime();
+            agentSet = "process".equals(mode) ? ProcessAgents.start(endpoint.port(), agents)
+                    : InJvmAgents.start(endpoint.port(), agents);
+            if (b < modes.size()) {
+                System.out.printf("[%s] %d agents connected and in sync: %.1f s; server heap %s: +%.1f MiB%n", mode, agents,
+                        (System.nanoTime() - c0) / 1e9, "process".equals(mode) ? "alone" : "and agents",
+                        (usedHeapAfterGc() - heapBefore) / 1048576.0);
+            }
+            Thread.sleep(500);
+            for (int r = -warmup; r < block && ph.last.size() < rounds; r++) {
+                int victim = rnd.nextInt(pods);
+                Pod before = all.get(victim);
+                boolean client = !"client".equals(before.getMetadata().getLabels().get("role"));
+                Pod after = pod(victim, client);
+                all.set(victim, after);
+                double buildBefore = build.totalTime(TimeUnit.MILLISECONDS);
+                long buildCountBefore = build.count();
+                double calcBefore = calc.totalTime(TimeUnit.MILLISECONDS);
+                long calcCountBefore = calc.count();
+                long serverCpu0 = processCpuNanos();
+                long gc0 = gcMillis();
+                long agentsCpu0 = agentSet.cpuNanos();
+                agentSet.arm();
+                long start = System.nanoTime();
+                loop.change("pod/upsert", c -> c.upsertPod(after));
+                if (!agentSet.awaitComplete(TimeUnit.SECONDS.toNanos(60))) {
+                    long[] t = agentSet.arrivals();
+                    int missing = (int) Arrays.stream(t).filter(x -> x == 0).count();
+                    throw new IllegalStateException(missing + " agents got no delta within 60 s");
                 }
+                long[] arrivals = agentSet.arrivals();
+                long serverCpu = processCpuNanos() - serverCpu0;
+                long agentsCpu = agentsCpu0 < 0 ? -1 : agentSet.cpuNanos() - agentsCpu0;
+                if (r < 0) {
+                    Thread.sleep(200);
+                    continue; // warm-up
+                }
+                done++;
+                long max = 0;
+                for (int i = 0; i < agents; i++) {
+                    long d = arrivals[i] - start;
+                    ph.perAgent.add(d);
+                    max = Math.max(max, d);
+                }
+                ph.last.add(max);
+                ph.published.add(lastPublish.get() - start);
+                ph.calcMs += calc.totalTime(TimeUnit.MILLISECONDS) - calcBefore;
+                ph.buildMs += build.totalTime(TimeUnit.MILLISECONDS) - buildBefore;
+                ph.bursts += calc.count() - calcCountBefore;
+                ph.builds += build.count() - buildCountBefore;
+                ph.serverCpu.add(serverCpu);
+                ph.rounds.add(String.format("%.1f ms (published at %.1f ms, server CPU %.0f ms, server GC %d ms, load %.1f)",
+                        max / 1e6, (lastPublish.get() - start) / 1e6, serverCpu / 1e6, gcMillis() - gc0,
+                        ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage()));
+                ph.agentsCpu.add(agentsCpu);
+                ph.load.add(ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+                Thread.sleep(200); // let the stream quiesce between rounds
             }
-            long max = 0;
-            for (int i = 0; i < agents; i++) {
-                long d = agentList.get(i).firstDeltaAfter(start) - start;
-                perAgent.add(d);
-                max = Math.max(max, d);
-            }
-            last[r] = max;
-            published[r] = lastPublish.get() - start;
-            Thread.sleep(200); // let the stream quiesce between rounds
         }
-        Arrays.sort(last);
-        Arrays.sort(published);
-        System.out.printf("of which calculation until the last node's snapshot is published: p50 %.1f ms, p99 %.1f ms%n",
-                pct(published, 50) / 1e6, pct(published, 99) / 1e6);
-        long[] each = perAgent.stream().mapToLong(Long::longValue).sorted().toArray();
-        System.out.printf("one pod label change -> LAST affected agent has its delta (over %d rounds): p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
-                rounds, pct(last, 50) / 1e6, pct(last, 99) / 1e6, last[last.length - 1] / 1e6);
-        System.out.printf("per agent (%d deliveries): p50 %.1f ms, p99 %.1f ms%n", each.length,
-                pct(each, 50) / 1e6, pct(each, 99) / 1e6);
-        System.out.printf("per round: event thread busy %.1f ms (calculator producing snapshots: %.1f ms), mean over %d bursts%n",
-                (calc.totalTime(TimeUnit.MILLISECONDS) - calcBefore) / Math.max(1, calc.count() - calcCountBefore),
-                (build.totalTime(TimeUnit.MILLISECONDS) - buildBefore) / Math.max(1, build.count() - buildCountBefore),
-                calc.count() - calcCountBefore);
+        phases.forEach((mode, ph) -> ph.print(mode, warmup));
+        System.out.printf("load average at the end: %.2f%n", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
 
         // Local changes: flip one pod's tier label (web <-> db). Only the nodes whose snapshots use
         // that namespace's same-tier set (or hold the pod) are affected: a handful, not all.
-        long[] localLast = new long[rounds];
-        int[] localAffected = new int[rounds];
-        for (int r = 0; r < rounds; r++) {
+        int localRounds = Integer.getInteger("bench.localRounds", rounds);
+        long[] localLast = new long[localRounds];
+        int[] localAffected = new int[localRounds];
+        for (int r = 0; r < localRounds; r++) {
             int victim = rnd.nextInt(pods);
             Pod before = all.get(victim);
             Map<String, String> labels = new java.util.HashMap<>(before.getMetadata().getLabels());
             labels.put("tier", "web".equals(labels.get("tier")) ? "db" : "web");
             Pod after = new PodBuilder(before).editMetadata().withLabels(labels).endMetadata().build();
             all.set(victim, after);
-            int[] counts = agentList.stream().mapToInt(a -> a.deltas.get()).toArray();
+            agentSet.arm();
             long start = System.nanoTime();
             loop.change("pod/upsert", c -> c.upsertPod(after));
             Thread.sleep(3000); // generous: every affected agent has its delta by then
             long max = 0;
             int affected = 0;
-            for (int i = 0; i < agents; i++) {
-                Agent a = agentList.get(i);
-                if (a.deltas.get() != counts[i]) {
+            for (long t : agentSet.arrivals()) {
+                if (t != 0) {
                     affected++;
-                    max = Math.max(max, a.firstDeltaAfter(start) - start);
+                    max = Math.max(max, t - start);
                 }
             }
             localLast[r] = max;
             localAffected[r] = affected;
         }
-        long[] hit = java.util.stream.IntStream.range(0, rounds).filter(r -> localAffected[r] > 0)
+        long[] hit = java.util.stream.IntStream.range(0, localRounds).filter(r -> localAffected[r] > 0)
                 .mapToLong(r -> localLast[r]).sorted().toArray();
         if (hit.length > 0) {
-            System.out.printf("one pod tier-label change (%d of %d rounds reached an agent, %d-%d agents) -> last affected agent: p50 %.1f ms, p99 %.1f ms%n",
-                    hit.length, rounds, Arrays.stream(localAffected).filter(a -> a > 0).min().orElse(0),
+            System.out.printf("[agents: %s] one pod tier-label change (%d of %d rounds reached an agent, %d-%d agents) -> last affected agent: p50 %.1f ms, p99 %.1f ms%n",
+                    modes.get(modes.size() - 1), hit.length, localRounds, Arrays.stream(localAffected).filter(a -> a > 0).min().orElse(0),
                     Arrays.stream(localAffected).max().orElse(0), pct(hit, 50) / 1e6, pct(hit, 99) / 1e6);
         }
 
-        agentList.forEach(Agent::close);
+        agentSet.close();
         endpoint.close();
         sync.close();
         senders.shutdownNow();
@@ -215,6 +223,17 @@ public final class SyncFanoutBenchmark {
 
     static long pct(long[] sorted, int p) {
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)];
+    }
+
+    /** Time this JVM's collectors spent collecting so far. */
+    static long gcMillis() {
+        return ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .mapToLong(java.lang.management.GarbageCollectorMXBean::getCollectionTime).sum();
+    }
+
+    /** CPU time of this whole process (all threads, GC and JIT included). */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     static long usedHeapAfterGc() throws InterruptedException {
@@ -261,69 +280,230 @@ public final class SyncFanoutBenchmark {
                 .withNewStatus().withPhase("Running").withPodIP(ip).endStatus().build();
     }
 
-    /** A simulated agent: keeps no state, only notes when deltas arrive. */
-    static final class Agent implements ClientResponseObserver<SyncRequest, ToAgent> {
-        final String node;
-        final ManagedChannel channel;
-        final AtomicInteger deltas = new AtomicInteger();
-        private final CountDownLatch inSyncLatch;
-        private volatile boolean inSync;
-        private final long[] arrivals = new long[64]; // ring of delta arrival times
-        private ClientCallStreamObserver<SyncRequest> call;
-        private volatile boolean closing;
+    /** Measurements of one agent placement (in the server's JVM or in a separate process). */
+    static final class Phase {
+        final List<Long> last = new ArrayList<>();
+        final List<Long> published = new ArrayList<>();
+        final List<Long> perAgent = new ArrayList<>();
+        final List<Long> serverCpu = new ArrayList<>();
+        final List<Long> agentsCpu = new ArrayList<>();
+        final List<Double> load = new ArrayList<>();
+        final List<String> rounds = new ArrayList<>(); // per round, for the slowest
+        double calcMs;
+        double buildMs;
+        long bursts;
+        long builds;
 
-        Agent(int port, String node, CountDownLatch inSyncLatch) {
-            this.node = node;
-            this.inSyncLatch = inSyncLatch;
-            this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
-                    .maxInboundMessageSize(8 << 20).build();
-            PolicySyncGrpc.newStub(channel).sync(SyncRequest.newBuilder().setNode(node).setAgentVersion("bench").build(), this);
-        }
-
-        @Override
-        public void beforeStart(ClientCallStreamObserver<SyncRequest> requestStream) {
-            call = requestStream;
-        }
-
-        @Override
-        public void onNext(ToAgent m) {
-            if (m.hasInSync()) {
-                inSync = true;
-                inSyncLatch.countDown();
-            } else if (inSync) {
-                synchronized (arrivals) {
-                    arrivals[deltas.get() % arrivals.length] = System.nanoTime();
-                }
-                deltas.incrementAndGet();
+        void print(String mode, int warmup) {
+            long[] l = last.stream().mapToLong(Long::longValue).sorted().toArray();
+            long[] p = published.stream().mapToLong(Long::longValue).sorted().toArray();
+            long[] each = perAgent.stream().mapToLong(Long::longValue).sorted().toArray();
+            // Process CPU time ticks in jiffies (10 ms): the mean over the rounds resolves finer.
+            double cpu = serverCpu.stream().mapToLong(Long::longValue).average().orElse(0);
+            double acpu = agentsCpu.stream().mapToLong(Long::longValue).average().orElse(-1);
+            System.out.printf("[agents: %s] of which calculation until the last node's snapshot is published: p50 %.1f ms, p99 %.1f ms%n",
+                    mode, pct(p, 50) / 1e6, pct(p, 99) / 1e6);
+            System.out.printf("[agents: %s] one pod label change -> LAST affected agent has its delta (over %d rounds after %d warm-up rounds per connection): p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
+                    mode, l.length, warmup, pct(l, 50) / 1e6, pct(l, 99) / 1e6, l[l.length - 1] / 1e6);
+            System.out.printf("[agents: %s] per agent (%d deliveries): p50 %.1f ms, p99 %.1f ms%n", mode, each.length,
+                    pct(each, 50) / 1e6, pct(each, 99) / 1e6);
+            System.out.printf("[agents: %s] per round: event thread busy %.1f ms (calculator producing snapshots: %.1f ms), mean over %d bursts%n",
+                    mode, calcMs / Math.max(1, bursts), buildMs / Math.max(1, builds), bursts);
+            List<Integer> bySlowest = new ArrayList<>();
+            for (int i = 0; i < last.size(); i++) {
+                bySlowest.add(i);
             }
+            bySlowest.sort((x, y) -> Long.compare(last.get(y), last.get(x)));
+            System.out.printf("[agents: %s] slowest rounds: %s%n", mode,
+                    String.join("; ", bySlowest.subList(0, Math.min(3, bySlowest.size())).stream().map(rounds::get).toList()));
+            System.out.printf("[agents: %s] CPU per round (change until the last agent has it), mean: server process %.1f ms%s; load average %.1f-%.1f%n",
+                    mode, cpu / 1e6, acpu < 0 ? "" : String.format(", agents process %.1f ms", acpu / 1e6),
+                    load.stream().mapToDouble(Double::doubleValue).min().orElse(0),
+                    load.stream().mapToDouble(Double::doubleValue).max().orElse(0));
+        }
+    }
+
+    /** The A simulated agents, wherever they run. */
+    interface AgentSet {
+        /** Forgets earlier arrivals; a delta from now on counts. */
+        void arm() throws Exception;
+
+        /** Waits until every agent has had a delta since {@link #arm}; false on timeout. */
+        boolean awaitComplete(long timeoutNanos) throws Exception;
+
+        /** First delta arrival per agent since {@link #arm}, in this JVM's System.nanoTime; 0: none. */
+        long[] arrivals() throws Exception;
+
+        /** CPU time of the agents' process; -1 when they share this JVM. */
+        long cpuNanos();
+
+        void close() throws Exception;
+    }
+
+    /** Agents in this JVM (their gRPC work shares the server's CPUs, heap and GC). */
+    static final class InJvmAgents implements AgentSet {
+        private final java.util.concurrent.Semaphore complete = new java.util.concurrent.Semaphore(0);
+        private SimulatedAgents agents;
+
+        static InJvmAgents start(int port, int n) throws InterruptedException {
+            InJvmAgents set = new InJvmAgents();
+            set.agents = SimulatedAgents.connect(port, n, set.complete::release);
+            return set;
         }
 
-        long firstDeltaAfter(long start) {
-            synchronized (arrivals) {
-                long best = Long.MAX_VALUE;
-                for (long t : arrivals) {
-                    if (t >= start && t < best) {
-                        best = t;
+        @Override
+        public void arm() {
+            complete.drainPermits();
+            agents.arm();
+        }
+
+        @Override
+        public boolean awaitComplete(long timeoutNanos) throws InterruptedException {
+            return complete.tryAcquire(timeoutNanos, TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public long[] arrivals() {
+            return agents.arrivals();
+        }
+
+        @Override
+        public long cpuNanos() {
+            return -1;
+        }
+
+        @Override
+        public void close() {
+            agents.close();
+        }
+    }
+
+    /**
+     * Agents in a separate JVM ({@link SyncAgentsProcess}) on the same classpath. The child stamps
+     * each first arrival with its own System.nanoTime and reports them after the round; they are
+     * mapped onto this JVM's clock by an offset measured at start: of 200 "clock" requests, the
+     * reply with the shortest round trip, assumed to have been read halfway (error at most half
+     * that round trip, printed). Nothing crosses the pipe while deltas are in flight.
+     */
+    static final class ProcessAgents implements AgentSet {
+        private final Process process;
+        private final java.io.Writer commands;
+        private final java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
+        private final int agents;
+        private long offset; // child nanoTime + offset = ours
+
+        private ProcessAgents(Process process, int agents) {
+            this.process = process;
+            this.agents = agents;
+            this.commands = new java.io.OutputStreamWriter(process.getOutputStream(), java.nio.charset.StandardCharsets.US_ASCII);
+            java.io.BufferedReader in = new java.io.BufferedReader(
+                    new java.io.InputStreamReader(process.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII));
+            Thread reader = new Thread(() -> {
+                try {
+                    for (String line; (line = in.readLine()) != null; ) {
+                        lines.add(line);
                     }
+                } catch (java.io.IOException e) {
+                    // the process ended
                 }
-                return best;
+                lines.add("eof");
+            }, "agents-process-reader");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        static ProcessAgents start(int port, int agents) throws Exception {
+            String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            Process p = new ProcessBuilder(javaBin, "-Xmx" + System.getProperty("bench.agentsHeap", "2g"),
+                    "-Dlogback.configurationFile=" + System.getProperty("logback.configurationFile", ""),
+                    "-cp", System.getProperty("java.class.path"), SyncAgentsProcess.class.getName(),
+                    Integer.toString(port), Integer.toString(agents))
+                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            ProcessAgents set = new ProcessAgents(p, agents);
+            set.await("ready", TimeUnit.MINUTES.toNanos(30));
+            set.calibrate(200);
+            return set;
+        }
+
+        private void calibrate(int probes) throws Exception {
+            long bestRtt = Long.MAX_VALUE;
+            for (int i = 0; i < probes; i++) {
+                long t0 = System.nanoTime();
+                send("clock");
+                String reply = await("clock ", TimeUnit.SECONDS.toNanos(10));
+                long t1 = System.nanoTime();
+                if (t1 - t0 < bestRtt) {
+                    bestRtt = t1 - t0;
+                    offset = (t0 + t1) / 2 - Long.parseLong(reply.substring(6));
+                }
+            }
+            System.out.printf("[process] clock offset of the agents' JVM: %.1f µs, within ±%.1f µs (shortest of %d round trips)%n",
+                    offset / 1e3, bestRtt / 2e3, probes);
+        }
+
+        private void send(String command) throws java.io.IOException {
+            commands.write(command);
+            commands.write('\n');
+            commands.flush();
+        }
+
+        /** The next line starting with {@code prefix}; "complete" lines of earlier rounds are skipped. */
+        private String await(String prefix, long timeoutNanos) throws Exception {
+            long deadline = System.nanoTime() + timeoutNanos;
+            while (true) {
+                String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (line == null) {
+                    return null;
+                }
+                if (line.startsWith(prefix)) {
+                    return line;
+                }
+                if (line.equals("eof")) {
+                    throw new IllegalStateException("the agents process ended");
+                }
+                if (!line.equals("complete")) {
+                    System.err.println("agents process: " + line);
+                }
             }
         }
 
         @Override
-        public void onError(Throwable t) {
-            if (!closing) {
-                System.err.println(node + ": " + t);
+        public void arm() throws Exception {
+            lines.clear();
+            send("arm");
+            if (await("armed", TimeUnit.SECONDS.toNanos(10)) == null) {
+                throw new IllegalStateException("agents process did not arm");
             }
         }
 
         @Override
-        public void onCompleted() {}
+        public boolean awaitComplete(long timeoutNanos) throws Exception {
+            return await("complete", timeoutNanos) != null;
+        }
 
-        void close() {
-            closing = true;
-            call.cancel("bench done", null);
-            channel.shutdownNow();
+        @Override
+        public long[] arrivals() throws Exception {
+            send("report");
+            String line = await("report ", TimeUnit.SECONDS.toNanos(10));
+            String[] f = line.split(" ");
+            long[] out = new long[agents];
+            for (int k = 0, i = 2; k < Integer.parseInt(f[1]); k++, i += 2) {
+                out[Integer.parseInt(f[i])] = Long.parseLong(f[i + 1]) + offset;
+            }
+            return out;
+        }
+
+        @Override
+        public long cpuNanos() {
+            return process.info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(-1L);
+        }
+
+        @Override
+        public void close() throws Exception {
+            process.getOutputStream().close();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
         }
     }
 }

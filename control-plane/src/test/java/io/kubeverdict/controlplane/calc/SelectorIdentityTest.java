@@ -126,6 +126,22 @@ class SelectorIdentityTest {
         assertThat(calc.ipSetCount()).isZero();
     }
 
+    @Test
+    void aNullMatchExpressionIsReportedAndItsPeerMatchesNothing() {
+        // `matchExpressions: [null]` (found by ManifestLoaderFuzzTest): the API server would refuse it.
+        IncrementalPolicyCalculator calc = world();
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: peer}
+                spec:
+                  podSelector: {matchLabels: {pod: a}}
+                  ingress: [{from: [{podSelector: {matchExpressions: [null]}}]}]
+                """));
+        assertThat(calc.problems()).anySatisfy(p -> assertThat(p.message()).contains("matchExpressions has an empty entry"));
+        Rule rule = policyOn(calc, "x/a", "x/peer").getPolicy().getInboundRules(0);
+        assertThat(rule.getAllPeers()).isFalse();
+        assertThat(rule.getPeersList()).isEmpty();
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {
         "{matchLabels: {\"a b\": x}}",

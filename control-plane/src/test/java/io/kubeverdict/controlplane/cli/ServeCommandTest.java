@@ -48,9 +48,15 @@ class ServeCommandTest {
                 {"--manifests", dir.toString(), "--listen", "127.0.0.1:0", "--auth", "mtls"},
                 {"--manifests", dir.toString(), "--listen", "127.0.0.1:0", "--auth", "sometimes"},
                 {"--kubeconfig", "k", "--listen", "127.0.0.1:0", "--agent-service-account", "just-a-name"},
+                {"--manifests", dir.toString(), "--listen", "0.0.0.0:0", "--auto-tls", "--auth", "none"},
+                {"--kubeconfig", "k", "--listen", "0.0.0.0:0", "--auto-tls", "--tls-cert", "c", "--tls-key", "k"},
+                {"--kubeconfig", "k", "--listen", "127.0.0.1:0", "--max-streams-per-caller", "1"},
+                {"--kubeconfig", "k", "--listen", "127.0.0.1:0", "--inspection-rate", "NaN"},
         };
         String[] says = {"--auth token needs the Kubernetes API", "--auth mtls needs", "--auth must be token, mtls or none",
-                "--agent-service-account must be NAMESPACE/NAME"};
+                "--agent-service-account must be NAMESPACE/NAME", "--auto-tls makes its own certificate",
+                "--auto-tls makes its own certificate", "call limits must allow an agent's two streams",
+                "call limits must allow an agent's two streams"};
         for (int i = 0; i < refused.length; i++) {
             StringWriter err = new StringWriter();
             String[] args = new String[refused[i].length + 1];

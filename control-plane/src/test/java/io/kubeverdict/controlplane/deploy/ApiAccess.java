@@ -48,8 +48,17 @@ record ApiAccess(String group, String resource, String verb) implements Comparab
 
     /** Every (group, resource, verb) a ClusterRole grants, expanded. */
     static Set<ApiAccess> grantedBy(ClusterRole role) {
+        return grantedBy(role.getRules());
+    }
+
+    /** Every (group, resource, verb) a Role grants, expanded (resource names aside). */
+    static Set<ApiAccess> grantedBy(io.fabric8.kubernetes.api.model.rbac.Role role) {
+        return grantedBy(role.getRules());
+    }
+
+    private static Set<ApiAccess> grantedBy(java.util.List<PolicyRule> rules) {
         Set<ApiAccess> granted = new TreeSet<>();
-        for (PolicyRule rule : role.getRules()) {
+        for (PolicyRule rule : rules) {
             for (String group : rule.getApiGroups()) {
                 for (String resource : rule.getResources()) {
                     for (String verb : rule.getVerbs()) {

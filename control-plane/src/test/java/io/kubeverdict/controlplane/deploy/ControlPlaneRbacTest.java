@@ -1,5 +1,14 @@
 package io.kubeverdict.controlplane.deploy;
 
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatusBuilder;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.ListNodesRequest;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.kubeverdict.controlplane.autotls.AutoTls;
+import io.kubeverdict.runtime.grpc.ClientChannels;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -18,7 +27,6 @@ import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
@@ -94,31 +102,56 @@ class ControlPlaneRbacTest {
         // The API server's answer to the agent's token (CRUD mode cannot give a review its status).
         server.expect().post().withPath("/apis/authentication.k8s.io/v1/tokenreviews").andReply(201, r -> {
             TokenReview review = client.getKubernetesSerialization().unmarshal(r.getBody().readUtf8(), TokenReview.class);
-            review.setStatus(new TokenReviewStatusBuilder().withAuthenticated(true).withAudiences("kube-verdict")
-                    .withNewUser().withUsername("system:serviceaccount:kube-verdict:kube-verdict-agent")
-                    .withExtra(java.util.Map.of("authentication.kubernetes.io/node-name", List.of("n1"))).endUser().build());
+            review.setStatus("operator-token".equals(review.getSpec().getToken())
+                    ? new TokenReviewStatusBuilder().withAuthenticated(true).withAudiences("kube-verdict")
+                            .withNewUser().withUsername("system:serviceaccount:ops:inspector").endUser().build()
+                    : new TokenReviewStatusBuilder().withAuthenticated(true).withAudiences("kube-verdict")
+                            .withNewUser().withUsername("system:serviceaccount:kube-verdict:kube-verdict-agent")
+                            .withExtra(java.util.Map.of("authentication.kubernetes.io/node-name", List.of("n1")))
+                            .endUser().build());
+            return review;
+        }).always();
+        // ...and its authorizer's, for an operator's inspection (kube-verdict-inspector bound).
+        server.expect().post().withPath("/apis/authorization.k8s.io/v1/subjectaccessreviews").andReply(201, r -> {
+            SubjectAccessReview review = client.getKubernetesSerialization().unmarshal(r.getBody().readUtf8(),
+                    SubjectAccessReview.class);
+            review.setStatus(new SubjectAccessReviewStatusBuilder().withAllowed(true).build());
             return review;
         }).always();
 
         Set<ApiAccess> used = new TreeSet<>();
         Set<ApiAccess> awaited = Set.of(new ApiAccess("", "events", "create"),
-                new ApiAccess("authentication.k8s.io", "tokenreviews", "create"));
+                new ApiAccess("authentication.k8s.io", "tokenreviews", "create"),
+                new ApiAccess("authorization.k8s.io", "subjectaccessreviews", "create"));
         ManagedChannel agent = null;
         try (KubernetesClient underTest = new KubernetesClientBuilder().withConfig(
                         new ConfigBuilder(client.getConfiguration()).withUserAgent(USER_AGENT).build()).build();
                 ControlPlane cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0),
                                 null, null, PolicySyncService.Options.defaults(),
-                                new ControlPlane.Auth.Tokens("kube-verdict", "kube-verdict", "kube-verdict-agent")),
+                                new ControlPlane.Auth.Tokens("kube-verdict", "kube-verdict", "kube-verdict-agent"))
+                                .withAutoTls(AutoTls.Settings.defaults("kube-verdict",
+                                        AutoTls.Settings.serviceNames("kube-verdict-control-plane", "kube-verdict"))),
                         new IncrementalPolicyCalculator(), new ControlPlane.Source.Kubernetes(underTest, Duration.ZERO))) {
             cp.firstCalculation().get(60, TimeUnit.SECONDS);
-            // An agent with its token: the control plane reviews it.
-            agent = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
+            // An agent with its token, over the TLS the control plane made, trusting the CA bundle it
+            // published (as the DaemonSet mounts it): the control plane reviews the token.
+            Path bundle = Files.writeString(Files.createTempFile("kube-verdict-ca", ".crt"), client.configMaps()
+                    .inNamespace("kube-verdict").withName(AutoTls.Settings.DEFAULT_CONFIG_MAP).get().getData().get("ca.crt"));
+            bundle.toFile().deleteOnExit();
+            agent = ClientChannels.open("127.0.0.1:" + cp.grpcPort(),
+                    new ClientChannels.Tls(null, null, bundle, "kube-verdict-control-plane.kube-verdict.svc"));
             Metadata token = new Metadata();
             token.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer agent-token");
             try (TestAgent a = TestAgent.connect(ClientInterceptors.intercept(agent,
                     MetadataUtils.newAttachHeadersInterceptor(token)), "n1", true)) {
                 a.readUntilInSync();
             }
+            // An operator's token: the control plane asks the API server whether it may inspect.
+            Metadata operator = new Metadata();
+            operator.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer operator-token");
+            assertThat(ControlPlaneInspectionGrpc.newBlockingStub(agent).withInterceptors(
+                    MetadataUtils.newAttachHeadersInterceptor(operator)).withDeadlineAfter(60, TimeUnit.SECONDS)
+                    .listNodes(ListNodesRequest.getDefaultInstance()).getNodesList()).isNotEmpty();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!used.containsAll(awaited) && System.nanoTime() < deadline) {
                 record(used, server.takeRequest(200, TimeUnit.MILLISECONDS));
@@ -132,6 +165,12 @@ class ControlPlaneRbacTest {
             record(used, r);
         }
 
+        // Auto TLS's Secret and ConfigMap are the namespaced Role's (exactly: AutoTlsRbacTest).
+        Set<ApiAccess> namespaced = new TreeSet<>();
+        used.removeIf(a -> (a.resource().equals("secrets") || a.resource().equals("configmaps")) && namespaced.add(a));
+        assertThat(namespaced).isNotEmpty();
+        assertThat(ApiAccess.grantedBy(DeployManifests.find(Role.class, "kube-verdict-control-plane")))
+                .containsAll(namespaced);
         ClusterRole role = DeployManifests.find(ClusterRole.class, "kube-verdict-control-plane");
         assertThat(used).as("API permissions the control plane used")
                 .containsExactlyInAnyOrderElementsOf(ApiAccess.grantedBy(role));

@@ -206,7 +206,8 @@ class DeployManifestsTest {
         assertThat(pod.getSecurityContext().getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
         var container = pod.getContainers().get(0);
         assertThat(container.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
-        assertThat(container.getReadinessProbe().getGrpc()).isNotNull();
+        // The gRPC port speaks TLS (auto TLS) and the kubelet's gRPC probe does not: /readyz.
+        assertThat(container.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
         assertThat(container.getStartupProbe()).isNotNull();
     }
 

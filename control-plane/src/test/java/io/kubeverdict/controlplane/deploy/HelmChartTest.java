@@ -116,8 +116,17 @@ class HelmChartTest {
             Container container = rendered.getSpec().getContainers().get(0);
             Container patched = patch.getSpec().getContainers().get(0);
             assertThat(container.getArgs()).isEqualTo(patched.getArgs());
-            assertThat(container.getVolumeMounts()).containsAll(patched.getVolumeMounts());
-            assertThat(rendered.getSpec().getVolumes()).containsAll(patch.getSpec().getVolumes());
+            // "$patch: delete" entries remove the base's auto-TLS bundle: the chart must not have them.
+            var deletedMounts = patched.getVolumeMounts().stream().filter(m -> m.getAdditionalProperties().containsKey("$patch"))
+                    .map(m -> m.getName()).toList();
+            var deletedVolumes = patch.getSpec().getVolumes().stream()
+                    .filter(v -> v.getAdditionalProperties().containsKey("$patch")).map(v -> v.getName()).toList();
+            assertThat(container.getVolumeMounts()).containsAll(patched.getVolumeMounts().stream()
+                    .filter(m -> !deletedMounts.contains(m.getName())).toList());
+            assertThat(container.getVolumeMounts()).noneMatch(m -> deletedMounts.contains(m.getName()));
+            assertThat(rendered.getSpec().getVolumes()).containsAll(patch.getSpec().getVolumes().stream()
+                    .filter(v -> !deletedVolumes.contains(v.getName())).toList());
+            assertThat(rendered.getSpec().getVolumes()).noneMatch(v -> deletedVolumes.contains(v.getName()));
         }
         Container cpContainer = cp.getSpec().getContainers().get(0);
         var readiness = cpPatch.getSpec().getTemplate().getSpec().getContainers().get(0).getReadinessProbe();

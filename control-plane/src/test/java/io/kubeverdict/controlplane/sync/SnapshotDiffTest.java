@@ -31,13 +31,18 @@ class SnapshotDiffTest {
             List.of(allowIngressFrom("x/allow-a", "s1"), allowIngressFrom("x/allow-b", "s2")),
             List.of(podEndpoint("x", "a", "10.0.0.1", "x/allow-a"), podEndpoint("x", "b", "10.0.0.2", "x/allow-b")));
 
+    /** The diff's messages (payloads shared between streams unwrapped). */
+    private static List<ToAgent> messages(SnapshotDiff differ, IndexedSnapshot from, IndexedSnapshot to) {
+        return differ.diff(from, to).stream().map(Payload::message).toList();
+    }
+
     private static List<PayloadCase> kinds(List<ToAgent> msgs) {
         return msgs.stream().map(ToAgent::getPayloadCase).toList();
     }
 
     @Test
     void fullSnapshotAddsSetsThenPoliciesThenEndpoints() {
-        List<ToAgent> msgs = diff.diff(IndexedSnapshot.empty("n1"), idx(FULL));
+        List<ToAgent> msgs = messages(diff, IndexedSnapshot.empty("n1"), idx(FULL));
         assertThat(kinds(msgs)).containsExactly(
                 PayloadCase.IP_SET_UPDATE, PayloadCase.IP_SET_UPDATE,
                 PayloadCase.ACTIVE_POLICY_UPDATE, PayloadCase.ACTIVE_POLICY_UPDATE,
@@ -49,7 +54,7 @@ class SnapshotDiffTest {
 
     @Test
     void emptyingRemovesEndpointsThenPoliciesThenSets() {
-        List<ToAgent> msgs = diff.diff(idx(FULL), IndexedSnapshot.empty("n1"));
+        List<ToAgent> msgs = messages(diff, idx(FULL), IndexedSnapshot.empty("n1"));
         assertThat(kinds(msgs)).containsExactly(
                 PayloadCase.WORKLOAD_ENDPOINT_REMOVE, PayloadCase.WORKLOAD_ENDPOINT_REMOVE,
                 PayloadCase.ACTIVE_POLICY_REMOVE, PayloadCase.ACTIVE_POLICY_REMOVE,
@@ -61,7 +66,7 @@ class SnapshotDiffTest {
 
     @Test
     void unchangedSnapshotNeedsNoMessages() {
-        assertThat(diff.diff(idx(FULL), idx(FULL.toBuilder().build()))).isEmpty();
+        assertThat(messages(diff, idx(FULL), idx(FULL.toBuilder().build()))).isEmpty();
     }
 
     @Test
@@ -76,7 +81,7 @@ class SnapshotDiffTest {
         changed.add("10.1.1.1");
         NodeSnapshot b = a.toBuilder().setIpSets(0, ipSet("s1", changed.toArray(String[]::new))).build();
 
-        List<ToAgent> msgs = diff.diff(idx(a), idx(b));
+        List<ToAgent> msgs = messages(diff, idx(a), idx(b));
 
         assertThat(kinds(msgs)).containsOnly(PayloadCase.IP_SET_DELTA_UPDATE);
         List<String> added = msgs.stream().flatMap(m -> m.getIpSetDeltaUpdate().getAddedMembersList().stream()).toList();
@@ -99,8 +104,8 @@ class SnapshotDiffTest {
         NodeSnapshot n1b = snapshot("n1", List.of(after), List.of(allowIngressFrom("x/p", "shared")), List.of());
         NodeSnapshot n2b = snapshot("n2", List.of(after), List.of(allowIngressFrom("y/p", "shared")), List.of());
 
-        List<ToAgent> d1 = diff.diff(idx(n1a), idx(n1b));
-        List<ToAgent> d2 = diff.diff(idx(n2a), idx(n2b));
+        List<ToAgent> d1 = messages(diff, idx(n1a), idx(n1b));
+        List<ToAgent> d2 = messages(diff, idx(n2a), idx(n2b));
 
         assertThat(d1).hasSize(1);
         assertThat(d1.get(0)).isSameAs(d2.get(0));
@@ -108,10 +113,27 @@ class SnapshotDiffTest {
     }
 
     @Test
+    void sharedSetContentIsBuiltOnceForEveryNewAgent() {
+        IpSet shared = ipSet("shared", "10.1.0.1", "10.1.0.2");
+        NodeSnapshot n1 = snapshot("n1", List.of(shared, ipSet("own1", "10.3.0.1")),
+                List.of(allowIngressFrom("x/p", "shared", "own1")), List.of());
+        NodeSnapshot n2 = snapshot("n2", List.of(shared, ipSet("own2", "10.3.0.2")),
+                List.of(allowIngressFrom("y/p", "shared", "own2")), List.of());
+
+        List<Payload> d1 = diff.diff(IndexedSnapshot.empty("n1"), idx(n1));
+        List<Payload> d2 = diff.diff(IndexedSnapshot.empty("n2"), idx(n2));
+
+        assertThat(d1.get(0)).isSameAs(d2.get(0)); // one payload, serialized once for both streams
+        assertThat(d1.get(0).message().getIpSetUpdate().getMembersList()).containsExactly("10.1.0.1", "10.1.0.2");
+        assertThat(d1.get(1)).isNotSameAs(d2.get(1));
+        assertThat(d2.get(1).message().getIpSetUpdate().getId()).isEqualTo("own2");
+    }
+
+    @Test
     void endpointSwitchingPolicyIsUpdatedBeforeOldPolicyAndSetAreRemoved() {
         NodeSnapshot b = snapshot("n1", List.of(ipSet("s2", "10.0.1.1")), List.of(allowIngressFrom("x/allow-b", "s2")),
                 List.of(podEndpoint("x", "a", "10.0.0.1", "x/allow-b")));
-        List<ToAgent> msgs = diff.diff(idx(FULL), idx(b));
+        List<ToAgent> msgs = messages(diff, idx(FULL), idx(b));
         AgentView v = AgentView.of(FULL);
         msgs.forEach(v::apply); // AgentView throws if a removal precedes the update that frees it
         assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(b));
@@ -129,7 +151,7 @@ class SnapshotDiffTest {
         NodeSnapshot s = snapshot("n1", List.of(ipSet("big", members.toArray(String[]::new))),
                 List.of(allowIngressFrom("x/p", "big")), List.of(podEndpoint("x", "a", "10.0.0.1", "x/p")));
 
-        List<ToAgent> msgs = small.diff(IndexedSnapshot.empty("n1"), idx(s));
+        List<ToAgent> msgs = messages(small, IndexedSnapshot.empty("n1"), idx(s));
 
         assertThat(msgs.get(0).getPayloadCase()).isEqualTo(PayloadCase.IP_SET_UPDATE);
         assertThat(msgs.stream().filter(m -> m.getPayloadCase() == PayloadCase.IP_SET_DELTA_UPDATE).count())
@@ -149,7 +171,7 @@ class SnapshotDiffTest {
             changed.add("fd01::" + Integer.toHexString(i));
         }
         NodeSnapshot s2 = s.toBuilder().setIpSets(0, ipSet("big", changed.toArray(String[]::new))).build();
-        List<ToAgent> delta = small.diff(idx(s), idx(s2));
+        List<ToAgent> delta = messages(small, idx(s), idx(s2));
         assertThat(delta).allSatisfy(m -> assertThat(m.getSerializedSize()).isLessThan(4096 - 40));
         delta.forEach(v::apply);
         assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(s2));
@@ -162,7 +184,7 @@ class SnapshotDiffTest {
         AgentView v = new AgentView();
         for (int round = 0; round < 300; round++) {
             NodeSnapshot next = random(rnd);
-            diff.diff(idx(prev), idx(next)).forEach(v::apply);
+            messages(diff, idx(prev), idx(next)).forEach(v::apply);
             assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(next));
             prev = next;
         }
@@ -176,7 +198,7 @@ class SnapshotDiffTest {
         IndexedSnapshot from = idx(FULL);
         IndexedSnapshot to = idx(b);
 
-        List<ToAgent> msgs = diff.diff(from, to);
+        List<ToAgent> msgs = messages(diff, from, to);
 
         assertThat(kinds(msgs)).containsExactly(PayloadCase.IP_SET_DELTA_UPDATE);
         assertThat(msgs.get(0).getIpSetDeltaUpdate().getAddedMembersList()).containsExactly("10.0.0.3");
@@ -193,8 +215,8 @@ class SnapshotDiffTest {
         NodeSnapshot reordered = FULL.toBuilder().clearEndpoints().addEndpoints(b).addEndpoints(a).build();
         NodeSnapshot copiedAndChanged = FULL.toBuilder().setEndpoints(0, aCopy).setEndpoints(1, bMoved).build();
 
-        assertThat(diff.diff(idx(FULL), idx(reordered))).isEmpty();
-        List<ToAgent> msgs = diff.diff(idx(FULL), idx(copiedAndChanged));
+        assertThat(messages(diff, idx(FULL), idx(reordered))).isEmpty();
+        List<ToAgent> msgs = messages(diff, idx(FULL), idx(copiedAndChanged));
         assertThat(kinds(msgs)).containsExactly(PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
         assertThat(msgs.get(0).getWorkloadEndpointUpdate().getId().getPod()).isEqualTo("b");
     }
@@ -212,12 +234,102 @@ class SnapshotDiffTest {
             fresh.getEndpointsList().forEach(e -> shared.addEndpoints((Endpoint) pool.computeIfAbsent(e, k -> k)));
             NodeSnapshot next = shared.build();
 
-            List<ToAgent> byIdentity = diff.diff(idx(prev), idx(next));
-            List<ToAgent> byContent = new SnapshotDiff(1 << 20).diff(
+            List<ToAgent> byIdentity = messages(diff, idx(prev), idx(next));
+            List<ToAgent> byContent = messages(new SnapshotDiff(1 << 20), 
                     idx(NodeSnapshot.parseFrom(prev.toByteArray())), idx(NodeSnapshot.parseFrom(next.toByteArray())));
 
             assertThat(byIdentity).isEqualTo(byContent);
             prev = next;
+        }
+    }
+
+    @Test
+    void setMemberDeltaEqualsTheNaiveDifferenceForSortedAndUnsortedLists() {
+        Random rnd = new Random(11);
+        for (int round = 0; round < 400; round++) {
+            List<String> before = randomMembers(rnd);
+            List<String> after = randomMembers(rnd);
+            if (round % 4 == 3) {
+                java.util.Collections.shuffle(after, rnd); // not sorted: the hashing path
+                if (!after.isEmpty()) {
+                    after.add(after.get(0)); // and a duplicate
+                }
+            }
+            NodeSnapshot a = snapshot("n1", List.of(ipSet("s", before.toArray(String[]::new))),
+                    List.of(allowIngressFrom("x/p", "s")), List.of());
+            NodeSnapshot b = a.toBuilder().setIpSets(0, ipSet("s", after.toArray(String[]::new))).build();
+
+            List<ToAgent> msgs = messages(diff, idx(a), idx(b));
+
+            if (msgs.stream().anyMatch(ToAgent::hasIpSetUpdate)) {
+                assertThat(kinds(msgs)).containsExactly(PayloadCase.IP_SET_UPDATE); // replaced: no smaller delta
+                assertThat(msgs.get(0).getIpSetUpdate().getMembersList()).isEqualTo(after);
+                continue;
+            }
+            List<String> added = msgs.stream().flatMap(m -> m.getIpSetDeltaUpdate().getAddedMembersList().stream()).toList();
+            List<String> removed = msgs.stream().flatMap(m -> m.getIpSetDeltaUpdate().getRemovedMembersList().stream()).toList();
+            assertThat(added).as("round %d", round).isEqualTo(after.stream().filter(m -> !before.contains(m)).toList());
+            assertThat(removed).as("round %d", round).isEqualTo(before.stream().filter(m -> !after.contains(m)).toList());
+        }
+    }
+
+    private static List<String> randomMembers(Random rnd) {
+        java.util.TreeSet<String> m = new java.util.TreeSet<>();
+        int n = rnd.nextInt(40);
+        for (int i = 0; i < n; i++) {
+            m.add("10.0." + rnd.nextInt(3) + "." + rnd.nextInt(30));
+        }
+        return new ArrayList<>(m);
+    }
+
+    @Test
+    void setsListedUnderTheSameIdsArePairedWithoutIndexing() {
+        IpSet grown = ipSet("s1", "10.0.0.1", "10.0.0.2", "10.0.0.3");
+        NodeSnapshot b = FULL.toBuilder().setIpSets(0, grown).build();
+        IndexedSnapshot from = idx(FULL);
+        IndexedSnapshot to = idx(b);
+
+        assertThat(kinds(messages(diff, from, to))).containsExactly(PayloadCase.IP_SET_DELTA_UPDATE);
+        assertThat(from.ipSetsIndexed()).isFalse();
+        assertThat(to.ipSetsIndexed()).isFalse();
+
+        // Another id in the list: by id, with the removal.
+        NodeSnapshot c = FULL.toBuilder().setIpSets(1, ipSet("s3", "10.0.3.1")).build();
+        assertThat(kinds(messages(diff, idx(FULL), idx(c))))
+                .containsExactly(PayloadCase.IP_SET_UPDATE, PayloadCase.IP_SET_REMOVE);
+    }
+
+    @Test
+    void concurrentSendersComputeASharedTransitionOnce() throws Exception {
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 20_000; i++) {
+            many.add(String.format("10.%d.%d.%d", i >> 16, (i >> 8) & 255, i & 255));
+        }
+        IpSet before = ipSet("shared", many.toArray(String[]::new));
+        many.remove(7);
+        IpSet after = ipSet("shared", many.toArray(String[]::new));
+        int threads = 8;
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+        try {
+            List<java.util.concurrent.Future<ToAgent>> results = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                String node = "n" + t;
+                results.add(pool.submit(() -> {
+                    NodeSnapshot a = snapshot(node, List.of(before), List.of(allowIngressFrom("x/p", "shared")), List.of());
+                    NodeSnapshot b = snapshot(node, List.of(after), List.of(allowIngressFrom("x/p", "shared")), List.of());
+                    start.await();
+                    return messages(diff, idx(a), idx(b)).get(0);
+                }));
+            }
+            ToAgent first = results.get(0).get();
+            for (var r : results) {
+                assertThat(r.get()).isSameAs(first);
+            }
+            assertThat(first.getIpSetDeltaUpdate().getRemovedMembersList()).containsExactly("10.0.0.7");
+            assertThat(diff.computedLists()).isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
         }
     }
 

@@ -59,8 +59,15 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--nfqueue-id", defaultValue = "100", description = "The NFQUEUE number (default ${DEFAULT-VALUE}).")
     int queueId;
 
+    @Option(names = "--queues", paramLabel = "N",
+            description = "Verdict queues --nfqueue-id .. --nfqueue-id + N - 1, one verdict thread each; the kernel "
+                    + "sends each new connection to the queue of the CPU that handles it (default: one per CPU "
+                    + "the agent may use, at most " + AgentConfig.DEFAULT_MAX_QUEUES + ").")
+    Integer queues;
+
     @Option(names = "--dns-queue-id", paramLabel = "N",
-            description = "The NFQUEUE number for DNS answers to pods with domain-name rules (default: --nfqueue-id + 1).")
+            description = "The NFQUEUE number for DNS answers to pods with domain-name rules (default: the first "
+                    + "after the verdict queues, --nfqueue-id + --queues).")
     Integer dnsQueueId;
 
     @Option(names = "--dns-min-ttl", defaultValue = "30", paramLabel = "SECONDS",
@@ -166,11 +173,13 @@ final class RunCommand implements Callable<Integer> {
             case "none" -> null;
             default -> throw new IllegalArgumentException("--auth must be token, mtls or none, not " + auth);
         };
+        int queueCount = queues != null ? queues : AgentConfig.defaultQueues();
         return new AgentConfig(name, controlPlane.toString(), failOpen, queueId, queuePath(queuePath), table,
                 metrics.socketAddress(), inspectListen == null ? null : inspectListen.socketAddress(), tls,
                 token, removeTableOnExit(onExit, failOpen),
                 CutAction.parse(cutAction), new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate),
-                new AgentConfig.Dns(dnsQueueId != null ? dnsQueueId : (queueId + 1) & 0xFFFF, dnsMinTtl, dnsMaxTtl));
+                new AgentConfig.Dns(dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount),
+                        dnsMinTtl, dnsMaxTtl), queueCount);
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

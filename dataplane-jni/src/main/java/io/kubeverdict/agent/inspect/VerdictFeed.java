@@ -32,7 +32,9 @@ public final class VerdictFeed implements AutoCloseable {
 
     private static final int CUT_QUEUE = 1024;
 
-    private final VerdictRing ring;
+    private final int capacity;
+    private final Producer first;
+    private final List<VerdictRing> rings = new CopyOnWriteArrayList<>();
     private final BlockingQueue<Cut> cuts = new ArrayBlockingQueue<>(CUT_QUEUE);
     private final Supplier<StateHolder.Generation> state;
     private final List<Watcher> watchers = new CopyOnWriteArrayList<>();
@@ -42,17 +44,42 @@ public final class VerdictFeed implements AutoCloseable {
     private volatile boolean running = true;
 
     public VerdictFeed(int capacity, Supplier<StateHolder.Generation> state) {
-        this.ring = new VerdictRing(capacity);
+        this.capacity = capacity;
         this.state = state;
+        this.first = producer();
         this.publisher = new Thread(this::run, "kv-verdict-feed");
         this.publisher.setDaemon(true);
         this.publisher.start();
     }
 
-    /** Hot path (verdict loop thread only): no allocation, no lock. */
+    /** Hot path of the first producer (one verdict loop thread only): no allocation, no lock. */
     public void publish(PacketTuple packet, int decisionCode) {
-        if (watched) {
-            ring.offer(packet, decisionCode);
+        first.publish(packet, decisionCode);
+    }
+
+    /**
+     * A publishing handle for one more verdict thread: its own single-producer ring, drained by
+     * the publisher thread with the others (one per verdict queue).
+     */
+    public Producer producer() {
+        VerdictRing ring = new VerdictRing(capacity);
+        rings.add(ring);
+        return new Producer(ring);
+    }
+
+    /** What one verdict thread publishes through. */
+    public final class Producer {
+        private final VerdictRing ring;
+
+        private Producer(VerdictRing ring) {
+            this.ring = ring;
+        }
+
+        /** Hot path (its one thread only): unless someone watches, one volatile read. */
+        public void publish(PacketTuple packet, int decisionCode) {
+            if (watched) {
+                ring.offer(packet, decisionCode);
+            }
         }
     }
 
@@ -80,7 +107,11 @@ public final class VerdictFeed implements AutoCloseable {
 
     /** Verdicts lost because the ring was full or a watcher was not ready. */
     public long dropped() {
-        return ring.dropped() + undelivered.get();
+        long lost = undelivered.get();
+        for (VerdictRing ring : rings) {
+            lost += ring.dropped();
+        }
+        return lost;
     }
 
     public int watchers() {
@@ -145,7 +176,10 @@ public final class VerdictFeed implements AutoCloseable {
 
     private void run() {
         while (running) {
-            int n = ring.drain(this::deliver, 1024);
+            int n = 0;
+            for (VerdictRing ring : rings) {
+                n += ring.drain(this::deliver, 1024);
+            }
             for (Cut cut; (cut = cuts.poll()) != null; n++) {
                 send(cut.tuple(), cut.explanation().getVerdict(), cut.explanation());
             }

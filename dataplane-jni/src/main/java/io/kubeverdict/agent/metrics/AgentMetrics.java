@@ -14,6 +14,10 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.util.concurrent.TimeUnit;
 import java.util.Optional;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.IntFunction;
+import io.micrometer.core.instrument.Tags;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -31,7 +35,7 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
     private final Timer programmingLatency;
     private final Clock clock;
     // Micrometer holds gauge targets weakly: keep them reachable for the registry's lifetime.
-    private final CachedQueueCounters queueCounters;
+    private final List<CachedQueueCounters> queueCounters;
     private final SyncStatus sync;
     private final StateHolder state;
 
@@ -45,6 +49,17 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
     /** @param policyVerdictSeries see {@link PolicyVerdictMetrics}; 0: no per-policy verdict counter */
     public AgentMetrics(SyncStatus sync, StateHolder state, Supplier<Optional<QueueCounters>> queue, Clock clock,
                         int policyVerdictSeries) {
+        this(sync, state, new int[] {-1}, q -> queue.get(), clock, policyVerdictSeries);
+    }
+
+    /**
+     * @param queues the verdict queues; each gets its own kernel counter series, labelled
+     *     {@code queue} (at most {@link io.kubeverdict.agent.run.AgentConfig#MAX_QUEUES} values);
+     *     a negative number: one series without the label
+     * @param readQueue the kernel's counters of one queue, empty when it is not bound
+     */
+    public AgentMetrics(SyncStatus sync, StateHolder state, int[] queues, IntFunction<Optional<QueueCounters>> readQueue,
+                        Clock clock, int policyVerdictSeries) {
         this.clock = clock;
         this.sync = sync;
         this.state = state;
@@ -52,19 +67,25 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
         this.policyVerdicts = new PolicyVerdictMetrics(registry, policyVerdictSeries);
         this.nftApply = new NftApplyMetrics(registry);
 
-        CachedQueueCounters cached = new CachedQueueCounters(queue);
-        this.queueCounters = cached;
-        // From /proc/net/netfilter/nfnetlink_queue; the kernel restarts them when the queue is rebound.
-        FunctionCounter.builder("kubeverdict_queue_packets", cached, c -> c.get().map(QueueCounters::idSequence).orElse(0L))
-                .description("Packets the kernel put on our NFQUEUE since it was bound (its id sequence)").register(registry);
-        FunctionCounter.builder("kubeverdict_queue_dropped", cached, c -> c.get().map(QueueCounters::dropped).orElse(0L))
-                .description("Packets the kernel dropped because our queue was full").register(registry);
-        FunctionCounter.builder("kubeverdict_queue_user_dropped", cached, c -> c.get().map(QueueCounters::userDropped).orElse(0L))
-                .description("Packets the kernel could not deliver to the agent's socket").register(registry);
-        Gauge.builder("kubeverdict_queue_waiting", cached, c -> c.get().map(QueueCounters::waiting).orElse(0L))
-                .description("Packets waiting on our queue for a verdict now").register(registry);
-        Gauge.builder("kubeverdict_queue_bound", cached, c -> c.get().isPresent() ? 1 : 0)
-                .description("1 when our queue is bound").register(registry);
+        List<CachedQueueCounters> cachedQueues = new ArrayList<>();
+        for (int queue : queues) {
+            CachedQueueCounters cached = new CachedQueueCounters(() -> readQueue.apply(queue));
+            cachedQueues.add(cached);
+            Tags tags = queue < 0 ? Tags.empty() : Tags.of("queue", Integer.toString(queue));
+            // From /proc/net/netfilter/nfnetlink_queue; the kernel restarts them when the queue is rebound.
+            FunctionCounter.builder("kubeverdict_queue_packets", cached, c -> c.get().map(QueueCounters::idSequence).orElse(0L))
+                    .description("Packets the kernel put on our NFQUEUE since it was bound (its id sequence)").tags(tags)
+                    .register(registry);
+            FunctionCounter.builder("kubeverdict_queue_dropped", cached, c -> c.get().map(QueueCounters::dropped).orElse(0L))
+                    .description("Packets the kernel dropped because our queue was full").tags(tags).register(registry);
+            FunctionCounter.builder("kubeverdict_queue_user_dropped", cached, c -> c.get().map(QueueCounters::userDropped).orElse(0L))
+                    .description("Packets the kernel could not deliver to the agent's socket").tags(tags).register(registry);
+            Gauge.builder("kubeverdict_queue_waiting", cached, c -> c.get().map(QueueCounters::waiting).orElse(0L))
+                    .description("Packets waiting on our queue for a verdict now").tags(tags).register(registry);
+            Gauge.builder("kubeverdict_queue_bound", cached, c -> c.get().isPresent() ? 1 : 0)
+                    .description("1 when our queue is bound").tags(tags).register(registry);
+        }
+        this.queueCounters = cachedQueues;
 
         gauge("kubeverdict_sync_connected", sync, s -> s.connected() ? 1 : 0, "1 while the sync stream is open");
         gauge("kubeverdict_sync_in_sync", sync, s -> s.inSync() ? 1 : 0, "1 once the current stream's state is applied");

@@ -32,8 +32,8 @@ public final class PolicyVerdictMetrics {
 
     private final MeterRegistry registry;
     private final int maxPolicies;
-    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
-    private final Set<String> policies = ConcurrentHashMap.newKeySet();
+    private final Map<String, Counter> counters;
+    private final Set<String> policies;
 
     // Verdict loop thread only.
     private EnforcedState cachedFor;
@@ -45,6 +45,23 @@ public final class PolicyVerdictMetrics {
         }
         this.registry = registry;
         this.maxPolicies = maxPolicies;
+        this.counters = new ConcurrentHashMap<>();
+        this.policies = ConcurrentHashMap.newKeySet();
+    }
+
+    private PolicyVerdictMetrics(PolicyVerdictMetrics shared) {
+        this.registry = shared.registry;
+        this.maxPolicies = shared.maxPolicies;
+        this.counters = shared.counters;
+        this.policies = shared.policies;
+    }
+
+    /**
+     * The same series for one more verdict thread: its own per-generation cache (single-threaded),
+     * the series and the bound on policies shared.
+     */
+    public PolicyVerdictMetrics forAnotherThread() {
+        return new PolicyVerdictMetrics(this);
     }
 
     public boolean enabled() {

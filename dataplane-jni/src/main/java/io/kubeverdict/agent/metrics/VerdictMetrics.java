@@ -49,7 +49,8 @@ public final class VerdictMetrics implements VerdictObserver {
         queueFailures = Counter.builder("kubeverdict_queue_failures")
                 .description("Failed receive/verdict calls on the queue").register(registry);
         processing = Histograms.timer(registry, "kubeverdict_packet_processing",
-                "Time from a packet's parse to its verdict decision in the agent", PROCESSING_SECONDS);
+                "Time from a packet's parse to its verdict decision in the agent, sampled: one packet in "
+                        + io.kubeverdict.agent.verdict.VerdictLoop.TIMING_SAMPLE + " is timed", PROCESSING_SECONDS);
     }
 
     @Override
@@ -74,10 +75,15 @@ public final class VerdictMetrics implements VerdictObserver {
         log.warn("receiving from or answering the queue failed: {}", error.toString());
     }
 
-    /** Records one decided packet; family 4 or 6, protocol the IANA number. */
+    /**
+     * Records one decided packet; family 4 or 6, protocol the IANA number; a negative processing
+     * time ({@link VerdictObserver#NOT_TIMED}) counts the packet without timing it.
+     */
     public void verdict(int family, int protocol, boolean accepted, long processingNanos) {
         verdicts[slot(family == IpAddress.V6 ? 1 : 0, protocolIndex(family, protocol), accepted ? 0 : 1)].increment();
-        processing.record(processingNanos, TimeUnit.NANOSECONDS);
+        if (processingNanos >= 0) {
+            processing.record(processingNanos, TimeUnit.NANOSECONDS);
+        }
     }
 
     private static int protocolIndex(int family, int protocol) {

@@ -61,9 +61,15 @@ public final class NftManager {
     /** Like {@link #create(Nftables, String, int, boolean, QueuePath, TableLayout)}, with what cut connections get. */
     public static NftManager create(Nftables nft, String table, int queueNumber, boolean failOpen, QueuePath forcedPath,
                                     TableLayout forcedLayout, CutAction cutAction) {
+        return create(nft, table, queueNumber, 1, failOpen, forcedPath, forcedLayout, cutAction);
+    }
+
+    /** Like {@link #create(Nftables, String, int, boolean, QueuePath, TableLayout, CutAction)}, over {@code queues} queues. */
+    public static NftManager create(Nftables nft, String table, int queueNumber, int queues, boolean failOpen,
+                                    QueuePath forcedPath, TableLayout forcedLayout, CutAction cutAction) {
         QueuePath path = forcedPath != null ? forcedPath : QueuePathProbe.detect(nft, table);
         TableLayout layout = forcedLayout != null ? forcedLayout : TableLayout.INET;
-        return new NftManager(nft, new RulesetConfig(table, queueNumber, failOpen, path, layout, cutAction),
+        return new NftManager(nft, new RulesetConfig(table, queueNumber, failOpen, path, layout, cutAction, queues),
                 forcedLayout != null);
     }
 
@@ -147,7 +153,8 @@ public final class NftManager {
         for (String family : RulesetRenderer.families(config)) {
             int nfproto = family.equals("inet") ? XtQueueRule.FAMILY_INET
                     : family.equals("ip") ? XtQueueRule.FAMILY_IPV4 : XtQueueRule.FAMILY_IPV6;
-            XtQueueRule.install(nfproto, config.table(), RulesetRenderer.CHAIN_QUEUE, config.queueNumber(), config.failOpen());
+            XtQueueRule.install(nfproto, config.table(), RulesetRenderer.CHAIN_QUEUE, config.queueNumber(), config.queues(),
+                    config.failOpen());
         }
     }
 

@@ -1,15 +1,17 @@
 package io.kubeverdict.agent.nft;
 
 /**
- * What the ruleset looks like apart from its addresses: our table's name, the queue number,
+ * What the ruleset looks like apart from its addresses: our table's name, the queue number(s),
  * fail-open vs fail-closed, the path packets take to the queue and the table layout.
  *
+ * @param queueNumber the first queue
+ * @param queues how many queues from {@code queueNumber} on the kernel spreads flows over (1: one)
  * @param failOpen true: the queue rule carries bypass, so packets pass when no program listens
  *     on the queue (agent down); false: they are dropped until the agent answers
  * @param cutAction what happens to packets of connections the agent cut ({@link FlowMarks#CUT})
  */
 public record RulesetConfig(String table, int queueNumber, boolean failOpen, QueuePath path, TableLayout layout,
-                            CutAction cutAction) {
+                            CutAction cutAction, int queues) {
     public static final String DEFAULT_TABLE = "kube_verdict";
 
     /** One inet table; cut connections are dropped. */
@@ -22,12 +24,22 @@ public record RulesetConfig(String table, int queueNumber, boolean failOpen, Que
         this(table, queueNumber, failOpen, path, layout, CutAction.DROP);
     }
 
+    /** One queue. */
+    public RulesetConfig(String table, int queueNumber, boolean failOpen, QueuePath path, TableLayout layout,
+                         CutAction cutAction) {
+        this(table, queueNumber, failOpen, path, layout, cutAction, 1);
+    }
+
     public RulesetConfig {
         if (table == null || !table.matches("[A-Za-z][A-Za-z0-9_]{0,30}")) {
             throw new IllegalArgumentException("bad table name: " + table);
         }
         if (queueNumber < 0 || queueNumber > 65535) {
             throw new IllegalArgumentException("queue number must be 0..65535, got " + queueNumber);
+        }
+        if (queues < 1 || queueNumber + queues - 1 > 65535) {
+            throw new IllegalArgumentException("queues " + queueNumber + ".." + (queueNumber + queues - 1)
+                    + " must lie in 0..65535 (at least one)");
         }
         if (path == null) {
             throw new IllegalArgumentException("queue path must be resolved (see QueuePathProbe)");
@@ -41,10 +53,15 @@ public record RulesetConfig(String table, int queueNumber, boolean failOpen, Que
     }
 
     public RulesetConfig withPath(QueuePath newPath) {
-        return new RulesetConfig(table, queueNumber, failOpen, newPath, layout, cutAction);
+        return new RulesetConfig(table, queueNumber, failOpen, newPath, layout, cutAction, queues);
     }
 
     public RulesetConfig withLayout(TableLayout newLayout) {
-        return new RulesetConfig(table, queueNumber, failOpen, path, newLayout, cutAction);
+        return new RulesetConfig(table, queueNumber, failOpen, path, newLayout, cutAction, queues);
+    }
+
+    /** The last queue of the range. */
+    public int lastQueue() {
+        return queueNumber + queues - 1;
     }
 }

@@ -18,7 +18,8 @@ import java.util.TreeSet;
  *   <li>{@code input} (hook input): a new connection from a selected pod to the node itself goes
  *       to the queue (the pod's egress policy decides);</li>
  *   <li>{@value #CHAIN_QUEUE}: the one queue rule. With {@link QueuePath#NFT_QUEUE} it is
- *       {@code queue num N [bypass]}; with {@link QueuePath#XT_NFQUEUE} the text holds a
+ *       {@code queue num N [bypass]}, or with several queues {@code queue num A-B fanout[,bypass]}
+ *       (each packet to the queue of the CPU that handles it); with {@link QueuePath#XT_NFQUEUE} the text holds a
  *       placeholder ({@code accept} when fail-open, {@code drop} when fail-closed) that the shim
  *       swaps for the xtables NFQUEUE target in one transaction.</li>
  *   <li>{@code forward_admitted}, {@code input_admitted} (the same hooks, priority filter + 1): a
@@ -168,7 +169,10 @@ public final class RulesetRenderer {
         if (config.path() == QueuePath.XT_NFQUEUE) {
             return config.failOpen() ? "accept" : "drop";
         }
-        return "queue num " + config.queueNumber() + (config.failOpen() ? " bypass" : "");
+        if (config.queues() == 1) {
+            return "queue num " + config.queueNumber() + (config.failOpen() ? " bypass" : "");
+        }
+        return "queue num " + config.queueNumber() + "-" + config.lastQueue() + (config.failOpen() ? " fanout,bypass" : " fanout");
     }
 
     /**

@@ -91,6 +91,7 @@ public final class Agent implements AutoCloseable {
 
     private final AgentConfig config;
     private final List<AutoCloseable> opened = new ArrayList<>();
+    private final List<VerdictLoop> loops = new ArrayList<>();
     private Nftables nft;
     private NftManager manager;
     private KernelSets kernel;
@@ -122,33 +123,49 @@ public final class Agent implements AutoCloseable {
     }
 
     private void startAll() throws Exception {
+        // Connect first: the channel's setup (TLS, HTTP/2, gRPC's classes) runs on its own threads
+        // while this one loads the shim and programs the kernel; nothing is sent before Sync starts.
+        ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls(), config.tokenFile());
+        opened.add(() -> {
+            channel.shutdownNow();
+            channel.awaitTermination(2, TimeUnit.SECONDS);
+        });
+        channel.getState(true);
         NativeLibrary.ensureAvailable();
         Clock clock = Clock.systemUTC();
         nft = new Nftables();
-        manager = NftManager.create(nft, config.table(), config.queueId(), config.failOpen(), config.queuePath(), null,
-                config.cutAction());
-        log.info("node {}: queue {} via {}, {}, established connections the policy denies: {}", config.node(),
-                config.queueId(), kernelPath(manager.path()), config.failOpen() ? "fail-open" : "fail-closed",
+        manager = NftManager.create(nft, config.table(), config.queueId(), config.queues(), config.failOpen(),
+                config.queuePath(), null, config.cutAction());
+        log.info("node {}: queues {}..{} via {}, {}, established connections the policy denies: {}", config.node(),
+                config.queueId(), lastQueue(), kernelPath(manager.path()), config.failOpen() ? "fail-open" : "fail-closed",
                 config.cutAction() == CutAction.NONE ? "left open" : config.cutAction().flag());
 
         LearnedAddressBook book = new LearnedAddressBook();
         state = new StateHolder(config.failOpen() ? 1 : 0, book);
-        NfQueue queue = new NfQueue(config.queueId(), NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0));
-        opened.add(queue);
-        int queueId = config.queueId();
-        AgentMetrics metrics = new AgentMetrics(status, state, () -> readQueue(queueId), clock,
+        // One queue and one verdict thread per queue: the kernel spreads new connections over them.
+        List<NfQueue> queues = new ArrayList<>();
+        for (int id = config.queueId(); id <= lastQueue(); id++) {
+            NfQueue queue = new NfQueue(id, NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0));
+            opened.add(queue);
+            queues.add(queue);
+        }
+        AgentMetrics metrics = new AgentMetrics(status, state, queueIds(), Agent::readQueue, clock,
                 config.telemetry().policyVerdictSeries());
         opened.add(metrics);
         kernel = new KernelSets(manager, metrics.nftApply());
         VerdictFeed feed = new VerdictFeed(4096, state::generation);
-        Judge judge = new ObservedJudge(state, feed, metrics.policyVerdicts());
-        VerdictLoop loop = new VerdictLoop(queue, BATCH, judge, metrics.verdicts(), config.failOpen());
-        opened.add(loop); // closed before the queue (reverse order)
+        for (NfQueue queue : queues) {
+            // per thread: the feed's rings and the policy counters' cache are single-producer
+            Judge judge = new ObservedJudge(state, feed.producer(), metrics.policyVerdicts().forAnotherThread());
+            VerdictLoop loop = new VerdictLoop(queue, BATCH, judge, metrics.verdicts(), config.failOpen());
+            opened.add(loop); // closed before the queues (reverse order)
+            loops.add(loop);
+        }
         opened.add(feed);
         GenerationListener established = GenerationListener.NONE;
         if (config.cutAction() != CutAction.NONE) {
             ConntrackRejudger rejudger = new ConntrackRejudger(ConntrackTable::open, LocalAddresses.INTERFACES,
-                    loop::awaitAnswered, new CutVerdicts(feed, config.cutAction()), new ConntrackMetrics(metrics.registry()),
+                    this::awaitAnswered, new CutVerdicts(feed, config.cutAction()), new ConntrackMetrics(metrics.registry()),
                     System::nanoTime);
             opened.add(rejudger); // closed before the feed it reports to
             // The first generation of a stream (the agent's start, a resync) judges every selected
@@ -173,7 +190,7 @@ public final class Agent implements AutoCloseable {
             // Health: NOT_SERVING until an in-sync state is in the kernel, then SERVING also while the
             // control plane is away (the agent keeps enforcing).
             inspection = GrpcServer.builder(config.inspectListen())
-                    .service(new AgentInspectionService(identity, state, status, () -> readQueue(queueId), feed))
+                    .service(new AgentInspectionService(identity, state, status, this::readQueues, feed))
                     .build().start();
             opened.add(inspection);
             log.info("inspection gRPC on {}", inspection.listenSockets());
@@ -185,11 +202,6 @@ public final class Agent implements AutoCloseable {
             log.info("metrics on http://{}:{}/metrics", config.metricsListen().getHostString(), metricsHttp.port());
         }
 
-        ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls(), config.tokenFile());
-        opened.add(() -> {
-            channel.shutdownNow();
-            channel.awaitTermination(2, TimeUnit.SECONDS);
-        });
         if (config.telemetry().verdictUploadPerSecond() > 0) {
             // kube-verdict observe: uploads verdicts only while the control plane asks for them.
             opened.add(new VerdictUplink(channel, config.node(), feed, config.telemetry().verdictUploadPerSecond(),
@@ -225,6 +237,39 @@ public final class Agent implements AutoCloseable {
     /** What the DNS path learned from (inspection, tests). */
     public DnsLearner dnsLearner() {
         return learner;
+    }
+
+    private int lastQueue() {
+        return config.queueId() + config.queues() - 1;
+    }
+
+    private int[] queueIds() {
+        int[] ids = new int[config.queues()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = config.queueId() + i;
+        }
+        return ids;
+    }
+
+    /** Every verdict thread has answered what it took before this call (see {@link VerdictLoop#awaitAnswered}). */
+    private boolean awaitAnswered(long timeoutMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        for (VerdictLoop loop : loops) {
+            long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+            if (!loop.awaitAnswered(left)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** All verdict queues' kernel counters added up (inspection); empty when none is bound. */
+    private Optional<QueueCounters> readQueues() {
+        try {
+            return QueueCounters.total(QueueCounters.read(QueueCounters.PROC_FILE, queueIds()));
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
     }
 
     private static Optional<QueueCounters> readQueue(int queueId) {

@@ -18,10 +18,22 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
  * @param tokenFile the projected ServiceAccount token sent on every call (--auth token); null = none
  * @param cutAction what established connections the policy now denies get
  * @param dns the DNS answers path of domain-name rules; null = its defaults
+ * @param queues verdict queues {@code queueId .. queueId + queues - 1}, one verdict thread each; the
+ *     kernel sends each packet to the queue of the CPU that handles it (1..{@value #MAX_QUEUES})
  */
 public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
                           String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls,
-                          Path tokenFile, boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry, Dns dns) {
+                          Path tokenFile, boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry, Dns dns,
+                          int queues) {
+    /** Most queues (verdict threads) one agent runs. */
+    public static final int MAX_QUEUES = 64;
+    /** The default number of queues is one per CPU the agent may use, at most this many. */
+    public static final int DEFAULT_MAX_QUEUES = 8;
+
+    /** One queue per CPU this JVM may use, at most {@value #DEFAULT_MAX_QUEUES}. */
+    public static int defaultQueues() {
+        return Math.max(1, Math.min(DEFAULT_MAX_QUEUES, Runtime.getRuntime().availableProcessors()));
+    }
 
     /**
      * What the agent tells about its verdicts.
@@ -64,9 +76,14 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
             }
         }
 
-        /** Queue id + 1, the default TTL bounds. */
-        public static Dns defaults(int policyQueueId) {
-            return new Dns((policyQueueId + 1) & 0xFFFF, DEFAULT_MIN_TTL_SECONDS, DEFAULT_MAX_TTL_SECONDS);
+        /** The queue right after the verdict queues, the default TTL bounds. */
+        public static Dns defaults(int policyQueueId, int policyQueues) {
+            return new Dns(defaultQueueId(policyQueueId, policyQueues), DEFAULT_MIN_TTL_SECONDS, DEFAULT_MAX_TTL_SECONDS);
+        }
+
+        /** The first queue after {@code queueId .. queueId + queues - 1} (wrapping at 65536). */
+        public static int defaultQueueId(int policyQueueId, int policyQueues) {
+            return (policyQueueId + policyQueues) & 0xFFFF;
         }
     }
 
@@ -86,11 +103,16 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
         if (cutAction == null) {
             throw new IllegalArgumentException("a cut action is required");
         }
-        if (dns == null) {
-            dns = Dns.defaults(queueId);
+        if (queues < 1 || queues > MAX_QUEUES || queueId + queues - 1 > 65535) {
+            throw new IllegalArgumentException("--queues must be 1.." + MAX_QUEUES + " with --nfqueue-id + queues - 1 <= 65535, got "
+                    + queues + " from " + queueId);
         }
-        if (dns.queueId() == queueId) {
-            throw new IllegalArgumentException("--dns-queue-id must differ from --nfqueue-id (" + queueId + ")");
+        if (dns == null) {
+            dns = Dns.defaults(queueId, queues);
+        }
+        if (dns.queueId() >= queueId && dns.queueId() < queueId + queues) {
+            throw new IllegalArgumentException("--dns-queue-id must lie outside the verdict queues " + queueId + ".."
+                    + (queueId + queues - 1) + ", got " + dns.queueId());
         }
     }
 }

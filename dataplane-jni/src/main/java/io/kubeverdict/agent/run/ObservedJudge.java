@@ -9,14 +9,19 @@ import io.kubeverdict.policy.PacketTuple;
 /**
  * The agent's judge: decides with the current generation (one volatile read), offers the verdict
  * to watchers (nothing unless someone watches) and counts it by deciding policy, attributing the
- * code to the generation that produced it. Allocates nothing per packet.
+ * code to the generation that produced it. Allocates nothing per packet. One per verdict thread:
+ * its feed producer and policy counters' cache are single-threaded.
  */
 final class ObservedJudge implements Judge {
     private final StateHolder state;
-    private final VerdictFeed feed;
+    private final VerdictFeed.Producer feed;
     private final PolicyVerdictMetrics policyVerdicts;
 
     ObservedJudge(StateHolder state, VerdictFeed feed, PolicyVerdictMetrics policyVerdicts) {
+        this(state, feed.producer(), policyVerdicts);
+    }
+
+    ObservedJudge(StateHolder state, VerdictFeed.Producer feed, PolicyVerdictMetrics policyVerdicts) {
         this.state = state;
         this.feed = feed;
         this.policyVerdicts = policyVerdicts;

@@ -2,6 +2,7 @@ package io.kubeverdict.agent.sync;
 
 import io.grpc.ManagedChannel;
 import io.kubeverdict.runtime.grpc.ClientChannels;
+import io.kubeverdict.runtime.grpc.TokenFileCredentials;
 import java.io.IOException;
 import java.nio.file.Path;
 

@@ -51,4 +51,41 @@ public record QueueCounters(int queue, long portId, long waiting, int copyMode, 
         }
         return parse(Files.readString(file)).stream().filter(c -> c.queue == queue).findFirst();
     }
+
+    /** The counters of the given queues that are bound, in the order given; one read of the file. */
+    public static List<QueueCounters> read(Path file, int[] queues) throws IOException {
+        if (!Files.exists(file)) {
+            return List.of();
+        }
+        List<QueueCounters> all = parse(Files.readString(file));
+        List<QueueCounters> out = new ArrayList<>();
+        for (int queue : queues) {
+            for (QueueCounters c : all) {
+                if (c.queue == queue) {
+                    out.add(c);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Several queues' counters added up, as one queue (the first's number, port and copy settings);
+     * empty when there are none.
+     */
+    public static Optional<QueueCounters> total(List<QueueCounters> queues) {
+        if (queues.isEmpty()) {
+            return Optional.empty();
+        }
+        QueueCounters first = queues.get(0);
+        long waiting = 0, dropped = 0, userDropped = 0, ids = 0;
+        for (QueueCounters c : queues) {
+            waiting += c.waiting;
+            dropped += c.dropped;
+            userDropped += c.userDropped;
+            ids += c.idSequence;
+        }
+        return Optional.of(new QueueCounters(first.queue, first.portId, waiting, first.copyMode, first.copyRange,
+                dropped, userDropped, ids));
+    }
 }

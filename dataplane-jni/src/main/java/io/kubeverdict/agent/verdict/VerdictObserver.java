@@ -5,13 +5,18 @@ package io.kubeverdict.agent.verdict;
  * and must not allocate per call (the agent wires these to micrometer counters and a timer).
  */
 public interface VerdictObserver {
+    /** {@code nanos} of a packet that was not timed. */
+    long NOT_TIMED = -1;
+
     /**
      * A packet was parsed and judged.
      *
      * @param family 4 or 6
      * @param protocol IANA protocol number (the contract's Protocol enum values; others possible)
      * @param allowed the verdict sent
-     * @param nanos time spent parsing and judging this packet
+     * @param nanos time spent parsing and judging this packet, or {@link #NOT_TIMED}: the loop times
+     *     one packet in {@link VerdictLoop#TIMING_SAMPLE} only (two clock reads per packet would be
+     *     work nobody asked for); counts stay exact
      */
     void decided(int family, int protocol, boolean allowed, long nanos);
 

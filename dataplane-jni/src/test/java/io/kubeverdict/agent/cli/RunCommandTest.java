@@ -66,6 +66,28 @@ class RunCommandTest {
     }
 
     @Test
+    void queuesDefaultToOnePerCpuAndTheDnsQueueFollowsTheRange() throws Exception {
+        AgentConfig c = parse("--node", "n", "--control-plane", "localhost:1");
+        int cpus = Runtime.getRuntime().availableProcessors();
+        assertThat(c.queues()).isEqualTo(Math.min(cpus, AgentConfig.DEFAULT_MAX_QUEUES));
+        assertThat(c.dns().queueId()).isEqualTo(100 + c.queues());
+        AgentConfig four = parse("--node", "n", "--control-plane", "localhost:1", "--nfqueue-id", "7", "--queues", "4");
+        assertThat(four.queues()).isEqualTo(4);
+        assertThat(four.dns().queueId()).isEqualTo(11);
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queues", "1").dns().queueId()).isEqualTo(101);
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--dns-queue-id", "99")
+                .dns().queueId()).isEqualTo(99);
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--dns-queue-id", "102"))
+                .hasMessageContaining("outside the verdict queues 100..103");
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queues", "0"))
+                .hasMessageContaining("--queues");
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queues", "65"))
+                .hasMessageContaining("--queues");
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--nfqueue-id", "65535", "--queues", "2"))
+                .hasMessageContaining("65535");
+    }
+
+    @Test
     void rejectsHalfTlsAndNonsense() {
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--tls-cert", "c.pem"))
                 .hasMessageContaining("--tls-key");

@@ -83,7 +83,7 @@ class DnsEgressKernelTest {
 
         cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
         agent = AgentProcess.start(pods.node.name(), List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
-                "--nfqueue-id", "21", "--dns-queue-id", "22", "--dns-min-ttl", "1", "--dns-max-ttl", "" + MAX_TTL_SECONDS,
+                "--nfqueue-id", "21", "--queues", "2", "--dns-queue-id", "23", "--dns-min-ttl", "1", "--dns-max-ttl", "" + MAX_TTL_SECONDS,
                 "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "off", "--auth", "none"));
         ScriptedControlPlane.Stream stream = cp.pollStream(60_000);
         if (stream == null) {

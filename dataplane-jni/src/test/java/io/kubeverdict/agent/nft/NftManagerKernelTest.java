@@ -110,6 +110,24 @@ class NftManagerKernelTest {
     }
 
     @Test
+    void aOneQueueLeftoverIsReplacedByAQueueRangeAndBack() throws Exception {
+        Dataplane first = Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 5, false, Dataplane.BOTH_PODS);
+        first.abandon(); // an agent of the one-queue release died
+        try (Dataplane second = Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, null, 5, 3, false, Dataplane.BOTH_PODS)) {
+            assertThat(second.leftoverReplaced).isTrue();
+            assertThat(second.listing()).containsPattern("queue (flags fanout to 5-7|num 5-7 fanout)");
+            second.listen(NftManagerKernelTest::allow80, new RecordingObserver(), false);
+            assertThat(Probe.tcp(bed.client, SERVER4, 80)).isTrue();
+            assertThat(Probe.tcp(bed.client, SERVER4, 81)).isFalse();
+            second.abandon();
+        }
+        try (Dataplane third = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 5, false, Dataplane.BOTH_PODS))) {
+            assertThat(third.leftoverReplaced).isTrue();
+            assertThat(third.listing()).contains("queue num 5").doesNotContain("5-7");
+        }
+    }
+
+    @Test
     void theSplitLayoutEnforcesBothFamiliesAndReplacesAnInetLeftover() throws Exception {
         Dataplane first = Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 11, true, Dataplane.BOTH_PODS);
         first.abandon();

@@ -163,4 +163,29 @@ class RulesetRendererTest {
         assertThatThrownBy(() -> new RulesetConfig("t", 65536, true, QueuePath.NFT_QUEUE)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new RulesetConfig("t", 1, true, null)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void severalQueuesAreOneRangeWithCpuFanout() {
+        RulesetConfig open = new RulesetConfig("t", 100, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 4);
+        RulesetConfig closed = new RulesetConfig("t", 100, false, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 4);
+        assertThat(RulesetRenderer.queueStatement(open)).isEqualTo("queue num 100-103 fanout,bypass");
+        assertThat(RulesetRenderer.queueStatement(closed)).isEqualTo("queue num 100-103 fanout");
+        assertThat(RulesetRenderer.replaceTable(open, PodAddresses.of(List.of("10.0.0.1"))))
+                .contains("queue num 100-103 fanout,bypass")
+                .startsWith(RulesetRenderer.deleteTable(open)); // leftovers of any earlier run go in the same transaction
+        // the xtables path keeps its placeholder; the shim installs --queue-balance (NftManagerKernelTest)
+        assertThat(RulesetRenderer.queueStatement(open.withPath(QueuePath.XT_NFQUEUE))).isEqualTo("accept");
+        assertThat(open.withLayout(TableLayout.SPLIT).queues()).isEqualTo(4);
+        assertThat(open.lastQueue()).isEqualTo(103);
+    }
+
+    @Test
+    void aQueueRangeMustFitAndHoldOne() {
+        assertThatThrownBy(() -> new RulesetConfig("t", 65534, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 3))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new RulesetConfig("t", 1, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 0))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(new RulesetConfig("t", 65534, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 2).lastQueue())
+                .isEqualTo(65535);
+    }
 }

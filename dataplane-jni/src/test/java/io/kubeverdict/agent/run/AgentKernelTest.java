@@ -90,7 +90,7 @@ class AgentKernelTest {
 
     private AgentProcess startAgent(boolean failOpen, String... extraArgs) throws Exception {
         List<String> args = new ArrayList<>(List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
-                "--nfqueue-id", "7", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "127.0.0.1:" + INSPECT_PORT, "--auth", "none"));
+                "--nfqueue-id", "7", "--queues", "2", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "127.0.0.1:" + INSPECT_PORT, "--auth", "none"));
         if (failOpen) {
             args.add("--fail-open");
         }
@@ -210,7 +210,9 @@ class AgentKernelTest {
         assertThat(metrics).contains("kubeverdict_verdicts_total{family=\"ipv4\",protocol=\"tcp\",verdict=\"drop\"}");
         assertThat(verdicts(metrics, "drop")).as("dropped SYNs counted").isGreaterThanOrEqualTo(1);
         assertThat(verdicts(metrics, "accept")).as("accepted SYNs counted").isGreaterThanOrEqualTo(1);
-        assertThat(metrics).contains("kubeverdict_queue_bound 1.0");
+        // --queues 2: both verdict queues bound, each with its own kernel counters; the DNS queue follows the range
+        assertThat(metrics).contains("kubeverdict_queue_bound{queue=\"7\"} 1.0").contains("kubeverdict_queue_bound{queue=\"8\"} 1.0");
+        assertThat(pods.node.exec("cat", "/proc/net/netfilter/nfnetlink_queue")).containsPattern("(?m)^\\s*9\\s");
 
         // Clean stop with --on-exit=remove: the table goes, nothing stays blocked.
         assertThat(agent.stop()).as("SIGTERM exit (the JVM reports 128+15)").isIn(0, 143);

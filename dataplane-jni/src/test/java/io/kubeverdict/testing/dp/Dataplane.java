@@ -29,6 +29,8 @@ public final class Dataplane implements AutoCloseable {
     private boolean closed;
     private NfQueue queue;
     private VerdictLoop loop;
+    private final List<NfQueue> queues = new java.util.ArrayList<>();
+    private final List<VerdictLoop> loops = new java.util.ArrayList<>();
 
     private Dataplane(NetnsThread nodeThread, Nftables nft, NftManager manager, boolean leftoverReplaced) {
         this.nodeThread = nodeThread;
@@ -46,11 +48,18 @@ public final class Dataplane implements AutoCloseable {
     /** Programs the table only, in the given layout (null: the manager's default). */
     public static Dataplane table(TestNamespace node, QueuePath path, TableLayout layout, int queueNumber, boolean failOpen,
                                   List<String> pods) throws Exception {
+        return table(node, path, layout, queueNumber, 1, failOpen, pods);
+    }
+
+    /** Programs the table only, spreading over {@code queues} queues from {@code queueNumber} on. */
+    public static Dataplane table(TestNamespace node, QueuePath path, TableLayout layout, int queueNumber, int queues,
+                                  boolean failOpen, List<String> pods) throws Exception {
         NetnsThread thread = new NetnsThread(node.path());
         try {
             return thread.call(() -> {
                 Nftables nft = new Nftables();
-                NftManager manager = NftManager.create(nft, TABLE, queueNumber, failOpen, path, layout);
+                NftManager manager = NftManager.create(nft, TABLE, queueNumber, queues, failOpen, path, layout,
+                        io.kubeverdict.agent.nft.CutAction.DROP);
                 boolean leftover = manager.start(PodAddresses.of(pods));
                 return new Dataplane(thread, nft, manager, leftover);
             });
@@ -60,13 +69,36 @@ public final class Dataplane implements AutoCloseable {
         }
     }
 
-    /** Binds the queue in the node and starts a verdict loop on it. */
+    /** Binds the queue(s) in the node and starts a verdict loop on each, all with one observer. */
     public Dataplane listen(Judge judge, VerdictObserver observer, boolean defaultAllow) throws Exception {
+        List<VerdictObserver> observers = new java.util.ArrayList<>();
+        for (int i = 0; i < manager.config().queues(); i++) {
+            observers.add(observer);
+        }
+        return listen(judge, observers, defaultAllow);
+    }
+
+    /** Binds every queue in the node and starts a verdict loop on each, observed by observers[i]. */
+    public Dataplane listen(Judge judge, List<? extends VerdictObserver> observers, boolean defaultAllow) throws Exception {
         int flags = NfQueue.FLAG_GSO | (manager.config().failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0);
-        queue = nodeThread.call(() -> new NfQueue(manager.config().queueNumber(), flags));
-        queue.receiveBuffer(4 << 20);
-        loop = new VerdictLoop(queue, 64, judge, observer, defaultAllow);
+        for (int i = 0; i < manager.config().queues(); i++) {
+            int number = manager.config().queueNumber() + i;
+            NfQueue q = nodeThread.call(() -> new NfQueue(number, flags));
+            queues.add(q);
+            q.receiveBuffer(4 << 20);
+            loops.add(new VerdictLoop(q, 64, judge, observers.get(i), defaultAllow));
+        }
+        queue = queues.get(0);
+        loop = loops.get(0);
         return this;
+    }
+
+    public List<VerdictLoop> loops() {
+        return loops;
+    }
+
+    public List<NfQueue> queues() {
+        return queues;
     }
 
     public VerdictLoop loop() {
@@ -90,14 +122,16 @@ public final class Dataplane implements AutoCloseable {
 
     /** Stops listening (the table stays), like an agent that died. */
     public void stopListening() throws Exception {
-        if (loop != null) {
-            loop.close();
-            loop = null;
+        for (VerdictLoop l : loops) {
+            l.close();
         }
-        if (queue != null) {
-            queue.close();
-            queue = null;
+        loops.clear();
+        loop = null;
+        for (NfQueue q : queues) {
+            q.close();
         }
+        queues.clear();
+        queue = null;
     }
 
     /** Lets go of everything but leaves the table in the kernel, like an agent that crashed. */

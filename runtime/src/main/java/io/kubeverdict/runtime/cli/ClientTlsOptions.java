@@ -16,7 +16,8 @@ public final class ClientTlsOptions {
     Path key;
 
     @Option(names = "--tls-ca", paramLabel = "FILE", description = "CA certificate(s) that signed the control plane's "
-            + "certificate (TLS; read once at start).")
+            + "certificate (TLS; a bundle of several during a CA rotation). It and --tls-cert/--tls-key are re-read "
+            + "when they change (every 30 s), for the next connection.")
     Path ca;
 
     @Option(names = "--tls-server-name", paramLabel = "NAME",

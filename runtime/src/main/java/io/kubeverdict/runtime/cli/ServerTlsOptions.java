@@ -10,7 +10,9 @@ import picocli.CommandLine.Option;
  * together), mutual with a client CA.
  */
 public final class ServerTlsOptions {
-    @Option(names = "--tls-cert", paramLabel = "FILE", description = "Server certificate chain (PEM).")
+    @Option(names = "--tls-cert", paramLabel = "FILE",
+            description = "Server certificate chain (PEM). It, the key and the client CA are re-read when they change "
+                    + "(every 30 s): renewed certificates serve new connections without a restart.")
     Path cert;
 
     @Option(names = "--tls-key", paramLabel = "FILE", description = "Server private key (PEM, PKCS#8).")

@@ -10,6 +10,7 @@ import io.grpc.ManagedChannelBuilder;
 import io.grpc.TlsChannelCredentials;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -18,10 +19,16 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ClientChannels {
     /**
-     * TLS material: the server's CA, an optional expected name, and for mutual TLS our certificate
-     * and key (PEM, PKCS#8; both null without).
+     * TLS material: the server's CA (bundle), an optional expected name, and for mutual TLS our
+     * certificate and key (PEM, PKCS#8; both null without). The files are re-read every
+     * {@code reloadEvery} while the channel is open ({@link TlsFileReloads}): a rotated CA bundle
+     * or client certificate is used by the next connection.
      */
-    public record Tls(Path cert, Path key, Path ca, String serverName) {}
+    public record Tls(Path cert, Path key, Path ca, String serverName, Duration reloadEvery) {
+        public Tls(Path cert, Path key, Path ca, String serverName) {
+            this(cert, key, ca, serverName, TlsFileReloads.DEFAULT_PERIOD);
+        }
+    }
 
     private ClientChannels() {}
 
@@ -36,12 +43,20 @@ public final class ClientChannels {
     /** @param callCredentials null: none; else attached to every call of the channel */
     public static ManagedChannel open(String target, Tls tls, CallCredentials callCredentials) throws IOException {
         ChannelCredentials credentials = InsecureChannelCredentials.create();
+        TlsFileReloads reloads = null;
         if (tls != null) {
-            TlsChannelCredentials.Builder b = TlsChannelCredentials.newBuilder().trustManager(tls.ca().toFile());
-            if (tls.cert() != null) {
-                b.keyManager(tls.cert().toFile(), tls.key().toFile());
+            reloads = new TlsFileReloads(tls.reloadEvery());
+            try {
+                TlsChannelCredentials.Builder b = TlsChannelCredentials.newBuilder()
+                        .trustManager(reloads.trustManager(tls.ca()));
+                if (tls.cert() != null) {
+                    b.keyManager(reloads.keyManager(tls.cert(), tls.key()));
+                }
+                credentials = b.build();
+            } catch (IOException | RuntimeException e) {
+                reloads.close();
+                throw e;
             }
-            credentials = b.build();
         }
         if (callCredentials != null) {
             credentials = CompositeChannelCredentials.create(credentials, callCredentials);
@@ -55,6 +70,7 @@ public final class ClientChannels {
         if (tls != null && tls.serverName() != null) {
             builder.overrideAuthority(tls.serverName());
         }
-        return builder.build();
+        ManagedChannel channel = builder.build();
+        return reloads == null ? channel : new ChannelWithReloads(channel, reloads);
     }
 }

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The gRPC server of both processes: the given services plus grpc.health.v1 and server reflection
  * in both protocol versions (v1 for current grpcurl, v1alpha for older clients), optionally behind
- * mutual TLS. Health reports NOT_SERVING for "" and every given service until {@link #setServing}.
+ * mutual TLS, within {@link ServerLimits}. Health reports NOT_SERVING for "" and every given service until {@link #setServing}.
  */
 public final class GrpcServer implements AutoCloseable {
     /** How long running calls may finish at close before they are cancelled (long streams are). */
@@ -29,17 +29,28 @@ public final class GrpcServer implements AutoCloseable {
     private final HealthStatusManager health = new HealthStatusManager();
     private final List<String> healthNames = new ArrayList<>();
     private final Server server;
+    private TlsFileReloads tlsReloads;
     private boolean closed;
 
     private GrpcServer(Builder b) throws IOException {
-        ServerCredentials credentials = b.tls == null ? InsecureServerCredentials.create() : b.tls.credentials();
+        ServerCredentials credentials = InsecureServerCredentials.create();
+        if (b.tls != null) {
+            ServerTls.Opened opened = b.tls.open();
+            tlsReloads = opened.reloads();
+            credentials = opened.credentials();
+        }
         NettyServerBuilder nb = NettyServerBuilder.forAddress(b.listen, credentials)
                 // Sync and WatchVerdicts streams stay open for days: notice dead peers, and let
                 // clients ping (the agent does every 30 s, also between calls).
                 .keepAliveTime(30, TimeUnit.SECONDS)
                 .keepAliveTimeout(10, TimeUnit.SECONDS)
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
-                .permitKeepAliveWithoutCalls(true);
+                .permitKeepAliveWithoutCalls(true)
+                .maxInboundMessageSize(b.limits.maxInboundMessageBytes())
+                .maxInboundMetadataSize(b.limits.maxInboundMetadataBytes())
+                .handshakeTimeout(b.limits.handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .maxConnectionIdle(b.limits.maxConnectionIdle().toMillis(), TimeUnit.MILLISECONDS)
+                .maxConcurrentCallsPerConnection(b.limits.maxConcurrentCallsPerConnection());
         healthNames.add(HealthStatusManager.SERVICE_NAME_ALL_SERVICES);
         for (ServerServiceDefinition s : b.services) {
             nb.addService(s);
@@ -95,9 +106,15 @@ public final class GrpcServer implements AutoCloseable {
         closed = true;
         health.enterTerminalState();
         server.shutdown();
-        if (!server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
-            server.shutdownNow();
-            server.awaitTermination(5, TimeUnit.SECONDS);
+        try {
+            if (!server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
+                server.shutdownNow();
+                server.awaitTermination(5, TimeUnit.SECONDS);
+            }
+        } finally {
+            if (tlsReloads != null) {
+                tlsReloads.close();
+            }
         }
     }
 
@@ -105,6 +122,7 @@ public final class GrpcServer implements AutoCloseable {
         private final InetSocketAddress listen;
         private final List<ServerServiceDefinition> services = new ArrayList<>();
         private ServerTls tls;
+        private ServerLimits limits = ServerLimits.defaults();
 
         private Builder(InetSocketAddress listen) {
             this.listen = listen;
@@ -113,6 +131,11 @@ public final class GrpcServer implements AutoCloseable {
         /** null: plaintext. */
         public Builder tls(ServerTls tls) {
             this.tls = tls;
+            return this;
+        }
+
+        public Builder limits(ServerLimits limits) {
+            this.limits = limits;
             return this;
         }
 

@@ -14,7 +14,7 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
  * Configures logback for a process from its command line: one appender on stderr (so exactly one
- * line per event, whatever logback.xml files the class path holds), the root level, and the
+ * line per event), the root level, and the
  * chatty libraries held at WARN unless the level asks for more detail than that. Records of
  * java.util.logging (gRPC logs there) go through the same appender, in the same format.
  */
@@ -31,6 +31,11 @@ public final class Logging {
         if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
             return; // another SLF4J binding: its own configuration rules
         }
+        configure(context, level, format);
+    }
+
+    /** The same on a given context (also logback's own initialisation: {@link DefaultConfigurator}). */
+    static void configure(LoggerContext context, Level level, LogFormat format) {
         context.reset();
         // java.util.logging (gRPC's) into the same appender; the propagator keeps JUL's levels in
         // step so that disabled JUL records cost nothing.

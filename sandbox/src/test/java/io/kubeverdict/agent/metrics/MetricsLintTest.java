@@ -116,7 +116,9 @@ class MetricsLintTest {
         QueueCounters queue = new QueueCounters(100, 1234, 5, 2, 128, 3, 1, 42);
         SyncStatus sync = new SyncStatus();
         ManagedChannel unused = NettyChannelBuilder.forAddress("127.0.0.1", 1).usePlaintext().build();
-        try (AgentMetrics metrics = new AgentMetrics(sync, state, () -> Optional.of(queue), Clock.systemUTC(), 10);
+        // two verdict queues, as --queues 2 exports them: one labelled series per queue
+        try (AgentMetrics metrics = new AgentMetrics(sync, state, new int[] {100, 101}, q -> Optional.of(queue),
+                Clock.systemUTC(), 10);
              MetricsEndpoint endpoint = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), metrics.registry(),
                      List.of());
              VerdictFeed feed = new VerdictFeed(16, state::generation);

@@ -1,4 +1,4 @@
-package io.kubeverdict.agent.sync;
+package io.kubeverdict.runtime.grpc;
 
 import io.grpc.CallCredentials;
 import io.grpc.Metadata;
@@ -10,7 +10,7 @@ import java.nio.file.Path;
 import java.util.concurrent.Executor;
 
 /**
- * The agent's identity on every call: {@code authorization: Bearer TOKEN} with the projected
+ * A caller's identity on every call (the agent's, an operator's for the live CLI): {@code authorization: Bearer TOKEN} with the projected
  * ServiceAccount token read from its file at each call, so the kubelet's rotation (it rewrites the
  * file well before expiry) is picked up without a restart. A file that cannot be read fails the
  * call (UNAUTHENTICATED, with the path) rather than calling without identity.

@@ -1,0 +1,42 @@
+package io.kubeverdict.controlplane.sync;
+
+import io.kubeverdict.proto.v1.InSync;
+import io.kubeverdict.proto.v1.ToAgent;
+
+/**
+ * One message for agents without its per-stream envelope (sequence and event time unset),
+ * serialized at most once however many streams send the same instance: {@link SnapshotDiff}
+ * hands the same instance to every stream that needs a shared IP set's transition or content.
+ */
+final class Payload {
+    static final Payload IN_SYNC = new Payload(ToAgent.newBuilder().setInSync(InSync.getDefaultInstance()).build());
+
+    private final ToAgent message;
+    private volatile byte[] encoded;
+
+    Payload(ToAgent message) {
+        if (message.getSequence() != 0 || message.getEventTimeUnixNanos() != 0) {
+            throw new IllegalArgumentException("a payload carries no sequence or event time");
+        }
+        this.message = message;
+    }
+
+    ToAgent message() {
+        return message;
+    }
+
+    /** The message's wire bytes, computed on first use (racing first uses compute equal arrays). */
+    byte[] encoded() {
+        byte[] e = encoded;
+        if (e == null) {
+            e = message.toByteArray();
+            encoded = e;
+        }
+        return e;
+    }
+
+    @Override
+    public String toString() {
+        return message.getPayloadCase() + " " + message.getSerializedSize() + " bytes";
+    }
+}

@@ -81,6 +81,10 @@ public final class IndexUpdate {
             }
         } catch (Refused r) {
             refusal = r.getMessage();
+        } catch (RuntimeException e) {
+            // A defect, not an input the update refuses; the compile is the reference either way,
+            // and an enforcer that kept failing here would stop applying changes.
+            refusal = "update failed (" + e + ")";
         }
         return new Result(SnapshotIndex.compile(now), false, refusal);
     }
@@ -112,7 +116,7 @@ public final class IndexUpdate {
                 requireCleanSets();
                 sets = sets.with(set.getId(), type(set));
                 int number = sets.number(set.getId());
-                for (String m : set.getMembersList()) {
+                for (String m : MemberDiff.of(List.of(), set.getMembersList()).added()) {
                     member(number, set.getType(), m, true);
                 }
                 setsRenumbered = true;
@@ -135,7 +139,7 @@ public final class IndexUpdate {
             requireCleanSets();
             int number = sets.number(old.getId());
             if (number >= 0) {
-                for (String m : old.getMembersList()) {
+                for (String m : MemberDiff.of(old.getMembersList(), List.of()).removed()) {
                     member(number, old.getType(), m, false);
                 }
                 sets = sets.without(old.getId());
@@ -204,7 +208,9 @@ public final class IndexUpdate {
         int[] pool = parts.pool().array();
         int membership = (int) value;
         if (Membership.contains(pool, membership, number) == add) {
-            return; // already as wanted
+            // The diff names each spelling once, so the key is already as wanted only when another
+            // spelling of it is in the set too: one string of the two going must not drop the key.
+            throw new Refused("set member \"" + member + "\" is spelled another way in the set too");
         }
         int n = Membership.size(pool, membership);
         if (list.length < n + 1) {

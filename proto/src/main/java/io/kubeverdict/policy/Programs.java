@@ -19,15 +19,18 @@ final class Programs {
     final Program[] bySlot;
     /** How many distinct programs exist (for logs and tests). */
     final int distinct;
-    /** Tier list -> program (empty: too many rules), valid for these rules only. */
+    /**
+     * Tier list -> program (empty: too many rules) of the tier lists these endpoints have, valid
+     * for these rules only (lists no endpoint has any more are dropped, so it does not grow).
+     */
     final Map<List<Integer>, Optional<Program>> cache;
 
     /**
      * @param known programs built before for the same {@code rules} (an empty map after a rule change);
-     *     not changed: the result has its own copy
+     *     not changed: the result has its own map
      */
     Programs(CompiledRules rules, EndpointTiers eps, Map<List<Integer>, Optional<Program>> known) {
-        cache = new HashMap<>(known);
+        cache = new HashMap<>();
         bySlot = new Program[eps.epTierStart.length];
         Map<Program, Boolean> used = new IdentityHashMap<>();
         for (int slot = 0; slot < bySlot.length; slot++) {
@@ -37,9 +40,12 @@ final class Programs {
             List<Integer> key = tierList(eps, slot);
             Optional<Program> program = cache.get(key);
             if (program == null) {
-                program = Optional.ofNullable(build(rules, eps, slot));
-                cache.put(key, program);
+                program = known.get(key);
             }
+            if (program == null) {
+                program = Optional.ofNullable(build(rules, eps, slot));
+            }
+            cache.put(key, program);
             bySlot[slot] = program.orElse(null);
             program.ifPresent(p -> used.put(p, true));
         }

@@ -112,6 +112,33 @@ class IndexUpdateTest {
                 .as("still a member through its other spelling").isTrue();
     }
 
+    @Test
+    void aSecondSpellingAddedByAnUpdateKeepsTheMemberWhenTheFirstGoes() {
+        // "FD00::1" alone is usable and unaliased, so the compile follows changes of the set; an
+        // update then adds the canonical "fd00::1" (the same key) and the next removes it again:
+        // the address is still a member through "FD00::1", so the deny must still apply.
+        NodeSnapshot snapshot = Snapshots.snapshot("n",
+                List.of(Snapshots.ipSet("s", "FD00::1")),
+                List.of(Snapshots.policy("default", "p",
+                        List.of(Snapshots.rule(io.kubeverdict.proto.v1.Action.DENY, "deny-s",
+                                        List.of(Snapshots.set("s")), List.of()),
+                                Snapshots.allow("all", List.of(Snapshots.block("::/0")), List.of())),
+                        List.of())),
+                List.of(Snapshots.podEndpoint("ns", "a", "fd00::9", "p")));
+        PacketTuple fromMember = Snapshots.packet("fd00::1", "fd00::9", Snapshots.TCP, 80);
+        SnapshotIndex index = SnapshotIndex.compile(snapshot);
+        assertThat(Decision.allowed(index.decide(fromMember))).isFalse();
+
+        NodeSnapshot both = snapshot.toBuilder().setIpSets(0, Snapshots.ipSet("s", "FD00::1", "fd00::1")).build();
+        IndexUpdate.Result added = index.update(snapshot, both);
+        IndexUpdate.Result removed = added.index().update(both, snapshot);
+
+        assertThat(Decision.allowed(added.index().decide(fromMember))).isFalse();
+        assertThat(Decision.allowed(removed.index().decide(fromMember)))
+                .as("denied: still a member through \"FD00::1\" (" + removed.summary() + ")").isFalse();
+        assertThat(removed.index().decide(fromMember)).isEqualTo(SnapshotIndex.compile(snapshot).decide(fromMember));
+    }
+
     // ------------------------------------------------------------------ comparison
 
     private static int[] assertSameIndex(String where, SnapshotIndex updated, SnapshotIndex fresh,

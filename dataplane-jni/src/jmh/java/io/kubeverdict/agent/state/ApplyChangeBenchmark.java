@@ -39,9 +39,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * joins or leaves a set (alternately), {@code endpoint} = one local pod's labels and tier lists
  * change and change back (a relabelled pod that other policies select).
  *
- * <p>Run: {@code ./mvnw -q -B -pl dataplane-jni -am -Pbenchmarks test-compile exec:exec
- * -Djmh.args="ApplyChangeBenchmark -f 1 -wi 3 -w 2s -i 5 -r 3s"} (or java -cp with the test
- * class path, as docs/benchmarks.md shows)
+ * <p>Run: with the test class path of dataplane-jni and its reactor modules, {@code java -cp ...
+ * org.openjdk.jmh.Main ApplyChangeBenchmark -f 1 -wi 3 -w 1s -i 5 -r 2s}; docs/benchmarks.md
+ * ("Verdict function") shows how to build that class path without installing anything.
  */
 @State(Scope.Thread)
 @BenchmarkMode({Mode.SampleTime})

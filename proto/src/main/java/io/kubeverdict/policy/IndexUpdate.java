@@ -2,17 +2,14 @@ package io.kubeverdict.policy;
 
 import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.Endpoint;
-import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.IpSetType;
 import io.kubeverdict.proto.v1.NodeSnapshot;
-import io.kubeverdict.proto.v1.PolicyId;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -322,142 +319,10 @@ public final class IndexUpdate {
         return true;
     }
 
-    /** The sets of two snapshots paired by id: those that are not the same message, and those gone. */
-    private static final class SetPairs {
-        final List<IpSet> changed = new ArrayList<>();
-        final List<IpSet> changedOld = new ArrayList<>(); // null: a new set
-        final List<IpSet> removed = new ArrayList<>();
-        long allMembers;
-        long changedMembers;
-
-        /** Null when an id repeats. One walk when both lists are ordered by id (the agent's are). */
-        static SetPairs of(List<IpSet> before, List<IpSet> now) {
-            SetPairs p = new SetPairs();
-            for (IpSet set : now) {
-                p.allMembers += set.getMembersCount();
-            }
-            if (strictlyOrdered(before) && strictlyOrdered(now)) {
-                int i = 0;
-                int j = 0;
-                while (i < before.size() || j < now.size()) {
-                    int c = i == before.size() ? 1 : j == now.size() ? -1
-                            : before.get(i).getId().compareTo(now.get(j).getId());
-                    if (c < 0) {
-                        p.gone(before.get(i++));
-                    } else if (c > 0) {
-                        p.pair(null, now.get(j++));
-                    } else {
-                        p.pair(before.get(i++), now.get(j++));
-                    }
-                }
-                return p;
-            }
-            Map<String, IpSet> old = new HashMap<>();
-            for (IpSet set : before) {
-                if (old.put(set.getId(), set) != null) {
-                    return null;
-                }
-            }
-            Set<String> seen = new HashSet<>();
-            for (IpSet set : now) {
-                if (!seen.add(set.getId())) {
-                    return null;
-                }
-                p.pair(old.get(set.getId()), set);
-            }
-            for (IpSet set : before) {
-                if (!seen.contains(set.getId())) {
-                    p.gone(set);
-                }
-            }
-            return p;
-        }
-
-        private void pair(IpSet old, IpSet set) {
-            if (old != set) {
-                changed.add(set);
-                changedOld.add(old);
-                changedMembers += set.getMembersCount() + (old == null ? 0 : old.getMembersCount());
-            }
-        }
-
-        private void gone(IpSet old) {
-            removed.add(old);
-            changedMembers += old.getMembersCount();
-        }
-
-        private static boolean strictlyOrdered(List<IpSet> sets) {
-            for (int i = 1; i < sets.size(); i++) {
-                if (sets.get(i - 1).getId().compareTo(sets.get(i).getId()) >= 0) {
-                    return false;
-                }
-            }
-            return true;
-        }
-    }
-
     /** Why a change is compiled from scratch instead. */
     private static final class Refused extends RuntimeException {
         Refused(String why) {
             super(why, null, false, false);
-        }
-    }
-
-    /** Members only in the old list, and only in the new one (each once). */
-    record MemberDiff(List<String> removed, List<String> added) {
-        static MemberDiff of(List<String> old, List<String> now) {
-            if (isSorted(old) && isSorted(now)) {
-                return merge(old, now);
-            }
-            Set<String> before = new HashSet<>(old);
-            Set<String> after = new HashSet<>(now);
-            List<String> removed = new ArrayList<>();
-            for (String m : before) {
-                if (!after.contains(m)) {
-                    removed.add(m);
-                }
-            }
-            List<String> added = new ArrayList<>();
-            for (String m : after) {
-                if (!before.contains(m)) {
-                    added.add(m);
-                }
-            }
-            return new MemberDiff(removed, added);
-        }
-
-        private static boolean isSorted(List<String> members) {
-            for (int i = 1; i < members.size(); i++) {
-                if (members.get(i - 1).compareTo(members.get(i)) > 0) {
-                    return false;
-                }
-            }
-            return true;
-        }
-
-        /** One walk over two sorted lists (the agent's snapshots keep members sorted). */
-        private static MemberDiff merge(List<String> old, List<String> now) {
-            List<String> removed = new ArrayList<>();
-            List<String> added = new ArrayList<>();
-            int i = 0;
-            int j = 0;
-            while (i < old.size() || j < now.size()) {
-                int c = i == old.size() ? 1 : j == now.size() ? -1 : old.get(i).compareTo(now.get(j));
-                String m = c <= 0 ? old.get(i) : now.get(j);
-                if (c < 0) {
-                    removed.add(m);
-                } else if (c > 0) {
-                    added.add(m);
-                }
-                // Skip every copy of m on both sides.
-                while (i < old.size() && old.get(i).equals(m)) {
-                    i++;
-                }
-                while (j < now.size() && now.get(j).equals(m)) {
-                    j++;
-                }
-            }
-            return new MemberDiff(removed, added);
         }
     }
 }

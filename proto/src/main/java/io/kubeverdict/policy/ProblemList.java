@@ -7,7 +7,6 @@ import java.util.List;
 final class ProblemList {
 
     static final int MAX_MESSAGES = 100;
-    static final ProblemList NONE = new ProblemList();
 
     private final List<String> messages = new ArrayList<>();
     private int count;

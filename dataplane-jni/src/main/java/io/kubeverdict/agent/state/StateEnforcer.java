@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The index is made from the enforced one by {@link SnapshotIndex#update}, which redoes only
  * what the change touches (a few set members, an endpoint: a copy of the pages they fall in) and
- * compiles from scratch the first snapshot and a new stream's (whose messages are all new).
+ * compiles from scratch the first snapshot and a big node's new stream (whose messages are all
+ * new), and whenever following the change key by key would not be sound (see {@link IndexUpdate}).
  * Either way the new index is built aside and swapped whole: the verdict loop reads the old
  * generation or the new one, never a mixture.
  */

@@ -8,9 +8,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 import java.util.HexFormat;
-import java.util.Iterator;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -26,12 +23,9 @@ public final class CachingTokenReviewer implements TokenReviewer {
     static final long REJECTED_FOR_NANOS = 5_000_000_000L;
     static final int MAX_ENTRIES = 10_000;
 
-    private record Entry(Review review, long expiresNanos) {}
-
     private final TokenReviewer reviewer;
-    private final LongSupplier nanoTime;
     private final LongSupplier unixSeconds;
-    private final Map<String, Entry> entries = new ConcurrentHashMap<>();
+    private final ExpiringAnswers<Review> answers;
 
     public CachingTokenReviewer(TokenReviewer reviewer) {
         this(reviewer, System::nanoTime, () -> System.currentTimeMillis() / 1000);
@@ -39,45 +33,26 @@ public final class CachingTokenReviewer implements TokenReviewer {
 
     CachingTokenReviewer(TokenReviewer reviewer, LongSupplier nanoTime, LongSupplier unixSeconds) {
         this.reviewer = reviewer;
-        this.nanoTime = nanoTime;
         this.unixSeconds = unixSeconds;
+        this.answers = new ExpiringAnswers<>(MAX_ENTRIES, nanoTime);
     }
 
     @Override
     public Review review(String token) {
         String key = sha256(token);
-        long now = nanoTime.getAsLong();
-        Entry e = entries.get(key);
-        if (e != null && now - e.expiresNanos() < 0) {
-            return e.review();
+        Review kept = answers.get(key);
+        if (kept != null) {
+            return kept;
         }
         Review review = reviewer.review(token);
         if (!review.apiFailure()) {
-            long ttl = review.ok() ? Math.min(ACCEPTED_FOR_NANOS, untilExpiry(token)) : REJECTED_FOR_NANOS;
-            if (ttl > 0) {
-                put(key, new Entry(review, now + ttl));
-            }
+            answers.put(key, review, review.ok() ? Math.min(ACCEPTED_FOR_NANOS, untilExpiry(token)) : REJECTED_FOR_NANOS);
         }
         return review;
     }
 
     int size() {
-        return entries.size();
-    }
-
-    private void put(String key, Entry entry) {
-        if (entries.size() >= MAX_ENTRIES) {
-            long now = nanoTime.getAsLong();
-            for (Iterator<Entry> it = entries.values().iterator(); it.hasNext(); ) {
-                if (now - it.next().expiresNanos() >= 0) {
-                    it.remove();
-                }
-            }
-            if (entries.size() >= MAX_ENTRIES) {
-                return; // full of live entries: review again next time rather than grow
-            }
-        }
-        entries.put(key, entry);
+        return answers.size();
     }
 
     /** Nanoseconds until the JWT's exp claim; unbounded when the token has none we can read. */

@@ -6,7 +6,7 @@ import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatu
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.Status;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -25,15 +25,12 @@ public final class InspectionAccess {
     static final long DENIED_FOR_NANOS = 5_000_000_000L;
     static final int MAX_ENTRIES = 10_000;
 
-    private record Entry(Status status, long expiresNanos) {}
-
     private final Function<Review, Status> reviewer;
-    private final LongSupplier nanoTime;
-    private final Map<String, Entry> entries = new ConcurrentHashMap<>();
+    private final ExpiringAnswers<Status> answers;
 
     InspectionAccess(Function<Review, Status> reviewer, LongSupplier nanoTime) {
         this.reviewer = reviewer;
-        this.nanoTime = nanoTime;
+        this.answers = new ExpiringAnswers<>(MAX_ENTRIES, nanoTime);
     }
 
     /** Asks the API server (SubjectAccessReview), as the control plane's own account. */
@@ -43,18 +40,15 @@ public final class InspectionAccess {
 
     /** OK, or why this user may not inspect (PERMISSION_DENIED; UNAVAILABLE when the API could not say). */
     public Status check(Review who) {
-        String key = who.username() + "\u0000" + who.groups();
-        long now = nanoTime.getAsLong();
-        Entry e = entries.get(key);
-        if (e != null && now - e.expiresNanos() < 0) {
-            return e.status();
+        // Everything the review is asked about is in the key: an authorizer may decide on extra too.
+        String key = who.username() + "\u0000" + who.groups() + "\u0000" + new TreeMap<>(who.extra());
+        Status kept = answers.get(key);
+        if (kept != null) {
+            return kept;
         }
         Status status = reviewer.apply(who);
         if (status.getCode() != Status.Code.UNAVAILABLE) {
-            if (entries.size() >= MAX_ENTRIES) {
-                entries.clear(); // a flood of made-up users: start over rather than grow
-            }
-            entries.put(key, new Entry(status, now + (status.isOk() ? ALLOWED_FOR_NANOS : DENIED_FOR_NANOS)));
+            answers.put(key, status, status.isOk() ? ALLOWED_FOR_NANOS : DENIED_FOR_NANOS);
         }
         return status;
     }

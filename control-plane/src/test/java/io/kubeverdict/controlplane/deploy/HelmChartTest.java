@@ -141,12 +141,13 @@ class HelmChartTest {
                 agent:
                   failOpen: true
                   nfqueueId: 7
+                  queues: 3
                   extraArgs: ["--queue-path=nft"]
                 """));
-        assertThat(agent.getArgs()).contains("--fail-open", "--nfqueue-id=7", "--queue-path=nft")
+        assertThat(agent.getArgs()).contains("--fail-open", "--nfqueue-id=7", "--queues=3", "--queue-path=nft")
                 .doesNotContain("--nfqueue-id=100");
         assertThat(agentContainer(HelmChart.template(""))).satisfies(c ->
-                assertThat(c.getArgs()).doesNotContain("--fail-open"));
+                assertThat(c.getArgs()).doesNotContain("--fail-open").noneMatch(a -> a.startsWith("--queues")));
     }
 
     @Test

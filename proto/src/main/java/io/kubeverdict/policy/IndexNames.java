@@ -15,12 +15,12 @@ final class IndexNames {
     private final int[] rulePolicy;
     private final String[] ruleIds;
 
-    IndexNames(SnapshotCompiler c) {
-        endpoints = c.endpointIds.toArray(new EndpointId[0]);
-        tiers = c.tierNameIndex.keySet().toArray(new String[0]);
-        policies = c.policyIds.toArray(new PolicyId[0]);
-        rulePolicy = c.rulePolicy.toArray();
-        ruleIds = c.ruleIds.toArray(new String[0]);
+    IndexNames(EndpointId[] endpoints, String[] tiers, PolicyId[] policies, int[] rulePolicy, String[] ruleIds) {
+        this.endpoints = endpoints;
+        this.tiers = tiers;
+        this.policies = policies;
+        this.rulePolicy = rulePolicy;
+        this.ruleIds = ruleIds;
     }
 
     int endpointCount() {

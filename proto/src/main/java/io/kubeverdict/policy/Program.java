@@ -32,6 +32,9 @@ final class Program {
     final int[] setKeys; // -1 = empty slot
     final long[] setMasks;
     final int setSlotMask;
+    // Bit per IP-set number the rules name: most of a remote's sets are named by none of them,
+    // and one bit test turns those away without probing the table.
+    final long[] namedSetBits;
     // ipBlock peers: address -> mask of rules whose blocks hold it.
     final MaskMap v4Blocks;
     final MaskMap v6Blocks;
@@ -60,7 +63,10 @@ final class Program {
         Arrays.fill(setKeys, -1);
         setMasks = new long[capacity];
         setSlotMask = capacity - 1;
+        int maxSet = b.setMasks.keySet().stream().mapToInt(Integer::intValue).max().orElse(-1);
+        namedSetBits = new long[(maxSet >> 6) + 1];
         for (Map.Entry<Integer, Long> e : b.setMasks.entrySet()) {
+            namedSetBits[e.getKey() >>> 6] |= 1L << e.getKey();
             int i = slot(e.getKey());
             while (setKeys[i] != -1) {
                 i = (i + 1) & setSlotMask;
@@ -132,6 +138,10 @@ final class Program {
 
     /** The mask of rules naming this set as a peer (0 when none). */
     long setMask(int set) {
+        int word = set >>> 6;
+        if (word >= namedSetBits.length || (namedSetBits[word] & 1L << set) == 0) {
+            return 0;
+        }
         int i = slot(set);
         while (true) {
             int k = setKeys[i];

@@ -2,81 +2,92 @@ package io.kubeverdict.policy;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Builds the bit-mask {@link Program} of every (endpoint, direction) slot from the compiled
  * arrays: one program per distinct tier list, so endpoints selected by the same policies share
  * it. A slot stays without a program when it is not isolated or has more rules than one mask
- * holds (the index then walks its rules). Compile time only.
+ * holds (the index then walks its rules). A program depends on the rules alone, so the programs
+ * built for one set of rules are kept ({@link #cache}) and reused when only endpoints change.
  */
 final class Programs {
 
     final Program[] bySlot;
     /** How many distinct programs exist (for logs and tests). */
     final int distinct;
+    /**
+     * Tier list -> program (empty: too many rules) of the tier lists these endpoints have, valid
+     * for these rules only (lists no endpoint has any more are dropped, so it does not grow).
+     */
+    final Map<List<Integer>, Optional<Program>> cache;
 
-    Programs(SnapshotCompiler c) {
-        bySlot = new Program[c.epTierStart.length];
-        Map<List<Integer>, Program> shared = new HashMap<>();
+    /**
+     * @param known programs built before for the same {@code rules} (an empty map after a rule change);
+     *     not changed: the result has its own map
+     */
+    Programs(CompiledRules rules, EndpointTiers eps, Map<List<Integer>, Optional<Program>> known) {
+        cache = new HashMap<>();
+        bySlot = new Program[eps.epTierStart.length];
+        Map<Program, Boolean> used = new IdentityHashMap<>();
         for (int slot = 0; slot < bySlot.length; slot++) {
-            if (c.epTierStart[slot] == c.epTierEnd[slot]) {
+            if (eps.epTierStart[slot] == eps.epTierEnd[slot]) {
                 continue;
             }
-            List<Integer> key = tierList(c, slot);
-            if (!shared.containsKey(key)) {
-                shared.put(key, build(c, slot));
+            List<Integer> key = tierList(eps, slot);
+            Optional<Program> program = cache.get(key);
+            if (program == null) {
+                program = known.get(key);
             }
-            bySlot[slot] = shared.get(key);
+            if (program == null) {
+                program = Optional.ofNullable(build(rules, eps, slot));
+            }
+            cache.put(key, program);
+            bySlot[slot] = program.orElse(null);
+            program.ifPresent(p -> used.put(p, true));
         }
-        distinct = (int) shared.values().stream().filter(p -> p != null).count();
+        distinct = used.size();
     }
 
     /** What a program depends on: the direction and, per tier, name, default and policies. */
-    private static List<Integer> tierList(SnapshotCompiler c, int slot) {
+    private static List<Integer> tierList(EndpointTiers eps, int slot) {
         List<Integer> key = new ArrayList<>();
         key.add(slot & 1);
-        for (int t = c.epTierStart[slot]; t < c.epTierEnd[slot]; t++) {
-            key.add(c.tierName.get(t));
-            key.add(c.tierDefault.get(t));
-            key.add(c.tierPolEnd.get(t) - c.tierPolStart.get(t));
-            for (int k = c.tierPolStart.get(t); k < c.tierPolEnd.get(t); k++) {
-                key.add(c.tierPolicies.get(k));
+        for (int t = eps.epTierStart[slot]; t < eps.epTierEnd[slot]; t++) {
+            // The tier's name does not change the rules; its number is per index, so it is left out.
+            key.add(eps.tierDefault[t]);
+            key.add(eps.tierPolEnd[t] - eps.tierPolStart[t]);
+            for (int k = eps.tierPolStart[t]; k < eps.tierPolEnd[t]; k++) {
+                key.add(eps.tierPolicies[k]);
             }
         }
         return key;
     }
 
-    private static Program build(SnapshotCompiler c, int slot) {
+    private static Program build(CompiledRules c, EndpointTiers eps, int slot) {
         int direction = slot & 1;
         Program.Builder b = new Program.Builder();
-        for (int t = c.epTierStart[slot]; t < c.epTierEnd[slot]; t++) {
+        for (int t = eps.epTierStart[slot]; t < eps.epTierEnd[slot]; t++) {
             b.tier();
-            for (int k = c.tierPolStart.get(t); k < c.tierPolEnd.get(t); k++) {
-                int policy = c.tierPolicies.get(k);
+            for (int k = eps.tierPolStart[t]; k < eps.tierPolEnd[t]; k++) {
+                int policy = eps.tierPolicies[k];
                 if (policy < 0) {
                     continue;
                 }
                 int pslot = policy * 2 + direction;
-                for (int r = c.polRuleStart.get(pslot); r < c.polRuleEnd.get(pslot); r++) {
-                    int ps = c.rulePortStart.get(r);
-                    int[][] clauses = new int[c.rulePortEnd.get(r) - ps][];
+                for (int r = c.polRuleStart[pslot]; r < c.polRuleEnd[pslot]; r++) {
+                    int ps = c.rulePortStart[r];
+                    int[][] clauses = new int[c.rulePortEnd[r] - ps][];
                     for (int q = 0; q < clauses.length; q++) {
-                        clauses[q] = new int[] {c.portProto.get(ps + q), c.portLo.get(ps + q), c.portHi.get(ps + q),
-                                c.portNamedSet.get(ps + q)};
+                        clauses[q] = new int[] {c.portProto[ps + q], c.portLo[ps + q], c.portHi[ps + q],
+                                c.portNamedSet[ps + q]};
                     }
-                    int ss = c.ruleSetStart.get(r);
-                    int[] sets = new int[c.ruleSetEnd.get(r) - ss];
-                    for (int i = 0; i < sets.length; i++) {
-                        sets[i] = c.ruleSets.get(ss + i);
-                    }
-                    int ds = c.ruleDomainStart.get(r);
-                    int[] domains = new int[c.ruleDomainEnd.get(r) - ds];
-                    for (int i = 0; i < domains.length; i++) {
-                        domains[i] = c.ruleDomains.get(ds + i);
-                    }
-                    if (!b.rule(r, c.ruleAllPeers.get(r) != 0, sets, domains, c.ruleV4.get(r), c.ruleV6.get(r), clauses)) {
+                    int[] sets = java.util.Arrays.copyOfRange(c.ruleSets, c.ruleSetStart[r], c.ruleSetEnd[r]);
+                    int[] domains = java.util.Arrays.copyOfRange(c.ruleDomains, c.ruleDomainStart[r], c.ruleDomainEnd[r]);
+                    if (!b.rule(r, c.ruleAllPeers[r], sets, domains, c.ruleV4[r], c.ruleV6[r], clauses)) {
                         return null; // too many rules for one mask: this slot walks its rules
                     }
                 }

@@ -6,15 +6,17 @@ import java.util.List;
 
 /**
  * A node snapshot compiled for the hot path: endpoints by address, IP-set membership, rules in
- * evaluation order, and {@link #decide}. Immutable and thread-safe; a changed snapshot compiles
- * into a new index. The semantics are those documented in policy.proto. Words for its codes
- * come from {@link DecisionText}, whole explanations from {@link Explainer}; both read this
- * index and never run on the hot path.
+ * evaluation order, and {@link #decide}. Immutable and thread-safe; a changed snapshot gives a new
+ * index, by {@link #update} from this one (only what changed is redone, copy-on-write, see
+ * {@link IndexUpdate}) or by {@link #compile}. The semantics are those documented in policy.proto.
+ * Words for its codes come from {@link DecisionText}, whole explanations from {@link Explainer};
+ * both read this index and never run on the hot path.
  *
  * <p>Layout: one open-addressing table per family maps an address to its local endpoint (if
- * any) and to the sorted list of IP sets it belongs to, so a packet costs two lookups whatever
- * the number of sets; named-port membership (address, protocol, port) has its own table, looked
- * up only when a named-port clause is reached. Rules are flattened into parallel arrays.
+ * any) and to its IP-set membership (one or two sets inline, else a sorted list in the pool; see
+ * {@link Membership}), so a packet costs two lookups whatever the number of sets; named-port
+ * membership (address, protocol, port) has its own table, looked up only when a named-port
+ * clause is reached. Rules are flattened into parallel arrays.
  *
  * <p>Evaluation of one direction of one endpoint is {@link #evaluate}: the tier walk of
  * policy.proto (tiers in order, the first matching rule or else the tier default decides, PASS
@@ -76,60 +78,82 @@ public final class SnapshotIndex {
     private final int problemCount;
     private final List<String> problems;
 
-    private SnapshotIndex(String node, SnapshotCompiler c) {
+    /** The compile phases' results, kept so that {@link IndexUpdate} redoes only what a change touches. */
+    final Parts parts;
+
+    /** What an index is made of, phase by phase. Never read on the hot path. */
+    record Parts(SetNumbers sets, ProblemList setProblems, boolean aliasedMembers, CompiledRules rules,
+                 EndpointTiers endpoints, Programs programs, AddressTable v4, AddressTable v6, AddressTable v4Named,
+                 AddressTable v6Named, MembershipPool pool) {}
+
+    SnapshotIndex(String node, Parts p) {
         this.node = node;
-        v4 = c.v4Table;
-        v6 = c.v6Table;
-        v4Named = c.v4NamedTable;
-        v6Named = c.v6NamedTable;
-        mem = c.memPool;
-        epTierStart = c.epTierStart;
-        epTierEnd = c.epTierEnd;
-        tierDefault = c.tierDefault.toArray();
-        tierName = c.tierName.toArray();
-        tierPolStart = c.tierPolStart.toArray();
-        tierPolEnd = c.tierPolEnd.toArray();
-        tierPolicies = c.tierPolicies.toArray();
-        polRuleStart = c.polRuleStart.toArray();
-        polRuleEnd = c.polRuleEnd.toArray();
-        ruleAction = c.ruleAction.toArray();
-        ruleAllPeers = new boolean[ruleAction.length];
-        for (int r = 0; r < ruleAllPeers.length; r++) {
-            ruleAllPeers[r] = c.ruleAllPeers.get(r) != 0;
-        }
-        ruleSetStart = c.ruleSetStart.toArray();
-        ruleSetEnd = c.ruleSetEnd.toArray();
-        ruleSets = c.ruleSets.toArray();
-        ruleDomainStart = c.ruleDomainStart.toArray();
-        ruleDomainEnd = c.ruleDomainEnd.toArray();
-        ruleDomains = c.ruleDomains.toArray();
-        domainSetIds = c.domainSetIds.toArray(new String[0]);
-        domainPatterns = List.copyOf(c.domainPatterns);
-        epWatches = c.epWatches.toArray(new int[0][]);
-        ruleV4 = c.ruleV4.toArray(new RangeSet[0]);
-        ruleV6 = c.ruleV6.toArray(new RangeSet[0]);
-        rulePortStart = c.rulePortStart.toArray();
-        rulePortEnd = c.rulePortEnd.toArray();
-        portProto = c.portProto.toArray();
-        portLo = c.portLo.toArray();
-        portHi = c.portHi.toArray();
-        portNamedSet = c.portNamedSet.toArray();
-        Programs built = new Programs(c);
-        programs = built.bySlot;
-        programCount = built.distinct;
+        this.parts = p;
+        CompiledRules c = p.rules();
+        EndpointTiers e = p.endpoints();
+        v4 = p.v4();
+        v6 = p.v6();
+        v4Named = p.v4Named();
+        v6Named = p.v6Named();
+        mem = p.pool().array();
+        epTierStart = e.epTierStart;
+        epTierEnd = e.epTierEnd;
+        tierDefault = e.tierDefault;
+        tierName = e.tierName;
+        tierPolStart = e.tierPolStart;
+        tierPolEnd = e.tierPolEnd;
+        tierPolicies = e.tierPolicies;
+        polRuleStart = c.polRuleStart;
+        polRuleEnd = c.polRuleEnd;
+        ruleAction = c.ruleAction;
+        ruleAllPeers = c.ruleAllPeers;
+        ruleSetStart = c.ruleSetStart;
+        ruleSetEnd = c.ruleSetEnd;
+        ruleSets = c.ruleSets;
+        ruleDomainStart = c.ruleDomainStart;
+        ruleDomainEnd = c.ruleDomainEnd;
+        ruleDomains = c.ruleDomains;
+        domainSetIds = e.domainSetIds;
+        domainPatterns = e.domainPatterns;
+        epWatches = e.epWatches;
+        ruleV4 = c.ruleV4;
+        ruleV6 = c.ruleV6;
+        rulePortStart = c.rulePortStart;
+        rulePortEnd = c.rulePortEnd;
+        portProto = c.portProto;
+        portLo = c.portLo;
+        portHi = c.portHi;
+        portNamedSet = c.portNamedSet;
+        programs = p.programs().bySlot;
+        programCount = p.programs().distinct;
         int longest = 0;
         for (int slot = 0; slot < epTierStart.length; slot++) {
             longest = Math.max(longest, epTierEnd[slot] - epTierStart[slot]);
         }
         maxTiers = longest;
-        names = new IndexNames(c);
+        names = new IndexNames(e.endpointIds, e.tierNames, c.policyIds, c.rulePolicy, c.ruleIds);
         tierNames = names.tierCount();
-        problemCount = c.problemCount;
-        problems = List.copyOf(c.problems);
+        ProblemList all = ProblemList.concat(p.setProblems(), c.problems, e.problems);
+        problemCount = all.count();
+        problems = all.messages();
     }
 
     public static SnapshotIndex compile(NodeSnapshot snapshot) {
-        return new SnapshotIndex(snapshot.getNode(), new SnapshotCompiler().compile(snapshot));
+        SnapshotCompiler c = new SnapshotCompiler().compile(snapshot);
+        return new SnapshotIndex(snapshot.getNode(), new Parts(c.sets, c.setProblems, c.aliasedMembers, c.rules, c.endpoints,
+                new Programs(c.rules, c.endpoints, java.util.Map.of()), c.v4Table, c.v6Table, c.v4NamedTable,
+                c.v6NamedTable, c.pool));
+    }
+
+    /**
+     * The index of {@code now}, made from this index of {@code before} by redoing only what differs
+     * (see {@link IndexUpdate}); decides exactly as {@code compile(now)} would. This index is not
+     * changed and stays usable. {@code before} must be the snapshot this index was made from.
+     * Updates of indexes made from one compile must not run concurrently (they append to one
+     * membership pool); decide() may run concurrently with anything.
+     */
+    public IndexUpdate.Result update(NodeSnapshot before, NodeSnapshot now) {
+        return IndexUpdate.apply(this, before, now);
     }
 
     public String node() {
@@ -231,30 +255,29 @@ public final class SnapshotIndex {
     }
 
     private int decide(PacketTuple packet, LearnedAddresses learned, boolean walkOnly) {
-        long srcEntry;
-        long dstEntry;
-        long srcHi = packet.srcHi;
-        long srcLo = packet.srcLo;
-        long dstHi = packet.dstHi;
-        long dstLo = packet.dstLo;
-        if (packet.family == IpAddress.V4) {
-            srcHi = 0;
-            srcLo &= 0xFFFF_FFFFL;
-            dstHi = 0;
-            dstLo &= 0xFFFF_FFFFL;
-            srcEntry = v4.get(srcLo, 0);
-            dstEntry = v4.get(dstLo, 0);
-        } else if (packet.family == IpAddress.V6) {
-            srcEntry = v6.get(srcHi, srcLo, 0);
-            dstEntry = v6.get(dstHi, dstLo, 0);
-        } else {
-            return Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true);
+        int family = packet.family;
+        if (family == IpAddress.V4) {
+            return decide(packet, v4.get(packet.srcLo & 0xFFFF_FFFFL, 0), v4.get(packet.dstLo & 0xFFFF_FFFFL, 0),
+                    learned, walkOnly);
+        } else if (family == IpAddress.V6) {
+            return decide(packet, v6.get(packet.srcHi, packet.srcLo, 0), v6.get(packet.dstHi, packet.dstLo, 0),
+                    learned, walkOnly);
         }
+        return Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true);
+    }
+
+    /** decide() once both addresses are looked up. */
+    private int decide(PacketTuple packet, long srcEntry, long dstEntry, LearnedAddresses learned, boolean walkOnly) {
         int srcEndpoint = endpointOf(srcEntry);
         int dstEndpoint = endpointOf(dstEntry);
         if (srcEndpoint < 0 && dstEndpoint < 0) {
             return Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true);
         }
+        boolean v4Packet = packet.family == IpAddress.V4;
+        long srcHi = v4Packet ? 0 : packet.srcHi;
+        long srcLo = v4Packet ? packet.srcLo & 0xFFFF_FFFFL : packet.srcLo;
+        long dstHi = v4Packet ? 0 : packet.dstHi;
+        long dstLo = v4Packet ? packet.dstLo & 0xFFFF_FFFFL : packet.dstLo;
         int egress = -1;
         if (srcEndpoint >= 0) {
             egress = evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, membershipOf(dstEntry), learned,
@@ -282,7 +305,7 @@ public final class SnapshotIndex {
     }
 
     private static int membershipOf(long entry) {
-        return entry < 0 ? 0 : (int) entry;
+        return entry < 0 ? Membership.EMPTY : (int) entry;
     }
 
     /**
@@ -340,9 +363,17 @@ public final class SnapshotIndex {
     /** Rules whose peers hold the remote address: all-peers rules, IP-set peers, ipBlocks. */
     private long peerMask(Program p, int family, long remoteHi, long remoteLo, int remoteMem) {
         long peers = p.allPeersMask;
-        int[] pool = mem;
-        for (int i = remoteMem + 1, end = remoteMem + pool[remoteMem]; i <= end; i++) {
-            peers |= p.setMask(pool[i]);
+        if (Membership.isInline(remoteMem)) {
+            peers |= p.setMask(Membership.first(remoteMem));
+            int second = Membership.second(remoteMem);
+            if (second >= 0) {
+                peers |= p.setMask(second);
+            }
+        } else {
+            int[] pool = mem;
+            for (int i = remoteMem + 1, end = remoteMem + pool[remoteMem]; i <= end; i++) {
+                peers |= p.setMask(pool[i]);
+            }
         }
         return peers | (family == IpAddress.V4 ? p.v4Blocks : p.v6Blocks).get(remoteHi, remoteLo);
     }
@@ -361,13 +392,13 @@ public final class SnapshotIndex {
         ports |= byPort.get(0, packet.dstPort);
         wanted &= ~ports;
         long[] namedMasks = p.namedMasks;
-        int namedMem = -1;
+        int namedMem = Membership.UNKNOWN;
         for (int q = 0; q < namedMasks.length && wanted != 0; q++) {
             long m = namedMasks[q];
             if ((m & wanted) == 0) {
                 continue;
             }
-            if (namedMem < 0) {
+            if (namedMem == Membership.UNKNOWN) {
                 namedMem = namedMembership(packet);
             }
             if (isMember(namedMem, p.namedSets[q])) {
@@ -386,7 +417,7 @@ public final class SnapshotIndex {
         int protocol = packet.protocol;
         boolean hasPorts = protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE
                 || protocol == Protocol.SCTP_VALUE;
-        int namedMem = -1; // looked up on the first named-port clause only
+        int namedMem = Membership.UNKNOWN; // looked up on the first named-port clause only
         for (int k = tierPolStart[t], kEnd = tierPolEnd[t]; k < kEnd; k++) {
             int policy = tierPolicies[k];
             if (policy < 0) {
@@ -413,7 +444,7 @@ public final class SnapshotIndex {
                             return r;
                         }
                     } else if (named >= 0) {
-                        if (namedMem < 0) {
+                        if (namedMem == Membership.UNKNOWN) {
                             namedMem = namedMembership(packet);
                         }
                         if (isMember(namedMem, named)) {
@@ -432,7 +463,7 @@ public final class SnapshotIndex {
         }
         int ss = ruleSetStart[r];
         int se = ruleSetEnd[r];
-        if (ss != se && mem[remoteMem] != 0) {
+        if (ss != se && remoteMem != Membership.EMPTY) {
             for (int i = ss; i < se; i++) {
                 if (isMember(remoteMem, ruleSets[i])) {
                     return true;
@@ -463,22 +494,9 @@ public final class SnapshotIndex {
         return entry < 0 ? 0 : (int) entry;
     }
 
-    /** Binary search of a set index in the sorted membership list at offset. */
-    private boolean isMember(int offset, int set) {
-        int low = offset + 1;
-        int high = offset + mem[offset];
-        while (low <= high) {
-            int mid = (low + high) >>> 1;
-            int v = mem[mid];
-            if (v < set) {
-                low = mid + 1;
-            } else if (v > set) {
-                high = mid - 1;
-            } else {
-                return true;
-            }
-        }
-        return false;
+    /** Whether the membership (see {@link Membership}) holds the set. */
+    private boolean isMember(int membership, int set) {
+        return Membership.contains(mem, membership, set);
     }
 
     // ------------------------------------------------------------------ one direction, for explanations

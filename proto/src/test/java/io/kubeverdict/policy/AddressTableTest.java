@@ -58,4 +58,37 @@ class AddressTableTest {
         narrow.put(0, 2, 0, 1);
         assertThatThrownBy(() -> narrow.put(0, 3, 0, 1)).isInstanceOf(IllegalStateException.class);
     }
+
+    @Test
+    void anEditorWritesACopyOfTheTouchedPagesOnly() {
+        AddressTable table = new AddressTable(2000, true);
+        for (int i = 0; i < 2000; i++) {
+            table.put(0, i, 0, i);
+        }
+        AddressTable.Editor editor = table.edit();
+        assertThat(editor.put(0, 5, 0, 500)).isTrue();
+        assertThat(editor.put(0, 100_000, 0, 7)).as("a new key").isTrue();
+        AddressTable edited = editor.table();
+
+        assertThat(edited.get(5, 0)).isEqualTo(500);
+        assertThat(edited.get(100_000, 0)).isEqualTo(7);
+        assertThat(edited.get(6, 0)).isEqualTo(6);
+        assertThat(edited.size()).isEqualTo(2001);
+        assertThat(table.get(5, 0)).as("the original is never written").isEqualTo(5);
+        assertThat(table.get(100_000, 0)).isEqualTo(AddressTable.ABSENT);
+        assertThat(table.size()).isEqualTo(2000);
+    }
+
+    @Test
+    void anEditorRefusesNewKeysPastTheLoadLimit() {
+        AddressTable table = new AddressTable(8, false); // 16 slots
+        AddressTable.Editor editor = table.edit();
+        int accepted = 0;
+        while (editor.put(1, accepted, 0, 1)) {
+            accepted++;
+        }
+        assertThat(accepted).isEqualTo(16 * AddressTable.MAX_LOAD_PERCENT / 100);
+        assertThat(editor.put(1, 0, 0, 9)).as("replacing a key is always possible").isTrue();
+        assertThat(editor.table().get(1, 0, 0)).isEqualTo(9);
+    }
 }

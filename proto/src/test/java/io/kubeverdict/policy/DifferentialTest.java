@@ -85,7 +85,7 @@ class DifferentialTest {
     private int learnedDecided;
 
     /** Per endpoint and domain set: a few random addresses "learned" (the reference's strings). */
-    private static Map<String, Set<String>> randomLearned(Random random, NodeSnapshot snapshot) {
+    static Map<String, Set<String>> randomLearned(Random random, NodeSnapshot snapshot) {
         Map<String, Set<String>> learned = new HashMap<>();
         for (Endpoint e : snapshot.getEndpointsList()) {
             for (String set : DOMAIN_SETS) {
@@ -100,7 +100,7 @@ class DifferentialTest {
     }
 
     /** The same learned addresses through the index's numbers, as the agent keeps them. */
-    private static LearnedAddresses learnedView(SnapshotIndex index, Map<String, Set<String>> text) {
+    static LearnedAddresses learnedView(SnapshotIndex index, Map<String, Set<String>> text) {
         return (endpoint, domainSet, family, hi, lo) -> {
             EndpointId id = index.endpointId(endpoint);
             String address = (family == IpAddress.V4 ? IpAddress.v4((int) lo) : IpAddress.v6(hi, lo)).toString();
@@ -109,7 +109,7 @@ class DifferentialTest {
         };
     }
 
-    private static IpAddress address(Random random, boolean v6) {
+    static IpAddress address(Random random, boolean v6) {
         if (random.nextInt(8) == 0) {
             return IpAddress.parse(v6 ? "2001:db8::1" : "8.8.8.8");
         }
@@ -118,7 +118,7 @@ class DifferentialTest {
         return IpAddress.parse(v6 ? "fd00::" + subnet + ":" + host : "10.0." + subnet + "." + host);
     }
 
-    private static String addressText(Random random, boolean v6) {
+    static String addressText(Random random, boolean v6) {
         return address(random, v6).toString();
     }
 
@@ -193,7 +193,7 @@ class DifferentialTest {
         return b.build();
     }
 
-    private static Action randomAction(Random random, boolean networkPolicyTier) {
+    static Action randomAction(Random random, boolean networkPolicyTier) {
         int x = random.nextInt(20);
         if (x == 0) {
             return Action.ACTION_UNSPECIFIED;
@@ -204,7 +204,7 @@ class DifferentialTest {
         return x < 12 ? Action.PASS : x < 16 ? Action.ALLOW : Action.DENY;
     }
 
-    private static Rule randomRule(Random random, String id) {
+    static Rule randomRule(Random random, String id) {
         int x = random.nextInt(20);
         Action action = x < 13 ? Action.ALLOW : x < 16 ? Action.DENY : x < 19 ? Action.PASS : Action.ACTION_UNSPECIFIED;
         Rule.Builder rule = Rule.newBuilder().setAction(action).setRuleId(id);

@@ -79,6 +79,11 @@ class SnapshotIndexFuzzTest {
         assertThat(index.problemCount()).as("unusable parts counted as problems: %s", index.problems())
                 .isGreaterThanOrEqualTo(certainProblems(snapshot));
 
+        // The same snapshot reached by an update from a neighbour must decide alike.
+        NodeSnapshot neighbour = neighbour(snapshot);
+        SnapshotIndex updated = SnapshotIndex.compile(neighbour).update(neighbour, snapshot).index();
+        assertThat(updated.problems()).isEqualTo(index.problems());
+
         Set<IpAddress> local = localAddresses(snapshot);
         PacketTuple packet = new PacketTuple();
         List<IpAddress> addresses = mentionedAddresses(snapshot);
@@ -90,6 +95,7 @@ class SnapshotIndexFuzzTest {
                     int combination = k++;
                     packet.set(src, dst, PROTOCOLS[combination % PROTOCOLS.length], ports[combination % ports.length]);
                     check(index, packet, local);
+                    assertThat(updated.decide(packet)).as("updated index on %s", packet).isEqualTo(index.decide(packet));
                 }
             }
         }
@@ -102,7 +108,32 @@ class SnapshotIndexFuzzTest {
             packet.protocol = data.consumeBoolean() ? data.pickValue(PROTOCOLS) : data.consumeInt();
             packet.dstPort = data.consumeBoolean() ? data.pickValue(ports) : data.consumeInt();
             check(index, packet, local);
+            assertThat(updated.decide(packet)).as("updated index on %s", packet).isEqualTo(index.decide(packet));
         }
+    }
+
+    /**
+     * The snapshot less a little of each kind (a set's last member, the last set, policy and
+     * endpoint): an update from it adds all of those back.
+     */
+    private static NodeSnapshot neighbour(NodeSnapshot s) {
+        NodeSnapshot.Builder b = s.toBuilder();
+        if (b.getIpSetsCount() > 1) {
+            b.removeIpSets(b.getIpSetsCount() - 1);
+            IpSet first = b.getIpSets(0);
+            if (first.getMembersCount() > 0) {
+                List<String> members = new ArrayList<>(first.getMembersList());
+                members.remove(members.size() - 1);
+                b.setIpSets(0, first.toBuilder().clearMembers().addAllMembers(members));
+            }
+        }
+        if (b.getPoliciesCount() > 1) {
+            b.removePolicies(b.getPoliciesCount() - 1);
+        }
+        if (b.getEndpointsCount() > 1) {
+            b.removeEndpoints(0);
+        }
+        return b.build();
     }
 
     // ------------------------------------------------------------------ what fuzzing found

@@ -1,23 +1,36 @@
 package io.kubeverdict.agent.state;
 
 import io.kubeverdict.agent.sync.Enforcer;
+import io.kubeverdict.policy.IndexUpdate;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.time.Clock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Makes a complete snapshot the enforced one: compile, swap the index the verdict loop reads, then
+ * Makes a complete snapshot the enforced one: index it, swap the index the verdict loop reads, then
  * change the kernel's queue sets. The order matters: a newly selected pod's first packets reach the
  * queue only after the index that knows it is in place, and an unselected pod leaves the sets only
  * after the index stopped isolating it, so no packet is judged by a generation that doesn't know it.
  * Then the listener hears of it (established connections are judged again from there).
+ *
+ * <p>The index is made from the enforced one by {@link SnapshotIndex#update}, which redoes only
+ * what the change touches (a few set members, an endpoint: a copy of the pages they fall in) and
+ * compiles from scratch the first snapshot and a big node's new stream (whose messages are all
+ * new), and whenever following the change key by key would not be sound (see {@link IndexUpdate}).
+ * Either way the new index is built aside and swapped whole: the verdict loop reads the old
+ * generation or the new one, never a mixture.
  */
 public final class StateEnforcer implements Enforcer {
+    private static final Logger log = LoggerFactory.getLogger(StateEnforcer.class);
+
     private final StateHolder holder;
     private final SelectedSetsProgrammer kernel;
     private final Clock clock;
     private final GenerationListener listener;
     private SelectedAddresses programmed;
+    private volatile IndexUpdate.Result lastIndexUpdate;
 
     public StateEnforcer(StateHolder holder, SelectedSetsProgrammer kernel, Clock clock) {
         this(holder, kernel, clock, GenerationListener.NONE);
@@ -32,15 +45,32 @@ public final class StateEnforcer implements Enforcer {
 
     @Override
     public void enforce(NodeSnapshot snapshot, long sequence) throws Exception {
-        SnapshotIndex index = SnapshotIndex.compile(snapshot);
-        SelectedAddresses selected = SelectedAddresses.of(snapshot);
         EnforcedState before = holder.current();
-        EnforcedState now = new EnforcedState(snapshot, index, selected, sequence, clock.millis());
+        long start = System.nanoTime();
+        IndexUpdate.Result update = before == null
+                ? new IndexUpdate.Result(SnapshotIndex.compile(snapshot), false, "first snapshot")
+                : before.index().update(before.snapshot(), snapshot);
+        long micros = (System.nanoTime() - start) / 1000;
+        if (update.incremental()) {
+            log.debug("sequence {}: index updated in {} µs ({})", sequence, micros, update.summary());
+        } else {
+            log.info("sequence {}: index compiled in {} ms ({}): {} endpoints, {} ip sets, {} problems", sequence,
+                    micros / 1000, update.summary(), snapshot.getEndpointsCount(), snapshot.getIpSetsCount(),
+                    update.index().problemCount());
+        }
+        lastIndexUpdate = update;
+        SelectedAddresses selected = SelectedAddresses.of(snapshot);
+        EnforcedState now = new EnforcedState(snapshot, update.index(), selected, sequence, clock.millis());
         holder.swap(now);
         if (!selected.equals(programmed)) {
             kernel.program(selected);
             programmed = selected;
         }
         listener.enforced(before, now);
+    }
+
+    /** How the last generation's index was made (incremental or compiled, and what changed); null before any. */
+    public IndexUpdate.Result lastIndexUpdate() {
+        return lastIndexUpdate;
     }
 }

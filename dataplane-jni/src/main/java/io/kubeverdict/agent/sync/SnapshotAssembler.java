@@ -7,10 +7,8 @@ import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
 import io.kubeverdict.proto.v1.IpSetUpdate;
 import io.kubeverdict.proto.v1.NodeSnapshot;
-import io.kubeverdict.proto.v1.Policy;
 import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.ToAgent;
-import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.Comparator;
 import java.util.Map;
 import java.util.TreeMap;
@@ -33,13 +31,32 @@ public final class SnapshotAssembler {
             Comparator.comparing(EndpointId::getNamespace).thenComparing(EndpointId::getPod);
 
     // The type as its wire number: one this build does not know (a newer control plane's) is kept
-    // as sent, and the verdict function treats the set as matching nothing.
-    private record SetState(int type, TreeSet<String> members) {}
+    // as sent, and the verdict function treats the set as matching nothing. The rendered message is
+    // kept until the set changes: snapshot() then costs the changed sets only, and an unchanged set
+    // is the same instance in consecutive snapshots, which is how the index update and the
+    // re-judging tell in one comparison that it did not change.
+    private static final class SetState {
+        final int type;
+        final TreeSet<String> members;
+        IpSet rendered;
+
+        SetState(int type, TreeSet<String> members) {
+            this.type = type;
+            this.members = members;
+        }
+
+        IpSet render(String id) {
+            if (rendered == null) {
+                rendered = IpSet.newBuilder().setId(id).setTypeValue(type).addAllMembers(members).build();
+            }
+            return rendered;
+        }
+    }
 
     private final String node;
     private final Map<String, SetState> ipSets = new TreeMap<>();
-    private final Map<PolicyId, Policy> policies = new TreeMap<>(POLICY_ORDER);
-    private final Map<EndpointId, WorkloadEndpoint> endpoints = new TreeMap<>(ENDPOINT_ORDER);
+    private final Map<PolicyId, ActivePolicy> policies = new TreeMap<>(POLICY_ORDER);
+    private final Map<EndpointId, Endpoint> endpoints = new TreeMap<>(ENDPOINT_ORDER);
     private long lastSequence = -1; // none seen since creation or reset
     // Whether a message was applied since creation or reset: the sequence is a uint64, so no value
     // of lastSequence can stand for "none" (one at or above 2^63 once turned the gap check off).
@@ -87,15 +104,20 @@ public final class SnapshotAssembler {
                             + " at sequence " + message.getSequence());
                 }
                 // Removals first: a member both removed and added in one delta stays.
-                set.members().removeAll(d.getRemovedMembersList());
-                set.members().addAll(d.getAddedMembersList());
+                boolean changed = set.members.removeAll(d.getRemovedMembersList());
+                changed |= set.members.addAll(d.getAddedMembersList());
+                if (changed) {
+                    set.rendered = null;
+                }
             }
             case IP_SET_REMOVE -> ipSets.remove(message.getIpSetRemove().getId());
             case ACTIVE_POLICY_UPDATE -> policies.put(message.getActivePolicyUpdate().getId(),
-                    message.getActivePolicyUpdate().getPolicy());
+                    ActivePolicy.newBuilder().setId(message.getActivePolicyUpdate().getId())
+                            .setPolicy(message.getActivePolicyUpdate().getPolicy()).build());
             case ACTIVE_POLICY_REMOVE -> policies.remove(message.getActivePolicyRemove().getId());
             case WORKLOAD_ENDPOINT_UPDATE -> endpoints.put(message.getWorkloadEndpointUpdate().getId(),
-                    message.getWorkloadEndpointUpdate().getEndpoint());
+                    Endpoint.newBuilder().setId(message.getWorkloadEndpointUpdate().getId())
+                            .setEndpoint(message.getWorkloadEndpointUpdate().getEndpoint()).build());
             case WORKLOAD_ENDPOINT_REMOVE -> endpoints.remove(message.getWorkloadEndpointRemove().getId());
             case IN_SYNC -> { }
             default -> throw new ResyncRequiredException("message without a known payload at sequence "
@@ -118,12 +140,15 @@ public final class SnapshotAssembler {
         return endpoints.size();
     }
 
-    /** The current state as a self-describing, deterministically ordered snapshot. */
+    /**
+     * The current state as a self-describing, deterministically ordered snapshot. Parts that did not
+     * change since the last call are the same message instances as in its result.
+     */
     public NodeSnapshot snapshot() {
         NodeSnapshot.Builder b = NodeSnapshot.newBuilder().setNode(node);
-        ipSets.forEach((id, set) -> b.addIpSets(IpSet.newBuilder().setId(id).setTypeValue(set.type()).addAllMembers(set.members())));
-        policies.forEach((id, policy) -> b.addPolicies(ActivePolicy.newBuilder().setId(id).setPolicy(policy)));
-        endpoints.forEach((id, endpoint) -> b.addEndpoints(Endpoint.newBuilder().setId(id).setEndpoint(endpoint)));
+        ipSets.forEach((id, set) -> b.addIpSets(set.render(id)));
+        b.addAllPolicies(policies.values());
+        b.addAllEndpoints(endpoints.values());
         return b.build();
     }
 }

@@ -220,4 +220,23 @@ class SnapshotAssemblerTest {
                 .isEqualTo(ToAgent.PayloadCase.IN_SYNC);
         assertThat(a.lastSequence()).isEqualTo(1);
     }
+
+    @Test
+    void consecutiveSnapshotsShareWhatDidNotChange() throws Exception {
+        SnapshotAssembler a = new SnapshotAssembler("n1");
+        applyAll(a, List.of(setUpdate("a", IpSetType.IP, List.of("10.0.0.1")), setUpdate("b", IpSetType.IP, List.of("10.0.0.2")),
+                policyUpdate("default", "p", "ingress[0]"), endpointUpdate("ns", "x", "10.0.0.9")));
+        NodeSnapshot first = a.snapshot();
+
+        a.apply(delta("b", List.of("10.0.0.3"), List.of()));
+        a.apply(delta("a", List.of(), List.of("10.9.9.9"))); // not a member: no change
+        NodeSnapshot second = a.snapshot();
+
+        // The index update and the re-judging find unchanged parts by one identity comparison.
+        assertThat(second.getIpSets(0)).isSameAs(first.getIpSets(0));
+        assertThat(second.getIpSets(1)).isNotSameAs(first.getIpSets(1));
+        assertThat(second.getIpSets(1).getMembersList()).containsExactly("10.0.0.2", "10.0.0.3");
+        assertThat(second.getPolicies(0)).isSameAs(first.getPolicies(0));
+        assertThat(second.getEndpoints(0)).isSameAs(first.getEndpoints(0));
+    }
 }

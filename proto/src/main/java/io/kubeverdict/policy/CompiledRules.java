@@ -1,0 +1,273 @@
+package io.kubeverdict.policy;
+
+import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.IpBlock;
+import io.kubeverdict.proto.v1.IpSetType;
+import io.kubeverdict.proto.v1.Peer;
+import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.PortMatch;
+import io.kubeverdict.proto.v1.Protocol;
+import io.kubeverdict.proto.v1.Rule;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The rule phase of a compile: every policy's rules flattened into parallel arrays (peers as IP-set
+ * numbers, ipBlocks as range sets, domain-name sets; port clauses), and the policies by id for the
+ * endpoint phase. Depends only on the policies and the set numbers, so an index whose policies and
+ * sets did not change keeps it as it is. Immutable once built.
+ */
+final class CompiledRules {
+
+    /** Tier name -> policy name -> policy number (the endpoint phase looks up names without building ids). */
+    private final Map<String, Map<String, Integer>> policyIndex;
+    final PolicyId[] policyIds;
+    // [policy * 2 + direction] -> range of rules
+    final int[] polRuleStart;
+    final int[] polRuleEnd;
+    final int[] ruleAction;
+    final boolean[] ruleAllPeers;
+    final int[] rulePolicy;
+    final String[] ruleIds;
+    final int[] ruleSetStart;
+    final int[] ruleSetEnd;
+    final int[] ruleSets;
+    final int[] ruleDomainStart;
+    final int[] ruleDomainEnd;
+    final int[] ruleDomains;
+    final RangeSet[] ruleV4;
+    final RangeSet[] ruleV6;
+    final int[] rulePortStart;
+    final int[] rulePortEnd;
+    final int[] portProto;
+    final int[] portLo;
+    final int[] portHi;
+    final int[] portNamedSet;
+    /** The domain sets the rules name (the endpoint phase appends its watches to a copy). */
+    final DomainSets domainSets;
+    final ProblemList problems;
+
+    private CompiledRules(Builder b) {
+        Map<String, Map<String, Integer>> byTier = new HashMap<>();
+        b.policyIndex.forEach((id, n) -> byTier.computeIfAbsent(id.getTier(), t -> new HashMap<>()).put(id.getName(), n));
+        policyIndex = byTier;
+        policyIds = b.policyIds.toArray(new PolicyId[0]);
+        polRuleStart = b.polRuleStart.toArray();
+        polRuleEnd = b.polRuleEnd.toArray();
+        ruleAction = b.ruleAction.toArray();
+        ruleAllPeers = new boolean[ruleAction.length];
+        for (int r = 0; r < ruleAllPeers.length; r++) {
+            ruleAllPeers[r] = b.ruleAllPeers.get(r) != 0;
+        }
+        rulePolicy = b.rulePolicy.toArray();
+        ruleIds = b.ruleIds.toArray(new String[0]);
+        ruleSetStart = b.ruleSetStart.toArray();
+        ruleSetEnd = b.ruleSetEnd.toArray();
+        ruleSets = b.ruleSets.toArray();
+        ruleDomainStart = b.ruleDomainStart.toArray();
+        ruleDomainEnd = b.ruleDomainEnd.toArray();
+        ruleDomains = b.ruleDomains.toArray();
+        ruleV4 = b.ruleV4.toArray(new RangeSet[0]);
+        ruleV6 = b.ruleV6.toArray(new RangeSet[0]);
+        rulePortStart = b.rulePortStart.toArray();
+        rulePortEnd = b.rulePortEnd.toArray();
+        portProto = b.portProto.toArray();
+        portLo = b.portLo.toArray();
+        portHi = b.portHi.toArray();
+        portNamedSet = b.portNamedSet.toArray();
+        domainSets = b.domainSets;
+        problems = b.problems;
+    }
+
+    /** Compiles the policies against the index's IP sets; anything unusable matches nothing and is a problem. */
+    static CompiledRules compile(List<ActivePolicy> policies, SetNumbers sets) {
+        Builder b = new Builder(sets);
+        for (ActivePolicy policy : policies) {
+            b.addPolicy(policy);
+        }
+        return new CompiledRules(b);
+    }
+
+    /** The number of the policy (tier, name), or -1 when the snapshot has no such policy. */
+    int policy(String tier, String name) {
+        Map<String, Integer> names = policyIndex.get(tier);
+        Integer n = names == null ? null : names.get(name);
+        return n == null ? -1 : n;
+    }
+
+    int ruleCount() {
+        return ruleAction.length;
+    }
+
+    private static final class Builder {
+        private final SetNumbers sets;
+        final ProblemList problems = new ProblemList();
+        final DomainSets domainSets = new DomainSets();
+        final Map<PolicyId, Integer> policyIndex = new HashMap<>();
+        final List<PolicyId> policyIds = new ArrayList<>();
+        final IntList polRuleStart = new IntList();
+        final IntList polRuleEnd = new IntList();
+        final IntList ruleAction = new IntList();
+        final IntList ruleAllPeers = new IntList();
+        final IntList rulePolicy = new IntList();
+        final List<String> ruleIds = new ArrayList<>();
+        final IntList ruleSetStart = new IntList();
+        final IntList ruleSetEnd = new IntList();
+        final IntList ruleSets = new IntList();
+        final IntList ruleDomainStart = new IntList();
+        final IntList ruleDomainEnd = new IntList();
+        final IntList ruleDomains = new IntList();
+        final List<RangeSet> ruleV4 = new ArrayList<>();
+        final List<RangeSet> ruleV6 = new ArrayList<>();
+        final IntList rulePortStart = new IntList();
+        final IntList rulePortEnd = new IntList();
+        final IntList portProto = new IntList();
+        final IntList portLo = new IntList();
+        final IntList portHi = new IntList();
+        final IntList portNamedSet = new IntList();
+
+        Builder(SetNumbers sets) {
+            this.sets = sets;
+        }
+
+        void addPolicy(ActivePolicy policy) {
+            PolicyId id = policy.getId();
+            if (policyIndex.containsKey(id)) {
+                problems.add("policy " + id.getTier() + "/" + id.getName() + " appears twice; the first is used");
+                return;
+            }
+            int index = policyIds.size();
+            policyIndex.put(id, index);
+            policyIds.add(id);
+            // Two slots per policy: [EGRESS] outbound rules, [INGRESS] inbound rules.
+            int egressStart = ruleAction.size();
+            for (Rule rule : policy.getPolicy().getOutboundRulesList()) {
+                addRule(index, rule, true);
+            }
+            int ingressStart = ruleAction.size();
+            for (Rule rule : policy.getPolicy().getInboundRulesList()) {
+                addRule(index, rule, false);
+            }
+            polRuleStart.add(egressStart);
+            polRuleEnd.add(ingressStart);
+            polRuleStart.add(ingressStart);
+            polRuleEnd.add(ruleAction.size());
+        }
+
+        /** The set's number when it exists and has the type; else -1. */
+        private int set(String id, IpSetType type) {
+            int n = sets.number(id);
+            return n >= 0 && sets.type(n) == type ? n : -1;
+        }
+
+        private void addRule(int policy, Rule rule, boolean outbound) {
+            String where = "policy " + policyIds.get(policy).getTier() + "/" + policyIds.get(policy).getName()
+                    + " rule " + rule.getRuleId();
+            int action = switch (rule.getAction()) {
+                case ALLOW -> SnapshotCompiler.ACTION_ALLOW;
+                case DENY -> SnapshotCompiler.ACTION_DENY;
+                case PASS -> SnapshotCompiler.ACTION_PASS;
+                default -> {
+                    problems.add(where + ": action " + rule.getAction() + " treated as DENY");
+                    yield SnapshotCompiler.ACTION_DENY;
+                }
+            };
+            ruleAction.add(action);
+            rulePolicy.add(policy);
+            ruleIds.add(rule.getRuleId());
+            // Per the contract all_peers counts only when no peer is given: a peer list is never widened.
+            ruleAllPeers.add(rule.getAllPeers() && rule.getPeersCount() == 0 ? 1 : 0);
+            ruleSetStart.add(ruleSets.size());
+            ruleDomainStart.add(ruleDomains.size());
+            RangeSet.Builder b4 = new RangeSet.Builder();
+            RangeSet.Builder b6 = new RangeSet.Builder();
+            for (Peer peer : rule.getPeersList()) {
+                switch (peer.getKindCase()) {
+                    case IP_SET_ID -> {
+                        int set = set(peer.getIpSetId(), IpSetType.IP);
+                        if (set < 0) {
+                            problems.add(where + ": peer ip set " + peer.getIpSetId()
+                                    + (sets.number(peer.getIpSetId()) < 0 ? " is missing" : " is not of type IP")
+                                    + "; it matches nothing");
+                        } else {
+                            ruleSets.add(set);
+                        }
+                    }
+                    case IP_BLOCK -> addBlock(where, peer.getIpBlock(), b4, b6);
+                    case DOMAIN_NAMES -> {
+                        int d = domainSets.number(where, peer.getDomainNames(), problems);
+                        if (!outbound) {
+                            problems.add(where + ": a domain-name peer in an inbound rule matches nothing");
+                        } else if (d >= 0) {
+                            ruleDomains.add(d);
+                        }
+                    }
+                    default -> problems.add(where + ": empty peer matches nothing");
+                }
+            }
+            ruleSetEnd.add(ruleSets.size());
+            ruleDomainEnd.add(ruleDomains.size());
+            ruleV4.add(b4.isEmpty() ? null : b4.build());
+            ruleV6.add(b6.isEmpty() ? null : b6.build());
+            rulePortStart.add(portProto.size());
+            for (PortMatch port : rule.getPortsList()) {
+                addPort(where, port);
+            }
+            rulePortEnd.add(portProto.size());
+        }
+
+        private void addBlock(String where, IpBlock block, RangeSet.Builder b4, RangeSet.Builder b6) {
+            Cidr cidr = Cidr.tryParse(block.getCidr());
+            if (cidr == null) {
+                problems.add(where + ": invalid cidr \"" + block.getCidr() + "\"; the block matches nothing");
+                return;
+            }
+            List<Cidr> excepts = new ArrayList<>();
+            for (String e : block.getExceptList()) {
+                Cidr except = Cidr.tryParse(e);
+                if (except == null) {
+                    // Without the except the block would allow more than written: drop the block.
+                    problems.add(where + ": invalid except \"" + e + "\"; the block matches nothing");
+                    return;
+                }
+                excepts.add(except);
+            }
+            (cidr.family() == IpAddress.V4 ? b4 : b6).add(cidr, excepts);
+        }
+
+        private void addPort(String where, PortMatch port) {
+            if (!port.getNamedPortIpSetId().isEmpty()) {
+                int set = set(port.getNamedPortIpSetId(), IpSetType.IP_AND_PORT);
+                if (set < 0) {
+                    problems.add(where + ": named-port ip set " + port.getNamedPortIpSetId()
+                            + (sets.number(port.getNamedPortIpSetId()) < 0 ? " is missing" : " is not of type IP_AND_PORT")
+                            + "; it matches nothing");
+                }
+                addPortClause(0, 0, 0, set < 0 ? SnapshotCompiler.NEVER : set);
+                return;
+            }
+            int protocol = port.getProtocolValue();
+            // uint32 on the wire: read unsigned, or a port of 2^31 and more would be a negative start.
+            long lo = Integer.toUnsignedLong(port.getPort());
+            long end = Integer.toUnsignedLong(port.getEndPort());
+            long hi = lo == 0 ? 65535 : (end == 0 ? lo : end);
+            boolean valid = (protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE
+                    || protocol == Protocol.SCTP_VALUE) && lo <= 65535 && lo <= hi;
+            if (!valid) {
+                problems.add(where + ": port clause " + port.getProtocol() + " " + lo + "-" + end
+                        + " is invalid; it matches nothing");
+            }
+            addPortClause(protocol, (int) Math.min(lo, 65535), (int) Math.min(hi, 65535),
+                    valid ? SnapshotCompiler.NOT_NAMED : SnapshotCompiler.NEVER);
+        }
+
+        private void addPortClause(int protocol, int lo, int hi, int namedSet) {
+            portProto.add(protocol);
+            portLo.add(lo);
+            portHi.add(hi);
+            portNamedSet.add(namedSet);
+        }
+    }
+}

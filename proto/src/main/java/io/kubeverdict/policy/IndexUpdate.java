@@ -46,8 +46,13 @@ public final class IndexUpdate {
      * @param index the index of the new snapshot
      * @param incremental false when it was compiled from scratch
      * @param summary what was redone, or why everything was ("3 set members, endpoints")
+     * @param defect what the update threw when it failed (a bug to report; the compile stands in), or null
      */
-    public record Result(SnapshotIndex index, boolean incremental, String summary) {}
+    public record Result(SnapshotIndex index, boolean incremental, String summary, RuntimeException defect) {
+        public Result(SnapshotIndex index, boolean incremental, String summary) {
+            this(index, incremental, summary, null);
+        }
+    }
 
     private final SnapshotIndex base;
     private final SnapshotIndex.Parts parts;
@@ -70,6 +75,7 @@ public final class IndexUpdate {
 
     static Result apply(SnapshotIndex base, NodeSnapshot before, NodeSnapshot now) {
         String refusal;
+        RuntimeException defect = null;
         try {
             IndexUpdate u = new IndexUpdate(base, now);
             refusal = u.refusal(before);
@@ -82,8 +88,9 @@ public final class IndexUpdate {
             // A defect, not an input the update refuses; the compile is the reference either way,
             // and an enforcer that kept failing here would stop applying changes.
             refusal = "update failed (" + e + ")";
+            defect = e;
         }
-        return new Result(SnapshotIndex.compile(now), false, refusal);
+        return new Result(SnapshotIndex.compile(now), false, refusal, defect);
     }
 
     private Result result;

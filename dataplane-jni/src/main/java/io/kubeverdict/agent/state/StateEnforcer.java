@@ -51,6 +51,10 @@ public final class StateEnforcer implements Enforcer {
                 ? new IndexUpdate.Result(SnapshotIndex.compile(snapshot), false, "first snapshot")
                 : before.index().update(before.snapshot(), snapshot);
         long micros = (System.nanoTime() - start) / 1000;
+        if (update.defect() != null) {
+            log.warn("sequence {}: updating the index failed, compiled it instead (a bug; please report it)",
+                    sequence, update.defect());
+        }
         if (update.incremental()) {
             log.debug("sequence {}: index updated in {} µs ({})", sequence, micros, update.summary());
         } else {

@@ -25,15 +25,38 @@ import java.util.TreeSet;
  * is marked changed when one of its endpoints, their policies or those policies' sets changed.
  * Set changes are turned into node changes once per {@link #drainChangedNodes()}/{@link #snapshot}
  * rather than per event, since a cluster-wide set may change on every pod event of a bulk load.
+ *
+ * <p>A node whose parts are assembled and only whose sets changed (a pod joined a set the node
+ * uses) gets its previous snapshot with just the changed set protos replaced: its endpoint and
+ * policy lists are the same list instances as before, so the rebuild costs what changed for the
+ * node, not its size, and whoever diffs the two finds the unchanged parts by identity. The sets'
+ * nodes are found in a reverse index of the assembled parts ({@link #setUsers}), not through the
+ * policies using each set.
  */
 final class NodeSnapshots implements IndexChanges {
 
-    /** A node's parts in snapshot order; a part is null when stale. */
+    /**
+     * A node's assembled parts in snapshot order and its latest snapshot. Exists only while the
+     * parts are valid: a change of the node's endpoints or their policies drops it.
+     */
     private static final class NodeParts {
-        List<Endpoint> endpoints;
-        List<ActivePolicy> policies;
-        List<MemberSet> sets;
+        final String node;
+        final List<Endpoint> endpoints;
+        final List<ActivePolicy> policies;
+        final List<MemberSet> sets;
+        /** Built from these parts; when {@link #setsChanged}, with set protos that may be stale. */
         NodeSnapshot snapshot;
+        /** Some set of {@link #sets} changed members since {@link #snapshot} was built. */
+        boolean setsChanged;
+        /** Listed in {@link #setChangedNodes} for the next drain. */
+        boolean pendingDrain;
+
+        NodeParts(String node, List<Endpoint> endpoints, List<ActivePolicy> policies, List<MemberSet> sets) {
+            this.node = node;
+            this.endpoints = endpoints;
+            this.policies = policies;
+            this.sets = sets;
+        }
     }
 
     private final ClusterIndex index;
@@ -44,7 +67,19 @@ final class NodeSnapshots implements IndexChanges {
      */
     private final Map<String, Endpoint> endpointCache = new HashMap<>();
     private final Map<MemberSet, IpSet> setCache = new HashMap<>();
+    /** Per live set, the nodes whose assembled parts list it (kept with {@link #nodes}). */
+    private final Map<MemberSet, Set<NodeParts>> setUsers = new HashMap<>();
+    /** Nodes whose endpoints or their policies changed since the last drain. */
     private final Set<String> changedNodes = new HashSet<>();
+    /** Nodes with assembled parts only whose sets changed since the last drain (no duplicates: {@link NodeParts#pendingDrain}). */
+    private final List<NodeParts> setChangedNodes = new ArrayList<>();
+    /**
+     * Nodes with endpoints drained but not built since (a caller that drains without asking for
+     * every snapshot): they have no assembled parts, so {@link #setUsers} cannot name them; a set
+     * change finds them through the policies using the set. Empty where every drained node is
+     * built (the service).
+     */
+    private final Set<String> drainedUnbuilt = new HashSet<>();
     private final Set<MemberSet> changedSets = new HashSet<>();
 
     NodeSnapshots(ClusterIndex index) {
@@ -62,7 +97,15 @@ final class NodeSnapshots implements IndexChanges {
     @Override
     public void nodeChanged(String node) {
         changedNodes.add(node);
-        nodes.remove(node);
+        NodeParts n = nodes.remove(node);
+        if (n != null) {
+            for (MemberSet s : n.sets) {
+                Set<NodeParts> users = setUsers.get(s);
+                if (users != null) {
+                    users.remove(n);
+                }
+            }
+        }
     }
 
     @Override
@@ -75,23 +118,29 @@ final class NodeSnapshots implements IndexChanges {
     public void setDropped(MemberSet set) {
         setCache.remove(set);
         changedSets.remove(set);
-    }
-
-    /** Only the members of a set the node uses changed: its other parts stay cached. */
-    private void nodeSetsChanged(String node) {
-        changedNodes.add(node);
-        NodeParts n = nodes.get(node);
-        if (n != null) {
-            n.snapshot = null;
-        }
+        setUsers.remove(set);
     }
 
     /** Turns set changes recorded since the last flush into node changes. */
     private void flush() {
+        if (changedSets.isEmpty()) {
+            return;
+        }
         for (MemberSet set : changedSets) {
-            for (PolicyState user : set.users) {
-                for (String node : user.nodes()) {
-                    nodeSetsChanged(node);
+            for (NodeParts n : setUsers.getOrDefault(set, Set.of())) {
+                n.setsChanged = true;
+                if (!n.pendingDrain) {
+                    n.pendingDrain = true;
+                    setChangedNodes.add(n);
+                }
+            }
+            if (!drainedUnbuilt.isEmpty()) {
+                for (PolicyState user : set.users) {
+                    for (String node : user.nodes()) {
+                        if (drainedUnbuilt.contains(node)) {
+                            changedNodes.add(node);
+                        }
+                    }
                 }
             }
         }
@@ -104,6 +153,18 @@ final class NodeSnapshots implements IndexChanges {
     Set<String> drainChangedNodes() {
         flush();
         Set<String> out = new TreeSet<>(changedNodes);
+        for (NodeParts n : setChangedNodes) {
+            out.add(n.node);
+            n.pendingDrain = false;
+        }
+        setChangedNodes.clear();
+        for (String node : changedNodes) {
+            if (!nodes.containsKey(node) && index.endpointsOn(node) != null) {
+                drainedUnbuilt.add(node);
+            } else {
+                drainedUnbuilt.remove(node);
+            }
+        }
         changedNodes.clear();
         return out;
     }
@@ -111,33 +172,70 @@ final class NodeSnapshots implements IndexChanges {
     /** The current snapshot of a node; an empty snapshot for a node without endpoints. */
     NodeSnapshot snapshot(String node) {
         flush();
+        NodeParts n = nodes.get(node);
+        if (n != null) {
+            if (n.setsChanged) {
+                n.snapshot = withCurrentSets(n);
+                n.setsChanged = false;
+            }
+            return n.snapshot;
+        }
+        drainedUnbuilt.remove(node);
         Collection<PodModel> endpoints = index.endpointsOn(node);
         if (endpoints == null) {
             return NodeSnapshot.newBuilder().setNode(node).build();
         }
-        NodeParts n = nodes.computeIfAbsent(node, k -> new NodeParts());
-        if (n.snapshot == null) {
-            n.snapshot = build(node, n, endpoints);
+        NodeParts assembled = assemble(node, endpoints);
+        nodes.put(node, assembled);
+        for (MemberSet s : assembled.sets) {
+            setUsers.computeIfAbsent(s, k -> new HashSet<>()).add(assembled);
         }
-        return n.snapshot;
+        assembled.snapshot = build(assembled);
+        return assembled.snapshot;
     }
 
-    private NodeSnapshot build(String node, NodeParts n, Collection<PodModel> endpoints) {
-        if (n.endpoints == null) {
-            assembleParts(n, endpoints);
-        }
+    private NodeSnapshot build(NodeParts n) {
         NodeSnapshot.Builder b = NodeSnapshot.newBuilder()
-                .setNode(node)
+                .setNode(n.node)
                 .addAllEndpoints(n.endpoints)
                 .addAllPolicies(n.policies);
         for (MemberSet s : n.sets) {
-            b.addIpSets(setCache.computeIfAbsent(s, MemberSet::toProto));
+            b.addIpSets(setProto(s));
         }
         return b.build();
     }
 
+    /**
+     * The node's snapshot with the current proto of each of its sets: the previous snapshot with
+     * the changed sets replaced. toBuilder() takes the previous message's lists as they are
+     * (protobuf copies a repeated field only when it is modified), so endpoints and policies are
+     * not copied at all and the ip_sets list only when a set changed. Equal to {@link #build}.
+     */
+    private NodeSnapshot withCurrentSets(NodeParts n) {
+        NodeSnapshot.Builder b = null;
+        for (int i = 0; i < n.sets.size(); i++) {
+            IpSet proto = setProto(n.sets.get(i));
+            if (proto != n.snapshot.getIpSets(i)) {
+                if (b == null) {
+                    b = n.snapshot.toBuilder();
+                }
+                b.setIpSets(i, proto);
+            }
+        }
+        return b == null ? n.snapshot : b.build();
+    }
+
+    private IpSet setProto(MemberSet s) {
+        IpSet proto = setCache.get(s);
+        if (proto == null) {
+            proto = s.toProto();
+            setCache.put(s, proto);
+        }
+        return proto;
+    }
+
     /** Endpoints (from the per-pod cache), policies by name and their sets by id. */
-    private void assembleParts(NodeParts n, Collection<PodModel> pods) {
+    private NodeParts assemble(String node, Collection<PodModel> pods) {
         List<Endpoint> endpoints = new ArrayList<>(pods.size());
         TreeMap<String, PolicyState> used = new TreeMap<>();
         for (PodModel pod : pods) {
@@ -162,9 +260,7 @@ final class NodeSnapshots implements IndexChanges {
                 usedSets.put(s.id, s);
             }
         }
-        n.endpoints = endpoints;
-        n.policies = policyProtos;
-        n.sets = new ArrayList<>(usedSets.values());
+        return new NodeParts(node, endpoints, policyProtos, new ArrayList<>(usedSets.values()));
     }
 
     /**

@@ -111,6 +111,49 @@ class SnapshotCachingTest {
     }
 
     @Test
+    void aSetOnlyChangeRebuildsTheNodeFromItsPreviousSnapshot() {
+        String node = NetpolWorld.node("x", "b");
+        assertThat(NetpolWorld.node("y", "c")).isNotEqualTo(node);
+        NodeSnapshot before = calc.snapshot(node);
+        upsert(NetpolWorld.pod("y", "c", Map.of("pod", "c", "role", "client")));
+        NodeSnapshot after = calc.snapshot(node);
+        // The previous snapshot's lists themselves, not copies: the rebuild costs the changed set.
+        assertThat(after.getEndpointsList()).isSameAs(before.getEndpointsList());
+        assertThat(after.getPoliciesList()).isSameAs(before.getPoliciesList());
+        // Only the cluster-wide set, which y/c joined, is a new instance.
+        assertThat(after.getIpSetsCount()).isEqualTo(before.getIpSetsCount()).isGreaterThan(1);
+        for (int i = 0; i < after.getIpSetsCount(); i++) {
+            if (after.getIpSets(i).getMembersList().contains(NetpolWorld.ip("y/c"))
+                    && !before.getIpSets(i).getMembersList().contains(NetpolWorld.ip("y/c"))) {
+                assertThat(after.getIpSets(i)).isNotSameAs(before.getIpSets(i));
+            } else {
+                assertThat(after.getIpSets(i)).as(after.getIpSets(i).getId()).isSameAs(before.getIpSets(i));
+            }
+        }
+        assertMatchesFresh();
+    }
+
+    @Test
+    void aNodeThatStoppedUsingASetIsNotReportedWhenTheSetChanges() {
+        // from-clients now selects x/a only: x/b's node keeps no policy using the cluster-wide set,
+        // which lives on (the same set, still used on x/a's node).
+        upsert(policy("x", """
+                metadata: {name: from-clients}
+                spec:
+                  podSelector: {matchLabels: {pod: a}}
+                  ingress: [{from: [{namespaceSelector: {}, podSelector: {matchLabels: {role: client}}}]}]
+                """));
+        assertMatchesFresh();
+        String stopped = NetpolWorld.node("x", "b");
+        String user = NetpolWorld.node("x", "a");
+        String joiner = NetpolWorld.node("z", "a");
+        assertThat(List.of(user, joiner)).doesNotContain(stopped).doesNotHaveDuplicates();
+        upsert(NetpolWorld.pod("z", "a", Map.of("pod", "a", "role", "client")));
+        assertThat(calc.drainChangedNodes()).containsExactlyInAnyOrder(user, joiner);
+        assertMatchesFresh();
+    }
+
+    @Test
     void podRelabelChangingItsSelection() {
         upsert(NetpolWorld.pod("y", "b", Map.of("pod", "a")));
         assertMatchesFresh();

@@ -1,0 +1,240 @@
+package io.kubeverdict.controlplane.calc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.kubeverdict.controlplane.fixtures.RandomAdminCluster;
+import io.kubeverdict.controlplane.fixtures.RandomCluster;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A node whose sets changed is rebuilt from its previous snapshot with only the changed set
+ * protos replaced. Random sequences of cluster changes (mostly ones that change only the members
+ * of sets other nodes use: a pod's labels, a Node's labels, a namespace's labels; also pods,
+ * policies and admin-tier policies replaced or deleted), with drains at random points and only
+ * some nodes' snapshots asked for after each change, so that a node may go through several set
+ * changes, or drains, before it is built again. After every change the snapshots asked for, and
+ * at the end every node's, must equal (as messages and byte for byte) those of a calculator fed
+ * the same objects from scratch; a drain must report every node whose from-scratch snapshot
+ * differs from its from-scratch snapshot at the previous drain.
+ */
+class IncrementalRebuildTest {
+    private static final List<String> NODE_NAMES = List.of("node0", "node1", "node2");
+
+    /** The cluster's current objects, by kind and key, as a from-scratch calculation is fed them. */
+    private final Map<String, Namespace> namespaces = new TreeMap<>();
+    private final Map<String, Pod> pods = new TreeMap<>();
+    private final Map<String, NetworkPolicy> policies = new TreeMap<>();
+    private final Map<String, Node> nodes = new TreeMap<>();
+    private final Map<String, GenericKubernetesResource> adminPolicies = new TreeMap<>();
+
+    @Test
+    void incrementalSnapshotsEqualAFullRecalculationAfterEveryChange() {
+        for (long seed = 1; seed <= 120; seed++) {
+            run(seed, 30);
+        }
+    }
+
+    private void run(long seed, int steps) {
+        namespaces.clear();
+        pods.clear();
+        policies.clear();
+        nodes.clear();
+        adminPolicies.clear();
+        RandomAdminCluster c = new RandomAdminCluster(seed);
+        Random r = new Random(seed * 31 + 7);
+        IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
+        c.namespaces.forEach(n -> apply(calc, n));
+        c.pods.forEach(p -> apply(calc, p));
+        c.policies.forEach(p -> apply(calc, p));
+        c.nodes.forEach(n -> apply(calc, n));
+        c.adminPolicies.forEach(p -> apply(calc, p));
+
+        calc.drainChangedNodes();
+        NODE_NAMES.forEach(calc::snapshot);
+        Map<String, NodeSnapshot> atLastDrain = snapshots(fresh());
+        for (int step = 0; step < steps; step++) {
+            String what = change(c, r, calc, step);
+            String as = "seed " + seed + ", step " + step + " (" + what + ")";
+            IncrementalPolicyCalculator fresh = fresh();
+            if (r.nextInt(2) == 0) {
+                atLastDrain = assertDrainReportsChanges(calc, fresh, atLastDrain, as);
+            }
+            for (String node : NODE_NAMES) {
+                if (r.nextInt(3) == 0) { // the others may go through more changes before they are built
+                    assertEqual(calc.snapshot(node), fresh.snapshot(node), as + ", " + node);
+                }
+            }
+        }
+        IncrementalPolicyCalculator fresh = fresh();
+        assertThat(calc.nodes()).as("seed %d", seed).isEqualTo(fresh.nodes());
+        assertDrainReportsChanges(calc, fresh, atLastDrain, "seed " + seed + ", end");
+        for (String node : NODE_NAMES) {
+            assertEqual(calc.snapshot(node), fresh.snapshot(node), "seed " + seed + ", end, " + node);
+        }
+    }
+
+    /**
+     * Drains {@code calc}: every node whose correct snapshot (the from-scratch one) differs from
+     * its correct snapshot at the previous drain must be reported, whether or not it was built
+     * since. Returns the correct snapshots at this drain.
+     */
+    private static Map<String, NodeSnapshot> assertDrainReportsChanges(IncrementalPolicyCalculator calc,
+            IncrementalPolicyCalculator fresh, Map<String, NodeSnapshot> atLastDrain, String as) {
+        Set<String> reported = calc.drainChangedNodes();
+        Map<String, NodeSnapshot> now = snapshots(fresh);
+        for (String node : NODE_NAMES) {
+            if (!now.get(node).equals(atLastDrain.get(node))) {
+                assertThat(reported).as("%s: %s changed but was not reported", as, node).contains(node);
+            }
+        }
+        return now;
+    }
+
+    private static Map<String, NodeSnapshot> snapshots(IncrementalPolicyCalculator calc) {
+        Map<String, NodeSnapshot> out = new HashMap<>();
+        NODE_NAMES.forEach(n -> out.put(n, calc.snapshot(n)));
+        return out;
+    }
+
+    private static void assertEqual(NodeSnapshot got, NodeSnapshot want, String as) {
+        assertThat(got).as(as).isEqualTo(want);
+        assertThat(got.toByteString()).as(as).isEqualTo(want.toByteString());
+    }
+
+    /** One random change, applied to {@code calc} and to the objects; returns what it was. */
+    private String change(RandomAdminCluster c, Random r, IncrementalPolicyCalculator calc, int step) {
+        RandomCluster base = c.base();
+        int kind = r.nextInt(12);
+        if (kind <= 3 && !pods.isEmpty()) {
+            // Only the labels: the pod's own node changes, the others only in the sets' members.
+            Pod old = pick(pods, r);
+            Pod relabelled = new PodBuilder(old).editMetadata()
+                    .withLabels(base.mutate(old, step).getMetadata().getLabels()).endMetadata().build();
+            apply(calc, relabelled);
+            return "pod labels " + key(old);
+        }
+        if (kind <= 5) {
+            // Node labels (nodes peers' sets) or a Node going away.
+            int i = r.nextInt(NODE_NAMES.size());
+            if (r.nextInt(4) == 0 && nodes.containsKey(NODE_NAMES.get(i))) {
+                nodes.remove(NODE_NAMES.get(i));
+                calc.deleteNode(NODE_NAMES.get(i));
+                return "node deleted " + i;
+            }
+            apply(calc, c.node(i));
+            return "node " + i;
+        }
+        if (kind == 6 && !namespaces.isEmpty()) {
+            Namespace n = base.mutate(pick(namespaces, r));
+            apply(calc, n);
+            return "namespace labels " + n.getMetadata().getName();
+        }
+        if (kind == 7 && !pods.isEmpty()) {
+            Pod old = pick(pods, r);
+            if (r.nextInt(3) == 0) {
+                pods.remove(key(old));
+                calc.deletePod(old.getMetadata().getNamespace(), old.getMetadata().getName());
+                return "pod deleted " + key(old);
+            }
+            Pod p = base.mutate(old, 100 + step);
+            apply(calc, p);
+            return "pod replaced " + key(p);
+        }
+        if (kind == 8 && !namespaces.isEmpty()) {
+            String ns = pick(namespaces, r).getMetadata().getName();
+            Pod p = base.pod(ns, "q" + step, 200 + step);
+            apply(calc, p);
+            return "pod added " + key(p);
+        }
+        if (kind == 9 && !policies.isEmpty()) {
+            NetworkPolicy old = pick(policies, r);
+            String ns = old.getMetadata().getNamespace();
+            String name = old.getMetadata().getName();
+            if (r.nextInt(3) == 0) {
+                policies.remove(ns + "/" + name);
+                calc.deletePolicy(ns, name);
+                return "policy deleted " + ns + "/" + name;
+            }
+            apply(calc, base.policy(ns, name));
+            return "policy replaced " + ns + "/" + name;
+        }
+        if (kind == 10 && !adminPolicies.isEmpty()) {
+            GenericKubernetesResource old = pick(adminPolicies, r);
+            if (r.nextInt(3) == 0) {
+                adminPolicies.remove(adminKey(old));
+                calc.deleteAdminPolicy(AdminPolicyKind.byKindName(old.getKind()), old.getMetadata().getName());
+                return "admin policy deleted " + adminKey(old);
+            }
+            apply(calc, c.mutate(old));
+            return "admin policy replaced " + adminKey(old);
+        }
+        if (!namespaces.isEmpty()) {
+            String ns = pick(namespaces, r).getMetadata().getName();
+            apply(calc, base.policy(ns, "np-new" + step));
+            return "policy added " + ns + "/np-new" + step;
+        }
+        return "nothing";
+    }
+
+    private static <T> T pick(Map<String, T> m, Random r) {
+        return new ArrayList<>(m.values()).get(r.nextInt(m.size()));
+    }
+
+    private static String key(Pod p) {
+        return p.getMetadata().getNamespace() + "/" + p.getMetadata().getName();
+    }
+
+    private static String adminKey(GenericKubernetesResource g) {
+        return g.getKind() + "/" + g.getMetadata().getName();
+    }
+
+    private void apply(IncrementalPolicyCalculator calc, Namespace n) {
+        namespaces.put(n.getMetadata().getName(), n);
+        calc.upsertNamespace(n);
+    }
+
+    private void apply(IncrementalPolicyCalculator calc, Pod p) {
+        pods.put(key(p), p);
+        calc.upsertPod(p);
+    }
+
+    private void apply(IncrementalPolicyCalculator calc, NetworkPolicy p) {
+        policies.put(p.getMetadata().getNamespace() + "/" + p.getMetadata().getName(), p);
+        calc.upsertPolicy(p);
+    }
+
+    private void apply(IncrementalPolicyCalculator calc, Node n) {
+        nodes.put(n.getMetadata().getName(), n);
+        calc.upsertNode(n);
+    }
+
+    private void apply(IncrementalPolicyCalculator calc, GenericKubernetesResource g) {
+        adminPolicies.put(adminKey(g), g);
+        calc.upsertAdminPolicy(g);
+    }
+
+    /** A calculator fed the current objects from scratch. */
+    private IncrementalPolicyCalculator fresh() {
+        IncrementalPolicyCalculator f = new IncrementalPolicyCalculator();
+        namespaces.values().forEach(f::upsertNamespace);
+        policies.values().forEach(f::upsertPolicy);
+        pods.values().forEach(f::upsertPod);
+        nodes.values().forEach(f::upsertNode);
+        adminPolicies.values().forEach(f::upsertAdminPolicy);
+        return f;
+    }
+}

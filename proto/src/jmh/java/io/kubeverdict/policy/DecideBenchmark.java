@@ -19,8 +19,8 @@ import org.openjdk.jmh.infra.Blackhole;
  * decide() on one node of a 150k-pod / 10k-policy cluster (see {@link SyntheticCluster}; with
  * {@code adminTiers}, also 100 admin policies and a baseline), over a
  * batch of mixed packets (allowed and denied, v4 and v6, ingress, egress, local-to-local), next
- * to a baseline of one primitive hash lookup per packet on a table of the same addresses, so the
- * figure reads as a ratio on whatever machine runs it. Scores are per packet.
+ * to a baseline of one primitive hash lookup per packet ({@link #baselineRemoteLookup}: the remote
+ * address in the index's own table), so the figure reads as a ratio on whatever machine runs it. Scores are per packet.
  *
  * <p>Run: {@code ./mvnw -q -B -pl proto -Pbenchmarks test-compile exec:exec
  * -Djmh.args="DecideBenchmark -f 1 -wi 3 -w 2s -i 5 -r 2s -prof gc"}
@@ -135,7 +135,8 @@ public class DecideBenchmark {
 
     /**
      * The same probe on one flat long[] (no page indirection): the cheapest lookup of a key among
-     * the cluster's addresses, the yardstick for "a verdict costs N hash lookups".
+     * the cluster's addresses, as flattering as {@link #baselineOneHashLookup}; the honest
+     * yardstick for "a verdict costs N hash lookups" is {@link #baselineRemoteLookup}.
      */
     @Benchmark
     @OperationsPerInvocation(BATCH)

@@ -122,6 +122,19 @@ final class Program {
         return m == 0 ? -1 : rules[Long.numberOfTrailingZeros(m)];
     }
 
+    /**
+     * The rules that come after the first matched rule of their tier (that rule included): none of
+     * them can be the tier's first match, whatever else matches. Tiers are contiguous runs of bits.
+     */
+    long shadowedBy(long matched) {
+        long shadowed = 0;
+        for (long tier : tierMasks) {
+            long m = matched & tier;
+            shadowed |= tier & -(m & -m); // m & -m: the lowest matched bit; -(that): it and every bit above
+        }
+        return shadowed;
+    }
+
     /** The numbered-port clauses of a protocol, or null for protocols without ports. */
     MaskMap ports(int protocol) {
         return switch (protocol) {

@@ -378,7 +378,12 @@ public final class SnapshotIndex {
         return peers | (family == IpAddress.V4 ? p.v4Blocks : p.v6Blocks).get(remoteHi, remoteLo);
     }
 
-    /** Rules (among those in peers) whose ports match: no ports, a numbered clause, a named port. */
+    /**
+     * Rules (among those in peers) whose ports match: no ports, a numbered clause, a named port.
+     * Named ports cost a probe of the named-port table each; those of rules behind one that
+     * already matched in the same tier are not looked up (they cannot be the tier's first match,
+     * so the result's lowest bit per tier, all that {@link Program#firstRule} reads, is the same).
+     */
     private long portMask(Program p, PacketTuple packet, long peers) {
         long ports = p.noPortsMask;
         long wanted = peers & ~ports;
@@ -390,7 +395,7 @@ public final class SnapshotIndex {
             return ports; // only rules without ports match other protocols
         }
         ports |= byPort.get(0, packet.dstPort);
-        wanted &= ~ports;
+        wanted &= ~ports & ~p.shadowedBy(peers & ports);
         long[] namedMasks = p.namedMasks;
         int namedMem = Membership.UNKNOWN;
         for (int q = 0; q < namedMasks.length && wanted != 0; q++) {

@@ -66,16 +66,24 @@ class PacketBatchKernelTest {
         PacketBatch batch = queue.batch(4);
         assertThat(batch.receive(50)).as("nothing queued yet").isZero();
 
-        List<Integer> ports = new ArrayList<>();
-        for (int i = 0; i < 6; i++) {
-            ports.add(Netns.call(bed.client.path(), () -> {
-                try (DatagramSocket s = new DatagramSocket()) {
+        // Six sockets open at once: six distinct source ports (one closed before the next opens may
+        // hand its port on, and the arrivals are told apart by port).
+        List<Integer> ports = Netns.call(bed.client.path(), () -> {
+            List<DatagramSocket> sockets = new ArrayList<>();
+            try {
+                List<Integer> sent = new ArrayList<>();
+                for (int i = 0; i < 6; i++) {
+                    DatagramSocket s = new DatagramSocket();
+                    sockets.add(s);
                     byte[] data = "0123456789".getBytes();
                     s.send(new DatagramPacket(data, data.length, InetAddress.getByName(SERVER4), PORT));
-                    return s.getLocalPort();
+                    sent.add(s.getLocalPort());
                 }
-            }));
-        }
+                return sent;
+            } finally {
+                sockets.forEach(DatagramSocket::close);
+            }
+        });
         awaitWaiting(node, 6);
 
         assertThat(batch.receive(1000)).isEqualTo(4);

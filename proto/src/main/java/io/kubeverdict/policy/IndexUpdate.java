@@ -1,7 +1,5 @@
 package io.kubeverdict.policy;
 
-import io.kubeverdict.proto.v1.ActivePolicy;
-import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.IpSetType;
 import io.kubeverdict.proto.v1.NodeSnapshot;
@@ -158,8 +156,10 @@ public final class IndexUpdate {
         }
 
         // Rules: any policy added, removed or changed, or sets the rules may name came or went.
-        boolean rulesChanged = setsRenumbered || !samePolicies(before.getPoliciesList(), now.getPoliciesList());
-        boolean endpointsChanged = rulesChanged || !sameEndpoints(before.getEndpointsList(), now.getEndpointsList());
+        // List equality is element equality in order; a generated message's equals returns at once
+        // for the same instance, which unchanged parts are (the assembler keeps them).
+        boolean rulesChanged = setsRenumbered || !before.getPoliciesList().equals(now.getPoliciesList());
+        boolean endpointsChanged = rulesChanged || !before.getEndpointsList().equals(now.getEndpointsList());
         CompiledRules rules = rulesChanged ? CompiledRules.compile(now.getPoliciesList(), sets) : parts.rules();
         EndpointTiers endpoints = endpointsChanged ? EndpointTiers.compile(now.getEndpointsList(), rules)
                 : parts.endpoints();
@@ -295,35 +295,6 @@ public final class IndexUpdate {
 
     private static AddressTable table(AddressTable.Editor edited, AddressTable unchanged) {
         return edited == null ? unchanged : edited.table();
-    }
-
-    private static boolean samePolicies(List<ActivePolicy> a, List<ActivePolicy> b) {
-        if (a.size() != b.size()) {
-            return false;
-        }
-        for (int i = 0; i < a.size(); i++) {
-            ActivePolicy x = a.get(i);
-            ActivePolicy y = b.get(i);
-            if (x != y && !(x.getId().equals(y.getId()) && (x.getPolicy() == y.getPolicy() || x.getPolicy().equals(y.getPolicy())))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean sameEndpoints(List<Endpoint> a, List<Endpoint> b) {
-        if (a.size() != b.size()) {
-            return false;
-        }
-        for (int i = 0; i < a.size(); i++) {
-            Endpoint x = a.get(i);
-            Endpoint y = b.get(i);
-            if (x != y && !(x.getId().equals(y.getId())
-                    && (x.getEndpoint() == y.getEndpoint() || x.getEndpoint().equals(y.getEndpoint())))) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /** Why a change is compiled from scratch instead. */

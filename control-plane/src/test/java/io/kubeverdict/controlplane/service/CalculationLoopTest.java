@@ -34,7 +34,8 @@ class CalculationLoopTest {
             loop.sourceRevision("manifests", "r2");
             loop.query(c -> null).get(30, TimeUnit.SECONDS);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!hub.sourceRevision().equals("r2") && System.nanoTime() < deadline) {
+            // The hub sets the revision, then wakes its subscribers: wait for the wake-up too.
+            while ((!hub.sourceRevision().equals("r2") || seen.size() < 2) && System.nanoTime() < deadline) {
                 Thread.sleep(10);
             }
             assertThat(hub.sourceRevision()).isEqualTo("r2");

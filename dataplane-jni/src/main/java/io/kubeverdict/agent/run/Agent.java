@@ -100,6 +100,9 @@ public final class Agent implements AutoCloseable {
     private MetricsEndpoint metricsHttp;
     private final SyncStatus status = new SyncStatus();
     private StateHolder state;
+    private AgentMetrics metrics;
+    /** The sync client's enforcer until the kernel side is set up. */
+    private final PendingEnforcer pending = new PendingEnforcer();
     private DnsTable dnsTable;
     private DnsLearner learner;
     /** Bytes of a DNS response copied to the agent: UDP answers up to EDNS 4096 fit, as do TCP segments of MTU 9000. */
@@ -123,14 +126,32 @@ public final class Agent implements AutoCloseable {
     }
 
     private void startAll() throws Exception {
-        // Connect first: the channel's setup (TLS, HTTP/2, gRPC's classes) runs on its own threads
-        // while this one loads the shim and programs the kernel; nothing is sent before Sync starts.
+        // Sync first: the channel's setup (TLS, HTTP/2), the stream and the first snapshot's
+        // assembly run on gRPC's and the sync thread while this one loads the shim and sets up the
+        // queues and verdict threads; the snapshot's enforcement waits for them (PendingEnforcer).
         ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls(), config.tokenFile());
         opened.add(() -> {
             channel.shutdownNow();
             channel.awaitTermination(2, TimeUnit.SECONDS);
         });
-        channel.getState(true);
+        LearnedAddressBook book = new LearnedAddressBook();
+        state = new StateHolder(config.failOpen() ? 1 : 0, book);
+        AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
+        sync = new SyncClient(channel,
+                SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION)
+                        .setAgentStartTime(processStart()).build(),
+                () -> new SnapshotAssembler(config.node()),
+                pending,
+                (sequence, eventTime) -> {
+                    reporter.applied(sequence, eventTime);
+                    metrics.applied(sequence, eventTime); // set before pending was ready
+                    GrpcServer health = inspection; // null until started below (or never asked for)
+                    if (health != null) {
+                        health.setServing(true);
+                    }
+                },
+                Backoff.DEFAULT, () -> ThreadLocalRandom.current().nextDouble(), status).start();
+        log.info("syncing from {}", config.controlPlane());
         NativeLibrary.ensureAvailable();
         Clock clock = Clock.systemUTC();
         nft = new Nftables();
@@ -140,8 +161,6 @@ public final class Agent implements AutoCloseable {
                 config.queueId(), lastQueue(), kernelPath(manager.path()), config.failOpen() ? "fail-open" : "fail-closed",
                 config.cutAction() == CutAction.NONE ? "left open" : config.cutAction().flag());
 
-        LearnedAddressBook book = new LearnedAddressBook();
-        state = new StateHolder(config.failOpen() ? 1 : 0, book);
         // One queue and one verdict thread per queue: the kernel spreads new connections over them.
         List<NfQueue> queues = new ArrayList<>();
         for (int id = config.queueId(); id <= lastQueue(); id++) {
@@ -149,7 +168,7 @@ public final class Agent implements AutoCloseable {
             opened.add(queue);
             queues.add(queue);
         }
-        AgentMetrics metrics = new AgentMetrics(status, state, queueIds(), Agent::readQueue, clock,
+        metrics = new AgentMetrics(status, state, queueIds(), Agent::readQueue, clock,
                 config.telemetry().policyVerdictSeries());
         opened.add(metrics);
         kernel = new KernelSets(manager, metrics.nftApply());
@@ -189,22 +208,7 @@ public final class Agent implements AutoCloseable {
             opened.add(new VerdictUplink(channel, config.node(), feed, config.telemetry().verdictUploadPerSecond(),
                     metrics.registry(), clock).start()); // closed before the channel (reverse order)
         }
-        AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
-        sync = new SyncClient(channel,
-                SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION)
-                        .setAgentStartTime(processStart()).build(),
-                () -> new SnapshotAssembler(config.node()),
-                dnsAfter(new StateEnforcer(state, kernel, clock, established)),
-                (sequence, eventTime) -> {
-                    reporter.applied(sequence, eventTime);
-                    metrics.applied(sequence, eventTime);
-                    GrpcServer health = inspection; // null until started below (or never asked for)
-                    if (health != null) {
-                        health.setServing(true);
-                    }
-                },
-                Backoff.DEFAULT, () -> ThreadLocalRandom.current().nextDouble(), status).start();
-        log.info("syncing from {}", config.controlPlane());
+        pending.ready(dnsAfter(new StateEnforcer(state, kernel, clock, established)));
         // The servers start while the first snapshot is fetched and written: nothing on the way to
         // enforcing waits for them. /healthz says "not enforcing yet" until the table is written.
         if (config.inspectListen() != null) {
@@ -319,6 +323,7 @@ public final class Agent implements AutoCloseable {
      */
     @Override
     public synchronized void close() {
+        pending.failed(new IllegalStateException("the agent is closing")); // no-op once ready
         if (sync != null) {
             sync.close();
             sync = null;

@@ -47,7 +47,7 @@ import java.util.TreeSet;
  * Pure: no I/O. Unknown fields are ignored, as the API server prunes them.
  */
 public final class AdminPolicyReader {
-    private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+    private static final KubernetesSerialization SERIALIZATION = ModelSerialization.INSTANCE;
     private static final int MAX_PRIORITY = 1000;
 
     private AdminPolicyReader() {}

@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
+import io.kubeverdict.controlplane.calc.ModelSerialization;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineManifestLoader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
@@ -232,7 +233,8 @@ final class ServeCommand implements Callable<Integer> {
         } else {
             Config cfg = source.kubeconfig == null ? Config.autoConfigure(null)
                     : Config.fromKubeconfig(Files.readString(source.kubeconfig));
-            client = new KubernetesClientBuilder().withConfig(cfg).build();
+            client = new KubernetesClientBuilder().withConfig(cfg)
+                    .withKubernetesSerialization(ModelSerialization.INSTANCE).build();
             log.info("watching the cluster at {}", cfg.getMasterUrl());
             src = new ControlPlane.Source.Kubernetes(client, resync, apiDiscovery);
         }

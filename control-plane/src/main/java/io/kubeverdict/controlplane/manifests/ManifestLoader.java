@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
+import io.kubeverdict.controlplane.calc.ModelSerialization;
 import io.kubeverdict.controlplane.calc.PolicyCompiler;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import java.io.IOException;
@@ -44,7 +45,7 @@ import tools.jackson.databind.node.ObjectNode;
 public final class ManifestLoader {
     /** Errors reported with their place; more are only counted (each may need a search of its file). */
     static final int MAX_ERRORS = 50;
-    private final KubernetesSerialization serialization = new KubernetesSerialization();
+    private final KubernetesSerialization serialization = ModelSerialization.INSTANCE;
     private final ManifestParser parser;
 
     public ManifestLoader() {

@@ -15,6 +15,7 @@ import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -28,10 +29,11 @@ import org.slf4j.LoggerFactory;
 /**
  * A directory of manifests as the cluster, loaded whole, all or nothing: at start and again
  * whenever something in it changes (file events, settled for a moment; a periodic re-read as a
- * safety net for filesystems without events). Each load waits until the directory is quiet (its
- * {@link DirectoryFingerprint} unchanged across the settle interval and across the read), so a
- * write in progress is not read; it is parsed from the bytes read, diffed against the previous
- * load, and only the differences go to the sink, followed by the load's {@link ManifestRevision}.
+ * safety net for filesystems without events). Each load waits until the directory is quiet (no
+ * modification time within the settle interval, or else its {@link DirectoryFingerprint} unchanged
+ * across that interval; and unchanged across the read), so a write in progress is not read; it
+ * is parsed from the bytes read, diffed against the previous load, and only the differences go to
+ * the sink, followed by the load's {@link ManifestRevision}.
  *
  * <p>A load that fails for any reason (a file or document that cannot be read, an unreadable or
  * missing directory, any Throwable from the loader) changes nothing: the previous state stays,
@@ -155,10 +157,12 @@ public final class ManifestDirectorySource implements AutoCloseable {
 
     private Outcome attempt() throws IOException, InterruptedException, ManifestLoadException {
         DirectoryFingerprint before = DirectoryFingerprint.of(dir);
-        Thread.sleep(timing.settle().toMillis());
-        if (!before.equals(DirectoryFingerprint.of(dir))) {
-            log.debug("manifests: {} is being written; waiting", dir);
-            return Outcome.BUSY;
+        if (!before.quietFor(dir, timing.settle(), Instant.now())) { // written just now: see that it stops
+            Thread.sleep(timing.settle().toMillis());
+            if (!before.equals(DirectoryFingerprint.of(dir))) {
+                log.debug("manifests: {} is being written; waiting", dir);
+                return Outcome.BUSY;
+            }
         }
         SortedMap<String, byte[]> files = io.kubeverdict.controlplane.manifests.ManifestFiles.read(dir);
         if (!before.equals(DirectoryFingerprint.of(dir))) {

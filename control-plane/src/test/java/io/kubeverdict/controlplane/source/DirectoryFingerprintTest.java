@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,5 +40,34 @@ class DirectoryFingerprintTest {
         Files.writeString(dir.resolve("b.yml"), "b: 1\n");
         assertThat(DirectoryFingerprint.of(dir).entries()).extracting(DirectoryFingerprint.Entry::path)
                 .containsExactly("a.yaml", "b.yml");
+    }
+
+    @Test
+    void isQuietOnlyWhenNoFileAndNoDirectoryWasWrittenWithinTheInterval(@TempDir Path dir) throws Exception {
+        Path sub = Files.createDirectories(dir.resolve("sub"));
+        Files.writeString(dir.resolve("a.yaml"), "a: 1\n");
+        Files.writeString(sub.resolve("b.yaml"), "b: 1\n");
+        Instant now = Instant.now();
+        Duration settle = Duration.ofSeconds(5);
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, now)).as("just written").isFalse();
+
+        FileTime old = FileTime.from(now.minusSeconds(60));
+        for (Path p : new Path[] {dir.resolve("a.yaml"), sub.resolve("b.yaml"), sub, dir}) {
+            Files.setLastModifiedTime(p, old);
+        }
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, now)).isTrue();
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, Duration.ofSeconds(61), now)).isFalse();
+
+        // A file of a copy in progress (its time kept, as cp -p does) shows by its directory's time.
+        Files.writeString(sub.resolve("c.yaml"), "c: 1\n");
+        Files.setLastModifiedTime(sub.resolve("c.yaml"), old);
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now())).as("sub's entry created").isFalse();
+        Files.setLastModifiedTime(sub, old);
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now())).isTrue();
+
+        Files.delete(dir.resolve("a.yaml"));
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now())).as("an entry removed").isFalse();
+        Files.setLastModifiedTime(dir, FileTime.from(Instant.now().plusSeconds(3600)));
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now())).as("a future time").isFalse();
     }
 }

@@ -2,6 +2,7 @@ package io.kubeverdict.controlplane.source;
 
 import static io.kubeverdict.controlplane.source.RecordingSink.await;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.kubeverdict.controlplane.manifests.BadManifests;
 import io.kubeverdict.controlplane.manifests.ManifestLoadException;
@@ -10,7 +11,9 @@ import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
@@ -228,6 +231,23 @@ class ManifestDirectorySourceTest {
             Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
             await(() -> sink.synced.contains("manifests"), "the directory loaded");
             assertThat(sink.log()).containsExactly("pod+x/a");
+        }
+    }
+
+    @Test
+    void aDirectoryQuietForLongerThanTheSettleIntervalLoadsWithoutWaitingIt(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("pods.yaml"), pod("x", "a", "a", "10.0.0.1"));
+        FileTime old = FileTime.from(Instant.now().minus(Duration.ofHours(2)));
+        Files.setLastModifiedTime(dir.resolve("pods.yaml"), old);
+        Files.setLastModifiedTime(dir, old);
+        RecordingSink sink = new RecordingSink();
+        // Settles for an hour (the files are two hours old): a start that waited for it would time out.
+        ManifestDirectorySource.Timing hour = new ManifestDirectorySource.Timing(Duration.ofHours(1),
+                Duration.ofHours(2), Duration.ofMillis(50));
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, engine(), sink, hour, new RecordingListener())) {
+            assertTimeoutPreemptively(Duration.ofSeconds(60), src::start);
+            assertThat(sink.log()).containsExactly("pod+x/a");
+            assertThat(sink.synced).contains("manifests");
         }
     }
 

@@ -6,6 +6,9 @@ import picocli.CommandLine;
 
 /** Entry point of the control-plane jar: {@code kube-verdict} with the service, the offline tools and the live CLI. */
 public final class ControlPlaneMain {
+    private static final String DESCRIPTION =
+            "kube-verdict control plane, policy tools (offline and live) and cluster status.";
+
     private ControlPlaneMain() {}
 
     /** This jar's subcommands, fresh instances: for its own root and for a CLI that assembles several jars'. */
@@ -15,11 +18,10 @@ public final class ControlPlaneMain {
     }
 
     public static CommandLine commandLine() {
-        return KubeVerdictCommand.root("kube-verdict control plane, policy tools (offline and live) and cluster status.",
-                subcommands().toArray());
+        return KubeVerdictCommand.root(DESCRIPTION, subcommands().toArray());
     }
 
     public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+        System.exit(KubeVerdictCommand.forArgs(DESCRIPTION, args, subcommands().toArray()).execute(args));
     }
 }

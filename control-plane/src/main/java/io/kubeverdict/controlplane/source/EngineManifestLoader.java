@@ -10,18 +10,27 @@ import java.util.SortedMap;
 
 /** The engine's manifests loader (same rules as `matrix`/`explain`) as a directory source loader. */
 public final class EngineManifestLoader implements ManifestLoader {
-    private final io.kubeverdict.controlplane.manifests.ManifestLoader loader;
+    private final ParserLimits limits;
+    /**
+     * Made by the first load, on the loading thread: building its Jackson mappers is a tenth of a
+     * second that a control plane's start spends beside its servers' start, not before it. Loads
+     * are one after another (the directory source's first load, then its watcher thread).
+     */
+    private io.kubeverdict.controlplane.manifests.ManifestLoader loader;
 
     public EngineManifestLoader() {
         this(ParserLimits.DEFAULT);
     }
 
     public EngineManifestLoader(ParserLimits limits) {
-        this.loader = new io.kubeverdict.controlplane.manifests.ManifestLoader(limits);
+        this.limits = limits;
     }
 
     @Override
     public Result load(SortedMap<String, byte[]> files) throws ManifestLoadException {
+        if (loader == null) {
+            loader = new io.kubeverdict.controlplane.manifests.ManifestLoader(limits);
+        }
         LoadedManifests m = loader.load(files);
         List<HasMetadata> objects = new ArrayList<>(m.namespaces());
         objects.addAll(m.pods());

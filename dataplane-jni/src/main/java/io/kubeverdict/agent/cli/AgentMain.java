@@ -6,6 +6,8 @@ import picocli.CommandLine;
 
 /** Entry point of the agent jar: {@code kube-verdict agent}, the node agent only. */
 public final class AgentMain {
+    private static final String DESCRIPTION = "kube-verdict data plane agent.";
+
     private AgentMain() {}
 
     /** This jar's subcommands, fresh instances: for its own root and for a CLI that assembles several jars'. */
@@ -14,10 +16,10 @@ public final class AgentMain {
     }
 
     public static CommandLine commandLine() {
-        return KubeVerdictCommand.root("kube-verdict data plane agent.", subcommands().toArray());
+        return KubeVerdictCommand.root(DESCRIPTION, subcommands().toArray());
     }
 
     public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+        System.exit(KubeVerdictCommand.forArgs(DESCRIPTION, args, subcommands().toArray()).execute(args));
     }
 }

@@ -46,7 +46,7 @@ class KubeVerdictCommandTest {
     private static Run run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine root = KubeVerdictCommand.root("test jar", new Serve(), Bare.class);
+        CommandLine root = KubeVerdictCommand.forArgs("test jar", args, new Serve(), Bare.class);
         int code = root.setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
         return new Run(code, out.toString(), err.toString());
     }
@@ -60,6 +60,21 @@ class KubeVerdictCommandTest {
             assertThat(r.code()).as(String.join(" ", args)).isZero();
             assertThat(r.out()).as(String.join(" ", args)).isEqualTo(expected);
         }
+    }
+
+    @Test
+    void aRunOfOneSubcommandBuildsOnlyThatOne() {
+        assertThat(KubeVerdictCommand.forArgs("test jar", new String[] {"bare", "nested"}, new Serve(), Bare.class)
+                .getSubcommands()).containsOnlyKeys("bare");
+        assertThat(KubeVerdictCommand.forArgs("test jar", new String[] {"serve"}, new Serve(), Bare.class)
+                .getSubcommands()).containsOnlyKeys("serve");
+        for (String[] args : new String[][] {{}, {"--help"}, {"srve"}, {"-V", "serve"}}) {
+            assertThat(KubeVerdictCommand.forArgs("test jar", args, new Serve(), Bare.class).getSubcommands())
+                    .as(String.join(" ", args)).containsOnlyKeys("serve", "bare");
+        }
+        Run typo = run("srve");
+        assertThat(typo.code()).isEqualTo(2);
+        assertThat(typo.err()).contains("serve");
     }
 
     @Test

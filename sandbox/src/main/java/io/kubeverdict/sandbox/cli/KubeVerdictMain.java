@@ -15,16 +15,22 @@ import picocli.CommandLine;
 public final class KubeVerdictMain {
     private KubeVerdictMain() {}
 
+    private static final String DESCRIPTION =
+            "kube-verdict: control plane, node agent, offline policy tools and the local sandbox.";
+
     public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+        System.exit(KubeVerdictCommand.forArgs(DESCRIPTION, args, subcommands().toArray()).execute(args));
     }
 
     /** The root command with control-plane, matrix, explain (control plane), agent and sandbox. */
     public static CommandLine commandLine() {
+        return KubeVerdictCommand.root(DESCRIPTION, subcommands().toArray());
+    }
+
+    private static List<Object> subcommands() {
         List<Object> all = new ArrayList<>(ControlPlaneMain.subcommands());
         all.addAll(AgentMain.subcommands());
         all.add(new SandboxCommand());
-        return KubeVerdictCommand.root(
-                "kube-verdict: control plane, node agent, offline policy tools and the local sandbox.", all.toArray());
+        return all;
     }
 }

@@ -5,6 +5,9 @@ import io.fabric8.kubernetes.api.model.NodeSpec;
 import io.fabric8.kubernetes.api.model.NodeStatus;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodStatus;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,6 +45,11 @@ public final class ModelSerialization {
                     .setDeserializerModifier(new ReadOnly())).build(), true);
 
     private ModelSerialization() {
+    }
+
+    /** A client of the API server that reads with this serialization (informers, lookups). */
+    public static KubernetesClient client(Config config) {
+        return new KubernetesClientBuilder().withConfig(config).withKubernetesSerialization(INSTANCE).build();
     }
 
     private static final class ReadOnly extends ValueDeserializerModifier {

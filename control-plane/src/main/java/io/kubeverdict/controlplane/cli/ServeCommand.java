@@ -2,7 +2,6 @@ package io.kubeverdict.controlplane.cli;
 
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
@@ -233,8 +232,7 @@ final class ServeCommand implements Callable<Integer> {
         } else {
             Config cfg = source.kubeconfig == null ? Config.autoConfigure(null)
                     : Config.fromKubeconfig(Files.readString(source.kubeconfig));
-            client = new KubernetesClientBuilder().withConfig(cfg)
-                    .withKubernetesSerialization(ModelSerialization.INSTANCE).build();
+            client = ModelSerialization.client(cfg);
             log.info("watching the cluster at {}", cfg.getMasterUrl());
             src = new ControlPlane.Source.Kubernetes(client, resync, apiDiscovery);
         }

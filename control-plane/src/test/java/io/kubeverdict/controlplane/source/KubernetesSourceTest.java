@@ -11,6 +11,8 @@ import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.kubeverdict.controlplane.calc.ModelSerialization;
+import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.testing.tier.MockApiTest;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -60,6 +62,46 @@ class KubernetesSourceTest {
             assertThat(sink.log().subList(4, 8)).containsExactlyInAnyOrder("pod+x/b", "np-x/p", "pod-x/a", "ns-x");
             assertThat(sink.kinds).contains("pod/upsert", "pod/delete", "networkpolicy/delete", "namespace/delete");
         }
+    }
+
+    @Test
+    void theControlPlanesClientDeliversWhatTheCalculationReadsOfAWholePod() throws Exception {
+        Pod whole = new PodBuilder(pod("x", "a", "n1", "10.0.0.1", Map.of("app", "a"))).editSpec()
+                .addNewVolume().withName("data").withNewEmptyDir().endEmptyDir().endVolume()
+                .editFirstContainer().addNewPort().withName("http").withContainerPort(8080).endPort()
+                .addNewEnv().withName("A").withValue("1").endEnv().endContainer().endSpec()
+                .editStatus().addNewPodIP().withIp("10.0.0.1").endPodIP().addNewPodIP().withIp("fd00::1").endPodIP()
+                .addNewCondition().withType("Ready").withStatus("True").endCondition().endStatus().build();
+        client.pods().inNamespace("x").resource(whole).create();
+        Pod[] seen = new Pod[1];
+        ClusterEventSink capture = new ClusterEventSink() {
+            @Override
+            public void change(String kind, java.util.function.Consumer<io.kubeverdict.controlplane.calc.PolicyCalculator> c) {
+                c.accept(new io.kubeverdict.controlplane.service.TestDoubleCalculator() {
+                    @Override
+                    public void upsertPod(Pod pod) {
+                        seen[0] = pod;
+                    }
+                });
+            }
+
+            @Override
+            public void sourceSynced(String source) {}
+
+            @Override
+            public void sourceRevision(String source, String revision) {}
+        };
+        try (KubernetesClient reading = ModelSerialization.client(client.getConfiguration());
+                KubernetesSource source = new KubernetesSource(reading, capture, 0)) {
+            source.start().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            await(() -> seen[0] != null, "the pod");
+        }
+        assertThat(PodModel.of(seen[0])).isEqualTo(PodModel.of(client.pods().inNamespace("x").withName("a").get()));
+        assertThat(PodModel.of(seen[0]).ips()).containsExactly("10.0.0.1", "fd00::1");
+        assertThat(PodModel.of(seen[0]).namedPorts()).extracting(PodModel.NamedPort::name).containsExactly("http");
+        assertThat(seen[0].getSpec().getVolumes()).isEmpty();
+        assertThat(seen[0].getSpec().getContainers().get(0).getEnv()).isEmpty();
+        assertThat(seen[0].getStatus().getConditions()).isEmpty();
     }
 
     @Test

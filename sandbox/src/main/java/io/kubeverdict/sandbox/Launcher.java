@@ -109,6 +109,19 @@ public final class Launcher {
     }
 
     /**
+     * The JIT settings both processes start with (the images' entry points too): C1 and C2 compile
+     * a method only after five times their default counts of calls and loops. On a node's one or
+     * two cores the compilers otherwise spend as much CPU in a start as the start itself, mostly on
+     * code that runs a few hundred times; hot paths (the verdict function, the calculation) reach
+     * C2 within their first tens of thousands of calls all the same (docs/benchmarks.md, "Start-up").
+     */
+    public static final List<String> JIT_OPTIONS = List.of(
+            "-XX:Tier3InvocationThreshold=1000", "-XX:Tier3MinInvocationThreshold=500",
+            "-XX:Tier3CompileThreshold=10000", "-XX:Tier3BackEdgeThreshold=300000",
+            "-XX:Tier4InvocationThreshold=25000", "-XX:Tier4MinInvocationThreshold=3000",
+            "-XX:Tier4CompileThreshold=75000", "-XX:Tier4BackEdgeThreshold=200000");
+
+    /**
      * The class-data-sharing archive the build made beside the jar (KIND.jsa), when there is one: a
      * faster start. {@code -Xshare:auto}: an archive of another JVM, or of an older jar, is ignored.
      */
@@ -123,6 +136,7 @@ public final class Launcher {
     private List<String> command(Class<?> main, Path jar, String heap, String subcommand, List<String> args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC", heap));
+        cmd.addAll(JIT_OPTIONS);
         if (classpath != null) {
             cmd.addAll(List.of("-cp", classpath, main.getName()));
         } else {

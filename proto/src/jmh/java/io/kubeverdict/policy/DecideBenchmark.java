@@ -39,6 +39,15 @@ public class DecideBenchmark {
     @Param({"false", "true"})
     boolean adminTiers;
 
+    /**
+     * How many distinct packets the batch cycles through (still {@link #BATCH} per invocation).
+     * 4096: every packet's lines come from the 24 MB of address tables, as on a busy node; 64
+     * (run with {@code -p distinctPackets=64}): all in L1/L2, so decide() costs its instructions
+     * alone: the part that no table layout can remove.
+     */
+    @Param({"4096"})
+    int distinctPackets;
+
     private SnapshotIndex index;
     private PacketTuple[] packets;
     private AddressTable baselineTable;
@@ -53,7 +62,10 @@ public class DecideBenchmark {
     public void setUp() {
         SyntheticCluster cluster = new SyntheticCluster(42, BATCH, adminTiers);
         index = SnapshotIndex.compile(cluster.snapshot);
-        packets = cluster.packets.toArray(new PacketTuple[0]);
+        packets = new PacketTuple[BATCH];
+        for (int i = 0; i < BATCH; i++) {
+            packets[i] = cluster.packets.get(i % distinctPackets);
+        }
         baselineTable = new AddressTable(SyntheticCluster.CLUSTER_PODS, true);
         for (int pod = 0; pod < SyntheticCluster.CLUSTER_PODS; pod++) {
             IpAddress a = IpAddress.parse(SyntheticCluster.v4(pod));

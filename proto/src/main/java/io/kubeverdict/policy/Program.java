@@ -2,7 +2,6 @@ package io.kubeverdict.policy;
 
 import io.kubeverdict.proto.v1.Protocol;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,13 +27,8 @@ final class Program {
     final long[] tierMasks;
 
     final long allPeersMask;
-    // Open-addressing table: global IP-set index -> mask of rules that name it as a peer.
-    final int[] setKeys; // -1 = empty slot
-    final long[] setMasks;
-    final int setSlotMask;
-    // Bit per IP-set number the rules name: most of a remote's sets are named by none of them,
-    // and one bit test turns those away without probing the table.
-    final long[] namedSetBits;
+    // Global IP-set number -> mask of rules that name it as a peer.
+    final SetMasks peerSets;
     // ipBlock peers: address -> mask of rules whose blocks hold it.
     final MaskMap v4Blocks;
     final MaskMap v6Blocks;
@@ -44,9 +38,9 @@ final class Program {
     final MaskMap tcpPorts;
     final MaskMap udpPorts;
     final MaskMap sctpPorts;
-    // Named-port clauses: IP_AND_PORT set index and the mask of rules naming it.
-    final int[] namedSets;
-    final long[] namedMasks;
+    // Named-port clauses: IP_AND_PORT set number -> mask of rules naming it; all those rules.
+    final SetMasks namedPortSets;
+    final long namedPortRules;
     // Domain-name peers: domain set index and the mask of rules naming it (asked of LearnedAddresses).
     final int[] domainSets;
     final long[] domainMasks;
@@ -55,25 +49,7 @@ final class Program {
         rules = b.rules.toArray();
         tierMasks = b.tierMasks.stream().mapToLong(Long::longValue).toArray();
         allPeersMask = b.allPeersMask;
-        int capacity = 4;
-        while (capacity < b.setMasks.size() * 2) {
-            capacity <<= 1;
-        }
-        setKeys = new int[capacity];
-        Arrays.fill(setKeys, -1);
-        setMasks = new long[capacity];
-        setSlotMask = capacity - 1;
-        int maxSet = b.setMasks.keySet().stream().mapToInt(Integer::intValue).max().orElse(-1);
-        namedSetBits = new long[(maxSet >> 6) + 1];
-        for (Map.Entry<Integer, Long> e : b.setMasks.entrySet()) {
-            namedSetBits[e.getKey() >>> 6] |= 1L << e.getKey();
-            int i = slot(e.getKey());
-            while (setKeys[i] != -1) {
-                i = (i + 1) & setSlotMask;
-            }
-            setKeys[i] = e.getKey();
-            setMasks[i] = e.getValue();
-        }
+        peerSets = new SetMasks(b.setMasks);
         v4Blocks = blocks(b.v4Blocks);
         v6Blocks = blocks(b.v6Blocks);
         noPortsMask = b.noPortsMask;
@@ -101,8 +77,8 @@ final class Program {
         tcpPorts = tcp.build();
         udpPorts = udp.build();
         sctpPorts = sctp.build();
-        namedSets = named.keySet().stream().mapToInt(Integer::intValue).toArray();
-        namedMasks = named.values().stream().mapToLong(Long::longValue).toArray();
+        namedPortSets = new SetMasks(named);
+        namedPortRules = named.values().stream().mapToLong(Long::longValue).reduce(0, (x, y) -> x | y);
         domainSets = b.domainMasks.keySet().stream().mapToInt(Integer::intValue).toArray();
         domainMasks = b.domainMasks.values().stream().mapToLong(Long::longValue).toArray();
     }
@@ -143,29 +119,6 @@ final class Program {
             case Protocol.SCTP_VALUE -> sctpPorts;
             default -> null;
         };
-    }
-
-    int slot(int set) {
-        return (set * 0x9E37_79B9 >>> 16) & setSlotMask;
-    }
-
-    /** The mask of rules naming this set as a peer (0 when none). */
-    long setMask(int set) {
-        int word = set >>> 6;
-        if (word >= namedSetBits.length || (namedSetBits[word] & 1L << set) == 0) {
-            return 0;
-        }
-        int i = slot(set);
-        while (true) {
-            int k = setKeys[i];
-            if (k == set) {
-                return setMasks[i];
-            }
-            if (k == -1) {
-                return 0;
-            }
-            i = (i + 1) & setSlotMask;
-        }
     }
 
     /** Collects a program rule by rule; refuses (returns false) beyond {@link #MAX_RULES}. */

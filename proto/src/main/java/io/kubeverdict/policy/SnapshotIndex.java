@@ -362,19 +362,7 @@ public final class SnapshotIndex {
 
     /** Rules whose peers hold the remote address: all-peers rules, IP-set peers, ipBlocks. */
     private long peerMask(Program p, int family, long remoteHi, long remoteLo, int remoteMem) {
-        long peers = p.allPeersMask;
-        if (Membership.isInline(remoteMem)) {
-            peers |= p.setMask(Membership.first(remoteMem));
-            int second = Membership.second(remoteMem);
-            if (second >= 0) {
-                peers |= p.setMask(second);
-            }
-        } else {
-            int[] pool = mem;
-            for (int i = remoteMem + 1, end = remoteMem + pool[remoteMem]; i <= end; i++) {
-                peers |= p.setMask(pool[i]);
-            }
-        }
+        long peers = p.allPeersMask | p.peerSets.of(mem, remoteMem);
         return peers | (family == IpAddress.V4 ? p.v4Blocks : p.v6Blocks).get(remoteHi, remoteLo);
     }
 
@@ -396,20 +384,10 @@ public final class SnapshotIndex {
         }
         ports |= byPort.get(0, packet.dstPort);
         wanted &= ~ports & ~p.shadowedBy(peers & ports);
-        long[] namedMasks = p.namedMasks;
-        int namedMem = Membership.UNKNOWN;
-        for (int q = 0; q < namedMasks.length && wanted != 0; q++) {
-            long m = namedMasks[q];
-            if ((m & wanted) == 0) {
-                continue;
-            }
-            if (namedMem == Membership.UNKNOWN) {
-                namedMem = namedMembership(packet);
-            }
-            if (isMember(namedMem, p.namedSets[q])) {
-                ports |= m;
-                wanted &= ~m;
-            }
+        if ((wanted & p.namedPortRules) != 0) {
+            // Every named-port rule of the destination's (address, protocol, port) sets, including
+            // some not wanted: those are either not peers or behind a tier's first match.
+            ports |= p.namedPortSets.of(mem, namedMembership(packet));
         }
         return ports;
     }

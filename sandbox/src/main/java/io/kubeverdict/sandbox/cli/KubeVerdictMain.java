@@ -13,10 +13,10 @@ import picocli.CommandLine;
  * objects their own jars' roots use, so each exists once and parses here exactly as in its image.
  */
 public final class KubeVerdictMain {
-    private KubeVerdictMain() {}
-
     private static final String DESCRIPTION =
             "kube-verdict: control plane, node agent, offline policy tools and the local sandbox.";
+
+    private KubeVerdictMain() {}
 
     public static void main(String[] args) {
         System.exit(KubeVerdictCommand.forArgs(DESCRIPTION, args, subcommands().toArray()).execute(args));

@@ -74,23 +74,7 @@ class KubernetesSourceTest {
                 .addNewCondition().withType("Ready").withStatus("True").endCondition().endStatus().build();
         client.pods().inNamespace("x").resource(whole).create();
         Pod[] seen = new Pod[1];
-        ClusterEventSink capture = new ClusterEventSink() {
-            @Override
-            public void change(String kind, java.util.function.Consumer<io.kubeverdict.controlplane.calc.PolicyCalculator> c) {
-                c.accept(new io.kubeverdict.controlplane.service.TestDoubleCalculator() {
-                    @Override
-                    public void upsertPod(Pod pod) {
-                        seen[0] = pod;
-                    }
-                });
-            }
-
-            @Override
-            public void sourceSynced(String source) {}
-
-            @Override
-            public void sourceRevision(String source, String revision) {}
-        };
+        ClusterEventSink capture = lastPodInto(seen);
         try (KubernetesClient reading = ModelSerialization.client(client.getConfiguration());
                 KubernetesSource source = new KubernetesSource(reading, capture, 0)) {
             source.start().get(30, java.util.concurrent.TimeUnit.SECONDS);
@@ -109,7 +93,17 @@ class KubernetesSourceTest {
         client.pods().inNamespace("x").resource(pod("x", "a", "n1", "10.0.0.1", Map.of())).create();
         assertThat(client.pods().inNamespace("x").withName("a").get().getMetadata().getManagedFields()).isNotEmpty();
         Pod[] seen = new Pod[1];
-        ClusterEventSink capture = new ClusterEventSink() {
+        ClusterEventSink capture = lastPodInto(seen);
+        try (KubernetesSource source = new KubernetesSource(client, capture, 0)) {
+            source.start().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(seen[0]).isNotNull();
+            assertThat(seen[0].getMetadata().getManagedFields()).isNullOrEmpty();
+        }
+    }
+
+    /** A sink that keeps the last pod the calculation would have been given. */
+    private static ClusterEventSink lastPodInto(Pod[] seen) {
+        return new ClusterEventSink() {
             @Override
             public void change(String kind, java.util.function.Consumer<io.kubeverdict.controlplane.calc.PolicyCalculator> c) {
                 c.accept(new io.kubeverdict.controlplane.service.TestDoubleCalculator() {
@@ -126,10 +120,5 @@ class KubernetesSourceTest {
             @Override
             public void sourceRevision(String source, String revision) {}
         };
-        try (KubernetesSource source = new KubernetesSource(client, capture, 0)) {
-            source.start().get(30, java.util.concurrent.TimeUnit.SECONDS);
-            assertThat(seen[0]).isNotNull();
-            assertThat(seen[0].getMetadata().getManagedFields()).isNullOrEmpty();
-        }
     }
 }

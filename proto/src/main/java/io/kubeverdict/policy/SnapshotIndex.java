@@ -368,8 +368,8 @@ public final class SnapshotIndex {
 
     /**
      * Rules (among those in peers) whose ports match: no ports, a numbered clause, a named port.
-     * Named ports cost a probe of the named-port table each; those of rules behind one that
-     * already matched in the same tier are not looked up (they cannot be the tier's first match,
+     * Named ports cost one probe of the named-port table, skipped when every named-port rule still
+     * wanted sits behind one that already matched in its tier (it cannot be the tier's first match,
      * so the result's lowest bit per tier, all that {@link Program#firstRule} reads, is the same).
      */
     private long portMask(Program p, PacketTuple packet, long peers) {

@@ -32,8 +32,10 @@ import tools.jackson.databind.node.ObjectNode;
  * Nodes ({@link AdminManifests}), <em>all or nothing</em>: if any
  * file or document cannot be read (not UTF-8, a syntax error, a duplicate key, an alias, a limit
  * of {@link ParserLimits} exceeded, an object without apiVersion, kind or metadata.name, a field of
- * the wrong type, an unknown field in metadata or a policy's spec) the whole load is rejected with
- * a {@link ManifestLoadException} that names every such place by file, line, column and document.
+ * the wrong type (of the Pod and Node fields the calculation reads: {@link ModelSerialization}
+ * skips the others unchecked), an unknown field in metadata or a policy's spec) the whole load is
+ * rejected with a {@link ManifestLoadException} that names every such place by file, line, column
+ * and document.
  * A half-read directory must never become the cluster: what it leaves out (a policy, a pod) would
  * be allowed.
  *

@@ -1,6 +1,7 @@
 package io.kubeverdict.controlplane.calc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -93,6 +94,16 @@ class ModelSerializationTest {
                 .containsOnlyKeys("hostNetwrk");
         assertThat(read.getStatus().getAdditionalProperties()).isEmpty();
         assertThat(FULL.unmarshal(POD, Pod.class).getSpec().getVolumes()).hasSize(2);
+    }
+
+    @Test
+    void aFieldOfTheWrongTypeFailsOnlyWhereTheCalculationReads() {
+        Pod skipped = ModelSerialization.INSTANCE.unmarshal(POD.replace(
+                "volumes: [{name: data, persistentVolumeClaim: {claimName: data}}, {name: cfg, configMap: {name: cfg}}]",
+                "volumes: 5"), Pod.class);
+        assertThat(PodModel.of(skipped)).isEqualTo(PodModel.of(FULL.unmarshal(POD, Pod.class)));
+        assertThatThrownBy(() -> ModelSerialization.INSTANCE.unmarshal(POD.replace("hostNetwork: false",
+                "hostNetwork: [1]"), Pod.class)).isInstanceOf(RuntimeException.class);
     }
 
     @Test

@@ -50,6 +50,11 @@ final class Report {
                             + "(%.2fx of the medians), par%d %.1fus vs %.1fus (%.2fx)%n",
                     median(rounds, kvSeq), median(rounds, cSeq), median(rounds, kvSeq) / median(rounds, cSeq), parallelThreads,
                     median(rounds, kvPar), median(rounds, cPar), median(rounds, kvPar) / median(rounds, cPar)));
+            // paired by round: both ran minutes apart at most, so drifts of the shared machine cancel
+            s.append(String.format("p50 latency, kube-verdict (c) minus minimal C consumer (d), per round then median [min..max]: seq %s, par%d %s%n",
+                    spreadMicros(rounds, r -> r.get(Config.SELECTED).sequential().p50Micros() - r.get(Config.C_NFQUEUE).sequential().p50Micros()),
+                    parallelThreads,
+                    spreadMicros(rounds, r -> r.get(Config.SELECTED).parallel().p50Micros() - r.get(Config.C_NFQUEUE).parallel().p50Micros())));
             s.append(String.format("connection rate, kube-verdict (c) / minimal C consumer (d), per round then median [min..max]: "
                             + "seq %s, par%d %s, par%d %s%n",
                     spread(rounds, r -> r.get(Config.SELECTED).sequential().connPerSecond() / r.get(Config.C_NFQUEUE).sequential().connPerSecond()),
@@ -77,6 +82,13 @@ final class Report {
         double[] values = rounds.stream().mapToDouble(f).toArray();
         java.util.Arrays.sort(values);
         return String.format("%.3fx [%.3f..%.3f]", Sample.median(values), values[0], values[values.length - 1]);
+    }
+
+    /** "median [min..max]" of a per-round difference in microseconds. */
+    static String spreadMicros(List<Map<Config, Measurement>> rounds, ToDoubleFunction<Map<Config, Measurement>> f) {
+        double[] values = rounds.stream().mapToDouble(f).toArray();
+        java.util.Arrays.sort(values);
+        return String.format("%+.1fus [%+.1f..%+.1f]", Sample.median(values), values[0], values[values.length - 1]);
     }
 
     static double median(List<Map<Config, Measurement>> rounds, ToDoubleFunction<Map<Config, Measurement>> f) {

@@ -14,6 +14,6 @@ COPY control-plane/src/main/cds/classes.lst /opt/kube-verdict/control-plane.clas
 RUN java -Xshare:dump -Xlog:disable -Xlog:all=error -XX:SharedClassListFile=/opt/kube-verdict/control-plane.classes \
       -XX:SharedArchiveFile=/opt/kube-verdict/control-plane.jsa -cp /opt/kube-verdict/control-plane.jar
 USER 65532:65532
-# JIT settings for a start on a small node (the sandbox launcher's Launcher.JIT_OPTIONS; EntryPointsTest).
-ENTRYPOINT ["java", "-XX:Tier3InvocationThreshold=1000", "-XX:Tier3MinInvocationThreshold=500", "-XX:Tier3CompileThreshold=10000", "-XX:Tier3BackEdgeThreshold=300000", "-XX:Tier4InvocationThreshold=25000", "-XX:Tier4MinInvocationThreshold=3000", "-XX:Tier4CompileThreshold=75000", "-XX:Tier4BackEdgeThreshold=200000", "-XX:SharedArchiveFile=/opt/kube-verdict/control-plane.jsa", "-Xshare:auto", "-jar", "/opt/kube-verdict/control-plane.jar"]
+# JVM settings for a start on a small node (the sandbox launcher's Launcher.JVM_OPTIONS; EntryPointsTest).
+ENTRYPOINT ["java", "-XX:Tier3InvocationThreshold=1000", "-XX:Tier3MinInvocationThreshold=500", "-XX:Tier3CompileThreshold=10000", "-XX:Tier3BackEdgeThreshold=300000", "-XX:Tier4InvocationThreshold=25000", "-XX:Tier4MinInvocationThreshold=3000", "-XX:Tier4CompileThreshold=75000", "-XX:Tier4BackEdgeThreshold=200000", "-XX:+UseTransparentHugePages", "-XX:SharedArchiveFile=/opt/kube-verdict/control-plane.jsa", "-Xshare:auto", "-jar", "/opt/kube-verdict/control-plane.jar"]
 CMD ["control-plane", "--help"]

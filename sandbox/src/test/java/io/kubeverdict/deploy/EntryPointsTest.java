@@ -96,7 +96,7 @@ class EntryPointsTest {
     @Test
     void theStartUpBenchmarkStartsLikeTheImagesAndTheLauncher() throws IOException {
         String bench = Files.readString(ROOT.resolve("bin/bench-startup")).replaceAll("\\s+", " ");
-        assertThat(bench).contains("jit=(" + String.join(" ", Launcher.JIT_OPTIONS) + ")");
+        assertThat(bench).contains("jvm=(" + String.join(" ", Launcher.JVM_OPTIONS) + ")");
     }
 
     private static void checkImage(String dockerfile, String jar, CommandLine commands) throws IOException {
@@ -109,8 +109,8 @@ class EntryPointsTest {
         assertThat(copy.group(1)).as(dockerfile + " ships the jar the sandbox runs").isEqualTo(jar);
         List<String> entrypoint = jsonArray(text, "ENTRYPOINT");
         assertThat(entrypoint).as(dockerfile + " runs the copied jar").endsWith("-jar", copy.group(2));
-        assertThat(entrypoint).as(dockerfile + " starts with the launcher's JIT settings")
-                .containsSubsequence(Launcher.JIT_OPTIONS);
+        assertThat(entrypoint).as(dockerfile + " starts with the launcher's JVM settings")
+                .containsSubsequence(Launcher.JVM_OPTIONS);
         List<String> cmd = jsonArray(text, "CMD");
         ParseResult parsed = commands.parseArgs(cmd.toArray(String[]::new));
         assertThat(parsed.hasSubcommand()).as(dockerfile + " CMD names a subcommand").isTrue();

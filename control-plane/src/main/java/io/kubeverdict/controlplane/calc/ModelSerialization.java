@@ -1,8 +1,10 @@
 package io.kubeverdict.controlplane.calc;
 
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.NodeSpec;
 import io.fabric8.kubernetes.api.model.NodeStatus;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.Config;
@@ -23,17 +25,22 @@ import tools.jackson.databind.module.SimpleModule;
 
 /**
  * The control plane's one fabric8 serialization (manifest files, the API server's objects, the
- * admin policies' selectors): fabric8's model, except that of a Pod's and a Node's spec and status
- * only the fields the calculation reads ({@link PodModel}, {@link NodeModel}, the agents' pod
- * binding) are bound; the others (volumes, probes, affinity, container statuses, node images, ...)
- * are skipped unread. Building Jackson's deserializers for a whole Pod (some 200 classes) was most
- * of a manifest directory's first load, and parsing what nobody reads costs every Pod event of a
- * real cluster. Unknown names still land in additionalProperties (the manifest loader warns of
- * them), and writing is unchanged.
+ * admin policies' selectors): fabric8's model, except that of an object's metadata, a Pod's and a
+ * Node's spec and status and a Namespace only the fields the control plane reads ({@link PodModel},
+ * {@link NodeModel}, the agents' pod binding, the informers' names and resource versions) are
+ * bound; the others (managedFields, owner references, annotations, volumes, probes, affinity,
+ * container statuses, node images, a Namespace's spec and status, ...) are skipped unread.
+ * Building Jackson's deserializers for a whole Pod (some 200 classes) was most of a manifest
+ * directory's first load, and parsing what nobody reads (managedFields is often most of a Pod)
+ * costs every event of a real cluster. Unknown names still land in additionalProperties (the
+ * manifest loader warns of them), and writing is unchanged. So an object read with it is not a
+ * whole object: never write one back (read-modify-write would drop what was skipped).
  */
 public final class ModelSerialization {
     /** Per model class, the JSON properties that are bound; every other known property is skipped. */
     static final Map<Class<?>, Set<String>> READ = Map.of(
+            ObjectMeta.class, Set.of("name", "namespace", "labels", "uid", "resourceVersion"),
+            Namespace.class, Set.of("apiVersion", "kind", "metadata"),
             PodSpec.class, Set.of("containers", "initContainers", "hostNetwork", "nodeName"),
             Container.class, Set.of("name", "ports"),
             PodStatus.class, Set.of("phase", "podIP", "podIPs"),

@@ -3,7 +3,9 @@ package io.kubeverdict.controlplane.calc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
@@ -26,6 +28,10 @@ class ModelSerializationTest {
               name: web-1
               namespace: shop
               labels: {app: web, tier: front}
+              uid: 0b5c5f5e-1
+              resourceVersion: "42"
+              annotations: {kubectl.kubernetes.io/last-applied-configuration: "{}"}
+              ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-7d, uid: r1, controller: true}]
               managedFields: [{manager: kubelet, operation: Update, fieldsType: FieldsV1, fieldsV1: {f:status: {}}}]
             spec:
               nodeName: n1
@@ -94,6 +100,43 @@ class ModelSerializationTest {
                 .containsOnlyKeys("hostNetwrk");
         assertThat(read.getStatus().getAdditionalProperties()).isEmpty();
         assertThat(FULL.unmarshal(POD, Pod.class).getSpec().getVolumes()).hasSize(2);
+
+        ObjectMeta meta = read.getMetadata();
+        assertThat(meta.getManagedFields()).isEmpty();
+        assertThat(meta.getOwnerReferences()).isEmpty();
+        assertThat(meta.getAnnotations()).isEmpty();
+        assertThat(meta.getAdditionalProperties()).isEmpty();
+        assertThat(FULL.unmarshal(POD, Pod.class).getMetadata().getManagedFields()).hasSize(1);
+    }
+
+    /** What the informers and the calculation read of metadata; a misspelt name is still unknown. */
+    @Test
+    void metadataKeepsNamesLabelsAndVersions() {
+        ObjectMeta meta = ModelSerialization.INSTANCE.unmarshal(POD.replace("  uid: 0b5c5f5e-1", "  uid: 0b5c5f5e-1\n  lables: {a: b}"),
+                Pod.class).getMetadata();
+        assertThat(meta.getName()).isEqualTo("web-1");
+        assertThat(meta.getNamespace()).isEqualTo("shop");
+        assertThat(meta.getLabels()).containsExactlyInAnyOrderEntriesOf(Map.of("app", "web", "tier", "front"));
+        assertThat(meta.getUid()).isEqualTo("0b5c5f5e-1");
+        assertThat(meta.getResourceVersion()).isEqualTo("42");
+        assertThat(meta.getAdditionalProperties()).containsOnlyKeys("lables");
+    }
+
+    @Test
+    void ofANamespaceOnlyItsMetadataIsRead() {
+        String yaml = """
+                apiVersion: v1
+                kind: Namespace
+                metadata: {name: shop, labels: {team: a}, managedFields: [{manager: m, operation: Update}]}
+                spec: {finalizers: [kubernetes]}
+                status: {phase: Active, conditions: [{type: NamespaceDeletionDiscoveryFailure, status: "False"}]}
+                """;
+        Namespace read = ModelSerialization.INSTANCE.unmarshal(yaml, Namespace.class);
+        assertThat(read.getMetadata().getLabels()).containsExactlyInAnyOrderEntriesOf(Map.of("team", "a"));
+        assertThat(read.getSpec()).isNull();
+        assertThat(read.getStatus()).isNull();
+        assertThat(read.getAdditionalProperties()).isEmpty();
+        assertThat(FULL.unmarshal(yaml, Namespace.class).getStatus().getPhase()).isEqualTo("Active");
     }
 
     @Test

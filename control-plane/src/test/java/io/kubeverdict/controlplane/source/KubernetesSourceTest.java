@@ -86,6 +86,8 @@ class KubernetesSourceTest {
         assertThat(seen[0].getSpec().getVolumes()).isEmpty();
         assertThat(seen[0].getSpec().getContainers().get(0).getEnv()).isEmpty();
         assertThat(seen[0].getStatus().getConditions()).isEmpty();
+        assertThat(seen[0].getMetadata().getManagedFields()).isNullOrEmpty();
+        assertThat(seen[0].getMetadata().getResourceVersion()).isNotEmpty();
     }
 
     @Test

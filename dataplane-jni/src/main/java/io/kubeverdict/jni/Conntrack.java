@@ -27,9 +27,11 @@ public final class Conntrack implements AutoCloseable {
         byte[] address = query.addressBytes();
         for (int attempt = 0; ; attempt++) {
             into.size(0);
-            int n = (int) NativeException.check("conntrack dump " + query,
-                    ConntrackNative.dump(handle(), query.family(), query.markValue(), query.markMask(),
-                            query.match().ordinal(), address, into.buffer(), into.capacity()));
+            int n = ConntrackNative.dump(handle(), query.family(), query.markValue(), query.markMask(),
+                    query.match().ordinal(), address, into.buffer(), into.capacity());
+            if (n < 0) { // the message is built only for a failure: dumps run on every policy change
+                NativeException.check("conntrack dump " + query, n);
+            }
             if (n <= into.capacity()) {
                 into.size(n);
                 return n;
@@ -51,7 +53,9 @@ public final class Conntrack implements AutoCloseable {
         if (rc == -Errno.ENOENT) {
             return false;
         }
-        NativeException.check("conntrack mark " + entries.describe(i), rc);
+        if (rc < 0) {
+            NativeException.check("conntrack mark " + entries.describe(i), rc);
+        }
         return true;
     }
 
@@ -67,7 +71,9 @@ public final class Conntrack implements AutoCloseable {
         if (rc == -Errno.ENOENT) {
             return false;
         }
-        NativeException.check("conntrack delete " + entries.describe(i), rc);
+        if (rc < 0) {
+            NativeException.check("conntrack delete " + entries.describe(i), rc);
+        }
         return true;
     }
 

@@ -3,7 +3,6 @@ package io.kubeverdict.runtime.logging;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.jul.LevelChangePropagator;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
@@ -19,7 +18,6 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
  * java.util.logging (gRPC logs there) go through the same appender, in the same format.
  */
 public final class Logging {
-    public static final String TEXT_PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%n";
     private static final Map<String, Level> LIBRARIES = Map.of(
             "io.grpc", Level.WARN, "io.fabric8", Level.WARN, "io.vertx", Level.WARN, "io.netty", Level.WARN,
             "okhttp3", Level.WARN);
@@ -72,9 +70,8 @@ public final class Logging {
             json.start();
             return json;
         }
-        PatternLayoutEncoder text = new PatternLayoutEncoder();
+        TextEncoder text = new TextEncoder();
         text.setContext(context);
-        text.setPattern(TEXT_PATTERN);
         text.start();
         return text;
     }

@@ -116,9 +116,10 @@ public final class Launcher {
      *       loops: the compilers otherwise spend as much CPU in a start as the start itself, mostly
      *       on code that runs a few hundred times; hot paths (the verdict function, the
      *       calculation) reach C2 within their first tens of thousands of calls all the same;
-     *   <li>the heap on transparent huge pages where the kernel offers them (madvise): a start
-     *       otherwise takes ~9,000 page faults for the heap's first touch, 0.9x of the start time
-     *       without them. Where it does not, the JVM warns once and uses small pages.
+     *   <li>the heap on transparent huge pages where the kernel's setting allows them (madvise or
+     *       always): a start otherwise takes ~9,000 page faults for the heap's first touch, 0.9x
+     *       of the start time without them. With the setting at never the heap simply gets small
+     *       pages; a kernel built without them makes the JVM warn once.
      * </ul>
      */
     public static final List<String> JVM_OPTIONS = List.of(

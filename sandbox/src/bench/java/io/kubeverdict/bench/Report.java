@@ -79,16 +79,20 @@ final class Report {
 
     /** "median [min..max]" of a per-round ratio. */
     static String spread(List<Map<Config, Measurement>> rounds, ToDoubleFunction<Map<Config, Measurement>> f) {
-        double[] values = rounds.stream().mapToDouble(f).toArray();
-        java.util.Arrays.sort(values);
-        return String.format("%.3fx [%.3f..%.3f]", Sample.median(values), values[0], values[values.length - 1]);
+        return spread(rounds, f, "%.3fx [%.3f..%.3f]");
     }
 
     /** "median [min..max]" of a per-round difference in microseconds. */
     static String spreadMicros(List<Map<Config, Measurement>> rounds, ToDoubleFunction<Map<Config, Measurement>> f) {
+        return spread(rounds, f, "%+.1fus [%+.1f..%+.1f]");
+    }
+
+    /** format applied to the median, the min and the max of f over the rounds. */
+    private static String spread(List<Map<Config, Measurement>> rounds, ToDoubleFunction<Map<Config, Measurement>> f,
+                                 String format) {
         double[] values = rounds.stream().mapToDouble(f).toArray();
         java.util.Arrays.sort(values);
-        return String.format("%+.1fus [%+.1f..%+.1f]", Sample.median(values), values[0], values[values.length - 1]);
+        return String.format(format, Sample.median(values), values[0], values[values.length - 1]);
     }
 
     static double median(List<Map<Config, Measurement>> rounds, ToDoubleFunction<Map<Config, Measurement>> f) {

@@ -4,7 +4,6 @@ import ch.qos.logback.classic.encoder.JsonEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import java.time.Instant;
 import java.time.ZoneId;
-import java.time.format.DateTimeFormatter;
 
 /**
  * logback's own JSON encoder with the fields an operator reads ({@code timestamp} in epoch
@@ -13,8 +12,6 @@ import java.time.format.DateTimeFormatter;
  * for log shippers that do not parse epoch numbers.
  */
 public final class IsoTimeJsonEncoder extends JsonEncoder {
-    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX");
-
     private final ZoneId zone;
 
     public IsoTimeJsonEncoder() {
@@ -34,6 +31,6 @@ public final class IsoTimeJsonEncoder extends JsonEncoder {
     @Override
     protected void appendCustomFields(StringBuilder sb, ILoggingEvent event) {
         sb.append(',');
-        appenderMember(sb, "time", TIME.format(Instant.ofEpochMilli(event.getTimeStamp()).atZone(zone)));
+        appenderMember(sb, "time", TextEncoder.TIME.format(Instant.ofEpochMilli(event.getTimeStamp()).atZone(zone)));
     }
 }

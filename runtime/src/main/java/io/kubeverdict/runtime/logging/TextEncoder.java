@@ -19,7 +19,8 @@ import java.time.format.DateTimeFormatter;
  * reflection) were ~30 ms of each process's start, before its first log line.
  */
 final class TextEncoder extends EncoderBase<ILoggingEvent> {
-    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX");
+    /** Date, time to the millisecond and zone offset: the text line's first field and JSON's "time". */
+    static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX");
     private static final int LOGGER_LENGTH = 36;
 
     private final ZoneId zone;

@@ -24,7 +24,9 @@ import java.util.Set;
  *       endpoints) is redone and only the address entries whose endpoint number changed are edited;
  *       bit-mask programs are reused by tier list;</li>
  *   <li>policies changed, or a set added or removed: the rule phase ({@link CompiledRules}) and the
- *       endpoint phase are redone, with new programs; the address tables stay as they are.</li>
+ *       endpoint phase are redone, with new programs; the address tables stay as they are, and so
+ *       do the ipBlock segments their entries record ({@link BlockSegments}: a program whose new
+ *       ranges cut those segments searches its ranges until the next full compile).</li>
  * </ul>
  *
  * <p>A full compile is done instead when the change cannot be followed key by key (a set that
@@ -164,7 +166,8 @@ public final class IndexUpdate {
         EndpointTiers endpoints = endpointsChanged ? EndpointTiers.compile(now.getEndpointsList(), rules)
                 : parts.endpoints();
         Programs programs = !endpointsChanged ? parts.programs()
-                : new Programs(rules, endpoints, rulesChanged ? Map.of() : parts.programs().cache);
+                : new Programs(rules, endpoints, rulesChanged ? Map.of() : parts.programs().cache, parts.v4Segments(),
+                        parts.v6Segments());
         if (endpointsChanged) {
             renumberAddresses(parts.endpoints().addresses, endpoints.addresses);
             setChanges.add(rulesChanged ? "policies and endpoints" : "endpoints");
@@ -173,8 +176,8 @@ public final class IndexUpdate {
         if (pool.appended() > Math.max(pool.compiledSize(), 1 << 16)) {
             return "membership lists appended since the full compile outgrew it";
         }
-        SnapshotIndex.Parts next = new SnapshotIndex.Parts(sets, parts.setProblems(), parts.aliasedMembers(), rules, endpoints, programs,
-                table(v4, parts.v4()), table(v6, parts.v6()), table(v4Named, parts.v4Named()),
+        SnapshotIndex.Parts next = new SnapshotIndex.Parts(sets, parts.setProblems(), parts.aliasedMembers(), rules,
+                endpoints, programs, parts.v4Segments(), parts.v6Segments(), table(v4, parts.v4()), table(v6, parts.v6()), table(v4Named, parts.v4Named()),
                 table(v6Named, parts.v6Named()), pool);
         result = new Result(new SnapshotIndex(now.getNode(), next), true,
                 setChanges.isEmpty() ? "nothing" : String.join(", ", setChanges));
@@ -208,7 +211,7 @@ public final class IndexUpdate {
         boolean named = type == IpSetType.IP_AND_PORT;
         AddressTable.Editor table = editor(named, key.v4());
         long entry = table.lookup(key.hi(), key.lo(), key.ext());
-        long value = entry < 0 ? 0 : entry;
+        long value = entry >= 0 ? entry : named ? 0 : newAddress(key.v4(), key.hi(), key.lo(), -1);
         int[] pool = parts.pool().array();
         int membership = (int) value;
         if (Membership.contains(pool, membership, number) == add) {
@@ -270,14 +273,21 @@ public final class IndexUpdate {
             }
             AddressTable.Editor table = editor(false, a.family() == IpAddress.V4);
             long entry = table.lookup(a.hi(), a.lo(), 0);
-            long membership = entry < 0 ? Membership.EMPTY : entry & 0xFFFF_FFFFL;
             if (entry < 0 && endpoint < 0) {
                 continue;
             }
-            if (!table.put(a.hi(), a.lo(), 0, (long) (endpoint + 1) << 32 | membership)) {
+            long value = entry < 0 ? newAddress(a.family() == IpAddress.V4, a.hi(), a.lo(), endpoint)
+                    : AddressEntry.of(endpoint, AddressEntry.segment(entry), AddressEntry.membership(entry));
+            if (!table.put(a.hi(), a.lo(), 0, value)) {
                 throw new Refused("an address table is full");
             }
         }
+    }
+
+    /** The entry of an address new to its table: no sets yet, its segment in the lineage's numbering. */
+    private long newAddress(boolean v4Key, long hi, long lo, int endpoint) {
+        BlockSegments segments = v4Key ? parts.v4Segments() : parts.v6Segments();
+        return AddressEntry.of(endpoint, segments.of(hi, lo), Membership.EMPTY);
     }
 
     private AddressTable.Editor editor(boolean named, boolean v4Key) {

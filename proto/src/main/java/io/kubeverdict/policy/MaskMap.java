@@ -90,6 +90,14 @@ final class MaskMap {
         return masks.length;
     }
 
+    long startHi(int segment) {
+        return startHi[segment];
+    }
+
+    long startLo(int segment) {
+        return startLo[segment];
+    }
+
     static final class Builder {
         private final List<long[]> ranges = new ArrayList<>(); // {startHi, startLo, endHi, endLo, mask}
 

@@ -32,6 +32,9 @@ final class Program {
     // ipBlock peers: address -> mask of rules whose blocks hold it.
     final MaskMap v4Blocks;
     final MaskMap v6Blocks;
+    // The same by the segment an address entry records (BlockSegments); null: search the map.
+    final long[] v4BlocksBySegment;
+    final long[] v6BlocksBySegment;
 
     final long noPortsMask;
     // Numbered port clauses: port -> mask of rules, one map per protocol.
@@ -45,13 +48,15 @@ final class Program {
     final int[] domainSets;
     final long[] domainMasks;
 
-    private Program(Builder b) {
+    private Program(Builder b, BlockSegments v4Segments, BlockSegments v6Segments) {
         rules = b.rules.toArray();
         tierMasks = b.tierMasks.stream().mapToLong(Long::longValue).toArray();
         allPeersMask = b.allPeersMask;
         peerSets = new SetMasks(b.setMasks);
         v4Blocks = blocks(b.v4Blocks);
         v6Blocks = blocks(b.v6Blocks);
+        v4BlocksBySegment = v4Segments.masksOf(v4Blocks);
+        v6BlocksBySegment = v6Segments.masksOf(v6Blocks);
         noPortsMask = b.noPortsMask;
         MaskMap.Builder tcp = new MaskMap.Builder();
         MaskMap.Builder udp = new MaskMap.Builder();
@@ -87,6 +92,19 @@ final class Program {
         MaskMap.Builder builder = new MaskMap.Builder();
         blocks.forEach((ranges, mask) -> ranges.addTo(builder, mask));
         return builder.build();
+    }
+
+    /**
+     * The rules whose ipBlocks hold the address: one array read when its entry records a segment
+     * this program has masks for, else a search of the ranges.
+     */
+    long blocksHolding(int family, long hi, long lo, long entry) {
+        long[] bySegment = family == IpAddress.V4 ? v4BlocksBySegment : v6BlocksBySegment;
+        int segment = AddressEntry.segment(entry);
+        if (bySegment != null && segment < bySegment.length) {
+            return bySegment[segment];
+        }
+        return (family == IpAddress.V4 ? v4Blocks : v6Blocks).get(hi, lo);
     }
 
     /**
@@ -176,8 +194,9 @@ final class Program {
             return true;
         }
 
-        Program build() {
-            return new Program(this);
+        /** The program; masks by segment for the segments of the index's lineage. */
+        Program build(BlockSegments v4Segments, BlockSegments v6Segments) {
+            return new Program(this, v4Segments, v6Segments);
         }
     }
 }

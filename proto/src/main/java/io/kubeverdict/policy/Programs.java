@@ -26,10 +26,12 @@ final class Programs {
     final Map<List<Integer>, Optional<Program>> cache;
 
     /**
-     * @param known programs built before for the same {@code rules} (an empty map after a rule change);
-     *     not changed: the result has its own map
+     * @param known programs built before for the same {@code rules} and segments (an empty map after a
+     *     rule change); not changed: the result has its own map
+     * @param v4Segments the ipBlock segments the index's address entries record (kept by its updates)
      */
-    Programs(CompiledRules rules, EndpointTiers eps, Map<List<Integer>, Optional<Program>> known) {
+    Programs(CompiledRules rules, EndpointTiers eps, Map<List<Integer>, Optional<Program>> known,
+             BlockSegments v4Segments, BlockSegments v6Segments) {
         cache = new HashMap<>();
         bySlot = new Program[eps.epTierStart.length];
         Map<Program, Boolean> used = new IdentityHashMap<>();
@@ -43,7 +45,7 @@ final class Programs {
                 program = known.get(key);
             }
             if (program == null) {
-                program = Optional.ofNullable(build(rules, eps, slot));
+                program = Optional.ofNullable(build(rules, eps, slot, v4Segments, v6Segments));
             }
             cache.put(key, program);
             bySlot[slot] = program.orElse(null);
@@ -67,7 +69,8 @@ final class Programs {
         return key;
     }
 
-    private static Program build(CompiledRules c, EndpointTiers eps, int slot) {
+    private static Program build(CompiledRules c, EndpointTiers eps, int slot, BlockSegments v4Segments,
+                                 BlockSegments v6Segments) {
         int direction = slot & 1;
         Program.Builder b = new Program.Builder();
         for (int t = eps.epTierStart[slot]; t < eps.epTierEnd[slot]; t++) {
@@ -93,6 +96,6 @@ final class Programs {
                 }
             }
         }
-        return b.build();
+        return b.build(v4Segments, v6Segments);
     }
 }

@@ -57,6 +57,16 @@ final class RangeSet {
         }
     }
 
+    /** Adds where each range starts and where it ends (the address after it, unless it ends the space) as {hi, lo}. */
+    void addBoundariesTo(List<long[]> points) {
+        for (int i = 0; i < startHi.length; i++) {
+            points.add(new long[] {startHi[i], startLo[i]});
+            if (endHi[i] != -1L || endLo[i] != -1L) {
+                points.add(new long[] {endLo[i] == -1L ? endHi[i] + 1 : endHi[i], endLo[i] + 1});
+            }
+        }
+    }
+
     static int compare(long aHi, long aLo, long bHi, long bLo) {
         int c = Long.compareUnsigned(aHi, bHi);
         return c != 0 ? c : Long.compareUnsigned(aLo, bLo);

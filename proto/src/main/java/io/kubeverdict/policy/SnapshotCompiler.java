@@ -42,6 +42,8 @@ final class SnapshotCompiler {
     SetNumbers sets;
     CompiledRules rules;
     EndpointTiers endpoints;
+    BlockSegments v4Segments;
+    BlockSegments v6Segments;
 
     private final Map<String, Integer> setIndex = new HashMap<>();
     private final java.util.List<IpSetType> setTypes = new java.util.ArrayList<>();
@@ -68,14 +70,16 @@ final class SnapshotCompiler {
         sets = new SetNumbers(setIndex, setTypes.toArray(new IpSetType[0]));
         rules = CompiledRules.compile(snapshot.getPoliciesList(), sets);
         endpoints = EndpointTiers.compile(snapshot.getEndpointsList(), rules);
+        v4Segments = BlockSegments.of(rules.ruleV4);
+        v6Segments = BlockSegments.of(rules.ruleV6);
         for (EndpointTiers.LocalAddress a : endpoints.addresses) {
             KeyedMembers keys = a.family() == IpAddress.V4 ? v4 : v6;
             keys.setEndpoint(keys.indexOf(a.hi(), a.lo(), 0), a.endpoint());
         }
-        v4Table = addressTable(v4, true, true);
-        v6Table = addressTable(v6, true, false);
-        v4NamedTable = addressTable(v4Named, false, true);
-        v6NamedTable = addressTable(v6Named, false, false);
+        v4Table = addressTable(v4, v4Segments, true);
+        v6Table = addressTable(v6, v6Segments, false);
+        v4NamedTable = addressTable(v4Named, null, true);
+        v6NamedTable = addressTable(v6Named, null, false);
         // Room to append what updates change before the pool's array must grow.
         int[] lists = Arrays.copyOf(mem.toArray(), mem.size() + Math.max(4096, mem.size() / 8));
         pool = new MembershipPool(lists, mem.size());
@@ -137,14 +141,16 @@ final class SnapshotCompiler {
         });
     }
 
-    private AddressTable addressTable(KeyedMembers keys, boolean withEndpoint, boolean narrow) {
+    /** An address table ({@link AddressEntry} values, with segments) or, without segments, a named-port table. */
+    private AddressTable addressTable(KeyedMembers keys, BlockSegments segments, boolean narrow) {
         AddressTable table = new AddressTable(keys.size(), narrow);
         int[][] grouped = keys.groupedSets();
         int[] start = grouped[0];
         int[] sets = grouped[1];
         for (int i = 0; i < keys.size(); i++) {
-            long membership = membership(sets, start[i], start[i + 1]) & 0xFFFF_FFFFL;
-            long value = withEndpoint ? ((long) (keys.endpoint(i) + 1) << 32) | membership : membership;
+            int membership = membership(sets, start[i], start[i + 1]);
+            long value = segments == null ? membership & 0xFFFF_FFFFL
+                    : AddressEntry.of(keys.endpoint(i), segments.of(keys.hi(i), keys.lo(i)), membership);
             table.put(keys.hi(i), keys.lo(i), keys.ext(i), value);
         }
         return table;

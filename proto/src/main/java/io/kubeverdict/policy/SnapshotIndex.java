@@ -13,8 +13,10 @@ import java.util.List;
  * both read this index and never run on the hot path.
  *
  * <p>Layout: one open-addressing table per family maps an address to its local endpoint (if
- * any) and to its IP-set membership (one or two sets inline, else a sorted list in the pool; see
- * {@link Membership}), so a packet costs two lookups whatever the number of sets; named-port
+ * any), to its IP-set membership (one or two sets inline, else a sorted list in the pool; see
+ * {@link Membership}) and to the ipBlock segment it lies in ({@link BlockSegments}, so a program
+ * reads which rules' blocks hold it instead of searching), one long per address
+ * ({@link AddressEntry}); a packet costs two lookups whatever the number of sets; named-port
  * membership (address, protocol, port) has its own table, looked up only when a named-port
  * clause is reached. Rules are flattened into parallel arrays.
  *
@@ -26,7 +28,7 @@ import java.util.List;
 public final class SnapshotIndex {
 
     private final String node;
-    // address -> (endpoint + 1) << 32 | membership offset
+    // address -> AddressEntry: endpoint, ipBlock segment, membership
     private final AddressTable v4;
     private final AddressTable v6;
     // (address, protocol << 16 | port) -> membership offset
@@ -83,8 +85,8 @@ public final class SnapshotIndex {
 
     /** What an index is made of, phase by phase. Never read on the hot path. */
     record Parts(SetNumbers sets, ProblemList setProblems, boolean aliasedMembers, CompiledRules rules,
-                 EndpointTiers endpoints, Programs programs, AddressTable v4, AddressTable v6, AddressTable v4Named,
-                 AddressTable v6Named, MembershipPool pool) {}
+                 EndpointTiers endpoints, Programs programs, BlockSegments v4Segments, BlockSegments v6Segments,
+                 AddressTable v4, AddressTable v6, AddressTable v4Named, AddressTable v6Named, MembershipPool pool) {}
 
     SnapshotIndex(String node, Parts p) {
         this.node = node;
@@ -141,8 +143,8 @@ public final class SnapshotIndex {
     public static SnapshotIndex compile(NodeSnapshot snapshot) {
         SnapshotCompiler c = new SnapshotCompiler().compile(snapshot);
         return new SnapshotIndex(snapshot.getNode(), new Parts(c.sets, c.setProblems, c.aliasedMembers, c.rules, c.endpoints,
-                new Programs(c.rules, c.endpoints, java.util.Map.of()), c.v4Table, c.v6Table, c.v4NamedTable,
-                c.v6NamedTable, c.pool));
+                new Programs(c.rules, c.endpoints, java.util.Map.of(), c.v4Segments, c.v6Segments), c.v4Segments,
+                c.v6Segments, c.v4Table, c.v6Table, c.v4NamedTable, c.v6NamedTable, c.pool));
     }
 
     /**
@@ -280,8 +282,7 @@ public final class SnapshotIndex {
         long dstLo = v4Packet ? packet.dstLo & 0xFFFF_FFFFL : packet.dstLo;
         int egress = -1;
         if (srcEndpoint >= 0) {
-            egress = evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, membershipOf(dstEntry), learned,
-                    walkOnly, null);
+            egress = evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned, walkOnly, null);
             if (!Decision.allowed(egress)) {
                 return egress;
             }
@@ -289,8 +290,7 @@ public final class SnapshotIndex {
         if (dstEndpoint < 0) {
             return egress;
         }
-        int ingress = evaluate(dstEndpoint, Decision.INGRESS, packet, srcHi, srcLo, membershipOf(srcEntry), learned,
-                walkOnly, null);
+        int ingress = evaluate(dstEndpoint, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned, walkOnly, null);
         if (!Decision.allowed(ingress)) {
             return ingress;
         }
@@ -301,22 +301,19 @@ public final class SnapshotIndex {
     }
 
     private static int endpointOf(long entry) {
-        return entry < 0 ? -1 : (int) (entry >>> 32) - 1;
-    }
-
-    private static int membershipOf(long entry) {
-        return entry < 0 ? Membership.EMPTY : (int) entry;
+        return AddressEntry.endpoint(entry);
     }
 
     /**
-     * One direction of one local endpoint, remote being the other side's address: the tier walk.
+     * One direction of one local endpoint, remote being the other side's address (and its address
+     * table entry, or absent): the tier walk.
      * Each tier listing policies for the direction is tried in order; its first matching rule, or
      * else its default, decides, unless that action is PASS, which moves on to the next tier.
      * With a trace (explanations only; null on the hot path) each tier's outcome is appended:
      * trace[0] counts the steps, each step is {@code decisionIndex << 2 | action}.
      */
-    private int evaluate(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem,
-                         LearnedAddresses learned, boolean walkOnly, int[] trace) {
+    private int evaluate(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo,
+                         long remoteEntry, LearnedAddresses learned, boolean walkOnly, int[] trace) {
         int slot = endpoint * 2 + direction;
         int tierStart = epTierStart[slot];
         int tierEnd = epTierEnd[slot];
@@ -324,8 +321,9 @@ public final class SnapshotIndex {
             return Decision.of(Decision.NOT_ISOLATED, direction, true);
         }
         Program program = walkOnly ? null : programs[slot];
+        int remoteMem = AddressEntry.membership(remoteEntry);
         long matched = program == null ? 0
-                : matchingRules(program, endpoint, packet, remoteHi, remoteLo, remoteMem, learned);
+                : matchingRules(program, endpoint, packet, remoteHi, remoteLo, remoteEntry, learned);
         for (int t = tierStart; t < tierEnd; t++) {
             int rule = program != null
                     ? program.firstRule(t - tierStart, matched)
@@ -347,9 +345,9 @@ public final class SnapshotIndex {
     // ---- rule matching by the bit-mask program
 
     /** The program's rules whose peers and ports both match (see {@link Program}). */
-    private long matchingRules(Program p, int endpoint, PacketTuple packet, long remoteHi, long remoteLo, int remoteMem,
-                               LearnedAddresses learned) {
-        long peers = peerMask(p, packet.family, remoteHi, remoteLo, remoteMem);
+    private long matchingRules(Program p, int endpoint, PacketTuple packet, long remoteHi, long remoteLo,
+                               long remoteEntry, LearnedAddresses learned) {
+        long peers = peerMask(p, packet.family, remoteHi, remoteLo, remoteEntry);
         int[] domains = p.domainSets;
         for (int q = 0; q < domains.length; q++) {
             long m = p.domainMasks[q];
@@ -361,9 +359,9 @@ public final class SnapshotIndex {
     }
 
     /** Rules whose peers hold the remote address: all-peers rules, IP-set peers, ipBlocks. */
-    private long peerMask(Program p, int family, long remoteHi, long remoteLo, int remoteMem) {
-        long peers = p.allPeersMask | p.peerSets.of(mem, remoteMem);
-        return peers | (family == IpAddress.V4 ? p.v4Blocks : p.v6Blocks).get(remoteHi, remoteLo);
+    private long peerMask(Program p, int family, long remoteHi, long remoteLo, long remoteEntry) {
+        long peers = p.allPeersMask | p.peerSets.of(mem, AddressEntry.membership(remoteEntry));
+        return peers | p.blocksHolding(family, remoteHi, remoteLo, remoteEntry);
     }
 
     /**
@@ -527,7 +525,7 @@ public final class SnapshotIndex {
         if (endpoint < 0) {
             return Decision.of(Decision.NO_ENDPOINT, direction, true);
         }
-        int remoteMem = membershipOf(entry(packet.family, remoteHi, remoteLo));
-        return evaluate(endpoint, direction, packet, remoteHi, remoteLo, remoteMem, learned, false, trace);
+        return evaluate(endpoint, direction, packet, remoteHi, remoteLo, entry(packet.family, remoteHi, remoteLo),
+                learned, false, trace);
     }
 }

@@ -115,4 +115,18 @@ class CompileProblemsTest {
         assertThat(new DecisionText(index).describe(index.decide(packet("10.0.0.1", "10.0.0.2", TCP, 80)))).isEqualTo("ALLOW: no local endpoint");
         assertThat(index.problemCount()).isZero();
     }
+
+    @Test
+    void moreEndpointsThanAnEntryNumbersFailTheCompileInsteadOfLosingOne() {
+        // Losing an endpoint would leave its pod unisolated; failing keeps the agent on its last index.
+        NodeSnapshot.Builder b = NodeSnapshot.newBuilder();
+        for (int e = 0; e <= AddressEntry.MAX_ENDPOINTS; e++) {
+            b.addEndpoints(endpoint("ns/p" + e, List.of("10.1." + (e >> 8) + "." + (e & 0xFF))));
+        }
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> SnapshotIndex.compile(b.build()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("65534 local endpoints");
+        b.removeEndpoints(AddressEntry.MAX_ENDPOINTS);
+        assertThat(SnapshotIndex.compile(b.build()).endpointCount()).isEqualTo(AddressEntry.MAX_ENDPOINTS);
+    }
 }

@@ -139,6 +139,47 @@ class IndexUpdateTest {
         assertThat(removed.index().decide(fromMember)).isEqualTo(SnapshotIndex.compile(snapshot).decide(fromMember));
     }
 
+    @Test
+    void aRuleWhoseBlockCutsASegmentOfTheLineageIsSearched() {
+        // 10.0.0.5 is in the table (a set member), so its entry records the segment [10.0.0.0,
+        // 10.0.1.0) that the first policy's block made. The changed policy denies 10.0.0.4/30,
+        // inside that segment: the updated program must search its ranges, as one array entry per
+        // lineage segment would give 10.0.0.5 the answer of 10.0.0.0 (allowed).
+        List<io.kubeverdict.proto.v1.IpSet> sets = List.of(Snapshots.ipSet("s", "10.0.0.5"));
+        List<io.kubeverdict.proto.v1.Endpoint> endpoints = List.of(Snapshots.podEndpoint("ns", "a", "10.0.1.9", "p"));
+        NodeSnapshot snapshot = Snapshots.snapshot("n", sets,
+                List.of(Snapshots.policy("default", "p",
+                        List.of(Snapshots.allow("net", List.of(Snapshots.block("10.0.0.0/24")), List.of())), List.of())),
+                endpoints);
+        NodeSnapshot next = Snapshots.snapshot("n", sets,
+                List.of(Snapshots.policy("default", "p",
+                        List.of(Snapshots.rule(io.kubeverdict.proto.v1.Action.DENY, "cut",
+                                        List.of(Snapshots.block("10.0.0.4/30")), List.of()),
+                                Snapshots.allow("net", List.of(Snapshots.block("10.0.0.0/24")), List.of())), List.of())),
+                endpoints);
+        SnapshotIndex index = SnapshotIndex.compile(snapshot);
+
+        IndexUpdate.Result result = index.update(snapshot, next);
+
+        long member = result.index().parts.v4().get(IpAddress.parse("10.0.0.5").lo(), 0);
+        assertThat(AddressEntry.segment(member)).as("the member's entry records a segment").isLessThan(AddressEntry.NO_SEGMENT);
+        assertThat(result.incremental()).as(result.summary()).isTrue();
+        assertThat(result.index().parts.v4Segments()).isSameAs(index.parts.v4Segments());
+        SnapshotIndex fresh = SnapshotIndex.compile(next);
+        for (String from : List.of("10.0.0.5", "10.0.0.1", "10.0.0.9", "10.0.3.1", "8.8.8.8")) {
+            PacketTuple p = Snapshots.packet(from, "10.0.1.9", Snapshots.TCP, 80);
+            assertThat(result.index().decide(p)).as(from).isEqualTo(fresh.decide(p));
+        }
+        assertThat(Decision.allowed(result.index().decide(Snapshots.packet("10.0.0.5", "10.0.1.9", Snapshots.TCP, 80))))
+                .as("10.0.0.5 is in the denied /30").isFalse();
+        assertThat(programOf(fresh).v4BlocksBySegment).as("a compile numbers the new cut").isNotNull();
+        assertThat(programOf(result.index()).v4BlocksBySegment).as("the lineage's segments do not").isNull();
+    }
+
+    private static Program programOf(SnapshotIndex index) {
+        return index.parts.programs().bySlot[Decision.INGRESS];
+    }
+
     // ------------------------------------------------------------------ comparison
 
     private static int[] assertSameIndex(String where, SnapshotIndex updated, SnapshotIndex fresh,

@@ -28,7 +28,7 @@ final class AddressEntry {
         return entry < 0 ? -1 : (int) (entry >>> 32 & 0xFFFF) - 1;
     }
 
-    /** The segment; an absent entry reads as one past every segment array (see {@link Program#blocksBySegment}). */
+    /** The segment; an absent entry reads as one past every segment array (see {@link Program#blocksHolding}). */
     static int segment(long entry) {
         return (int) (entry >>> 48);
     }

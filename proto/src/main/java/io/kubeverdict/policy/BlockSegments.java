@@ -1,6 +1,7 @@
 package io.kubeverdict.policy;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 
@@ -9,7 +10,7 @@ import java.util.List;
  * into, numbered in address order: within a segment, each rule's blocks either hold every address
  * or none. An address table entry records its address's segment ({@link AddressEntry}), so a
  * program answers "which rules' blocks hold the remote" with one array read
- * ({@link Program#blocksBySegment}) instead of a search of its ranges.
+ * ({@link Program#blocksHolding}) instead of a search of its ranges.
  *
  * <p>Made at a full compile from the rules of that moment and kept, unchanged, by every index
  * updated from it, so the numbers already written into the tables stay meaningful. Rules that
@@ -60,7 +61,7 @@ final class BlockSegments {
             n++;
         }
         // One segment (no blocks at all) tells nothing a search would not: number nothing.
-        return n == 1 ? NONE : new BlockSegments(java.util.Arrays.copyOf(hi, n), java.util.Arrays.copyOf(lo, n));
+        return n == 1 ? NONE : new BlockSegments(Arrays.copyOf(hi, n), Arrays.copyOf(lo, n));
     }
 
     int count() {

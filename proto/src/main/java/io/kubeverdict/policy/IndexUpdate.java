@@ -177,8 +177,8 @@ public final class IndexUpdate {
             return "membership lists appended since the full compile outgrew it";
         }
         SnapshotIndex.Parts next = new SnapshotIndex.Parts(sets, parts.setProblems(), parts.aliasedMembers(), rules,
-                endpoints, programs, parts.v4Segments(), parts.v6Segments(), table(v4, parts.v4()), table(v6, parts.v6()), table(v4Named, parts.v4Named()),
-                table(v6Named, parts.v6Named()), pool);
+                endpoints, programs, parts.v4Segments(), parts.v6Segments(), table(v4, parts.v4()),
+                table(v6, parts.v6()), table(v4Named, parts.v4Named()), table(v6Named, parts.v6Named()), pool);
         result = new Result(new SnapshotIndex(now.getNode(), next), true,
                 setChanges.isEmpty() ? "nothing" : String.join(", ", setChanges));
         return null;

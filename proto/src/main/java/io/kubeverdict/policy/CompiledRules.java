@@ -45,6 +45,8 @@ final class CompiledRules {
     final int[] portLo;
     final int[] portHi;
     final int[] portNamedSet;
+    /** The numbered clauses' port classes (programs keep a mask per class). */
+    final PortClasses portClasses;
     /** The domain sets the rules name (the endpoint phase appends its watches to a copy). */
     final DomainSets domainSets;
     final ProblemList problems;
@@ -77,6 +79,7 @@ final class CompiledRules {
         portLo = b.portLo.toArray();
         portHi = b.portHi.toArray();
         portNamedSet = b.portNamedSet.toArray();
+        portClasses = PortClasses.of(portProto, portLo, portHi, portNamedSet);
         domainSets = b.domainSets;
         problems = b.problems;
     }

@@ -41,6 +41,8 @@ final class Program {
     final MaskMap tcpPorts;
     final MaskMap udpPorts;
     final MaskMap sctpPorts;
+    // The same by the packet's port class (PortClasses, all three protocols); null: search the maps.
+    final long[] portsByClass;
     // Named-port clauses: IP_AND_PORT set number -> mask of rules naming it; all those rules.
     final SetMasks namedPortSets;
     final long namedPortRules;
@@ -48,7 +50,7 @@ final class Program {
     final int[] domainSets;
     final long[] domainMasks;
 
-    private Program(Builder b, BlockSegments v4Segments, BlockSegments v6Segments) {
+    private Program(Builder b, BlockSegments v4Segments, BlockSegments v6Segments, PortClasses portClasses) {
         rules = b.rules.toArray();
         tierMasks = b.tierMasks.stream().mapToLong(Long::longValue).toArray();
         allPeersMask = b.allPeersMask;
@@ -82,6 +84,7 @@ final class Program {
         tcpPorts = tcp.build();
         udpPorts = udp.build();
         sctpPorts = sctp.build();
+        portsByClass = portClasses.masksOf(tcpPorts, udpPorts, sctpPorts);
         namedPortSets = new SetMasks(named);
         namedPortRules = named.values().stream().mapToLong(Long::longValue).reduce(0, (x, y) -> x | y);
         domainSets = b.domainMasks.keySet().stream().mapToInt(Integer::intValue).toArray();
@@ -194,9 +197,9 @@ final class Program {
             return true;
         }
 
-        /** The program; masks by segment for the segments of the index's lineage. */
-        Program build(BlockSegments v4Segments, BlockSegments v6Segments) {
-            return new Program(this, v4Segments, v6Segments);
+        /** The program; masks by segment for the segments of the index's lineage, by class for the rules' port classes. */
+        Program build(BlockSegments v4Segments, BlockSegments v6Segments, PortClasses portClasses) {
+            return new Program(this, v4Segments, v6Segments, portClasses);
         }
     }
 }

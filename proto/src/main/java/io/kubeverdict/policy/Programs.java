@@ -96,6 +96,6 @@ final class Programs {
                 }
             }
         }
-        return b.build(v4Segments, v6Segments);
+        return b.build(v4Segments, v6Segments, c.portClasses);
     }
 }

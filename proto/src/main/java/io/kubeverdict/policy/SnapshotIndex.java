@@ -67,6 +67,7 @@ public final class SnapshotIndex {
     private final int[] portLo;
     private final int[] portHi;
     private final int[] portNamedSet;
+    private final PortClasses portClasses;
 
     // [endpoint * 2 + direction] -> the bit-mask program, or null: not isolated or > 64 rules (walk).
     private final Program[] programs;
@@ -126,6 +127,7 @@ public final class SnapshotIndex {
         portLo = c.portLo;
         portHi = c.portHi;
         portNamedSet = c.portNamedSet;
+        portClasses = c.portClasses;
         programs = p.programs().bySlot;
         programCount = p.programs().distinct;
         int longest = 0;
@@ -376,11 +378,20 @@ public final class SnapshotIndex {
         if (wanted == 0) {
             return ports;
         }
-        MaskMap byPort = p.ports(packet.protocol);
-        if (byPort == null) {
-            return ports; // only rules without ports match other protocols
+        long[] byClass = p.portsByClass;
+        if (byClass != null) {
+            int portClass = portClasses.classOf(packet.protocol, packet.dstPort);
+            if (portClass == PortClasses.NO_PORTS) {
+                return ports; // only rules without ports match other protocols
+            }
+            ports |= byClass[portClass];
+        } else {
+            MaskMap byPort = p.ports(packet.protocol);
+            if (byPort == null) {
+                return ports;
+            }
+            ports |= byPort.get(0, packet.dstPort);
         }
-        ports |= byPort.get(0, packet.dstPort);
         wanted &= ~ports & ~p.shadowedBy(peers & ports);
         if ((wanted & p.namedPortRules) != 0) {
             // Every named-port rule of the destination's (address, protocol, port) sets, including

@@ -62,6 +62,7 @@ public final class IndexUpdate {
     private AddressTable.Editor v4Named;
     private AddressTable.Editor v6Named;
     private SetNumbers sets;
+    private NamedPorts namedPorts;
     private int memberChanges;
     private int[] list = new int[64];
     private final int[] scratchOld = new int[64];
@@ -71,6 +72,7 @@ public final class IndexUpdate {
         this.parts = base.parts;
         this.now = now;
         this.sets = parts.sets();
+        this.namedPorts = parts.namedPorts();
     }
 
     static Result apply(SnapshotIndex base, NodeSnapshot before, NodeSnapshot now) {
@@ -178,7 +180,8 @@ public final class IndexUpdate {
         }
         SnapshotIndex.Parts next = new SnapshotIndex.Parts(sets, parts.setProblems(), parts.aliasedMembers(), rules,
                 endpoints, programs, parts.v4Segments(), parts.v6Segments(), table(v4, parts.v4()),
-                table(v6, parts.v6()), table(v4Named, parts.v4Named()), table(v6Named, parts.v6Named()), pool);
+                table(v6, parts.v6()), table(v4Named, parts.v4Named()), table(v6Named, parts.v6Named()), namedPorts,
+                pool);
         result = new Result(new SnapshotIndex(now.getNode(), next), true,
                 setChanges.isEmpty() ? "nothing" : String.join(", ", setChanges));
         return null;
@@ -247,6 +250,9 @@ public final class IndexUpdate {
         long listAt = Membership.of(list, size, parts.pool()) & 0xFFFF_FFFFL;
         if (!table.put(key.hi(), key.lo(), key.ext(), (value >>> 32 << 32) | listAt)) {
             throw new Refused("an address table is full");
+        }
+        if (named && add) {
+            namedPorts = namedPorts.with(key.ext());
         }
         memberChanges++;
     }

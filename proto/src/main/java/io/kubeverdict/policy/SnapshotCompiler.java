@@ -60,6 +60,7 @@ final class SnapshotCompiler {
     AddressTable v6Table;
     AddressTable v4NamedTable;
     AddressTable v6NamedTable;
+    NamedPorts namedPorts;
     MembershipPool pool;
 
     SnapshotCompiler compile(NodeSnapshot snapshot) {
@@ -80,6 +81,7 @@ final class SnapshotCompiler {
         v6Table = addressTable(v6, v6Segments, false);
         v4NamedTable = addressTable(v4Named, null, true);
         v6NamedTable = addressTable(v6Named, null, false);
+        namedPorts = NamedPorts.of(v4Named, v6Named);
         // Room to append what updates change before the pool's array must grow.
         int[] lists = Arrays.copyOf(mem.toArray(), mem.size() + Math.max(4096, mem.size() / 8));
         pool = new MembershipPool(lists, mem.size());

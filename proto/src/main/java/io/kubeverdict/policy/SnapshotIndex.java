@@ -34,6 +34,7 @@ public final class SnapshotIndex {
     // (address, protocol << 16 | port) -> membership offset
     private final AddressTable v4Named;
     private final AddressTable v6Named;
+    private final NamedPorts namedPorts;
     private final int[] mem;
 
     // [endpoint * 2 + direction] -> range of tiers that list policies for that direction
@@ -87,7 +88,8 @@ public final class SnapshotIndex {
     /** What an index is made of, phase by phase. Never read on the hot path. */
     record Parts(SetNumbers sets, ProblemList setProblems, boolean aliasedMembers, CompiledRules rules,
                  EndpointTiers endpoints, Programs programs, BlockSegments v4Segments, BlockSegments v6Segments,
-                 AddressTable v4, AddressTable v6, AddressTable v4Named, AddressTable v6Named, MembershipPool pool) {}
+                 AddressTable v4, AddressTable v6, AddressTable v4Named, AddressTable v6Named, NamedPorts namedPorts,
+                 MembershipPool pool) {}
 
     SnapshotIndex(String node, Parts p) {
         this.node = node;
@@ -98,6 +100,7 @@ public final class SnapshotIndex {
         v6 = p.v6();
         v4Named = p.v4Named();
         v6Named = p.v6Named();
+        namedPorts = p.namedPorts();
         mem = p.pool().array();
         epTierStart = e.epTierStart;
         epTierEnd = e.epTierEnd;
@@ -146,7 +149,7 @@ public final class SnapshotIndex {
         SnapshotCompiler c = new SnapshotCompiler().compile(snapshot);
         return new SnapshotIndex(snapshot.getNode(), new Parts(c.sets, c.setProblems, c.aliasedMembers, c.rules, c.endpoints,
                 new Programs(c.rules, c.endpoints, java.util.Map.of(), c.v4Segments, c.v6Segments), c.v4Segments,
-                c.v6Segments, c.v4Table, c.v6Table, c.v4NamedTable, c.v6NamedTable, c.pool));
+                c.v6Segments, c.v4Table, c.v6Table, c.v4NamedTable, c.v6NamedTable, c.namedPorts, c.pool));
     }
 
     /**
@@ -368,7 +371,8 @@ public final class SnapshotIndex {
 
     /**
      * Rules (among those in peers) whose ports match: no ports, a numbered clause, a named port.
-     * Named ports cost one probe of the named-port table, skipped when every named-port rule still
+     * Named ports cost one probe of the named-port table, skipped when no named-port member has the
+     * packet's protocol and port ({@link NamedPorts}) or when every named-port rule still
      * wanted sits behind one that already matched in its tier (it cannot be the tier's first match,
      * so the result's lowest bit per tier, all that {@link Program#firstRule} reads, is the same).
      */
@@ -393,7 +397,7 @@ public final class SnapshotIndex {
             ports |= byPort.get(0, packet.dstPort);
         }
         wanted &= ~ports & ~p.shadowedBy(peers & ports);
-        if ((wanted & p.namedPortRules) != 0) {
+        if ((wanted & p.namedPortRules) != 0 && namedPorts.mayHave(packet.protocol, packet.dstPort)) {
             // Every named-port rule of the destination's (address, protocol, port) sets, including
             // some not wanted: those are either not peers or behind a tier's first match.
             ports |= p.namedPortSets.of(mem, namedMembership(packet));

@@ -176,6 +176,30 @@ class IndexUpdateTest {
         assertThat(programOf(result.index()).v4BlocksBySegment).as("the lineage's segments do not").isNull();
     }
 
+    @Test
+    void aNamedPortMemberOnAPortNoMemberHadBeforeIsProbed() {
+        // The named-port table is probed only for ports some member names (NamedPorts): an update
+        // that adds the first member on 9090 must make 9090 a port worth probing.
+        List<io.kubeverdict.proto.v1.ActivePolicy> policies = List.of(Snapshots.policy("default", "p",
+                List.of(Snapshots.allow("named", List.of(), List.of(Snapshots.named("http")))), List.of()));
+        List<io.kubeverdict.proto.v1.Endpoint> endpoints = List.of(Snapshots.podEndpoint("ns", "a", "10.0.0.1", "p"));
+        NodeSnapshot snapshot = Snapshots.snapshot("n", List.of(Snapshots.namedSet("http", "10.0.0.1,tcp:80")), policies,
+                endpoints);
+        NodeSnapshot next = Snapshots.snapshot("n",
+                List.of(Snapshots.namedSet("http", "10.0.0.1,tcp:80", "10.0.0.1,tcp:9090")), policies, endpoints);
+        PacketTuple to9090 = Snapshots.packet("10.0.0.2", "10.0.0.1", Snapshots.TCP, 9090);
+        SnapshotIndex index = SnapshotIndex.compile(snapshot);
+        assertThat(Decision.allowed(index.decide(to9090))).isFalse();
+
+        IndexUpdate.Result result = index.update(snapshot, next);
+
+        assertThat(result.incremental()).as(result.summary()).isTrue();
+        assertThat(Decision.allowed(result.index().decide(to9090))).as("9090 is now a named port of 10.0.0.1").isTrue();
+        assertThat(Decision.allowed(index.decide(to9090))).as("the old index is not changed").isFalse();
+        assertThat(Decision.allowed(result.index().decide(Snapshots.packet("10.0.0.2", "10.0.0.1", Snapshots.TCP, 9091))))
+                .isFalse();
+    }
+
     private static Program programOf(SnapshotIndex index) {
         return index.parts.programs().bySlot[Decision.INGRESS];
     }

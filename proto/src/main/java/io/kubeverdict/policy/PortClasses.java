@@ -1,6 +1,7 @@
 package io.kubeverdict.policy;
 
 import io.kubeverdict.proto.v1.Protocol;
+import java.util.Arrays;
 import java.util.TreeSet;
 
 /**
@@ -47,7 +48,7 @@ final class PortClasses {
         char[] classes = new char[1 << 16];
         for (int i = 0; i < starts.length; i++) {
             int end = i + 1 < starts.length ? starts[i + 1] : classes.length;
-            java.util.Arrays.fill(classes, starts[i], end, (char) (first + i));
+            Arrays.fill(classes, starts[i], end, (char) (first + i));
         }
         return classes;
     }

@@ -2,7 +2,6 @@ package io.kubeverdict.policy;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -44,8 +43,7 @@ final class BlockSegments {
                 blocks.addBoundariesTo(points);
             }
         }
-        points.sort(Comparator.<long[]>comparingLong(p -> p[0] + Long.MIN_VALUE)
-                .thenComparingLong(p -> p[1] + Long.MIN_VALUE));
+        points.sort(RangeSet.BY_ADDRESS);
         long[] hi = new long[points.size()];
         long[] lo = new long[points.size()];
         int n = 0;

@@ -2,7 +2,6 @@ package io.kubeverdict.policy;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -108,12 +107,9 @@ final class MaskMap {
         MaskMap build() {
             List<long[]> points = new ArrayList<>();
             for (long[] r : ranges) {
-                points.add(new long[] {r[0], r[1]});
-                if (r[2] != -1L || r[3] != -1L) {
-                    points.add(new long[] {r[3] == -1L ? r[2] + 1 : r[2], r[3] + 1});
-                }
+                RangeSet.addBoundaries(points, r[0], r[1], r[2], r[3]);
             }
-            points.sort(Comparator.<long[]>comparingLong(p -> p[0] + Long.MIN_VALUE).thenComparingLong(p -> p[1] + Long.MIN_VALUE));
+            points.sort(RangeSet.BY_ADDRESS);
             long[] hi = new long[points.size()];
             long[] lo = new long[points.size()];
             long[] masks = new long[points.size()];

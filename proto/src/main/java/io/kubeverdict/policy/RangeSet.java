@@ -57,15 +57,27 @@ final class RangeSet {
         }
     }
 
-    /** Adds where each range starts and where it ends (the address after it, unless it ends the space) as {hi, lo}. */
+    /** Adds where each range starts and where it ends (see {@link #addBoundaries}). */
     void addBoundariesTo(List<long[]> points) {
         for (int i = 0; i < startHi.length; i++) {
-            points.add(new long[] {startHi[i], startLo[i]});
-            if (endHi[i] != -1L || endLo[i] != -1L) {
-                points.add(new long[] {endLo[i] == -1L ? endHi[i] + 1 : endHi[i], endLo[i] + 1});
-            }
+            addBoundaries(points, startHi[i], startLo[i], endHi[i], endLo[i]);
         }
     }
+
+    /**
+     * Adds the points where a range [start, end] begins and stops as {hi, lo}: its start, and the
+     * address after its end unless it ends the space.
+     */
+    static void addBoundaries(List<long[]> points, long startHi, long startLo, long endHi, long endLo) {
+        points.add(new long[] {startHi, startLo});
+        if (endHi != -1L || endLo != -1L) {
+            points.add(new long[] {endLo == -1L ? endHi + 1 : endHi, endLo + 1});
+        }
+    }
+
+    /** Orders arrays that begin with a {hi, lo} address as unsigned 128-bit values. */
+    static final Comparator<long[]> BY_ADDRESS = Comparator.<long[]>comparingLong(a -> a[0] + Long.MIN_VALUE)
+            .thenComparingLong(a -> a[1] + Long.MIN_VALUE);
 
     static int compare(long aHi, long aLo, long bHi, long bLo) {
         int c = Long.compareUnsigned(aHi, bHi);
@@ -112,8 +124,7 @@ final class RangeSet {
 
         RangeSet build() {
             List<long[]> sorted = new ArrayList<>(ranges);
-            sorted.sort(Comparator.<long[]>comparingLong(r -> r[0] + Long.MIN_VALUE)
-                    .thenComparingLong(r -> r[1] + Long.MIN_VALUE));
+            sorted.sort(BY_ADDRESS);
             List<long[]> merged = new ArrayList<>();
             for (long[] r : sorted) {
                 if (!merged.isEmpty()) {

@@ -226,7 +226,7 @@ public final class SnapshotIndex {
 
     /** The local endpoint holding this address, or -1 (family and address as in {@link LearnedAddresses}). */
     public int endpointAt(int family, long hi, long lo) {
-        return endpointOf(entry(family, hi, lo));
+        return AddressEntry.endpoint(entry(family, hi, lo));
     }
 
     /** What the numbers in this index's codes stand for (for {@link DecisionText}, {@link Explainer}). */
@@ -275,8 +275,8 @@ public final class SnapshotIndex {
 
     /** decide() once both addresses are looked up. */
     private int decide(PacketTuple packet, long srcEntry, long dstEntry, LearnedAddresses learned, boolean walkOnly) {
-        int srcEndpoint = endpointOf(srcEntry);
-        int dstEndpoint = endpointOf(dstEntry);
+        int srcEndpoint = AddressEntry.endpoint(srcEntry);
+        int dstEndpoint = AddressEntry.endpoint(dstEntry);
         if (srcEndpoint < 0 && dstEndpoint < 0) {
             return Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true);
         }
@@ -303,10 +303,6 @@ public final class SnapshotIndex {
             return egress;
         }
         return ingress;
-    }
-
-    private static int endpointOf(long entry) {
-        return AddressEntry.endpoint(entry);
     }
 
     /**
@@ -508,8 +504,8 @@ public final class SnapshotIndex {
     /** The local endpoint a direction evaluates (the source for egress, the destination for ingress), or -1. */
     int localEndpoint(PacketTuple packet, int direction) {
         return direction == Decision.EGRESS
-                ? endpointOf(entry(packet.family, packet.srcHi, packet.srcLo))
-                : endpointOf(entry(packet.family, packet.dstHi, packet.dstLo));
+                ? AddressEntry.endpoint(entry(packet.family, packet.srcHi, packet.srcLo))
+                : AddressEntry.endpoint(entry(packet.family, packet.dstHi, packet.dstLo));
     }
 
     /**
@@ -536,7 +532,7 @@ public final class SnapshotIndex {
         long localLo = egress ? packet.srcLo : packet.dstLo;
         long remoteHi = v4 ? 0 : egress ? packet.dstHi : packet.srcHi;
         long remoteLo = (egress ? packet.dstLo : packet.srcLo) & (v4 ? 0xFFFF_FFFFL : -1L);
-        int endpoint = endpointOf(entry(packet.family, localHi, localLo));
+        int endpoint = AddressEntry.endpoint(entry(packet.family, localHi, localLo));
         if (endpoint < 0) {
             return Decision.of(Decision.NO_ENDPOINT, direction, true);
         }

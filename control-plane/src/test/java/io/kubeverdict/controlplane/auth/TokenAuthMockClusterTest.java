@@ -1,17 +1,16 @@
 package io.kubeverdict.controlplane.auth;
 
-import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
-import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatusBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewStatus;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewStatusBuilder;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.grpc.CallOptions;
@@ -26,6 +25,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.kubeverdict.controlplane.mockapi.MockKubernetes;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.service.TestDoubleCalculator;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
@@ -54,7 +54,7 @@ import org.junit.jupiter.api.Test;
  * the status the API server would give), real gRPC over a socket. A caller may sync and report
  * only for the node its token is bound to.
  */
-@EnableKubernetesMockClient(crud = true)
+@MockKubernetes
 @MockApiTest
 class TokenAuthMockClusterTest {
     private static final String AGENT = "system:serviceaccount:kube-verdict:kube-verdict-agent";

@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
+import io.kubeverdict.controlplane.mockapi.MockKubernetes;
 import io.kubeverdict.runtime.grpc.ClientChannels;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.testing.tier.MockApiTest;
@@ -36,7 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * certificate and of the CA — reach a running gRPC server's new connections, verified by clients
  * that trust exactly what the published ConfigMap says.
  */
-@EnableKubernetesMockClient(crud = true)
+@MockKubernetes
 @MockApiTest
 class AutoTlsMockClusterTest {
     private static final String NS = "kube-verdict";

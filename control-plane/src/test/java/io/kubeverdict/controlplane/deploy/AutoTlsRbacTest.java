@@ -9,10 +9,10 @@ import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.kubeverdict.controlplane.autotls.AutoTls;
+import io.kubeverdict.controlplane.mockapi.MockKubernetes;
 import io.kubeverdict.testing.tier.MockApiTest;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * that were tampered with (replace) — need exactly the verbs the Role grants, and every read or
  * replace names the one object the Role names.
  */
-@EnableKubernetesMockClient(crud = true)
+@MockKubernetes
 @MockApiTest
 class AutoTlsRbacTest {
     private static final String USER_AGENT = "kube-verdict-auto-tls-under-test";

@@ -1,42 +1,42 @@
 package io.kubeverdict.controlplane.deploy;
 
-import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
-import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatusBuilder;
-import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
-import io.kubeverdict.proto.v1.ListNodesRequest;
-import io.fabric8.kubernetes.api.model.rbac.Role;
-import io.kubeverdict.controlplane.autotls.AutoTls;
-import io.kubeverdict.runtime.grpc.ClientChannels;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
 import io.fabric8.kubernetes.api.model.authentication.TokenReviewStatusBuilder;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatusBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.stub.MetadataUtils;
+import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.fixtures.AdminPolicyCrds;
 import io.kubeverdict.controlplane.fixtures.HouseWorld;
+import io.kubeverdict.controlplane.mockapi.MockKubernetes;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.TestAgent;
+import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.ListNodesRequest;
+import io.kubeverdict.runtime.grpc.ClientChannels;
 import io.kubeverdict.testing.tier.MockApiTest;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -50,7 +50,7 @@ import org.junit.jupiter.api.Test;
  * against fabric8's mock API server, every request it sends is recorded, and the permissions those
  * requests need must be exactly the ones deploy/ grants — no more (least privilege), no fewer.
  */
-@EnableKubernetesMockClient(crud = true)
+@MockKubernetes
 @MockApiTest
 class ControlPlaneRbacTest {
     private static final String USER_AGENT = "kube-verdict-rbac-under-test";

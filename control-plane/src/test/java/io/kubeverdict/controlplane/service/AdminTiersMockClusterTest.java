@@ -6,7 +6,6 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -14,6 +13,7 @@ import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.fixtures.AdminPolicyCrds;
 import io.kubeverdict.controlplane.fixtures.HouseWorld;
+import io.kubeverdict.controlplane.mockapi.MockKubernetes;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.TestAgent;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Test;
  * added, changed and removed, Node changes moving a node-address set, the CRD removed again —
  * each reaching a connected agent as the contract's deltas, and live explain naming the Pass.
  */
-@EnableKubernetesMockClient(crud = true)
+@MockKubernetes
 @MockApiTest
 class AdminTiersMockClusterTest {
     KubernetesMockServer server;

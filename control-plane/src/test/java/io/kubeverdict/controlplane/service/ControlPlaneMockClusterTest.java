@@ -7,7 +7,6 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
@@ -17,14 +16,15 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.fixtures.AdminPolicyCrds;
 import io.kubeverdict.controlplane.fixtures.HouseWorld;
+import io.kubeverdict.controlplane.mockapi.MockKubernetes;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.TestAgent;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
 import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.NodeSnapshot;
-import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.ToAgent.PayloadCase;
+import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.runtime.BuildVersion;
 import io.kubeverdict.testing.tier.MockApiTest;
 import java.io.InputStream;
@@ -43,7 +43,7 @@ import org.junit.jupiter.api.Test;
  * become endpoints); what is checked is the plumbing: deltas after InSync, health, inspection,
  * metrics and Kubernetes Events for reported problems.
  */
-@EnableKubernetesMockClient(crud = true)
+@MockKubernetes
 @MockApiTest
 class ControlPlaneMockClusterTest {
     KubernetesMockServer server;

@@ -8,11 +8,11 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
+import io.kubeverdict.controlplane.mockapi.MockKubernetes;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.TestAgent;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
@@ -21,8 +21,8 @@ import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.Protocol;
-import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.ToAgent.PayloadCase;
+import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.testing.tier.MockApiTest;
@@ -40,7 +40,7 @@ import org.junit.jupiter.api.Test;
  * creating, changing and deleting namespaces, pods and policies yields exactly the ordered
  * deltas the contract promises, after InSync, on a real socket.
  */
-@EnableKubernetesMockClient(crud = true)
+@MockKubernetes
 @MockApiTest
 class RealCalculationMockClusterTest {
     KubernetesMockServer server;

@@ -6,11 +6,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.fixtures.AdminPolicyCrds;
 import io.kubeverdict.controlplane.fixtures.HouseWorld;
+import io.kubeverdict.controlplane.mockapi.MockKubernetes;
 import io.kubeverdict.testing.tier.MockApiTest;
 import java.time.Duration;
 import java.util.List;
@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * server (CRUD): a CRD that is missing is not an error and is picked up when it is installed;
  * objects are added, changed and removed; a CRD that goes away takes its objects with it.
  */
-@EnableKubernetesMockClient(crud = true)
+@MockKubernetes
 @MockApiTest
 class AdminPolicySourceTest {
     KubernetesMockServer server;

@@ -9,15 +9,15 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.kubeverdict.controlplane.calc.ModelSerialization;
 import io.kubeverdict.controlplane.calc.PodModel;
+import io.kubeverdict.controlplane.mockapi.MockKubernetes;
 import io.kubeverdict.testing.tier.MockApiTest;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-@EnableKubernetesMockClient(crud = true)
+@MockKubernetes
 @MockApiTest
 class KubernetesSourceTest {
     KubernetesMockServer server;

@@ -226,7 +226,10 @@ public final class ManifestSet {
                 pod.setStatus(new PodStatus());
             }
             List<String> ips = placement.ipsOf().get(name);
-            pod.getStatus().setPhase("Running");
+            // A Pending pod stays Pending: it is an endpoint as it is, and the run should show that.
+            if (pod.getStatus().getPhase() == null || pod.getStatus().getPhase().isEmpty()) {
+                pod.getStatus().setPhase("Running");
+            }
             pod.getStatus().setPodIP(ips.get(0));
             pod.getStatus().setPodIPs(ips.stream().map(PodIP::new).toList());
         }

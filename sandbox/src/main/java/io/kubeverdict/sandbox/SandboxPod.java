@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodIP;
+import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.testbed.ServePort;
@@ -68,8 +69,11 @@ public record SandboxPod(String name, String node, List<String> ips, List<ServeP
         return ip.toString();
     }
 
-    /** Pods the sandbox runs: not hostNetwork (those are not endpoints) and Running (or without a status, which the sandbox makes Running). */
+    /**
+     * Pods the sandbox runs as network namespaces: the endpoints, i.e. not hostNetwork and not
+     * terminal (a Pending pod runs its init containers and sidecars on its address).
+     */
     public boolean runnable() {
-        return !hostNetwork && (phase == null || phase.isEmpty() || phase.equals("Running"));
+        return !hostNetwork && PodModel.live(phase);
     }
 }

@@ -92,20 +92,27 @@ class ManifestSetTest {
                   metadata: {namespace: a, name: done}
                   spec: {containers: [{name: c}]}
                   status: {phase: Succeeded}
+                - apiVersion: v1
+                  kind: Pod
+                  metadata: {namespace: a, name: starting}
+                  spec: {containers: [{name: c}]}
+                  status: {phase: Pending}
                 """);
         ManifestSet set = ManifestSet.load(source);
         List<SandboxPod> pods = set.sandboxPods();
-        assertThat(pods).hasSize(4);
+        assertThat(pods).hasSize(5);
         Placement placement = Placement.of(set.pods(), 3, "10.244.0.0/24");
-        assertThat(placement.nodeOf()).containsOnlyKeys("a/fixed", "a/free", "a/host");
-        assertThat(placement.nodes()).containsExactly("node-1", "node-2", "worker-7");
+        // A Pending pod is an endpoint (its init containers run on its address): it runs.
+        assertThat(placement.nodeOf()).containsOnlyKeys("a/fixed", "a/free", "a/host", "a/starting");
+        assertThat(placement.nodes()).containsExactly("node-1", "node-2", "node-3", "worker-7");
         // The hostNetwork pod runs on its node's address: no Node object, so the node's fabric address.
         assertThat(placement.hostNetwork()).containsExactly("a/host");
         assertThat(placement.ipsOf().get("a/host")).containsExactly("100.64.255.2");
         assertThat(placement.ipsOf().get("a/fixed")).containsExactly("10.244.0.1", "fd00::1");
-        // 10.244.0.1 is taken by a/fixed; like `matrix --assign-ips`, a/done (not run) still takes .2 in name order.
-        assertThat(placement.ipsOf().get("a/free")).containsExactly("10.244.0.3");
-        assertThat(pods).extracting(SandboxPod::name).containsExactly("a/done", "a/fixed", "a/free", "a/host");
+        // 10.244.0.1 is taken by a/fixed; like `matrix --assign-ips`, a/done (Succeeded: not run) takes none.
+        assertThat(placement.ipsOf().get("a/free")).containsExactly("10.244.0.2");
+        assertThat(placement.ipsOf().get("a/starting")).containsExactly("10.244.0.3");
+        assertThat(pods).extracting(SandboxPod::name).containsExactly("a/done", "a/fixed", "a/free", "a/host", "a/starting");
         assertThat(pods.get(1).ports()).containsExactly(new ServePort(8080, Protocol.TCP));
     }
 

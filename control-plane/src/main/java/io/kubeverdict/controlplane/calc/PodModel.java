@@ -17,8 +17,9 @@ import java.util.Set;
  * changes nothing relevant (status conditions, annotations) costs nothing.
  *
  * @param ips canonical addresses, in the order the pod reports them (podIPs, else podIP)
- * @param endpoint whether the pod is an endpoint: scheduled, Running, has addresses, not
- *     hostNetwork. Only endpoints are selected by policies and are members of IP sets.
+ * @param endpoint whether the pod is an endpoint: scheduled, has addresses, not hostNetwork and
+ *     not terminal ({@link #live}). Only endpoints are selected by policies and are members of
+ *     IP sets.
  * @param key "namespace/name", made once: the indexes keep it per pod and per selecting policy
  */
 public record PodModel(String namespace, String name, Map<String, String> labels, String node,
@@ -33,9 +34,19 @@ public record PodModel(String namespace, String name, Map<String, String> labels
         boolean hostNetwork = pod.getSpec() != null && Boolean.TRUE.equals(pod.getSpec().getHostNetwork());
         String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
         List<String> ips = addresses(pod);
-        boolean endpoint = node != null && !hostNetwork && "Running".equals(phase) && !ips.isEmpty();
+        boolean endpoint = node != null && !hostNetwork && live(phase) && !ips.isEmpty();
         String name = pod.getMetadata().getName();
         return new PodModel(ns, name, labels, node, ips, endpoint, namedPorts(pod), ns + "/" + name);
+    }
+
+    /**
+     * Whether a pod in this phase may still send or receive: every phase but Succeeded and Failed.
+     * A Pending pod has its address while its init containers and sidecars run, and policy must
+     * cover them; Unknown (its node unreachable) and a phase not yet written may still run. A
+     * terminal pod's address goes back to the pool, and another pod may already have it.
+     */
+    public static boolean live(String phase) {
+        return !"Succeeded".equals(phase) && !"Failed".equals(phase);
     }
 
     private static List<String> addresses(Pod pod) {

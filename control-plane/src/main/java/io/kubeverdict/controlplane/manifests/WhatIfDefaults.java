@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodIP;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodStatus;
+import io.kubeverdict.controlplane.calc.PodModel;
 import io.kubeverdict.policy.Cidr;
 import io.kubeverdict.policy.IpAddress;
 import java.util.ArrayList;
@@ -18,8 +19,9 @@ import java.util.Set;
  * a pod without status.phase counts as Running; a pod without spec.nodeName is placed on
  * {@code defaultNode}; with an address range, a pod without status.podIPs/podIP gets the next
  * free address of the range (in namespace/name order, skipping the network address and addresses
- * other pods already have) and is marked Running. hostNetwork pods get a node and a phase, never an
- * address: theirs is their node's (never endpoints).
+ * other pods already have). Terminal pods (Succeeded, Failed) keep their phase and get no address:
+ * they are never endpoints. hostNetwork pods get a node and a phase, never an address: theirs is
+ * their node's (never endpoints).
  * For the offline tools only: the service takes pods as the cluster reports them.
  */
 public final class WhatIfDefaults {
@@ -59,7 +61,6 @@ public final class WhatIfDefaults {
             if (ip != null) {
                 st.setPodIP(ip);
                 st.setPodIPs(List.of(new PodIP(ip)));
-                st.setPhase("Running");
             }
         }
         return assigned;
@@ -67,7 +68,7 @@ public final class WhatIfDefaults {
 
     /**
      * The address rule alone, without changing the pods (the sandbox places pods with it too):
-     * in the given order, every pod that is not hostNetwork and has no status.podIP/podIPs takes
+     * in the given order, every pod that is not hostNetwork, not terminal and has no status.podIP/podIPs takes
      * the next address of cidr after the network address (up to and including the last) that no
      * pod has.
      *
@@ -98,6 +99,9 @@ public final class WhatIfDefaults {
                 continue;
             }
             PodStatus st = p.getStatus();
+            if (st != null && !PodModel.live(st.getPhase())) {
+                continue;
+            }
             boolean hasIp = st != null && ((st.getPodIP() != null && !st.getPodIP().isEmpty())
                     || (st.getPodIPs() != null && !st.getPodIPs().isEmpty()));
             if (hasIp) {

@@ -148,12 +148,15 @@ class IncrementalPolicyCalculatorTest {
 
     @Test
     void nonEndpointsAreNeitherSelectedNorMembers() {
-        Pod pending = Objects.pod("x", "pending", Map.of("pod", "b"), "node-9", List.of("10.0.9.9"), List.of());
-        pending.getStatus().setPhase("Pending");
+        Pod done = Objects.pod("x", "done", Map.of("pod", "b"), "node-9", List.of("10.0.9.9"), List.of());
+        done.getStatus().setPhase("Succeeded");
+        Pod failed = Objects.pod("x", "failed", Map.of("pod", "b"), "node-9", List.of("10.0.9.7"), List.of());
+        failed.getStatus().setPhase("Failed");
         Pod host = Objects.pod("x", "host", Map.of("pod", "b"), "node-9", List.of("10.0.9.8"), List.of());
         host.getSpec().setHostNetwork(true);
         Pod noIp = Objects.pod("x", "noip", Map.of("pod", "b"), "node-9", List.of(), List.of());
-        calc.upsertPod(pending);
+        calc.upsertPod(done);
+        calc.upsertPod(failed);
         calc.upsertPod(host);
         calc.upsertPod(noIp);
         calc.upsertPolicy(policy("x", """
@@ -162,6 +165,34 @@ class IncrementalPolicyCalculatorTest {
                 """));
         assertThat(calc.nodes()).doesNotContain("node-9");
         assertThat(snapshotOf("x/a").getIpSets(0).getMembersList()).containsExactly("10.0.1.2");
+    }
+
+    /** Init containers and sidecars run while the pod is Pending, with its address: policy covers them. */
+    @Test
+    void podsThatAreNotTerminalAreEndpointsInEveryPhase() {
+        String[] phases = {"Pending", "Unknown", ""};
+        for (int i = 0; i < phases.length; i++) {
+            String phase = phases[i];
+            Pod pod = Objects.pod("x", "starting-" + phase, Map.of("pod", "b"), "node-9",
+                    List.of("10.0.9." + (11 + i)), List.of());
+            pod.getStatus().setPhase(phase.isEmpty() ? null : phase);
+            calc.upsertPod(pod);
+        }
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: p}
+                spec: {podSelector: {}, ingress: [{from: [{podSelector: {matchLabels: {pod: b}}}]}]}
+                """));
+        // Selected on their node, and members of the set that policy x/p allows.
+        assertThat(calc.snapshot("node-9").getEndpointsList()).extracting(e -> e.getId().getPod())
+                .contains("starting-Pending", "starting-Unknown", "starting-");
+        assertThat(snapshotOf("x/a").getIpSets(0).getMembersList())
+                .containsExactlyInAnyOrder("10.0.1.2", "10.0.9.11", "10.0.9.12", "10.0.9.13");
+
+        // Turning Succeeded takes the pod out of both.
+        Pod finished = Objects.pod("x", "starting-Pending", Map.of("pod", "b"), "node-9", List.of("10.0.9.11"), List.of());
+        finished.getStatus().setPhase("Succeeded");
+        calc.upsertPod(finished);
+        assertThat(snapshotOf("x/a").getIpSets(0).getMembersList()).containsExactlyInAnyOrder("10.0.1.2", "10.0.9.12", "10.0.9.13");
     }
 
     @Test

@@ -25,4 +25,20 @@ class PodModelTest {
 
         assertThat(model.namedPorts()).extracting(PodModel.NamedPort::name).containsExactly("http");
     }
+
+    @Test
+    void everyPhaseButSucceededAndFailedIsAnEndpoint() {
+        for (String phase : new String[] {null, "", "Pending", "Running", "Unknown", "SomethingNew"}) {
+            assertThat(PodModel.of(scheduledWithAddress(phase)).endpoint()).as("phase %s", phase).isTrue();
+        }
+        for (String phase : new String[] {"Succeeded", "Failed"}) {
+            assertThat(PodModel.of(scheduledWithAddress(phase)).endpoint()).as("phase %s", phase).isFalse();
+        }
+    }
+
+    private static Pod scheduledWithAddress(String phase) {
+        return new PodBuilder().withNewMetadata().withNamespace("x").withName("a").endMetadata()
+                .withNewSpec().withNodeName("n1").endSpec()
+                .withNewStatus().withPhase(phase).withPodIP("10.0.0.1").endStatus().build();
+    }
 }

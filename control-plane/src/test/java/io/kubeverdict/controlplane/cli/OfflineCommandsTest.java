@@ -90,6 +90,47 @@ class OfflineCommandsTest {
         assertThat(self.exit()).isZero();
     }
 
+    /** The issue's case: a Pending pod has its address while its init containers run; deny-all covers it. */
+    @Test
+    void aPendingPodIsJudgedAsThePodItIs(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("cluster.yaml"), """
+                apiVersion: v1
+                kind: Pod
+                metadata: {namespace: x, name: a}
+                spec: {nodeName: n1, containers: [{name: c}]}
+                status: {phase: Pending, podIP: 10.9.1.2}
+                ---
+                apiVersion: v1
+                kind: Pod
+                metadata: {namespace: y, name: b}
+                spec: {nodeName: n1, containers: [{name: c}]}
+                status: {phase: Running, podIP: 10.9.1.3}
+                ---
+                apiVersion: v1
+                kind: Pod
+                metadata: {namespace: y, name: done}
+                spec: {nodeName: n1, containers: [{name: c}]}
+                status: {phase: Succeeded, podIP: 10.9.1.4}
+                ---
+                apiVersion: networking.k8s.io/v1
+                kind: NetworkPolicy
+                metadata: {namespace: x, name: deny-all}
+                spec: {podSelector: {}, policyTypes: [Ingress, Egress]}
+                """);
+        String manifests = dir.toString();
+        Run in = run("explain", "--manifests", manifests, "--from", "y/b", "--to", "10.9.1.2", "--port", "80",
+                "--protocol", "TCP");
+        assertThat(in.out()).startsWith("y/b (10.9.1.3) -> x/a (10.9.1.2) 80/TCP: DENY");
+        assertThat(in.exit()).isEqualTo(1);
+        Run out = run("explain", "--manifests", manifests, "--from", "x/a", "--to", "y/b", "--port", "80",
+                "--protocol", "TCP");
+        assertThat(out.out()).contains(": DENY");
+        // A Succeeded pod's address is free for reuse: it is judged as no pod at all.
+        Run done = run("explain", "--manifests", manifests, "--from", "y/b", "--to", "10.9.1.4", "--port", "80",
+                "--protocol", "TCP");
+        assertThat(done.out()).contains(": ALLOW").contains("not a cluster endpoint");
+    }
+
     @Test
     void fatalUsageErrorsExitNonZeroAndProblemsDoNot() {
         assertThat(run("matrix", "--manifests", "no/such/dir").exit()).isEqualTo(2);

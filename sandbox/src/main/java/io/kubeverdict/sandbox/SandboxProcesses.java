@@ -89,6 +89,7 @@ final class SandboxProcesses implements AutoCloseable {
                 "--control-plane", controlPlaneAddress(),
                 "--metrics-bind-address", address + ":" + AGENT_METRICS_PORT,
                 "--inspect-listen", agentInspectAddress(node),
+                "--state-dir", workDir.agentState().toString(),
                 "--insecure",
                 "--auth", "none"));
         args.addAll(agentArgs.apply(node));

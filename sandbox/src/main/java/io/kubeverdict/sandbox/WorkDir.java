@@ -30,6 +30,11 @@ final class WorkDir implements AutoCloseable {
         return path.resolve("manifests");
     }
 
+    /** The agents' state directory, as a node's hostPath: each agent keeps its node's file there across restarts. */
+    Path agentState() {
+        return path.resolve("agent-state");
+    }
+
     Path log(String name) {
         return path.resolve("logs").resolve(name + ".log");
     }

@@ -129,6 +129,16 @@ final class RunCommand implements Callable<Integer> {
                     + "kubelet's rotation is picked up. Default: ${DEFAULT-VALUE}.")
     Path tokenFile;
 
+    @Option(names = "--state-dir", defaultValue = "/var/lib/kube-verdict", paramLabel = "DIR|none",
+            description = "Where the last enforced state is kept (a hostPath): after a reboot or restart the agent "
+                    + "enforces it before the control plane answers. none: keep nothing. Default: ${DEFAULT-VALUE}.")
+    String stateDir;
+
+    @Option(names = "--state-max-age", defaultValue = "" + AgentConfig.State.DEFAULT_MAX_AGE_SECONDS,
+            paramLabel = "SECONDS", description = "A kept state older than this is not enforced at start "
+                    + "(default ${DEFAULT-VALUE}: a week).")
+    long stateMaxAge;
+
     @Override
     public Integer call() throws Exception {
         logging.apply();
@@ -179,7 +189,8 @@ final class RunCommand implements Callable<Integer> {
                 token, removeTableOnExit(onExit, failOpen),
                 CutAction.parse(cutAction), new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate),
                 new AgentConfig.Dns(dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount),
-                        dnsMinTtl, dnsMaxTtl), queueCount);
+                        dnsMinTtl, dnsMaxTtl), queueCount,
+                "none".equals(stateDir) ? AgentConfig.State.OFF : new AgentConfig.State(Path.of(stateDir), stateMaxAge));
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

@@ -14,6 +14,10 @@ import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.observe.VerdictUplink;
+import io.kubeverdict.agent.persist.StateFile;
+import io.kubeverdict.agent.persist.StateFileFormat;
+import io.kubeverdict.agent.persist.StateFileMetrics;
+import io.kubeverdict.agent.persist.StateWriter;
 import io.kubeverdict.agent.state.GenerationListener;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.dns.DnsLearner;
@@ -36,6 +40,7 @@ import io.kubeverdict.agent.verdict.VerdictLoop;
 import io.kubeverdict.jni.NativeLibrary;
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.jni.Nftables;
+import io.kubeverdict.proto.v1.PersistedNodeState;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.runtime.BuildVersion;
 import io.kubeverdict.runtime.grpc.GrpcServer;
@@ -56,11 +61,13 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Failure modes, exactly</h2>
  * <ul>
- *   <li><b>Before the first InSync</b> the agent writes nothing to the kernel. If there is no table
- *       of ours, nothing is queued: all traffic passes. If a killed agent left one, it stays and
- *       its pods' new connections keep being queued; the agent answers them with the default
- *       verdict: accept with {@code --fail-open}, drop without. At InSync the table is replaced
- *       atomically by the current one.</li>
+ *   <li><b>Before the first InSync</b> the agent enforces the state file's state (its last
+ *       enforced state, see {@link StateFile}) when it is this node's, intact and not too old:
+ *       table, sets and index as they were, in either mode. Without such a file it writes nothing
+ *       to the kernel: if there is no table of ours, nothing is queued and all traffic passes; if
+ *       a killed agent left one, it stays and its pods' new connections are answered with the
+ *       default verdict (accept with {@code --fail-open}, drop without). At InSync the table is
+ *       replaced atomically by the current one.</li>
  *   <li><b>Control plane away</b>: the last applied state stays enforced, unchanged; the agent
  *       reconnects with backoff and swaps in the fresh state at the next InSync.</li>
  *   <li><b>Agent killed</b> (SIGKILL, crash, OOM): the table stays and the kernel unbinds the queue.
@@ -108,6 +115,8 @@ public final class Agent implements AutoCloseable {
     /** Bytes of a DNS response copied to the agent: UDP answers up to EDNS 4096 fit, as do TCP segments of MTU 9000. */
     static final int DNS_COPY_BYTES = 9216;
     private static final int DNS_BATCH = 32;
+    /** The state file is rewritten at most this often; a kill loses at most the changes of the last one. */
+    private static final long STATE_WRITE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private Agent(AgentConfig config) {
         this.config = config;
@@ -208,7 +217,11 @@ public final class Agent implements AutoCloseable {
             opened.add(new VerdictUplink(channel, config.node(), feed, config.telemetry().verdictUploadPerSecond(),
                     metrics.registry(), clock).start()); // closed before the channel (reverse order)
         }
-        pending.ready(dnsAfter(new StateEnforcer(state, kernel, clock, established)));
+        Enforcer enforcer = dnsAfter(new StateEnforcer(state, kernel, clock, established));
+        if (config.state().enabled()) {
+            enforcer = keptAcrossRuns(enforcer, clock);
+        }
+        pending.ready(enforcer);
         // The servers start while the first snapshot is fetched and written: nothing on the way to
         // enforcing waits for them. /healthz says "not enforcing yet" until the table is written.
         if (config.inspectListen() != null) {
@@ -231,6 +244,51 @@ public final class Agent implements AutoCloseable {
             opened.add(metricsHttp);
             log.info("metrics on http://{}:{}/metrics", config.metricsListen().getHostString(), metricsHttp.port());
         }
+    }
+
+    /**
+     * Enforces the state file's state now, if it may be, so that a rebooted node or a restarted agent
+     * enforces its last state before the control plane answers; returns the enforcer that keeps the
+     * file current behind each later generation.
+     */
+    private Enforcer keptAcrossRuns(Enforcer enforcer, Clock clock) {
+        StateFile file = new StateFile(config.state().directory(), config.node());
+        StateWriter writer = new StateWriter(file, config.node(), VERSION, clock, STATE_WRITE_INTERVAL_NANOS).start();
+        opened.add(writer); // closed after the sync client: the last state offered is written
+        String outcome = enforceKept(file, enforcer, clock);
+        StateFileMetrics.register(metrics.registry(), writer, outcome);
+        return (snapshot, sequence) -> {
+            enforcer.enforce(snapshot, sequence);
+            writer.offer(snapshot, sequence);
+        };
+    }
+
+    /** @return how it went, for the start-state metric */
+    private String enforceKept(StateFile file, Enforcer enforcer, Clock clock) {
+        StateFileFormat.Decoded kept = file.read(config.node(), clock.millis(),
+                TimeUnit.SECONDS.toMillis(config.state().maxAgeSeconds()));
+        if (!kept.usable()) {
+            if (kept.refusal() == StateFileFormat.Refusal.MISSING) {
+                log.info("no state file {}: nothing is enforced until the control plane's first snapshot", file.path());
+            } else {
+                log.warn("state file {} not enforced: {}{}; nothing is enforced until the control plane's first snapshot",
+                        file.path(), kept.refusal().text(), kept.detail() == null ? "" : " (" + kept.detail() + ")");
+            }
+            return kept.refusal().name().toLowerCase(java.util.Locale.ROOT);
+        }
+        PersistedNodeState state = kept.state();
+        try {
+            enforcer.enforce(state.getSnapshot(), state.getSequence());
+        } catch (Exception e) {
+            log.warn("state file {}: enforcing its state failed: {}; nothing is enforced until the control plane's "
+                    + "first snapshot", file.path(), e.toString());
+            return "failed";
+        }
+        log.info("enforcing the kept state of sequence {} from {} ({} endpoints, written {} s ago by agent {}) until the "
+                        + "control plane's first snapshot", state.getSequence(), file.path(),
+                state.getSnapshot().getEndpointsCount(), (clock.millis() - state.getWrittenUnixMillis()) / 1000,
+                state.getAgentVersion());
+        return "enforced";
     }
 
     /** After each generation is enforced, the DNS table's watched pods follow it. */

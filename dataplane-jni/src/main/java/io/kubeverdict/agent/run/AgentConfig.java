@@ -20,11 +20,12 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
  * @param dns the DNS answers path of domain-name rules; null = its defaults
  * @param queues verdict queues {@code queueId .. queueId + queues - 1}, one verdict thread each; the
  *     kernel sends each packet to the queue of the CPU that handles it (1..{@value #MAX_QUEUES})
+ * @param state where the last enforced state is kept between runs; null = {@link State#OFF}
  */
 public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
                           String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls,
                           Path tokenFile, boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry, Dns dns,
-                          int queues) {
+                          int queues, State state) {
     /** Most queues (verdict threads) one agent runs. */
     public static final int MAX_QUEUES = 64;
     /** The default number of queues is one per CPU the agent may use, at most this many. */
@@ -87,7 +88,31 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
         }
     }
 
+    /**
+     * The state file: written after each enforced generation, enforced at the next start before the
+     * control plane answers when it is this node's, intact and at most {@code maxAgeSeconds} old.
+     *
+     * @param directory null = kept nowhere (the agent starts with nothing enforced)
+     */
+    public record State(Path directory, long maxAgeSeconds) {
+        public static final State OFF = new State(null, 0);
+        public static final long DEFAULT_MAX_AGE_SECONDS = 7 * 24 * 3600;
+
+        public State {
+            if (directory != null && maxAgeSeconds <= 0) {
+                throw new IllegalArgumentException("--state-max-age must be > 0 seconds, got " + maxAgeSeconds);
+            }
+        }
+
+        public boolean enabled() {
+            return directory != null;
+        }
+    }
+
     public AgentConfig {
+        if (state == null) {
+            state = State.OFF;
+        }
         if (telemetry == null) {
             telemetry = Telemetry.DEFAULTS;
         }

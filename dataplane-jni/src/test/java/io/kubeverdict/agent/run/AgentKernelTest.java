@@ -12,6 +12,7 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.kubeverdict.agent.persist.StateFileFormat;
 import io.kubeverdict.agent.testing.AgentProcess;
 import io.kubeverdict.agent.testing.NetnsEventLoops;
 import io.kubeverdict.agent.testing.PodPair;
@@ -23,6 +24,7 @@ import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.proto.v1.Peer;
+import io.kubeverdict.proto.v1.PersistedNodeState;
 import io.kubeverdict.proto.v1.Policy;
 import io.kubeverdict.proto.v1.PortMatch;
 import io.kubeverdict.proto.v1.Protocol;
@@ -36,6 +38,8 @@ import io.kubeverdict.testing.tier.KernelTest;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -44,6 +48,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The agent process on real packets: a node namespace routing between pods a and b, b isolated
@@ -102,12 +107,19 @@ class AgentKernelTest {
 
     /** The full state on a new stream, then InSync; returns the next sequence. */
     private static long sendSnapshot(ScriptedControlPlane.Stream stream, long seq) {
+        return sendSnapshot(stream, seq, ALLOWED);
+    }
+
+    /** The same, with b allowing a on these TCP ports. */
+    private static long sendSnapshot(ScriptedControlPlane.Stream stream, long seq, int... allowedPorts) {
+        Rule.Builder rule = Rule.newBuilder().setAction(Action.ALLOW).addPeers(Peer.newBuilder().setIpSetId("pods-a"))
+                .setRuleId("ingress[0]");
+        for (int port : allowedPorts) {
+            rule.addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(port));
+        }
         ToAgent policy = ToAgent.newBuilder().setSequence(seq + 1).setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
                 .setId(io.kubeverdict.agent.testing.Messages.policyId("x/b-from-a"))
-                .setPolicy(Policy.newBuilder().addInboundRules(Rule.newBuilder().setAction(Action.ALLOW)
-                        .addPeers(Peer.newBuilder().setIpSetId("pods-a"))
-                        .addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(ALLOWED))
-                        .setRuleId("ingress[0]")))).build();
+                .setPolicy(Policy.newBuilder().addInboundRules(rule))).build();
         stream.send(ipSet(seq, "pods-a", PodPair.A_IP, PodPair.A_IP6), policy,
                 dualStack(endpoint(seq + 2, "x", "a", PodPair.A_IP), PodPair.A_IP6),
                 dualStack(endpoint(seq + 3, "x", "b", PodPair.B_IP, "x/b-from-a"), PodPair.B_IP6),
@@ -260,6 +272,91 @@ class AgentKernelTest {
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("stopped, fail-closed: new connections dropped").isFalse();
         assertThat(PodPair.echoes(established)).as("established connections keep working").isTrue();
         established.close();
+    }
+
+    /**
+     * A node's reboot: the agent gone, its table gone, the control plane unreachable. The agent
+     * that starts then enforces the state it kept before anything answers it, and the control
+     * plane's state once it is back.
+     */
+    @Test
+    void afterARebootTheKeptStateIsEnforcedUntilTheControlPlaneAnswers(@TempDir Path stateDir) throws Exception {
+        String keep = stateDir.toString();
+        AgentProcess agent = startAgent(false, "--state-dir", keep);
+        long next = sendSnapshot(streamOf(agent), 1);
+        awaitEnforcing(agent, next - 1);
+        awaitLog(agent, "nftables table kube_verdict written");
+        Path file = stateDir.resolve("node-1.state");
+        awaitCondition(() -> Files.exists(file), "the state file " + file, agent);
+
+        agent.kill();
+        cp.close();
+        cp = null; // nothing answers on the control plane's port from here on
+        pods.node.exec("nft", "delete", "table", "inet", "kube_verdict");
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("rebooted: no table, nothing enforced").isTrue();
+
+        AgentProcess restarted = startAgent(false, "--state-dir", keep);
+        awaitLog(restarted, "enforcing the kept state of sequence " + (next - 1));
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("kept state: denied\n" + restarted.log()).isFalse();
+        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("kept state: IPv6 denied").isFalse();
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("kept state: allowed").isTrue();
+
+        // The control plane comes back with a change: 8081 allowed now. The agent reconnects (backoff) and applies it.
+        cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
+        long last = sendSnapshot(streamOf(restarted), 1, ALLOWED, DENIED) - 1;
+        awaitEnforcing(restarted, last);
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("the control plane's change\n" + restarted.log()).isTrue();
+        awaitCondition(() -> keptSequence(file) == last, "the new state kept", restarted);
+    }
+
+    /** A file the agent must not trust: refused with one line that says why, and nothing of it enforced. */
+    @Test
+    void aCorruptOrForeignStateFileIsNotEnforced(@TempDir Path stateDir) throws Exception {
+        cp.close();
+        cp = null;
+        Path file = stateDir.resolve("node-1.state");
+        PersistedNodeState foreign = PersistedNodeState.newBuilder().setNode("node-2").setSequence(9)
+                .setWrittenUnixMillis(System.currentTimeMillis())
+                .setSnapshot(io.kubeverdict.agent.testing.SnapshotFixtures.allowFromB().toBuilder().setNode("node-2")).build();
+        Files.write(file, StateFileFormat.encode(foreign));
+        AgentProcess agent = startAgent(false, "--state-dir", stateDir.toString());
+        awaitLog(agent, "state file " + file + " not enforced: written for another node");
+        assertThat(agent.log()).doesNotContain("enforcing the kept state");
+        agent.kill();
+
+        byte[] intact = StateFileFormat.encode(foreign.toBuilder().setNode("node-1")
+                .setSnapshot(foreign.getSnapshot().toBuilder().setNode("node-1")).build());
+        Files.write(file, java.util.Arrays.copyOf(intact, intact.length / 2));
+        AgentProcess again = startAgent(false, "--state-dir", stateDir.toString());
+        awaitLog(again, "state file " + file + " not enforced: truncated");
+        assertThat(again.log()).doesNotContain("enforcing the kept state");
+        assertThat(pods.node.tryExec("nft", "list", "table", "inet", "kube_verdict").exitCode()).as("no table written").isNotZero();
+    }
+
+    private static long keptSequence(Path file) {
+        try {
+            StateFileFormat.Decoded decoded = StateFileFormat.decode(Files.readAllBytes(file), "node-1",
+                    System.currentTimeMillis(), 3_600_000);
+            return decoded.usable() ? decoded.state().getSequence() : -1;
+        } catch (java.io.IOException e) {
+            return -1;
+        }
+    }
+
+    private static void awaitLog(AgentProcess agent, String text) throws InterruptedException {
+        awaitCondition(() -> agent.log().contains(text), "\"" + text + "\" in the agent's log", agent);
+    }
+
+    private static void awaitCondition(java.util.function.BooleanSupplier condition, String what, AgentProcess agent)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline || !agent.alive()) {
+                throw new AssertionError("waited in vain for " + what + " (agent alive: " + agent.alive()
+                        + "); its log:\n" + agent.log());
+            }
+            Thread.sleep(50);
+        }
     }
 
     @Test

@@ -84,7 +84,10 @@ final class CompiledRules {
         problems = b.problems;
     }
 
-    /** Compiles the policies against the index's IP sets; anything unusable matches nothing and is a problem. */
+    /**
+     * Compiles the policies against the index's IP sets. Every unusable part is a problem; it makes
+     * an Allow rule's part match nothing and a Deny or Pass rule deny all ({@link UnusableParts}).
+     */
     static CompiledRules compile(List<ActivePolicy> policies, SetNumbers sets) {
         Builder b = new Builder(sets);
         for (ActivePolicy policy : policies) {
@@ -177,62 +180,88 @@ final class CompiledRules {
                     yield SnapshotCompiler.ACTION_DENY;
                 }
             };
-            ruleAction.add(action);
-            rulePolicy.add(policy);
-            ruleIds.add(rule.getRuleId());
-            // Per the contract all_peers counts only when no peer is given: a peer list is never widened.
-            ruleAllPeers.add(rule.getAllPeers() && rule.getPeersCount() == 0 ? 1 : 0);
-            ruleSetStart.add(ruleSets.size());
-            ruleDomainStart.add(ruleDomains.size());
+            UnusableParts unusable = new UnusableParts(where, action, problems);
+            int setStart = ruleSets.size();
+            int domainStart = ruleDomains.size();
+            int portStart = portProto.size();
             RangeSet.Builder b4 = new RangeSet.Builder();
             RangeSet.Builder b6 = new RangeSet.Builder();
             for (Peer peer : rule.getPeersList()) {
-                switch (peer.getKindCase()) {
-                    case IP_SET_ID -> {
-                        int set = set(peer.getIpSetId(), IpSetType.IP);
-                        if (set < 0) {
-                            problems.add(where + ": peer ip set " + peer.getIpSetId()
-                                    + (sets.number(peer.getIpSetId()) < 0 ? " is missing" : " is not of type IP")
-                                    + "; it matches nothing");
-                        } else {
-                            ruleSets.add(set);
-                        }
-                    }
-                    case IP_BLOCK -> addBlock(where, peer.getIpBlock(), b4, b6);
-                    case DOMAIN_NAMES -> {
-                        int d = domainSets.number(where, peer.getDomainNames(), problems);
-                        if (!outbound) {
-                            problems.add(where + ": a domain-name peer in an inbound rule matches nothing");
-                        } else if (d >= 0) {
-                            ruleDomains.add(d);
-                        }
-                    }
-                    default -> problems.add(where + ": empty peer matches nothing");
+                addPeer(peer, outbound, b4, b6, unusable);
+            }
+            for (PortMatch port : rule.getPortsList()) {
+                addPort(port, unusable);
+            }
+            // Per the contract all_peers counts only when no peer is given: a peer list is never widened.
+            boolean allPeers = rule.getAllPeers() && rule.getPeersCount() == 0;
+            if (unusable.ruleDeniesAll()) {
+                // "Deny all": no peer list (all peers), no port clause (every port and protocol).
+                action = SnapshotCompiler.ACTION_DENY;
+                allPeers = true;
+                ruleSets.truncate(setStart);
+                ruleDomains.truncate(domainStart);
+                b4 = new RangeSet.Builder();
+                b6 = new RangeSet.Builder();
+                for (IntList column : List.of(portProto, portLo, portHi, portNamedSet)) {
+                    column.truncate(portStart);
                 }
             }
+            ruleAction.add(action);
+            rulePolicy.add(policy);
+            ruleIds.add(rule.getRuleId());
+            ruleAllPeers.add(allPeers ? 1 : 0);
+            ruleSetStart.add(setStart);
             ruleSetEnd.add(ruleSets.size());
+            ruleDomainStart.add(domainStart);
             ruleDomainEnd.add(ruleDomains.size());
             ruleV4.add(b4.isEmpty() ? null : b4.build());
             ruleV6.add(b6.isEmpty() ? null : b6.build());
-            rulePortStart.add(portProto.size());
-            for (PortMatch port : rule.getPortsList()) {
-                addPort(where, port);
-            }
+            rulePortStart.add(portStart);
             rulePortEnd.add(portProto.size());
         }
 
-        private void addBlock(String where, IpBlock block, RangeSet.Builder b4, RangeSet.Builder b6) {
+        private void addPeer(Peer peer, boolean outbound, RangeSet.Builder b4, RangeSet.Builder b6, UnusableParts unusable) {
+            switch (peer.getKindCase()) {
+                case IP_SET_ID -> {
+                    int set = set(peer.getIpSetId(), IpSetType.IP);
+                    if (set < 0) {
+                        unusable.add("peer ip set " + peer.getIpSetId()
+                                + (sets.number(peer.getIpSetId()) < 0 ? " is missing or of an unknown type" : " is not of type IP"));
+                    } else {
+                        ruleSets.add(set);
+                    }
+                }
+                case IP_BLOCK -> addBlock(peer.getIpBlock(), b4, b6, unusable);
+                case DOMAIN_NAMES -> {
+                    String why = DomainSets.unusable(peer.getDomainNames());
+                    if (why != null) {
+                        unusable.add(why);
+                        return;
+                    }
+                    int d = domainSets.number(unusable.where(), peer.getDomainNames(), problems);
+                    if (outbound) {
+                        ruleDomains.add(d);
+                    } else {
+                        unusable.add("a domain-name peer in an inbound rule");
+                    }
+                }
+                // A oneof member this build does not know (a newer control plane's peer kind) arrives as an unknown field.
+                default -> unusable.add("peer of no known kind (empty, or newer than this agent)");
+            }
+        }
+
+        private void addBlock(IpBlock block, RangeSet.Builder b4, RangeSet.Builder b6, UnusableParts unusable) {
             Cidr cidr = Cidr.tryParse(block.getCidr());
             if (cidr == null) {
-                problems.add(where + ": invalid cidr \"" + block.getCidr() + "\"; the block matches nothing");
+                unusable.add("invalid cidr \"" + block.getCidr() + "\"");
                 return;
             }
             List<Cidr> excepts = new ArrayList<>();
             for (String e : block.getExceptList()) {
                 Cidr except = Cidr.tryParse(e);
                 if (except == null) {
-                    // Without the except the block would allow more than written: drop the block.
-                    problems.add(where + ": invalid except \"" + e + "\"; the block matches nothing");
+                    // Without the except an Allow's block would allow more than written: the whole block is unusable.
+                    unusable.add("invalid except \"" + e + "\" (the whole block is unusable)");
                     return;
                 }
                 excepts.add(except);
@@ -240,13 +269,13 @@ final class CompiledRules {
             (cidr.family() == IpAddress.V4 ? b4 : b6).add(cidr, excepts);
         }
 
-        private void addPort(String where, PortMatch port) {
+        private void addPort(PortMatch port, UnusableParts unusable) {
             if (!port.getNamedPortIpSetId().isEmpty()) {
                 int set = set(port.getNamedPortIpSetId(), IpSetType.IP_AND_PORT);
                 if (set < 0) {
-                    problems.add(where + ": named-port ip set " + port.getNamedPortIpSetId()
-                            + (sets.number(port.getNamedPortIpSetId()) < 0 ? " is missing" : " is not of type IP_AND_PORT")
-                            + "; it matches nothing");
+                    unusable.add("named-port ip set " + port.getNamedPortIpSetId()
+                            + (sets.number(port.getNamedPortIpSetId()) < 0 ? " is missing or of an unknown type"
+                                    : " is not of type IP_AND_PORT"));
                 }
                 addPortClause(0, 0, 0, set < 0 ? SnapshotCompiler.NEVER : set);
                 return;
@@ -259,8 +288,9 @@ final class CompiledRules {
             boolean valid = (protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE
                     || protocol == Protocol.SCTP_VALUE) && lo <= 65535 && lo <= hi;
             if (!valid) {
-                problems.add(where + ": port clause " + port.getProtocol() + " " + lo + "-" + end
-                        + " is invalid; it matches nothing");
+                // The protocol by number: one this build does not know prints as UNRECOGNIZED.
+                unusable.add("port clause " + (port.getProtocol() == Protocol.UNRECOGNIZED ? "protocol " + protocol
+                        : port.getProtocol()) + " " + lo + "-" + end + " is invalid");
             }
             addPortClause(protocol, (int) Math.min(lo, 65535), (int) Math.min(hi, 65535),
                     valid ? SnapshotCompiler.NOT_NAMED : SnapshotCompiler.NEVER);

@@ -25,14 +25,22 @@ final class DomainSets {
         return c;
     }
 
+    /** Why a domain-name peer cannot be used ("domain-name peer without patterns"), or null when it can. */
+    static String unusable(DomainNames names) {
+        if (names.getLearnedSetId().isEmpty() || names.getPatternsCount() == 0) {
+            return "domain-name peer without " + (names.getLearnedSetId().isEmpty() ? "learned set id" : "patterns");
+        }
+        return null;
+    }
+
     /** The number of a domain set (the first pattern list given for an id is kept); -1 when unusable. */
     int number(String where, DomainNames names, ProblemList problems) {
-        String id = names.getLearnedSetId();
-        if (id.isEmpty() || names.getPatternsCount() == 0) {
-            problems.add(where + ": domain-name peer without " + (id.isEmpty() ? "learned set id" : "patterns")
-                    + "; it matches nothing");
+        String unusable = unusable(names);
+        if (unusable != null) {
+            problems.add(where + ": " + unusable + "; it matches nothing");
             return -1;
         }
+        String id = names.getLearnedSetId();
         Integer known = index.get(id);
         if (known != null) {
             if (!patterns.get(known).equals(names.getPatternsList())) {

@@ -18,6 +18,14 @@ final class IntList {
         return size;
     }
 
+    /** Drops the values from index size on. */
+    void truncate(int size) {
+        if (size < 0 || size > this.size) {
+            throw new IndexOutOfBoundsException(size);
+        }
+        this.size = size;
+    }
+
     int get(int i) {
         return data[i];
     }

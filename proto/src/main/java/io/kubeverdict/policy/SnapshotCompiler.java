@@ -97,7 +97,8 @@ final class SnapshotCompiler {
         }
         IpSetType type = set.getType();
         if (type != IpSetType.IP && type != IpSetType.IP_AND_PORT) {
-            setProblems.add("ip set " + set.getId() + " has unknown type " + type + "; it matches nothing");
+            setProblems.add("ip set " + set.getId() + " has unknown type " + set.getTypeValue()
+                    + "; it is left out (rules naming it cannot use it)");
             return;
         }
         int index = setTypes.size();

@@ -105,7 +105,7 @@ class DomainNamePeerTest {
 
     @Test
     void aDomainPeerInAnInboundRuleOrWithoutPatternsMatchesNothingAndIsReported() {
-        assertThat(INDEX.problems()).anyMatch(p -> p.contains("inbound rule matches nothing"));
+        assertThat(INDEX.problems()).anyMatch(p -> p.contains("domain-name peer in an inbound rule; it matches nothing"));
         NodeSnapshot broken = SNAPSHOT.toBuilder().setPolicies(0, policy("admin", "allow-api", List.of(),
                 List.of(allow("egress[0]", List.of(Peer.newBuilder().setDomainNames(
                         DomainNames.newBuilder().setLearnedSetId("d:x")).build()), List.of())))).build();

@@ -23,7 +23,8 @@ import java.util.Set;
 /**
  * policy.proto's comments, transcribed as directly as possible: lists walked per packet, sets
  * as strings. Slow on purpose; the yardstick for {@link SnapshotIndex}. Where the contract is
- * silent it takes the side of allowing less (unknown actions deny), as the index documents.
+ * silent it takes the side of allowing less (unknown actions deny; a Deny or Pass rule with an
+ * unusable part denies all, an Allow's unusable part matches nothing), as the index documents.
  */
 final class ReferenceEvaluator {
 
@@ -82,6 +83,10 @@ final class ReferenceEvaluator {
                     continue;
                 }
                 for (Rule rule : ingress ? policy.getPolicy().getInboundRulesList() : policy.getPolicy().getOutboundRulesList()) {
+                    if (rule.getAction() != Action.ALLOW && hasUnusablePart(rule, ingress)) {
+                        decided = Action.DENY; // a Deny or Pass that cannot be read whole denies all
+                        break search;
+                    }
                     if (peersMatch(rule, remote, ingress ? null : endpoint) && portsMatch(rule, dst, protocol, port)) {
                         decided = rule.getAction();
                         break search;
@@ -95,6 +100,44 @@ final class ReferenceEvaluator {
             return action == Action.ALLOW;
         }
         return true;
+    }
+
+    /** A peer or port clause this evaluator cannot use (in an Allow it matches nothing). */
+    private boolean hasUnusablePart(Rule rule, boolean ingress) {
+        for (Peer peer : rule.getPeersList()) {
+            boolean usable = switch (peer.getKindCase()) {
+                case IP_SET_ID -> hasType(peer.getIpSetId(), IpSetType.IP);
+                case IP_BLOCK -> Cidr.tryParse(peer.getIpBlock().getCidr()) != null
+                        && peer.getIpBlock().getExceptList().stream().allMatch(e -> Cidr.tryParse(e) != null);
+                case DOMAIN_NAMES -> !ingress && !peer.getDomainNames().getLearnedSetId().isEmpty()
+                        && peer.getDomainNames().getPatternsCount() > 0;
+                default -> false;
+            };
+            if (!usable) {
+                return true;
+            }
+        }
+        for (PortMatch pm : rule.getPortsList()) {
+            if (!pm.getNamedPortIpSetId().isEmpty()) {
+                if (!hasType(pm.getNamedPortIpSetId(), IpSetType.IP_AND_PORT)) {
+                    return true;
+                }
+                continue;
+            }
+            Protocol p = pm.getProtocol();
+            long from = Integer.toUnsignedLong(pm.getPort());
+            long to = Integer.toUnsignedLong(pm.getEndPort());
+            if ((p != Protocol.TCP && p != Protocol.UDP && p != Protocol.SCTP) || from > 65535
+                    || (from != 0 && to != 0 && to < from)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean hasType(String setId, IpSetType type) {
+        IpSet set = sets.get(setId);
+        return set != null && set.getType() == type;
     }
 
     /** A domain-name peer matches only in egress (local = the source), by what local learned. */

@@ -31,7 +31,8 @@ public final class SnapshotAssembler {
             Comparator.comparing(EndpointId::getNamespace).thenComparing(EndpointId::getPod);
 
     // The type as its wire number: one this build does not know (a newer control plane's) is kept
-    // as sent, and the verdict function treats the set as matching nothing. The rendered message is
+    // as sent, and the compile leaves the set out: a rule naming it has an unusable part, which
+    // matches nothing in an Allow and makes a Deny or Pass deny all. The rendered message is
     // kept until the set changes: snapshot() then costs the changed sets only, and an unchanged set
     // is the same instance in consecutive snapshots, which is how the index update and the
     // re-judging tell in one comparison that it did not change.

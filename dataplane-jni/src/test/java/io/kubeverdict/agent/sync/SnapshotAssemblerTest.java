@@ -3,6 +3,10 @@ package io.kubeverdict.agent.sync;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kubeverdict.policy.DecisionText;
+import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.policy.Snapshots;
+import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.ActivePolicyRemove;
 import io.kubeverdict.proto.v1.ActivePolicyUpdate;
@@ -15,9 +19,11 @@ import io.kubeverdict.proto.v1.IpSetRemove;
 import io.kubeverdict.proto.v1.IpSetType;
 import io.kubeverdict.proto.v1.IpSetUpdate;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.Peer;
 import io.kubeverdict.proto.v1.Policy;
 import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.Rule;
+import io.kubeverdict.proto.v1.TierInfo;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import io.kubeverdict.proto.v1.WorkloadEndpointRemove;
@@ -238,5 +244,30 @@ class SnapshotAssemblerTest {
         assertThat(second.getIpSets(1).getMembersList()).containsExactly("10.0.0.2", "10.0.0.3");
         assertThat(second.getPolicies(0)).isSameAs(first.getPolicies(0));
         assertThat(second.getEndpoints(0)).isSameAs(first.getEndpoints(0));
+    }
+
+    /**
+     * Audit M2 on the agent's own path: a newer control plane's set type (99) arrives on the wire,
+     * is kept by the assembler, and the admin Deny that names the set denies all instead of nothing.
+     */
+    @Test
+    void anAdminDenyNamingASetOfANewerTypeDeniesAll() throws Exception {
+        SnapshotAssembler a = new SnapshotAssembler("n1");
+        applyAll(a, List.of(
+                next(ToAgent.newBuilder().setIpSetUpdate(IpSetUpdate.newBuilder().setId("s:X").setTypeValue(99)
+                        .addMembers("10.9.0.1"))),
+                next(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                        .setId(PolicyId.newBuilder().setTier("admin").setName("deny-x"))
+                        .setPolicy(Policy.newBuilder().addInboundRules(Rule.newBuilder().setRuleId("ingress[0]")
+                                .setAction(Action.DENY).addPeers(Peer.newBuilder().setIpSetId("s:X")))))),
+                next(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                        .setId(EndpointId.newBuilder().setNamespace("ns").setPod("a"))
+                        .setEndpoint(WorkloadEndpoint.newBuilder().addIps("10.0.0.1").addTiers(TierInfo.newBuilder()
+                                .setName("admin").setDefaultAction(Action.PASS).addIngressPolicies("deny-x")))))));
+
+        SnapshotIndex index = SnapshotIndex.compile(a.snapshot());
+
+        int code = index.decide(Snapshots.packet("10.9.0.1", "10.0.0.1", Snapshots.TCP, 80));
+        assertThat(new DecisionText(index).describe(code)).isEqualTo("DENY ingress: denied by admin/deny-x ingress[0]");
     }
 }

@@ -44,6 +44,9 @@ final class Engine {
             // The control plane rejects such a copy as a whole too: nothing would be enforced.
             throw new SandboxException("the manifests do not load: " + e.getMessage());
         }
+        if (!loaded.skipped().summary().isEmpty()) {
+            progress.note(loaded.skipped().summary());
+        }
         for (ManifestProblem problem : loaded.problems()) {
             progress.note("warning: " + problem);
         }

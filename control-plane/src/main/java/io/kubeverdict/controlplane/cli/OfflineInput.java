@@ -31,8 +31,9 @@ final class OfflineInput {
     private volatile String loadedSoFar = "";
 
     @Option(names = "--strict",
-            description = "Fail (exit 2) on any problem in the manifests (unknown fields, invalid labels, unreadable "
-                    + "documents, unsupported kinds, duplicates, unusable policy parts) instead of warning.")
+            description = "Fail (exit 2) on any problem in the manifests (unknown Pod fields, invalid labels, "
+                    + "duplicates, unusable policy parts) instead of warning. Skipped kinds (Deployments, Services ...) "
+                    + "are no problem.")
     boolean strict;
 
     /** Whether --manifests was given (else the command asks a running control plane). */
@@ -72,6 +73,10 @@ final class OfflineInput {
             throw new FatalInput("--manifests " + manifests + ": cannot read: " + e);
         }
         loadedSoFar = m.pods().size() + " pods and " + m.policies().size() + " network policies";
+        if (!m.skipped().summary().isEmpty()) {
+            // Not a problem, not for --strict: what could be a misspelt policy was refused above.
+            err.println("note: " + m.skipped().summary());
+        }
         for (ManifestProblem p : m.problems()) {
             err.println((strict ? "error: " : "warning: ") + p);
         }

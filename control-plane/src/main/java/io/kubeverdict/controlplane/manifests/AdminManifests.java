@@ -13,8 +13,8 @@ import java.util.List;
  * (AdminNetworkPolicy, BaselineAdminNetworkPolicy, ClusterNetworkPolicy, read as generic objects)
  * and Nodes (whose labels and addresses {@code nodes} peers match, and which address hostNetwork
  * pods). Admin-tier policies are checked with the calculation's own reader at load time, so its
- * problems carry file and document; an object of the group in a version the engine does not
- * implement is reported and ignored.
+ * problems carry file and document. Objects of the group in another kind or version never get
+ * here: {@link ManifestKinds} refuses them.
  */
 final class AdminManifests {
     /** Where the loader keeps what this class accepts; keys as {@link LoadedManifests#originKey}. */
@@ -28,13 +28,7 @@ final class AdminManifests {
 
     private AdminManifests() {}
 
-    /** Whether the object is a Node or of the policy.networking.k8s.io group. */
-    static boolean handles(HasMetadata object) {
-        return object instanceof Node || (object instanceof GenericKubernetesResource g && g.getApiVersion() != null
-                && g.getApiVersion().startsWith(AdminPolicyKind.GROUP + "/"));
-    }
-
-    /** Takes a named object that {@link #handles} accepts. */
+    /** Takes a named Node, or an admin-tier policy of a kind and version {@link ManifestKinds} reads. */
     static void accept(Origin origin, HasMetadata object, Sink sink) {
         if (object instanceof Node node) {
             sink.node(LoadedManifests.originKey("Node", null, node.getMetadata().getName()), node, origin);
@@ -42,11 +36,8 @@ final class AdminManifests {
         }
         GenericKubernetesResource g = (GenericKubernetesResource) object;
         AdminPolicyKind kind = AdminPolicyKind.of(g.getApiVersion(), g.getKind());
-        if (kind == null) {
-            AdminPolicyKind other = AdminPolicyKind.byKindName(g.getKind());
-            sink.problem(new ManifestProblem(origin, "unsupported " + g.getApiVersion() + " " + g.getKind()
-                    + (other == null ? "" : " (the engine reads " + other.apiVersion() + ")") + "; ignored"));
-            return;
+        if (kind == null) { // ManifestKinds refuses these before: a caller's bug, never a silent skip
+            throw new IllegalArgumentException("not an admin-tier policy kind read: " + g.getApiVersion() + " " + g.getKind());
         }
         List<PolicyProblem> problems = AdminPolicyReader.read(g).problems();
         problems.forEach(p -> sink.problem(new ManifestProblem(origin, p.toString())));

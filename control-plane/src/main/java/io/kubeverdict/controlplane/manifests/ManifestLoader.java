@@ -7,7 +7,6 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.ModelSerialization;
 import io.kubeverdict.controlplane.calc.PolicyCompiler;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
@@ -33,13 +32,15 @@ import tools.jackson.databind.node.ObjectNode;
  * file or document cannot be read (not UTF-8, a syntax error, a duplicate key, an alias, a limit
  * of {@link ParserLimits} exceeded, an object without apiVersion, kind or metadata.name, a field of
  * the wrong type (of the Pod and Node fields the calculation reads: {@link ModelSerialization}
- * skips the others unchecked), an unknown field in metadata or a policy's spec) the whole load is
- * rejected with a {@link ManifestLoadException} that names every such place by file, line, column
- * and document.
+ * skips the others unchecked), an unknown field in metadata or a policy's spec, a kind or apiVersion
+ * that {@link ManifestKinds} refuses: a misspelt or unknown policy kind or version) the whole load
+ * is rejected with a {@link ManifestLoadException} that names every such place by file, line,
+ * column and document.
  * A half-read directory must never become the cluster: what it leaves out (a policy, a pod) would
  * be allowed.
  *
- * <p>What loads may still carry warnings: other kinds are ignored, a later object with the same
+ * <p>Other kinds (Deployments, Services …) are skipped and only counted ({@link SkippedKinds}).
+ * What loads may still carry warnings: a later object with the same
  * kind and namespace/name replaces an earlier one, and every policy is checked with the
  * calculation's own compiler (admin-tier policies with its reader), whose problems (invalid CIDRs, ports, selectors: each narrowed, never
  * widened) are reported with the policy's place.
@@ -119,6 +120,7 @@ public final class ManifestLoader {
         final Map<String, Origin> origins = new LinkedHashMap<>();
         final List<ManifestProblem> warnings = new ArrayList<>();
         final List<ManifestProblem> errors = new ArrayList<>();
+        final Map<String, Integer> skipped = new LinkedHashMap<>(); // kind -> objects, first seen first
         int moreErrors; // beyond MAX_ERRORS: counted, not located
 
         void file(String file, byte[] bytes) {
@@ -146,7 +148,7 @@ public final class ManifestLoader {
             }
             return new LoadedManifests(List.copyOf(namespaces.values()), List.copyOf(pods.values()),
                     List.copyOf(policies.values()), Map.copyOf(origins), List.copyOf(warnings),
-                    List.copyOf(adminPolicies.values()), List.copyOf(nodes.values()));
+                    List.copyOf(adminPolicies.values()), List.copyOf(nodes.values()), new SkippedKinds(skipped));
         }
 
         @Override
@@ -235,36 +237,42 @@ public final class ManifestLoader {
                 if (apiVersion == null || kind == null) {
                     return;
                 }
+                if (inList && kind.endsWith("List")) {
+                    error(at, "a " + kind + " inside a list is not supported");
+                    return;
+                }
+                ManifestKinds.Verdict verdict = ManifestKinds.classify(apiVersion, kind);
+                if (verdict instanceof ManifestKinds.Refuse refuse) {
+                    error(at, refuse.reason());
+                } else if (verdict instanceof ManifestKinds.Skip) {
+                    skipped.merge(kind, 1, Integer::sum);
+                } else {
+                    read(node, at, kind);
+                }
+            }
+
+            /** An object of a kind and apiVersion that {@link ManifestKinds} reads. */
+            private void read(JsonNode node, JsonPointer at, String kind) {
                 switch (kind) {
-                    case "Namespace" -> bind(node, at, Namespace.class, "v1").ifPresent(n -> put(namespaces, n, at));
-                    case "Pod" -> bind(node, at, Pod.class, "v1").ifPresent(p -> {
+                    case "Namespace" -> bind(node, at, Namespace.class).ifPresent(n -> put(namespaces, n, at));
+                    case "Pod" -> bind(node, at, Pod.class).ifPresent(p -> {
                         // At the object's place: searching the file for each field could take long.
                         UnknownFields.warnings(p).forEach(f -> warning(at,
                                 "Pod field " + FieldPaths.dotted(f) + " is unknown; ignored"));
                         put(pods, p, at);
                     });
-                    case "NetworkPolicy" -> bind(node, at, NetworkPolicy.class, "networking.k8s.io/v1").ifPresent(np -> {
+                    case "NetworkPolicy" -> bind(node, at, NetworkPolicy.class).ifPresent(np -> {
                         Origin origin = origin(at);
                         for (PolicyProblem pp : PolicyCompiler.compile(np).problems()) {
                             warnings.add(new ManifestProblem(origin, pp.toString()));
                         }
                         put(policies, np, at);
                     });
-                    case "Node" -> bind(node, at, Node.class, "v1")
+                    case "Node" -> bind(node, at, Node.class)
                             .ifPresent(n -> AdminManifests.accept(origin(at), n, Collector.this));
-                    default -> {
-                        if (apiVersion.startsWith(AdminPolicyKind.GROUP + "/")) {
-                            // Admin-tier policies are read as generic objects; AdminManifests checks kind and version.
-                            bind(node, at, GenericKubernetesResource.class, apiVersion)
-                                    .ifPresent(g -> AdminManifests.accept(origin(at), g, Collector.this));
-                        } else if (inList && kind.endsWith("List")) {
-                            error(at, "a " + kind + " inside a list is not supported");
-                        } else {
-                            String name = node.path("metadata").path("name").asString("");
-                            warning(at, "unsupported kind " + apiVersion + "/" + kind + (name.isEmpty() ? "" : " " + name)
-                                    + "; ignored");
-                        }
-                    }
+                    // The admin-tier policies, read as generic objects.
+                    default -> bind(node, at, GenericKubernetesResource.class)
+                            .ifPresent(g -> AdminManifests.accept(origin(at), g, Collector.this));
                 }
             }
 
@@ -282,8 +290,7 @@ public final class ManifestLoader {
             }
 
             /** The object bound to its model class, checked for a name and unknown fields; empty after an error. */
-            private <T extends HasMetadata> java.util.Optional<T> bind(JsonNode node, JsonPointer at, Class<T> type,
-                    String expectedApiVersion) {
+            private <T extends HasMetadata> java.util.Optional<T> bind(JsonNode node, JsonPointer at, Class<T> type) {
                 T obj;
                 try {
                     obj = serialization.convertValue(node, type);
@@ -308,10 +315,6 @@ public final class ManifestLoader {
                 }
                 if (!unknown.isEmpty()) {
                     return java.util.Optional.empty();
-                }
-                if (!expectedApiVersion.equals(obj.getApiVersion())) {
-                    warning(at, type.getSimpleName() + " with apiVersion \"" + obj.getApiVersion() + "\" read as "
-                            + expectedApiVersion);
                 }
                 boolean namespaced = obj instanceof Pod || obj instanceof NetworkPolicy;
                 if (namespaced

@@ -37,6 +37,6 @@ public final class EngineManifestLoader implements ManifestLoader {
         objects.addAll(m.policies());
         objects.addAll(m.nodes());
         objects.addAll(m.adminPolicies());
-        return new Result(objects, m.problems().stream().map(Object::toString).toList());
+        return new Result(objects, m.problems().stream().map(Object::toString).toList(), m.skipped().summary());
     }
 }

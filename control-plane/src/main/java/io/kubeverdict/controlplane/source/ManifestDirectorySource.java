@@ -92,6 +92,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
     private Outcome startOutcome = Outcome.APPLIED;
     private String lastError;
     private List<String> lastProblems = List.of();
+    private String lastSkipped = "";
     private WatchService watchService;
     private final Set<WatchKey> keys = new HashSet<>();
     private Object watchedDirKey;
@@ -192,6 +193,12 @@ public final class ManifestDirectorySource implements AutoCloseable {
         if (!result.problems().equals(lastProblems)) {
             result.problems().forEach(p -> log.warn("manifests: {}", p));
             lastProblems = result.problems();
+        }
+        if (!result.skipped().equals(lastSkipped)) {
+            if (!result.skipped().isEmpty()) {
+                log.info("manifests: {}", result.skipped());
+            }
+            lastSkipped = result.skipped();
         }
         List<String> ignored = new ArrayList<>();
         ManifestSnapshot next = ManifestSnapshot.of(result.objects(), ignored);

@@ -13,8 +13,15 @@ import java.util.SortedMap;
  */
 @FunctionalInterface
 public interface ManifestLoader {
-    /** What a directory held: the objects, and warnings about what was used otherwise than written. */
-    record Result(List<HasMetadata> objects, List<String> problems) {
+    /**
+     * What a directory held: the objects, warnings about what was used otherwise than written, and
+     * a one-line summary of the objects skipped as kinds not read ("" when none was).
+     */
+    record Result(List<HasMetadata> objects, List<String> problems, String skipped) {
+        public Result(List<HasMetadata> objects, List<String> problems) {
+            this(objects, problems, "");
+        }
+
         public Result {
             objects = List.copyOf(objects);
             problems = List.copyOf(problems);

@@ -173,6 +173,65 @@ class OfflineCommandsTest {
         assertThat(explain.err()).contains("error: " + bad.where());
     }
 
+    /** The issue's case: a misspelt kind on a deny-all was ignored with a warning, and matrix showed x open. */
+    @Test
+    void aMisspeltKindOnADenyAllIsFatalNotAnOpenNamespace(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), TWO_PODS);
+        Files.writeString(dir.resolve("deny.yaml"), """
+                # x accepts nothing
+                apiVersion: networking.k8s.io/v1
+                kind: NetworkPolicie
+                metadata: {namespace: x, name: deny-all}
+                spec: {podSelector: {}, policyTypes: [Ingress]}
+                """);
+        Run matrix = run("matrix", "--manifests", dir.toString());
+        assertThat(matrix.exit()).isEqualTo(2);
+        assertThat(matrix.out()).isEmpty();
+        assertThat(matrix.err()).contains("error: deny.yaml:2:1 (document 1): ").contains("\"NetworkPolicie\"")
+                .contains("1 error; nothing was evaluated");
+        Run explain = run("explain", "--manifests", dir.toString(), "--from", "x/a", "--to", "x/b", "--port", "80",
+                "--protocol", "TCP");
+        assertThat(explain.exit()).isEqualTo(2);
+        assertThat(explain.err()).contains("error: deny.yaml:2:1 (document 1): ");
+    }
+
+    @Test
+    void otherKindsAreSkippedAndListedOnce(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), TWO_PODS);
+        Files.writeString(dir.resolve("app.yaml"), """
+                apiVersion: apps/v1
+                kind: Deployment
+                metadata: {namespace: x, name: web}
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {namespace: x, name: web}
+                """);
+        Run matrix = run("matrix", "--manifests", dir.toString(), "--strict");
+        assertThat(matrix.exit()).as(matrix.err()).isZero();
+        assertThat(matrix.err().lines().filter(l -> l.contains("Deployment") || l.contains("Service")))
+                .containsExactly("note: skipped 2 objects of kinds not read: Deployment, Service");
+        assertThat(matrix.err()).doesNotContain("warning");
+    }
+
+    private static final String TWO_PODS = """
+            apiVersion: v1
+            kind: Namespace
+            metadata: {name: x}
+            ---
+            apiVersion: v1
+            kind: Pod
+            metadata: {namespace: x, name: a}
+            spec: {nodeName: n1, containers: [{name: c, image: i}]}
+            status: {phase: Running, podIP: 10.0.0.1}
+            ---
+            apiVersion: v1
+            kind: Pod
+            metadata: {namespace: x, name: b}
+            spec: {nodeName: n1, containers: [{name: c, image: i}]}
+            status: {phase: Running, podIP: 10.0.0.2}
+            """;
+
     @Test
     void runningOutOfMemoryIsAClearMessageAndExitOne(@TempDir Path dir) throws Exception {
         // 24 MiB of manifests cannot be read into a 16 MiB heap.

@@ -1,6 +1,7 @@
 package io.kubeverdict.controlplane.manifests;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubeverdict.controlplane.tools.ClusterObjects;
 import io.kubeverdict.controlplane.tools.OfflineCluster;
@@ -23,12 +24,23 @@ class AdminManifestsTest {
     }
 
     @Test
-    void reportsTheReadersProblemsAndUnsupportedVersionsWithFileLineAndDocument() throws Exception {
+    void reportsTheReadersProblemsWithFileLineAndDocument() throws Exception {
         List<String> problems = new ManifestLoader().load(DIR).problems().stream().map(Object::toString).toList();
         assertThat(problems).containsExactly(
-                "02-admin.yaml:1:1 (document 1): AdminNetworkPolicy guard: spec.priority: priority 2000 outside 0-1000; evaluated at 1000",
-                "02-admin.yaml:25:1 (document 4): unsupported policy.networking.k8s.io/v1beta1 ClusterNetworkPolicy "
-                        + "(the engine reads policy.networking.k8s.io/v1alpha2); ignored");
+                "02-admin.yaml:1:1 (document 1): AdminNetworkPolicy guard: spec.priority: priority 2000 outside 0-1000; evaluated at 1000");
+    }
+
+    @Test
+    void aVersionTheEngineDoesNotReadRejectsTheLoad() {
+        // It used to be a warning and ignored: a policy left out allows what it would deny.
+        assertThatThrownBy(() -> new ManifestLoader().loadText("cnp.yaml", """
+                apiVersion: policy.networking.k8s.io/v1beta1
+                kind: ClusterNetworkPolicy
+                metadata: {name: future}
+                spec: {}
+                """)).isInstanceOf(ManifestLoadException.class).hasMessage("cnp.yaml:1:1 (document 1): ClusterNetworkPolicy"
+                + " of apiVersion policy.networking.k8s.io/v1beta1 is not read: kube-verdict reads ClusterNetworkPolicy"
+                + " of policy.networking.k8s.io/v1alpha2 only");
     }
 
     @Test

@@ -128,6 +128,16 @@ public final class BadManifests {
                           name: x
                           labels: {a: &a lol}
                           annotations: {b: *a, c: *a}
-                        """, "bomb.yaml:6:20", "alias *a"));
+                        """, "bomb.yaml:6:20", "alias *a"),
+                // A typo in a policy's kind or apiVersion must not drop it (the namespace would open).
+                text("misspelt policy kind", "pol.yaml", POLICY_HEAD.replace("kind: NetworkPolicy", "kind: NetworkPolicie")
+                        + "spec: {podSelector: {}}\n", "pol.yaml:1:1", "\"NetworkPolicie\" is not a kind kube-verdict reads"),
+                text("policy of apiVersion v1", "pol.yaml", POLICY_HEAD.replace("networking.k8s.io/v1", "v1")
+                        + "spec: {podSelector: {}}\n", "pol.yaml:1:1", "NetworkPolicy of apiVersion v1 is not read"),
+                text("unknown kind in the admin policy group", "pol.yaml", """
+                        apiVersion: policy.networking.k8s.io/v1alpha1
+                        kind: AdminNetworkPolicyRule
+                        metadata: {name: p}
+                        """, "pol.yaml:1:1", "policy.networking.k8s.io/v1alpha1 AdminNetworkPolicyRule is not read"));
     }
 }

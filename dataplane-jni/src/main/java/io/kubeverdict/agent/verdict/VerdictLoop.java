@@ -11,8 +11,8 @@ import java.util.Objects;
  * batch, send all verdicts (one JNI call). Nothing is allocated per packet.
  *
  * <p>The judge is a volatile reference: {@link #judge(Judge)} swaps it atomically (a new
- * snapshot) and the next batch uses it. Packets that cannot be parsed, and packets whose judge
- * throws, get {@code defaultAllow}. {@link #close()} stops the thread within about one receive
+ * snapshot) and the next batch uses it. Packets that cannot be parsed are dropped; packets whose
+ * judge throws get {@code judgeFailureAllows}. {@link #close()} stops the thread within about one receive
  * timeout after it has answered what it took; the caller then closes the queue.
  */
 public final class VerdictLoop implements AutoCloseable {
@@ -41,13 +41,14 @@ public final class VerdictLoop implements AutoCloseable {
      *
      * @param queue a bound queue; this loop takes its batch
      * @param batchSize packets per receive (e.g. 64)
-     * @param defaultAllow the verdict for malformed packets and judge failures
+     * @param judgeFailureAllows the verdict when the judge throws (the agent's fail mode); packets
+     *     the parser cannot read are dropped whatever it is
      */
-    public VerdictLoop(NfQueue queue, int batchSize, Judge judge, VerdictObserver observer, boolean defaultAllow) {
+    public VerdictLoop(NfQueue queue, int batchSize, Judge judge, VerdictObserver observer, boolean judgeFailureAllows) {
         this.batch = queue.batch(batchSize);
         this.judge = Objects.requireNonNull(judge);
         this.observer = Objects.requireNonNull(observer);
-        this.decider = new PacketDecider(this.observer, defaultAllow);
+        this.decider = new PacketDecider(this.observer, judgeFailureAllows);
         this.thread = new Thread(this::run, "verdict-loop-q" + queue.number());
         this.thread.setDaemon(true);
         this.thread.start();
@@ -89,7 +90,7 @@ public final class VerdictLoop implements AutoCloseable {
             if (timed) {
                 untilTimed = TIMING_SAMPLE - 1;
             }
-            if (decider.allows(current, buffer, batch.dataOffset(i), batch.copiedLength(i), timed)) {
+            if (decider.allows(current, buffer, batch.dataOffset(i), batch.copiedLength(i), batch.packetLength(i), timed)) {
                 batch.accept(i);
             } else {
                 batch.drop(i);

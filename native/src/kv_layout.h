@@ -9,7 +9,7 @@
 #include <linux/netfilter.h>
 
 /* One slot per packet, native byte order. */
-#define KV_SLOT_SIZE 144
+#define KV_SLOT_SIZE 528
 #define KV_SLOT_ID 0            /* u32 packet id */
 #define KV_SLOT_HW_PROTOCOL 4   /* u16 hw protocol (ethertype) */
 #define KV_SLOT_HOOK 6          /* u8 NF_INET_* hook */
@@ -17,7 +17,7 @@
 #define KV_SLOT_COPIED 8        /* u32 bytes copied into the slot */
 #define KV_SLOT_LENGTH 12       /* u32 full packet length */
 #define KV_SLOT_DATA 16         /* the packet's first KV_SLOT_DATA_BYTES bytes */
-#define KV_SLOT_DATA_BYTES 128
+#define KV_SLOT_DATA_BYTES 512 /* the default copy range: long IPv6 extension chains fit */
 
 _Static_assert(KV_SLOT_LENGTH + 4 <= KV_SLOT_DATA, "slot header overlaps the data");
 _Static_assert(KV_SLOT_DATA + KV_SLOT_DATA_BYTES <= KV_SLOT_SIZE, "slot data overflows the slot");

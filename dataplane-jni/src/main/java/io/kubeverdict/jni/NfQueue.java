@@ -11,8 +11,14 @@ public final class NfQueue implements AutoCloseable {
     public static final int FLAG_FAIL_OPEN = 1;
     /** NFQA_CFG_F_GSO: take unsegmented GSO packets (we only read headers). */
     public static final int FLAG_GSO = 4;
-    /** Bytes of each packet copied to user space: enough for IPv6 + extension headers + L4 ports. */
-    public static final int COPY_BYTES = 128;
+    /**
+     * Bytes of each packet copied to user space by default (the verdict queues): room for IPv6
+     * extension chains far longer than benign senders use (hop-by-hop, destination options, a
+     * routing header of 30 segments, fragment, AH) before the transport ports. The kernel copies
+     * no more than the packet, so a SYN costs the same as with a shorter range. Headers that go on
+     * past the copy make the packet unreadable, and unreadable packets are dropped.
+     */
+    public static final int COPY_BYTES = PacketBatch.DATA_BYTES;
 
     /** Indices of the shim's counters (kv_layout.h; checked by {@link NfqLayout}). */
     static final int STAT_RECEIVED = 0;

@@ -18,9 +18,9 @@ import java.nio.ByteOrder;
 public final class PacketBatch {
     /** Bytes per slot and where the copied packet starts in it: the shim's kv_layout.h, whose
      * values {@link NfqLayout} checks against these when the library loads. */
-    static final int SLOT_SIZE = 144;
+    static final int SLOT_SIZE = 528;
     static final int DATA_OFFSET = 16;
-    public static final int DATA_BYTES = 128;
+    public static final int DATA_BYTES = 512;
 
     static final int ID = 0;
     static final int HW_PROTOCOL = 4;

@@ -1,5 +1,6 @@
 package io.kubeverdict.agent.metrics;
 
+import io.kubeverdict.agent.packet.PacketParser;
 import io.kubeverdict.agent.verdict.VerdictObserver;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.Protocol;
@@ -25,7 +26,7 @@ public final class VerdictMetrics implements VerdictObserver {
     static final double[] PROCESSING_SECONDS = {1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 1e-3, 1e-2};
 
     private final Counter[] verdicts = new Counter[FAMILIES.length * PROTOCOLS.length * VERDICTS.length];
-    private final Counter malformed;
+    private final Counter[] unreadable = new Counter[PacketParser.RESULTS]; // by parse result; [OK] unused
     private final Counter judgeFailures;
     private final Counter queueFailures;
     private final Timer processing;
@@ -41,9 +42,12 @@ public final class VerdictMetrics implements VerdictObserver {
                 }
             }
         }
-        malformed = Counter.builder("kubeverdict_malformed_packets")
-                .description("Queued packets too short or odd to parse; they got the default verdict")
-                .register(registry);
+        for (int reason = PacketParser.OK + 1; reason < PacketParser.RESULTS; reason++) {
+            unreadable[reason] = Counter.builder("kubeverdict_malformed_packets")
+                    .description("Queued packets the agent could not read, by reason; they were dropped (also when fail-open)")
+                    .tags("reason", PacketParser.describe(reason))
+                    .register(registry);
+        }
         judgeFailures = Counter.builder("kubeverdict_judge_failures")
                 .description("Packets whose verdict function threw; they got the default verdict").register(registry);
         queueFailures = Counter.builder("kubeverdict_queue_failures")
@@ -59,14 +63,15 @@ public final class VerdictMetrics implements VerdictObserver {
     }
 
     @Override
-    public void malformed(int parseResult, boolean allowed) {
-        malformed.increment();
+    public void unreadable(int reason) {
+        boolean known = reason > PacketParser.OK && reason < PacketParser.RESULTS;
+        unreadable[known ? reason : PacketParser.MALFORMED].increment();
     }
 
     @Override
     public void judgeFailed(RuntimeException error) {
         judgeFailures.increment();
-        log.error("the verdict function failed; the packet got the default verdict", error);
+        log.error("the verdict function failed; the packet got the fail mode's verdict", error);
     }
 
     @Override

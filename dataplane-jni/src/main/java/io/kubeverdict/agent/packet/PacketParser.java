@@ -14,7 +14,8 @@ import java.nio.ByteOrder;
  * headers are walked within the copied bytes. TCP, UDP and SCTP fill the destination port;
  * ICMP, ICMPv6 and every other protocol leave it 0 ({@link PacketTuple#dstPort} 0 = no port).
  * The result says whether the tuple is complete; when it is not, the tuple's content is undefined
- * and the caller applies its configured default.
+ * and the packet is unreadable: the verdict loop drops it, whatever its fail mode (a sender chooses
+ * its headers, so an unreadable packet must never be a way past the policy).
  */
 public final class PacketParser {
     /** The tuple is complete. */
@@ -23,6 +24,15 @@ public final class PacketParser {
     public static final int TRUNCATED = 1;
     /** Not IPv4/IPv6, or a header field is impossible (IHL &lt; 5, ...). */
     public static final int MALFORMED = 2;
+    /** More IPv6 extension headers than {@link #MAX_EXTENSION_HEADERS}. */
+    public static final int TOO_MANY_HEADERS = 3;
+    /**
+     * The headers needed go on past the bytes copied, although the packet itself is longer: the
+     * queue's copy range was too short for them ({@link #parse(ByteBuffer, int, int, int, PacketTuple)}).
+     */
+    public static final int BEYOND_COPY = 4;
+    /** Result codes are 0 .. RESULTS - 1. */
+    public static final int RESULTS = 5;
 
     // The contract's protocol numbers, as constants the switch below can use.
     public static final int PROTO_ICMP = Protocol.ICMP_VALUE;
@@ -36,7 +46,8 @@ public final class PacketParser {
     private static final int IPV6_FRAGMENT = 44;
     private static final int IPV6_AH = 51;
     private static final int IPV6_DEST_OPTS = 60;
-    private static final int MAX_EXTENSION_HEADERS = 8;
+    /** IPv6 extension headers walked before the transport header at most; more is TOO_MANY_HEADERS. */
+    public static final int MAX_EXTENSION_HEADERS = 8;
 
     private PacketParser() {}
 
@@ -46,8 +57,20 @@ public final class PacketParser {
             case OK: return "ok";
             case TRUNCATED: return "truncated";
             case MALFORMED: return "malformed";
+            case TOO_MANY_HEADERS: return "too_many_headers";
+            case BEYOND_COPY: return "beyond_copy";
             default: return "unknown";
         }
+    }
+
+    /**
+     * Parses the {@code copied} bytes of a packet of {@code length} bytes in all, as a queue hands
+     * them over: like {@link #parse(ByteBuffer, int, int, PacketTuple)}, but a packet whose headers
+     * run past the copy, while the packet goes on, is {@link #BEYOND_COPY} rather than TRUNCATED.
+     */
+    public static int parse(ByteBuffer buf, int offset, int copied, int length, PacketTuple out) {
+        int result = parse(buf, offset, copied, out);
+        return result == TRUNCATED && copied < length ? BEYOND_COPY : result;
     }
 
     /**
@@ -135,7 +158,7 @@ public final class PacketParser {
                     return transport(buf, at, end, out);
             }
         }
-        return MALFORMED; // more extension headers than any sane packet has
+        return TOO_MANY_HEADERS; // more than any sane packet has
     }
 
     private static int transport(ByteBuffer buf, int at, int end, PacketTuple out) {

@@ -1,21 +1,18 @@
 package io.kubeverdict.agent.verdict;
 
-import io.kubeverdict.agent.packet.PacketParser;
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.jni.PacketBatch;
-import io.kubeverdict.policy.Decision;
-import io.kubeverdict.policy.PacketTuple;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 
 /**
- * The thread that answers an NFQUEUE: receive a batch (one JNI call), parse each packet into one
- * reused {@link PacketTuple}, ask the current {@link Judge}, write the verdict into the batch, send
- * all verdicts (one JNI call). Nothing is allocated per packet.
+ * The thread that answers an NFQUEUE: receive a batch (one JNI call), have each packet decided
+ * ({@link PacketDecider}: parse, then ask the current {@link Judge}), write the verdict into the
+ * batch, send all verdicts (one JNI call). Nothing is allocated per packet.
  *
  * <p>The judge is a volatile reference: {@link #judge(Judge)} swaps it atomically (a new
- * snapshot) and the next batch uses it. Packets that cannot be parsed, and packets whose judge
- * throws, get {@code defaultAllow}. {@link #close()} stops the thread within about one receive
+ * snapshot) and the next batch uses it. Packets that cannot be parsed are dropped; packets whose
+ * judge throws get {@code judgeFailureAllows}. {@link #close()} stops the thread within about one receive
  * timeout after it has answered what it took; the caller then closes the queue.
  */
 public final class VerdictLoop implements AutoCloseable {
@@ -30,8 +27,7 @@ public final class VerdictLoop implements AutoCloseable {
 
     private final PacketBatch batch;
     private final VerdictObserver observer;
-    private final boolean defaultAllow;
-    private final PacketTuple tuple = new PacketTuple();
+    private final PacketDecider decider;
     private int untilTimed; // packets before the next timed one (this loop's thread only)
     private final Thread thread;
     private volatile Judge judge;
@@ -45,13 +41,14 @@ public final class VerdictLoop implements AutoCloseable {
      *
      * @param queue a bound queue; this loop takes its batch
      * @param batchSize packets per receive (e.g. 64)
-     * @param defaultAllow the verdict for malformed packets and judge failures
+     * @param judgeFailureAllows the verdict when the judge throws (the agent's fail mode); packets
+     *     the parser cannot read are dropped whatever it is
      */
-    public VerdictLoop(NfQueue queue, int batchSize, Judge judge, VerdictObserver observer, boolean defaultAllow) {
+    public VerdictLoop(NfQueue queue, int batchSize, Judge judge, VerdictObserver observer, boolean judgeFailureAllows) {
         this.batch = queue.batch(batchSize);
         this.judge = Objects.requireNonNull(judge);
         this.observer = Objects.requireNonNull(observer);
-        this.defaultAllow = defaultAllow;
+        this.decider = new PacketDecider(this.observer, judgeFailureAllows);
         this.thread = new Thread(this::run, "verdict-loop-q" + queue.number());
         this.thread.setDaemon(true);
         this.thread.start();
@@ -90,27 +87,10 @@ public final class VerdictLoop implements AutoCloseable {
         ByteBuffer buffer = batch.buffer();
         for (int i = 0; i < n; i++) {
             boolean timed = --untilTimed < 0;
-            long start = 0;
             if (timed) {
                 untilTimed = TIMING_SAMPLE - 1;
-                start = System.nanoTime();
             }
-            int result = PacketParser.parse(buffer, batch.dataOffset(i), batch.copiedLength(i), tuple);
-            boolean allow;
-            if (result != PacketParser.OK) {
-                allow = defaultAllow;
-                observer.malformed(result, allow);
-            } else {
-                try {
-                    allow = Decision.allowed(current.decide(tuple));
-                    observer.decided(tuple.family, tuple.protocol, allow,
-                            timed ? System.nanoTime() - start : VerdictObserver.NOT_TIMED);
-                } catch (RuntimeException e) {
-                    allow = defaultAllow;
-                    observer.judgeFailed(e);
-                }
-            }
-            if (allow) {
+            if (decider.allows(current, buffer, batch.dataOffset(i), batch.copiedLength(i), batch.packetLength(i), timed)) {
                 batch.accept(i);
             } else {
                 batch.drop(i);

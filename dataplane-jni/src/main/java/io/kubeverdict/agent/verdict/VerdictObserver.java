@@ -21,10 +21,10 @@ public interface VerdictObserver {
     void decided(int family, int protocol, boolean allowed, long nanos);
 
     /**
-     * A packet could not be parsed ({@link io.kubeverdict.agent.packet.PacketParser} result code)
-     * and got the loop's default verdict.
+     * A packet could not be read and was dropped; {@code reason} is its
+     * {@link io.kubeverdict.agent.packet.PacketParser} result code (never OK).
      */
-    void malformed(int parseResult, boolean allowed);
+    void unreadable(int reason);
 
     /** The judge threw; the packet got the default verdict. */
     void judgeFailed(RuntimeException error);
@@ -38,7 +38,7 @@ public interface VerdictObserver {
         public void decided(int family, int protocol, boolean allowed, long nanos) {}
 
         @Override
-        public void malformed(int parseResult, boolean allowed) {}
+        public void unreadable(int reason) {}
 
         @Override
         public void judgeFailed(RuntimeException error) {}

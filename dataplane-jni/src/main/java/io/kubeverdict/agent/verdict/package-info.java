@@ -8,7 +8,7 @@
  * NftManager nftm = NftManager.create(nft, RulesetConfig.DEFAULT_TABLE, queueId, failOpen, null); // null: probe path
  * NfQueue queue = new NfQueue(queueId, NfQueue.FLAG_GSO | (failOpen ? NfQueue.FLAG_FAIL_OPEN : 0));
  * queue.receiveBuffer(8 << 20);
- * VerdictLoop loop = new VerdictLoop(queue, 64, index::decide, observer, failOpen); // default for odd packets
+ * VerdictLoop loop = new VerdictLoop(queue, 64, index::decide, observer, failOpen); // if the judge throws
  * boolean leftover = nftm.start(PodAddresses.of(selectedLocalPodIps));  // after InSync
  * ... nftm.update(PodAddresses.of(newIps)); loop.judge(newIndex::decide); // on every applied change
  * ... loop.close(); queue.close(); nft.close();          // shutdown: the table stays (fail mode applies)

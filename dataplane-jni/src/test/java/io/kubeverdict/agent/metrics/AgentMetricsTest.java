@@ -2,6 +2,7 @@ package io.kubeverdict.agent.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubeverdict.agent.packet.PacketParser;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
 import io.kubeverdict.proto.v1.Protocol;
@@ -32,7 +33,8 @@ class AgentMetricsTest {
             metrics.verdicts().verdict(4, Protocol.TCP_VALUE, true, 3_000);
             metrics.verdicts().verdict(6, Protocol.UDP_VALUE, false, 1_000);
             metrics.verdicts().verdict(6, Protocol.ICMPV6_VALUE, false, 1_000);
-            metrics.verdicts().malformed(-1, false);
+            metrics.verdicts().unreadable(PacketParser.BEYOND_COPY);
+            metrics.verdicts().unreadable(-1); // not a parse result: counted as malformed
 
             HttpClient client = HttpClient.newHttpClient();
             HttpResponse<String> response = client.send(HttpRequest.newBuilder(
@@ -43,7 +45,9 @@ class AgentMetricsTest {
             assertThat(body).contains("kubeverdict_verdicts_total{family=\"ipv4\",protocol=\"tcp\",verdict=\"accept\"} 2.0");
             assertThat(body).contains("kubeverdict_verdicts_total{family=\"ipv6\",protocol=\"udp\",verdict=\"drop\"} 1.0");
             assertThat(body).contains("kubeverdict_verdicts_total{family=\"ipv6\",protocol=\"icmpv6\",verdict=\"drop\"} 1.0");
-            assertThat(body).contains("kubeverdict_malformed_packets_total 1.0");
+            assertThat(body).contains("kubeverdict_malformed_packets_total{reason=\"beyond_copy\"} 1.0");
+            assertThat(body).contains("kubeverdict_malformed_packets_total{reason=\"malformed\"} 1.0");
+            assertThat(body).contains("kubeverdict_malformed_packets_total{reason=\"too_many_headers\"} 0.0");
             assertThat(body).contains("kubeverdict_packet_processing_seconds_count 4");
             assertThat(body).contains("kubeverdict_packet_processing_seconds_bucket");
             assertThat(body).contains("kubeverdict_queue_packets_total 42.0");

@@ -3,6 +3,7 @@ package io.kubeverdict.agent.packet;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.testing.tier.Tiers;
 import java.nio.ByteBuffer;
@@ -20,10 +21,10 @@ import org.junit.jupiter.api.Tag;
  */
 @Tag(Tiers.FUZZ)
 class PacketParserFuzzTest {
-    // PacketBatch's slot layout (kv_nfqueue.c): 144-byte slots, the packet at +16, 128 bytes copied at most.
-    private static final int SLOT_SIZE = 144;
+    // PacketBatch's slot layout (kv_layout.h): the packet at +16, COPY_BYTES copied at most, 8-aligned slots.
     private static final int DATA_OFFSET = 16;
-    private static final int DATA_BYTES = 128;
+    private static final int DATA_BYTES = NfQueue.COPY_BYTES;
+    private static final int SLOT_SIZE = (DATA_OFFSET + DATA_BYTES + 7) & ~7;
     private static final int SLOTS = 3;
 
     private final PacketTuple tuple = new PacketTuple();
@@ -33,7 +34,7 @@ class PacketParserFuzzTest {
     @FuzzTest
     void anyCopiedBytes(byte[] packet) {
         int result = parseAtTheEnd(packet, ByteOrder.BIG_ENDIAN, 0, tuple);
-        assertThat(result).isIn(PacketParser.OK, PacketParser.TRUNCATED, PacketParser.MALFORMED);
+        assertThat(result).isIn(PacketParser.OK, PacketParser.TRUNCATED, PacketParser.MALFORMED, PacketParser.TOO_MANY_HEADERS);
         if (result == PacketParser.OK) {
             checkConsistent(packet, tuple);
         }

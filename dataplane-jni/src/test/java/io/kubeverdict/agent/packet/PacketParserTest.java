@@ -10,6 +10,7 @@ import static io.kubeverdict.agent.packet.Packets.v4;
 import static io.kubeverdict.agent.packet.Packets.v6;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.policy.PacketTuple;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -62,7 +63,16 @@ class PacketParserTest {
                 Arguments.of("v6 extension header cut", ipv6(0, A6, B6, extension(6, 0, 8)), 41, PacketParser.TRUNCATED, 0, 0, 0),
                 Arguments.of("v6 endless extension chain", ipv6(0, A6, B6, concat(extension(0, 0, 8), extension(0, 0, 8),
                         extension(0, 0, 8), extension(0, 0, 8), extension(0, 0, 8), extension(0, 0, 8), extension(0, 0, 8),
-                        extension(0, 0, 8), extension(0, 0, 8), extension(0, 0, 8))), -1, PacketParser.MALFORMED, 0, 0, 0));
+                        extension(0, 0, 8), extension(0, 0, 8), extension(0, 0, 8))), -1, PacketParser.TOO_MANY_HEADERS, 0, 0, 0),
+                Arguments.of("v6 nine extension headers", ipv6(60, A6, B6, concat(extension(60, 0, 8), extension(60, 0, 8),
+                        extension(60, 0, 8), extension(60, 0, 8), extension(60, 0, 8), extension(60, 0, 8), extension(60, 0, 8),
+                        extension(60, 0, 8), extension(6, 0, 8), ports(1, 80, 20))), -1, PacketParser.TOO_MANY_HEADERS, 0, 0, 0),
+                Arguments.of("v6 one extension header of 2048 bytes", ipv6(60, A6, B6, concat(extension(6, 255, 2048), ports(1, 80, 20))),
+                        -1, PacketParser.OK, 6, 6, 80),
+                Arguments.of("v6 AH cut", ipv6(51, A6, B6, concat(extension(6, 4, 24), ports(1, 80, 20))), 60, PacketParser.TRUNCATED, 0, 0, 0),
+                Arguments.of("v6 fragment header cut", ipv6(44, A6, B6, concat(fragment(6, 0, true), ports(1, 80, 20))), 47, PacketParser.TRUNCATED, 0, 0, 0),
+                Arguments.of("v6 chain ends one byte short of the port", ipv6(60, A6, B6, concat(extension(6, 1, 16), ports(1, 80, 20))),
+                        40 + 16 + 3, PacketParser.TRUNCATED, 0, 0, 0));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -81,6 +91,44 @@ class PacketParserTest {
                 assertThat(t.dstPort).isEqualTo(port);
             }
         }
+    }
+
+    /** Extension chains benign senders use, and the audit's padded SYN (H4), all shorter than the copy. */
+    static Stream<Arguments> chainsWithinTheCopy() {
+        byte[] eightHeaders = ports(1, 80, 20);
+        for (int i = 0; i < 8; i++) {
+            eightHeaders = concat(extension(i == 0 ? 6 : 60, 0, 8), eightHeaders);
+        }
+        return Stream.of(
+                Arguments.of("dest-opts of 104 bytes (one skip-me option)", ipv6(60, A6, B6, concat(extension(6, 12, 104), ports(1, 80, 20)))),
+                Arguments.of("hbh, dest-opts, routing with 16 segments, fragment, dest-opts", ipv6(0, A6, B6, concat(
+                        extension(60, 0, 8), extension(43, 1, 16), extension(44, 32, 264), fragment(60, 0, true),
+                        extension(6, 0, 8), ports(1, 80, 20)))),
+                Arguments.of("eight extension headers", ipv6(60, A6, B6, eightHeaders)));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("chainsWithinTheCopy")
+    void readsTheTransportHeaderBehindAChainTheQueueCopiesWhole(String name, byte[] packet) {
+        ByteBuffer buf = ByteBuffer.allocateDirect(NfQueue.COPY_BYTES);
+        int copied = Math.min(packet.length, NfQueue.COPY_BYTES);
+        buf.put(0, packet, 0, copied);
+        PacketTuple t = new PacketTuple();
+        assertThat(PacketParser.parse(buf, 0, copied, t)).as(PacketParser.describe(PacketParser.parse(buf, 0, copied, t))).isEqualTo(PacketParser.OK);
+        assertThat(t.protocol).isEqualTo(6);
+        assertThat(t.dstPort).isEqualTo(80);
+    }
+
+    @Test
+    void tellsHeadersBeyondTheCopyFromAPacketThatEndsEarly() {
+        byte[] packet = ipv6(60, A6, B6, concat(extension(6, 79, 640), ports(1, 80, 20)));
+        ByteBuffer buf = ByteBuffer.allocateDirect(NfQueue.COPY_BYTES);
+        buf.put(0, packet, 0, NfQueue.COPY_BYTES);
+        PacketTuple t = new PacketTuple();
+        assertThat(PacketParser.parse(buf, 0, NfQueue.COPY_BYTES, packet.length, t)).isEqualTo(PacketParser.BEYOND_COPY);
+        assertThat(PacketParser.parse(buf, 0, NfQueue.COPY_BYTES, NfQueue.COPY_BYTES, t))
+                .as("the packet ends where the copy does").isEqualTo(PacketParser.TRUNCATED);
+        assertThat(PacketParser.describe(PacketParser.BEYOND_COPY)).isEqualTo("beyond_copy");
     }
 
     @Test

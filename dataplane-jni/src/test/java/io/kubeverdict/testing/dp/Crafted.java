@@ -63,6 +63,31 @@ public final class Crafted {
         return h;
     }
 
+    /**
+     * A destination-options header of {@code size} bytes (a multiple of 8, at least 8) filled with
+     * unknown skip-me options (type 0x1e, at most 255 data bytes each), which Linux passes over: it
+     * only moves the transport header further back.
+     */
+    public static byte[] destinationOptions(int next, int size) {
+        if (size < 8 || size % 8 != 0 || size > 2048) {
+            throw new IllegalArgumentException("size " + size);
+        }
+        byte[] h = new byte[size];
+        h[0] = (byte) next;
+        h[1] = (byte) (size / 8 - 1);
+        int at = 2;
+        while (size - at >= 2) {
+            int data = Math.min(255, size - at - 2);
+            if (size - at - 2 - data == 1) {
+                data--; // leave two bytes for one more option, not a lone one
+            }
+            h[at] = 0x1e;
+            h[at + 1] = (byte) data;
+            at += 2 + data;
+        }
+        return h; // a last single byte stays 0: Pad1
+    }
+
     public static long pseudoSumV4(String src, String dst, int protocol, int length) throws Exception {
         return sum(InetAddress.getByName(src).getAddress()) + sum(InetAddress.getByName(dst).getAddress()) + protocol + length;
     }

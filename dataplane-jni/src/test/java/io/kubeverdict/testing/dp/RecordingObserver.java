@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** Counts what the loop reports, keyed "family/protocol/allowed" and "malformed/result/allowed". */
+/** Counts what the loop reports, keyed "family/protocol/allowed" and "unreadable/reason". */
 public final class RecordingObserver implements VerdictObserver {
     public final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
     public final AtomicInteger failures = new AtomicInteger();
@@ -16,8 +16,8 @@ public final class RecordingObserver implements VerdictObserver {
     }
 
     @Override
-    public void malformed(int parseResult, boolean allowed) {
-        increment("malformed/" + parseResult + "/" + (allowed ? "allow" : "deny"));
+    public void unreadable(int reason) {
+        increment("unreadable/" + reason);
     }
 
     @Override

@@ -1,0 +1,50 @@
+package io.kubeverdict.agent.verdict;
+
+import io.kubeverdict.agent.packet.PacketParser;
+import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.PacketTuple;
+import java.nio.ByteBuffer;
+
+/**
+ * Decides one queued packet from its copied bytes: parse the headers into one reused
+ * {@link PacketTuple}, then ask the judge, and report to the observer. Allocates nothing; one per
+ * loop thread (the tuple is reused).
+ *
+ * <p>A packet the parser cannot read (headers past the copy, too many extension headers, cut or
+ * impossible headers) is dropped, in fail-open mode too: its sender chose those headers, and
+ * accepting them would let any pod pass the policy by padding its first packet (the flow is then
+ * established and never queued again). Fail-open is for the agent being absent or overwhelmed,
+ * not for input it cannot read. Only a judge that throws, a fault of ours, gets the fail mode's
+ * default.
+ */
+final class PacketDecider {
+    private final PacketTuple tuple = new PacketTuple();
+    private final VerdictObserver observer;
+    private final boolean judgeFailureAllows;
+
+    PacketDecider(VerdictObserver observer, boolean judgeFailureAllows) {
+        this.observer = observer;
+        this.judgeFailureAllows = judgeFailureAllows;
+    }
+
+    /**
+     * Whether the packet of {@code length} bytes whose first {@code copied} bytes are at
+     * {@code offset} of {@code buffer} is accepted; {@code timed}: report its processing time.
+     */
+    boolean allows(Judge judge, ByteBuffer buffer, int offset, int copied, int length, boolean timed) {
+        long start = timed ? System.nanoTime() : 0;
+        int result = PacketParser.parse(buffer, offset, copied, length, tuple);
+        if (result != PacketParser.OK) {
+            observer.unreadable(result);
+            return false;
+        }
+        try {
+            boolean allow = Decision.allowed(judge.decide(tuple));
+            observer.decided(tuple.family, tuple.protocol, allow, timed ? System.nanoTime() - start : VerdictObserver.NOT_TIMED);
+            return allow;
+        } catch (RuntimeException e) {
+            observer.judgeFailed(e);
+            return judgeFailureAllows;
+        }
+    }
+}

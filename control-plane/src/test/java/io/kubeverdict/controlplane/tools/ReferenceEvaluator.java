@@ -38,10 +38,11 @@ class ReferenceEvaluator {
         this.policies = policies;
     }
 
-    /** "Pods that are Running, scheduled, have an IP and are not hostNetwork take part." */
+    /** "Pods that are scheduled, have an IP, are not hostNetwork and not terminal (Succeeded, Failed) take part." */
     static boolean isEndpoint(Pod p) {
+        String phase = p.getStatus().getPhase();
         return p.getSpec().getNodeName() != null && !Boolean.TRUE.equals(p.getSpec().getHostNetwork())
-                && "Running".equals(p.getStatus().getPhase())
+                && !"Succeeded".equals(phase) && !"Failed".equals(phase)
                 && p.getStatus().getPodIPs() != null && !p.getStatus().getPodIPs().isEmpty();
     }
 

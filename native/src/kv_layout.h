@@ -13,11 +13,14 @@
 #define KV_SLOT_ID 0            /* u32 packet id */
 #define KV_SLOT_HW_PROTOCOL 4   /* u16 hw protocol (ethertype) */
 #define KV_SLOT_HOOK 6          /* u8 NF_INET_* hook */
-#define KV_SLOT_VERDICT 7       /* u8 verdict, written by Java: NF_DROP or NF_ACCEPT */
+#define KV_SLOT_VERDICT 7       /* u8 verdict, written by Java: NF_DROP, NF_ACCEPT or KV_VERDICT_HOLD */
 #define KV_SLOT_COPIED 8        /* u32 bytes copied into the slot */
 #define KV_SLOT_LENGTH 12       /* u32 full packet length */
 #define KV_SLOT_DATA 16         /* the packet's first KV_SLOT_DATA_BYTES bytes */
 #define KV_SLOT_DATA_BYTES 512 /* the default copy range: long IPv6 extension chains fit */
+
+/* A slot verdict: hand the packet over to the queue set with NfqNative.holdTo (the pod address guard). */
+#define KV_VERDICT_HOLD 2
 
 _Static_assert(KV_SLOT_LENGTH + 4 <= KV_SLOT_DATA, "slot header overlaps the data");
 _Static_assert(KV_SLOT_DATA + KV_SLOT_DATA_BYTES <= KV_SLOT_SIZE, "slot data overflows the slot");
@@ -66,7 +69,7 @@ enum kv_ct_match {
 #define KV_LAYOUT(X)                                                                           \
 	X(KV_SLOT_SIZE) X(KV_SLOT_ID) X(KV_SLOT_HW_PROTOCOL) X(KV_SLOT_HOOK) X(KV_SLOT_VERDICT)  \
 	X(KV_SLOT_COPIED) X(KV_SLOT_LENGTH) X(KV_SLOT_DATA) X(KV_SLOT_DATA_BYTES) X(NF_DROP)     \
-	X(NF_ACCEPT) X(KV_STAT_RECEIVED) X(KV_STAT_ENOBUFS) X(KV_STAT_SKIPPED)                   \
+	X(NF_ACCEPT) X(KV_VERDICT_HOLD) X(KV_STAT_RECEIVED) X(KV_STAT_ENOBUFS) X(KV_STAT_SKIPPED)                   \
 	X(KV_STAT_VERDICT_MSGS) X(KV_STAT_NL_ERRORS) X(KV_STAT_REPEATED) X(KV_CT_ENTRY_SIZE)    \
 	X(KV_CT_FAMILY) X(KV_CT_PROTOCOL) X(KV_CT_ZONE) X(KV_CT_TCP_STATE) X(KV_CT_HAS_PORTS)    \
 	X(KV_CT_ORIG_SPORT) X(KV_CT_ORIG_DPORT) X(KV_CT_REPLY_SPORT) X(KV_CT_REPLY_DPORT)       \

@@ -48,6 +48,7 @@ struct kv_queue {
 	int pend_len;
 	int timeout_ms;    /* SO_RCVTIMEO as last set; -1: never set (blocking) */
 	char *sbuf;        /* verdict messages of one batch */
+	unsigned int hold_verdict; /* what KV_VERDICT_HOLD sends: NF_QUEUE_NR(hold queue) [| bypass]; 0: none */
 	uint64_t stats[KV_STAT_COUNT];
 };
 
@@ -383,7 +384,9 @@ static size_t kv_nfq_put_verdict(struct kv_queue *q, char *at, int type, uint32_
  * every packet still queued with an id up to that one, which are exactly the run's packets
  * because all earlier slots got their verdict in earlier messages of the same datagram, and
  * ids missing between slots belong to packets the kernel never queued. Single slots get a
- * plain NFQNL_MSG_VERDICT. Verdicts are NF_DROP (0) or NF_ACCEPT (1). */
+ * plain NFQNL_MSG_VERDICT. Verdicts are NF_DROP (0), NF_ACCEPT (1) or KV_VERDICT_HOLD (2, only
+ * once a hold queue is set): the kernel moves a held packet to that queue, where it waits for
+ * its verdict from kv_nfq_verdict_one. */
 static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
 {
 	(void)env;
@@ -391,9 +394,11 @@ static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
 	struct kv_queue *q = KV_PTR(handle);
 	if (q->slots == NULL || count < 0 || count > q->slot_count)
 		return -EINVAL;
-	for (int i = 0; i < count; i++)
-		if (q->slots[(size_t)i * (size_t)q->slot_size + KV_SLOT_VERDICT] > NF_ACCEPT)
+	for (int i = 0; i < count; i++) {
+		int v = q->slots[(size_t)i * (size_t)q->slot_size + KV_SLOT_VERDICT];
+		if (v > NF_ACCEPT && !(v == KV_VERDICT_HOLD && q->hold_verdict != 0))
 			return -EINVAL;
+	}
 	size_t off = 0;
 	int messages = 0;
 	for (int i = 0; i < count;) {
@@ -405,7 +410,7 @@ static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
 		uint32_t id;
 		memcpy(&id, q->slots + (size_t)j * (size_t)q->slot_size + KV_SLOT_ID, 4);
 		off += kv_nfq_put_verdict(q, q->sbuf + off, j > i ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT,
-					  id, verdict);
+					  id, verdict == KV_VERDICT_HOLD ? (int)q->hold_verdict : verdict);
 		messages++;
 		i = j + 1;
 	}
@@ -415,6 +420,36 @@ static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
 		return -errno;
 	q->stats[KV_STAT_VERDICT_MSGS] += (uint64_t)messages;
 	return messages;
+}
+
+/* Where KV_VERDICT_HOLD sends packets from now on: queue_num, with the kernel's bypass flag when
+ * bypass is set (accepted if nothing listens on it, as a fail-open queue rule). */
+static jint kv_nfq_hold_to(JNIEnv *env, jclass cls, jlong handle, jint queue_num, jboolean bypass)
+{
+	(void)env;
+	(void)cls;
+	struct kv_queue *q = KV_PTR(handle);
+	if (queue_num < 0 || queue_num > 65535 || (unsigned int)queue_num == q->queue_num)
+		return -EINVAL;
+	q->hold_verdict = NF_QUEUE_NR((unsigned int)queue_num) | (bypass ? NF_VERDICT_FLAG_QUEUE_BYPASS : 0);
+	return 0;
+}
+
+/* One plain verdict (NF_DROP or NF_ACCEPT) for one packet id: for packets answered one by one,
+ * out of order, long after they came (the held ones); never a batch, which would cover the others. */
+static jint kv_nfq_verdict_one(JNIEnv *env, jclass cls, jlong handle, jint id, jint verdict)
+{
+	(void)env;
+	(void)cls;
+	struct kv_queue *q = KV_PTR(handle);
+	if (verdict != NF_DROP && verdict != NF_ACCEPT)
+		return -EINVAL;
+	char buf[KV_VERDICT_MSG];
+	size_t len = kv_nfq_put_verdict(q, buf, NFQNL_MSG_VERDICT, (uint32_t)id, verdict);
+	if (kv_nl_send(q->nl, buf, len) < 0)
+		return -errno;
+	q->stats[KV_STAT_VERDICT_MSGS]++;
+	return 1;
 }
 
 static jlong kv_nfq_address(JNIEnv *env, jclass cls, jobject buffer)
@@ -450,6 +485,8 @@ static const JNINativeMethod methods[] = {
 	{ "stat", "(JI)J", (void *)kv_nfq_stat },
 	{ "receive", "(JI)I", (void *)kv_nfq_receive },
 	{ "verdict", "(JI)I", (void *)kv_nfq_verdict },
+	{ "holdTo", "(JIZ)I", (void *)kv_nfq_hold_to },
+	{ "verdictOne", "(JII)I", (void *)kv_nfq_verdict_one },
 	{ "address", "(Ljava/nio/ByteBuffer;)J", (void *)kv_nfq_address },
 	{ "layout", "([I)I", (void *)kv_nfq_layout },
 };

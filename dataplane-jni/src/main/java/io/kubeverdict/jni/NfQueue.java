@@ -85,6 +85,21 @@ public final class NfQueue implements AutoCloseable {
         return batch;
     }
 
+    /**
+     * From now on, packets of this queue's batch marked {@link PacketBatch#hold} move to queue
+     * {@code holdQueue}, and wait there for their verdict ({@link #verdictOne}). With
+     * {@code bypass} they are accepted while nothing listens on it.
+     */
+    public void holdTo(int holdQueue, boolean bypass) {
+        NativeException.check("hold queue " + holdQueue + " for nfqueue " + number, NfqNative.holdTo(handle(), holdQueue, bypass));
+    }
+
+    /** The verdict for one packet of this queue, out of batch order (a held packet). */
+    public void verdictOne(int packetId, boolean accept) {
+        NativeException.check("verdict on nfqueue " + number,
+                NfqNative.verdictOne(handle(), packetId, accept ? PacketBatch.NF_ACCEPT : PacketBatch.NF_DROP));
+    }
+
     /** Packets received into slots since open. */
     public long received() {
         return NfqNative.stat(handle(), STAT_RECEIVED);

@@ -28,6 +28,7 @@ final class NfqLayout {
             new Constant("KV_SLOT_DATA_BYTES", PacketBatch.DATA_BYTES),
             new Constant("NF_DROP", PacketBatch.NF_DROP),
             new Constant("NF_ACCEPT", PacketBatch.NF_ACCEPT),
+            new Constant("KV_VERDICT_HOLD", PacketBatch.VERDICT_HOLD),
             new Constant("KV_STAT_RECEIVED", NfQueue.STAT_RECEIVED),
             new Constant("KV_STAT_ENOBUFS", NfQueue.STAT_ENOBUFS),
             new Constant("KV_STAT_SKIPPED", NfQueue.STAT_SKIPPED),

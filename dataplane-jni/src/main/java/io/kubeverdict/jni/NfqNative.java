@@ -25,6 +25,12 @@ final class NfqNative {
 
     static native int verdict(long queue, int count);
 
+    /** Where slots with {@link PacketBatch#VERDICT_HOLD} go: queue number, bypass flag. */
+    static native int holdTo(long queue, int holdQueue, boolean bypass);
+
+    /** One plain verdict (NF_DROP, NF_ACCEPT) for one packet id. */
+    static native int verdictOne(long queue, int id, int verdict);
+
     static native long address(ByteBuffer direct);
 
     /** Copies kv_layout.h's constants into out (as many as fit; out may be null) and returns

@@ -31,6 +31,8 @@ public final class PacketBatch {
 
     static final byte NF_DROP = 0;
     static final byte NF_ACCEPT = 1;
+    /** The slot verdict that moves the packet to the hold queue ({@link NfQueue#holdTo}). */
+    static final byte VERDICT_HOLD = 2;
 
     private final NfQueue queue;
     private final ByteBuffer buffer;
@@ -130,6 +132,11 @@ public final class PacketBatch {
 
     public void drop(int i) {
         buffer.put(slot(i) + VERDICT, NF_DROP);
+    }
+
+    /** Moves packet i to the queue set with {@link NfQueue#holdTo}, to be answered from there. */
+    public void hold(int i) {
+        buffer.put(slot(i) + VERDICT, VERDICT_HOLD);
     }
 
     public boolean accepted(int i) {

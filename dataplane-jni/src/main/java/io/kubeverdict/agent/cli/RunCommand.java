@@ -14,6 +14,8 @@ import io.kubeverdict.runtime.cli.MetricsOptions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -139,6 +141,21 @@ final class RunCommand implements Callable<Integer> {
                     + "(default ${DEFAULT-VALUE}: a week).")
     long stateMaxAge;
 
+    @Option(names = "--pod-cidr", paramLabel = "CIDR",
+            description = "This node's pod address range, besides the Node's spec.podCIDRs the control plane sends "
+                    + "(for CNIs that allocate otherwise; repeat for several). New connections of an address in "
+                    + "them that the state does not know yet are held, then judged or dropped.")
+    List<String> podCidrs = new ArrayList<>();
+
+    @Option(names = "--hold-queue-id", paramLabel = "N",
+            description = "The NFQUEUE number where the pod address guard holds packets (default: the DNS queue + 1).")
+    Integer holdQueueId;
+
+    @Option(names = "--pod-guard-hold", defaultValue = "" + AgentConfig.Guard.DEFAULT_HOLD_MILLIS, paramLabel = "MS",
+            description = "How long a new connection of a pod address the state does not know yet is held before "
+                    + "it is dropped (accepted with --fail-open); default ${DEFAULT-VALUE}.")
+    long podGuardHold;
+
     @Override
     public Integer call() throws Exception {
         logging.apply();
@@ -190,7 +207,14 @@ final class RunCommand implements Callable<Integer> {
                 CutAction.parse(cutAction), new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate),
                 new AgentConfig.Dns(dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount),
                         dnsMinTtl, dnsMaxTtl), queueCount,
-                "none".equals(stateDir) ? AgentConfig.State.OFF : new AgentConfig.State(Path.of(stateDir), stateMaxAge));
+                "none".equals(stateDir) ? AgentConfig.State.OFF : new AgentConfig.State(Path.of(stateDir), stateMaxAge),
+                guard(queueCount));
+    }
+
+    private AgentConfig.Guard guard(int queueCount) {
+        int dnsQueue = dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount);
+        return new AgentConfig.Guard(podCidrs, holdQueueId != null ? holdQueueId : AgentConfig.Guard.defaultQueueId(dnsQueue),
+                podGuardHold);
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

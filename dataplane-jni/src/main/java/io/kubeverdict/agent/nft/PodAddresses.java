@@ -11,14 +11,41 @@ import java.util.TreeSet;
  * (so "fd00:0::1" and "fd00::1" are one element). Immutable value.
  */
 public final class PodAddresses {
-    public static final PodAddresses EMPTY = new PodAddresses(new TreeSet<>(), new TreeSet<>());
+    public static final PodAddresses EMPTY = new PodAddresses(new TreeSet<>(), new TreeSet<>(), Guard.NONE);
+
+    /**
+     * The pod address guard's sets: the node's pod ranges (CIDR text) and the addresses in them that
+     * are known (endpoints, the node's own). New connections from or to an address in the ranges
+     * that is not known are queued too.
+     */
+    public record Guard(Set<String> ranges4, Set<String> ranges6, Set<String> known4, Set<String> known6) {
+        public static final Guard NONE = new Guard(Set.of(), Set.of(), Set.of(), Set.of());
+
+        public Guard {
+            ranges4 = Collections.unmodifiableSet(new TreeSet<>(ranges4));
+            ranges6 = Collections.unmodifiableSet(new TreeSet<>(ranges6));
+            known4 = Collections.unmodifiableSet(new TreeSet<>(known4));
+            known6 = Collections.unmodifiableSet(new TreeSet<>(known6));
+        }
+    }
 
     private final Set<String> v4;
     private final Set<String> v6;
+    private final Guard guard;
 
-    private PodAddresses(TreeSet<String> v4, TreeSet<String> v6) {
+    private PodAddresses(TreeSet<String> v4, TreeSet<String> v6, Guard guard) {
         this.v4 = Collections.unmodifiableSet(v4);
         this.v6 = Collections.unmodifiableSet(v6);
+        this.guard = guard;
+    }
+
+    /** The same selected addresses with this guard. */
+    public PodAddresses withGuard(Guard guard) {
+        return new PodAddresses(new TreeSet<>(v4), new TreeSet<>(v6), guard);
+    }
+
+    public Guard guard() {
+        return guard;
     }
 
     /**
@@ -42,7 +69,7 @@ public final class PodAddresses {
                 v6.add(address.toString());
             }
         }
-        return new PodAddresses(v4, v6);
+        return new PodAddresses(v4, v6, Guard.NONE);
     }
 
     public Set<String> v4() {
@@ -59,16 +86,16 @@ public final class PodAddresses {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof PodAddresses && ((PodAddresses) o).v4.equals(v4) && ((PodAddresses) o).v6.equals(v6);
+        return o instanceof PodAddresses p && p.v4.equals(v4) && p.v6.equals(v6) && p.guard.equals(guard);
     }
 
     @Override
     public int hashCode() {
-        return v4.hashCode() * 31 + v6.hashCode();
+        return (v4.hashCode() * 31 + v6.hashCode()) * 31 + guard.hashCode();
     }
 
     @Override
     public String toString() {
-        return "PodAddresses" + v4 + v6;
+        return "PodAddresses" + v4 + v6 + (guard.equals(Guard.NONE) ? "" : " " + guard);
     }
 }

@@ -37,6 +37,11 @@ import java.util.TreeSet;
 public final class RulesetRenderer {
     public static final String SET_V4 = "pods4";
     public static final String SET_V6 = "pods6";
+    /** The pod address guard: the node's pod ranges, and the addresses in them the state knows. */
+    public static final String GUARD_V4 = "guard4";
+    public static final String GUARD_V6 = "guard6";
+    public static final String KNOWN_V4 = "known4";
+    public static final String KNOWN_V6 = "known6";
     public static final String CHAIN_QUEUE = "to_queue";
     public static final String CHAIN_CUT = "cut";
     /** Marks the table as ours; a table with our name and this comment is a leftover of ours. */
@@ -72,9 +77,13 @@ public final class RulesetRenderer {
         s.append("\tcomment \"").append(COMMENT).append("\"\n");
         if (v4) {
             set(s, SET_V4, "ipv4_addr", addresses.v4());
+            intervalSet(s, GUARD_V4, "ipv4_addr", addresses.guard().ranges4());
+            set(s, KNOWN_V4, "ipv4_addr", addresses.guard().known4());
         }
         if (v6) {
             set(s, SET_V6, "ipv6_addr", addresses.v6());
+            intervalSet(s, GUARD_V6, "ipv6_addr", addresses.guard().ranges6());
+            set(s, KNOWN_V6, "ipv6_addr", addresses.guard().known6());
         }
         s.append("\tchain ").append(CHAIN_QUEUE).append(" {\n\t\t").append(queueStatement(config)).append("\n\t}\n");
         if (cuts) {
@@ -125,30 +134,41 @@ public final class RulesetRenderer {
         s.append("}\n");
     }
 
-    /** New connections from or to a selected pod, through the node. */
+    /** New connections from or to a selected pod, through the node; or from or to a pod address the state does not know. */
     private static List<String> forwardMatches(boolean v4, boolean v6) {
         List<String> matches = new ArrayList<>();
         if (v4) {
             matches.add("ip saddr @" + SET_V4);
             matches.add("ip daddr @" + SET_V4);
+            matches.add(unknown("ip saddr", GUARD_V4, KNOWN_V4));
+            matches.add(unknown("ip daddr", GUARD_V4, KNOWN_V4));
         }
         if (v6) {
             matches.add("ip6 saddr @" + SET_V6);
             matches.add("ip6 daddr @" + SET_V6);
+            matches.add(unknown("ip6 saddr", GUARD_V6, KNOWN_V6));
+            matches.add(unknown("ip6 daddr", GUARD_V6, KNOWN_V6));
         }
         return matches;
     }
 
-    /** New connections from a selected pod to the node itself. */
+    /** New connections from a selected pod, or from a pod address the state does not know, to the node itself. */
     private static List<String> inputMatches(boolean v4, boolean v6) {
         List<String> matches = new ArrayList<>();
         if (v4) {
             matches.add("ip saddr @" + SET_V4);
+            matches.add(unknown("ip saddr", GUARD_V4, KNOWN_V4));
         }
         if (v6) {
             matches.add("ip6 saddr @" + SET_V6);
+            matches.add(unknown("ip6 saddr", GUARD_V6, KNOWN_V6));
         }
         return matches;
+    }
+
+    /** An address in the guard's ranges that is not among the known ones (an empty range set matches nothing). */
+    private static String unknown(String address, String ranges, String known) {
+        return address + " @" + ranges + " " + address + " != @" + known;
     }
 
     private static String cutMatch() {
@@ -181,20 +201,40 @@ public final class RulesetRenderer {
      */
     public static String diff(RulesetConfig config, PodAddresses from, PodAddresses to) {
         StringBuilder s = new StringBuilder();
+        PodAddresses.Guard was = from.guard();
+        PodAddresses.Guard now = to.guard();
+        // Known addresses first, ranges last: an address is never unknown in between when it is known on both sides.
+        elements(s, "add", config, KNOWN_V4, minus(now.known4(), was.known4()));
+        elements(s, "add", config, KNOWN_V6, minus(now.known6(), was.known6()));
         elements(s, "add", config, SET_V4, minus(to.v4(), from.v4()));
         elements(s, "add", config, SET_V6, minus(to.v6(), from.v6()));
         elements(s, "delete", config, SET_V4, minus(from.v4(), to.v4()));
         elements(s, "delete", config, SET_V6, minus(from.v6(), to.v6()));
+        elements(s, "delete", config, KNOWN_V4, minus(was.known4(), now.known4()));
+        elements(s, "delete", config, KNOWN_V6, minus(was.known6(), now.known6()));
+        if (!was.ranges4().equals(now.ranges4())) {
+            s.append("flush set ").append(setRef(config, GUARD_V4)).append('\n');
+            elements(s, "add", config, GUARD_V4, now.ranges4());
+        }
+        if (!was.ranges6().equals(now.ranges6())) {
+            s.append("flush set ").append(setRef(config, GUARD_V6)).append('\n');
+            elements(s, "add", config, GUARD_V6, now.ranges6());
+        }
         return s.toString();
     }
 
     /** Sets both sets to exactly {@code to} in one transaction, whatever they hold now. */
     public static String resync(RulesetConfig config, PodAddresses to) {
         StringBuilder s = new StringBuilder();
-        s.append("flush set ").append(setRef(config, SET_V4)).append('\n');
-        s.append("flush set ").append(setRef(config, SET_V6)).append('\n');
+        for (String set : List.of(SET_V4, SET_V6, GUARD_V4, GUARD_V6, KNOWN_V4, KNOWN_V6)) {
+            s.append("flush set ").append(setRef(config, set)).append('\n');
+        }
         elements(s, "add", config, SET_V4, to.v4());
         elements(s, "add", config, SET_V6, to.v6());
+        elements(s, "add", config, KNOWN_V4, to.guard().known4());
+        elements(s, "add", config, KNOWN_V6, to.guard().known6());
+        elements(s, "add", config, GUARD_V4, to.guard().ranges4());
+        elements(s, "add", config, GUARD_V6, to.guard().ranges6());
         return s.toString();
     }
 
@@ -210,8 +250,17 @@ public final class RulesetRenderer {
 
     /** "family table set" of one of our sets. */
     static String setRef(RulesetConfig config, String set) {
-        String family = config.layout() == TableLayout.INET ? "inet" : set.equals(SET_V4) ? "ip" : "ip6";
+        String family = config.layout() == TableLayout.INET ? "inet" : set.endsWith("4") ? "ip" : "ip6";
         return family + " " + config.table() + " " + set;
+    }
+
+    /** A set of CIDRs; overlapping ones merge. */
+    private static void intervalSet(StringBuilder s, String name, String type, Collection<String> elements) {
+        s.append("\tset ").append(name).append(" {\n\t\ttype ").append(type).append("\n\t\tflags interval\n\t\tauto-merge\n");
+        if (!elements.isEmpty()) {
+            s.append("\t\telements = { ").append(String.join(", ", elements)).append(" }\n");
+        }
+        s.append("\t}\n");
     }
 
     private static void set(StringBuilder s, String name, String type, Collection<String> elements) {

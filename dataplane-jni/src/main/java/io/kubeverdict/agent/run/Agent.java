@@ -19,6 +19,7 @@ import io.kubeverdict.agent.persist.StateFileFormat;
 import io.kubeverdict.agent.persist.StateFileMetrics;
 import io.kubeverdict.agent.persist.StateWriter;
 import io.kubeverdict.agent.state.GenerationListener;
+import io.kubeverdict.agent.state.PodGuard;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.dns.DnsLearner;
 import io.kubeverdict.agent.dns.DnsLoop;
@@ -34,12 +35,15 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
 import io.kubeverdict.agent.sync.SnapshotAssembler;
 import io.kubeverdict.agent.sync.SyncClient;
 import io.kubeverdict.agent.sync.SyncStatus;
+import io.kubeverdict.agent.verdict.HoldLoop;
+import io.kubeverdict.agent.verdict.HoldMetrics;
 import io.kubeverdict.agent.verdict.Judge;
 import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.agent.verdict.VerdictLoop;
 import io.kubeverdict.jni.NativeLibrary;
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.jni.Nftables;
+import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.PersistedNodeState;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.runtime.BuildVersion;
@@ -189,6 +193,15 @@ public final class Agent implements AutoCloseable {
             opened.add(loop); // closed before the queues (reverse order)
             loops.add(loop);
         }
+        // The pod address guard's hold queue: the verdict loops move the first packets of pod
+        // addresses the state does not know yet there, to be judged once it does (or time out).
+        NfQueue holdQueue = new NfQueue(config.guard().queueId(), NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0));
+        opened.add(holdQueue);
+        opened.add(new HoldLoop(holdQueue, new ObservedJudge(state, feed.producer(), metrics.policyVerdicts().forAnotherThread()),
+                TimeUnit.MILLISECONDS.toNanos(config.guard().holdMillis()), config.failOpen(), new HoldMetrics(metrics.registry())));
+        for (int i = 0; i < loops.size(); i++) {
+            loops.get(i).holdTo(queues.get(i), config.guard().queueId(), config.failOpen());
+        }
         opened.add(feed);
         GenerationListener established = GenerationListener.NONE;
         if (config.cutAction() != CutAction.NONE) {
@@ -217,7 +230,7 @@ public final class Agent implements AutoCloseable {
             opened.add(new VerdictUplink(channel, config.node(), feed, config.telemetry().verdictUploadPerSecond(),
                     metrics.registry(), clock).start()); // closed before the channel (reverse order)
         }
-        Enforcer enforcer = dnsAfter(new StateEnforcer(state, kernel, clock, established));
+        Enforcer enforcer = dnsAfter(new StateEnforcer(state, kernel, clock, established, this::podGuard));
         if (config.state().enabled()) {
             enforcer = keptAcrossRuns(enforcer, clock);
         }
@@ -289,6 +302,20 @@ public final class Agent implements AutoCloseable {
                 state.getSnapshot().getEndpointsCount(), (clock.millis() - state.getWrittenUnixMillis()) / 1000,
                 state.getAgentVersion());
         return "enforced";
+    }
+
+    /**
+     * The pod address guard of a generation: the snapshot's pod ranges and --pod-cidr's, without
+     * this node's own addresses (read now: a bridge's gateway address lies in the pod range).
+     */
+    private PodGuard podGuard(NodeSnapshot snapshot) {
+        java.util.Set<String> cidrs = new java.util.TreeSet<>(config.guard().podCidrs());
+        for (String cidr : snapshot.getPodCidrsList()) {
+            if (io.kubeverdict.policy.Cidr.tryParse(cidr) != null) { // the assembler reported any other
+                cidrs.add(cidr);
+            }
+        }
+        return cidrs.isEmpty() ? PodGuard.NONE : PodGuard.of(cidrs, LocalAddresses.INTERFACES.get());
     }
 
     /** After each generation is enforced, the DNS table's watched pods follow it. */

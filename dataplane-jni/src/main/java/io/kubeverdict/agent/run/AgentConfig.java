@@ -4,6 +4,7 @@ import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.List;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
 
 /**
@@ -21,11 +22,12 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
  * @param queues verdict queues {@code queueId .. queueId + queues - 1}, one verdict thread each; the
  *     kernel sends each packet to the queue of the CPU that handles it (1..{@value #MAX_QUEUES})
  * @param state where the last enforced state is kept between runs; null = {@link State#OFF}
+ * @param guard the pod address guard; null = its defaults (on, with the snapshot's pod ranges)
  */
 public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
                           String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls,
                           Path tokenFile, boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry, Dns dns,
-                          int queues, State state) {
+                          int queues, State state, Guard guard) {
     /** Most queues (verdict threads) one agent runs. */
     public static final int MAX_QUEUES = 64;
     /** The default number of queues is one per CPU the agent may use, at most this many. */
@@ -109,6 +111,42 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
         }
     }
 
+    /**
+     * The pod address guard: new connections from or to an address in the node's pod ranges that
+     * the state does not know as an endpoint are held on queue {@code queueId} for at most
+     * {@code holdMillis}, then judged by a state that knows the address, or dropped (fail-open:
+     * accepted).
+     *
+     * @param podCidrs ranges besides the snapshot's (Node spec.podCIDRs), for CNIs that allocate otherwise
+     */
+    public record Guard(List<String> podCidrs, int queueId, long holdMillis) {
+        public static final long DEFAULT_HOLD_MILLIS = 2000;
+
+        public Guard {
+            podCidrs = List.copyOf(podCidrs);
+            for (String cidr : podCidrs) {
+                if (io.kubeverdict.policy.Cidr.tryParse(cidr) == null) {
+                    throw new IllegalArgumentException("--pod-cidr: not a CIDR: " + cidr);
+                }
+            }
+            if (queueId < 0 || queueId > 65535) {
+                throw new IllegalArgumentException("--hold-queue-id must be 0..65535, got " + queueId);
+            }
+            if (holdMillis < 1 || holdMillis > 60_000) {
+                throw new IllegalArgumentException("--pod-guard-hold must be 1..60000 ms, got " + holdMillis);
+            }
+        }
+
+        /** The queue after the DNS queue, nothing but the snapshot's ranges. */
+        public static Guard defaults(int dnsQueueId) {
+            return new Guard(List.of(), defaultQueueId(dnsQueueId), DEFAULT_HOLD_MILLIS);
+        }
+
+        public static int defaultQueueId(int dnsQueueId) {
+            return (dnsQueueId + 1) & 0xFFFF;
+        }
+    }
+
     public AgentConfig {
         if (state == null) {
             state = State.OFF;
@@ -138,6 +176,13 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
         if (dns.queueId() >= queueId && dns.queueId() < queueId + queues) {
             throw new IllegalArgumentException("--dns-queue-id must lie outside the verdict queues " + queueId + ".."
                     + (queueId + queues - 1) + ", got " + dns.queueId());
+        }
+        if (guard == null) {
+            guard = Guard.defaults(dns.queueId());
+        }
+        if (guard.queueId() == dns.queueId() || (guard.queueId() >= queueId && guard.queueId() < queueId + queues)) {
+            throw new IllegalArgumentException("--hold-queue-id must differ from the verdict queues " + queueId + ".."
+                    + (queueId + queues - 1) + " and the DNS queue " + dns.queueId() + ", got " + guard.queueId());
         }
     }
 }

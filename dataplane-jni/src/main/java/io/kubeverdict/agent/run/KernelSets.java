@@ -31,7 +31,9 @@ final class KernelSets implements SelectedSetsProgrammer {
     public void program(SelectedAddresses selected) {
         List<String> all = new ArrayList<>(selected.ipv4());
         all.addAll(selected.ipv6());
-        PodAddresses addresses = PodAddresses.of(all);
+        SelectedAddresses.Guarded g = selected.guarded();
+        PodAddresses addresses = PodAddresses.of(all).withGuard(new PodAddresses.Guard(
+                new java.util.TreeSet<>(g.ranges4()), new java.util.TreeSet<>(g.ranges6()), g.known4(), g.known6()));
         boolean wholeTable = !started;
         long begin = System.nanoTime();
         boolean ok = false;

@@ -30,6 +30,9 @@ final class ObservedJudge implements Judge {
     @Override
     public int decide(PacketTuple packet) {
         StateHolder.Generation current = state.generation();
+        if (current != null && current.state().guard().holds(packet, current.state().index())) {
+            return Judge.HOLD;
+        }
         int code = state.decide(current, packet);
         feed.publish(packet, code);
         policyVerdicts.record(current == null ? null : current.state(), code);

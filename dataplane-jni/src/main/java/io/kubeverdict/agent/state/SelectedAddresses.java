@@ -4,21 +4,63 @@ import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.TierInfo;
 import java.util.Collections;
+import java.util.List;
 import java.util.Set;
+import io.kubeverdict.policy.IpAddress;
 import java.util.TreeSet;
 
 /**
  * The local pod addresses whose new connections must be queued: those of endpoints that some tier
- * lists a policy for, in either direction. Traffic of every other pod never leaves the kernel.
- * Pure calculation over a snapshot.
+ * lists a policy for, in either direction; and, for the pod address guard, the node's pod address
+ * ranges with the addresses in them that are known (every endpoint's, and the node's own), whose
+ * new connections are queued when their address is not known. Traffic of every other pod never
+ * leaves the kernel. Pure calculation over a snapshot.
  */
-public record SelectedAddresses(Set<String> ipv4, Set<String> ipv6) {
+public record SelectedAddresses(Set<String> ipv4, Set<String> ipv6, Guarded guarded) {
 
     public static final SelectedAddresses NONE = new SelectedAddresses(Set.of(), Set.of());
+
+    /** The guard's part: ranges (CIDR text) and the known addresses in them; empty when the guard is off. */
+    public record Guarded(List<String> ranges4, List<String> ranges6, Set<String> known4, Set<String> known6) {
+        public static final Guarded NONE = new Guarded(List.of(), List.of(), Set.of(), Set.of());
+
+        public Guarded {
+            ranges4 = List.copyOf(ranges4);
+            ranges6 = List.copyOf(ranges6);
+            known4 = Collections.unmodifiableSet(new TreeSet<>(known4));
+            known6 = Collections.unmodifiableSet(new TreeSet<>(known6));
+        }
+    }
 
     public SelectedAddresses {
         ipv4 = Collections.unmodifiableSet(new TreeSet<>(ipv4));
         ipv6 = Collections.unmodifiableSet(new TreeSet<>(ipv6));
+    }
+
+    public SelectedAddresses(Set<String> ipv4, Set<String> ipv6) {
+        this(ipv4, ipv6, Guarded.NONE);
+    }
+
+    /** With the guard's ranges and known addresses when it is on. */
+    public static SelectedAddresses of(NodeSnapshot snapshot, PodGuard guard) {
+        SelectedAddresses selected = of(snapshot);
+        if (!guard.enabled()) {
+            return selected;
+        }
+        Set<String> known4 = new TreeSet<>();
+        Set<String> known6 = new TreeSet<>();
+        List<String> known = new java.util.ArrayList<>(guard.nodeAddresses());
+        for (Endpoint endpoint : snapshot.getEndpointsList()) {
+            known.addAll(endpoint.getEndpoint().getIpsList());
+        }
+        for (String text : known) {
+            IpAddress ip = IpAddress.tryParse(text); // canonical text, as the kernel's set prints it
+            if (ip != null) {
+                (ip.family() == IpAddress.V6 ? known6 : known4).add(ip.toString());
+            }
+        }
+        return new SelectedAddresses(selected.ipv4(), selected.ipv6(), new Guarded(guard.cidrs(IpAddress.V4),
+                guard.cidrs(IpAddress.V6), known4, known6));
     }
 
     public static SelectedAddresses of(NodeSnapshot snapshot) {

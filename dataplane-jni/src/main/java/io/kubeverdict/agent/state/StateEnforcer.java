@@ -5,6 +5,7 @@ import io.kubeverdict.policy.IndexUpdate;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.time.Clock;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,6 +30,7 @@ public final class StateEnforcer implements Enforcer {
     private final SelectedSetsProgrammer kernel;
     private final Clock clock;
     private final GenerationListener listener;
+    private final Function<NodeSnapshot, PodGuard> guards;
     private SelectedAddresses programmed;
     private volatile IndexUpdate.Result lastIndexUpdate;
 
@@ -37,10 +39,17 @@ public final class StateEnforcer implements Enforcer {
     }
 
     public StateEnforcer(StateHolder holder, SelectedSetsProgrammer kernel, Clock clock, GenerationListener listener) {
+        this(holder, kernel, clock, listener, snapshot -> PodGuard.NONE);
+    }
+
+    /** @param guards the pod address guard of each generation (the node's pod ranges, its own addresses) */
+    public StateEnforcer(StateHolder holder, SelectedSetsProgrammer kernel, Clock clock, GenerationListener listener,
+                         Function<NodeSnapshot, PodGuard> guards) {
         this.holder = holder;
         this.kernel = kernel;
         this.clock = clock;
         this.listener = listener;
+        this.guards = guards;
     }
 
     @Override
@@ -63,8 +72,9 @@ public final class StateEnforcer implements Enforcer {
                     update.index().problemCount());
         }
         lastIndexUpdate = update;
-        SelectedAddresses selected = SelectedAddresses.of(snapshot);
-        EnforcedState now = new EnforcedState(snapshot, update.index(), selected, sequence, clock.millis());
+        PodGuard guard = guards.apply(snapshot);
+        SelectedAddresses selected = SelectedAddresses.of(snapshot, guard);
+        EnforcedState now = new EnforcedState(snapshot, update.index(), selected, sequence, clock.millis(), guard);
         holder.swap(now);
         if (!selected.equals(programmed)) {
             kernel.program(selected);

@@ -9,5 +9,12 @@ import io.kubeverdict.policy.PacketTuple;
  */
 @FunctionalInterface
 public interface Judge {
+    /**
+     * Not a decision: the packet's source or destination is a pod address of this node that the
+     * state does not know yet; it waits in the hold queue. Even, so a caller that took it for a
+     * decision code would drop, not allow.
+     */
+    int HOLD = Integer.MIN_VALUE;
+
     int decide(PacketTuple packet);
 }

@@ -18,6 +18,11 @@ import java.nio.ByteBuffer;
  * default.
  */
 final class PacketDecider {
+    static final int DROP = 0;
+    static final int ACCEPT = 1;
+    /** To the hold queue: the judge answered {@link Judge#HOLD}. */
+    static final int HOLD = 2;
+
     private final PacketTuple tuple = new PacketTuple();
     private final VerdictObserver observer;
     private final boolean judgeFailureAllows;
@@ -32,19 +37,33 @@ final class PacketDecider {
      * {@code offset} of {@code buffer} is accepted; {@code timed}: report its processing time.
      */
     boolean allows(Judge judge, ByteBuffer buffer, int offset, int copied, int length, boolean timed) {
+        return verdict(judge, buffer, offset, copied, length, timed) == ACCEPT;
+    }
+
+    /** As {@link #allows}: {@link #DROP}, {@link #ACCEPT} or {@link #HOLD}. */
+    int verdict(Judge judge, ByteBuffer buffer, int offset, int copied, int length, boolean timed) {
         long start = timed ? System.nanoTime() : 0;
         int result = PacketParser.parse(buffer, offset, copied, length, tuple);
         if (result != PacketParser.OK) {
             observer.unreadable(result);
-            return false;
+            return DROP;
         }
         try {
-            boolean allow = Decision.allowed(judge.decide(tuple));
+            int code = judge.decide(tuple);
+            if (code == Judge.HOLD) {
+                return HOLD;
+            }
+            boolean allow = Decision.allowed(code);
             observer.decided(tuple.family, tuple.protocol, allow, timed ? System.nanoTime() - start : VerdictObserver.NOT_TIMED);
-            return allow;
+            return allow ? ACCEPT : DROP;
         } catch (RuntimeException e) {
             observer.judgeFailed(e);
-            return judgeFailureAllows;
+            return judgeFailureAllows ? ACCEPT : DROP;
         }
+    }
+
+    /** The tuple of the last packet decided (valid until the next call). */
+    PacketTuple lastTuple() {
+        return tuple;
     }
 }

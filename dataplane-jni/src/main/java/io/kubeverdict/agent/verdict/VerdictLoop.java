@@ -31,6 +31,8 @@ public final class VerdictLoop implements AutoCloseable {
     private int untilTimed; // packets before the next timed one (this loop's thread only)
     private final Thread thread;
     private volatile Judge judge;
+    /** Whether packets the judge holds go to a hold queue ({@link #holdTo}); without one they are dropped. */
+    private volatile boolean holding;
     private volatile boolean running = true;
     // Batches taken from the queue / answered: a batch is answered once its verdicts are sent.
     private volatile long batchesTaken;
@@ -90,12 +92,24 @@ public final class VerdictLoop implements AutoCloseable {
             if (timed) {
                 untilTimed = TIMING_SAMPLE - 1;
             }
-            if (decider.allows(current, buffer, batch.dataOffset(i), batch.copiedLength(i), batch.packetLength(i), timed)) {
-                batch.accept(i);
-            } else {
-                batch.drop(i);
+            switch (decider.verdict(current, buffer, batch.dataOffset(i), batch.copiedLength(i), batch.packetLength(i), timed)) {
+                case PacketDecider.ACCEPT -> batch.accept(i);
+                case PacketDecider.HOLD -> {
+                    if (holding) {
+                        batch.hold(i);
+                    } else {
+                        batch.drop(i); // no hold queue: a packet the state cannot judge yet is not let through
+                    }
+                }
+                default -> batch.drop(i);
             }
         }
+    }
+
+    /** Packets the judge answers {@link Judge#HOLD} move to queue {@code holdQueue} from now on. */
+    public void holdTo(NfQueue queue, int holdQueue, boolean bypass) {
+        queue.holdTo(holdQueue, bypass);
+        holding = true;
     }
 
     /**

@@ -333,6 +333,60 @@ class AgentKernelTest {
         assertThat(pods.node.tryExec("nft", "list", "table", "inet", "kube_verdict").exitCode()).as("no table written").isNotZero();
     }
 
+    /**
+     * A pod whose network namespace sends before its state reaches the node (the guard): its first
+     * packet is held, not delivered; once the state knows the pod, the packet is judged by it —
+     * allowed, the connection completes; denied, nothing ever reaches b.
+     */
+    @Test
+    void aPodThatSendsBeforeItsStateArrivesIsHeldThenJudged() throws Exception {
+        AgentProcess agent = startAgent(false, "--pod-cidr", "10.77.0.0/16", "--pod-cidr", "fd77::/16",
+                "--pod-guard-hold", "60000");
+        ScriptedControlPlane.Stream stream = streamOf(agent);
+        // The state knows b (isolated: a may reach 8080 only) but not a yet.
+        long seq = 1;
+        stream.send(ipSet(seq, "pods-a", PodPair.A_IP, PodPair.A_IP6), policyAllowingFromA(seq + 1, ALLOWED),
+                dualStack(endpoint(seq + 2, "x", "b", PodPair.B_IP, "x/b-from-a"), PodPair.B_IP6), inSync(seq + 3));
+        awaitEnforcing(agent, seq + 3);
+        awaitLog(agent, "nftables table kube_verdict written");
+
+        java.util.concurrent.CompletableFuture<Boolean> allowed = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> connects(ALLOWED, 120_000));
+        awaitLog(agent, "holding packet");
+        // Long enough to outlast the wait for a's state on a busy machine; it ends in a timeout.
+        java.util.concurrent.CompletableFuture<Boolean> denied = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> connects(DENIED, 30_000));
+        awaitCondition(() -> agent.log().split("holding packet", -1).length > 2, "both first packets held", agent);
+        assertThat(allowed).as("held: nothing delivered before a's state arrives").isNotDone();
+        assertThat(denied).isNotDone();
+
+        // a's state arrives: the held packets are judged by it.
+        stream.send(dualStack(endpoint(seq + 4, "x", "a", PodPair.A_IP), PodPair.A_IP6));
+        awaitEnforcing(agent, seq + 4);
+        assertThat(allowed.get(150, TimeUnit.SECONDS)).as("allowed once known\n" + agent.log()).isTrue();
+        // The denied one's SYN was dropped when judged; its retries are not held any more, and dropped too.
+        assertThat(denied.get(150, TimeUnit.SECONDS)).as("denied once known: never delivered").isFalse();
+        // a is known now: its new connections are not held.
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).isTrue();
+    }
+
+    private boolean connects(int port, int timeoutMillis) {
+        try {
+            return pods.canConnect(port, timeoutMillis);
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    private static ToAgent policyAllowingFromA(long seq, int port) {
+        return ToAgent.newBuilder().setSequence(seq).setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                .setId(io.kubeverdict.agent.testing.Messages.policyId("x/b-from-a"))
+                .setPolicy(Policy.newBuilder().addInboundRules(Rule.newBuilder().setAction(Action.ALLOW)
+                        .addPeers(Peer.newBuilder().setIpSetId("pods-a"))
+                        .addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(port))
+                        .setRuleId("ingress[0]")))).build();
+    }
+
     private static long keptSequence(Path file) {
         try {
             StateFileFormat.Decoded decoded = StateFileFormat.decode(Files.readAllBytes(file), "node-1",

@@ -148,7 +148,8 @@ final class RunCommand implements Callable<Integer> {
     List<String> podCidrs = new ArrayList<>();
 
     @Option(names = "--hold-queue-id", paramLabel = "N",
-            description = "The NFQUEUE number where the pod address guard holds packets (default: the DNS queue + 1).")
+            description = "The NFQUEUE number where the pod address guard holds packets (default: the first free one "
+                    + "after the DNS queue).")
     Integer holdQueueId;
 
     @Option(names = "--pod-guard-hold", defaultValue = "" + AgentConfig.Guard.DEFAULT_HOLD_MILLIS, paramLabel = "MS",
@@ -213,8 +214,8 @@ final class RunCommand implements Callable<Integer> {
 
     private AgentConfig.Guard guard(int queueCount) {
         int dnsQueue = dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount);
-        return new AgentConfig.Guard(podCidrs, holdQueueId != null ? holdQueueId : AgentConfig.Guard.defaultQueueId(dnsQueue),
-                podGuardHold);
+        return new AgentConfig.Guard(podCidrs, holdQueueId != null ? holdQueueId
+                : AgentConfig.Guard.defaultQueueId(dnsQueue, queueId, queueCount), podGuardHold);
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

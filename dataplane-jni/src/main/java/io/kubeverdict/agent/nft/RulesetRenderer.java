@@ -17,6 +17,10 @@ import java.util.TreeSet;
  *       goes to the queue — pod-to-pod on this node and across nodes;</li>
  *   <li>{@code input} (hook input): a new connection from a selected pod to the node itself goes
  *       to the queue (the pod's egress policy decides);</li>
+ *   <li>in both, the pod address guard: a new connection from (or, forward, to) an address in the
+ *       node's pod ranges ({@value #GUARD_V4}, {@value #GUARD_V6}) that is not among the known ones
+ *       ({@value #KNOWN_V4}, {@value #KNOWN_V6}: every endpoint's, the node's own) goes to the queue
+ *       too, where the agent holds it until its state knows the address;</li>
  *   <li>{@value #CHAIN_QUEUE}: the one queue rule. With {@link QueuePath#NFT_QUEUE} it is
  *       {@code queue num N [bypass]}, or with several queues {@code queue num A-B fanout[,bypass]}
  *       (each packet to the queue of the CPU that handles it); with {@link QueuePath#XT_NFQUEUE} the text holds a
@@ -101,12 +105,18 @@ public final class RulesetRenderer {
         for (String match : forwardMatches(v4, v6)) {
             queueRule(s, match);
         }
+        for (String match : guardForwardMatches(v4, v6)) {
+            queueRule(s, match);
+        }
         s.append("\t}\n");
         s.append("\tchain input {\n\t\ttype filter hook input priority filter; policy accept;\n");
         if (cuts) {
             s.append("\t\t").append(cutMatch()).append(" goto ").append(CHAIN_CUT).append('\n');
         }
         for (String match : inputMatches(v4, v6)) {
+            queueRule(s, match);
+        }
+        for (String match : guardInputMatches(v4, v6)) {
             queueRule(s, match);
         }
         s.append("\t}\n");
@@ -134,33 +144,53 @@ public final class RulesetRenderer {
         s.append("}\n");
     }
 
-    /** New connections from or to a selected pod, through the node; or from or to a pod address the state does not know. */
+    /** New connections from or to a selected pod, through the node. */
     private static List<String> forwardMatches(boolean v4, boolean v6) {
         List<String> matches = new ArrayList<>();
         if (v4) {
             matches.add("ip saddr @" + SET_V4);
             matches.add("ip daddr @" + SET_V4);
-            matches.add(unknown("ip saddr", GUARD_V4, KNOWN_V4));
-            matches.add(unknown("ip daddr", GUARD_V4, KNOWN_V4));
         }
         if (v6) {
             matches.add("ip6 saddr @" + SET_V6);
             matches.add("ip6 daddr @" + SET_V6);
+        }
+        return matches;
+    }
+
+    /** New connections from a selected pod to the node itself. */
+    private static List<String> inputMatches(boolean v4, boolean v6) {
+        List<String> matches = new ArrayList<>();
+        if (v4) {
+            matches.add("ip saddr @" + SET_V4);
+        }
+        if (v6) {
+            matches.add("ip6 saddr @" + SET_V6);
+        }
+        return matches;
+    }
+
+    /** The pod address guard: new connections from or to a pod address of the node that the state does not know. */
+    private static List<String> guardForwardMatches(boolean v4, boolean v6) {
+        List<String> matches = new ArrayList<>();
+        if (v4) {
+            matches.add(unknown("ip saddr", GUARD_V4, KNOWN_V4));
+            matches.add(unknown("ip daddr", GUARD_V4, KNOWN_V4));
+        }
+        if (v6) {
             matches.add(unknown("ip6 saddr", GUARD_V6, KNOWN_V6));
             matches.add(unknown("ip6 daddr", GUARD_V6, KNOWN_V6));
         }
         return matches;
     }
 
-    /** New connections from a selected pod, or from a pod address the state does not know, to the node itself. */
-    private static List<String> inputMatches(boolean v4, boolean v6) {
+    /** The same towards the node itself. */
+    private static List<String> guardInputMatches(boolean v4, boolean v6) {
         List<String> matches = new ArrayList<>();
         if (v4) {
-            matches.add("ip saddr @" + SET_V4);
             matches.add(unknown("ip saddr", GUARD_V4, KNOWN_V4));
         }
         if (v6) {
-            matches.add("ip6 saddr @" + SET_V6);
             matches.add(unknown("ip6 saddr", GUARD_V6, KNOWN_V6));
         }
         return matches;

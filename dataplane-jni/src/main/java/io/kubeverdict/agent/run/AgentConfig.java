@@ -137,13 +137,18 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
             }
         }
 
-        /** The queue after the DNS queue, nothing but the snapshot's ranges. */
-        public static Guard defaults(int dnsQueueId) {
-            return new Guard(List.of(), defaultQueueId(dnsQueueId), DEFAULT_HOLD_MILLIS);
+        /** The first free queue after the DNS queue, nothing but the snapshot's ranges. */
+        public static Guard defaults(int dnsQueueId, int queueId, int queues) {
+            return new Guard(List.of(), defaultQueueId(dnsQueueId, queueId, queues), DEFAULT_HOLD_MILLIS);
         }
 
-        public static int defaultQueueId(int dnsQueueId) {
-            return (dnsQueueId + 1) & 0xFFFF;
+        /** The first number after the DNS queue that is neither it nor a verdict queue (wrapping at 65536). */
+        public static int defaultQueueId(int dnsQueueId, int queueId, int queues) {
+            int candidate = (dnsQueueId + 1) & 0xFFFF;
+            while (candidate == dnsQueueId || (candidate >= queueId && candidate < queueId + queues)) {
+                candidate = (candidate + 1) & 0xFFFF;
+            }
+            return candidate;
         }
     }
 
@@ -178,7 +183,7 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
                     + (queueId + queues - 1) + ", got " + dns.queueId());
         }
         if (guard == null) {
-            guard = Guard.defaults(dns.queueId());
+            guard = Guard.defaults(dns.queueId(), queueId, queues);
         }
         if (guard.queueId() == dns.queueId() || (guard.queueId() >= queueId && guard.queueId() < queueId + queues)) {
             throw new IllegalArgumentException("--hold-queue-id must differ from the verdict queues " + queueId + ".."

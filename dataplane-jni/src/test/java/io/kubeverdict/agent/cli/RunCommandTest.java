@@ -75,8 +75,14 @@ class RunCommandTest {
         assertThat(four.queues()).isEqualTo(4);
         assertThat(four.dns().queueId()).isEqualTo(11);
         assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queues", "1").dns().queueId()).isEqualTo(101);
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--dns-queue-id", "99")
-                .dns().queueId()).isEqualTo(99);
+        AgentConfig dnsBelow = parse("--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--dns-queue-id", "99");
+        assertThat(dnsBelow.dns().queueId()).isEqualTo(99);
+        assertThat(dnsBelow.guard().queueId()).as("the hold queue skips the verdict queues").isEqualTo(104);
+        assertThat(four.guard().queueId()).as("after the DNS queue").isEqualTo(12);
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--hold-queue-id", "101"))
+                .hasMessageContaining("--hold-queue-id");
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--pod-cidr", "10.0.0.0/33"))
+                .hasMessageContaining("--pod-cidr");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--dns-queue-id", "102"))
                 .hasMessageContaining("outside the verdict queues 100..103");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queues", "0"))

@@ -57,6 +57,37 @@ class RulesetRendererTest {
     }
 
     @Test
+    void thePodAddressGuardQueuesAddressesOfItsRangesThatAreNotKnown() {
+        PodAddresses guarded = PodAddresses.of(List.of("10.0.0.1")).withGuard(new PodAddresses.Guard(
+                java.util.Set.of("10.0.0.0/24"), java.util.Set.of("fd00::/64"), java.util.Set.of("10.0.0.1", "10.0.0.254"),
+                java.util.Set.of()));
+        String text = RulesetRenderer.replaceTable(NFT_OPEN, guarded);
+        assertThat(text).contains("set guard4 {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\tauto-merge\n"
+                + "\t\telements = { 10.0.0.0/24 }\n");
+        assertThat(text).contains("set known4 {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1, 10.0.0.254 }\n");
+        assertThat(text).contains("\t\tct state new ip6 daddr @pods6 goto to_queue\n"
+                + "\t\tct state new ip saddr @guard4 ip saddr != @known4 goto to_queue\n"
+                + "\t\tct state new ip daddr @guard4 ip daddr != @known4 goto to_queue\n"
+                + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 goto to_queue\n"
+                + "\t\tct state new ip6 daddr @guard6 ip6 daddr != @known6 goto to_queue\n");
+        assertThat(text).contains("\t\tct state new ip6 saddr @pods6 goto to_queue\n"
+                + "\t\tct state new ip saddr @guard4 ip saddr != @known4 goto to_queue\n"
+                + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 goto to_queue\n\t}\n");
+        String admitted = text.substring(text.indexOf("chain forward_admitted"));
+        assertThat(admitted).as("only selected pods' connections are marked admitted").doesNotContain("guard");
+
+        // A new pod: known first, and only then (the same transaction) the rest; new ranges replace the old.
+        PodAddresses next = PodAddresses.of(List.of("10.0.0.1")).withGuard(new PodAddresses.Guard(
+                java.util.Set.of("10.0.1.0/24"), java.util.Set.of("fd00::/64"),
+                java.util.Set.of("10.0.0.1", "10.0.0.254", "10.0.0.7"), java.util.Set.of()));
+        assertThat(RulesetRenderer.diff(NFT_OPEN, guarded, next)).isEqualTo(
+                "add element inet kube_verdict known4 { 10.0.0.7 }\n"
+                        + "flush set inet kube_verdict guard4\n"
+                        + "add element inet kube_verdict guard4 { 10.0.1.0/24 }\n");
+        assertThat(RulesetRenderer.diff(NFT_OPEN, next, next)).isEmpty();
+    }
+
+    @Test
     void whatLeavesTheQueueAcceptedIsMarkedAdmittedInTheNextBaseChain() {
         String text = RulesetRenderer.replaceTable(NFT_OPEN, PodAddresses.EMPTY);
         assertThat(text).contains("chain forward_admitted {\n\t\ttype filter hook forward priority filter + 1; policy accept;\n"
@@ -96,7 +127,8 @@ class RulesetRendererTest {
                 .doesNotContain("pods4");
         assertThat(RulesetRenderer.diff(split, PodAddresses.EMPTY, PodAddresses.of(List.of("10.0.0.9", "fd00::9"))))
                 .isEqualTo("add element ip kv pods4 { 10.0.0.9 }\nadd element ip6 kv pods6 { fd00::9 }\n");
-        assertThat(RulesetRenderer.resync(split, PodAddresses.EMPTY)).isEqualTo("flush set ip kv pods4\nflush set ip6 kv pods6\n");
+        assertThat(RulesetRenderer.resync(split, PodAddresses.EMPTY)).isEqualTo("flush set ip kv pods4\nflush set ip6 kv pods6\n"
+                + "flush set ip kv guard4\nflush set ip6 kv guard6\nflush set ip kv known4\nflush set ip6 kv known6\n");
         assertThat(RulesetRenderer.families(split)).containsExactly("ip", "ip6");
     }
 
@@ -128,6 +160,8 @@ class RulesetRendererTest {
     void resyncFlushesAndAddsInOneText() {
         assertThat(RulesetRenderer.resync(NFT_OPEN, PodAddresses.of(List.of("10.1.1.1"))))
                 .isEqualTo("flush set inet kube_verdict pods4\nflush set inet kube_verdict pods6\n"
+                        + "flush set inet kube_verdict guard4\nflush set inet kube_verdict guard6\n"
+                        + "flush set inet kube_verdict known4\nflush set inet kube_verdict known6\n"
                         + "add element inet kube_verdict pods4 { 10.1.1.1 }\n");
     }
 

@@ -21,6 +21,8 @@ COPY --from=build /src/dataplane-jni/target/kube-verdict-agent.jar /opt/kube-ver
 COPY dataplane-jni/src/main/cds/classes.lst /opt/kube-verdict/agent.classes
 RUN java -Xshare:dump -Xlog:disable -Xlog:all=error -XX:SharedClassListFile=/opt/kube-verdict/agent.classes \
       -XX:SharedArchiveFile=/opt/kube-verdict/agent.jsa -cp /opt/kube-verdict/agent.jar
-# JVM settings for a start on a small node (the sandbox launcher's Launcher.JVM_OPTIONS; EntryPointsTest).
-ENTRYPOINT ["java", "--enable-native-access=ALL-UNNAMED", "-XX:Tier3InvocationThreshold=1000", "-XX:Tier3MinInvocationThreshold=500", "-XX:Tier3CompileThreshold=10000", "-XX:Tier3BackEdgeThreshold=300000", "-XX:Tier4InvocationThreshold=25000", "-XX:Tier4MinInvocationThreshold=3000", "-XX:Tier4CompileThreshold=75000", "-XX:Tier4BackEdgeThreshold=200000", "-XX:+UseTransparentHugePages", "-XX:SharedArchiveFile=/opt/kube-verdict/agent.jsa", "-Xshare:auto", "-jar", "/opt/kube-verdict/agent.jar"]
+# The JVM settings of both processes (deploy/jvm.options, an @argfile; bin/kube-verdict and the sandbox
+# pass the same file: EntryPointsTest).
+COPY deploy/jvm.options /opt/kube-verdict/jvm.options
+ENTRYPOINT ["java", "@/opt/kube-verdict/jvm.options", "--enable-native-access=ALL-UNNAMED", "-XX:SharedArchiveFile=/opt/kube-verdict/agent.jsa", "-Xshare:auto", "-jar", "/opt/kube-verdict/agent.jar"]
 CMD ["agent", "--help"]

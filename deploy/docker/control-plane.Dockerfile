@@ -14,6 +14,8 @@ COPY control-plane/src/main/cds/classes.lst /opt/kube-verdict/control-plane.clas
 RUN java -Xshare:dump -Xlog:disable -Xlog:all=error -XX:SharedClassListFile=/opt/kube-verdict/control-plane.classes \
       -XX:SharedArchiveFile=/opt/kube-verdict/control-plane.jsa -cp /opt/kube-verdict/control-plane.jar
 USER 65532:65532
-# JVM settings for a start on a small node (the sandbox launcher's Launcher.JVM_OPTIONS; EntryPointsTest).
-ENTRYPOINT ["java", "-XX:Tier3InvocationThreshold=1000", "-XX:Tier3MinInvocationThreshold=500", "-XX:Tier3CompileThreshold=10000", "-XX:Tier3BackEdgeThreshold=300000", "-XX:Tier4InvocationThreshold=25000", "-XX:Tier4MinInvocationThreshold=3000", "-XX:Tier4CompileThreshold=75000", "-XX:Tier4BackEdgeThreshold=200000", "-XX:+UseTransparentHugePages", "-XX:SharedArchiveFile=/opt/kube-verdict/control-plane.jsa", "-Xshare:auto", "-jar", "/opt/kube-verdict/control-plane.jar"]
+# The JVM settings of both processes (deploy/jvm.options, an @argfile; bin/kube-verdict and the sandbox
+# pass the same file: EntryPointsTest).
+COPY deploy/jvm.options /opt/kube-verdict/jvm.options
+ENTRYPOINT ["java", "@/opt/kube-verdict/jvm.options", "-XX:SharedArchiveFile=/opt/kube-verdict/control-plane.jsa", "-Xshare:auto", "-jar", "/opt/kube-verdict/control-plane.jar"]
 CMD ["control-plane", "--help"]

@@ -10,7 +10,9 @@ import java.util.List;
 
 /**
  * The one place that knows where the real control-plane and agent processes come from, and how
- * to start them. The sandbox runs the jars the images ship, found in this order:
+ * to start them: as the images do (the JVM settings of {@value #JVM_OPTIONS_FILE}, the class-data
+ * archive beside the jar), plus the sandbox's own serial GC and heap cap (many JVMs share one
+ * machine). The sandbox runs the jars the images ship, found in this order:
  * <ol>
  *   <li>{@value #CLASSPATH_PROPERTY}: both main classes from this class path instead of jars
  *       (the tests: their class path is the build's current code, never a stale jar);
@@ -42,9 +44,13 @@ public final class Launcher {
     /**
      * From the system properties (see the class comment).
      *
-     * @throws SandboxException when a jar is missing, before anything is started
+     * @throws SandboxException when a jar or {@value #JVM_OPTIONS_FILE} is missing, before anything is started
      */
     public static Launcher fromSystemProperties() {
+        Path options = home().resolve(JVM_OPTIONS_FILE);
+        if (!Files.isRegularFile(options)) {
+            throw new SandboxException(options + " is missing: the processes' JVM settings (set KUBE_VERDICT_HOME to the checkout)");
+        }
         String cp = System.getProperty(CLASSPATH_PROPERTY);
         if (cp != null && !cp.isEmpty()) {
             return new Launcher(cp, null, null);
@@ -109,25 +115,16 @@ public final class Launcher {
     }
 
     /**
-     * The JVM settings both processes run with (the images' entry points too), for a start on a
-     * node's one or two cores (docs/benchmarks.md, "Start-up"):
-     * <ul>
-     *   <li>C1 and C2 compile a method only after five times their default counts of calls and
-     *       loops: the compilers otherwise spend as much CPU in a start as the start itself, mostly
-     *       on code that runs a few hundred times; hot paths (the verdict function, the
-     *       calculation) reach C2 within their first tens of thousands of calls all the same;
-     *   <li>the heap on transparent huge pages where the kernel's setting allows them (madvise or
-     *       always): a start otherwise takes ~9,000 page faults for the heap's first touch, 0.9x
-     *       of the start time without them. With the setting at never the heap simply gets small
-     *       pages; a kernel built without them makes the JVM warn once.
-     * </ul>
+     * The JVM settings both processes run with, relative to the checkout: one java @argfile that
+     * the images' entry points, bin/kube-verdict and bin/bench-startup pass too (EntryPointsTest),
+     * so they are written once. The child JVM reads it: no second parser of its syntax here.
      */
-    public static final List<String> JVM_OPTIONS = List.of(
-            "-XX:Tier3InvocationThreshold=1000", "-XX:Tier3MinInvocationThreshold=500",
-            "-XX:Tier3CompileThreshold=10000", "-XX:Tier3BackEdgeThreshold=300000",
-            "-XX:Tier4InvocationThreshold=25000", "-XX:Tier4MinInvocationThreshold=3000",
-            "-XX:Tier4CompileThreshold=75000", "-XX:Tier4BackEdgeThreshold=200000",
-            "-XX:+UseTransparentHugePages");
+    public static final String JVM_OPTIONS_FILE = "deploy/jvm.options";
+
+    /** The {@value #JVM_OPTIONS_FILE} argument of a java command line. */
+    public static String jvmOptions() {
+        return "@" + home().resolve(JVM_OPTIONS_FILE);
+    }
 
     /**
      * The class-data-sharing archive the build made beside the jar (KIND.jsa), when there is one: a
@@ -144,7 +141,7 @@ public final class Launcher {
     private List<String> command(Class<?> main, Path jar, String heap, String subcommand, List<String> args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC", heap));
-        cmd.addAll(JVM_OPTIONS);
+        cmd.add(jvmOptions());
         if (classpath != null) {
             cmd.addAll(List.of("-cp", classpath, main.getName()));
         } else {

@@ -14,7 +14,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Where the process jars come from: the class path (tests), named jars (bin/), else the checkout. */
+/**
+ * Where the process jars come from: the class path (tests), named jars (bin/), else the checkout;
+ * started with the images' JVM settings file and the archive beside a jar.
+ */
 class LauncherTest {
     private static final List<String> PROPERTIES = List.of(Launcher.CLASSPATH_PROPERTY,
             Launcher.CONTROL_PLANE_JAR_PROPERTY, Launcher.AGENT_JAR_PROPERTY);
@@ -52,6 +55,15 @@ class LauncherTest {
     }
 
     @Test
+    void bothProcessesStartWithTheImagesJvmSettingsFile() {
+        System.setProperty(Launcher.CLASSPATH_PROPERTY, "/some/classes");
+        Launcher launcher = Launcher.fromSystemProperties();
+        assertThat(Path.of(Launcher.jvmOptions().substring(1))).isRegularFile();
+        assertThat(launcher.controlPlane(List.of())).contains(Launcher.jvmOptions());
+        assertThat(launcher.agent(List.of())).contains(Launcher.jvmOptions());
+    }
+
+    @Test
     void namedJarsAreRunAndAMissingOneStopsBeforeAnythingStarts() throws Exception {
         Path cp = Files.createFile(dir.resolve("cp.jar"));
         Path agent = dir.resolve("agent.jar");
@@ -60,9 +72,12 @@ class LauncherTest {
         assertThatThrownBy(Launcher::fromSystemProperties).isInstanceOf(SandboxException.class)
                 .hasMessageContaining(agent + " is missing");
         Files.createFile(agent);
+        Path cpArchive = Files.createFile(dir.resolve("cp.jsa"));
         Launcher launcher = Launcher.fromSystemProperties();
-        assertThat(launcher.controlPlane(List.of())).containsSubsequence("-jar", cp.toString(), "control-plane");
-        assertThat(launcher.agent(List.of())).containsSubsequence("-jar", agent.toString(), "agent");
+        assertThat(launcher.controlPlane(List.of()))
+                .containsSubsequence("-XX:SharedArchiveFile=" + cpArchive, "-Xshare:auto", "-jar", cp.toString(), "control-plane");
+        assertThat(launcher.agent(List.of())).containsSubsequence("-jar", agent.toString(), "agent")
+                .as("no archive beside the agent's jar").doesNotContain("-Xshare:auto");
     }
 
     @Test

@@ -34,8 +34,12 @@ final class ObservedJudge implements Judge {
             return Judge.HOLD;
         }
         int code = state.decide(current, packet);
-        feed.publish(packet, code);
-        policyVerdicts.record(current == null ? null : current.state(), code);
+        try {
+            feed.publish(packet, code);
+            policyVerdicts.record(current == null ? null : current.state(), code);
+        } catch (RuntimeException e) {
+            // Telemetry never changes a verdict (the audit's L2): a failure here costs a count or a watched event.
+        }
         return code;
     }
 }

@@ -48,18 +48,23 @@ final class PacketDecider {
             observer.unreadable(result);
             return DROP;
         }
+        int code;
         try {
-            int code = judge.decide(tuple);
-            if (code == Judge.HOLD) {
-                return HOLD;
-            }
-            boolean allow = Decision.allowed(code);
-            observer.decided(tuple.family, tuple.protocol, allow, timed ? System.nanoTime() - start : VerdictObserver.NOT_TIMED);
-            return allow ? ACCEPT : DROP;
+            code = judge.decide(tuple);
         } catch (RuntimeException e) {
             observer.judgeFailed(e);
             return judgeFailureAllows ? ACCEPT : DROP;
         }
+        if (code == Judge.HOLD) {
+            return HOLD;
+        }
+        boolean allow = Decision.allowed(code);
+        try {
+            observer.decided(tuple.family, tuple.protocol, allow, timed ? System.nanoTime() - start : VerdictObserver.NOT_TIMED);
+        } catch (RuntimeException e) {
+            // Counting a verdict never changes it (the audit's L2): a failing meter costs a count, not the policy.
+        }
+        return allow ? ACCEPT : DROP;
     }
 
     /** The tuple of the last packet decided (valid until the next call). */

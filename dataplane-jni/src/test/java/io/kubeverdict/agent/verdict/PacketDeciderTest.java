@@ -87,6 +87,28 @@ class PacketDeciderTest {
         assertThat(judged).hasValue(1);
     }
 
+    /** The audit's L2: a failing meter does not turn a denied packet into the fail mode's default. */
+    @Test
+    void aTelemetryFailureDoesNotChangeTheVerdict() throws Exception {
+        PacketDecider brokenMeters = new PacketDecider(new VerdictObserver() {
+            @Override
+            public void decided(int family, int protocol, boolean allowed, long nanos) {
+                throw new IllegalStateException("the registry refused a meter");
+            }
+
+            @Override
+            public void unreadable(int reason) {}
+
+            @Override
+            public void judgeFailed(RuntimeException error) {}
+
+            @Override
+            public void queueFailed(RuntimeException error) {}
+        }, true);
+        byte[] denied = Crafted.ipv6(TCP, CLIENT, SERVER, new byte[0], Crafted.tcpSyn(40000, 80, 0));
+        assertThat(decide(brokenMeters, denied, port80Denied)).as("denied, in fail-open mode too").isFalse();
+    }
+
     /** An IPv6 SYN to port 80 behind the given destination-options chain (which ends in TCP). */
     private static byte[] synBehind(byte[] chain) throws Exception {
         return Crafted.ipv6(chain.length == 0 ? TCP : DEST_OPTS, CLIENT, SERVER, chain, Crafted.tcpSyn(40000, 80, 0));

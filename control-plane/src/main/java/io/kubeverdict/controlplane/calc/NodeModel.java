@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.NodeAddress;
 import io.kubeverdict.policy.Cidr;
 import io.kubeverdict.policy.IpAddress;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -57,7 +58,7 @@ public record NodeModel(String name, Map<String, String> labels, List<String> ad
 
     /** The pod ranges as written, by field: spec.podCIDRs when it lists any, else spec.podCIDR. */
     private static Map<String, String> podCidrTexts(Node node) {
-        Map<String, String> out = new java.util.LinkedHashMap<>();
+        Map<String, String> out = new LinkedHashMap<>();
         if (node.getSpec() == null) {
             return out;
         }

@@ -24,7 +24,8 @@ import java.util.TreeSet;
  *   <li>per policy ({@link PolicyState}; NetworkPolicies and the cluster-scoped admin-tier
  *       kinds alike): the endpoint pods it selects and how many per node;</li>
  *   <li>per pod: the policies selecting it; per node: its endpoints;</li>
- *   <li>per cluster Node: labels and addresses, for the node-address sets of {@code nodes} peers;</li>
+ *   <li>per cluster Node: labels and addresses, for the node-address sets of {@code nodes} peers,
+ *       and its pod ranges, which its own snapshot carries;</li>
  *   <li>per IP set ({@link MemberSet}: pod sets {@link IpSetState}, node sets
  *       {@link NodeSetState}): members and users, both reference counted;</li>
  *   <li>which admin-tier policies of equal priority select a common pod ({@link PriorityOverlaps}).</li>
@@ -102,6 +103,12 @@ final class ClusterIndex {
     Collection<PodModel> endpointsOn(String node) {
         TreeMap<String, PodModel> endpoints = nodes.get(node);
         return endpoints == null ? null : endpoints.values();
+    }
+
+    /** A node's pod ranges (its Node's spec.podCIDRs), empty when it has no Node object or none. */
+    List<String> podCidrsOf(String node) {
+        NodeModel model = clusterNodes.get(node);
+        return model == null ? List.of() : model.podCidrs();
     }
 
     /** The keys of the policies selecting a pod, in key order, or null when none does. */
@@ -532,6 +539,11 @@ final class ClusterIndex {
     }
 
     private void applyNode(NodeModel old, NodeModel node) {
+        List<String> podCidrsBefore = old == null ? List.of() : old.podCidrs();
+        List<String> podCidrsAfter = node == null ? List.of() : node.podCidrs();
+        if (!podCidrsBefore.equals(podCidrsAfter)) {
+            changes.nodeChanged(node != null ? node.name() : old.name()); // its own snapshot carries them
+        }
         for (NodeSetState set : nodeSets.values()) {
             List<String> before = set.contribution(old);
             List<String> after = set.contribution(node);

@@ -8,7 +8,7 @@ interface IndexChanges {
     /** A pod's endpoint changed: the pod itself, or which policies select it. */
     void endpointChanged(String podKey);
 
-    /** A node's endpoints changed, or the policies selecting them did. */
+    /** A node's endpoints changed, or the policies selecting them did, or its pod ranges. */
     void nodeChanged(String node);
 
     /** The members of a live set changed. */

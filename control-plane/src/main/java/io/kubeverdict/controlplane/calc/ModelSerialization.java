@@ -44,7 +44,7 @@ public final class ModelSerialization {
             PodSpec.class, Set.of("containers", "initContainers", "hostNetwork", "nodeName"),
             Container.class, Set.of("name", "ports"),
             PodStatus.class, Set.of("phase", "podIP", "podIPs"),
-            NodeSpec.class, Set.of(),
+            NodeSpec.class, Set.of("podCIDR", "podCIDRs"),
             NodeStatus.class, Set.of("addresses"));
 
     public static final KubernetesSerialization INSTANCE = new KubernetesSerialization(

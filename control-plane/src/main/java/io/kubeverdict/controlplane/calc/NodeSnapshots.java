@@ -169,7 +169,11 @@ final class NodeSnapshots implements IndexChanges {
         return out;
     }
 
-    /** The current snapshot of a node; an empty snapshot for a node without endpoints. */
+    /**
+     * The current snapshot of a node; an empty snapshot (but for its pod ranges) for a node
+     * without endpoints. A change of the node's pod ranges is a node change (rare: they are set
+     * once per Node), so it rebuilds the parts rather than keeping a path of its own.
+     */
     NodeSnapshot snapshot(String node) {
         flush();
         NodeParts n = nodes.get(node);
@@ -183,7 +187,7 @@ final class NodeSnapshots implements IndexChanges {
         drainedUnbuilt.remove(node);
         Collection<PodModel> endpoints = index.endpointsOn(node);
         if (endpoints == null) {
-            return NodeSnapshot.newBuilder().setNode(node).build();
+            return NodeSnapshot.newBuilder().setNode(node).addAllPodCidrs(index.podCidrsOf(node)).build();
         }
         NodeParts assembled = assemble(node, endpoints);
         nodes.put(node, assembled);
@@ -198,7 +202,8 @@ final class NodeSnapshots implements IndexChanges {
         NodeSnapshot.Builder b = NodeSnapshot.newBuilder()
                 .setNode(n.node)
                 .addAllEndpoints(n.endpoints)
-                .addAllPolicies(n.policies);
+                .addAllPolicies(n.policies)
+                .addAllPodCidrs(index.podCidrsOf(n.node));
         for (MemberSet s : n.sets) {
             b.addIpSets(setProto(s));
         }

@@ -40,7 +40,10 @@ public interface PolicyCalculator {
 
     void deleteAdminPolicy(AdminPolicyKind kind, String name);
 
-    /** A cluster Node: its labels and addresses are what admin-tier {@code nodes} peers match. */
+    /**
+     * A cluster Node: its labels and addresses are what admin-tier {@code nodes} peers match; its
+     * spec.podCIDRs go into its own snapshot (pod_cidrs).
+     */
     void upsertNode(Node node);
 
     void deleteNode(String name);

@@ -10,6 +10,7 @@ import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
 import io.kubeverdict.proto.v1.IpSetRemove;
 import io.kubeverdict.proto.v1.IpSetUpdate;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.NodeUpdate;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.WorkloadEndpointRemove;
 import io.kubeverdict.proto.v1.WorkloadEndpointUpdate;
@@ -21,7 +22,9 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The messages that take an agent from one snapshot to another: adds and updates first (IP sets,
+ * The messages that take an agent from one snapshot to another: the node's own part first (a
+ * NodeUpdate when its pod ranges changed, an empty one when they went away), then adds and
+ * updates (IP sets,
  * then policies, then endpoints) so that nothing refers to an object the agent does not have yet,
  * then removes in the reverse order (endpoints, then policies, then IP sets) so that nothing is
  * removed while still referred to. A changed IP set travels as added/removed members; a set too
@@ -127,6 +130,7 @@ public final class SnapshotDiff {
         boolean policiesSame = sameInstances(a.getPoliciesList(), b.getPoliciesList());
         boolean endpointsSame = sameInstances(a.getEndpointsList(), b.getEndpointsList());
         List<Payload> out = new ArrayList<>();
+        nodeChange(a, b, out);
         boolean setsById = !setsSame && sameIdsAscending(a.getIpSetsList(), b.getIpSetsList());
         if (setsById) {
             // The calculator's case: the node uses the same sets (listed by id) and some changed.
@@ -179,6 +183,17 @@ public final class SnapshotDiff {
             }
         }
         return out;
+    }
+
+    /**
+     * A NodeUpdate when the node's pod ranges differ (from an empty snapshot: when it has any).
+     * First, so the agent knows its ranges before the endpoints in them arrive.
+     */
+    private static void nodeChange(NodeSnapshot from, NodeSnapshot to, List<Payload> out) {
+        if (!from.getPodCidrsList().equals(to.getPodCidrsList())) {
+            out.add(new Payload(ToAgent.newBuilder().setNodeUpdate(NodeUpdate.newBuilder()
+                    .addAllPodCidrs(to.getPodCidrsList())).build()));
+        }
     }
 
     /** The messages that take the agent's copy of a set (null: none) to {@code set}. */

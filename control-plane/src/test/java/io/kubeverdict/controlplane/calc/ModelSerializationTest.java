@@ -65,7 +65,7 @@ class ModelSerializationTest {
             apiVersion: v1
             kind: Node
             metadata: {name: n1, labels: {zone: a}}
-            spec: {podCIDR: 10.0.1.0/24, taints: [{key: k, effect: NoSchedule}]}
+            spec: {podCIDR: 10.0.1.0/24, podCIDRs: [10.0.1.0/24, "fd00:1::/64"], taints: [{key: k, effect: NoSchedule}]}
             status:
               addresses: [{type: InternalIP, address: 192.168.0.1}, {type: Hostname, address: n1}, {type: InternalIP, address: "fd00::1"}]
               images: [{names: [nginx], sizeBytes: 1}]
@@ -85,6 +85,7 @@ class ModelSerializationTest {
         Node node = ModelSerialization.INSTANCE.unmarshal(NODE, Node.class);
         assertThat(NodeModel.of(node)).isEqualTo(NodeModel.of(FULL.unmarshal(NODE, Node.class)));
         assertThat(NodeModel.of(node).addresses()).containsExactly("192.168.0.1", "fd00::1");
+        assertThat(NodeModel.of(node).podCidrs()).containsExactly("10.0.1.0/24", "fd00:1::/64");
     }
 
     @Test

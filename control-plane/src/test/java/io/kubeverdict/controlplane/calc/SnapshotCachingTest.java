@@ -4,6 +4,7 @@ import static io.kubeverdict.controlplane.fixtures.Objects.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.kubeverdict.controlplane.fixtures.NetpolWorld;
@@ -27,6 +28,7 @@ class SnapshotCachingTest {
     private final Map<String, Namespace> namespaces = new TreeMap<>();
     private final Map<String, Pod> pods = new TreeMap<>();
     private final Map<String, NetworkPolicy> policies = new TreeMap<>();
+    private final Map<String, Node> nodes = new TreeMap<>();
     private IncrementalPolicyCalculator calc;
 
     @BeforeEach
@@ -72,12 +74,18 @@ class SnapshotCachingTest {
         calc.upsertPolicy(Objects.copy(p));
     }
 
+    private void upsert(Node n) {
+        nodes.put(n.getMetadata().getName(), n);
+        calc.upsertNode(Objects.copy(n));
+    }
+
     /** Compares every node, then warms every cache for the next step. */
     private void assertMatchesFresh() {
         IncrementalPolicyCalculator fresh = new IncrementalPolicyCalculator();
         namespaces.values().forEach(n -> fresh.upsertNamespace(Objects.copy(n)));
         policies.values().forEach(p -> fresh.upsertPolicy(Objects.copy(p)));
         pods.values().forEach(p -> fresh.upsertPod(Objects.copy(p)));
+        nodes.values().forEach(n -> fresh.upsertNode(Objects.copy(n)));
         TreeSet<String> all = new TreeSet<>(fresh.nodes());
         all.addAll(calc.nodes());
         all.addAll(List.of("node-1", "node-2", "node-3", "node-4"));
@@ -235,6 +243,23 @@ class SnapshotCachingTest {
         }
         assertMatchesFresh();
         upsert(NetpolWorld.pod("x", "a", Map.of("pod", "a")));
+        assertMatchesFresh();
+    }
+
+    @Test
+    void nodePodCidrChanges() {
+        upsert(NodePodCidrsTest.node("node-1", "10.244.1.0/24", null));
+        upsert(NodePodCidrsTest.node("node-4", "10.244.4.0/24", null)); // no endpoints
+        assertMatchesFresh();
+        upsert(NodePodCidrsTest.node("node-1", null, List.of("10.244.11.0/24", "fd00::/64")));
+        assertMatchesFresh();
+        upsert(NetpolWorld.pod("y", "c", Map.of("pod", "c", "role", "client"))); // a set change after it
+        assertMatchesFresh();
+        calc.deleteNode("node-1");
+        nodes.remove("node-1");
+        assertMatchesFresh();
+        calc.deleteNode("node-4");
+        nodes.remove("node-4");
         assertMatchesFresh();
     }
 }

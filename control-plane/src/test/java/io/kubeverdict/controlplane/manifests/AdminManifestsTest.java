@@ -31,6 +31,19 @@ class AdminManifestsTest {
     }
 
     @Test
+    void anInvalidPodCidrOfANodeIsAWarningAndLeftOut() throws Exception {
+        LoadedManifests m = new ManifestLoader().loadText("nodes.yaml", """
+                apiVersion: v1
+                kind: Node
+                metadata: {name: n1}
+                spec: {podCIDRs: [10.244.1.0/24, 10.244.300.0/24]}
+                """);
+        assertThat(m.problems()).extracting(Object::toString).containsExactly(
+                "nodes.yaml:1:1 (document 1): Node n1: spec.podCIDRs[1]: invalid CIDR \"10.244.300.0/24\"; ignored");
+        assertThat(m.nodes()).hasSize(1);
+    }
+
+    @Test
     void aVersionTheEngineDoesNotReadRejectsTheLoad() {
         // It used to be a warning and ignored: a policy left out allows what it would deny.
         assertThatThrownBy(() -> new ManifestLoader().loadText("cnp.yaml", """

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
@@ -161,6 +163,49 @@ class RealCalculationMockClusterTest {
                     .getSnapshot(GetSnapshotRequest.newBuilder().setNode("n1").build());
             n1.readUntil(live);
             assertThat(n1.deltas()).noneMatch(ToAgent::hasInSync);
+        }
+    }
+
+    static Node node(String name, String... podCidrs) {
+        return new NodeBuilder().withNewMetadata().withName(name).endMetadata()
+                .withNewSpec().withPodCIDR(podCidrs[0]).withPodCIDRs(podCidrs).endSpec().build();
+    }
+
+    @Test
+    void aNodesPodCidrsReachItsAgentFirstInTheSnapshotAndWhenTheyChange() throws Exception {
+        client.nodes().resource(node("n1", "10.0.0.0/24", "fd00::/64")).create();
+        client.nodes().resource(node("n2", "10.0.1.0/24")).create();
+        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("x").endMetadata().build()).create();
+        client.pods().inNamespace("x").resource(pod("x", "a", "n1", "10.0.0.1", Map.of("app", "a"))).create();
+
+        cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null, null,
+                        PolicySyncService.Options.defaults()), new IncrementalPolicyCalculator(),
+                new ControlPlane.Source.Kubernetes(client, Duration.ZERO));
+        cp.firstCalculation().get(60, TimeUnit.SECONDS);
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
+
+        try (TestAgent n1 = TestAgent.connect(channel, "n1", true)) {
+            List<ToAgent> snapshot = new ArrayList<>();
+            while (snapshot.isEmpty() || !snapshot.get(snapshot.size() - 1).hasInSync()) {
+                snapshot.add(n1.next());
+            }
+            assertThat(snapshot).extracting(ToAgent::getPayloadCase).containsExactly(
+                    PayloadCase.NODE_UPDATE, PayloadCase.WORKLOAD_ENDPOINT_UPDATE, PayloadCase.IN_SYNC);
+            assertThat(snapshot.get(0).getNodeUpdate().getPodCidrsList()).containsExactly("10.0.0.0/24", "fd00::/64");
+
+            // Another node's change sends nothing here: the next message is n1's own change.
+            client.nodes().withName("n2").edit(n -> new NodeBuilder(n).editSpec()
+                    .withPodCIDR("10.0.2.0/24").withPodCIDRs("10.0.2.0/24").endSpec().build());
+            client.nodes().withName("n1").edit(n -> new NodeBuilder(n).editSpec()
+                    .withPodCIDR("10.0.3.0/24").withPodCIDRs("10.0.3.0/24").endSpec().build());
+            ToAgent changed = n1.next();
+            assertThat(changed.getNodeUpdate().getPodCidrsList()).containsExactly("10.0.3.0/24");
+
+            client.nodes().withName("n1").delete();
+            ToAgent removed = n1.next();
+            assertThat(removed.getPayloadCase()).isEqualTo(PayloadCase.NODE_UPDATE);
+            assertThat(removed.getNodeUpdate().getPodCidrsList()).isEmpty();
+            assertThat(n1.state("n1").getEndpointsList()).extracting(e -> e.getId().getPod()).containsExactly("a");
         }
     }
 }

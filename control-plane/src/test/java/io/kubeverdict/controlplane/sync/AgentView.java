@@ -31,6 +31,8 @@ final class AgentView {
     final Map<String, Set<String>> sets = new HashMap<>();
     final Map<PolicyId, Policy> policies = new HashMap<>();
     final Map<EndpointId, Endpoint> endpoints = new HashMap<>();
+    /** The last NodeUpdate's pod ranges. */
+    List<String> podCidrs = List.of();
     final List<ToAgent> received = new ArrayList<>();
     boolean inSync;
     long lastSequence;
@@ -49,6 +51,7 @@ final class AgentView {
         for (Endpoint e : s.getEndpointsList()) {
             v.endpoints.put(e.getId(), e);
         }
+        v.podCidrs = List.copyOf(s.getPodCidrsList());
         return v;
     }
 
@@ -119,6 +122,7 @@ final class AgentView {
                 endpoints.put(e.getId(), e);
             }
             case WORKLOAD_ENDPOINT_REMOVE -> endpoints.remove(m.getWorkloadEndpointRemove().getId());
+            case NODE_UPDATE -> podCidrs = List.copyOf(m.getNodeUpdate().getPodCidrsList());
             case IN_SYNC -> inSync = true;
             default -> throw new AssertionError("empty message " + m);
         }
@@ -132,10 +136,11 @@ final class AgentView {
                 .addAllPolicies(policies.entrySet().stream()
                         .map(e -> ActivePolicy.newBuilder().setId(e.getKey()).setPolicy(e.getValue()).build()).toList())
                 .addAllEndpoints(endpoints.values())
+                .addAllPodCidrs(podCidrs)
                 .build());
     }
 
-    /** Sorts everything whose order carries no meaning (objects by id, set members). */
+    /** Sorts everything whose order carries no meaning (objects by id, set members); pod ranges stay as sent. */
     static NodeSnapshot canonical(NodeSnapshot s) {
         return NodeSnapshot.newBuilder().setNode(s.getNode())
                 .addAllIpSets(s.getIpSetsList().stream()
@@ -148,6 +153,7 @@ final class AgentView {
                 .addAllEndpoints(s.getEndpointsList().stream()
                         .sorted((a, b) -> (a.getId().getNamespace() + "/" + a.getId().getPod())
                                 .compareTo(b.getId().getNamespace() + "/" + b.getId().getPod())).toList())
+                .addAllPodCidrs(s.getPodCidrsList())
                 .build();
     }
 

@@ -31,6 +31,10 @@ class StampedMessageTest {
             out.addAll(diff.diff(IndexedSnapshot.of(prev, i, 0), IndexedSnapshot.of(next, i + 1, 0)));
             prev = next;
         }
+        // The node's ranges, and their removal: a NodeUpdate without fields is an empty payload.
+        NodeSnapshot ranged = prev.toBuilder().addPodCidrs("10.244.1.0/24").addPodCidrs("fd00:1::/64").build();
+        out.addAll(diff.diff(IndexedSnapshot.of(prev, 60, 0), IndexedSnapshot.of(ranged, 61, 0)));
+        out.addAll(diff.diff(IndexedSnapshot.of(ranged, 61, 0), IndexedSnapshot.of(prev, 62, 0)));
         out.add(Payload.IN_SYNC);
         return out;
     }

@@ -1,5 +1,6 @@
 package io.kubeverdict.agent.sync;
 
+import io.kubeverdict.policy.Cidr;
 import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
@@ -9,8 +10,12 @@ import io.kubeverdict.proto.v1.IpSetUpdate;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.ToAgent;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -21,7 +26,8 @@ import java.util.TreeSet;
  * InSync carries no state and is left to the caller (it is still sequence-checked here).
  *
  * <p>The snapshot is deterministic: IP sets by id with members sorted, policies by (tier, name),
- * endpoints by (namespace, pod), so two assemblers that saw the same effect produce equal messages.
+ * endpoints by (namespace, pod), the pod ranges as the last NodeUpdate listed them (canonical,
+ * malformed ones left out: {@link #podCidrProblems()}), so two assemblers that saw the same effect produce equal messages.
  */
 public final class SnapshotAssembler {
 
@@ -58,6 +64,9 @@ public final class SnapshotAssembler {
     private final Map<String, SetState> ipSets = new TreeMap<>();
     private final Map<PolicyId, ActivePolicy> policies = new TreeMap<>(POLICY_ORDER);
     private final Map<EndpointId, Endpoint> endpoints = new TreeMap<>(ENDPOINT_ORDER);
+    /** The node's pod ranges (the last NodeUpdate's usable ones, canonical), and what it could not use. */
+    private List<String> podCidrs = List.of();
+    private List<String> podCidrProblems = List.of();
     private long lastSequence = -1; // none seen since creation or reset
     // Whether a message was applied since creation or reset: the sequence is a uint64, so no value
     // of lastSequence can stand for "none" (one at or above 2^63 once turned the gap check off).
@@ -72,6 +81,8 @@ public final class SnapshotAssembler {
         ipSets.clear();
         policies.clear();
         endpoints.clear();
+        podCidrs = List.of();
+        podCidrProblems = List.of();
         lastSequence = -1;
         started = false;
     }
@@ -120,6 +131,7 @@ public final class SnapshotAssembler {
                     Endpoint.newBuilder().setId(message.getWorkloadEndpointUpdate().getId())
                             .setEndpoint(message.getWorkloadEndpointUpdate().getEndpoint()).build());
             case WORKLOAD_ENDPOINT_REMOVE -> endpoints.remove(message.getWorkloadEndpointRemove().getId());
+            case NODE_UPDATE -> replacePodCidrs(message.getNodeUpdate().getPodCidrsList());
             case IN_SYNC -> { }
             default -> throw new ResyncRequiredException("message without a known payload at sequence "
                     + message.getSequence() + " (newer control plane?)");
@@ -127,6 +139,31 @@ public final class SnapshotAssembler {
         lastSequence = message.getSequence();
         started = true;
         return message.getPayloadCase();
+    }
+
+    /**
+     * Like a set member the agent cannot use, a malformed range is left out and reported rather
+     * than refused: a resync would bring the same message back, and the ranges only ever make the
+     * agent hold more (the pod address guard), never allow more.
+     */
+    private void replacePodCidrs(List<String> sent) {
+        Set<String> usable = new LinkedHashSet<>();
+        List<String> problems = new ArrayList<>();
+        for (String text : sent) {
+            Cidr cidr = Cidr.tryParse(text);
+            if (cidr == null) {
+                problems.add("invalid pod CIDR \"" + text + "\" ignored");
+            } else {
+                usable.add(cidr.toString());
+            }
+        }
+        podCidrs = List.copyOf(usable);
+        podCidrProblems = List.copyOf(problems);
+    }
+
+    /** What the last NodeUpdate carried that could not be used (malformed pod ranges), to report. */
+    public List<String> podCidrProblems() {
+        return podCidrProblems;
     }
 
     public int ipSetCount() {
@@ -150,6 +187,7 @@ public final class SnapshotAssembler {
         ipSets.forEach((id, set) -> b.addIpSets(set.render(id)));
         b.addAllPolicies(policies.values());
         b.addAllEndpoints(endpoints.values());
+        b.addAllPodCidrs(podCidrs);
         return b.build();
     }
 }

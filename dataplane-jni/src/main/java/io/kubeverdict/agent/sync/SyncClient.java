@@ -188,7 +188,11 @@ public final class SyncClient implements AutoCloseable {
                     status.connected(true);
                     status.received(message.getSequence(), System.nanoTime());
                     try {
-                        builder.apply(message); // checks the sequence too
+                        if (builder.apply(message) == ToAgent.PayloadCase.NODE_UPDATE // checks the sequence too
+                                && !builder.podCidrProblems().isEmpty()) {
+                            log.warn("sequence {}: the node's pod ranges: {}", message.getSequence(),
+                                    builder.podCidrProblems());
+                        }
                     } catch (ResyncRequiredException e) {
                         log.warn("{}; resyncing", e.getMessage());
                         status.resync();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.kubeverdict.policy.Cidr;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicy;
@@ -20,6 +21,7 @@ import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
 import io.kubeverdict.proto.v1.IpSetRemove;
 import io.kubeverdict.proto.v1.IpSetUpdate;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.NodeUpdate;
 import io.kubeverdict.proto.v1.Peer;
 import io.kubeverdict.proto.v1.Policy;
 import io.kubeverdict.proto.v1.PolicyId;
@@ -35,6 +37,7 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -174,7 +177,7 @@ class SnapshotAssemblerFuzzTest {
         if (data.consumeInt(0, 7) == 0) {
             b.setEventTimeUnixNanos(data.consumeLong());
         }
-        switch (data.consumeInt(0, 9)) {
+        switch (data.consumeInt(0, 10)) {
             case 0, 1 -> {
                 IpSetUpdate.Builder u = IpSetUpdate.newBuilder().setId(setId(data));
                 int type = data.consumeInt(0, 4);
@@ -201,6 +204,13 @@ class SnapshotAssemblerFuzzTest {
                     .setId(endpointId(data)).setEndpoint(endpoint(data)));
             case 7 -> b.setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder().setId(endpointId(data)));
             case 8 -> b.setInSync(InSync.getDefaultInstance());
+            case 9 -> {
+                NodeUpdate.Builder u = NodeUpdate.newBuilder();
+                for (int n = data.consumeInt(0, 3); n > 0; n--) {
+                    u.addPodCidrs(data.consumeInt(0, 7) == 0 ? data.consumeString(24) : data.pickValue(CIDRS));
+                }
+                b.setNodeUpdate(u);
+            }
             default -> { } // no payload (or one from a newer control plane)
         }
         return b.build();
@@ -302,6 +312,8 @@ class SnapshotAssemblerFuzzTest {
         final Map<String, IpSet> sets = new TreeMap<>();
         final Map<PolicyId, ActivePolicy> policies = new TreeMap<>(POLICY_ORDER);
         final Map<EndpointId, Endpoint> endpoints = new TreeMap<>(ENDPOINT_ORDER);
+        /** The last NodeUpdate's ranges that parse, canonical, each once; the others are left out. */
+        List<String> podCidrs = List.of();
 
         /** Why the contract rejects the message, or null when it applies. */
         String rejection(ToAgent m) {
@@ -340,6 +352,16 @@ class SnapshotAssemblerFuzzTest {
                         .setId(m.getWorkloadEndpointUpdate().getId()).setEndpoint(m.getWorkloadEndpointUpdate().getEndpoint())
                         .build());
                 case WORKLOAD_ENDPOINT_REMOVE -> endpoints.remove(m.getWorkloadEndpointRemove().getId());
+                case NODE_UPDATE -> {
+                    LinkedHashSet<String> usable = new LinkedHashSet<>();
+                    for (String text : m.getNodeUpdate().getPodCidrsList()) {
+                        Cidr c = Cidr.tryParse(text);
+                        if (c != null) {
+                            usable.add(c.toString());
+                        }
+                    }
+                    podCidrs = List.copyOf(usable);
+                }
                 default -> { }
             }
             started = true;
@@ -351,11 +373,12 @@ class SnapshotAssemblerFuzzTest {
             sets.clear();
             policies.clear();
             endpoints.clear();
+            podCidrs = List.of();
         }
 
         NodeSnapshot snapshot() {
             return NodeSnapshot.newBuilder().setNode(NODE).addAllIpSets(sets.values())
-                    .addAllPolicies(policies.values()).addAllEndpoints(endpoints.values()).build();
+                    .addAllPolicies(policies.values()).addAllEndpoints(endpoints.values()).addAllPodCidrs(podCidrs).build();
         }
     }
 }

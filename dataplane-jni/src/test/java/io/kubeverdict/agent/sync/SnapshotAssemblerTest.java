@@ -19,6 +19,7 @@ import io.kubeverdict.proto.v1.IpSetRemove;
 import io.kubeverdict.proto.v1.IpSetType;
 import io.kubeverdict.proto.v1.IpSetUpdate;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.NodeUpdate;
 import io.kubeverdict.proto.v1.Peer;
 import io.kubeverdict.proto.v1.Policy;
 import io.kubeverdict.proto.v1.PolicyId;
@@ -213,6 +214,48 @@ class SnapshotAssemblerTest {
         SnapshotAssembler a = new SnapshotAssembler("n1");
         assertThatThrownBy(() -> a.apply(ToAgent.newBuilder().setSequence(1).build()))
                 .isInstanceOf(ResyncRequiredException.class);
+    }
+
+    private ToAgent nodeUpdate(String... cidrs) {
+        return next(ToAgent.newBuilder().setNodeUpdate(NodeUpdate.newBuilder().addAllPodCidrs(List.of(cidrs))));
+    }
+
+    @Test
+    void aNodeUpdateReplacesThePodRanges() throws Exception {
+        SnapshotAssembler a = new SnapshotAssembler("n1");
+        assertThat(a.apply(nodeUpdate("10.244.1.0/24", "fd00:1::/64"))).isEqualTo(ToAgent.PayloadCase.NODE_UPDATE);
+        a.apply(endpointUpdate("ns", "x", "10.244.1.5"));
+        assertThat(a.snapshot().getPodCidrsList()).containsExactly("10.244.1.0/24", "fd00:1::/64");
+
+        a.apply(nodeUpdate("10.244.2.0/24"));
+        assertThat(a.snapshot().getPodCidrsList()).containsExactly("10.244.2.0/24");
+        assertThat(a.snapshot().getEndpointsCount()).isEqualTo(1);
+
+        a.apply(nodeUpdate());
+        assertThat(a.snapshot().getPodCidrsList()).isEmpty();
+    }
+
+    @Test
+    void aMalformedPodRangeIsReportedAndIgnoredTheOthersKeptInCanonicalText() throws Exception {
+        SnapshotAssembler a = new SnapshotAssembler("n1");
+        a.apply(nodeUpdate("10.244.1.9/24", "junk", "10.244.1.0/24", "10.0.0.0/33", "FD00::/64"));
+
+        assertThat(a.snapshot().getPodCidrsList()).containsExactly("10.244.1.0/24", "fd00::/64");
+        assertThat(a.podCidrProblems()).containsExactly("invalid pod CIDR \"junk\" ignored",
+                "invalid pod CIDR \"10.0.0.0/33\" ignored");
+        SnapshotIndex.compile(a.snapshot()); // what the agent compiles still compiles
+
+        a.apply(nodeUpdate("10.244.1.0/24"));
+        assertThat(a.podCidrProblems()).as("problems of the last NodeUpdate only").isEmpty();
+    }
+
+    @Test
+    void resetForgetsThePodRanges() throws Exception {
+        SnapshotAssembler a = new SnapshotAssembler("n1");
+        a.apply(nodeUpdate("10.244.1.0/24", "junk"));
+        a.reset();
+        assertThat(a.snapshot()).isEqualTo(NodeSnapshot.newBuilder().setNode("n1").build());
+        assertThat(a.podCidrProblems()).isEmpty();
     }
 
     @Test

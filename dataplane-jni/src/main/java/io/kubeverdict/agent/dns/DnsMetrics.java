@@ -31,6 +31,12 @@ public final class DnsMetrics {
         Gauge.builder("kubeverdict_dns_learned_addresses", book, LearnedAddressBook::size)
                 .description("Addresses pods have learned and that have not been swept (expired ones leave within 1 s)")
                 .register(registry);
+        FunctionCounter.builder("kubeverdict_dns_learned_evictions", book.budget(), LearnedSet.Budget::evictions)
+                .description("Learned addresses evicted (oldest-expiring first) to make room in a full set, or on a "
+                        + "full node").register(registry);
+        FunctionCounter.builder("kubeverdict_dns_learned_rejections", book.budget(), LearnedSet.Budget::rejections)
+                .description("Addresses not learned: the node's limit was reached and the pod's set was empty")
+                .register(registry);
         Gauge.builder("kubeverdict_dns_learned_sets", book, LearnedAddressBook::setCount)
                 .description("(pod, domain set) pairs watched").register(registry);
         // Explicit buckets: the agent's registry turns percentile histograms off

@@ -90,15 +90,35 @@ class DnsLearnerTest {
     }
 
     @Test
-    void aFullSetLearnsNoMore() {
+    void aFullSetEvictsItsOldestExpiringAddress() {
         DnsMessages m = DnsMessages.response("api.test", 1);
         for (int i = 1; i <= 6; i++) {
-            m.a("api.test", 60, "192.0.2." + i);
+            m.a("api.test", 60 + i, "192.0.2." + i); // later addresses expire later
         }
         assertThat(handle(DnsPackets.udp("10.96.0.10", "10.0.0.1", m.bytes()))).isEqualTo(DnsLearner.LEARNED);
-        assertThat(allowed("10.0.0.1", "192.0.2.4")).isTrue();
-        assertThat(allowed("10.0.0.1", "192.0.2.5")).isFalse(); // the limit is 4
-        assertThat(view.set(0, index.domainWatches(0)[0]).rejected()).isEqualTo(2);
+        assertThat(allowed("10.0.0.1", "192.0.2.6")).isTrue();
+        assertThat(allowed("10.0.0.1", "192.0.2.3")).isTrue();
+        assertThat(allowed("10.0.0.1", "192.0.2.2")).as("evicted: the limit is 4").isFalse();
+        assertThat(view.set(0, index.domainWatches(0)[0]).evicted()).isEqualTo(2);
+        assertThat(book.budget().evictions()).isEqualTo(2);
+    }
+
+    @Test
+    void aMillionForgedNamesThroughTheLearnerKeepEveryTableBounded() {
+        // H5: a wildcard CNAME makes every random name a watched one; 10^6 distinct names, and
+        // addresses cycling over 8192 (twice the set's limit here: 4).
+        for (int i = 0; i < 1_000_000; i++) {
+            clock.addAndGet(1_000);
+            byte[] answer = DnsMessages.response("r" + i + ".attacker.test", 1).cname("r" + i + ".attacker.test", 60, "api.test")
+                    .a("api.test", 60, "10.200." + (i >> 8 & 31) + "." + (i & 255)).bytes();
+            handle(DnsPackets.udp("10.96.0.10", "10.0.0.1", answer));
+        }
+        LearnedSet set = view.set(0, index.domainWatches(0)[0]);
+        assertThat(set.size()).isEqualTo(4);
+        assertThat(set.nameBytesHeld()).isLessThanOrEqualTo(4L * "r999999.attacker.test".length());
+        assertThat(book.size()).isEqualTo(4);
+        assertThat(learner.addressesLearned()).isEqualTo(1_000_000);
+        assertThat(book.budget().evictions()).isEqualTo(1_000_000 - 4);
     }
 
     @Test

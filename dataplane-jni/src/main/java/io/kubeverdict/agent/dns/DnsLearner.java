@@ -3,12 +3,14 @@ package io.kubeverdict.agent.dns;
 import io.kubeverdict.policy.DomainPattern;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLongArray;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What the DNS thread does with one queued response packet: find the pod it is for, parse the
  * message(s) it carries, and put every address whose name (or a name on its CNAME chain) matches
  * a pattern the pod watches into the pod's learned set of that pattern's domain set, for the
- * answer's TTL clamped to [minTtl, maxTtl]. The caller accepts the packet afterwards, whatever
+ * answer's TTL clamped to [minTtl, maxTtl]. Only UDP answers teach ({@link #tcp}). The caller accepts the packet afterwards, whatever
  * the outcome: this is not a DNS firewall. Allocates nothing for a response whose names and
  * addresses are already known; not thread-safe (one per DNS thread).
  */
@@ -20,17 +22,21 @@ public final class DnsLearner {
     public static final int NOT_WATCHED = 3;    // for an address that is no watching pod
     public static final int NOT_DNS = 4;        // not UDP/TCP from port 53, or no message (TCP ACK)
     public static final int NOT_A_RESPONSE = 5;
-    public static final int TRUNCATED = 6;      // TC set, cut copy, or a TCP message split over segments
+    public static final int TRUNCATED = 6;      // TC set, or a cut copy
     public static final int MALFORMED = 7;
     public static final int UNSUPPORTED = 8;
-    public static final int SET_FULL = 9;       // matched, but the pod's set was full
+    public static final int SET_FULL = 9;       // matched, but the node was full and the pod's set empty
+    public static final int TCP_NOT_LEARNED = 10; // DNS over TCP: never learned from (see learn)
     static final String[] OUTCOMES = {"learned", "refreshed", "no_match", "not_watched", "not_dns",
-        "not_a_response", "truncated", "malformed", "unsupported", "set_full"};
+        "not_a_response", "truncated", "malformed", "unsupported", "set_full", "tcp_not_learned"};
 
     private static final long NANOS = 1_000_000_000L;
     private static final int MAX_WATCHES = 64;
 
+    private static final Logger log = LoggerFactory.getLogger(DnsLearner.class);
+
     private final DnsSegment segment = new DnsSegment();
+    private boolean tcpLogged;
     private final DnsResponseParser parser = new DnsResponseParser();
     private final long[] chainMask = new long[DnsResponseParser.MAX_CHAIN];
     private final long minTtlSeconds;
@@ -67,31 +73,30 @@ public final class DnsLearner {
         if (endpoint < 0 || view.watches(endpoint).length == 0) {
             return NOT_WATCHED;
         }
-        int start = segment.payloadOffset;
-        int end = start + segment.payloadLength;
-        if (segment.protocol == DnsSegment.UDP) {
-            return message(view, endpoint, buf, start, end - start);
+        if (segment.protocol == DnsSegment.TCP) {
+            return tcp();
         }
-        if (start == end) {
-            return NOT_DNS; // an ACK or FIN of the TCP connection
-        }
-        int outcome = NO_MATCH;
-        int at = start;
-        while (at < end) {
-            int m = DnsSegment.nextTcpMessage(buf, at, end);
-            if (m < 0) {
-                return outcome == NO_MATCH ? TRUNCATED : outcome; // the rest continues in a later segment
-            }
-            int messageLength = DnsSegment.u16(buf, at);
-            outcome = better(outcome, message(view, endpoint, buf, m, messageLength));
-            at = m + messageLength;
-        }
-        return outcome;
+        return message(view, endpoint, buf, segment.payloadOffset, segment.payloadLength);
     }
 
-    /** The more telling of two outcomes of one segment's messages (learned > refreshed > others). */
-    private static int better(int a, int b) {
-        return Math.min(a, b);
+    /**
+     * DNS over TCP is never learned from (H3). A segment need not start a message: a response
+     * longer than one segment goes on in the next, whose first bytes are then record data the
+     * answer's zone chose, and parsing them as a length prefix and a message lets that zone
+     * forge answers. Learning soundly needs each flow's message boundaries (its first sequence
+     * number from the SYN-ACK, then every length prefix, dropping the flow on any gap) and the
+     * pod's queries over the same stream; until that exists, TCP answers are counted and
+     * accepted unlearned. Fail-closed: a name whose UDP answer was truncated (TC) and that the
+     * pod's resolver then asks over TCP is not learned, so connections to its addresses are
+     * denied until a UDP answer teaches them.
+     */
+    private int tcp() {
+        if (!tcpLogged) {
+            tcpLogged = true;
+            log.info("DNS answers over TCP are not learned from (counted as kubeverdict_dns_responses"
+                    + "{outcome=\"tcp_not_learned\"}): names answered only over TCP stay denied");
+        }
+        return TCP_NOT_LEARNED;
     }
 
     private int message(LearnedAddressBook.View view, int endpoint, ByteBuffer buf, int at, int length) {

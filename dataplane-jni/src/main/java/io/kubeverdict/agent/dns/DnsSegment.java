@@ -5,8 +5,8 @@ import java.nio.ByteBuffer;
 /**
  * Where the DNS bytes of a queued response packet are: its IP and UDP/TCP headers read (without
  * allocating, absolute reads, never past the copied length) into this reused holder — the
- * destination (the pod), the transport, and the payload range. A TCP payload is a stream of
- * 2-byte-length-prefixed messages ({@link #nextTcpMessage}).
+ * destination (the pod), the transport, and the payload range. A TCP payload is located but
+ * never parsed ({@link DnsLearner} does not learn from TCP).
  */
 public final class DnsSegment {
     public static final int OK = 0;
@@ -105,20 +105,6 @@ public final class DnsSegment {
             return OK;
         }
         return NOT_DNS;
-    }
-
-    /**
-     * The message of a TCP payload starting at {@code at} (a 2-byte length, then that many
-     * bytes): returns the message's offset, or -1 when the payload ends before it does (a message
-     * split over segments is not used) or at == the end. The message is
-     * {@code [result, result + u16(at))}.
-     */
-    public static int nextTcpMessage(ByteBuffer buf, int at, int end) {
-        if (at + 2 > end) {
-            return -1;
-        }
-        int length = u16(buf, at);
-        return at + 2 + length <= end ? at + 2 : -1;
     }
 
     static int u16(ByteBuffer buf, int at) {

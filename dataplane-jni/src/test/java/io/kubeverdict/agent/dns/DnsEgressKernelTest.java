@@ -226,7 +226,7 @@ class DnsEgressKernelTest {
         assertThat(reaches("fd78::12")).as("a.svc.test over IPv6 (%s)", pods.lastFailure()).isTrue();
 
         assertThat(resolveOverTcp("tcp.svc.test", A)).as("an answer over TCP").containsExactly("10.78.0.21");
-        assertThat(reaches("10.78.0.21")).as("learned from a TCP answer (%s)", pods.lastFailure()).isTrue();
+        assertThat(refused("10.78.0.21")).as("answers over TCP teach nothing (H3): fail-closed").isTrue();
 
         assertThat(resolve("other.test", A)).containsExactly("10.78.0.20");
         assertThat(refused("10.78.0.20")).as("resolved, but for a name a does not watch").isTrue();
@@ -242,7 +242,7 @@ class DnsEgressKernelTest {
         for (int i = 0; i < TRIES; i++) {
             int qtype = i % 4 == 3 ? AAAA : A;
             String name = "t" + i + ".svc.test";
-            List<String> answer = i % 5 == 4 ? resolveOverTcp(name, qtype) : resolve(name, qtype);
+            List<String> answer = resolve(name, qtype);
             assertThat(answer).as("try %d: the answer for %s", i, name).hasSize(1);
             String address = answer.get(0);
             assertThat(reaches(address)).as("try %d: the first connection to %s right after the answer for %s (%s)\n%s",
@@ -279,8 +279,13 @@ class DnsEgressKernelTest {
             List<String> answer = overTcp ? resolveOverTcp(name, A) : resolve(name, A);
             assertThat(answer).as("48 addresses at the end of the chain").hasSize(48);
             for (int i : new int[] {0, 19, 39, 40, 47}) {
-                assertThat(reaches(answer.get(i))).as("%s: address %d, %s (%s)", name, i, answer.get(i),
-                        pods.lastFailure()).isTrue();
+                if (overTcp) {
+                    assertThat(refused(answer.get(i))).as("%s: address %d, %s: TCP teaches nothing", name, i,
+                            answer.get(i)).isTrue();
+                } else {
+                    assertThat(reaches(answer.get(i))).as("%s: address %d, %s (%s)", name, i, answer.get(i),
+                            pods.lastFailure()).isTrue();
+                }
             }
         }
         assertThat(refused("10.78.200.41")).as("next to the answer's addresses, not in it").isTrue();

@@ -78,15 +78,18 @@ class DnsLearnerTest {
     }
 
     @Test
-    void tcpSegmentsCarryWholeMessagesOrAreCounted() {
+    void answersOverTcpTeachNothingAndAreCounted() {
+        // H3: a TCP segment need not start a message; this one continues a TXT answer whose rdata
+        // holds a length prefix and a forged response. Whole messages over TCP teach nothing either.
+        byte[] forged = DnsMessages.response("api.test", 1).a("api.test", 60, "203.0.113.9").bytes();
+        byte[] continuation = ByteBuffer.allocate(2 + forged.length).putShort((short) forged.length).put(forged).array();
+        assertThat(handle(DnsPackets.tcpRaw("10.96.0.10", "10.0.0.1", continuation))).isEqualTo(DnsLearner.TCP_NOT_LEARNED);
+        assertThat(allowed("10.0.0.1", "203.0.113.9")).isFalse();
         byte[] a = DnsMessages.response("api.test", 1).a("api.test", 60, "192.0.2.20").bytes();
-        byte[] b = DnsMessages.response("x.svc.test", 28).aaaa("x.svc.test", 60, "2001:db8::20").bytes();
-        assertThat(handle(DnsPackets.tcp("10.96.0.10", "10.0.0.1", a, b))).isEqualTo(DnsLearner.LEARNED);
-        assertThat(allowed("10.0.0.1", "192.0.2.20")).isTrue();
-        assertThat(allowed("fd00::1", "2001:db8::20")).isTrue();
-        byte[] half = java.util.Arrays.copyOf(ByteBuffer.allocate(2 + a.length).putShort((short) a.length).put(a).array(), 20);
-        assertThat(handle(DnsPackets.tcpRaw("10.96.0.10", "10.0.0.1", half))).isEqualTo(DnsLearner.TRUNCATED);
-        assertThat(handle(DnsPackets.tcpRaw("10.96.0.10", "10.0.0.1", new byte[0]))).isEqualTo(DnsLearner.NOT_DNS);
+        assertThat(handle(DnsPackets.tcp("10.96.0.10", "10.0.0.1", a))).isEqualTo(DnsLearner.TCP_NOT_LEARNED);
+        assertThat(allowed("10.0.0.1", "192.0.2.20")).as("fail-closed: names answered over TCP stay denied").isFalse();
+        assertThat(handle(DnsPackets.tcpRaw("10.96.0.10", "10.0.0.1", new byte[0]))).isEqualTo(DnsLearner.TCP_NOT_LEARNED);
+        assertThat(learner.count(DnsLearner.TCP_NOT_LEARNED)).isEqualTo(3);
     }
 
     @Test

@@ -80,6 +80,14 @@ final class RunCommand implements Callable<Integer> {
             description = "... and at most this long, whatever the answer's TTL (default ${DEFAULT-VALUE}).")
     long dnsMaxTtl;
 
+    @Option(names = "--dns-resolvers", defaultValue = "auto", paramLabel = "auto|IP[,IP...]",
+            description = "The DNS servers, as pods address them (the cluster DNS Service IP, node-local DNS), "
+                    + "whose answers pods learn domain names' addresses from; answers from any other server teach "
+                    + "nothing. auto: the nameservers of the agent's /etc/resolv.conf (with dnsPolicy "
+                    + "ClusterFirstWithHostNet, the kubelet's cluster DNS); none found: nothing is learned "
+                    + "(default ${DEFAULT-VALUE}).")
+    String dnsResolvers;
+
     @Option(names = "--queue-path", defaultValue = "auto", paramLabel = "auto|nft|xtables",
             description = "How packets reach the queue: nft's queue expression or the xtables NFQUEUE target "
                     + "(default: detect).")
@@ -207,7 +215,7 @@ final class RunCommand implements Callable<Integer> {
                 token, removeTableOnExit(onExit, failOpen),
                 CutAction.parse(cutAction), new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate),
                 new AgentConfig.Dns(dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount),
-                        dnsMinTtl, dnsMaxTtl), queueCount,
+                        dnsMinTtl, dnsMaxTtl, dnsResolvers(dnsResolvers, Path.of("/etc/resolv.conf"))), queueCount,
                 "none".equals(stateDir) ? AgentConfig.State.OFF : new AgentConfig.State(Path.of(stateDir), stateMaxAge),
                 guard(queueCount));
     }
@@ -216,6 +224,21 @@ final class RunCommand implements Callable<Integer> {
         int dnsQueue = dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount);
         return new AgentConfig.Guard(podCidrs, holdQueueId != null ? holdQueueId
                 : AgentConfig.Guard.defaultQueueId(dnsQueue, queueId, queueCount), podGuardHold);
+    }
+
+    /** The --dns-resolvers addresses: the list given, or (auto) resolv.conf's nameservers, or none. */
+    static java.util.List<String> dnsResolvers(String value, Path resolvConf) {
+        if (!"auto".equals(value)) {
+            java.util.List<String> given = java.util.Arrays.stream(value.split(",")).map(String::strip)
+                    .filter(a -> !a.isEmpty()).toList();
+            io.kubeverdict.agent.dns.DnsResolvers.of(given); // throws on a word that is not an address
+            return given;
+        }
+        try {
+            return io.kubeverdict.agent.dns.DnsResolvers.nameservers(java.nio.file.Files.readString(resolvConf));
+        } catch (java.io.IOException e) {
+            return java.util.List.of(); // learn from none; the learner says so at start
+        }
     }
 
     static boolean removeTableOnExit(String onExit, boolean failOpen) {

@@ -3,14 +3,19 @@ package io.kubeverdict.agent.dns;
 import io.kubeverdict.policy.DomainPattern;
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLongArray;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * What the DNS thread does with one queued response packet: find the pod it is for, parse the
- * message(s) it carries, and put every address whose name (or a name on its CNAME chain) matches
- * a pattern the pod watches into the pod's learned set of that pattern's domain set, for the
- * answer's TTL clamped to [minTtl, maxTtl]. The caller accepts the packet afterwards, whatever
- * the outcome: this is not a DNS firewall. Allocates nothing for a response whose names and
- * addresses are already known; not thread-safe (one per DNS thread).
+ * What the DNS thread does with one queued packet. A watching pod's UDP query to an allowed
+ * resolver ({@link DnsResolvers}) is recorded ({@link OutstandingQueries}). A UDP response to a
+ * watching pod teaches only if it answers such a recorded query (same flow reversed, same ID and
+ * question; the record is consumed): then every address whose name (or a name on its CNAME
+ * chain) matches a pattern the pod watches goes into the pod's learned set of that pattern's
+ * domain set, for the answer's TTL clamped to [minTtl, maxTtl]. TCP never teaches ({@link #tcp}).
+ * The caller accepts the packet afterwards, whatever the outcome: this is not a DNS firewall.
+ * Allocates nothing for a query, nor for a response whose names and addresses are already known;
+ * not thread-safe (one per DNS thread).
  */
 public final class DnsLearner {
     /** Outcomes, counted in {@link #counts()} (index = outcome). */
@@ -20,31 +25,56 @@ public final class DnsLearner {
     public static final int NOT_WATCHED = 3;    // for an address that is no watching pod
     public static final int NOT_DNS = 4;        // not UDP/TCP from port 53, or no message (TCP ACK)
     public static final int NOT_A_RESPONSE = 5;
-    public static final int TRUNCATED = 6;      // TC set, cut copy, or a TCP message split over segments
+    public static final int TRUNCATED = 6;      // TC set, or a cut copy
     public static final int MALFORMED = 7;
     public static final int UNSUPPORTED = 8;
-    public static final int SET_FULL = 9;       // matched, but the pod's set was full
+    public static final int SET_FULL = 9;       // matched, but the node was full and the pod's set empty
+    public static final int TCP_NOT_LEARNED = 10; // DNS over TCP: never learned from (see tcp)
+    public static final int QUERY_RECORDED = 11;  // a watching pod's query to an allowed resolver
+    public static final int QUERY_TO_OTHER_SERVER = 12; // ... to a server not in --dns-resolvers
+    public static final int UNSOLICITED = 13;     // a response no recorded query matches (ID, question, flow)
     static final String[] OUTCOMES = {"learned", "refreshed", "no_match", "not_watched", "not_dns",
-        "not_a_response", "truncated", "malformed", "unsupported", "set_full"};
+        "not_a_response", "truncated", "malformed", "unsupported", "set_full", "tcp_not_learned",
+        "query_recorded", "query_to_other_server", "unsolicited"};
+
+    /** Queries in flight the node remembers at most, and a pod (more push out the oldest). */
+    static final int QUERY_CAPACITY = 8192;
+    static final int QUERIES_PER_POD = 256;
+    /** How long a query waits for its answer (stub resolvers give up after 5 s, then retry). */
+    static final long QUERY_LIFETIME_NANOS = 10_000_000_000L;
 
     private static final long NANOS = 1_000_000_000L;
     private static final int MAX_WATCHES = 64;
 
+    private static final Logger log = LoggerFactory.getLogger(DnsLearner.class);
+
     private final DnsSegment segment = new DnsSegment();
+    private boolean tcpLogged;
     private final DnsResponseParser parser = new DnsResponseParser();
     private final long[] chainMask = new long[DnsResponseParser.MAX_CHAIN];
     private final long minTtlSeconds;
     private final long maxTtlSeconds;
+    private final DnsResolvers resolvers;
+    private final OutstandingQueries queries = new OutstandingQueries(QUERY_CAPACITY, QUERIES_PER_POD,
+            QUERY_LIFETIME_NANOS);
     private final AtomicLongArray counts = new AtomicLongArray(OUTCOMES.length);
     private final AtomicLongArray learnedAddresses = new AtomicLongArray(1);
     private final AtomicLongArray answers = new AtomicLongArray(1);
 
-    public DnsLearner(long minTtlSeconds, long maxTtlSeconds) {
+    /** @param resolvers the servers whose answers teach (their queries are recorded); none: nothing is learned */
+    public DnsLearner(long minTtlSeconds, long maxTtlSeconds, DnsResolvers resolvers) {
         if (minTtlSeconds < 0 || maxTtlSeconds < minTtlSeconds) {
             throw new IllegalArgumentException("TTL bounds must be 0 <= min <= max, got " + minTtlSeconds + ", " + maxTtlSeconds);
         }
         this.minTtlSeconds = minTtlSeconds;
         this.maxTtlSeconds = maxTtlSeconds;
+        this.resolvers = resolvers;
+        if (resolvers.isEmpty()) {
+            log.warn("no DNS resolvers (--dns-resolvers, or nameservers in /etc/resolv.conf): pods learn no "
+                    + "addresses for domain names, so egress to domainNames peers is denied");
+        } else {
+            log.info("DNS answers teach only from {} and only in reply to a pod's own query", resolvers);
+        }
     }
 
     public static String outcome(int outcome) {
@@ -63,35 +93,67 @@ public final class DnsLearner {
         if (located != DnsSegment.OK) {
             return located == DnsSegment.NOT_DNS ? NOT_DNS : located == DnsSegment.TRUNCATED ? TRUNCATED : MALFORMED;
         }
-        int endpoint = view == null ? -1 : view.index().endpointAt(segment.family, segment.dstHi, segment.dstLo);
+        if (view == null) {
+            return NOT_WATCHED;
+        }
+        if (segment.srcPort != DnsSegment.DNS_PORT) {
+            return query(view, buf);
+        }
+        int endpoint = view.index().endpointAt(segment.family, segment.dstHi, segment.dstLo);
         if (endpoint < 0 || view.watches(endpoint).length == 0) {
             return NOT_WATCHED;
         }
-        int start = segment.payloadOffset;
-        int end = start + segment.payloadLength;
-        if (segment.protocol == DnsSegment.UDP) {
-            return message(view, endpoint, buf, start, end - start);
+        if (segment.protocol == DnsSegment.TCP) {
+            return tcp();
         }
-        if (start == end) {
-            return NOT_DNS; // an ACK or FIN of the TCP connection
-        }
-        int outcome = NO_MATCH;
-        int at = start;
-        while (at < end) {
-            int m = DnsSegment.nextTcpMessage(buf, at, end);
-            if (m < 0) {
-                return outcome == NO_MATCH ? TRUNCATED : outcome; // the rest continues in a later segment
-            }
-            int messageLength = DnsSegment.u16(buf, at);
-            outcome = better(outcome, message(view, endpoint, buf, m, messageLength));
-            at = m + messageLength;
-        }
-        return outcome;
+        return message(view, endpoint, buf, segment.payloadOffset, segment.payloadLength);
     }
 
-    /** The more telling of two outcomes of one segment's messages (learned > refreshed > others). */
-    private static int better(int a, int b) {
-        return Math.min(a, b);
+    /**
+     * A watching pod's query (to port 53, from another port): recorded when it goes to an
+     * allowed resolver over UDP, so that its answer can teach. Queries over TCP are not
+     * recorded (TCP answers never teach).
+     */
+    private int query(LearnedAddressBook.View view, ByteBuffer buf) {
+        int endpoint = view.index().endpointAt(segment.family, segment.srcHi, segment.srcLo);
+        if (endpoint < 0 || view.watches(endpoint).length == 0) {
+            return NOT_WATCHED;
+        }
+        if (segment.protocol == DnsSegment.TCP) {
+            return tcp();
+        }
+        if (!resolvers.contains(segment.family, segment.dstHi, segment.dstLo)) {
+            return QUERY_TO_OTHER_SERVER;
+        }
+        int parsed = parser.parseQuery(buf, segment.payloadOffset, segment.payloadLength);
+        if (parsed != DnsResponseParser.OK) {
+            return parsed == DnsResponseParser.TRUNCATED ? TRUNCATED : parsed == DnsResponseParser.UNSUPPORTED
+                    ? UNSUPPORTED : parsed == DnsResponseParser.NOT_A_QUERY ? NOT_A_RESPONSE : MALFORMED;
+        }
+        queries.record(view, endpoint, segment.family, segment.srcHi, segment.srcLo, segment.srcPort, segment.dstHi,
+                segment.dstLo, segment.dstPort, parser.id(), parser.questionType(), parser.questionClass(),
+                parser.chainNames(), parser.chainOffset(0), parser.chainNameLength(0), view.now());
+        return QUERY_RECORDED;
+    }
+
+    /**
+     * DNS over TCP is never learned from (H3). A segment need not start a message: a response
+     * longer than one segment goes on in the next, whose first bytes are then record data the
+     * answer's zone chose, and parsing them as a length prefix and a message lets that zone
+     * forge answers. Learning soundly needs each flow's message boundaries (its first sequence
+     * number from the SYN-ACK, then every length prefix, dropping the flow on any gap) and the
+     * pod's queries over the same stream; until that exists, TCP answers are counted and
+     * accepted unlearned. Fail-closed: a name whose UDP answer was truncated (TC) and that the
+     * pod's resolver then asks over TCP is not learned, so connections to its addresses are
+     * denied until a UDP answer teaches them.
+     */
+    private int tcp() {
+        if (!tcpLogged) {
+            tcpLogged = true;
+            log.info("DNS answers over TCP are not learned from (counted as kubeverdict_dns_responses"
+                    + "{outcome=\"tcp_not_learned\"}): names answered only over TCP stay denied");
+        }
+        return TCP_NOT_LEARNED;
     }
 
     private int message(LearnedAddressBook.View view, int endpoint, ByteBuffer buf, int at, int length) {
@@ -110,6 +172,12 @@ public final class DnsLearner {
             default -> {
                 return MALFORMED;
             }
+        }
+        // Only the answer to a question this pod asked this resolver, in this flow, with this ID.
+        if (!queries.consume(view, segment.family, segment.dstHi, segment.dstLo, segment.dstPort, segment.srcHi,
+                segment.srcLo, segment.srcPort, parser.id(), parser.questionType(), parser.questionClass(),
+                parser.chainNames(), parser.chainOffset(0), parser.chainNameLength(0), view.now())) {
+            return UNSOLICITED;
         }
         answers.addAndGet(0, parser.answerCount());
         int[] watches = view.watches(endpoint);
@@ -174,6 +242,21 @@ public final class DnsLearner {
     /** Packets handled, by outcome (index as the constants). */
     public long count(int outcome) {
         return counts.get(outcome);
+    }
+
+    /** Queries in flight remembered now (DNS thread; tests). */
+    int queriesInFlight() {
+        return queries.size();
+    }
+
+    /** Recorded queries pushed out by newer ones of the same pod (it had too many in flight). */
+    public long queryPodEvictions() {
+        return queries.podEvictions();
+    }
+
+    /** Recorded queries pushed out by newer ones on the node (the node had too many in flight). */
+    public long queryNodeEvictions() {
+        return queries.nodeEvictions();
     }
 
     /** Answer records seen in responses to watching pods. */

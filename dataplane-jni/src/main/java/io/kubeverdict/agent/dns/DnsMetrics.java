@@ -20,8 +20,8 @@ public final class DnsMetrics {
         for (int o = 0; o < DnsLearner.OUTCOMES.length; o++) {
             int outcome = o;
             FunctionCounter.builder("kubeverdict_dns_responses", learner, l -> l.count(outcome))
-                    .description("Packets from port 53 to pods with domain-name rules, by what came of them "
-                            + "(all were accepted unchanged)")
+                    .description("DNS packets to (answers) and from (queries) pods with domain-name rules, by what "
+                            + "came of them (all were accepted unchanged)")
                     .tag("outcome", DnsLearner.outcome(o)).register(registry);
         }
         FunctionCounter.builder("kubeverdict_dns_answers", learner, DnsLearner::answersSeen)
@@ -30,6 +30,18 @@ public final class DnsMetrics {
                 .description("Addresses new to a pod's learned set").register(registry);
         Gauge.builder("kubeverdict_dns_learned_addresses", book, LearnedAddressBook::size)
                 .description("Addresses pods have learned and that have not been swept (expired ones leave within 1 s)")
+                .register(registry);
+        FunctionCounter.builder("kubeverdict_dns_queries_evicted", learner, DnsLearner::queryPodEvictions)
+                .description("Recorded queries pushed out before their answer: the pod had too many in flight")
+                .tag("limit", "pod").register(registry);
+        FunctionCounter.builder("kubeverdict_dns_queries_evicted", learner, DnsLearner::queryNodeEvictions)
+                .description("Recorded queries pushed out before their answer: the pod had too many in flight")
+                .tag("limit", "node").register(registry);
+        FunctionCounter.builder("kubeverdict_dns_learned_evictions", book.budget(), LearnedSet.Budget::evictions)
+                .description("Learned addresses evicted (oldest-expiring first) to make room in a full set, or on a "
+                        + "full node").register(registry);
+        FunctionCounter.builder("kubeverdict_dns_learned_rejections", book.budget(), LearnedSet.Budget::rejections)
+                .description("Addresses not learned: the node's limit was reached and the pod's set was empty")
                 .register(registry);
         Gauge.builder("kubeverdict_dns_learned_sets", book, LearnedAddressBook::setCount)
                 .description("(pod, domain set) pairs watched").register(registry);

@@ -29,6 +29,8 @@ public final class DnsResponseParser {
     public static final int MALFORMED = 3;
     /** Not exactly one question (nothing to anchor a chain to). */
     public static final int UNSUPPORTED = 4;
+    /** {@link #parseQuery} only: a response, or a query of another opcode than QUERY. */
+    public static final int NOT_A_QUERY = 5;
 
     public static final int TYPE_A = 1;
     public static final int TYPE_CNAME = 5;
@@ -74,6 +76,9 @@ public final class DnsResponseParser {
     private int addressCount;
 
     private int answerCount;
+    private int id;
+    private int questionType;
+    private int questionClass;
 
     /** Describes a result code (logs, metric tags). */
     public static String describe(int result) {
@@ -83,6 +88,7 @@ public final class DnsResponseParser {
             case TRUNCATED -> "truncated";
             case MALFORMED -> "malformed";
             case UNSUPPORTED -> "unsupported";
+            case NOT_A_QUERY -> "not-a-query";
             default -> "unknown";
         };
     }
@@ -109,6 +115,48 @@ public final class DnsResponseParser {
             return result;
         }
         resolveChain();
+        return OK;
+    }
+
+    /**
+     * Reads a query's header and its one question (what {@link #id}, {@link #questionType},
+     * {@link #questionClass} and chain name 0 then give): {@link #OK} for a standard query
+     * (QR 0, opcode QUERY) with exactly one question, {@link #NOT_A_QUERY} for a response or
+     * another opcode, else as {@link #parse}. No answers, chain or addresses.
+     */
+    public int parseQuery(ByteBuffer buf, int offset, int length) {
+        chainCount = 0;
+        recordCount = 0;
+        addressCount = 0;
+        skippedRecords = 0;
+        answerCount = 0;
+        if (offset < 0 || length < 0 || length > buf.capacity() - offset) {
+            return MALFORMED;
+        }
+        if (length < 12) {
+            return TRUNCATED;
+        }
+        int flags = u16(buf, offset + 2);
+        if ((flags & 0x8000) != 0 || ((flags >>> 11) & 0xF) != 0) {
+            return NOT_A_QUERY;
+        }
+        if (u16(buf, offset + 4) != 1) {
+            return UNSUPPORTED;
+        }
+        int end = offset + length;
+        int at = name(buf, offset, end, offset + 12, chainNames, 0);
+        if (at < 0) {
+            return -at;
+        }
+        if (at + 4 > end) {
+            return TRUNCATED;
+        }
+        chainLength[0] = nameLength;
+        chainParent[0] = -1;
+        chainCount = 1;
+        id = u16(buf, offset);
+        questionType = u16(buf, at);
+        questionClass = u16(buf, at + 2);
         return OK;
     }
 
@@ -140,7 +188,10 @@ public final class DnsResponseParser {
         if (at + 4 > end) {
             return TRUNCATED;
         }
-        at += 4; // QTYPE, QCLASS
+        id = u16(buf, base);
+        questionType = u16(buf, at);
+        questionClass = u16(buf, at + 2);
+        at += 4;
         for (int i = 0; i < answerCount; i++) {
             int slot = recordCount < MAX_RECORDS ? recordCount : -1;
             int next = slot >= 0
@@ -329,6 +380,21 @@ public final class DnsResponseParser {
     }
 
     // ------------------------------------------------------------------ results of the last parse
+
+    /** The message's ID (after OK). */
+    public int id() {
+        return id;
+    }
+
+    /** The question's QTYPE (after OK). */
+    public int questionType() {
+        return questionType;
+    }
+
+    /** The question's QCLASS (after OK). */
+    public int questionClass() {
+        return questionClass;
+    }
 
     /** Answer records the header announced. */
     public int answerCount() {

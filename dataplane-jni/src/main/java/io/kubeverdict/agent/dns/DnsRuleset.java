@@ -11,18 +11,27 @@ import java.util.TreeSet;
 /**
  * The nft text of the DNS table (pure; {@link DnsTable} applies it): a table of its own, apart
  * from the policy table, holding the addresses of local pods that watch DNS answers
- * ({@value #SET_V4}, {@value #SET_V6}) and two base chains, {@code forward} (answers from a DNS
- * server elsewhere) and {@code output} (answers from the node itself, e.g. a node-local cache),
- * that send to the DNS queue every packet in the <b>reply direction</b> of a UDP or TCP flow from
- * port 53 to such a pod — established flows included, but only replies to a query the pod sent
- * (conntrack), so an unsolicited packet from port 53 teaches nothing. The queue rule always
- * bypasses: without a listener answers pass unlearned (their addresses stay denied).
+ * ({@value #SET_V4}, {@value #SET_V6}) and two base chains that send to the DNS queue: {@code
+ * queries} (prerouting, before DNAT) every UDP packet such a pod sends to port 53 in the
+ * <b>original direction</b> of its flow, and {@code answers} (postrouting, after NAT is undone;
+ * answers from elsewhere and from the node itself, e.g. a node-local cache) every packet in the
+ * <b>reply direction</b> of a UDP or TCP flow from port 53 to such a pod — established flows
+ * included, but only replies to a flow the pod opened (conntrack). The agent then learns only
+ * from an answer that matches a query it saw ({@link DnsLearner}); TCP answers are queued only to
+ * be counted. The queue rule always bypasses: without a listener queries and answers pass
+ * unlearned (their addresses stay denied).
  */
 public final class DnsRuleset {
     public static final String DEFAULT_TABLE = "kube_verdict_dns";
     public static final String SET_V4 = "dns4";
     public static final String SET_V6 = "dns6";
     public static final String CHAIN_QUEUE = "to_dns_queue";
+    public static final String CHAIN_QUERIES = "queries";
+    public static final String CHAIN_ANSWERS = "answers";
+    /** After conntrack (-200), before DNAT (-100): the query's destination is the Service IP the pod asked. */
+    static final int QUERY_PRIORITY = -150;
+    /** After SNAT and un-DNAT (100): the answer's source is the address the pod asked. */
+    static final int ANSWER_PRIORITY = 150;
     public static final String COMMENT = "managed by kube-verdict: DNS answers for domain-name rules";
 
     private DnsRuleset() {}
@@ -56,21 +65,32 @@ public final class DnsRuleset {
         // The xtables path puts a placeholder here that the shim replaces; accept = what bypass does.
         s.append("\tchain ").append(CHAIN_QUEUE).append(" {\n\t\t")
                 .append(path == QueuePath.XT_NFQUEUE ? "accept" : "queue num " + queue + " bypass").append("\n\t}\n");
-        for (String hook : List.of("forward", "output")) {
-            s.append("\tchain ").append(hook).append(" {\n\t\ttype filter hook ").append(hook)
-                    .append(" priority filter; policy accept;\n");
-            for (String l4 : List.of("udp", "tcp")) {
-                if (v4) {
-                    s.append("\t\tct direction reply ip daddr @").append(SET_V4).append(' ').append(l4)
-                            .append(" sport 53 goto ").append(CHAIN_QUEUE).append('\n');
-                }
-                if (v6) {
-                    s.append("\t\tct direction reply ip6 daddr @").append(SET_V6).append(' ').append(l4)
-                            .append(" sport 53 goto ").append(CHAIN_QUEUE).append('\n');
-                }
-            }
-            s.append("\t}\n");
+        // Queries before DNAT, answers after it is undone: both as the pod sees them (the DNS
+        // Service's IP), which is what --dns-resolvers names and what the agent matches.
+        s.append("\tchain ").append(CHAIN_QUERIES).append(" {\n\t\ttype filter hook prerouting priority ")
+                .append(QUERY_PRIORITY).append("; policy accept;\n");
+        if (v4) {
+            s.append("\t\tct direction original ip saddr @").append(SET_V4).append(" udp dport 53 goto ")
+                    .append(CHAIN_QUEUE).append('\n');
         }
+        if (v6) {
+            s.append("\t\tct direction original ip6 saddr @").append(SET_V6).append(" udp dport 53 goto ")
+                    .append(CHAIN_QUEUE).append('\n');
+        }
+        s.append("\t}\n");
+        s.append("\tchain ").append(CHAIN_ANSWERS).append(" {\n\t\ttype filter hook postrouting priority ")
+                .append(ANSWER_PRIORITY).append("; policy accept;\n");
+        for (String l4 : List.of("udp", "tcp")) {
+            if (v4) {
+                s.append("\t\tct direction reply ip daddr @").append(SET_V4).append(' ').append(l4)
+                        .append(" sport 53 goto ").append(CHAIN_QUEUE).append('\n');
+            }
+            if (v6) {
+                s.append("\t\tct direction reply ip6 daddr @").append(SET_V6).append(' ').append(l4)
+                        .append(" sport 53 goto ").append(CHAIN_QUEUE).append('\n');
+            }
+        }
+        s.append("\t}\n");
         s.append("}\n");
     }
 

@@ -4,22 +4,27 @@ import java.nio.ByteBuffer;
 
 /**
  * Where the DNS bytes of a queued response packet are: its IP and UDP/TCP headers read (without
- * allocating, absolute reads, never past the copied length) into this reused holder — the
- * destination (the pod), the transport, and the payload range. A TCP payload is a stream of
- * 2-byte-length-prefixed messages ({@link #nextTcpMessage}).
+ * allocating, absolute reads, never past the copied length) into this reused holder — source
+ * and destination (address and port), the transport, and the payload range: an answer from port
+ * 53 to a pod, or a pod's query to port 53. A TCP payload is located but
+ * never parsed ({@link DnsLearner} does not learn from TCP).
  */
 public final class DnsSegment {
     public static final int OK = 0;
-    /** Not UDP/TCP from port 53, or a later fragment: nothing to read. */
+    /** Not UDP/TCP from or to port 53, or a later fragment: nothing to read. */
     public static final int NOT_DNS = 1;
     public static final int TRUNCATED = 2;
     public static final int MALFORMED = 3;
 
     public static final int UDP = 17;
     public static final int TCP = 6;
-    private static final int DNS_PORT = 53;
+    public static final int DNS_PORT = 53;
 
     public int family;
+    public long srcHi;
+    public long srcLo;
+    public int srcPort;
+    public int dstPort;
     public long dstHi;
     public long dstLo;
     public int protocol;
@@ -46,6 +51,8 @@ public final class DnsSegment {
                 return NOT_DNS; // a fragment (conntrack reassembles before our hooks; count it if not)
             }
             family = 4;
+            srcHi = 0;
+            srcLo = u32(buf, offset + 12);
             dstHi = 0;
             dstLo = u32(buf, offset + 16);
             protocol = buf.get(offset + 9) & 0xff;
@@ -56,6 +63,8 @@ public final class DnsSegment {
                 return TRUNCATED;
             }
             family = 6;
+            srcHi = u32(buf, offset + 8) << 32 | u32(buf, offset + 12);
+            srcLo = u32(buf, offset + 16) << 32 | u32(buf, offset + 20);
             dstHi = u32(buf, offset + 24) << 32 | u32(buf, offset + 28);
             dstLo = u32(buf, offset + 32) << 32 | u32(buf, offset + 36);
             protocol = buf.get(offset + 6) & 0xff;
@@ -71,7 +80,9 @@ public final class DnsSegment {
             if (at + 8 > end) {
                 return TRUNCATED;
             }
-            if (u16(buf, at) != DNS_PORT) {
+            srcPort = u16(buf, at);
+            dstPort = u16(buf, at + 2);
+            if (srcPort != DNS_PORT && dstPort != DNS_PORT) {
                 return NOT_DNS;
             }
             int udpLength = u16(buf, at + 4);
@@ -90,7 +101,9 @@ public final class DnsSegment {
             if (at + 20 > end) {
                 return TRUNCATED;
             }
-            if (u16(buf, at) != DNS_PORT) {
+            srcPort = u16(buf, at);
+            dstPort = u16(buf, at + 2);
+            if (srcPort != DNS_PORT && dstPort != DNS_PORT) {
                 return NOT_DNS;
             }
             int dataOffset = ((buf.get(at + 12) & 0xff) >>> 4) * 4;
@@ -105,20 +118,6 @@ public final class DnsSegment {
             return OK;
         }
         return NOT_DNS;
-    }
-
-    /**
-     * The message of a TCP payload starting at {@code at} (a 2-byte length, then that many
-     * bytes): returns the message's offset, or -1 when the payload ends before it does (a message
-     * split over segments is not used) or at == the end. The message is
-     * {@code [result, result + u16(at))}.
-     */
-    public static int nextTcpMessage(ByteBuffer buf, int at, int end) {
-        if (at + 2 > end) {
-            return -1;
-        }
-        int length = u16(buf, at);
-        return at + 2 + length <= end ? at + 2 : -1;
     }
 
     static int u16(ByteBuffer buf, int at) {

@@ -22,18 +22,34 @@ import java.util.function.LongSupplier;
 public final class LearnedAddressBook {
     /** Addresses one pod keeps per domain set at most. */
     public static final int DEFAULT_LIMIT = 4096;
+    /**
+     * Addresses all pods of the node keep at most, over every set (about 25 MiB of heap at most:
+     * an address with a 253-byte name is under 400 bytes).
+     */
+    public static final long DEFAULT_NODE_LIMIT = 65_536;
 
     private final Map<String, LearnedSet> sets = new ConcurrentHashMap<>();
     private final LongSupplier clock;
     private final int limit;
+    private final LearnedSet.Budget budget;
 
-    public LearnedAddressBook(LongSupplier nanoClock, int limit) {
+    public LearnedAddressBook(LongSupplier nanoClock, int limit, long nodeLimit) {
         this.clock = nanoClock;
         this.limit = limit;
+        this.budget = new LearnedSet.Budget(nodeLimit);
+    }
+
+    public LearnedAddressBook(LongSupplier nanoClock, int limit) {
+        this(nanoClock, limit, DEFAULT_NODE_LIMIT);
     }
 
     public LearnedAddressBook() {
         this(System::nanoTime, DEFAULT_LIMIT);
+    }
+
+    /** The node-wide count of learned addresses, its limit, evictions and rejections. */
+    public LearnedSet.Budget budget() {
+        return budget;
     }
 
     public long now() {
@@ -58,7 +74,7 @@ public final class LearnedAddressBook {
             byEndpoint[e] = new LearnedSet[index.domainSetCount()];
             for (int d : watches[e]) {
                 String key = key(index.endpointId(e), index.domainSetId(d));
-                byEndpoint[e][d] = sets.computeIfAbsent(key, k -> new LearnedSet(limit));
+                byEndpoint[e][d] = sets.computeIfAbsent(key, k -> new LearnedSet(limit, budget));
                 kept.add(key);
             }
         }
@@ -77,13 +93,18 @@ public final class LearnedAddressBook {
         return new View(index, byEndpoint, watches, patterns, clock);
     }
 
-    /** Removes expired addresses everywhere; returns how many remain. */
+    /**
+     * Removes expired addresses everywhere; returns how many remain. Called by the sets' writer
+     * (the DNS thread); it also resets the node-wide count to what watched sets hold, so sets a
+     * new generation dropped stop counting against it.
+     */
     public long sweep() {
         long now = now();
         long n = 0;
         for (LearnedSet s : sets.values()) {
             n += s.sweep(now);
         }
+        budget.set(n);
         return n;
     }
 

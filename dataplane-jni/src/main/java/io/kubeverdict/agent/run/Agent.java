@@ -216,7 +216,8 @@ public final class Agent implements AutoCloseable {
 
         // DNS answers to pods with domain-name rules: their own queue (whole responses copied, no
         // GSO: segments), learned before they are accepted; the DNS table bypasses when unbound.
-        DnsLearner learner = new DnsLearner(config.dns().minTtlSeconds(), config.dns().maxTtlSeconds());
+        DnsLearner learner = new DnsLearner(config.dns().minTtlSeconds(), config.dns().maxTtlSeconds(),
+                io.kubeverdict.agent.dns.DnsResolvers.of(config.dns().resolvers()));
         NfQueue dnsQueue = new NfQueue(config.dns().queueId(), NfQueue.FLAG_FAIL_OPEN, DNS_COPY_BYTES);
         opened.add(dnsQueue);
         DnsLoop dnsLoop = new DnsLoop(dnsQueue, DNS_BATCH, state::learned, learner, book,

@@ -64,8 +64,9 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
      * @param minTtlSeconds learned addresses live at least this long (an answer's TTL of 0 still lets
      *     the pod connect right after it)
      * @param maxTtlSeconds and at most this long
+     * @param resolvers the DNS servers (as pods address them) whose answers teach; empty: none do
      */
-    public record Dns(int queueId, long minTtlSeconds, long maxTtlSeconds) {
+    public record Dns(int queueId, long minTtlSeconds, long maxTtlSeconds, List<String> resolvers) {
         public static final long DEFAULT_MIN_TTL_SECONDS = 30;
         public static final long DEFAULT_MAX_TTL_SECONDS = 3600;
 
@@ -77,6 +78,12 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
                 throw new IllegalArgumentException("--dns-min-ttl/--dns-max-ttl: need 0 <= min <= max <= 604800 seconds, got "
                         + minTtlSeconds + ", " + maxTtlSeconds);
             }
+            resolvers = List.copyOf(resolvers);
+        }
+
+        /** Learns from no resolver (fail-closed). */
+        public Dns(int queueId, long minTtlSeconds, long maxTtlSeconds) {
+            this(queueId, minTtlSeconds, maxTtlSeconds, List.of());
         }
 
         /** The queue right after the verdict queues, the default TTL bounds. */

@@ -185,4 +185,15 @@ class RunCommandTest {
             assertThat(out.toString().strip()).as(String.join(" ", args)).isEqualTo("kube-verdict " + BuildVersion.current());
         }
     }
+
+    @Test
+    void dnsResolversAreTheListGivenOrTheNameserversOfResolvConf(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        assertThat(RunCommand.dnsResolvers("10.96.0.10, fd00::a", dir.resolve("absent"))).containsExactly("10.96.0.10", "fd00::a");
+        assertThatThrownBy(() -> RunCommand.dnsResolvers("10.96.0.10,kube-dns", dir)).hasMessageContaining("kube-dns");
+        Path conf = dir.resolve("resolv.conf");
+        java.nio.file.Files.writeString(conf, "search x.svc.cluster.local\nnameserver 169.254.20.10\nnameserver 10.96.0.10\n"
+                + "nameserver fe80::1%eth0\noptions ndots:5\n");
+        assertThat(RunCommand.dnsResolvers("auto", conf)).containsExactly("169.254.20.10", "10.96.0.10");
+        assertThat(RunCommand.dnsResolvers("auto", dir.resolve("absent"))).as("none: nothing is learned").isEmpty();
+    }
 }

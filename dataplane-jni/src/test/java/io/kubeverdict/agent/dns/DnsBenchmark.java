@@ -95,7 +95,7 @@ public final class DnsBenchmark {
              ScriptedControlPlane cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
              AgentProcess agent = AgentProcess.start(pods.node.name(), List.of("--node", "node-1",
                      "--control-plane", "127.0.0.1:" + CP_PORT, "--nfqueue-id", "31", "--dns-queue-id", "32",
-                     "--dns-min-ttl", "1", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT,
+                     "--dns-min-ttl", "1", "--dns-resolvers", PodPair.B_IP + "," + PodPair.B_IP6, "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT,
                      "--inspect-listen", "off", "--auth", "none"))) {
             DnsBenchmark bench = new DnsBenchmark(pods, cp, agent, names, fresh);
             System.out.printf("load average at start: %s%n", loadAverage());

@@ -40,7 +40,8 @@ import org.junit.jupiter.api.TestInstance;
  * *.svc.test; so an address under 10.78/16 is reachable from a exactly while a has learned it
  * from an answer it received itself. Every try below uses an address no earlier answer carried,
  * so each connection is the first one after its answer. The agent runs with
- * --dns-min-ttl 1 --dns-max-ttl 3. Namespaces, server and agent go at the end, also on failure.
+ * --dns-min-ttl 1 --dns-max-ttl 3 --dns-resolvers (b's addresses); b also runs a rogue DNS server
+ * at 10.78.0.53, which a may ask but the agent was not given. Namespaces, server and agent go at the end, also on failure.
  */
 @KernelTest
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -63,6 +64,8 @@ class DnsEgressKernelTest {
     private ScriptedControlPlane cp;
     private AgentProcess agent;
     private DnsStubServer dns;
+    private DnsStubServer rogue;
+    private static final String ROGUE_DNS = "10.78.0.53";
 
     @BeforeAll
     void setUp() throws Exception {
@@ -73,6 +76,8 @@ class DnsEgressKernelTest {
         pods.node.exec("ip", "-6", "route", "add", "fd78::/64", "via", PodPair.B_IP6);
         pods.echoServerOnB(PORT);
         dns = DnsStubServer.start(pods.b.inside(), DnsEgressKernelTest::answer);
+        // A server the pod may reach on port 53 but that is not a resolver the agent was given (M5).
+        rogue = DnsStubServer.startUdp(pods.b.inside(), ROGUE_DNS, DnsEgressKernelTest::answer);
         pods.awaitConnectivity(PORT);
         // Without an agent every address of the range answers: a refusal below is the agent's.
         assertThat(pods.canConnect("10.78.0.99", PORT, ALLOWED_TIMEOUT)).as("no agent: 10.78/16 reachable (%s)",
@@ -84,6 +89,7 @@ class DnsEgressKernelTest {
         cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
         agent = AgentProcess.start(pods.node.name(), List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
                 "--nfqueue-id", "21", "--queues", "2", "--dns-queue-id", "23", "--dns-min-ttl", "1", "--dns-max-ttl", "" + MAX_TTL_SECONDS,
+                "--dns-resolvers", PodPair.B_IP + "," + PodPair.B_IP6,
                 "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "off", "--auth", "none"));
         ScriptedControlPlane.Stream stream = cp.pollStream(60_000);
         if (stream == null) {
@@ -104,6 +110,9 @@ class DnsEgressKernelTest {
             if (dns != null) {
                 dns.close();
             }
+            if (rogue != null) {
+                rogue.close();
+            }
             if (agent != null) {
                 agent.close();
             }
@@ -117,10 +126,10 @@ class DnsEgressKernelTest {
         }
     }
 
-    /** a's egress: DNS to b (an ipBlock, as a real policy needs), TCP 8080 to the watched names only. */
+    /** a's egress: DNS to b and to the rogue server (ipBlocks), TCP 8080 to the watched names only. */
     private static ActivePolicy egressPolicy() {
         return Snapshots.policy("default", "x/a-egress", List.of(), List.of(
-                allow("egress[0]", List.of(block(PodPair.B_IP + "/32"), block(PodPair.B_IP6 + "/128")),
+                allow("egress[0]", List.of(block(PodPair.B_IP + "/32"), block(PodPair.B_IP6 + "/128"), block(ROGUE_DNS + "/32")),
                         List.of(port(Protocol.UDP, 53), port(Protocol.TCP, 53))),
                 allow("egress[1]", List.of(domains(NAMES)), List.of(port(Protocol.TCP, PORT)))));
     }
@@ -152,6 +161,7 @@ class DnsEgressKernelTest {
             case "a.svc.test" -> qtype == AAAA ? m.aaaa(asked, 60, "fd78::12") : m.a(asked, 60, "10.78.0.12");
             case "other.test" -> m.a(asked, 60, "10.78.0.20");
             case "tcp.svc.test" -> m.a(asked, 60, "10.78.0.21");
+            case "rogue.svc.test" -> m.a(asked, 60, "10.78.0.40");
             case "expire.svc.test" -> m.a(asked, 1, "10.78.0.30");
             case "long.svc.test" -> m.a(asked, 3600, "10.78.0.31");
             case "zero.svc.test" -> m.a(asked, 0, "10.78.0.32");
@@ -226,7 +236,7 @@ class DnsEgressKernelTest {
         assertThat(reaches("fd78::12")).as("a.svc.test over IPv6 (%s)", pods.lastFailure()).isTrue();
 
         assertThat(resolveOverTcp("tcp.svc.test", A)).as("an answer over TCP").containsExactly("10.78.0.21");
-        assertThat(reaches("10.78.0.21")).as("learned from a TCP answer (%s)", pods.lastFailure()).isTrue();
+        assertThat(refused("10.78.0.21")).as("answers over TCP teach nothing (H3): fail-closed").isTrue();
 
         assertThat(resolve("other.test", A)).containsExactly("10.78.0.20");
         assertThat(refused("10.78.0.20")).as("resolved, but for a name a does not watch").isTrue();
@@ -236,13 +246,23 @@ class DnsEgressKernelTest {
     }
 
     @Test
+    void answersFromAServerThatIsNoConfiguredResolverTeachNothing() throws Exception {
+        List<String> rogueAnswer = strings(DnsStubClient.udp(pods.a.inside(), ROGUE_DNS, "rogue.svc.test", A, DNS_TIMEOUT));
+        assertThat(rogueAnswer).as("the rogue server answers").containsExactly("10.78.0.40");
+        assertThat(refused("10.78.0.40")).as("M5: learned only from --dns-resolvers\n%s", agent.log()).isTrue();
+        assertThat(resolve("rogue.svc.test", A)).containsExactly("10.78.0.40");
+        assertThat(reaches("10.78.0.40")).as("the same answer from the configured resolver teaches (%s)",
+                pods.lastFailure()).isTrue();
+    }
+
+    @Test
     void theFirstConnectionAfterEveryAnswerSucceeds() throws Exception {
         assertThat(refused(poolAddress(TRIES, A))).as("the pool's addresses are not open by themselves").isTrue();
         double dropsBefore = tcpDrops();
         for (int i = 0; i < TRIES; i++) {
             int qtype = i % 4 == 3 ? AAAA : A;
             String name = "t" + i + ".svc.test";
-            List<String> answer = i % 5 == 4 ? resolveOverTcp(name, qtype) : resolve(name, qtype);
+            List<String> answer = resolve(name, qtype);
             assertThat(answer).as("try %d: the answer for %s", i, name).hasSize(1);
             String address = answer.get(0);
             assertThat(reaches(address)).as("try %d: the first connection to %s right after the answer for %s (%s)\n%s",
@@ -279,8 +299,13 @@ class DnsEgressKernelTest {
             List<String> answer = overTcp ? resolveOverTcp(name, A) : resolve(name, A);
             assertThat(answer).as("48 addresses at the end of the chain").hasSize(48);
             for (int i : new int[] {0, 19, 39, 40, 47}) {
-                assertThat(reaches(answer.get(i))).as("%s: address %d, %s (%s)", name, i, answer.get(i),
-                        pods.lastFailure()).isTrue();
+                if (overTcp) {
+                    assertThat(refused(answer.get(i))).as("%s: address %d, %s: TCP teaches nothing", name, i,
+                            answer.get(i)).isTrue();
+                } else {
+                    assertThat(reaches(answer.get(i))).as("%s: address %d, %s (%s)", name, i, answer.get(i),
+                            pods.lastFailure()).isTrue();
+                }
             }
         }
         assertThat(refused("10.78.200.41")).as("next to the answer's addresses, not in it").isTrue();

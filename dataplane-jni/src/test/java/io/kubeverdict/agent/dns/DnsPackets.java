@@ -13,6 +13,17 @@ final class DnsPackets {
         return ip(src, dst, DnsSegment.UDP, l4);
     }
 
+    /** A UDP query from src:40000 to dst:53 (a pod's query to its resolver). */
+    static byte[] udpQuery(String src, String dst, byte[] message) {
+        return udp(src, 40000, dst, 53, message);
+    }
+
+    static byte[] udp(String src, int srcPort, String dst, int dstPort, byte[] message) {
+        byte[] l4 = ByteBuffer.allocate(8 + message.length).putShort((short) srcPort).putShort((short) dstPort)
+                .putShort((short) (8 + message.length)).putShort((short) 0).put(message).array();
+        return ip(src, dst, DnsSegment.UDP, l4);
+    }
+
     /** A TCP segment whose payload is the given messages, each with its 2-byte length. */
     static byte[] tcp(String src, String dst, byte[]... messages) {
         int payload = 0;

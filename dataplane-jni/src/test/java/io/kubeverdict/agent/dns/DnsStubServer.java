@@ -44,10 +44,28 @@ final class DnsStubServer implements AutoCloseable {
     }
 
     static DnsStubServer start(InNamespace in, Answers answers) throws Exception {
-        InetAddress any = InetAddress.getByName("::");
-        DatagramSocket udp = in.call(() -> new DatagramSocket(new InetSocketAddress(any, 53)));
+        return start(in, "::", 53, answers);
+    }
+
+    /**
+     * UDP port 53 of one address of the namespace (answers then come from it), next to a server
+     * on all addresses (both UDP sockets reuse the address; the more specific one gets its
+     * queries). Its TCP side listens on a port of the kernel's choice: not for clients.
+     */
+    static DnsStubServer startUdp(InNamespace in, String address, Answers answers) throws Exception {
+        return start(in, address, 0, answers);
+    }
+
+    private static DnsStubServer start(InNamespace in, String address, int tcpPort, Answers answers) throws Exception {
+        InetAddress bound = InetAddress.getByName(address);
+        DatagramSocket udp = in.call(() -> {
+            DatagramSocket u = new DatagramSocket(null);
+            u.setReuseAddress(true);
+            u.bind(new InetSocketAddress(bound, 53));
+            return u;
+        });
         try {
-            ServerSocket tcp = in.call(() -> new ServerSocket(53, 64, any));
+            ServerSocket tcp = in.call(() -> new ServerSocket(tcpPort, 64, bound));
             return new DnsStubServer(answers, udp, tcp);
         } catch (Exception e) {
             udp.close();

@@ -59,6 +59,7 @@ public final class ControlPlaneMetrics {
     private final Map<String, Gauge> problemGauges = new ConcurrentHashMap<>();
     private final AtomicReference<Supplier<NodeCounts>> nodeCounts = new AtomicReference<>(() -> NodeCounts.NONE);
     private final Map<AdminPolicyKind, AtomicInteger> policyApis = new ConcurrentHashMap<>();
+    private final Map<AdminPolicyKind, AtomicInteger> policyApisUnknown = new ConcurrentHashMap<>();
 
     public ControlPlaneMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -207,6 +208,22 @@ public final class ControlPlaneMetrics {
                     .tag("kind", k.kind()).tag("api_version", k.apiVersion()).register(registry);
             return v;
         }).set(served ? 1 : 0);
+    }
+
+    /**
+     * Whether an admin-tier policy kind is unknown: neither confirmed absent nor watched and
+     * listed (discovery or the list keeps failing); 1 or 0 per kind. Before the first
+     * calculation nothing is published while any kind is unknown.
+     */
+    public void policyApiUnknown(AdminPolicyKind kind, boolean unknown) {
+        policyApisUnknown.computeIfAbsent(kind, k -> {
+            AtomicInteger v = new AtomicInteger();
+            Gauge.builder("kubeverdict_policy_api_unknown", v, AtomicInteger::get)
+                    .description("1 while it is not known whether the cluster serves this admin-tier policy kind "
+                            + "(discovery or its list fails), else 0")
+                    .tag("kind", k.kind()).tag("api_version", k.apiVersion()).register(registry);
+            return v;
+        }).set(unknown ? 1 : 0);
     }
 
     /** Registers a per-node gauge; the returned handle removes it. */

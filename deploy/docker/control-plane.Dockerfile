@@ -15,5 +15,5 @@ RUN java -Xshare:dump -Xlog:disable -Xlog:all=error -XX:SharedClassListFile=/opt
       -XX:SharedArchiveFile=/opt/kube-verdict/control-plane.jsa -cp /opt/kube-verdict/control-plane.jar
 USER 65532:65532
 # JVM settings for a start on a small node (the sandbox launcher's Launcher.JVM_OPTIONS; EntryPointsTest).
-ENTRYPOINT ["java", "-XX:Tier3InvocationThreshold=1000", "-XX:Tier3MinInvocationThreshold=500", "-XX:Tier3CompileThreshold=10000", "-XX:Tier3BackEdgeThreshold=300000", "-XX:Tier4InvocationThreshold=25000", "-XX:Tier4MinInvocationThreshold=3000", "-XX:Tier4CompileThreshold=75000", "-XX:Tier4BackEdgeThreshold=200000", "-XX:+UseTransparentHugePages", "-XX:SharedArchiveFile=/opt/kube-verdict/control-plane.jsa", "-Xshare:auto", "-jar", "/opt/kube-verdict/control-plane.jar"]
+ENTRYPOINT ["java", "-XX:Tier3InvocationThreshold=1000", "-XX:Tier3MinInvocationThreshold=500", "-XX:Tier3CompileThreshold=10000", "-XX:Tier3BackEdgeThreshold=300000", "-XX:Tier4InvocationThreshold=25000", "-XX:Tier4MinInvocationThreshold=3000", "-XX:Tier4CompileThreshold=75000", "-XX:Tier4BackEdgeThreshold=200000", "-XX:+UseTransparentHugePages", "-XX:+ExitOnOutOfMemoryError", "-XX:SharedArchiveFile=/opt/kube-verdict/control-plane.jsa", "-Xshare:auto", "-jar", "/opt/kube-verdict/control-plane.jar"]
 CMD ["control-plane", "--help"]

@@ -119,7 +119,9 @@ public final class Launcher {
      *   <li>the heap on transparent huge pages where the kernel's setting allows them (madvise or
      *       always): a start otherwise takes ~9,000 page faults for the heap's first touch, 0.9x
      *       of the start time without them. With the setting at never the heap simply gets small
-     *       pages; a kernel built without them makes the JVM warn once.
+     *       pages; a kernel built without them makes the JVM warn once;
+     *   <li>an OutOfMemoryError exits the process (to be restarted) instead of killing whichever
+     *       thread met it while the others go on (audit M4).
      * </ul>
      */
     public static final List<String> JVM_OPTIONS = List.of(
@@ -127,7 +129,7 @@ public final class Launcher {
             "-XX:Tier3CompileThreshold=10000", "-XX:Tier3BackEdgeThreshold=300000",
             "-XX:Tier4InvocationThreshold=25000", "-XX:Tier4MinInvocationThreshold=3000",
             "-XX:Tier4CompileThreshold=75000", "-XX:Tier4BackEdgeThreshold=200000",
-            "-XX:+UseTransparentHugePages");
+            "-XX:+UseTransparentHugePages", "-XX:+ExitOnOutOfMemoryError");
 
     /**
      * The class-data-sharing archive the build made beside the jar (KIND.jsa), when there is one: a

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
+import io.kubeverdict.runtime.FatalThreads;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.EnumSet;
@@ -114,7 +115,7 @@ public final class AdminPolicyApis implements AutoCloseable {
         for (AdminPolicyKind k : AdminPolicyKind.values()) {
             listener.unknown(k, true);
         }
-        discovery.execute(this::round);
+        discovery.execute(FatalThreads.guard(this::round));
         return initial;
     }
 
@@ -139,7 +140,7 @@ public final class AdminPolicyApis implements AutoCloseable {
 
     private void schedule(Runnable task, Duration delay) {
         try {
-            discovery.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
+            discovery.schedule(FatalThreads.guard(task), delay.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closing) {
             // closed meanwhile
         }
@@ -299,7 +300,7 @@ public final class AdminPolicyApis implements AutoCloseable {
 
     private void onDiscoveryThread(Runnable task) {
         try {
-            discovery.execute(task);
+            discovery.execute(FatalThreads.guard(task));
         } catch (RejectedExecutionException closing) {
             // closed meanwhile
         }

@@ -291,8 +291,8 @@ public final class AdminPolicyApis implements AutoCloseable {
         sink.change(kind.eventKind() + "/delete", c -> {
             for (String name : List.copyOf(names)) {
                 if (!present.contains(name)) {
-                    names.remove(name);
                     c.deleteAdminPolicy(kind, name);
+                    names.remove(name); // after: a retry of this change finds what is left
                 }
             }
         });
@@ -319,8 +319,8 @@ public final class AdminPolicyApis implements AutoCloseable {
         // On the calculation thread, after whatever the informer queued before it stopped.
         sink.change(kind.eventKind() + "/delete", c -> {
             for (String name : List.copyOf(names)) {
-                names.remove(name);
                 c.deleteAdminPolicy(kind, name);
+                names.remove(name); // after: a retry of this change finds what is left
             }
         });
     }

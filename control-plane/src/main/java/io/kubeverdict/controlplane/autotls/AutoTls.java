@@ -2,6 +2,7 @@ package io.kubeverdict.controlplane.autotls;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.kubeverdict.runtime.FatalThreads;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import io.kubeverdict.runtime.grpc.TlsFileReloads;
 import java.io.IOException;
@@ -94,7 +95,7 @@ public final class AutoTls implements AutoCloseable {
             auto.close();
             throw new IOException("auto TLS: " + e.getMessage(), e);
         }
-        auto.checker.scheduleWithFixedDelay(auto::checkAndLog, settings.checkEvery().toMillis(),
+        auto.checker.scheduleWithFixedDelay(FatalThreads.guard(auto::checkAndLog), settings.checkEvery().toMillis(),
                 settings.checkEvery().toMillis(), TimeUnit.MILLISECONDS);
         log.info("auto TLS: serving the certificate of {}; agents trust the CA bundle of {}", auto.objects.secretPlace(),
                 auto.objects.configMapPlace());

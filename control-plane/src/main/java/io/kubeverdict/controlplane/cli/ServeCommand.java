@@ -91,6 +91,12 @@ final class ServeCommand implements Callable<Integer> {
                     + "ClusterNetworkPolicy CRDs) that are not installed yet, and check those that are. Default: ${DEFAULT-VALUE}.")
     Duration apiDiscovery;
 
+    @Option(names = "--api-absence-grace", defaultValue = "PT5M", paramLabel = "DURATION",
+            description = "How long API discovery must say a watched admin-tier policy kind is not served (a 404 "
+                    + "included) before its policies are removed; one failed or empty answer removes nothing. "
+                    + "Default: ${DEFAULT-VALUE}.")
+    Duration apiAbsenceGrace;
+
     @Option(names = "--stall-timeout", defaultValue = "PT60S", paramLabel = "DURATION",
             description = "Cut a Sync stream whose agent has not read for this long (it reconnects and resyncs). "
                     + "Default: ${DEFAULT-VALUE}.")
@@ -220,6 +226,10 @@ final class ServeCommand implements Callable<Integer> {
             err.println("--api-discovery-interval must be positive");
             return 2;
         }
+        if (apiAbsenceGrace.isNegative()) {
+            err.println("--api-absence-grace must not be negative");
+            return 2;
+        }
         if (source.manifests != null && authentication instanceof ControlPlane.Auth.Tokens) {
             err.println("--auth token needs the Kubernetes API (TokenReview); with --manifests use --auth mtls or --auth none");
             return 2;
@@ -234,7 +244,7 @@ final class ServeCommand implements Callable<Integer> {
                     : Config.fromKubeconfig(Files.readString(source.kubeconfig));
             client = ModelSerialization.client(cfg);
             log.info("watching the cluster at {}", cfg.getMasterUrl());
-            src = new ControlPlane.Source.Kubernetes(client, resync, apiDiscovery);
+            src = new ControlPlane.Source.Kubernetes(client, resync, apiDiscovery, apiAbsenceGrace);
         }
         ControlPlane.Config config = new ControlPlane.Config(grpcAddress, metricsAddress, tls,
                 new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots),

@@ -48,6 +48,8 @@ public final class ControlPlaneMetrics {
     private final Timer snapshotBuild;
     private final Counter slowCut;
     private final AtomicInteger connectedAgents = new AtomicInteger();
+    private final Map<String, Counter> eventFailures = new ConcurrentHashMap<>();
+    private final AtomicInteger eventsRetrying = new AtomicInteger();
     private final AtomicInteger problems = new AtomicInteger();
     private final AtomicInteger manifestLoadOk = new AtomicInteger();
     private final AtomicLong manifestLastSuccess = new AtomicLong();
@@ -59,6 +61,7 @@ public final class ControlPlaneMetrics {
     private final Map<String, Gauge> problemGauges = new ConcurrentHashMap<>();
     private final AtomicReference<Supplier<NodeCounts>> nodeCounts = new AtomicReference<>(() -> NodeCounts.NONE);
     private final Map<AdminPolicyKind, AtomicInteger> policyApis = new ConcurrentHashMap<>();
+    private final Map<AdminPolicyKind, AtomicInteger> policyApisUnknown = new ConcurrentHashMap<>();
 
     public ControlPlaneMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -74,6 +77,10 @@ public final class ControlPlaneMetrics {
                 "Time the calculator spent producing the changed nodes' snapshots of one burst", CALCULATION_SECONDS);
         this.slowCut = Counter.builder("kubeverdict_sync_streams_cut_total")
                 .description("Sync streams cancelled because the agent did not read for too long")
+                .register(registry);
+        Gauge.builder("kubeverdict_events_retrying", eventsRetrying, AtomicInteger::get)
+                .description("Cluster events (or a publication) that failed and wait to be retried; while above 0 "
+                        + "the calculation lacks them, and before the first calculation nothing is published")
                 .register(registry);
         Gauge.builder("kubeverdict_connected_agents", connectedAgents, AtomicInteger::get)
                 .description("Open Sync streams").register(registry);
@@ -112,6 +119,17 @@ public final class ControlPlaneMetrics {
         events.computeIfAbsent(kind, k -> Counter.builder("kubeverdict_events_processed_total")
                 .description("Cluster events applied to the calculation").tag("kind", k)
                 .register(registry)).increment();
+    }
+
+    /** An event (or "publish") threw; it is retried. */
+    public void eventFailed(String kind) {
+        eventFailures.computeIfAbsent(kind, k -> Counter.builder("kubeverdict_event_failures_total")
+                .description("Attempts to apply a cluster event (or to publish) that threw; each is retried")
+                .tag("kind", k).register(registry)).increment();
+    }
+
+    public void eventsRetrying(int count) {
+        eventsRetrying.set(count);
     }
 
     public void calculationTook(long nanos) {
@@ -207,6 +225,22 @@ public final class ControlPlaneMetrics {
                     .tag("kind", k.kind()).tag("api_version", k.apiVersion()).register(registry);
             return v;
         }).set(served ? 1 : 0);
+    }
+
+    /**
+     * Whether an admin-tier policy kind is unknown: neither confirmed absent nor watched and
+     * listed (discovery or the list keeps failing); 1 or 0 per kind. Before the first
+     * calculation nothing is published while any kind is unknown.
+     */
+    public void policyApiUnknown(AdminPolicyKind kind, boolean unknown) {
+        policyApisUnknown.computeIfAbsent(kind, k -> {
+            AtomicInteger v = new AtomicInteger();
+            Gauge.builder("kubeverdict_policy_api_unknown", v, AtomicInteger::get)
+                    .description("1 while it is not known whether the cluster serves this admin-tier policy kind "
+                            + "(discovery or its list fails), else 0")
+                    .tag("kind", k.kind()).tag("api_version", k.apiVersion()).register(registry);
+            return v;
+        }).set(unknown ? 1 : 0);
     }
 
     /** Registers a per-node gauge; the returned handle removes it. */

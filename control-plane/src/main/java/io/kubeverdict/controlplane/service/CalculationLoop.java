@@ -7,6 +7,7 @@ import io.kubeverdict.controlplane.source.ClusterEventSink;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.time.Instant;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -14,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -24,6 +26,11 @@ import org.slf4j.LoggerFactory;
  * the loop applies a burst of them, then asks the calculator which nodes changed and publishes
  * their new snapshots to the {@link SnapshotHub}. Nothing is published before every source has
  * delivered its initial state (the first full calculation), so no agent ever sees a partial view.
+ *
+ * <p>A change that throws is not dropped: it is counted and retried with backoff
+ * ({@link FailedChanges}) until it applies or a newer change of the same object supersedes it;
+ * the first calculation waits for it. A publication that throws keeps its nodes and is retried.
+ * An Error ends the thread (the calculator's state can no longer be trusted; see {@link #onDeath}).
  */
 public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CalculationLoop.class);
@@ -38,6 +45,11 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private final BlockingQueue<Runnable> queue = new LinkedBlockingQueue<>();
     private final Thread thread;
     private final CompletableFuture<Void> firstCalculation = new CompletableFuture<>();
+    // Event thread only: changes that threw, waiting for their retry; and snapshots not yet published.
+    private final FailedChanges retries = new FailedChanges();
+    private final Set<String> unpublishedNodes = new LinkedHashSet<>();
+    private long publishRetryAt; // System.nanoTime of the next publication attempt while publishFailures > 0
+    private int publishFailures;
 
     // Event thread only.
     private int sourcesPending;
@@ -82,14 +94,33 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
 
     @Override
     public void change(String kind, Consumer<PolicyCalculator> change) {
+        change(kind, null, change);
+    }
+
+    @Override
+    public void change(String kind, String object, Consumer<PolicyCalculator> change) {
         long seen = unixNanos();
         queue.add(() -> {
             if (earliestUnpublished == 0) {
                 earliestUnpublished = seen;
             }
-            change.accept(calculator);
-            metrics.eventProcessed(kind);
+            if (object != null && retries.supersede(object)) {
+                metrics.eventsRetrying(retries.size());
+            }
+            apply(new FailedChanges.Change(kind, object, change), 0);
         });
+    }
+
+    /** Applies a change that failed {@code failures} times before; one that throws is kept for a retry, never dropped. */
+    private void apply(FailedChanges.Change c, int failures) {
+        try {
+            c.change().accept(calculator);
+            metrics.eventProcessed(c.kind());
+        } catch (RuntimeException e) {
+            metrics.eventFailed(c.kind());
+            retries.failed(c, failures + 1, e, System.nanoTime());
+            metrics.eventsRetrying(retries.size());
+        }
     }
 
     @Override
@@ -139,34 +170,53 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         while (running) {
             Runnable first;
             try {
-                first = queue.take();
+                first = nextEvent();
             } catch (InterruptedException e) {
                 return;
             }
             long start = System.nanoTime();
             int n = 0;
             for (Runnable r = first; r != null; r = ++n < MAX_BURST ? queue.poll() : null) {
-                try {
-                    r.run();
-                } catch (RuntimeException e) {
-                    log.error("event failed; the calculation continues without it", e);
-                }
+                r.run(); // changes catch their own failures (apply); an Error ends the thread (run)
             }
-            if (sourcesPending <= 0) {
+            for (FailedChanges.Waiting due : retries.takeDue(System.nanoTime())) {
+                apply(due.change(), due.failures());
+            }
+            metrics.eventsRetrying(retries.size());
+            boolean publishDue = publishFailures == 0 || System.nanoTime() - publishRetryAt >= 0;
+            // Before the first calculation, nothing is published while a change still fails (fail closed).
+            if (sourcesPending <= 0 && publishDue && (firstCalculation.isDone() || retries.isEmpty())) {
                 try {
                     publish();
+                    publishFailures = 0;
                 } catch (RuntimeException e) {
-                    log.error("publishing snapshots failed", e);
+                    publishFailures++;
+                    publishRetryAt = System.nanoTime() + FailedChanges.backoffNanos(publishFailures);
+                    metrics.eventFailed("publish");
+                    log.error("publishing snapshots failed (attempt {}); {} nodes kept for the retry", publishFailures,
+                            unpublishedNodes.size(), e);
                 }
                 metrics.calculationTook(System.nanoTime() - start);
             }
         }
     }
 
+    /** The next event, or null once a retry (of a change or a publication) is due. */
+    private Runnable nextEvent() throws InterruptedException {
+        long now = System.nanoTime();
+        long wait = retries.nanosUntilNext(now);
+        if (publishFailures > 0) {
+            long untilPublish = Math.max(0, publishRetryAt - now);
+            wait = wait < 0 ? untilPublish : Math.min(wait, untilPublish);
+        }
+        return wait < 0 ? queue.take() : queue.poll(wait, TimeUnit.NANOSECONDS);
+    }
+
     private void publish() {
-        Set<String> changed = calculator.drainChangedNodes();
+        // Kept until published: a publication that throws leaves the rest for its retry.
+        unpublishedNodes.addAll(calculator.drainChangedNodes());
+        Set<String> changed = Set.copyOf(unpublishedNodes);
         long eventTime = earliestUnpublished;
-        earliestUnpublished = 0;
         long building = 0;
         int sampled = 0;
         for (String node : changed) {
@@ -178,7 +228,9 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
                 metrics.snapshotPublished(s.getSerializedSize(), s.getEndpointsCount());
             }
             hub.publish(s, eventTime);
+            unpublishedNodes.remove(node);
         }
+        earliestUnpublished = 0;
         if (!changed.isEmpty()) {
             metrics.snapshotsBuilt(changed.size(), building);
         }

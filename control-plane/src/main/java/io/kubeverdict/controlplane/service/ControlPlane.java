@@ -16,6 +16,8 @@ import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
+import io.kubeverdict.controlplane.calc.AdminPolicyKind;
+import io.kubeverdict.controlplane.source.AdminPolicyApis;
 import io.kubeverdict.controlplane.source.KubernetesSource;
 import io.kubeverdict.controlplane.source.ManifestDirectorySource;
 import io.kubeverdict.controlplane.source.ManifestLoader;
@@ -65,10 +67,19 @@ public final class ControlPlane implements AutoCloseable {
 
     /** Where the cluster comes from. */
     public sealed interface Source {
-        /** @param apiDiscovery how often missing admin-tier policy APIs (CRDs) are looked for */
-        record Kubernetes(KubernetesClient client, Duration resync, Duration apiDiscovery) implements Source {
+        /**
+         * @param apiDiscovery how often missing admin-tier policy APIs (CRDs) are looked for
+         * @param apiAbsenceGrace how long discovery must say a watched admin-tier kind is not
+         *     served before its policies are removed
+         */
+        record Kubernetes(KubernetesClient client, Duration resync, Duration apiDiscovery, Duration apiAbsenceGrace)
+                implements Source {
             public Kubernetes(KubernetesClient client, Duration resync) {
                 this(client, resync, KubernetesSource.DEFAULT_API_DISCOVERY);
+            }
+
+            public Kubernetes(KubernetesClient client, Duration resync, Duration apiDiscovery) {
+                this(client, resync, apiDiscovery, AdminPolicyApis.DEFAULT_ABSENCE_GRACE);
             }
         }
 
@@ -212,7 +223,17 @@ public final class ControlPlane implements AutoCloseable {
         closeables.push(sessions::shutdownNow);
         if (source instanceof Source.Kubernetes k) {
             kubernetes = new KubernetesSource(k.client(), loop, k.resync().toMillis(), k.apiDiscovery(),
-                    metrics::policyApiServed);
+                    k.apiAbsenceGrace(), new AdminPolicyApis.Listener() {
+                        @Override
+                        public void served(AdminPolicyKind kind, boolean served) {
+                            metrics.policyApiServed(kind, served);
+                        }
+
+                        @Override
+                        public void unknown(AdminPolicyKind kind, boolean unknown) {
+                            metrics.policyApiUnknown(kind, unknown);
+                        }
+                    });
             closeables.push(kubernetes);
         }
         NodeAuthorizer authorizer;

@@ -8,6 +8,14 @@ public interface ClusterEventSink {
     /** A change to apply; {@code kind} names it for metrics, e.g. "pod/upsert". */
     void change(String kind, Consumer<PolicyCalculator> change);
 
+    /**
+     * A change to one object, named e.g. "pod/ns/name": a later change of the same object
+     * supersedes this one, so a retry of this one (if it failed) is dropped then.
+     */
+    default void change(String kind, String object, Consumer<PolicyCalculator> change) {
+        change(kind, change);
+    }
+
     /** The source has delivered its complete initial state. */
     void sourceSynced(String source);
 

@@ -34,7 +34,7 @@ final class InformerEvents {
 
             @Override
             public void onAdd(T obj) {
-                sink.change(kind + "/upsert", c -> upsert.accept(c, obj));
+                sink.change(kind + "/upsert", object(kind, obj), c -> upsert.accept(c, obj));
             }
 
             @Override
@@ -43,14 +43,20 @@ final class InformerEvents {
                         newObj.getMetadata().getResourceVersion())) {
                     return; // periodic resync: nothing changed
                 }
-                sink.change(kind + "/upsert", c -> upsert.accept(c, newObj));
+                sink.change(kind + "/upsert", object(kind, newObj), c -> upsert.accept(c, newObj));
             }
 
             @Override
             public void onDelete(T obj, boolean finalStateUnknown) {
-                sink.change(kind + "/delete", c -> delete.accept(c, obj));
+                sink.change(kind + "/delete", object(kind, obj), c -> delete.accept(c, obj));
             }
         });
         return informer;
+    }
+
+    /** The object a change is about ("pod/ns/name", "node/name"): a newer change supersedes an older one's retry. */
+    private static String object(String kind, HasMetadata obj) {
+        String ns = obj.getMetadata().getNamespace();
+        return kind + "/" + (ns == null ? "" : ns + "/") + obj.getMetadata().getName();
     }
 }

@@ -44,19 +44,21 @@ public final class KubernetesSource implements AutoCloseable {
     private volatile SharedIndexInformer<Pod> podInformer;
 
     public KubernetesSource(KubernetesClient client, ClusterEventSink sink, long resyncMillis) {
-        this(client, sink, resyncMillis, DEFAULT_API_DISCOVERY, (kind, served) -> {});
+        this(client, sink, resyncMillis, DEFAULT_API_DISCOVERY, AdminPolicyApis.DEFAULT_ABSENCE_GRACE, (kind, served) -> {});
     }
 
     /**
      * @param apiDiscovery how often the admin-tier policy APIs are looked for
-     * @param apis told whether each admin-tier policy API is served (for a metric)
+     * @param absenceGrace how long discovery must say a watched kind is not served before its
+     *     objects are removed
+     * @param apis told whether each admin-tier policy API is served, and whether it is unknown (for metrics)
      */
     public KubernetesSource(KubernetesClient client, ClusterEventSink sink, long resyncMillis, Duration apiDiscovery,
-                            AdminPolicyApis.Listener apis) {
+                            Duration absenceGrace, AdminPolicyApis.Listener apis) {
         this.client = client;
         this.sink = sink;
         this.resyncMillis = resyncMillis;
-        this.adminApis = new AdminPolicyApis(client, sink, resyncMillis, apiDiscovery, apis);
+        this.adminApis = new AdminPolicyApis(client, sink, resyncMillis, apiDiscovery, absenceGrace, apis);
     }
 
     /**

@@ -207,7 +207,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
         }
         List<ManifestSnapshot.Change> changes = previous.changesTo(next);
         for (ManifestSnapshot.Change c : changes) {
-            sink.change(c.kind(), c.apply());
+            sink.change(c.kind(), c.object(), c.apply());
         }
         previous = next;
         // The bytes parsed are the bytes hashed: the revision names exactly this load.

@@ -20,8 +20,8 @@ import java.util.function.Consumer;
  * changes that turn one load into the next (pure).
  */
 final class ManifestSnapshot {
-    /** A change for the calculator, named like the informer events ("pod/upsert"). */
-    record Change(String kind, Consumer<PolicyCalculator> apply) {}
+    /** A change for the calculator, named like the informer events ("pod/upsert"), of one object. */
+    record Change(String kind, String object, Consumer<PolicyCalculator> apply) {}
 
     static final ManifestSnapshot EMPTY = new ManifestSnapshot(Map.of());
 
@@ -83,16 +83,16 @@ final class ManifestSnapshot {
         AdminPolicyKind admin = adminKind(o);
         if (admin != null) {
             GenericKubernetesResource g = (GenericKubernetesResource) o;
-            return new Change(admin.eventKind() + "/upsert", c -> c.upsertAdminPolicy(g));
+            return new Change(admin.eventKind() + "/upsert", key(o), c -> c.upsertAdminPolicy(g));
         } else if (o instanceof Node node) {
-            return new Change("node/upsert", c -> c.upsertNode(node));
+            return new Change("node/upsert", key(o), c -> c.upsertNode(node));
         } else if (o instanceof Namespace n) {
-            return new Change("namespace/upsert", c -> c.upsertNamespace(n));
+            return new Change("namespace/upsert", key(o), c -> c.upsertNamespace(n));
         } else if (o instanceof Pod p) {
-            return new Change("pod/upsert", c -> c.upsertPod(p));
+            return new Change("pod/upsert", key(o), c -> c.upsertPod(p));
         }
         NetworkPolicy np = (NetworkPolicy) o;
-        return new Change("networkpolicy/upsert", c -> c.upsertPolicy(np));
+        return new Change("networkpolicy/upsert", key(o), c -> c.upsertPolicy(np));
     }
 
     private static Change delete(HasMetadata o) {
@@ -100,15 +100,15 @@ final class ManifestSnapshot {
         String name = o.getMetadata().getName();
         AdminPolicyKind admin = adminKind(o);
         if (admin != null) {
-            return new Change(admin.eventKind() + "/delete", c -> c.deleteAdminPolicy(admin, name));
+            return new Change(admin.eventKind() + "/delete", key(o), c -> c.deleteAdminPolicy(admin, name));
         } else if (o instanceof Node) {
-            return new Change("node/delete", c -> c.deleteNode(name));
+            return new Change("node/delete", key(o), c -> c.deleteNode(name));
         } else if (o instanceof Namespace) {
-            return new Change("namespace/delete", c -> c.deleteNamespace(name));
+            return new Change("namespace/delete", key(o), c -> c.deleteNamespace(name));
         } else if (o instanceof Pod) {
-            return new Change("pod/delete", c -> c.deletePod(ns, name));
+            return new Change("pod/delete", key(o), c -> c.deletePod(ns, name));
         }
-        return new Change("networkpolicy/delete", c -> c.deletePolicy(ns, name));
+        return new Change("networkpolicy/delete", key(o), c -> c.deletePolicy(ns, name));
     }
 
     private static String key(HasMetadata o) {

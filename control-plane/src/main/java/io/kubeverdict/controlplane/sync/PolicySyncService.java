@@ -23,6 +23,7 @@ import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.VerdictDemand;
 import io.kubeverdict.proto.v1.VerdictUpload;
+import io.kubeverdict.runtime.FatalThreads;
 import java.util.function.Function;
 import java.time.Duration;
 import java.time.Instant;
@@ -106,7 +107,7 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
             return t;
         });
         long every = options.sweepInterval().toMillis();
-        sweeper.scheduleWithFixedDelay(this::cutStalled, every, every, TimeUnit.MILLISECONDS);
+        sweeper.scheduleWithFixedDelay(FatalThreads.guard(this::cutStalled), every, every, TimeUnit.MILLISECONDS);
         metrics.nodeCounts(this::nodeCounts);
     }
 

@@ -92,7 +92,7 @@ class AdminTiersMockClusterTest {
 
         cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null, null,
                         PolicySyncService.Options.defaults()), new IncrementalPolicyCalculator(),
-                new ControlPlane.Source.Kubernetes(client, Duration.ZERO, Duration.ofMillis(100)));
+                new ControlPlane.Source.Kubernetes(client, Duration.ZERO, Duration.ofMillis(100), Duration.ofMillis(300)));
         cp.firstCalculation().get(60, TimeUnit.SECONDS);
         channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
 

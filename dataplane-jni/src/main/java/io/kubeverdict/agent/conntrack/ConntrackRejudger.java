@@ -14,6 +14,7 @@ import io.kubeverdict.policy.LearnedAddresses;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.proto.v1.EndpointId;
+import io.kubeverdict.runtime.FatalThreads;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -109,7 +110,7 @@ public final class ConntrackRejudger implements AutoCloseable {
         this.sink = sink;
         this.observer = observer;
         this.nanoTime = nanoTime;
-        this.thread = new Thread(this::run, "kv-conntrack");
+        this.thread = FatalThreads.worker("kv-conntrack", this::run);
         this.thread.setDaemon(true);
         this.thread.start();
     }

@@ -2,6 +2,7 @@ package io.kubeverdict.agent.dns;
 
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.jni.PacketBatch;
+import io.kubeverdict.runtime.FatalThreads;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.function.LongConsumer;
@@ -41,7 +42,7 @@ public final class DnsLoop implements AutoCloseable {
         this.learner = Objects.requireNonNull(learner);
         this.book = Objects.requireNonNull(book);
         this.holdNanos = Objects.requireNonNull(holdNanos);
-        this.thread = new Thread(this::run, "dns-loop-q" + queue.number());
+        this.thread = FatalThreads.worker("dns-loop-q" + queue.number(), this::run);
         this.thread.setDaemon(true);
         this.thread.start();
     }

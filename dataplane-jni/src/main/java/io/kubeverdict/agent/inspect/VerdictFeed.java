@@ -9,6 +9,7 @@ import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
+import io.kubeverdict.runtime.FatalThreads;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -47,7 +48,7 @@ public final class VerdictFeed implements AutoCloseable {
         this.capacity = capacity;
         this.state = state;
         this.first = producer();
-        this.publisher = new Thread(this::run, "kv-verdict-feed");
+        this.publisher = FatalThreads.worker("kv-verdict-feed", this::run);
         this.publisher.setDaemon(true);
         this.publisher.start();
     }

@@ -11,6 +11,7 @@ import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.VerdictDemand;
 import io.kubeverdict.proto.v1.VerdictEvent;
 import io.kubeverdict.proto.v1.VerdictUpload;
+import io.kubeverdict.runtime.FatalThreads;
 import io.kubeverdict.runtime.logging.LogLimiter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -84,7 +85,7 @@ public final class VerdictUplink implements AutoCloseable {
 
     public VerdictUplink start() {
         executor.execute(this::connect);
-        executor.scheduleWithFixedDelay(this::flush, 100, 100, TimeUnit.MILLISECONDS);
+        executor.scheduleWithFixedDelay(FatalThreads.guard(this::flush), 100, 100, TimeUnit.MILLISECONDS);
         return this;
     }
 

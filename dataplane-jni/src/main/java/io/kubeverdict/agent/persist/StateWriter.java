@@ -2,6 +2,7 @@ package io.kubeverdict.agent.persist;
 
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.PersistedNodeState;
+import io.kubeverdict.runtime.FatalThreads;
 import java.time.Clock;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -41,7 +42,7 @@ public final class StateWriter implements AutoCloseable {
         this.agentVersion = agentVersion;
         this.clock = clock;
         this.minIntervalNanos = minIntervalNanos;
-        this.thread = new Thread(this::run, "state-writer");
+        this.thread = FatalThreads.worker("state-writer", this::run);
         thread.setDaemon(true);
     }
 

@@ -10,6 +10,7 @@ import io.grpc.stub.ClientResponseObserver;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.runtime.FatalThreads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -75,7 +76,7 @@ public final class SyncClient implements AutoCloseable {
         this.backoff = backoff;
         this.random = random;
         this.status = status;
-        this.thread = new Thread(this::run, "kv-sync");
+        this.thread = FatalThreads.worker("kv-sync", this::run);
         this.thread.setDaemon(true);
     }
 

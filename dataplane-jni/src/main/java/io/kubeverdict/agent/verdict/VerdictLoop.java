@@ -2,6 +2,7 @@ package io.kubeverdict.agent.verdict;
 
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.jni.PacketBatch;
+import io.kubeverdict.runtime.FatalThreads;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 
@@ -51,7 +52,7 @@ public final class VerdictLoop implements AutoCloseable {
         this.judge = Objects.requireNonNull(judge);
         this.observer = Objects.requireNonNull(observer);
         this.decider = new PacketDecider(this.observer, judgeFailureAllows);
-        this.thread = new Thread(this::run, "verdict-loop-q" + queue.number());
+        this.thread = FatalThreads.worker("verdict-loop-q" + queue.number(), this::run);
         this.thread.setDaemon(true);
         this.thread.start();
     }

@@ -31,6 +31,7 @@ import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Rule;
 import io.kubeverdict.proto.v1.TierInfo;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
+import io.kubeverdict.runtime.FatalThreads;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -119,6 +120,26 @@ class ConntrackRejudgerTest {
                 ConntrackQuery.of(IpAddress.parse("10.0.0.2"), ConntrackQuery.Match.REPLY_SOURCE, A, FlowMarks.OURS));
         assertThat(table.events).as("verdicts in flight answered before dumping")
                 .containsExactly("await verdicts", "dump", "dump", "mark 2");
+    }
+
+    /**
+     * Audit M4: an Error on the re-judging thread ends the process (its exit observed here) and
+     * fails health; before, the thread died alone and denied connections stayed open.
+     */
+    @Test
+    void anErrorOnTheRejudgingThreadIsFatal() throws Exception {
+        try (FatalThreads.Observed observed = FatalThreads.observeForTest()) {
+            rejudger = new ConntrackRejudger(() -> table, () -> Set.of(IpAddress.parse(NODE_IP)), timeout -> {
+                throw new AssertionError("in flight");
+            }, (tuple, srcPort, id, code, state) -> cuts.add("cut"), observer, System::nanoTime);
+            rejudger.changed(null, state(snapshot(true, 80), 1), true);
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (FatalThreads.healthy() && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(FatalThreads.death()).contains("kv-conntrack").contains("AssertionError: in flight");
+            assertThat(observed.exitCodes()).containsExactly(FatalThreads.EXIT_CODE);
+        }
     }
 
     @Test

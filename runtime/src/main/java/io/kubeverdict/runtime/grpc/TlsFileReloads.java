@@ -3,6 +3,7 @@ package io.kubeverdict.runtime.grpc;
 import io.grpc.util.AdvancedTlsX509KeyManager;
 import io.grpc.util.AdvancedTlsX509TrustManager;
 import io.grpc.util.CertificateUtils;
+import io.kubeverdict.runtime.FatalThreads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -105,7 +106,7 @@ public final class TlsFileReloads implements AutoCloseable {
         } catch (IOException e) {
             throw new IOException("cannot use the " + what + ": " + e.getMessage(), e);
         }
-        reloads.add(reloader().scheduleWithFixedDelay(() -> {
+        reloads.add(reloader().scheduleWithFixedDelay(FatalThreads.guard(() -> {
             try {
                 List<Object> now = stamp(files);
                 if (now.equals(loaded[0])) {
@@ -118,7 +119,7 @@ public final class TlsFileReloads implements AutoCloseable {
                 log.warn("TLS: cannot use the changed {} ({}); keeping the material loaded before", what,
                         e.getMessage());
             }
-        }, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS));
+        }), period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS));
     }
 
     /** What says a file changed: through links, its identity, size and modification time. */

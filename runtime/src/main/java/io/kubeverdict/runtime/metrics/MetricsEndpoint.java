@@ -2,6 +2,7 @@ package io.kubeverdict.runtime.metrics;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
+import io.kubeverdict.runtime.FatalThreads;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import java.io.IOException;
@@ -70,6 +71,9 @@ public final class MetricsEndpoint implements AutoCloseable {
                 Probe probe = byPath.get(exchange.getRequestURI().getPath());
                 if (probe == null) {
                     respond(exchange, 404, "not found\n");
+                } else if (!FatalThreads.healthy()) {
+                    // Every probe: a process whose worker thread died is neither live nor ready.
+                    respond(exchange, 503, FatalThreads.death() + "\n");
                 } else if (healthy(probe)) {
                     respond(exchange, 200, "ok\n");
                 } else {

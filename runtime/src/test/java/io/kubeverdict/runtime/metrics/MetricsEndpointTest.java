@@ -3,6 +3,7 @@ package io.kubeverdict.runtime.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.runtime.BuildVersion;
+import io.kubeverdict.runtime.FatalThreads;
 import io.micrometer.core.instrument.Counter;
 import java.io.IOException;
 import java.io.InputStream;
@@ -66,6 +67,30 @@ class MetricsEndpointTest {
             assertThat(get(endpoint, "/", null).statusCode()).isEqualTo(404);
             assertThat(get(endpoint, "/-/healthy", null).statusCode()).as("the exporter's always-healthy path").isEqualTo(404);
             assertThat(get(endpoint, "/healthz/x", null).statusCode()).isEqualTo(404);
+        }
+    }
+
+    /** Audit M4: a worker thread that died fails every probe, with its name, until the process exits. */
+    @Test
+    void aDeadWorkerThreadFailsEveryProbe() throws Exception {
+        try (FatalThreads.Observed observed = FatalThreads.observeForTest();
+             ProcessMetrics metrics = new ProcessMetrics("test-component");
+             MetricsEndpoint endpoint = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), metrics.registry(),
+                     List.of(new MetricsEndpoint.Probe("/healthz", () -> true, "never"),
+                             new MetricsEndpoint.Probe("/readyz", () -> true, "never")))) {
+            assertThat(get(endpoint, "/healthz", null).statusCode()).isEqualTo(200);
+            Thread verdict = FatalThreads.worker("verdict-loop-q0", () -> {
+                throw new AssertionError("judge");
+            });
+            verdict.start();
+            verdict.join(30_000);
+
+            for (String probe : List.of("/healthz", "/readyz")) {
+                HttpResponse<String> r = get(endpoint, probe, null);
+                assertThat(r.statusCode()).isEqualTo(503);
+                assertThat(r.body()).contains("verdict-loop-q0").contains("AssertionError");
+            }
+            assertThat(observed.exitCodes()).containsExactly(FatalThreads.EXIT_CODE);
         }
     }
 

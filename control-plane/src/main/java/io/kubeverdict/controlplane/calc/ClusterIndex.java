@@ -36,7 +36,11 @@ import java.util.TreeSet;
 final class ClusterIndex {
 
     private final Map<String, NamespaceState> namespaces = new HashMap<>();
+    /** Pods as the calculation sees them (contested addresses removed), by "namespace/name". */
     private final Map<String, PodModel> pods = new HashMap<>();
+    /** Pods as reported. */
+    private final Map<String, PodModel> reportedPods = new HashMap<>();
+    private final AddressClaims claims = new AddressClaims();
     private final Map<String, TreeSet<String>> podPolicies = new HashMap<>();
     private final Map<String, PolicyState> policies = new HashMap<>();
     private final Map<IpSetDef, IpSetState> sets = new HashMap<>();
@@ -250,18 +254,39 @@ final class ClusterIndex {
     // ---- pods
 
     void upsertPod(Pod pod) {
-        PodModel model = PodModel.of(pod);
-        PodModel old = pods.put(model.key(), model);
+        PodModel reported = PodModel.of(pod);
+        reportedPods.put(reported.key(), reported);
+        Set<String> affected = claims.claim(reported.key(), reported.endpoint() ? reported.ips() : List.of());
+        applyEffective(reported.key());
+        affected.forEach(this::applyEffective);
+    }
+
+    void deletePod(String namespace, String name) {
+        String key = namespace + "/" + name;
+        if (reportedPods.remove(key) == null) {
+            return;
+        }
+        Set<String> affected = claims.claim(key, List.of());
+        PodModel old = pods.remove(key);
+        if (old != null) {
+            applyPod(old, null);
+        }
+        affected.forEach(this::applyEffective);
+    }
+
+    /** Applies the pod as the calculation sees it: without the addresses another live pod claims too. */
+    private void applyEffective(String key) {
+        PodModel reported = reportedPods.get(key);
+        PodModel model = reported.withIps(claims.uncontested(reported.ips()));
+        PodModel old = pods.put(key, model);
         if (!model.equals(old)) {
             applyPod(old, model);
         }
     }
 
-    void deletePod(String namespace, String name) {
-        PodModel old = pods.remove(namespace + "/" + name);
-        if (old != null) {
-            applyPod(old, null);
-        }
+    /** Addresses more than one live pod claims, with the pods: given to none of them. */
+    Map<String, List<String>> addressConflicts() {
+        return claims.conflicts();
     }
 
     private void applyPod(PodModel old, PodModel pod) {

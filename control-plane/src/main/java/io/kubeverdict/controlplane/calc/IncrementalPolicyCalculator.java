@@ -100,6 +100,11 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     }
 
     @Override
+    public Map<String, List<String>> addressConflicts() {
+        return index.addressConflicts();
+    }
+
+    @Override
     public Map<String, String> describeIpSets(Collection<String> ids) {
         return index.describeIpSets(ids);
     }

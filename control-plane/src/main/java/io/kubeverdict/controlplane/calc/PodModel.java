@@ -39,6 +39,14 @@ public record PodModel(String namespace, String name, Map<String, String> labels
         return new PodModel(ns, name, labels, node, ips, endpoint, namedPorts(pod), ns + "/" + name);
     }
 
+    /** The same pod with only these of its addresses (an endpoint only while it has one). */
+    public PodModel withIps(List<String> kept) {
+        if (kept.equals(ips)) {
+            return this;
+        }
+        return new PodModel(namespace, name, labels, node, List.copyOf(kept), endpoint && !kept.isEmpty(), namedPorts, key);
+    }
+
     /**
      * Whether a pod in this phase may still send or receive: every phase but Succeeded and Failed.
      * A Pending pod has its address while its init containers and sidecars run, and policy must

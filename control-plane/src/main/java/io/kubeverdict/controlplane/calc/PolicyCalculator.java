@@ -66,6 +66,14 @@ public interface PolicyCalculator {
     /** Policies (or parts of them) that could not be used, with why; they never widen access. */
     List<PolicyProblem> problems();
 
+    /**
+     * Addresses that more than one live pod claims, each with its claimants ("namespace/name"):
+     * such an address is given to none of them (no endpoint has it, no set holds it).
+     */
+    default Map<String, List<String>> addressConflicts() {
+        return Map.of();
+    }
+
     /** What IP sets mean, in words (their definition), by id; unknown ids are left out. */
     default Map<String, String> describeIpSets(Collection<String> ids) {
         return Map.of();

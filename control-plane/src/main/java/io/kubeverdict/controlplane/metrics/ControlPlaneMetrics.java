@@ -51,6 +51,7 @@ public final class ControlPlaneMetrics {
     private final Map<String, Counter> eventFailures = new ConcurrentHashMap<>();
     private final AtomicInteger eventsRetrying = new AtomicInteger();
     private final AtomicInteger problems = new AtomicInteger();
+    private final AtomicInteger addressConflicts = new AtomicInteger();
     private final AtomicInteger manifestLoadOk = new AtomicInteger();
     private final AtomicLong manifestLastSuccess = new AtomicLong();
     private volatile Counter manifestLoadErrors;
@@ -86,6 +87,9 @@ public final class ControlPlaneMetrics {
                 .description("Open Sync streams").register(registry);
         Gauge.builder("kubeverdict_policy_problems", problems, AtomicInteger::get)
                 .description("Policies or parts of policies the engine could not use").register(registry);
+        Gauge.builder("kubeverdict_pod_address_conflicts", addressConflicts, AtomicInteger::get)
+                .description("Addresses more than one live pod claims: given to none of them until one claim ends")
+                .register(registry);
         Gauge.builder("kubeverdict_sync_snapshots_waiting", snapshotsWaiting, s -> s.get().getAsInt())
                 .description("Sync streams waiting in line for their full snapshot").register(registry);
         Gauge.builder("kubeverdict_sync_snapshots_sending", snapshotsSending, s -> s.get().getAsInt())
@@ -177,6 +181,10 @@ public final class ControlPlaneMetrics {
 
     public void problems(int count) {
         problems.set(count);
+    }
+
+    public void addressConflicts(int count) {
+        addressConflicts.set(count);
     }
 
     /** Registers the manifest directory's meters (only a control plane on --manifests has them). */

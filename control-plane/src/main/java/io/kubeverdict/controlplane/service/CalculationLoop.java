@@ -55,6 +55,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private int sourcesPending;
     private long earliestUnpublished; // unix nanos of the earliest change not yet published
     private List<PolicyProblem> lastProblems = List.of();
+    private Map<String, List<String>> lastConflicts = Map.of();
     private Set<String> lastClusterNodes;
     private String unpublishedRevision; // the newest source revision whose changes are applied, not yet published
     private volatile boolean running = true;
@@ -252,6 +253,19 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
             problems.forEach(pp -> byPolicy.merge(pp.namespace() + "/" + pp.name(), 1, Integer::sum));
             metrics.problemsByPolicy(byPolicy);
             problemsListener.accept(lastProblems);
+        }
+        Map<String, List<String>> conflicts = calculator.addressConflicts();
+        if (!conflicts.equals(lastConflicts)) {
+            conflicts.forEach((address, pods) -> {
+                if (!pods.equals(lastConflicts.get(address))) {
+                    log.warn("address {} is claimed by live pods {}: it is given to none of them until one claim ends",
+                            address, pods);
+                }
+            });
+            lastConflicts.keySet().stream().filter(a -> !conflicts.containsKey(a))
+                    .forEach(a -> log.info("address {} is claimed by one pod again", a));
+            lastConflicts = Map.copyOf(conflicts);
+            metrics.addressConflicts(conflicts.size());
         }
         if (!firstCalculation.isDone()) {
             hub.markReady();

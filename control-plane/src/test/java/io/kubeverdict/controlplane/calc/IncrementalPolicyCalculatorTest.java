@@ -195,6 +195,32 @@ class IncrementalPolicyCalculatorTest {
         assertThat(snapshotOf("x/a").getIpSets(0).getMembersList()).containsExactlyInAnyOrder("10.0.1.2", "10.0.9.12", "10.0.9.13");
     }
 
+    /** A terminating pod's status still shows the address a new pod has: it is neither one's meanwhile. */
+    @Test
+    void anAddressTwoLivePodsClaimIsGivenToNeither() {
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: p}
+                spec: {podSelector: {}, ingress: [{from: [{podSelector: {matchLabels: {pod: b}}}]}]}
+                """));
+        Pod twin = Objects.pod("x", "twin", Map.of("pod", "b"), "node-9", List.of("10.0.1.2"), List.of());
+        calc.upsertPod(twin);
+        assertThat(calc.addressConflicts()).isEqualTo(Map.of("10.0.1.2", List.of("x/b", "x/twin")));
+        // Not in the set policy x/p allows from, on no endpoint: the twin has no other address, so it is none.
+        assertThat(snapshotOf("x/a").getIpSets(0).getMembersList()).doesNotContain("10.0.1.2");
+        assertThat(calc.snapshot(NetpolWorld.node("x", "b")).getEndpointsList())
+                .noneMatch(e -> e.getEndpoint().getIpsList().contains("10.0.1.2"));
+        assertThat(calc.nodes()).doesNotContain("node-9");
+
+        // The twin ends: x/b has its address again.
+        Pod done = Objects.pod("x", "twin", Map.of("pod", "b"), "node-9", List.of("10.0.1.2"), List.of());
+        done.getStatus().setPhase("Succeeded");
+        calc.upsertPod(done);
+        assertThat(calc.addressConflicts()).isEmpty();
+        assertThat(snapshotOf("x/a").getIpSets(0).getMembersList()).containsExactly("10.0.1.2");
+        assertThat(calc.snapshot(NetpolWorld.node("x", "b")).getEndpointsList())
+                .anyMatch(e -> e.getEndpoint().getIpsList().contains("10.0.1.2"));
+    }
+
     @Test
     void unusablePeersAndPortsNeverWiden() {
         calc.upsertPolicy(policy("x", """

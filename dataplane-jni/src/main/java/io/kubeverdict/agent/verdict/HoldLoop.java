@@ -4,6 +4,7 @@ import io.kubeverdict.agent.packet.PacketParser;
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.jni.PacketBatch;
 import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.runtime.FatalThreads;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import org.slf4j.Logger;
@@ -51,8 +52,7 @@ public final class HoldLoop implements AutoCloseable {
             metrics.answered(outcome, heldNanos);
         };
         metrics.watch(held::size);
-        this.thread = new Thread(this::run, "hold-loop-q" + queue.number());
-        thread.setDaemon(true);
+        this.thread = FatalThreads.worker("hold-loop-q" + queue.number(), this::run);
         thread.start();
     }
 

@@ -55,7 +55,7 @@ final class EnforcementModel {
         return failOpen ? new NodeBehaviour.FailOpenKilled() : new NodeBehaviour.FailClosedKilled(selectedIps(node));
     }
 
-    /** The addresses of node's endpoints that some tier lists a policy for, either direction (DESIGN.md: "Selected"). */
+    /** The addresses of node's endpoints that some tier lists a policy for, either direction (docs/design/agent.md: "Selected"). */
     Set<String> selectedIps(String node) {
         Set<String> ips = new HashSet<>();
         for (Endpoint e : snapshots.get(node).getEndpointsList()) {

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * it applied) may a pair show the verdict of the situation before or after.
  *
  * <p>The expected situations are composed per node ({@link EnforcementModel}) from the engine's
- * snapshots and DESIGN.md's fail-open/fail-closed table. Policies are ingress-only, so each
+ * snapshots and the fail-open/fail-closed table (docs/design/fail-modes.md). Policies are ingress-only, so each
  * pair's verdict while two nodes disagree is still one of the two nodes' states. The partition
  * lasts {@value #PARTITION_PROPERTY} seconds (default 15; the soak profile sets 60).
  */

@@ -7,7 +7,7 @@ import java.util.Set;
 
 /**
  * How one node's forward hook treats the first packet of a new connection that crosses it, in
- * the situations of DESIGN.md's "Fail-open and fail-closed, exactly" table.
+ * the situations of the "Fail-open and fail-closed, exactly" table (docs/design/fail-modes.md).
  */
 sealed interface NodeBehaviour {
     boolean passes(String srcIp, String dstIp, PacketTuple tuple);

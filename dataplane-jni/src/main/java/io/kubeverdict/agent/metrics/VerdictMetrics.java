@@ -22,7 +22,7 @@ public final class VerdictMetrics implements VerdictObserver {
     private static final String[] FAMILIES = {"ipv4", "ipv6"};
     private static final String[] PROTOCOLS = {"tcp", "udp", "sctp", "icmp", "icmpv6", "other"};
     private static final String[] VERDICTS = {"accept", "drop"};
-    /** Parse + decide: ~100 ns typical (DESIGN.md), microseconds under load, 10 ms means trouble. */
+    /** Parse + decide: ~100 ns typical (docs/benchmarks.md), microseconds under load, 10 ms means trouble. */
     static final double[] PROCESSING_SECONDS = {1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 1e-3, 1e-2};
 
     private final Counter[] verdicts = new Counter[FAMILIES.length * PROTOCOLS.length * VERDICTS.length];

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Why a cut marks the conntrack entry instead of deleting it (DESIGN.md, "Existing connections"):
+ * Why a cut marks the conntrack entry instead of deleting it (docs/design/existing-connections.md):
  * what the kernel does with the next packet of an established TCP connection whose entry was
  * deleted, by nf_conntrack_tcp_loose. With 1 the packet makes a new entry mid-stream, in the
  * direction of whoever sent it, and our ct-state-new rule queues it; with 0 it is INVALID, no

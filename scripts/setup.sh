@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what a fresh Debian 12 machine (JDK, Maven, gcc) lacks to build and test kube-verdict.
 # Idempotent and quiet when nothing is missing.
 set -euo pipefail

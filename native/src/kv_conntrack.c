@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Conntrack over ctnetlink: a dump the kernel filters (address family, mark under a mask, and the
  * source address of the original or of the reply tuple, via CTA_FILTER; for IPv6 the address is
  * compared here, see kv_ct_dump), delivered into a buffer

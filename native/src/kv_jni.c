@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Library entry: registers every concern's native table (no Java_ symbol names). */
 #include "kv_shim.h"
 

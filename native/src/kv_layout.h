@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What Java mirrors of the shim, defined once: the batch buffer's slot layout, the verdict values
  * Java writes into it and the indices of the queue's counters (kv_nfqueue.c), and the layout of
  * the conntrack entries a dump delivers (kv_conntrack.c). NfqNative.layout exports

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Netlink send and receive that retry when a signal interrupts them (EINTR), so a signal
  * delivered to the JVM's thread never turns into a failed transaction or a lost ack. */
 #ifndef KV_NETLINK_H

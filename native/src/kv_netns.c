@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Network namespaces: move the calling thread into the namespace of a path
  * (/run/netns/NAME or /proc/PID/ns/net). Only that thread moves; sockets opened afterwards
  * by it (netlink for nftables, nfnetlink_queue) live in the new namespace. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NFQUEUE over libmnl with libnetfilter_queue's message helpers: open a netlink socket,
  * bind one queue (header-only copy, GSO, optional fail-open), receive packets in batches into
  * fixed-size slots of a buffer Java owns (its address is passed once, by attach), and send the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libnftables: a context per owner, commands applied as one atomic transaction each,
  * output and errors buffered so Java can read them after a run. */
 #include <errno.h>

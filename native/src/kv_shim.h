@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared declarations of the kube-verdict JNI shim. Each concern lives in its own file and
  * registers its natives from JNI_OnLoad (kv_jni.c). Functions return >= 0 on success and
  * -errno on failure; Java turns negative results into typed exceptions. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The xtables NFQUEUE target through nft_compat, for kernels without the nft `queue` expression.
  * nft's text language cannot express an xtables target, so this file builds the one rule with
  * libnftnl: in ONE netlink transaction it empties a chain of our own table (removing whatever

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The reference point of the connection-rate benchmark: the smallest useful NFQUEUE consumer.
  * Binds COUNT queues from QUEUE_NUMBER on (default 1; copy the first 128 bytes, GSO allowed, like

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.jni;
 
 /** A native call failed; carries the errno the shim returned (as -errno). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.jni;
 
 /** Natives of kv_nftables.c; handles are struct nft_ctx pointers. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The verdict function: a {@link io.kubeverdict.proto.v1.NodeSnapshot} compiled by
  * {@link io.kubeverdict.policy.SnapshotIndex#compile} into an immutable index that decides

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.bench;
 
 /** The four configurations of one round, in the order of the report. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.sandbox;
 
 /** A failure the sandbox explains in its message (no stack trace needed). */

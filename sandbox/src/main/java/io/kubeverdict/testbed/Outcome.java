@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.testbed;
 
 /** What one probe of one ordered pod pair saw. */

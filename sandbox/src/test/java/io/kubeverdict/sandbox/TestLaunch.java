@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.sandbox;
 
 /** Lets the sandbox start the control plane, agents and `matrix` from the test class path. */

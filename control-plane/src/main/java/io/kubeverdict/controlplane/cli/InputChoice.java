@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.cli;
 
 /** explain and matrix read either manifests or a running control plane, never both. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.sync;
 
 import io.kubeverdict.proto.v1.ActivePolicy;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.sync;
 
 import com.google.protobuf.CodedOutputStream;

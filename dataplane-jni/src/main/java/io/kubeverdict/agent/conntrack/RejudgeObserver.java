@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.conntrack;
 
 /** What the re-judging of established connections reports, for metrics. Called on its thread. */

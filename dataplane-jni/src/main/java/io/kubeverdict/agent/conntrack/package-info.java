@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * Established connections follow the policy: after each applied generation, the connections of
  * the endpoints whose verdicts can have changed ({@link io.kubeverdict.agent.conntrack.AffectedEndpoints})

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * Egress to domain names: DNS responses to pods with domain-name rules are queued, parsed without
  * allocating ({@link io.kubeverdict.agent.dns.DnsResponseParser}), and the addresses they carry

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.metrics;
 
 import io.kubeverdict.agent.conntrack.RejudgeObserver;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * Our nftables table: {@link io.kubeverdict.agent.nft.RulesetRenderer} (pure: state to nft text),
  * {@link io.kubeverdict.agent.nft.NftManager} (applies it: start/replace leftovers, element diffs,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The agent's last enforced state on the node's disk: written after each enforced generation,
  * enforced at the next start before the control plane answers (a reboot, a restart while the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.state;
 
 import io.kubeverdict.agent.sync.Enforcer;

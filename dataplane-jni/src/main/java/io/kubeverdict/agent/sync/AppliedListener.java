@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.sync;
 
 /** Told after a sync burst's effect is in the kernel. Called on the sync thread; must not block. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.sync;
 
 /** A message's sequence number is not the previous one plus one. */

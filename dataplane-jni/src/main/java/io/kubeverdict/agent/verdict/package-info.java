@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The NFQUEUE verdict loop and what it reports.
  *

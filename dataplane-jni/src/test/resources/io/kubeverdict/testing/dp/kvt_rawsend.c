@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Test helper: sends one crafted IP packet (header included) given as hex.
  * Java has no raw sockets; the kernel tests compile this with gcc and run it in a namespace.
  * usage: kvt_rawsend 4|6 DESTINATION HEXBYTES */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.testing.tools;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

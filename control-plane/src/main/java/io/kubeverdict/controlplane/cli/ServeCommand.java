@@ -8,7 +8,7 @@ import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.calc.ModelSerialization;
 import io.kubeverdict.controlplane.service.ControlPlane;
-import io.kubeverdict.controlplane.source.EngineManifestLoader;
+import io.kubeverdict.controlplane.source.EngineDirectoryReader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.runtime.cli.HostPort;
 import io.kubeverdict.runtime.cli.InsecureOption;
@@ -239,7 +239,7 @@ final class ServeCommand implements Callable<Integer> {
         KubernetesClient client = null;
         if (source.manifests != null) {
             // A directory that does not exist (yet) is reported and waited for: nothing is served until it loads.
-            src = new ControlPlane.Source.Manifests(source.manifests, new EngineManifestLoader());
+            src = new ControlPlane.Source.Manifests(source.manifests, new EngineDirectoryReader());
         } else {
             Config cfg = source.kubeconfig == null ? Config.autoConfigure(null)
                     : Config.fromKubeconfig(Files.readString(source.kubeconfig));

@@ -21,7 +21,7 @@ import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.source.AdminPolicyApis;
 import io.kubeverdict.controlplane.source.KubernetesSource;
 import io.kubeverdict.controlplane.source.ManifestDirectorySource;
-import io.kubeverdict.controlplane.source.ManifestLoader;
+import io.kubeverdict.controlplane.source.DirectoryReader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.controlplane.tls.CallerKey;
@@ -84,9 +84,9 @@ public final class ControlPlane implements AutoCloseable {
             }
         }
 
-        record Manifests(Path directory, ManifestLoader loader, ManifestDirectorySource.Timing timing)
+        record Manifests(Path directory, DirectoryReader loader, ManifestDirectorySource.Timing timing)
                 implements Source {
-            public Manifests(Path directory, ManifestLoader loader) {
+            public Manifests(Path directory, DirectoryReader loader) {
                 this(directory, loader, ManifestDirectorySource.Timing.DEFAULT);
             }
         }
@@ -205,7 +205,7 @@ public final class ControlPlane implements AutoCloseable {
     private Thread startManifests(Source.Manifests m) {
         metrics.registerManifestLoads();
         ManifestDirectorySource ms = new ManifestDirectorySource(m.directory(),
-                new MeteredManifestLoader(m.loader(), metrics), loop, m.timing(), new ManifestHealth());
+                new MeteredDirectoryReader(m.loader(), metrics), loop, m.timing(), new ManifestHealth());
         closeables.push(ms);
         Thread first = new Thread(ms::start, "manifest-first-load");
         first.setDaemon(true);

@@ -77,7 +77,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
     }
 
     private final Path dir;
-    private final ManifestLoader loader;
+    private final DirectoryReader loader;
     private final ClusterEventSink sink;
     private final Timing timing;
     private final Listener listener;
@@ -98,7 +98,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
     private final Set<WatchKey> keys = new HashSet<>();
     private Object watchedDirKey;
 
-    public ManifestDirectorySource(Path dir, ManifestLoader loader, ClusterEventSink sink, Timing timing,
+    public ManifestDirectorySource(Path dir, DirectoryReader loader, ClusterEventSink sink, Timing timing,
             Listener listener) {
         this.dir = dir;
         this.loader = loader;
@@ -179,7 +179,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
             reject(rejectedError, List.of()); // the same bytes fail the same way: not parsed again
             return Outcome.REJECTED;
         }
-        ManifestLoader.Result result;
+        DirectoryReader.Result result;
         try {
             result = loader.load(files);
         } catch (ManifestLoadException e) {
@@ -190,7 +190,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
         return Outcome.APPLIED;
     }
 
-    private void apply(ManifestLoader.Result result, String revision) {
+    private void apply(DirectoryReader.Result result, String revision) {
         if (!result.problems().equals(lastProblems)) {
             result.problems().forEach(p -> log.warn("manifests: {}", p));
             lastProblems = result.problems();

@@ -8,7 +8,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.service.ControlPlane;
-import io.kubeverdict.controlplane.source.EngineManifestLoader;
+import io.kubeverdict.controlplane.source.EngineDirectoryReader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.proto.v1.AppliedReport;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
@@ -56,7 +56,7 @@ class LiveCommandsTest {
     void start() throws Exception {
         cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null, null,
                         PolicySyncService.Options.defaults()),
-                new IncrementalPolicyCalculator(), new ControlPlane.Source.Manifests(Path.of(EXAMPLE), new EngineManifestLoader()));
+                new IncrementalPolicyCalculator(), new ControlPlane.Source.Manifests(Path.of(EXAMPLE), new EngineDirectoryReader()));
         cp.firstCalculation().get(60, TimeUnit.SECONDS);
         channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
     }

@@ -7,7 +7,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.service.ControlPlane;
-import io.kubeverdict.controlplane.source.EngineManifestLoader;
+import io.kubeverdict.controlplane.source.EngineDirectoryReader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import java.io.File;
 import java.net.InetSocketAddress;
@@ -64,7 +64,7 @@ class ReflectionClientTest {
         Files.writeString(dir.resolve("cluster.yaml"), MANIFESTS);
         try (ControlPlane cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null,
                         null, PolicySyncService.Options.defaults()), new IncrementalPolicyCalculator(),
-                new ControlPlane.Source.Manifests(dir, new EngineManifestLoader()))) {
+                new ControlPlane.Source.Manifests(dir, new EngineDirectoryReader()))) {
             cp.firstCalculation().get(60, TimeUnit.SECONDS);
             String target = "127.0.0.1:" + cp.grpcPort();
 

@@ -12,7 +12,7 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.controlplane.auth.CallLimits;
-import io.kubeverdict.controlplane.source.EngineManifestLoader;
+import io.kubeverdict.controlplane.source.EngineDirectoryReader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.TestAgent;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
@@ -103,7 +103,7 @@ class AbuseLimitsTest {
                         new InetSocketAddress("127.0.0.1", 0), null, PolicySyncService.Options.defaults(),
                         new ControlPlane.Auth.None(), LIMITS, CALL_LIMITS),
                 new TestDoubleCalculator(),
-                new ControlPlane.Source.Manifests(dir, new EngineManifestLoader(), ControlPlaneManifestsTest.QUICK));
+                new ControlPlane.Source.Manifests(dir, new EngineDirectoryReader(), ControlPlaneManifestsTest.QUICK));
         ManagedChannel agentChannel = channelFrom("127.0.0.1");
         try (TestAgent agent = TestAgent.connect(agentChannel, "n1", true)) {
             agent.readUntilInSync();

@@ -11,7 +11,7 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.controlplane.manifests.BadManifests;
-import io.kubeverdict.controlplane.source.EngineManifestLoader;
+import io.kubeverdict.controlplane.source.EngineDirectoryReader;
 import io.kubeverdict.controlplane.source.ManifestDirectorySource;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.TestAgent;
@@ -82,7 +82,7 @@ class ControlPlaneManifestsTest {
     private void start(Path dir, TestDoubleCalculator calc) throws Exception {
         cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0),
                         new InetSocketAddress("127.0.0.1", 0), null, PolicySyncService.Options.defaults()),
-                calc, new ControlPlane.Source.Manifests(dir, new EngineManifestLoader(BadManifests.SMALL_LIMITS), QUICK));
+                calc, new ControlPlane.Source.Manifests(dir, new EngineDirectoryReader(BadManifests.SMALL_LIMITS), QUICK));
         channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
     }
 

@@ -36,7 +36,7 @@ class AdminManifestSourceTest {
     void nodesAndAdminPoliciesFlowAsChanges(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("a.yaml"), NODE.formatted("worker") + "---\n" + ANP.formatted(1) + "---\n" + CNP);
         RecordingSink sink = new RecordingSink();
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, new EngineManifestLoader(), sink,
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, new EngineDirectoryReader(), sink,
                 ManifestDirectorySourceTest.QUICK, new RecordingListener())) {
             src.start();
             assertThat(sink.log()).containsExactlyInAnyOrder("node+n1", "anp+guard", "cnp+v2");

@@ -60,13 +60,13 @@ class ManifestDirectorySourceTest {
         return file.endsWith(".json") ? POLICY_JSON : POLICY;
     }
 
-    private static ManifestDirectorySource source(Path dir, ManifestLoader loader, RecordingSink sink,
+    private static ManifestDirectorySource source(Path dir, DirectoryReader loader, RecordingSink sink,
             RecordingListener listener) {
         return new ManifestDirectorySource(dir, loader, sink, QUICK, listener);
     }
 
-    private static ManifestLoader engine() {
-        return new EngineManifestLoader(BadManifests.SMALL_LIMITS);
+    private static DirectoryReader engine() {
+        return new EngineDirectoryReader(BadManifests.SMALL_LIMITS);
     }
 
     @Test
@@ -169,7 +169,7 @@ class ManifestDirectorySourceTest {
     void aLoaderThatThrowsAnythingIsAFailedLoadAndTheWatcherCarriesOn(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("a.yaml"), pod("x", "a", "a", "10.0.0.1"));
         AtomicInteger calls = new AtomicInteger();
-        ManifestLoader sick = files -> {
+        DirectoryReader sick = files -> {
             switch (calls.incrementAndGet()) {
                 case 1 -> throw new StackOverflowError("deep");
                 case 2 -> throw new OutOfMemoryError("big");
@@ -302,7 +302,7 @@ class ManifestDirectorySourceTest {
     void loadErrorsAreManifestLoadExceptionsOfTheLoader(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("a.yaml"), "a: [");
         RecordingListener listener = new RecordingListener();
-        ManifestLoader loader = files -> {
+        DirectoryReader loader = files -> {
             try {
                 return engine().load(files);
             } catch (ManifestLoadException e) {

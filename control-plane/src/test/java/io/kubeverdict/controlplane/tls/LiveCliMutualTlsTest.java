@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.cli.ControlPlaneMain;
 import io.kubeverdict.controlplane.service.ControlPlane;
-import io.kubeverdict.controlplane.source.EngineManifestLoader;
+import io.kubeverdict.controlplane.source.EngineDirectoryReader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import io.kubeverdict.testing.pki.TestPki;
@@ -31,7 +31,7 @@ class LiveCliMutualTlsTest {
         try (ControlPlane cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null,
                         new ServerTls(server[0], server[1], pki.caFile), PolicySyncService.Options.defaults()),
                 new IncrementalPolicyCalculator(),
-                new ControlPlane.Source.Manifests(Path.of("../deploy/examples/netpol-basic"), new EngineManifestLoader()))) {
+                new ControlPlane.Source.Manifests(Path.of("../deploy/examples/netpol-basic"), new EngineDirectoryReader()))) {
             cp.firstCalculation().get(60, TimeUnit.SECONDS);
             String target = "localhost:" + cp.grpcPort();
 

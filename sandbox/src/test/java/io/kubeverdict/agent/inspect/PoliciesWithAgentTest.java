@@ -13,7 +13,7 @@ import io.kubeverdict.agent.sync.SyncStatus;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.cli.ControlPlaneMain;
 import io.kubeverdict.controlplane.service.ControlPlane;
-import io.kubeverdict.controlplane.source.EngineManifestLoader;
+import io.kubeverdict.controlplane.source.EngineDirectoryReader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
@@ -76,7 +76,7 @@ class PoliciesWithAgentTest {
                 """);
         cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null, null,
                         PolicySyncService.Options.defaults()),
-                new IncrementalPolicyCalculator(), new ControlPlane.Source.Manifests(manifests, new EngineManifestLoader()));
+                new IncrementalPolicyCalculator(), new ControlPlane.Source.Manifests(manifests, new EngineDirectoryReader()));
         cp.firstCalculation().get(60, TimeUnit.SECONDS);
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
         NodeSnapshot n1;

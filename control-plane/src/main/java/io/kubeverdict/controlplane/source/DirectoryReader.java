@@ -13,7 +13,7 @@ import java.util.SortedMap;
  * whole load rejected".
  */
 @FunctionalInterface
-public interface ManifestLoader {
+public interface DirectoryReader {
     /**
      * What a directory held: the objects, warnings about what was used otherwise than written, and
      * a one-line summary of the objects skipped as kinds not read ("" when none was).

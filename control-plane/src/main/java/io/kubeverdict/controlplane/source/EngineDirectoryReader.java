@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.SortedMap;
 
 /** The engine's manifests loader (same rules as `matrix`/`explain`) as a directory source loader. */
-public final class EngineManifestLoader implements ManifestLoader {
+public final class EngineDirectoryReader implements DirectoryReader {
     private final ParserLimits limits;
     /**
      * Made by the first load, on the loading thread: building its Jackson mappers is a tenth of a
@@ -19,11 +19,11 @@ public final class EngineManifestLoader implements ManifestLoader {
      */
     private io.kubeverdict.controlplane.manifests.ManifestLoader loader;
 
-    public EngineManifestLoader() {
+    public EngineDirectoryReader() {
         this(ParserLimits.DEFAULT);
     }
 
-    public EngineManifestLoader(ParserLimits limits) {
+    public EngineDirectoryReader(ParserLimits limits) {
         this.limits = limits;
     }
 

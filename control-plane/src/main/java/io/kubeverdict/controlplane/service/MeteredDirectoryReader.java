@@ -3,18 +3,18 @@ package io.kubeverdict.controlplane.service;
 
 import io.kubeverdict.controlplane.manifests.ManifestLoadException;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
-import io.kubeverdict.controlplane.source.ManifestLoader;
+import io.kubeverdict.controlplane.source.DirectoryReader;
 import java.util.SortedMap;
 
 /**
  * A manifest loader whose applied loads report their problem count; rejected loads are counted by
  * the source's listener (kubeverdict_manifest_load_errors_total).
  */
-final class MeteredManifestLoader implements ManifestLoader {
-    private final ManifestLoader loader;
+final class MeteredDirectoryReader implements DirectoryReader {
+    private final DirectoryReader loader;
     private final ControlPlaneMetrics metrics;
 
-    MeteredManifestLoader(ManifestLoader loader, ControlPlaneMetrics metrics) {
+    MeteredDirectoryReader(DirectoryReader loader, ControlPlaneMetrics metrics) {
         this.loader = loader;
         this.metrics = metrics;
     }

@@ -7,7 +7,7 @@ import io.grpc.stub.StreamObserver;
 import io.kubeverdict.controlplane.inspect.EndpointDirectory;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
-import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.ObserveVerdictsRequest;

@@ -4,7 +4,7 @@ package io.kubeverdict.controlplane.service;
 import io.grpc.BindableService;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
-import io.kubeverdict.controlplane.tls.PeerIdentityInterceptor;
+import io.kubeverdict.controlplane.auth.PeerIdentityInterceptor;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.runtime.grpc.ServerLimits;
 import io.kubeverdict.runtime.grpc.ServerTls;

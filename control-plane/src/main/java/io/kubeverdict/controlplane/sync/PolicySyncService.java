@@ -15,7 +15,7 @@ import com.google.protobuf.util.Durations;
 import com.google.protobuf.util.Timestamps;
 import io.kubeverdict.controlplane.calc.Labels;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
-import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.AppliedAck;
 import io.kubeverdict.proto.v1.AppliedReport;
 import io.kubeverdict.proto.v1.NodeStatus;

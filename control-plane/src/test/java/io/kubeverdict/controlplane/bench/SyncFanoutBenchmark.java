@@ -15,7 +15,7 @@ import io.kubeverdict.controlplane.service.CalculationLoop;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
-import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

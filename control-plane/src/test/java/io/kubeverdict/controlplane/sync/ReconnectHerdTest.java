@@ -16,7 +16,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
 import io.kubeverdict.runtime.grpc.GrpcServer;
-import io.kubeverdict.controlplane.tls.NodeAuthorizer;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

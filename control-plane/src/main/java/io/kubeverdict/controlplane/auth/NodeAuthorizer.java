@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-package io.kubeverdict.controlplane.tls;
+package io.kubeverdict.controlplane.auth;
 
 import io.grpc.Status;
-import io.kubeverdict.controlplane.auth.Caller;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-package io.kubeverdict.controlplane.tls;
+package io.kubeverdict.controlplane.auth;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

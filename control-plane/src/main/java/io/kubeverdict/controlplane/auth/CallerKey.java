@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-package io.kubeverdict.controlplane.tls;
+package io.kubeverdict.controlplane.auth;
 
 import io.grpc.Grpc;
 import io.grpc.ServerCall;
-import io.kubeverdict.controlplane.auth.Caller;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 

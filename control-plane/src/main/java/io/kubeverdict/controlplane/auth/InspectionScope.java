@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-package io.kubeverdict.controlplane.tls;
+package io.kubeverdict.controlplane.auth;
 
 import io.grpc.Status;
 import java.util.Set;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-package io.kubeverdict.controlplane.tls;
+package io.kubeverdict.controlplane.auth;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -46,7 +46,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Under mTLS a node's certificate inspects only its own node; an operator's certificate reads all. */
-class InspectionAccessTest {
+class InspectionScopeTest {
     @TempDir
     Path dir;
     private TestPki pki;

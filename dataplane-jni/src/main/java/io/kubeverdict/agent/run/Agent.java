@@ -25,6 +25,7 @@ import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.dns.DnsLearner;
 import io.kubeverdict.agent.dns.DnsLoop;
 import io.kubeverdict.agent.dns.DnsMetrics;
+import io.kubeverdict.agent.dns.DnsResolvers;
 import io.kubeverdict.agent.dns.DnsTable;
 import io.kubeverdict.agent.dns.LearnedAddressBook;
 import io.kubeverdict.agent.dns.WatchedAddresses;
@@ -54,6 +55,7 @@ import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -218,7 +220,7 @@ public final class Agent implements AutoCloseable {
         // DNS answers to pods with domain-name rules: their own queue (whole responses copied, no
         // GSO: segments), learned before they are accepted; the DNS table bypasses when unbound.
         DnsLearner learner = new DnsLearner(config.dns().minTtlSeconds(), config.dns().maxTtlSeconds(),
-                io.kubeverdict.agent.dns.DnsResolvers.of(config.dns().resolvers()));
+                DnsResolvers.of(config.dns().resolvers()));
         NfQueue dnsQueue = new NfQueue(config.dns().queueId(), NfQueue.FLAG_FAIL_OPEN, DNS_COPY_BYTES);
         opened.add(dnsQueue);
         DnsLoop dnsLoop = new DnsLoop(dnsQueue, DNS_BATCH, state::learned, learner, book,
@@ -233,8 +235,12 @@ public final class Agent implements AutoCloseable {
                     metrics.registry(), clock).start()); // closed before the channel (reverse order)
         }
         Enforcer enforcer = dnsAfter(new StateEnforcer(state, kernel, clock, established, this::podGuard));
+        Enforcer unkept = enforcer;
         if (config.state().enabled()) {
             enforcer = keptAcrossRuns(enforcer, clock);
+        }
+        if (this.state.current() == null && !config.guard().podCidrs().isEmpty()) {
+            guardAlone(unkept);
         }
         pending.ready(enforcer);
         // The servers start while the first snapshot is fetched and written: nothing on the way to
@@ -278,6 +284,23 @@ public final class Agent implements AutoCloseable {
         };
     }
 
+    /**
+     * No state to enforce yet, but the node's pod ranges are known (--pod-cidr): the guard alone,
+     * an empty state, so every new connection of a pod address is held until the control plane's
+     * first snapshot knows it (and dropped, fail-open accepted, past the bound). Not kept in the
+     * state file: it is no state of the cluster's.
+     */
+    private void guardAlone(Enforcer enforcer) {
+        try {
+            enforcer.enforce(NodeSnapshot.newBuilder().setNode(config.node()).build(), 0);
+            log.info("enforcing the pod address guard alone on {} until the control plane's first snapshot",
+                    config.guard().podCidrs());
+        } catch (Exception e) {
+            log.warn("could not enforce the pod address guard alone: {}; nothing is enforced until the control "
+                    + "plane's first snapshot", e.toString());
+        }
+    }
+
     /** @return how it went, for the start-state metric */
     private String enforceKept(StateFile file, Enforcer enforcer, Clock clock) {
         StateFileFormat.Decoded kept = file.read(config.node(), clock.millis(),
@@ -289,7 +312,7 @@ public final class Agent implements AutoCloseable {
                 log.warn("state file {} not enforced: {}{}; nothing is enforced until the control plane's first snapshot",
                         file.path(), kept.refusal().text(), kept.detail() == null ? "" : " (" + kept.detail() + ")");
             }
-            return kept.refusal().name().toLowerCase(java.util.Locale.ROOT);
+            return kept.refusal().name().toLowerCase(Locale.ROOT);
         }
         PersistedNodeState state = kept.state();
         try {

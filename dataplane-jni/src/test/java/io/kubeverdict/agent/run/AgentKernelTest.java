@@ -323,15 +323,22 @@ class AgentKernelTest {
         AgentProcess agent = startAgent(false, "--state-dir", stateDir.toString());
         awaitLog(agent, "state file " + file + " not enforced: written for another node");
         assertThat(agent.log()).doesNotContain("enforcing the kept state");
+        assertThat(pods.node.tryExec("nft", "list", "table", "inet", "kube_verdict").exitCode()).as("no table written").isNotZero();
         agent.kill();
 
         byte[] intact = StateFileFormat.encode(foreign.toBuilder().setNode("node-1")
                 .setSnapshot(foreign.getSnapshot().toBuilder().setNode("node-1")).build());
+
+        // Truncated, on a node whose pod ranges the agent is told: the guard alone holds every pod
+        // address (none is known) until the control plane answers, and then drops (fail-closed).
         Files.write(file, java.util.Arrays.copyOf(intact, intact.length / 2));
-        AgentProcess again = startAgent(false, "--state-dir", stateDir.toString());
+        AgentProcess again = startAgent(false, "--state-dir", stateDir.toString(), "--pod-cidr", "10.77.0.0/16",
+                "--pod-guard-hold", "500");
         awaitLog(again, "state file " + file + " not enforced: truncated");
+        awaitLog(again, "enforcing the pod address guard alone");
         assertThat(again.log()).doesNotContain("enforcing the kept state");
-        assertThat(pods.node.tryExec("nft", "list", "table", "inet", "kube_verdict").exitCode()).as("no table written").isNotZero();
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("guard alone: held, then dropped\n" + again.log()).isFalse();
+        assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT)).as("IPv6 outside the given ranges: free").isTrue();
     }
 
     /**

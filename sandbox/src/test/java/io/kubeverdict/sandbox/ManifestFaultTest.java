@@ -207,15 +207,17 @@ class ManifestFaultTest {
             assertThat(bed.agentStatus(NODE1).getInSync()).as("node-1 told it is in sync").isFalse();
             assertThat(bed.agentStatus(NODE2).getInSync()).as("node-2 told it is in sync").isFalse();
 
-            // A fresh agent meanwhile: its predecessor's table stays (fail-closed) and nothing replaces it.
-            Verdicts closed = model.verdicts("node-1 restarted, never in sync (fail-closed leftover)",
+            // A fresh agent meanwhile: nothing is published, so it enforces the state it kept (the good
+            // one); until it does, its predecessor's table drops its pods' new connections (fail-closed).
+            Verdicts closed = model.verdicts("node-1 killed (fail-closed leftover)",
                     n -> n.equals(NODE1) ? model.killed(NODE1, false) : model.enforcing(n));
             timeline.enter("killing node-1", good, closed);
             sandbox.killAgent(NODE1);
             sandbox.startAgent(NODE1);
-            timeline.enter("node-1 killed, a new one starting", closed);
+            timeline.enter("node-1 killed, a new one starting on its kept state", closed, good);
+            // It answers inspection only once the kept state is in the kernel.
             assertThat(bed.awaitAgentAnswers(NODE1, HOLD).getInSync()).as("the fresh node-1 told it is in sync").isFalse();
-            int fresh = timeline.enter(closed.name(), closed);
+            int fresh = timeline.enter("node-1 restarted, never in sync, enforcing its kept state", good);
             prober.awaitWholeRounds(fresh, 2, HOLD);
             assertThat(bed.agentStatus(NODE1).getInSync()).as("the fresh node-1 told it is in sync").isFalse();
 
@@ -223,15 +225,15 @@ class ManifestFaultTest {
             Verdicts repaired = next.enforced("z isolated, enforced");
             Verdicts half1 = EnforcementModel.verdicts("node-1 repaired, node-2 old", good.pods(), next.pods(),
                     n -> n.equals(NODE1) ? next.enforcing(n) : model.enforcing(n));
-            Verdicts half2 = EnforcementModel.verdicts("node-1 leftover, node-2 repaired", good.pods(), next.pods(),
-                    n -> n.equals(NODE1) ? model.killed(NODE1, false) : next.enforcing(n));
-            timeline.enter("repaired: converging", closed, half1, half2, repaired);
+            Verdicts half2 = EnforcementModel.verdicts("node-1 kept, node-2 repaired", good.pods(), next.pods(),
+                    n -> n.equals(NODE1) ? model.enforcing(NODE1) : next.enforcing(n));
+            timeline.enter("repaired: converging", good, half1, half2, repaired);
             replace(fixture, goodFixture);
             sandbox.awaitConverged();
             int last = timeline.enter(repaired.name(), repaired);
             prober.awaitWholeRounds(last, 2, HOLD);
-            bed.report("bad manifests at a start: nothing published, agents not in sync, a fresh fail-closed agent kept "
-                    + "its leftover; 0 wrong verdicts over %d rounds", prober.rounds());
+            bed.report("bad manifests at a start: nothing published, agents not in sync, a fresh agent enforced its kept state; "
+                    + "0 wrong verdicts over %d rounds", prober.rounds());
             assertThat(prober.wrongVerdicts()).as("wrong verdicts").isEmpty();
         }
     }

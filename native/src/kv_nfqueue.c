@@ -110,12 +110,16 @@ static void kv_nfq_free(struct kv_queue *q)
 	free(q);
 }
 
-/* Opens a socket and binds queue_num. flags: NFQA_CFG_F_* (GSO, FAIL_OPEN). */
-static jlong kv_nfq_open(JNIEnv *env, jclass cls, jint queue_num, jint copy_bytes, jint flags)
+/* Opens a socket and binds queue_num. flags: NFQA_CFG_F_* (GSO, FAIL_OPEN). max_len: how many
+ * packets may wait for a verdict (NFQA_CFG_QUEUE_MAXLEN); beyond it the kernel drops new ones, or
+ * accepts them with FAIL_OPEN. */
+static jlong kv_nfq_open(JNIEnv *env, jclass cls, jint queue_num, jint copy_bytes, jint flags, jint max_len)
 {
 	(void)env;
 	(void)cls;
 	char buf[MNL_SOCKET_BUFFER_SIZE];
+	if (max_len <= 0)
+		return -EINVAL;
 	struct kv_queue *q = calloc(1, sizeof(*q));
 	if (q == NULL)
 		return -ENOMEM;
@@ -137,6 +141,7 @@ static jlong kv_nfq_open(JNIEnv *env, jclass cls, jint queue_num, jint copy_byte
 		nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_PACKET, copy_bytes);
 		mnl_attr_put_u32(nlh, NFQA_CFG_FLAGS, htonl((uint32_t)flags));
 		mnl_attr_put_u32(nlh, NFQA_CFG_MASK, htonl((uint32_t)flags));
+		nfq_nlmsg_cfg_put_qmaxlen(nlh, (uint32_t)max_len);
 		rc = kv_nfq_send_config(q, nlh);
 	}
 	if (rc < 0) {
@@ -477,7 +482,7 @@ static jint kv_nfq_layout(JNIEnv *env, jclass cls, jintArray out)
 }
 
 static const JNINativeMethod methods[] = {
-	{ "open", "(III)J", (void *)kv_nfq_open },
+	{ "open", "(IIII)J", (void *)kv_nfq_open },
 	{ "close", "(J)I", (void *)kv_nfq_close },
 	{ "fd", "(J)I", (void *)kv_nfq_fd },
 	{ "rcvbuf", "(JI)I", (void *)kv_nfq_rcvbuf },

@@ -32,8 +32,20 @@ public final class NfQueue implements AutoCloseable {
     /** Most bytes a queue may copy per packet (whole DNS responses: {@link #NfQueue(int, int, int)}). */
     public static final int MAX_COPY_BYTES = 16 * 1024;
 
+    /**
+     * The kernel's own queue length, set explicitly by the constructors that take none: how many
+     * packets may wait for a verdict before the kernel drops new ones (accepts them, fail-open).
+     */
+    public static final int KERNEL_DEFAULT_LENGTH = 1024;
+    /**
+     * Most packets one queue may hold: each waiting packet pins its whole skb in kernel memory
+     * (a first packet is usually small, but a datagram may be 64 KiB), so the length bounds memory too.
+     */
+    public static final int MAX_LENGTH = 65536;
+
     private final int number;
     private final int copyBytes;
+    private final int length;
     private long queue;
     private PacketBatch batch;
 
@@ -46,6 +58,14 @@ public final class NfQueue implements AutoCloseable {
      * its batch's slots are that large.
      */
     public NfQueue(int number, int flags, int copyBytes) {
+        this(number, flags, copyBytes, KERNEL_DEFAULT_LENGTH);
+    }
+
+    /**
+     * A queue where at most {@code length} packets ({@code 1..}{@link #MAX_LENGTH}) wait for their
+     * verdict; the kernel drops those beyond it, or accepts them with {@link #FLAG_FAIL_OPEN}.
+     */
+    public NfQueue(int number, int flags, int copyBytes, int length) {
         NativeLibrary.ensureAvailable();
         if (number < 0 || number > 65535) {
             throw new IllegalArgumentException("queue number must be 0..65535, got " + number);
@@ -53,9 +73,18 @@ public final class NfQueue implements AutoCloseable {
         if (copyBytes < COPY_BYTES || copyBytes > MAX_COPY_BYTES) {
             throw new IllegalArgumentException("copy bytes must be " + COPY_BYTES + ".." + MAX_COPY_BYTES + ", got " + copyBytes);
         }
+        if (length < 1 || length > MAX_LENGTH) {
+            throw new IllegalArgumentException("queue length must be 1.." + MAX_LENGTH + ", got " + length);
+        }
         this.number = number;
         this.copyBytes = copyBytes;
-        this.queue = NativeException.check("bind nfqueue " + number, NfqNative.open(number, copyBytes, flags));
+        this.length = length;
+        this.queue = NativeException.check("bind nfqueue " + number, NfqNative.open(number, copyBytes, flags, length));
+    }
+
+    /** How many packets may wait in this queue for their verdict (what the kernel was told). */
+    public int length() {
+        return length;
     }
 
     /** Bytes copied per packet at most (the batch's slot data size). */

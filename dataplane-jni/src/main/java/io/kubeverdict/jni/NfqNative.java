@@ -7,7 +7,8 @@ import java.nio.ByteBuffer;
 final class NfqNative {
     private NfqNative() {}
 
-    static native long open(int queueNum, int copyBytes, int flags);
+    /** Binds queueNum; maxLength: packets that may wait for a verdict (NFQA_CFG_QUEUE_MAXLEN). */
+    static native long open(int queueNum, int copyBytes, int flags, int maxLength);
 
     static native int close(long queue);
 

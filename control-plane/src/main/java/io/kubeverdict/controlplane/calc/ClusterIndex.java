@@ -42,6 +42,10 @@ final class ClusterIndex {
     /** Pods as reported. */
     private final Map<String, PodModel> reportedPods = new HashMap<>();
     private final AddressClaims claims = new AddressClaims();
+    /** Reported pods by the node they are placed on: their addresses are judged again when its Node changes. */
+    private final Map<String, Set<String>> reportedOn = new HashMap<>();
+    /** Endpoint pods' addresses their node may not give them ({@link PodAddressScope}), by pod key. */
+    private final Map<String, List<RefusedAddress>> refused = new TreeMap<>();
     private final Map<String, TreeSet<String>> podPolicies = new HashMap<>();
     private final Map<String, PolicyState> policies = new HashMap<>();
     private final Map<IpSetDef, IpSetState> sets = new HashMap<>();
@@ -256,17 +260,53 @@ final class ClusterIndex {
 
     void upsertPod(Pod pod) {
         PodModel reported = PodModel.of(pod);
-        reportedPods.put(reported.key(), reported);
-        Set<String> affected = claims.claim(reported.key(), reported.endpoint() ? reported.ips() : List.of());
-        applyEffective(reported.key());
+        PodModel before = reportedPods.put(reported.key(), reported);
+        String nodeBefore = before == null ? null : before.node();
+        if (!java.util.Objects.equals(nodeBefore, reported.node())) {
+            unplaceReported(nodeBefore, reported.key());
+            if (reported.node() != null) {
+                reportedOn.computeIfAbsent(reported.node(), n -> new HashSet<>()).add(reported.key());
+            }
+        }
+        judgeAddresses(reported.key());
+    }
+
+    /**
+     * Claims the addresses the pod's node may give it (its Node as known now) and applies the pod;
+     * again whenever that Node changes, so the outcome does not depend on which came first.
+     */
+    private void judgeAddresses(String key) {
+        PodModel reported = reportedPods.get(key);
+        NodeModel node = reported.node() == null ? null : clusterNodes.get(reported.node());
+        List<String> refusedNow = reported.endpoint() ? PodAddressScope.refused(node, reported.ips()) : List.of();
+        if (refusedNow.isEmpty()) {
+            refused.remove(key);
+        } else {
+            refused.put(key, refusedNow.stream().map(a -> new RefusedAddress(key, reported.node(), a)).toList());
+        }
+        Set<String> affected = claims.claim(key, reported.endpoint() ? PodAddressScope.admitted(node, reported.ips()) : List.of());
+        applyEffective(key);
         affected.forEach(this::applyEffective);
+    }
+
+    private void unplaceReported(String node, String key) {
+        Set<String> keys = node == null ? null : reportedOn.get(node);
+        if (keys != null) {
+            keys.remove(key);
+            if (keys.isEmpty()) {
+                reportedOn.remove(node);
+            }
+        }
     }
 
     void deletePod(String namespace, String name) {
         String key = namespace + "/" + name;
-        if (reportedPods.remove(key) == null) {
+        PodModel reported = reportedPods.remove(key);
+        if (reported == null) {
             return;
         }
+        unplaceReported(reported.node(), key);
+        refused.remove(key);
         Set<String> affected = claims.claim(key, List.of());
         PodModel old = pods.remove(key);
         if (old != null) {
@@ -275,10 +315,14 @@ final class ClusterIndex {
         affected.forEach(this::applyEffective);
     }
 
-    /** Applies the pod as the calculation sees it: without the addresses another live pod claims too. */
+    /**
+     * Applies the pod as the calculation sees it: without the addresses its node may not give it,
+     * and without those another live pod claims too.
+     */
     private void applyEffective(String key) {
         PodModel reported = reportedPods.get(key);
-        PodModel model = reported.withIps(claims.uncontested(reported.ips()));
+        NodeModel node = reported.node() == null ? null : clusterNodes.get(reported.node());
+        PodModel model = reported.withIps(claims.uncontested(PodAddressScope.admitted(node, reported.ips())));
         PodModel old = pods.put(key, model);
         if (!model.equals(old)) {
             applyPod(old, model);
@@ -288,6 +332,13 @@ final class ClusterIndex {
     /** Addresses more than one live pod claims, with the pods: given to none of them. */
     Map<String, List<String>> addressConflicts() {
         return claims.conflicts();
+    }
+
+    /** Endpoint pods' addresses outside their node's pod ranges and not its own: given to nobody. */
+    List<RefusedAddress> refusedAddresses() {
+        List<RefusedAddress> out = new ArrayList<>();
+        refused.values().forEach(out::addAll);
+        return out;
     }
 
     private void applyPod(PodModel old, PodModel pod) {
@@ -553,6 +604,7 @@ final class ClusterIndex {
         }
         if (!model.equals(old)) {
             applyNode(old, model);
+            judgePodsOn(old, model);
         }
     }
 
@@ -561,6 +613,21 @@ final class ClusterIndex {
         if (old != null) {
             clusterNodeNames = null;
             applyNode(old, null);
+            judgePodsOn(old, null);
+        }
+    }
+
+    /** When what a node may give its pods changed (ranges, own addresses), judges their addresses again. */
+    private void judgePodsOn(NodeModel old, NodeModel node) {
+        boolean sameScope = old != null && node != null && old.podCidrs().equals(node.podCidrs())
+                && old.addresses().equals(node.addresses());
+        boolean noScope = (old == null || old.podCidrs().isEmpty()) && (node == null || node.podCidrs().isEmpty());
+        Set<String> keys = reportedOn.get(node != null ? node.name() : old.name());
+        if (sameScope || noScope || keys == null) {
+            return;
+        }
+        for (String key : new ArrayList<>(keys)) {
+            judgeAddresses(key);
         }
     }
 

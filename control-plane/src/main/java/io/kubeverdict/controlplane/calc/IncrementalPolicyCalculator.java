@@ -106,6 +106,11 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     }
 
     @Override
+    public List<RefusedAddress> refusedAddresses() {
+        return index.refusedAddresses();
+    }
+
+    @Override
     public Map<String, String> describeIpSets(Collection<String> ids) {
         return index.describeIpSets(ids);
     }

@@ -75,6 +75,14 @@ public interface PolicyCalculator {
         return Map.of();
     }
 
+    /**
+     * Pod addresses left out because they lie outside their node's pod ranges and are not the
+     * node's own ({@link RefusedAddress}), sorted by pod and address.
+     */
+    default List<RefusedAddress> refusedAddresses() {
+        return List.of();
+    }
+
     /** What IP sets mean, in words (their definition), by id; unknown ids are left out. */
     default Map<String, String> describeIpSets(Collection<String> ids) {
         return Map.of();

@@ -53,6 +53,7 @@ public final class ControlPlaneMetrics {
     private final AtomicInteger eventsRetrying = new AtomicInteger();
     private final AtomicInteger problems = new AtomicInteger();
     private final AtomicInteger addressConflicts = new AtomicInteger();
+    private final AtomicInteger refusedAddresses = new AtomicInteger();
     private final AtomicInteger manifestLoadOk = new AtomicInteger();
     private final AtomicLong manifestLastSuccess = new AtomicLong();
     private volatile Counter manifestLoadErrors;
@@ -90,6 +91,10 @@ public final class ControlPlaneMetrics {
                 .description("Policies or parts of policies the engine could not use").register(registry);
         Gauge.builder("kubeverdict_pod_address_conflicts", addressConflicts, AtomicInteger::get)
                 .description("Addresses more than one live pod claims: given to none of them until one claim ends")
+                .register(registry);
+        Gauge.builder("kubeverdict_pod_addresses_refused", refusedAddresses, AtomicInteger::get)
+                .description("Pod addresses outside their node's pod ranges (Node spec.podCIDRs) and not its own: "
+                        + "left out of every set and endpoint")
                 .register(registry);
         Gauge.builder("kubeverdict_sync_snapshots_waiting", snapshotsWaiting, s -> s.get().getAsInt())
                 .description("Sync streams waiting in line for their full snapshot").register(registry);
@@ -186,6 +191,10 @@ public final class ControlPlaneMetrics {
 
     public void addressConflicts(int count) {
         addressConflicts.set(count);
+    }
+
+    public void refusedAddresses(int count) {
+        refusedAddresses.set(count);
     }
 
     /** Registers the manifest directory's meters (only a control plane on --manifests has them). */

@@ -2,6 +2,7 @@
 package io.kubeverdict.controlplane.service;
 
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
+import io.kubeverdict.controlplane.calc.RefusedAddress;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.source.ClusterEventSink;
@@ -57,6 +58,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private long earliestUnpublished; // unix nanos of the earliest change not yet published
     private List<PolicyProblem> lastProblems = List.of();
     private Map<String, List<String>> lastConflicts = Map.of();
+    private List<RefusedAddress> lastRefused = List.of();
     private Set<String> lastClusterNodes;
     private String unpublishedRevision; // the newest source revision whose changes are applied, not yet published
     private volatile boolean running = true;
@@ -267,6 +269,15 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
                     .forEach(a -> log.info("address {} is claimed by one pod again", a));
             lastConflicts = Map.copyOf(conflicts);
             metrics.addressConflicts(conflicts.size());
+        }
+        List<RefusedAddress> refused = calculator.refusedAddresses();
+        if (!refused.equals(lastRefused)) {
+            Set<RefusedAddress> before = Set.copyOf(lastRefused);
+            refused.stream().filter(r -> !before.contains(r)).forEach(r -> log.warn(
+                    "pod {} on node {} reports address {}, outside the node's pod ranges and not its own: refused "
+                            + "(left out of every set and endpoint)", r.pod(), r.node(), r.address()));
+            lastRefused = List.copyOf(refused);
+            metrics.refusedAddresses(refused.size());
         }
         if (!firstCalculation.isDone()) {
             hub.markReady();

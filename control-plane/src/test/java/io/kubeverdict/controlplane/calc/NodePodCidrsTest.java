@@ -69,34 +69,35 @@ class NodePodCidrsTest {
                 .addPodCidrs("10.244.9.0/24").build());
     }
 
+    /** Ranges that hold the world's pods (10.0.x.y): a node does not refuse their addresses. */
     @Test
     void aChangeOfTheRangesChangesThatNodeOnly() {
-        calc.upsertNode(node("node-1", "10.244.1.0/24", null));
-        calc.upsertNode(node("node-2", "10.244.2.0/24", null));
+        calc.upsertNode(node("node-1", "10.0.0.0/16", null));
+        calc.upsertNode(node("node-2", "10.0.0.0/16", null));
         assertThat(calc.drainChangedNodes()).containsExactly("node-1", "node-2");
         NodeSnapshot before = calc.snapshot("node-1");
         NodeSnapshot other = calc.snapshot("node-2");
 
-        calc.upsertNode(node("node-1", "10.244.11.0/24", null));
+        calc.upsertNode(node("node-1", "10.0.0.0/20", null));
 
         assertThat(calc.drainChangedNodes()).containsExactly("node-1");
         NodeSnapshot after = calc.snapshot("node-1");
-        assertThat(after.getPodCidrsList()).containsExactly("10.244.11.0/24");
+        assertThat(after.getPodCidrsList()).containsExactly("10.0.0.0/20");
         assertThat(after.toBuilder().clearPodCidrs().build()).isEqualTo(before.toBuilder().clearPodCidrs().build());
         assertThat(calc.snapshot("node-2")).isSameAs(other);
     }
 
     @Test
     void anUnrelatedNodeChangeChangesNoSnapshot() {
-        calc.upsertNode(node("node-1", "10.244.1.0/24", null));
+        calc.upsertNode(node("node-1", "10.0.0.0/16", null));
         calc.drainChangedNodes();
         NodeSnapshot before = calc.snapshot("node-1");
 
-        Node relabelled = node("node-1", "10.244.1.0/24", null);
+        Node relabelled = node("node-1", "10.0.0.0/16", null);
         relabelled.getMetadata().setLabels(Map.of("zone", "b"));
         calc.upsertNode(relabelled);
         // The same ranges spelt otherwise are the same ranges.
-        calc.upsertNode(node("node-1", "10.244.1.0/24", List.of("10.244.1.1/24")));
+        calc.upsertNode(node("node-1", "10.0.0.0/16", List.of("10.0.1.1/16")));
 
         assertThat(calc.drainChangedNodes()).isEmpty();
         assertThat(calc.snapshot("node-1")).isSameAs(before);

@@ -63,6 +63,7 @@ class OrderIndependenceTest {
         for (long seed = 1; seed <= 400; seed++) {
             RandomAdminCluster c = new RandomAdminCluster(seed);
             Random r = new Random(seed * 7919);
+            c.nodes.replaceAll(n -> withPodCidrs(n, r));
             Map<String, Object> expected = canonical(c);
 
             // Squashed: only the final objects, shuffled.
@@ -74,6 +75,21 @@ class OrderIndependenceTest {
             List<Event> split = splitEvents(c, r);
             assertThat(run(split, r, true)).as("split, seed %d", seed).isEqualTo(expected);
         }
+    }
+
+    /**
+     * The node with pod ranges that hold all, some or none of the random pods' addresses (10.1.x.y,
+     * fd00::n), or none at all: addresses outside them are refused, whichever came first, the pod or
+     * its Node, and again when the ranges change.
+     */
+    private static Node withPodCidrs(Node node, Random r) {
+        List<String> ranges = switch (r.nextInt(4)) {
+            case 0 -> List.of();
+            case 1 -> List.of("10.1.0.0/16", "fd00::/112");
+            case 2 -> List.of("10.1.0.0/25");
+            default -> List.of("10.1.0.128/25", "fd00::/124");
+        };
+        return new io.fabric8.kubernetes.api.model.NodeBuilder(node).editOrNewSpec().withPodCIDRs(ranges).endSpec().build();
     }
 
     /** The snapshots, and the problems (which include order-dependent-looking overlap warnings). */
@@ -91,6 +107,7 @@ class OrderIndependenceTest {
         Map<String, Object> out = new HashMap<>();
         calc.nodes().forEach(n -> out.put(n, calc.snapshot(n)));
         out.put("problems", calc.problems());
+        out.put("refused", calc.refusedAddresses());
         return out;
     }
 
@@ -134,7 +151,8 @@ class OrderIndependenceTest {
         for (Node n : admin.nodes) {
             List<Event> s = new ArrayList<>();
             for (int i = r.nextInt(3); i > 0; i--) {
-                s.add(new Event(admin.node(Integer.parseInt(n.getMetadata().getName().substring(4))), null, null, null));
+                s.add(new Event(withPodCidrs(admin.node(Integer.parseInt(n.getMetadata().getName().substring(4))), r),
+                        null, null, null));
             }
             if (r.nextInt(4) == 0) {
                 s.add(new Event(null, "Node", null, n.getMetadata().getName()));

@@ -68,6 +68,12 @@ final class RunCommand implements Callable<Integer> {
                     + "the agent may use, at most " + AgentConfig.DEFAULT_MAX_QUEUES + ").")
     Integer queues;
 
+    @Option(names = "--queue-length", defaultValue = "" + AgentConfig.DEFAULT_QUEUE_LENGTH, paramLabel = "N",
+            description = "Packets that may wait for a verdict on each verdict queue; when a queue is full the kernel "
+                    + "drops new connections' first packets (accepts them unchecked with --fail-open) "
+                    + "(1.." + io.kubeverdict.jni.NfQueue.MAX_LENGTH + ", default ${DEFAULT-VALUE}).")
+    int queueLength;
+
     @Option(names = "--dns-queue-id", paramLabel = "N",
             description = "The NFQUEUE number for DNS answers to pods with domain-name rules (default: the first "
                     + "after the verdict queues, --nfqueue-id + --queues).")
@@ -218,7 +224,7 @@ final class RunCommand implements Callable<Integer> {
                 new AgentConfig.Dns(dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount),
                         dnsMinTtl, dnsMaxTtl, dnsResolvers(dnsResolvers, Path.of("/etc/resolv.conf"))), queueCount,
                 "none".equals(stateDir) ? AgentConfig.State.OFF : new AgentConfig.State(Path.of(stateDir), stateMaxAge),
-                guard(queueCount));
+                guard(queueCount), queueLength);
     }
 
     private AgentConfig.Guard guard(int queueCount) {

@@ -173,20 +173,28 @@ public final class Agent implements AutoCloseable {
         nft = new Nftables();
         manager = NftManager.create(nft, config.table(), config.queueId(), config.queues(), config.failOpen(),
                 config.queuePath(), null, config.cutAction());
-        log.info("node {}: queues {}..{} via {}, {}, established connections the policy denies: {}", config.node(),
-                config.queueId(), lastQueue(), kernelPath(manager.path()), config.failOpen() ? "fail-open" : "fail-closed",
+        log.info("node {}: queues {}..{} of {} packets via {}, {}, established connections the policy denies: {}", config.node(),
+                config.queueId(), lastQueue(), config.queueLength(), kernelPath(manager.path()),
+                config.failOpen() ? "fail-open" : "fail-closed",
                 config.cutAction() == CutAction.NONE ? "left open" : config.cutAction().flag());
 
         // One queue and one verdict thread per queue: the kernel spreads new connections over them.
         List<NfQueue> queues = new ArrayList<>();
         for (int id = config.queueId(); id <= lastQueue(); id++) {
-            NfQueue queue = new NfQueue(id, NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0));
+            NfQueue queue = new NfQueue(id, NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0),
+                    NfQueue.COPY_BYTES, config.queueLength());
             opened.add(queue);
             queues.add(queue);
         }
         metrics = new AgentMetrics(status, state, queueIds(), Agent::readQueue, clock,
                 config.telemetry().policyVerdictSeries());
         opened.add(metrics);
+        for (NfQueue queue : queues) {
+            io.micrometer.core.instrument.Gauge.builder("kubeverdict_queue_length", queue::length)
+                    .description("Packets that may wait on our queue (--queue-length); beyond it the kernel drops "
+                            + "new connections' first packets, or lets them through uncounted when fail-open")
+                    .tags("queue", Integer.toString(queue.number())).register(metrics.registry());
+        }
         kernel = new KernelSets(manager, metrics.nftApply());
         VerdictFeed feed = new VerdictFeed(4096, state::generation);
         for (NfQueue queue : queues) {
@@ -198,7 +206,8 @@ public final class Agent implements AutoCloseable {
         }
         // The pod address guard's hold queue: the verdict loops move the first packets of pod
         // addresses the state does not know yet there, to be judged once it does (or time out).
-        NfQueue holdQueue = new NfQueue(config.guard().queueId(), NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0));
+        NfQueue holdQueue = new NfQueue(config.guard().queueId(), NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0),
+                NfQueue.COPY_BYTES, HoldLoop.QUEUE_LENGTH);
         opened.add(holdQueue);
         opened.add(new HoldLoop(holdQueue, new ObservedJudge(state, feed.producer(), metrics.policyVerdicts().forAnotherThread()),
                 TimeUnit.MILLISECONDS.toNanos(config.guard().holdMillis()), config.failOpen(), new HoldMetrics(metrics.registry())));

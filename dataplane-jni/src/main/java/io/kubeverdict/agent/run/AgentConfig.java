@@ -24,15 +24,25 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
  *     kernel sends each packet to the queue of the CPU that handles it (1..{@value #MAX_QUEUES})
  * @param state where the last enforced state is kept between runs; null = {@link State#OFF}
  * @param guard the pod address guard; null = its defaults (on, with the snapshot's pod ranges)
+ * @param queueLength packets that may wait for a verdict on each verdict queue; the kernel drops the
+ *     overflow (accepts it, fail-open) (1..{@value io.kubeverdict.jni.NfQueue#MAX_LENGTH})
  */
 public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
                           String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls,
                           Path tokenFile, boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry, Dns dns,
-                          int queues, State state, Guard guard) {
+                          int queues, State state, Guard guard, int queueLength) {
     /** Most queues (verdict threads) one agent runs. */
     public static final int MAX_QUEUES = 64;
     /** The default number of queues is one per CPU the agent may use, at most this many. */
     public static final int DEFAULT_MAX_QUEUES = 8;
+    /**
+     * Eight times the kernel's 1024: a queue absorbs a stall of the agent (a GC pause, CPU
+     * throttling) of about 80 ms at 100,000 new connections per second, or a burst of that many
+     * (pods reconnecting at once), before it drops or, fail-open, lets through. Its cost is kernel
+     * memory only while packets wait: about 2-3 KiB per small first packet (a SYN, a short
+     * datagram), so some 20 MiB per full queue; large first datagrams pin more (see operations.md).
+     */
+    public static final int DEFAULT_QUEUE_LENGTH = 8192;
 
     /** One queue per CPU this JVM may use, at most {@value #DEFAULT_MAX_QUEUES}. */
     public static int defaultQueues() {
@@ -192,6 +202,10 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
         }
         if (guard == null) {
             guard = Guard.defaults(dns.queueId(), queueId, queues);
+        }
+        if (queueLength < 1 || queueLength > io.kubeverdict.jni.NfQueue.MAX_LENGTH) {
+            throw new IllegalArgumentException("--queue-length must be 1.." + io.kubeverdict.jni.NfQueue.MAX_LENGTH + ", got "
+                    + queueLength);
         }
         if (guard.queueId() == dns.queueId() || (guard.queueId() >= queueId && guard.queueId() < queueId + queues)) {
             throw new IllegalArgumentException("--hold-queue-id must differ from the verdict queues " + queueId + ".."

@@ -23,8 +23,12 @@ public final class HoldLoop implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HoldLoop.class);
     static final int RECHECK_MILLIS = 10;
     private static final int BATCH = 64;
-    /** The kernel's default queue length, plus one batch: the kernel's bound is the one that binds. */
-    static final int CAPACITY = 1024 + BATCH;
+    /**
+     * The hold queue's length in the kernel. Every held packet is judged again every
+     * {@value #RECHECK_MILLIS} ms, so this bounds that work too; the guard holds only the first
+     * packets of addresses the state does not know yet, which a pod's start brings a few of.
+     */
+    public static final int QUEUE_LENGTH = 1024;
 
     private final NfQueue queue;
     private final PacketBatch batch;
@@ -43,7 +47,8 @@ public final class HoldLoop implements AutoCloseable {
         this.queue = queue;
         this.batch = queue.batch(BATCH);
         this.judge = Objects.requireNonNull(judge);
-        this.held = new HeldPackets(CAPACITY, maxHoldNanos, failOpen);
+        // The kernel's length plus one batch: the kernel's bound is the one that binds.
+        this.held = new HeldPackets(queue.length() + BATCH, maxHoldNanos, failOpen);
         this.answer = (id, accept, outcome, heldNanos) -> {
             try {
                 queue.verdictOne(id, accept);

@@ -95,6 +95,17 @@ class RunCommandTest {
     }
 
     @Test
+    void theQueueLengthHasABoundedDefaultAndAFlag() throws Exception {
+        AgentConfig c = parse("--node", "n", "--control-plane", "localhost:1");
+        assertThat(c.queueLength()).isEqualTo(AgentConfig.DEFAULT_QUEUE_LENGTH).isEqualTo(8192);
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queue-length", "8").queueLength()).isEqualTo(8);
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queue-length", "0"))
+                .hasMessageContaining("--queue-length");
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queue-length", "65537"))
+                .hasMessageContaining("--queue-length");
+    }
+
+    @Test
     void rejectsHalfTlsAndNonsense() {
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--tls-cert", "c.pem"))
                 .hasMessageContaining("--tls-key");

@@ -96,7 +96,7 @@ class AgentKernelTest {
 
     private AgentProcess startAgent(boolean failOpen, String... extraArgs) throws Exception {
         List<String> args = new ArrayList<>(List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
-                "--nfqueue-id", "7", "--queues", "2", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "127.0.0.1:" + INSPECT_PORT, "--auth", "none"));
+                "--nfqueue-id", "7", "--queues", "2", "--queue-length", "512", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "127.0.0.1:" + INSPECT_PORT, "--auth", "none"));
         if (failOpen) {
             args.add("--fail-open");
         }
@@ -225,6 +225,8 @@ class AgentKernelTest {
         assertThat(verdicts(metrics, "accept")).as("accepted SYNs counted").isGreaterThanOrEqualTo(1);
         // --queues 2: both verdict queues bound, each with its own kernel counters; the DNS queue follows the range
         assertThat(metrics).contains("kubeverdict_queue_bound{queue=\"7\"} 1.0").contains("kubeverdict_queue_bound{queue=\"8\"} 1.0");
+        assertThat(metrics).as("--queue-length 512 on every verdict queue")
+                .contains("kubeverdict_queue_length{queue=\"7\"} 512.0").contains("kubeverdict_queue_length{queue=\"8\"} 512.0");
         assertThat(pods.node.exec("cat", "/proc/net/netfilter/nfnetlink_queue")).containsPattern("(?m)^\\s*9\\s");
 
         // Clean stop with --on-exit=remove: the table goes, nothing stays blocked.

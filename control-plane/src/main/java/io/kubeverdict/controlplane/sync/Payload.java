@@ -10,7 +10,12 @@ import io.kubeverdict.proto.v1.ToAgent;
  * hands the same instance to every stream that needs a shared IP set's transition or content.
  */
 final class Payload {
-    static final Payload IN_SYNC = new Payload(ToAgent.newBuilder().setInSync(InSync.getDefaultInstance()).build());
+    /**
+     * The end of the snapshot, and of every later change: the stream says in its first InSync that
+     * each change ends with one, so the agent enforces only complete changes (audit M1).
+     */
+    static final Payload IN_SYNC = new Payload(ToAgent.newBuilder()
+            .setInSync(InSync.newBuilder().setChangeBoundaries(true)).build());
 
     private final ToAgent message;
     private volatile byte[] encoded;

@@ -28,8 +28,9 @@ import java.util.Set;
  * updates (IP sets,
  * then policies, then endpoints) so that nothing refers to an object the agent does not have yet,
  * then removes in the reverse order (endpoints, then policies, then IP sets) so that nothing is
- * removed while still referred to. A changed IP set travels as added/removed members; a set too
- * large for one message is split into an update followed by delta updates, each below the budget.
+ * removed while still referred to. A changed IP set travels as added/removed members (or whole,
+ * when that is smaller and fits in one message); a set new to the agent and too large for one
+ * message is split into an update followed by delta updates, each below the budget.
  * Deterministic and free of I/O; sequence numbers and event times are the sender's business (left 0
  * here). Thread-safe: one instance serves every subscriber. The messages for a shared IP set (its
  * content, or its transition from one instance to the next) are computed once and handed to every
@@ -280,10 +281,15 @@ public final class SnapshotDiff {
         if (added.isEmpty() && removed.isEmpty()) {
             return; // same members in another order: nothing for the agent to do
         }
-        if (added.size() + removed.size() >= distinctAfter) {
-            fullSet(set, out); // a replacement is no larger than the delta
+        if (added.size() + removed.size() >= distinctAfter && fitsInOneMessage(set)) {
+            fullSet(set, out); // a replacement is no larger than the delta, and atomic
             return;
         }
+        // A replacement in chunks would leave the agent's set as its first chunk until the rest
+        // arrives: an agent that enforces before the change is complete (one that ignores change
+        // boundaries) would drop members that are in the set before and after. Deltas change
+        // each member at most once, from what it was to what it will be; they cost at most the
+        // old set's size more, which this agent once received whole anyway.
         // Removals first, so that a member never counts twice for the agent.
         for (List<String> c : chunk(set.getId(), removed)) {
             if (!c.isEmpty()) {
@@ -336,6 +342,11 @@ public final class SnapshotDiff {
     private static Payload delta(String id, List<String> added, List<String> removed) {
         return new Payload(ToAgent.newBuilder().setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder()
                 .setId(id).addAllAddedMembers(added).addAllRemovedMembers(removed)).build());
+    }
+
+    /** Whether the set's content goes in one IpSetUpdate (then replacing it is atomic). */
+    private boolean fitsInOneMessage(IpSet set) {
+        return chunk(set.getId(), set.getMembersList()).size() == 1;
     }
 
     /** Splits members into runs whose encoding stays within the budget; always at least one run. */

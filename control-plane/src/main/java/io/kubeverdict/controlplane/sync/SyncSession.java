@@ -15,7 +15,9 @@ import java.util.function.LongSupplier;
  * One agent's Sync stream. The session remembers what it has sent (the last snapshot it diffed to)
  * and, whenever the transport is ready, diffs that against the node's current snapshot and sends
  * the result. It never queues more than one diff: changes that happen while the agent is slow
- * collapse into the next diff. A session that cannot send for too long is cut (see
+ * collapse into the next diff. Each diff ends with an InSync (the first one ends the snapshot), so
+ * the agent knows where a change that spans several messages is complete. A session that cannot
+ * send for too long is cut (see
  * {@link #cutIfStalled}); the agent reconnects and gets a fresh full snapshot. The full snapshot
  * of a new stream waits for a permit of the {@link SnapshotAdmission}, held until its InSync is
  * handed to the transport.
@@ -161,7 +163,9 @@ final class SyncSession implements SnapshotAdmission.Waiter {
             Payload msg = pending.poll();
             boolean isInSync = msg.message().hasInSync();
             long seq = ++sequence;
-            long eventTime = isInSync ? 0 : pendingEventTime; // 0 for the initial snapshot
+            // 0 for the initial snapshot and its InSync; a change's boundary carries the change's
+            // time, so the latency mark sits on it, the sequence the agent reports once enforced.
+            long eventTime = pendingEventTime;
             // The payload's bytes may be shared with other streams; only the envelope is ours.
             StampedMessage stamped = new StampedMessage(seq, eventTime, msg);
             // Record before handing it over: the agent may read, apply and report it before
@@ -208,7 +212,9 @@ final class SyncSession implements SnapshotAdmission.Waiter {
         pendingEventTime = snapshotQueued ? hub.earliestEventTime(node, lastSent.version(), target.version()) : 0;
         lastSent = target;
         pending.addAll(msgs);
-        if (!snapshotQueued) {
+        // The InSync ends the snapshot, then each change (one diff, however many messages): the
+        // agent enforces only at InSyncs, never a change that has partly arrived.
+        if (!snapshotQueued || !msgs.isEmpty()) {
             pending.add(Payload.IN_SYNC);
             snapshotQueued = true;
         }

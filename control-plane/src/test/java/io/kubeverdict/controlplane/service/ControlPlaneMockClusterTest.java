@@ -92,25 +92,25 @@ class ControlPlaneMockClusterTest {
 
             // Create, relabel, delete: each shows up as exactly the delta it implies.
             client.pods().inNamespace("x").resource(pod("x", "b", "n1", "10.0.0.2", Map.of("app", "b"))).create();
-            ToAgent add = agent.next();
+            ToAgent add = agent.nextDelta();
             assertThat(add.getPayloadCase()).isEqualTo(PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
             assertThat(add.getWorkloadEndpointUpdate().getId().getPod()).isEqualTo("b");
             assertThat(add.getEventTimeUnixNanos()).isPositive();
 
             client.pods().inNamespace("x").withName("a").edit(p -> new PodBuilder(p).editMetadata()
                     .addToLabels("app", "a2").endMetadata().build());
-            ToAgent relabel = agent.next();
+            ToAgent relabel = agent.nextDelta();
             assertThat(relabel.getWorkloadEndpointUpdate().getEndpoint().getLabelsMap()).containsEntry("app", "a2");
 
             client.pods().inNamespace("x").withName("b").delete();
-            ToAgent remove = agent.next();
+            ToAgent remove = agent.nextDelta();
             assertThat(remove.getPayloadCase()).isEqualTo(PayloadCase.WORKLOAD_ENDPOINT_REMOVE);
             assertThat(remove.getWorkloadEndpointRemove().getId().getPod()).isEqualTo("b");
 
             // A change on another node sends nothing here; the next local change is the next message.
             client.pods().inNamespace("x").withName("other").delete();
             client.pods().inNamespace("x").resource(pod("x", "c", "n1", "10.0.0.3", Map.of())).create();
-            assertThat(agent.next().getWorkloadEndpointUpdate().getId().getPod()).isEqualTo("c");
+            assertThat(agent.nextDelta().getWorkloadEndpointUpdate().getId().getPod()).isEqualTo("c");
             assertThat(agent.deltas()).noneMatch(m -> m.getPayloadCase() == PayloadCase.IN_SYNC);
         }
         // Every change was applied on one thread.

@@ -107,7 +107,7 @@ class RealCalculationMockClusterTest {
                     .endSpec().build()).create();
             List<ToAgent> added = new ArrayList<>();
             while (added.isEmpty() || added.get(added.size() - 1).getPayloadCase() != PayloadCase.WORKLOAD_ENDPOINT_UPDATE) {
-                added.add(n1.next());
+                added.add(n1.nextDelta());
             }
             assertThat(added).extracting(ToAgent::getPayloadCase)
                     .startsWith(PayloadCase.IP_SET_UPDATE)
@@ -122,7 +122,7 @@ class RealCalculationMockClusterTest {
 
             // b2 joins the peer set: one member delta, nothing else.
             client.pods().inNamespace("x").resource(pod("x", "b2", "n3", "10.0.0.4", Map.of("app", "b"))).create();
-            ToAgent delta = n1.next();
+            ToAgent delta = n1.nextDelta();
             assertThat(delta.getPayloadCase()).isEqualTo(PayloadCase.IP_SET_DELTA_UPDATE);
             assertThat(delta.getIpSetDeltaUpdate().getAddedMembersList()).containsExactly("10.0.0.4");
 
@@ -130,7 +130,7 @@ class RealCalculationMockClusterTest {
             // set changing, the service sends the whole set instead of a delta).
             client.pods().inNamespace("x").withName("b").edit(p -> new PodBuilder(p).editMetadata()
                     .addToLabels("app", "not-b").endMetadata().build());
-            ToAgent removed = n1.next();
+            ToAgent removed = n1.nextDelta();
             assertThat(removed.getPayloadCase()).isIn(PayloadCase.IP_SET_DELTA_UPDATE, PayloadCase.IP_SET_UPDATE);
             assertThat(n1.state("n1").getIpSetsList())
                     .anySatisfy(s -> assertThat(s.getMembersList()).containsExactly("10.0.0.4"))
@@ -150,7 +150,7 @@ class RealCalculationMockClusterTest {
             List<ToAgent> gone = new ArrayList<>();
             while (gone.isEmpty() || gone.get(gone.size() - 1).getPayloadCase() != PayloadCase.IP_SET_REMOVE
                     || !n1.state("n1").getIpSetsList().isEmpty()) {
-                gone.add(n1.next());
+                gone.add(n1.nextDelta());
             }
             assertThat(gone.get(0).getPayloadCase()).isEqualTo(PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
             assertThat(gone).extracting(ToAgent::getPayloadCase).contains(PayloadCase.ACTIVE_POLICY_REMOVE);
@@ -159,7 +159,7 @@ class RealCalculationMockClusterTest {
 
             // Deleting a's namespace's pod removes the endpoint; the agent ends equal to the snapshot.
             client.pods().inNamespace("x").withName("a").delete();
-            assertThat(n1.next().getPayloadCase()).isEqualTo(PayloadCase.WORKLOAD_ENDPOINT_REMOVE);
+            assertThat(n1.nextDelta().getPayloadCase()).isEqualTo(PayloadCase.WORKLOAD_ENDPOINT_REMOVE);
             NodeSnapshot live = ControlPlaneInspectionGrpc.newBlockingStub(channel)
                     .getSnapshot(GetSnapshotRequest.newBuilder().setNode("n1").build());
             n1.readUntil(live);
@@ -199,11 +199,11 @@ class RealCalculationMockClusterTest {
                     .withPodCIDR("10.0.2.0/24").withPodCIDRs("10.0.2.0/24").endSpec().build());
             client.nodes().withName("n1").edit(n -> new NodeBuilder(n).editSpec()
                     .withPodCIDR("10.0.3.0/24").withPodCIDRs("10.0.3.0/24").endSpec().build());
-            ToAgent changed = n1.next();
+            ToAgent changed = n1.nextDelta();
             assertThat(changed.getNodeUpdate().getPodCidrsList()).containsExactly("10.0.3.0/24");
 
             client.nodes().withName("n1").delete();
-            ToAgent removed = n1.next();
+            ToAgent removed = n1.nextDelta();
             assertThat(removed.getPayloadCase()).isEqualTo(PayloadCase.NODE_UPDATE);
             assertThat(removed.getNodeUpdate().getPodCidrsList()).isEmpty();
             assertThat(n1.state("n1").getEndpointsList()).extracting(e -> e.getId().getPod()).containsExactly("a");

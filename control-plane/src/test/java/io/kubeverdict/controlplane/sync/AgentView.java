@@ -37,8 +37,10 @@ final class AgentView {
     final List<ToAgent> received = new ArrayList<>();
     boolean inSync;
     long lastSequence;
-    /** Messages received after InSync. */
+    /** Messages received after InSync, without the InSyncs that end each change (see boundaries). */
     final List<ToAgent> deltas = new ArrayList<>();
+    /** The InSyncs received after the first: each ends a change. */
+    final List<ToAgent> boundaries = new ArrayList<>();
 
     static AgentView of(NodeSnapshot s) {
         AgentView v = new AgentView();
@@ -63,7 +65,9 @@ final class AgentView {
         }
         lastSequence = m.getSequence();
         received.add(m);
-        if (inSync) {
+        if (inSync && m.hasInSync()) {
+            boundaries.add(m);
+        } else if (inSync) {
             deltas.add(m);
         }
         apply(m);

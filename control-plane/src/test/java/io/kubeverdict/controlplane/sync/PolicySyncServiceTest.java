@@ -64,6 +64,64 @@ class PolicySyncServiceTest {
         }
     }
 
+    // Audit M1: the agent enforces only complete changes, so every change must say where it ends.
+    @Test
+    void theFirstInSyncAnnouncesChangeBoundariesAndEveryChangeEndsWithOne() throws Exception {
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            many.add("fd00::" + Integer.toHexString(i));
+        }
+        NodeSnapshot big = A.toBuilder().setIpSets(0, ipSet("s1", many.toArray(String[]::new))).build();
+        f = new SyncServerFixture();
+        f.hub.publish(A, 0);
+        f.hub.markReady();
+        try (TestAgent agent = f.agent("n1")) {
+            agent.readUntilInSync();
+            ToAgent first = agent.view.received.get(agent.view.received.size() - 1);
+            assertThat(first.getInSync().getChangeBoundaries()).as("announced in the first InSync").isTrue();
+
+            f.hub.publish(B, 1111L);
+            agent.readUntil(B);
+            f.hub.publish(big, 2222L); // a set replaced whole
+            agent.readUntil(big);
+            f.hub.publish(A, 3333L);
+            agent.readUntil(A);
+
+            // Each change ends with exactly one boundary, carrying the change's event time (the
+            // programming latency is measured to it), right after the change's last message.
+            assertThat(agent.boundaries()).extracting(ToAgent::getEventTimeUnixNanos).containsExactly(1111L, 2222L, 3333L);
+            assertThat(agent.boundaries()).allSatisfy(b -> assertThat(b.getInSync().getChangeBoundaries()).isTrue());
+            List<ToAgent> after = agent.view.received.subList(agent.view.received.indexOf(first) + 1,
+                    agent.view.received.size());
+            assertThat(after.get(after.size() - 1).hasInSync()).isTrue();
+            for (int i = 0; i < after.size() - 1; i++) {
+                if (after.get(i).hasInSync()) {
+                    assertThat(after.get(i + 1).hasInSync()).as("an empty change at %d", i).isFalse();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aChunkedSetChangeEndsWithOneBoundaryAfterItsLastChunk() throws Exception {
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            many.add("fd00::" + Integer.toHexString(i));
+        }
+        NodeSnapshot big = A.toBuilder().setIpSets(0, ipSet("s1", many.toArray(String[]::new))).build();
+        f = new SyncServerFixture(new PolicySyncService.Options(4096, Duration.ofSeconds(60), Duration.ofSeconds(1)));
+        f.hub.publish(A, 0);
+        f.hub.markReady();
+        try (TestAgent agent = f.agent("n1")) {
+            agent.readUntilInSync();
+            f.hub.publish(big, 5L);
+            agent.readUntil(big);
+            assertThat(agent.deltas().size()).as("chunks").isGreaterThan(5);
+            assertThat(agent.boundaries()).hasSize(1);
+            assertThat(agent.view.received.get(agent.view.received.size() - 1).hasInSync()).isTrue();
+        }
+    }
+
     @Test
     void sharedSetChangeReachesStreamsAtDifferentSequencesWithTheSamePayloadAndTheirOwnSequence()
             throws Exception {

@@ -178,6 +178,46 @@ class SnapshotDiffTest {
         assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(s2));
     }
 
+    // Audit M1, for agents that enforce before a change is complete (older ones, which ignore
+    // change boundaries): a replacement in chunks would leave the set as its first chunk for a
+    // while, dropping members that are in it before and after. Sent as deltas, every member
+    // changes at most once, from what it was to what it will be.
+    @Test
+    void aSetReplacedBeyondOneMessageTravelsAsDeltasThatNeverDropAKeptMember() {
+        SnapshotDiff small = new SnapshotDiff(4096);
+        List<String> before = new ArrayList<>();
+        List<String> after = new ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            before.add(String.format("fd00::%04x", i));
+        }
+        for (int i = 2000; i < 5000; i++) { // a third kept: added + removed exceed the new size, a replacement before
+            after.add(String.format("fd00::%04x", i));
+        }
+        NodeSnapshot a = snapshot("n1", List.of(ipSet("big", before.toArray(String[]::new))),
+                List.of(allowIngressFrom("x/p", "big")), List.of(podEndpoint("x", "a", "10.0.0.1", "x/p")));
+        NodeSnapshot b = a.toBuilder().setIpSets(0, ipSet("big", after.toArray(String[]::new))).build();
+
+        List<ToAgent> msgs = messages(small, idx(a), idx(b));
+
+        assertThat(msgs.size()).as("more than one message").isGreaterThan(1);
+        assertThat(kinds(msgs)).containsOnly(PayloadCase.IP_SET_DELTA_UPDATE);
+        java.util.Set<String> kept = new java.util.HashSet<>(before);
+        kept.retainAll(after);
+        java.util.Set<String> either = new java.util.HashSet<>(before);
+        either.addAll(after);
+        AgentView v = AgentView.of(a);
+        for (ToAgent m : msgs) {
+            v.apply(m);
+            assertThat(v.sets.get("big")).containsAll(kept);
+            assertThat(either).containsAll(v.sets.get("big"));
+        }
+        assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(b));
+
+        // A replacement that fits in one message is atomic: still sent whole when smaller.
+        NodeSnapshot c = a.toBuilder().setIpSets(0, ipSet("big", "fd01::1")).build();
+        assertThat(kinds(messages(small, idx(a), idx(c)))).containsExactly(PayloadCase.IP_SET_UPDATE);
+    }
+
     @Test
     void randomTransitionsReachTheTargetWithoutBreakingReferences() {
         Random rnd = new Random(42);

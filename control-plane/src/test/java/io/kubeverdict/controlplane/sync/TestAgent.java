@@ -98,6 +98,19 @@ public final class TestAgent implements AutoCloseable {
         throw new AssertionError("stream ended: " + o, o instanceof Throwable t ? t : null);
     }
 
+    /**
+     * The next message that changes the state, after InSync: the InSyncs that end each change are
+     * read (and counted in {@link #boundaries()}) but skipped.
+     */
+    public ToAgent nextDelta() throws InterruptedException {
+        while (true) {
+            ToAgent m = next();
+            if (!m.hasInSync()) {
+                return m;
+            }
+        }
+    }
+
     /** Reads through the InSync marker. */
     public void readUntilInSync() throws InterruptedException {
         while (!view.inSync) {
@@ -105,12 +118,20 @@ public final class TestAgent implements AutoCloseable {
         }
     }
 
-    /** Reads until the view equals {@code expected} (order-insensitive). */
+    /**
+     * Reads until the view equals {@code expected} (order-insensitive) at a complete state: the
+     * InSync that ends the snapshot or the change is read too, as an agent enforces it.
+     */
     public void readUntil(NodeSnapshot expected) throws InterruptedException {
         NodeSnapshot want = AgentView.canonical(expected);
-        while (!view.toSnapshot(expected.getNode()).equals(want)) {
+        while (!(atBoundary() && view.toSnapshot(expected.getNode()).equals(want))) {
             next();
         }
+    }
+
+    /** Whether the last message read was an InSync (the end of the snapshot or of a change). */
+    private boolean atBoundary() {
+        return !view.received.isEmpty() && view.received.get(view.received.size() - 1).hasInSync();
     }
 
     /** Reads (applying messages) until the stream ends; returns how it ended. */
@@ -135,9 +156,14 @@ public final class TestAgent implements AutoCloseable {
         return inbox.size();
     }
 
-    /** Messages received after InSync. */
+    /** Messages received after InSync, without the InSyncs that end each change. */
     public java.util.List<ToAgent> deltas() {
         return java.util.List.copyOf(view.deltas);
+    }
+
+    /** The InSyncs received after the first: one per change. */
+    public java.util.List<ToAgent> boundaries() {
+        return java.util.List.copyOf(view.boundaries);
     }
 
     public NodeSnapshot state(String node) {

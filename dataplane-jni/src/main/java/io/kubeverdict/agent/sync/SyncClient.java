@@ -29,8 +29,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each stream starts a fresh {@link SnapshotAssembler}: the previous state stays enforced, and
  * nothing reaches the {@link Enforcer} until the stream's InSync; then the whole new state is
- * enforced at once, and after that every burst of deltas (what has arrived by the time the last
- * burst is applied) is enforced as one new generation. A sequence gap or a message that does not
+ * enforced at once. After that, when the control plane ends each change with an InSync (it says so
+ * in the first one: {@code change_boundaries}), the state is enforced only at those InSyncs, at
+ * most once per burst (its last), so a change that spans several messages (a large IP set in
+ * chunks) is never enforced half-arrived, and a stream that breaks inside a change leaves the last
+ * complete state enforced. With an older control plane that marks no boundaries, every burst of
+ * deltas (what has arrived by the time the burst is applied) is enforced as one new generation.
+ * Messages are applied to the assembler and requested from the stream as they come either way,
+ * so flow control does not wait for a boundary. A sequence gap or a message that does not
  * fit abandons the stream and resyncs on a new one. A broken stream is retried after a short
  * full-jitter {@link Backoff} (at most 1 s by default); before each attempt the channel's own
  * connect backoff (gRPC's grows to two minutes) is cut short, so the attempt really dials and a
@@ -178,15 +184,19 @@ public final class SyncClient implements AutoCloseable {
                 channel.newCall(PolicySyncGrpc.getSyncMethod(), CallOptions.DEFAULT), request, stream);
         SnapshotAssembler builder = builders.get();
         boolean inSync = false;
+        // Whether this stream's control plane ends every change with an InSync (its first InSync
+        // says so): then only the states at those InSyncs are enforced.
+        boolean boundaries = false;
+        long eventTime = 0; // the latest event time applied since the last enforce
         List<ToAgent> burst = new ArrayList<>();
         try {
             while (running) {
                 burst.clear();
                 Object first = stream.events.take();
                 Object end = collectBurst(first, stream.events, burst);
-                long lastSequence = -1;
-                long eventTime = 0;
-                for (ToAgent message : burst) {
+                int requested = 0;
+                for (int i = 0; i < burst.size(); i++) {
+                    ToAgent message = burst.get(i);
                     status.connected(true);
                     status.received(message.getSequence(), System.nanoTime());
                     try {
@@ -200,19 +210,24 @@ public final class SyncClient implements AutoCloseable {
                         status.resync();
                         return inSync;
                     }
+                    eventTime = Math.max(eventTime, message.getEventTimeUnixNanos());
                     if (message.hasInSync() && !inSync) {
                         inSync = true;
+                        boundaries = message.getInSync().getChangeBoundaries();
                         refusal = null;
-                        log.info("in sync at sequence {}", message.getSequence());
+                        log.info("in sync at sequence {}{}", message.getSequence(),
+                                boundaries ? "" : " (the control plane marks no change boundaries: enforcing what has arrived)");
                     }
-                    lastSequence = message.getSequence();
-                    eventTime = Math.max(eventTime, message.getEventTimeUnixNanos());
+                    if (inSync && endsCompleteState(burst, i, boundaries)) {
+                        // Ask for more before the (possibly slow) enforce, as much as was applied.
+                        stream.request(i + 1 - requested);
+                        requested = i + 1;
+                        enforce(builder, message.getSequence(), eventTime);
+                        eventTime = 0;
+                    }
                 }
-                if (!burst.isEmpty()) {
-                    stream.request(burst.size());
-                    if (inSync) {
-                        enforce(builder, lastSequence, eventTime);
-                    }
+                if (burst.size() > requested) {
+                    stream.request(burst.size() - requested);
                 }
                 if (end != null) {
                     if (!running) {
@@ -241,6 +256,27 @@ public final class SyncClient implements AutoCloseable {
         } finally {
             stream.cancel("sync stream abandoned");
         }
+    }
+
+    /**
+     * Whether the state after the {@code i}th message of the burst is one to enforce. With change
+     * boundaries: an InSync, the burst's last (a burst that holds several changes is enforced
+     * once, at its last complete one; what follows it is a change that has only partly arrived).
+     * Without (an older control plane): the burst's last message, whatever has arrived.
+     */
+    static boolean endsCompleteState(List<ToAgent> burst, int i, boolean boundaries) {
+        if (!boundaries) {
+            return i == burst.size() - 1;
+        }
+        if (!burst.get(i).hasInSync()) {
+            return false;
+        }
+        for (int j = i + 1; j < burst.size(); j++) {
+            if (burst.get(j).hasInSync()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void enforce(SnapshotAssembler builder, long sequence, long eventTime) {

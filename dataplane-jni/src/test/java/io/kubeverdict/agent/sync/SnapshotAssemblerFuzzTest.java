@@ -204,7 +204,9 @@ class SnapshotAssemblerFuzzTest {
             case 6 -> b.setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
                     .setId(endpointId(data)).setEndpoint(endpoint(data)));
             case 7 -> b.setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder().setId(endpointId(data)));
-            case 8 -> b.setInSync(InSync.getDefaultInstance());
+            // Both forms of InSync (with and without change boundaries), picked from the sequence
+            // rather than from a new byte, so the regression inputs decode as they did before.
+            case 8 -> b.setInSync(InSync.newBuilder().setChangeBoundaries((b.getSequence() & 1) == 1));
             case 9 -> {
                 NodeUpdate.Builder u = NodeUpdate.newBuilder();
                 for (int n = data.consumeInt(0, 3); n > 0; n--) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.sync;
 
+import static io.kubeverdict.agent.testing.Messages.addMembers;
 import static io.kubeverdict.agent.testing.Messages.allowIngressFrom;
+import static io.kubeverdict.agent.testing.Messages.boundary;
 import static io.kubeverdict.agent.testing.Messages.endpoint;
 import static io.kubeverdict.agent.testing.Messages.inSync;
 import static io.kubeverdict.agent.testing.Messages.ipSet;
@@ -204,6 +206,91 @@ class SyncClientTest {
         assertThat(latest.sequence()).isEqualTo(last);
         assertThat(latest.pods()).hasSize(n);
         assertThat(generations).isBetween(1, n);
+    }
+
+    /** The members of set {@code id} in an enforced snapshot (empty when it has no such set). */
+    private static List<String> members(Enforced e, String id) {
+        return e.snapshot().getIpSetsList().stream().filter(s -> s.getId().equals(id)).findFirst()
+                .map(s -> List.copyOf(s.getMembersList())).orElse(List.of());
+    }
+
+    // Audit M1: a large set replaced as IpSetUpdate(first chunk) + IpSetDeltaUpdate(rest) must not
+    // be enforced as its first chunk alone (it would cut connections allowed before and after).
+    @Test
+    void withChangeBoundariesAPartlyArrivedChangeIsNeverEnforced() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream stream = cp.nextStream();
+        stream.send(ipSet(1, "s", "10.0.0.1", "10.0.0.2", "10.0.0.3"), allowIngressFrom(2, "x/allow", "s"),
+                endpoint(3, "x", "a", "10.9.0.1", "x/allow"), boundary(4));
+        assertThat(next().sequence()).isEqualTo(4);
+
+        stream.send(ipSet(5, "s", "10.0.0.1")); // the first chunk of the replacement
+        await(() -> client.status().receivedSequence() == 5);
+        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS)).as("the first chunk alone enforced").isNull();
+        assertThat(client.status().appliedSequence()).isEqualTo(4);
+
+        stream.send(addMembers(6, "s", "10.0.0.2", "10.0.0.3", "10.0.0.4"), boundary(7));
+        Enforced whole = next();
+        assertThat(whole.sequence()).isEqualTo(7);
+        assertThat(members(whole, "s")).containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4");
+        cp.awaitReport(7);
+        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS)).as("enforced again").isNull();
+    }
+
+    @Test
+    void aBurstThatEndsInsideAChangeEnforcesOnlyUpToItsLastBoundary() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream stream = cp.nextStream();
+        stream.send(ipSet(1, "s"), boundary(2));
+        assertThat(next().sequence()).isEqualTo(2);
+
+        // One write: however the agent's bursts cut it, only the states at 4 and 7 are complete.
+        stream.send(addMembers(3, "s", "10.0.0.1"), boundary(4), addMembers(5, "s", "10.0.0.2"),
+                addMembers(6, "s", "10.0.0.3"), boundary(7));
+        Enforced e;
+        do {
+            e = next();
+            assertThat(e.sequence()).as("enforced at a boundary").isIn(4L, 7L);
+            if (e.sequence() == 4) {
+                assertThat(members(e, "s")).containsExactly("10.0.0.1");
+            }
+        } while (e.sequence() < 7);
+        assertThat(members(e, "s")).containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.3");
+    }
+
+    @Test
+    void withChangeBoundariesAStreamThatBreaksInsideAChangeLeavesTheLastCompleteStateEnforced() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream first = cp.nextStream();
+        first.send(ipSet(1, "s", "10.0.0.1", "10.0.0.2"), boundary(2));
+        assertThat(members(next(), "s")).containsExactly("10.0.0.1", "10.0.0.2");
+
+        first.send(ipSet(3, "s", "10.0.0.1"));
+        await(() -> client.status().receivedSequence() == 3);
+        first.fail(Status.UNAVAILABLE.withDescription("control plane killed between chunks"));
+        ScriptedControlPlane.Stream second = cp.nextStream();
+        await(() -> client.status().reconnects() >= 1);
+        assertThat(enforced).as("the partial set enforced").isEmpty();
+        assertThat(client.status().appliedSequence()).isEqualTo(2);
+
+        second.send(ipSet(1, "s", "10.0.0.1", "10.0.0.5"), boundary(2));
+        assertThat(members(next(), "s")).containsExactly("10.0.0.1", "10.0.0.5");
+    }
+
+    // Version skew: a control plane that does not announce boundaries (its InSync has no
+    // change_boundaries) never sends them, so the agent enforces every burst as it always did.
+    @Test
+    void withoutAnnouncedBoundariesEachBurstIsEnforcedAsBefore() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream stream = cp.nextStream();
+        stream.send(ipSet(1, "s", "10.0.0.1", "10.0.0.2"), inSync(2));
+        assertThat(next().sequence()).isEqualTo(2);
+
+        stream.send(ipSet(3, "s", "10.0.0.1"));
+        Enforced partial = next();
+        assertThat(partial.sequence()).isEqualTo(3);
+        assertThat(members(partial, "s")).containsExactly("10.0.0.1");
+        cp.awaitReport(3);
     }
 
     @Test

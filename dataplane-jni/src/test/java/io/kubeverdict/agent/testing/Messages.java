@@ -67,7 +67,22 @@ public final class Messages {
                 .setId(EndpointId.newBuilder().setNamespace(ns).setPod(pod))).build();
     }
 
+    /** InSync as a control plane without change boundaries sends it (before they existed). */
     public static ToAgent inSync(long seq) {
         return ToAgent.newBuilder().setSequence(seq).setInSync(InSync.getDefaultInstance()).build();
+    }
+
+    /**
+     * InSync as a control plane that ends every change with one sends it: the first one announces
+     * the boundaries, each later one ends a change.
+     */
+    public static ToAgent boundary(long seq) {
+        return ToAgent.newBuilder().setSequence(seq).setInSync(InSync.newBuilder().setChangeBoundaries(true)).build();
+    }
+
+    /** A delta adding members to a set the agent has. */
+    public static ToAgent addMembers(long seq, String id, String... members) {
+        return ToAgent.newBuilder().setSequence(seq).setIpSetDeltaUpdate(io.kubeverdict.proto.v1.IpSetDeltaUpdate.newBuilder()
+                .setId(id).addAllAddedMembers(List.of(members))).build();
     }
 }

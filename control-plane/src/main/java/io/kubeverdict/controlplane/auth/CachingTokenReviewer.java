@@ -38,6 +38,11 @@ public final class CachingTokenReviewer implements TokenReviewer {
         this.answers = new ExpiringAnswers<>(MAX_ENTRIES, nanoTime);
     }
 
+    /** The kept answer for {@code token}, or null when it must be asked (and would cost a review). */
+    public Review kept(String token) {
+        return answers.get(sha256(token));
+    }
+
     @Override
     public Review review(String token) {
         String key = sha256(token);

@@ -9,18 +9,13 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.kubeverdict.runtime.logging.LogLimiter;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * What one caller may hold: at most {@code maxStreams} open streams (Sync, ReportVerdicts,
@@ -34,8 +29,6 @@ import org.slf4j.LoggerFactory;
  * anyway) or this pod itself, and the live CLI's {@code matrix} asks for every node's snapshot.
  */
 public final class CallLimits implements ServerInterceptor {
-    private static final Logger log = LoggerFactory.getLogger(CallLimits.class);
-
     /**
      * @param maxStreams open streaming calls per caller (an agent needs two: Sync and
      *     ReportVerdicts, and briefly a third while it reconnects)
@@ -72,22 +65,18 @@ public final class CallLimits implements ServerInterceptor {
     private final Config config;
     private final Function<ServerCall<?, ?>, String> callerKey;
     private final Predicate<MethodDescriptor<?, ?>> rateLimited;
-    private final LongSupplier nanoClock;
-    private final MeterRegistry registry;
     private final Map<String, Integer> openStreams = new ConcurrentHashMap<>();
-    private final Map<String, TokenBucket> buckets = new ConcurrentHashMap<>();
-    private final TokenBucket overflow;
-    private final LogLimiter streamLog = new LogLimiter(1, TimeUnit.SECONDS);
-    private final LogLimiter rateLog = new LogLimiter(1, TimeUnit.SECONDS);
+    private final CallerBuckets buckets;
+    private final CallRefusals refusals;
 
     public CallLimits(Config config, Function<ServerCall<?, ?>, String> callerKey,
             Predicate<MethodDescriptor<?, ?>> rateLimited, MeterRegistry registry, LongSupplier nanoClock) {
         this.config = config;
         this.callerKey = callerKey;
         this.rateLimited = rateLimited;
-        this.registry = registry;
-        this.nanoClock = nanoClock;
-        this.overflow = new TokenBucket(config, nanoClock.getAsLong());
+        this.refusals = new CallRefusals(registry);
+        this.buckets = new CallerBuckets(config.unaryPerSecond(), config.unaryBurst(), config.maxTrackedCallers(),
+                nanoClock);
     }
 
     @Override
@@ -102,9 +91,9 @@ public final class CallLimits implements ServerInterceptor {
         if (!method.getType().clientSendsOneMessage() || !method.getType().serverSendsOneMessage()) {
             return stream(call, headers, next, caller);
         }
-        if (rateLimited.test(method) && !bucket(caller).tryTake(nanoClock.getAsLong())) {
-            return refuse(call, "rate_limited", rateLog, caller, "more than " + config.unaryPerSecond()
-                    + " calls per second (burst " + config.unaryBurst() + ")");
+        if (rateLimited.test(method) && !buckets.tryTake(caller)) {
+            return refusals.refuse(call, "rate_limited", Status.Code.RESOURCE_EXHAUSTED, caller,
+                    "more than " + config.unaryPerSecond() + " calls per second (burst " + config.unaryBurst() + ")");
         }
         return next.startCall(call, headers);
     }
@@ -114,7 +103,7 @@ public final class CallLimits implements ServerInterceptor {
         int open = openStreams.merge(caller, 1, Integer::sum);
         if (open > config.maxStreams()) {
             release(caller);
-            return refuse(call, "streams_per_caller", streamLog, caller,
+            return refusals.refuse(call, "streams_per_caller", Status.Code.RESOURCE_EXHAUSTED, caller,
                     "already " + config.maxStreams() + " open streams");
         }
         AtomicBoolean released = new AtomicBoolean();
@@ -152,71 +141,5 @@ public final class CallLimits implements ServerInterceptor {
     /** Open streams of one caller (for tests and inspection). */
     public int openStreams(String caller) {
         return openStreams.getOrDefault(caller, 0);
-    }
-
-    private TokenBucket bucket(String caller) {
-        TokenBucket b = buckets.get(caller);
-        if (b != null) {
-            return b;
-        }
-        if (buckets.size() >= config.maxTrackedCallers()) {
-            long now = nanoClock.getAsLong();
-            buckets.values().removeIf(bucket -> bucket.isFull(now));
-            if (buckets.size() >= config.maxTrackedCallers()) {
-                return overflow;
-            }
-        }
-        return buckets.computeIfAbsent(caller, k -> new TokenBucket(config, nanoClock.getAsLong()));
-    }
-
-    private <Q, R> ServerCall.Listener<Q> refuse(ServerCall<Q, R> call, String reason, LogLimiter limiter,
-            String caller, String why) {
-        String method = call.getMethodDescriptor().getFullMethodName();
-        Counter.builder("kubeverdict_grpc_calls_refused")
-                .description("Calls refused by a per-caller limit, by reason and method")
-                .tag("reason", reason).tag("method", method)
-                .register(registry).increment();
-        long suppressed = limiter.tryAcquire();
-        if (suppressed >= 0) {
-            log.warn("refused {} of {} from {}: {}{}", method, caller,
-                    call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR), why,
-                    suppressed > 0 ? " (" + suppressed + " more refusals not logged)" : "");
-        }
-        call.close(Status.RESOURCE_EXHAUSTED.withDescription(why + " for " + caller), new Metadata());
-        return new ServerCall.Listener<>() { };
-    }
-
-    /** Tokens refill continuously up to the burst. */
-    private static final class TokenBucket {
-        private final double perNano;
-        private final double burst;
-        private double tokens;
-        private long last;
-
-        TokenBucket(Config config, long now) {
-            this.perNano = config.unaryPerSecond() / 1e9;
-            this.burst = config.unaryBurst();
-            this.tokens = burst;
-            this.last = now;
-        }
-
-        synchronized boolean tryTake(long now) {
-            refill(now);
-            if (tokens < 1) {
-                return false;
-            }
-            tokens -= 1;
-            return true;
-        }
-
-        synchronized boolean isFull(long now) {
-            refill(now);
-            return tokens >= burst;
-        }
-
-        private void refill(long now) {
-            tokens = Math.min(burst, tokens + Math.max(0, now - last) * perNano);
-            last = now;
-        }
     }
 }

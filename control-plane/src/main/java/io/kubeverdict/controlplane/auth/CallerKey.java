@@ -27,9 +27,10 @@ public final class CallerKey {
         return "address " + address(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
     }
 
-    private static String address(SocketAddress remote) {
+    /** The peer's IP address as text (not the port: a new connection is not a new caller). */
+    static String address(SocketAddress remote) {
         if (remote instanceof InetSocketAddress a && a.getAddress() != null) {
-            return a.getAddress().getHostAddress(); // not the port: a new connection is not a new caller
+            return a.getAddress().getHostAddress();
         }
         return String.valueOf(remote);
     }

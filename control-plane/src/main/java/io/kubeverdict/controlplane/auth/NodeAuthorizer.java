@@ -3,8 +3,6 @@ package io.kubeverdict.controlplane.auth;
 
 import io.grpc.Status;
 import java.util.Set;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Decides whether the current call may act for a node, and which nodes it may inspect, by the
@@ -17,14 +15,14 @@ import org.slf4j.LoggerFactory;
  *       that node ({@link Caller}); an agent inspects its own node, a tokenless call on loopback
  *       ({@code kubectl port-forward}, authorized by the API server) every node, anyone else none.</li>
  * </ul>
- * Every refusal is logged with why (the caller gets the same text).
+ * Every refusal is logged with why (the caller gets the same text), within {@link RefusalLog}'s
+ * limits: a line a minute per peer and code, the client's words escaped and cut.
  */
 public final class NodeAuthorizer {
-    private static final Logger log = LoggerFactory.getLogger(NodeAuthorizer.class);
-
     private enum Mode { NONE, CERTIFICATE, TOKEN }
 
     private final Mode mode;
+    private final RefusalLog refusals = new RefusalLog();
 
     private NodeAuthorizer(Mode mode) {
         this.mode = mode;
@@ -50,7 +48,7 @@ public final class NodeAuthorizer {
             case TOKEN -> byToken(node);
         };
         if (!s.isOk()) {
-            log.warn("refused a call for node '{}': {}", node, s.getDescription());
+            refusals.refused(node, s);
         }
         return s;
     }

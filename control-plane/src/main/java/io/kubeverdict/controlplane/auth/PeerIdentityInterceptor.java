@@ -13,18 +13,24 @@ import java.security.cert.X509Certificate;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
 
-/** Puts the verified client certificate's identity (if any) into the call's Context. */
+/**
+ * Puts who the peer is into the call's Context: its verified client certificate's identity (if
+ * any) and its IP address (for logs about it, which cannot see the call).
+ */
 public final class PeerIdentityInterceptor implements ServerInterceptor {
     static final Context.Key<PeerIdentity> IDENTITY = Context.key("kubeverdict-peer-identity");
+    static final Context.Key<String> ADDRESS = Context.key("kubeverdict-peer-address");
 
     @Override
     public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
             ServerCallHandler<Q, R> next) {
         PeerIdentity identity = identity(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION));
-        if (identity == null) {
-            return next.startCall(call, headers);
+        Context context = Context.current()
+                .withValue(ADDRESS, CallerKey.address(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR)));
+        if (identity != null) {
+            context = context.withValue(IDENTITY, identity);
         }
-        return Contexts.interceptCall(Context.current().withValue(IDENTITY, identity), call, headers, next);
+        return Contexts.interceptCall(context, call, headers, next);
     }
 
     private static PeerIdentity identity(SSLSession session) {

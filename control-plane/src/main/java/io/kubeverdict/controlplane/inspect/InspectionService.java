@@ -31,7 +31,6 @@ import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -45,6 +44,8 @@ import java.util.function.Function;
  * Explain evaluates egress with the source's node snapshot and ingress with the destination's,
  * with the same verdict function ({@link SnapshotIndex}) the agents use. Each call sees only the
  * nodes of its caller's {@link InspectionScope}: under mTLS a node's certificate reads its own node.
+ * Every call asks who the caller is before it looks at any state, and a caller who may read
+ * nothing gets the same refusal whatever it names.
  * ListNodes pages by node name.
  */
 public final class InspectionService extends ControlPlaneInspectionGrpc.ControlPlaneInspectionImplBase {
@@ -133,12 +134,18 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
 
     @Override
     public void explain(ExplainRequest request, StreamObserver<Explanation> out) {
+        // Who asks comes first: a caller who may read nothing gets the same answer whatever it names.
+        InspectionScope scope = authorizer.inspectionScope();
+        if (scope.refusal() != null) {
+            out.onError(scope.refusal().asRuntimeException());
+            return;
+        }
         if (!hub.isReady()) {
             out.onError(Status.UNAVAILABLE.withDescription("first calculation not done yet").asRuntimeException());
             return;
         }
         try {
-            out.onNext(explain(request, authorizer.inspectionScope()));
+            out.onNext(explain(request, scope));
             out.onCompleted();
         } catch (ScopeException e) {
             out.onError(e.status.asRuntimeException());
@@ -153,14 +160,21 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         return explain(request, InspectionScope.all());
     }
 
+    /**
+     * Only the nodes the caller may read are looked in: a pod elsewhere is, to this caller, exactly
+     * a pod that does not exist (by name the same refusal, by address not evaluated), so Explain
+     * tells nobody what runs on nodes they may not read.
+     */
     private Explanation explain(ExplainRequest request, InspectionScope scope) {
-        EndpointDirectory dir = new EndpointDirectory(hub.all());
+        EndpointDirectory dir = new EndpointDirectory(scope.isAll() ? hub.all()
+                : hub.all().stream().filter(s -> scope.permits(s.node())).toList());
+        String nowhere = scope.isAll() ? "any node" : "the nodes the caller may inspect (" + scope + ")";
         Tuple.Builder t = request.getTuple().toBuilder();
         if (!request.getFrom().isEmpty()) {
-            t.setSrcIp(firstIp(dir, request.getFrom()));
+            t.setSrcIp(firstIp(dir, request.getFrom(), scope));
         }
         if (!request.getTo().isEmpty()) {
-            t.setDstIp(firstIp(dir, request.getTo()));
+            t.setDstIp(firstIp(dir, request.getTo(), scope));
         }
         if (t.getSrcIp().isEmpty() || t.getDstIp().isEmpty()) {
             throw new IllegalArgumentException("need a source and a destination (tuple addresses or from/to pod names)");
@@ -171,20 +185,14 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         Tuple tuple = t.build();
         Optional<Located> src = dir.byIp(tuple.getSrcIp());
         Optional<Located> dst = dir.byIp(tuple.getDstIp());
-        // Each side is evaluated with its node's snapshot: both must be nodes the caller may read.
-        for (Optional<Located> side : List.of(src, dst)) {
-            if (side.isPresent() && !scope.permits(side.get().node())) {
-                throw new ScopeException(denied(scope, side.get().node()));
-            }
-        }
 
         Explanation.Builder result = Explanation.newBuilder().setTuple(tuple);
         DirectionExplanation egress = src.map(l -> TierVisits.annotate(explainer(l.node()).explain(tuple).getEgress(),
                         l.endpoint().getEndpoint(), Decision.EGRESS))
-                .orElse(notEvaluated("source is not an endpoint of any node"));
+                .orElse(notEvaluated("source is not an endpoint of " + nowhere));
         DirectionExplanation ingress = dst.map(l -> TierVisits.annotate(explainer(l.node()).explain(tuple).getIngress(),
                         l.endpoint().getEndpoint(), Decision.INGRESS))
-                .orElse(notEvaluated("destination is not an endpoint of any node"));
+                .orElse(notEvaluated("destination is not an endpoint of " + nowhere));
         src.ifPresent(l -> result.setSource(l.endpoint().getId()));
         dst.ifPresent(l -> result.setDestination(l.endpoint().getId()));
         boolean denied = egress.getVerdict() == Verdict.VERDICT_DENY || ingress.getVerdict() == Verdict.VERDICT_DENY;
@@ -240,14 +248,14 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
 
     @Override
     public void describeEndpoint(DescribeEndpointRequest request, StreamObserver<EndpointDescription> out) {
-        if (!hub.isReady()) {
-            out.onError(Status.UNAVAILABLE.withDescription("first calculation not done yet").asRuntimeException());
-            return;
-        }
         InspectionScope scope = authorizer.inspectionScope();
         if (!scope.isAll()) {
             // A description names the rules of every node that use the pod as a peer.
             out.onError(clusterWideOnly(scope, "DescribeEndpoint").asRuntimeException());
+            return;
+        }
+        if (!hub.isReady()) {
+            out.onError(Status.UNAVAILABLE.withDescription("first calculation not done yet").asRuntimeException());
             return;
         }
         try {
@@ -263,11 +271,19 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
                 .setReason(reason).build();
     }
 
-    private static String firstIp(EndpointDirectory dir, String name) {
-        return dir.byName(name).filter(l -> l.endpoint().getEndpoint().getIpsCount() > 0)
-                .map(l -> l.endpoint().getEndpoint().getIps(0))
-                .orElseThrow(() -> new IllegalArgumentException(
-                        "no endpoint named '" + name + "' (want namespace/pod of a running pod with an IP)"));
+    /** The pod's first address; a caller limited to some nodes is refused alike for missing pods and pods elsewhere. */
+    private static String firstIp(EndpointDirectory dir, String name, InspectionScope scope) {
+        Optional<String> ip = dir.byName(name).filter(l -> l.endpoint().getEndpoint().getIpsCount() > 0)
+                .map(l -> l.endpoint().getEndpoint().getIps(0));
+        if (ip.isPresent()) {
+            return ip.get();
+        }
+        if (!scope.isAll()) {
+            throw new ScopeException(Status.PERMISSION_DENIED.withDescription("no endpoint named '" + name
+                    + "' on the nodes the caller may inspect (" + scope + ")"));
+        }
+        throw new IllegalArgumentException(
+                "no endpoint named '" + name + "' (want namespace/pod of a running pod with an IP)");
     }
 
     private Explainer explainer(String node) {

@@ -11,6 +11,7 @@ import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.auth.CachingTokenReviewer;
 import io.kubeverdict.controlplane.auth.InspectionAccess;
 import io.kubeverdict.controlplane.auth.KubernetesTokenReviewer;
+import io.kubeverdict.controlplane.auth.TokenReviewLimits;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
@@ -248,7 +249,9 @@ public final class ControlPlane implements AutoCloseable {
             AgentBinding binding = new AgentBinding(t.agentNamespace(), t.agentServiceAccount(), pods::pod,
                     InspectionAccess.subjectAccessReviews(k.client()));
             authentication.add(new BearerTokenInterceptor(
-                    new CachingTokenReviewer(new KubernetesTokenReviewer(k.client(), t.audience())), binding));
+                    new CachingTokenReviewer(new KubernetesTokenReviewer(k.client(), t.audience())),
+                    new TokenReviewLimits(TokenReviewLimits.Config.defaults(), System::nanoTime), binding,
+                    process.registry()));
             authorizer = NodeAuthorizer.requireAgentToken();
             log.info("agents authenticate with tokens of {} for audience {}", binding.agentUsername(), t.audience());
         } else if (config.auth() instanceof Auth.Certificates) {

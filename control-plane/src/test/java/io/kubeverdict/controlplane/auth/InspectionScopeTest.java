@@ -111,6 +111,17 @@ class InspectionScopeTest {
                 .setTuple(Tuple.newBuilder().setDstPort(80)).build());
     }
 
+    private static Status refusal(ThrowingCallable call) {
+        try {
+            call.call();
+        } catch (StatusRuntimeException e) {
+            return e.getStatus();
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+        throw new AssertionError("the call succeeded");
+    }
+
     private static void denied(ThrowingCallable call) {
         assertThatThrownBy(call).isInstanceOfSatisfying(StatusRuntimeException.class,
                 e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
@@ -123,11 +134,21 @@ class InspectionScopeTest {
         assertThat(snapshot(n1, "n1").getEndpointsCount()).isEqualTo(1);
         denied(() -> snapshot(n1, "n2"));
         denied(() -> snapshot(n1, "not-a-node"));
-        // Explaining needs each side's node snapshot: another node's pod on either side is refused.
-        denied(() -> explain(n1, "x/a", "x/b"));
+        // Explaining needs each side's node snapshot: another node's pod is refused by name exactly
+        // as a pod that does not exist (no oracle for what runs elsewhere)...
+        Status elsewhere = refusal(() -> explain(n1, "x/a", "x/b"));
+        Status missing = refusal(() -> explain(n1, "x/a", "x/nope"));
+        assertThat(elsewhere.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+        assertThat(missing.getCode()).isEqualTo(elsewhere.getCode());
+        assertThat(missing.getDescription()).isEqualTo(elsewhere.getDescription().replace("x/b", "x/nope"));
         denied(() -> explain(n1, "x/b", "x/a"));
-        denied(() -> n1.explain(ExplainRequest.newBuilder().setTuple(Tuple.newBuilder()
-                .setSrcIp("192.0.2.1").setDstIp("10.0.0.2").setDstPort(80)).build()));
+        // ...and by address another node's pod is, like an address of no pod, not evaluated.
+        Explanation otherNode = n1.explain(ExplainRequest.newBuilder().setTuple(Tuple.newBuilder()
+                .setSrcIp("10.0.0.1").setDstIp("10.0.0.2").setDstPort(80)).build());
+        Explanation noPod = n1.explain(ExplainRequest.newBuilder().setTuple(Tuple.newBuilder()
+                .setSrcIp("10.0.0.1").setDstIp("192.0.2.9").setDstPort(80)).build());
+        assertThat(otherNode.getIngress()).isEqualTo(noPod.getIngress());
+        assertThat(otherNode.hasDestination()).isFalse();
         // Its own pod against an address of no node is fine.
         Explanation own = n1.explain(ExplainRequest.newBuilder().setTuple(Tuple.newBuilder()
                 .setSrcIp("192.0.2.1").setDstIp("10.0.0.1").setDstPort(80)).build());

@@ -13,6 +13,8 @@ import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
+import io.kubeverdict.proto.v1.DescribeEndpointRequest;
+import io.kubeverdict.proto.v1.EndpointDescription;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
@@ -108,6 +110,35 @@ class InspectionServiceTest {
                 .get(0).getSourceRevision()).isEqualTo("abc123");
     }
 
+    /**
+     * With token authentication, a call without an accepted token (here: none in the Context) is
+     * refused before anything is looked at: the same answer for an existing and a missing pod, and
+     * also before the first calculation (the refusal does not wait for the cluster's state).
+     */
+    @Test
+    void anUnauthenticatedExplainIsRefusedAlikeForExistingAndMissingPodsBeforeAnyWork() {
+        InspectionService guarded = new InspectionService(hub, sync, NodeAuthorizer.requireAgentToken());
+        ExplainRequest existing = ExplainRequest.newBuilder().setFrom("x/a")
+                .setTuple(Tuple.newBuilder().setDstIp("192.0.2.1")).build();
+        ExplainRequest missing = ExplainRequest.newBuilder().setFrom("nope/nope")
+                .setTuple(Tuple.newBuilder().setDstIp("192.0.2.1")).build();
+        assertThat(status((StreamObserver<Explanation> o) -> guarded.explain(existing, o)).getCode())
+                .as("before the first calculation").isEqualTo(Status.Code.UNAUTHENTICATED);
+        assertThat(status((StreamObserver<EndpointDescription> o) -> guarded.describeEndpoint(
+                DescribeEndpointRequest.newBuilder().setPod("x/a").build(), o)).getCode())
+                .isEqualTo(Status.Code.UNAUTHENTICATED);
+        publishCluster();
+        Status forExisting = status((StreamObserver<Explanation> o) -> guarded.explain(existing, o));
+        Status forMissing = status((StreamObserver<Explanation> o) -> guarded.explain(missing, o));
+        assertThat(forExisting.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+        assertThat(forMissing.getCode()).isEqualTo(forExisting.getCode());
+        assertThat(forMissing.getDescription()).isEqualTo(forExisting.getDescription());
+        Status byIp = status((StreamObserver<Explanation> o) -> guarded.explain(ExplainRequest.newBuilder()
+                .setTuple(Tuple.newBuilder().setSrcIp("192.0.2.7").setDstIp("192.0.2.1")).build(), o));
+        assertThat(byIp.getCode()).as("not an empty explanation for addresses of no pod")
+                .isEqualTo(Status.Code.UNAUTHENTICATED);
+    }
+
     interface Call<T> {
         void run(StreamObserver<T> o);
     }
@@ -130,6 +161,22 @@ class InspectionServiceTest {
             throw new AssertionError(err[0]);
         }
         return out;
+    }
+
+    private static <T> Status status(Call<T> c) {
+        Status[] status = {null};
+        c.run(new StreamObserver<>() {
+            public void onNext(T v) {}
+
+            public void onError(Throwable t) {
+                status[0] = Status.fromThrowable(t);
+            }
+
+            public void onCompleted() {
+                status[0] = Status.OK;
+            }
+        });
+        return status[0];
     }
 
     private static <T> Status.Code error(Call<T> c) {

@@ -16,12 +16,17 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The gRPC server of both processes: the given services plus grpc.health.v1 and server reflection
  * in both protocol versions (v1 for current grpcurl, v1alpha for older clients), optionally behind
  * mutual TLS, within {@link ServerLimits}. Health reports NOT_SERVING for "" and every given service until {@link #setServing}.
+ * Handlers run on a fixed pool of our own ({@link ServerLimits#executorThreads}), not gRPC's default
+ * unbounded cached one: a flood of calls waits in line instead of costing a thread each.
  */
 public final class GrpcServer implements AutoCloseable {
     /** How long running calls may finish at close before they are cancelled (long streams are). */
@@ -30,6 +35,7 @@ public final class GrpcServer implements AutoCloseable {
     private final HealthStatusManager health = new HealthStatusManager();
     private final List<String> healthNames = new ArrayList<>();
     private final Server server;
+    private final ThreadPoolExecutor executor;
     private TlsFileReloads tlsReloads;
     private boolean closed;
 
@@ -40,7 +46,9 @@ public final class GrpcServer implements AutoCloseable {
             tlsReloads = opened.reloads();
             credentials = opened.credentials();
         }
+        executor = callExecutor(b.limits);
         NettyServerBuilder nb = NettyServerBuilder.forAddress(b.listen, credentials)
+                .executor(executor)
                 // Sync and WatchVerdicts streams stay open for days: notice dead peers, and let
                 // clients ping (the agent does every 30 s, also between calls).
                 .keepAliveTime(30, TimeUnit.SECONDS)
@@ -62,6 +70,19 @@ public final class GrpcServer implements AutoCloseable {
         nb.addService(v1alphaReflection());
         server = nb.build();
         setServing(false);
+    }
+
+    /** Daemon threads, named for thread dumps; idle ones end after a minute. */
+    private static ThreadPoolExecutor callExecutor(ServerLimits limits) {
+        AtomicInteger n = new AtomicInteger();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(limits.executorThreads(), limits.executorThreads(),
+                60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "grpc-call-" + n.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
     }
 
     @SuppressWarnings("deprecation") // v1alpha is deprecated but still what some clients speak
@@ -113,6 +134,7 @@ public final class GrpcServer implements AutoCloseable {
                 server.awaitTermination(5, TimeUnit.SECONDS);
             }
         } finally {
+            executor.shutdownNow();
             if (tlsReloads != null) {
                 tlsReloads.close();
             }

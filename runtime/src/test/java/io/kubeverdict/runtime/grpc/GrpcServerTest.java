@@ -13,12 +13,15 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.proto.v1.AgentInspectionGrpc;
+import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -140,5 +143,73 @@ class GrpcServerTest {
         assertThatThrownBy(() -> health(""))
                 .isInstanceOfSatisfying(StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
+    }
+
+    /**
+     * Handlers that block (as a TokenReview does) hold at most the pool's threads; the other calls
+     * wait in line and are answered once threads free up, instead of each getting a thread.
+     */
+    @Test
+    void handlersRunOnABoundedPoolAndTheRestWaitTheirTurn() throws Exception {
+        int threads = 4;
+        int calls = 40;
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger mostRunning = new AtomicInteger();
+        try (GrpcServer bounded = GrpcServer.builder(new InetSocketAddress("127.0.0.1", 0))
+                .limits(ServerLimits.defaults().withExecutorThreads(threads))
+                .service(new AgentInspectionGrpc.AgentInspectionImplBase() {
+                    @Override
+                    public void getStatus(AgentStatusRequest request, StreamObserver<AgentStatus> out) {
+                        mostRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+                        try {
+                            release.await(60, TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        running.decrementAndGet();
+                        out.onNext(AgentStatus.getDefaultInstance());
+                        out.onCompleted();
+                    }
+                }).build().start()) {
+            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", bounded.port()).usePlaintext().build();
+            try {
+                List<CompletableFuture<Status>> results = new ArrayList<>();
+                for (int i = 0; i < calls; i++) {
+                    CompletableFuture<Status> done = new CompletableFuture<>();
+                    AgentInspectionGrpc.newStub(ch).withDeadlineAfter(60, TimeUnit.SECONDS).getStatus(
+                            AgentStatusRequest.getDefaultInstance(), new StreamObserver<>() {
+                                @Override
+                                public void onNext(AgentStatus value) {}
+
+                                @Override
+                                public void onError(Throwable t) {
+                                    done.complete(Status.fromThrowable(t));
+                                }
+
+                                @Override
+                                public void onCompleted() {
+                                    done.complete(Status.OK);
+                                }
+                            });
+                    results.add(done);
+                }
+                // Give an unbounded pool every chance to start them all (it does, at once); a
+                // bounded one never gets past its threads, so this wait always runs out there.
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (running.get() < calls && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(mostRunning.get()).as("handlers running at once").isLessThanOrEqualTo(threads);
+                release.countDown();
+                for (CompletableFuture<Status> r : results) {
+                    assertThat(r.get(60, TimeUnit.SECONDS).getCode()).as("every call is answered in turn")
+                            .isEqualTo(Status.Code.OK);
+                }
+            } finally {
+                release.countDown();
+                ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
     }
 }

@@ -197,10 +197,11 @@ class RealCalculationMockClusterTest {
             // Another node's change sends nothing here: the next message is n1's own change.
             client.nodes().withName("n2").edit(n -> new NodeBuilder(n).editSpec()
                     .withPodCIDR("10.0.2.0/24").withPodCIDRs("10.0.2.0/24").endSpec().build());
+            // Still holding x/a's address (outside the node's ranges it would be refused, and its endpoint removed).
             client.nodes().withName("n1").edit(n -> new NodeBuilder(n).editSpec()
-                    .withPodCIDR("10.0.3.0/24").withPodCIDRs("10.0.3.0/24").endSpec().build());
+                    .withPodCIDR("10.0.0.0/16").withPodCIDRs("10.0.0.0/16").endSpec().build());
             ToAgent changed = n1.nextDelta();
-            assertThat(changed.getNodeUpdate().getPodCidrsList()).containsExactly("10.0.3.0/24");
+            assertThat(changed.getNodeUpdate().getPodCidrsList()).containsExactly("10.0.0.0/16");
 
             client.nodes().withName("n1").delete();
             ToAgent removed = n1.nextDelta();

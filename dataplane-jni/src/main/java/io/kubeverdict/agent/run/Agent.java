@@ -10,7 +10,9 @@ import io.kubeverdict.agent.inspect.AgentIdentity;
 import io.kubeverdict.agent.inspect.AgentInspectionService;
 import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.metrics.AgentMetrics;
+import io.kubeverdict.agent.metrics.BlindSpotMetrics;
 import io.kubeverdict.agent.metrics.ConntrackMetrics;
+import io.kubeverdict.agent.nft.BridgeBlindSpots;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.QueuePath;
@@ -195,6 +197,13 @@ public final class Agent implements AutoCloseable {
                             + "new connections' first packets, or lets them through uncounted when fail-open")
                     .tags("queue", Integer.toString(queue.number())).register(metrics.registry());
         }
+        BridgeBlindSpots blindSpots = BridgeBlindSpots.detect(); // audit M10: reported, not refused (operations.md)
+        if (blindSpots.none()) {
+            log.info("blind spots: {}", blindSpots.describe());
+        } else {
+            log.warn("blind spots: {}", blindSpots.describe());
+        }
+        BlindSpotMetrics.register(metrics.registry(), BridgeBlindSpots::detect, blindSpots);
         kernel = new KernelSets(manager, metrics.nftApply());
         VerdictFeed feed = new VerdictFeed(4096, state::generation);
         for (NfQueue queue : queues) {

@@ -2,6 +2,7 @@
 package io.kubeverdict.agent.sync;
 
 import io.kubeverdict.policy.Cidr;
+import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
@@ -11,6 +12,7 @@ import io.kubeverdict.proto.v1.IpSetUpdate;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
@@ -130,7 +132,7 @@ public final class SnapshotAssembler {
             case ACTIVE_POLICY_REMOVE -> policies.remove(message.getActivePolicyRemove().getId());
             case WORKLOAD_ENDPOINT_UPDATE -> endpoints.put(message.getWorkloadEndpointUpdate().getId(),
                     Endpoint.newBuilder().setId(message.getWorkloadEndpointUpdate().getId())
-                            .setEndpoint(message.getWorkloadEndpointUpdate().getEndpoint()).build());
+                            .setEndpoint(withIpv4MappedAsIpv4(message.getWorkloadEndpointUpdate().getEndpoint())).build());
             case WORKLOAD_ENDPOINT_REMOVE -> endpoints.remove(message.getWorkloadEndpointRemove().getId());
             case NODE_UPDATE -> replacePodCidrs(message.getNodeUpdate().getPodCidrsList());
             case IN_SYNC -> { }
@@ -140,6 +142,37 @@ public final class SnapshotAssembler {
         lastSequence = message.getSequence();
         started = true;
         return message.getPayloadCase();
+    }
+
+    /**
+     * The endpoint with each IPv4-mapped IPv6 address ("::ffff:10.0.0.5") written as the IPv4
+     * address, duplicates removed, other text untouched. The kernel's IPv4 hooks see such a pod's
+     * packets as IPv4 and the selected-address sets put it there; the index must key it the same
+     * way, or its IPv4 packets are queued and then find no endpoint (allowed). Security audit L6.
+     */
+    static WorkloadEndpoint withIpv4MappedAsIpv4(WorkloadEndpoint endpoint) {
+        boolean mapped = false;
+        for (String text : endpoint.getIpsList()) {
+            mapped |= ipv4Mapped(text) != null;
+        }
+        if (!mapped) {
+            return endpoint;
+        }
+        Set<String> ips = new LinkedHashSet<>();
+        for (String text : endpoint.getIpsList()) {
+            String v4 = ipv4Mapped(text);
+            ips.add(v4 != null ? v4 : text);
+        }
+        return endpoint.toBuilder().clearIps().addAllIps(ips).build();
+    }
+
+    /** The IPv4 text of an IPv4-mapped IPv6 literal; null for anything else. */
+    private static String ipv4Mapped(String text) {
+        IpAddress ip = IpAddress.tryParse(text == null ? null : text.strip());
+        if (ip == null || ip.family() != IpAddress.V6 || ip.hi() != 0 || (ip.lo() >>> 32) != 0xFFFFL) {
+            return null;
+        }
+        return IpAddress.v4((int) ip.lo()).toString();
     }
 
     /**

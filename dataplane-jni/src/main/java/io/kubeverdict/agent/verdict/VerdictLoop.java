@@ -14,7 +14,8 @@ import java.util.Objects;
  *
  * <p>The judge is a volatile reference: {@link #judge(Judge)} swaps it atomically (a new
  * snapshot) and the next batch uses it. Packets that cannot be parsed are dropped; packets whose
- * judge throws get {@code judgeFailureAllows}. {@link #close()} stops the thread within about one receive
+ * judge throws get {@code judgeFailureAllows}, and so does every packet of a batch an exception
+ * abandons before its verdicts are sent (answered at once, not left to a later batch verdict). {@link #close()} stops the thread within about one receive
  * timeout after it has answered what it took; the caller then closes the queue.
  */
 public final class VerdictLoop implements AutoCloseable {
@@ -30,6 +31,7 @@ public final class VerdictLoop implements AutoCloseable {
     private final PacketBatch batch;
     private final VerdictObserver observer;
     private final PacketDecider decider;
+    private final boolean judgeFailureAllows;
     private int untilTimed; // packets before the next timed one (this loop's thread only)
     private final Thread thread;
     private volatile Judge judge;
@@ -53,6 +55,7 @@ public final class VerdictLoop implements AutoCloseable {
         this.judge = Objects.requireNonNull(judge);
         this.observer = Objects.requireNonNull(observer);
         this.decider = new PacketDecider(this.observer, judgeFailureAllows);
+        this.judgeFailureAllows = judgeFailureAllows;
         this.thread = FatalThreads.worker("verdict-loop-q" + queue.number(), this::run);
         this.thread.setDaemon(true);
         this.thread.start();
@@ -78,11 +81,39 @@ public final class VerdictLoop implements AutoCloseable {
                 decideAll(n);
                 batch.sendVerdicts();
             } catch (RuntimeException e) {
+                answerAbandoned();
                 observer.queueFailed(e);
                 pause();
             } finally {
                 batchesAnswered = batchesTaken;
             }
+        }
+    }
+
+    /**
+     * Answers a batch that an exception left between receive and sendVerdicts, all with the fail
+     * mode's verdict (drop when fail-closed). Unanswered, its packets would wait in the kernel
+     * until a later run of equal verdicts, sent as one NFQNL_MSG_VERDICT_BATCH for the run's last
+     * id, answered them too, with that run's verdict (security audit L3). Held verdicts are
+     * overwritten as well: an abandoned packet is never moved to the hold queue. If this send fails
+     * too, the packets stay queued; that failure is reported like the first.
+     */
+    private void answerAbandoned() {
+        int n = batch.size();
+        if (n == 0) {
+            return;
+        }
+        try {
+            for (int i = 0; i < n; i++) {
+                if (judgeFailureAllows) {
+                    batch.accept(i);
+                } else {
+                    batch.drop(i);
+                }
+            }
+            batch.sendVerdicts();
+        } catch (RuntimeException e) {
+            observer.queueFailed(e);
         }
     }
 

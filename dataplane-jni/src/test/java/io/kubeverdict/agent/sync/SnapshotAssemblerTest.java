@@ -314,4 +314,33 @@ class SnapshotAssemblerTest {
         int code = index.decide(Snapshots.packet("10.9.0.1", "10.0.0.1", Snapshots.TCP, 80));
         assertThat(new DecisionText(index).describe(code)).isEqualTo("DENY ingress: denied by admin/deny-x ingress[0]");
     }
+    /**
+     * Security audit L6: a pod reported as "::ffff:10.0.0.5" was put in the kernel's IPv4 set (so its
+     * IPv4 packets were queued) while the index kept it as IPv6 (so those packets found no endpoint
+     * and were allowed). The assembler canonicalises an IPv4-mapped endpoint address to IPv4, so the
+     * index, the kernel sets and conntrack re-judging all see one address.
+     */
+    @Test
+    void anIpv4MappedEndpointAddressIsTheIpv4AddressForTheIndexAndTheKernelSets() throws Exception {
+        SnapshotAssembler a = new SnapshotAssembler("n1");
+        applyAll(a, List.of(
+                next(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                        .setId(PolicyId.newBuilder().setTier("default").setName("ns/deny-all"))
+                        .setPolicy(Policy.newBuilder()))),
+                next(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                        .setId(EndpointId.newBuilder().setNamespace("ns").setPod("a"))
+                        .setEndpoint(WorkloadEndpoint.newBuilder().addIps("::ffff:10.0.0.5").addIps("fd00::5")
+                                .addTiers(TierInfo.newBuilder().setName("default").setDefaultAction(Action.DENY)
+                                        .addIngressPolicies("ns/deny-all").addEgressPolicies("ns/deny-all")))))));
+
+        NodeSnapshot snapshot = a.snapshot();
+        SnapshotIndex index = SnapshotIndex.compile(snapshot);
+
+        int code = index.decide(Snapshots.packet("10.0.0.5", "10.0.0.9", Snapshots.TCP, 80));
+        assertThat(new DecisionText(index).describe(code)).startsWith("DENY egress");
+        assertThat(snapshot.getEndpoints(0).getEndpoint().getIpsList()).containsExactly("10.0.0.5", "fd00::5");
+        io.kubeverdict.agent.state.SelectedAddresses selected = io.kubeverdict.agent.state.SelectedAddresses.of(snapshot);
+        assertThat(selected.ipv4()).containsExactly("10.0.0.5");
+        assertThat(selected.ipv6()).containsExactly("fd00::5");
+    }
 }

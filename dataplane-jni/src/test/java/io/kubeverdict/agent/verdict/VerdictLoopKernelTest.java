@@ -197,4 +197,72 @@ class VerdictLoopKernelTest {
             pool.shutdownNow();
         }
     }
+    /**
+     * Security audit L3: a batch abandoned by an exception between receive and sendVerdicts (here
+     * the observer's judgeFailed, telemetry that throws once) was left unanswered in the kernel, to
+     * be answered by the next run of equal verdicts sent as NFQNL_MSG_VERDICT_BATCH (the kernel
+     * applies it to every queued id up to the run's last, so possibly ACCEPT). Now the loop answers
+     * it at once with the fail mode's verdict (drop: fail-closed), so nothing waits in the queue.
+     */
+    @Test
+    void aBatchAbandonedByAnExceptionIsAnsweredAtOnceWithTheFailModesVerdict() throws Exception {
+        RecordingObserver recorded = new RecordingObserver();
+        AtomicInteger judgeFailures = new AtomicInteger();
+        VerdictObserver throwsOnce = new VerdictObserver() {
+            @Override
+            public void decided(int family, int protocol, boolean allowed, long nanos) {
+                recorded.decided(family, protocol, allowed, nanos);
+            }
+
+            @Override
+            public void unreadable(int reason) {
+                recorded.unreadable(reason);
+            }
+
+            @Override
+            public void judgeFailed(RuntimeException error) {
+                if (judgeFailures.getAndIncrement() == 0) {
+                    throw new IllegalStateException("a metrics bug, once");
+                }
+                recorded.judgeFailed(error);
+            }
+
+            @Override
+            public void queueFailed(RuntimeException error) {
+                recorded.queueFailed(error);
+            }
+        };
+        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
+            dp.listen(p -> {
+                throw new IllegalStateException("no snapshot yet");
+            }, throwsOnce, false);
+            assertThat(Probe.udp(bed.client, SERVER4, 80)).as("the abandoned batch's datagram").isFalse();
+            assertThat(judgeFailures).hasValue(1);
+            assertThat(recorded.failures).as("the abandoned batch is reported").hasValue(1);
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (waitingIn(QUEUE) > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(waitingIn(QUEUE)).as("packets the kernel still holds for queue " + QUEUE).isZero();
+            dp.loop().judge(new PortJudge());
+            assertThat(Probe.udp(bed.client, SERVER4, 80)).as("the loop goes on").isTrue();
+            assertThat(Probe.udp(bed.client, SERVER4, 81)).isFalse();
+        }
+    }
+
+    /** queue_total of /proc/net/netfilter/nfnetlink_queue in the node: packets waiting for a verdict. */
+    private long waitingIn(int queue) throws Exception {
+        try (NetnsThread t = new NetnsThread(bed.node.path())) {
+            return t.call(() -> {
+                for (String line : java.nio.file.Files.readAllLines(
+                        java.nio.file.Path.of("/proc/thread-self/net/netfilter/nfnetlink_queue"))) {
+                    String[] f = line.trim().split("\\s+");
+                    if (f.length > 2 && Integer.parseInt(f[0]) == queue) {
+                        return Long.parseLong(f[2]);
+                    }
+                }
+                return 0L;
+            });
+        }
+    }
 }

@@ -75,7 +75,7 @@ public final class DecisionText {
 
     /**
      * The tiers that passed before the decision, from a trace of the tier walk (see
-     * {@link SnapshotIndex#decideDirection(PacketTuple, int, LearnedAddresses, int[])}): every step whose action is PASS.
+     * {@link SnapshotIndex#evaluate}, which {@link Explainer} runs with one): every step whose action is PASS.
      */
     List<TierStep> passed(int[] trace) {
         List<TierStep> out = new ArrayList<>();

@@ -38,8 +38,8 @@ public final class Explainer {
     public Explanation explain(PacketTuple original) {
         PacketTuple packet = normalised(original);
         Explanation.Builder b = Explanation.newBuilder().setTuple(packet.toTuple());
-        int src = index.localEndpoint(packet, Decision.EGRESS);
-        int dst = index.localEndpoint(packet, Decision.INGRESS);
+        int src = localEndpoint(packet, Decision.EGRESS);
+        int dst = localEndpoint(packet, Decision.INGRESS);
         DirectionExplanation egress = notEvaluated();
         DirectionExplanation ingress = notEvaluated();
         if (src >= 0) {
@@ -56,11 +56,39 @@ public final class Explainer {
     /** One direction by the index's tier walk, with the tiers that passed on the way. */
     private DirectionExplanation direction(PacketTuple packet, int direction, int endpoint) {
         int[] trace = index.newTrace();
-        int code = index.decideDirection(packet, direction, learned, trace);
+        int code = decideDirection(packet, direction, learned, trace);
         DirectionExplanation d = text.direction(code, trace);
         String name = direction == Decision.EGRESS ? learnedName(code, endpoint, packet) : null;
         return name == null ? d : d.toBuilder().setLearnedDomain(name)
                 .setReason(d.getReason() + " (destination learned from the DNS answer for " + name + ")").build();
+    }
+
+    /** The local endpoint a direction evaluates (the source for egress, the destination for ingress), or -1. */
+    private int localEndpoint(PacketTuple packet, int direction) {
+        return direction == Decision.EGRESS
+                ? AddressEntry.endpoint(index.entry(packet.family, packet.srcHi, packet.srcLo))
+                : AddressEntry.endpoint(index.entry(packet.family, packet.dstHi, packet.dstLo));
+    }
+
+    /**
+     * One direction alone, also where {@link SnapshotIndex#decide} would stop at a denying egress
+     * (a {@link Decision#NO_ENDPOINT} code when that side is not local), appending each tier's
+     * outcome to the trace (from {@link SnapshotIndex#newTrace}; count in [0], then
+     * {@code decisionIndex << 2 | action} per tier). The index's own tier walk: allocates nothing.
+     */
+    private int decideDirection(PacketTuple packet, int direction, LearnedAddresses learned, int[] trace) {
+        boolean egress = direction == Decision.EGRESS;
+        boolean v4 = packet.family == IpAddress.V4;
+        long localHi = egress ? packet.srcHi : packet.dstHi;
+        long localLo = egress ? packet.srcLo : packet.dstLo;
+        long remoteHi = v4 ? 0 : egress ? packet.dstHi : packet.srcHi;
+        long remoteLo = (egress ? packet.dstLo : packet.srcLo) & (v4 ? 0xFFFF_FFFFL : -1L);
+        int endpoint = AddressEntry.endpoint(index.entry(packet.family, localHi, localLo));
+        if (endpoint < 0) {
+            return Decision.of(Decision.NO_ENDPOINT, direction, true);
+        }
+        return index.evaluate(endpoint, direction, packet, remoteHi, remoteLo,
+                index.entry(packet.family, remoteHi, remoteLo), learned, false, trace);
     }
 
     /**

@@ -313,8 +313,9 @@ public final class SnapshotIndex {
      * else its default, decides, unless that action is PASS, which moves on to the next tier.
      * With a trace (explanations only; null on the hot path) each tier's outcome is appended:
      * trace[0] counts the steps, each step is {@code decisionIndex << 2 | action}.
+     * Package-private for {@link Explainer}, which walks one direction alone with a trace.
      */
-    private int evaluate(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo,
+    int evaluate(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo,
                          long remoteEntry, LearnedAddresses learned, boolean walkOnly, int[] trace) {
         int slot = endpoint * 2 + direction;
         int tierStart = epTierStart[slot];
@@ -492,52 +493,18 @@ public final class SnapshotIndex {
         return Membership.contains(mem, membership, set);
     }
 
-    // ------------------------------------------------------------------ one direction, for explanations
+    // ------------------------------------------------------------------ outside the hot path
 
     /** The address entry, or absent; IPv4 in the low 32 bits. */
-    private long entry(int family, long hi, long lo) {
+    long entry(int family, long hi, long lo) {
         if (family == IpAddress.V4) {
             return v4.get(lo & 0xFFFF_FFFFL, 0);
         }
         return family == IpAddress.V6 ? v6.get(hi, lo, 0) : AddressTable.ABSENT;
     }
 
-    /** The local endpoint a direction evaluates (the source for egress, the destination for ingress), or -1. */
-    int localEndpoint(PacketTuple packet, int direction) {
-        return direction == Decision.EGRESS
-                ? AddressEntry.endpoint(entry(packet.family, packet.srcHi, packet.srcLo))
-                : AddressEntry.endpoint(entry(packet.family, packet.dstHi, packet.dstLo));
-    }
-
-    /**
-     * One direction alone, also where {@link #decide} would stop at a denying egress; a
-     * {@link Decision#NO_ENDPOINT} code when that side is not local. Allocates nothing either.
-     */
-    int decideDirection(PacketTuple packet, int direction) {
-        return decideDirection(packet, direction, LearnedAddresses.NONE, null);
-    }
-
     /** An empty trace big enough for any tier walk of this index (see {@link #evaluate}). */
     int[] newTrace() {
         return new int[1 + maxTiers];
-    }
-
-    /**
-     * As {@link #decideDirection(PacketTuple, int)}, appending each tier's outcome to the trace
-     * (from {@link #newTrace}; count in [0], then {@code decisionIndex << 2 | action} per tier).
-     */
-    int decideDirection(PacketTuple packet, int direction, LearnedAddresses learned, int[] trace) {
-        boolean egress = direction == Decision.EGRESS;
-        boolean v4 = packet.family == IpAddress.V4;
-        long localHi = egress ? packet.srcHi : packet.dstHi;
-        long localLo = egress ? packet.srcLo : packet.dstLo;
-        long remoteHi = v4 ? 0 : egress ? packet.dstHi : packet.srcHi;
-        long remoteLo = (egress ? packet.dstLo : packet.srcLo) & (v4 ? 0xFFFF_FFFFL : -1L);
-        int endpoint = AddressEntry.endpoint(entry(packet.family, localHi, localLo));
-        if (endpoint < 0) {
-            return Decision.of(Decision.NO_ENDPOINT, direction, true);
-        }
-        return evaluate(endpoint, direction, packet, remoteHi, remoteLo, entry(packet.family, remoteHi, remoteLo),
-                learned, false, trace);
     }
 }

@@ -1,29 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.calc;
 
+import static io.kubeverdict.controlplane.calc.AdminPeersReader.hasNonPodPeer;
+import static io.kubeverdict.controlplane.calc.AdminPeersReader.namespacedPod;
+import static io.kubeverdict.controlplane.calc.AdminPeersReader.peers;
+import static io.kubeverdict.controlplane.calc.AdminPortsReader.ports;
+import static io.kubeverdict.controlplane.calc.AdminPortsReader.protocols;
+import static io.kubeverdict.controlplane.calc.AdminSpecFields.object;
+import static io.kubeverdict.controlplane.calc.AdminSpecFields.selector;
+import static io.kubeverdict.controlplane.calc.AdminSpecFields.setFields;
+
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.LabelSelector;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Action;
-import io.kubeverdict.controlplane.calc.AdminPolicy.DomainNames;
 import io.kubeverdict.controlplane.calc.AdminPolicy.NamedPort;
-import io.kubeverdict.controlplane.calc.AdminPolicy.Networks;
-import io.kubeverdict.controlplane.calc.AdminPolicy.Nodes;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Peer;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Pods;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Port;
-import io.kubeverdict.controlplane.calc.AdminPolicy.PortRange;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Rule;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Subject;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Tier;
-import io.kubeverdict.policy.Cidr;
-import io.kubeverdict.policy.DomainPattern;
-import io.kubeverdict.proto.v1.Protocol;
+import io.kubeverdict.controlplane.calc.AdminSpecFields.Unusable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Reads the spec of an AdminNetworkPolicy, BaselineAdminNetworkPolicy (v1alpha1) or
@@ -45,10 +45,11 @@ import java.util.TreeSet;
  *       allowed in Allow/Accept egress rules only, as upstream says; elsewhere, or with a name
  *       that is no valid pattern, the rule fails closed.</li>
  * </ul>
- * Pure: no I/O. Unknown fields are ignored, as the API server prunes them.
+ * This class reads the object and its rules; the peers ({@link AdminPeersReader}) and ports
+ * ({@link AdminPortsReader}, by API version) have their own readers, sharing
+ * {@link AdminSpecFields}. Pure: no I/O. Unknown fields are ignored, as the API server prunes them.
  */
 public final class AdminPolicyReader {
-    private static final KubernetesSerialization SERIALIZATION = ModelSerialization.INSTANCE;
     private static final int MAX_PRIORITY = 1000;
 
     private AdminPolicyReader() {}
@@ -256,246 +257,6 @@ public final class AdminPolicyReader {
             problem(field + ".action", (value == null ? "missing" : "unknown action \"" + value + "\"")
                     + "; the rule denies what it matches");
             return null;
-        }
-
-        List<Peer> peers(String field, Object value, boolean ingress, Action action) throws Unusable {
-            if (!(value instanceof List<?> list) || list.isEmpty()) {
-                throw new Unusable(field, value == null ? "missing" : value instanceof List<?> ? "empty" : "not a list");
-            }
-            Set<String> known = ingress ? Set.of("namespaces", "pods") : Set.of("namespaces", "pods", "nodes", "networks", "domainNames");
-            List<Peer> out = new ArrayList<>();
-            for (int j = 0; j < list.size(); j++) {
-                String f = field + "[" + j + "]";
-                if (!(list.get(j) instanceof Map<?, ?> p)) {
-                    throw new Unusable(f, "not an object");
-                }
-                List<String> set = setFields(p, known);
-                if (set.size() != 1) {
-                    throw new Unusable(f, set.isEmpty() ? "sets none of " + String.join(", ", sorted(known))
-                            : "sets more than one of " + String.join(", ", set));
-                }
-                String which = set.get(0);
-                Object v = p.get(which);
-                switch (which) {
-                    case "namespaces" -> out.add(new Pods(selector(f + ".namespaces", v), Selector.ALL));
-                    case "pods" -> out.add(namespacedPod(f + ".pods", v));
-                    case "nodes" -> out.add(new Nodes(selector(f + ".nodes", v)));
-                    case "networks" -> out.add(networks(f + ".networks", v));
-                    default -> {
-                        if (action != Action.ALLOW) {
-                            throw new Unusable(f + ".domainNames", "domainNames are allowed in Allow/Accept rules only");
-                        }
-                        out.add(domainNames(f + ".domainNames", v));
-                    }
-                }
-            }
-            return out;
-        }
-
-        /** Whether a peer list names nodes, networks or domainNames (which have no named ports). */
-        static boolean hasNonPodPeer(Object peers) {
-            return peers instanceof List<?> list && list.stream().anyMatch(p -> p instanceof Map<?, ?> m
-                    && (m.get("nodes") != null || m.get("networks") != null || m.get("domainNames") != null));
-        }
-
-        /** A non-empty list of valid patterns, canonical (lower case, no trailing dot), sorted and distinct. */
-        static DomainNames domainNames(String field, Object value) throws Unusable {
-            if (!(value instanceof List<?> list) || list.isEmpty()) {
-                throw new Unusable(field, "must be a non-empty list of domain names");
-            }
-            TreeSet<String> patterns = new TreeSet<>();
-            for (int k = 0; k < list.size(); k++) {
-                String c = list.get(k) instanceof String s ? DomainPattern.canonical(s) : null;
-                if (c == null) {
-                    throw new Unusable(field + "[" + k + "]", "invalid domain name \"" + list.get(k)
-                            + "\" (a name of two or more labels, optionally prefixed with *.)");
-                }
-                patterns.add(c);
-            }
-            return new DomainNames(List.copyOf(patterns));
-        }
-
-        Networks networks(String field, Object value) throws Unusable {
-            if (!(value instanceof List<?> list) || list.isEmpty()) {
-                throw new Unusable(field, "must be a non-empty list of CIDRs");
-            }
-            List<Cidr> cidrs = new ArrayList<>();
-            for (int k = 0; k < list.size(); k++) {
-                Cidr c = list.get(k) instanceof String s ? Cidr.tryParse(s) : null;
-                if (c == null) {
-                    throw new Unusable(field + "[" + k + "]", "invalid CIDR \"" + list.get(k) + "\"");
-                }
-                cidrs.add(c);
-            }
-            return new Networks(List.copyOf(cidrs));
-        }
-
-        /** v1alpha1 ports: portNumber {protocol, port} | namedPort | portRange {protocol, start, end}. */
-        List<Port> ports(String field, Object value) throws Unusable {
-            if (value == null) {
-                return null;
-            }
-            List<?> list = nonEmptyList(field, value);
-            List<Port> out = new ArrayList<>();
-            for (int j = 0; j < list.size(); j++) {
-                String f = field + "[" + j + "]";
-                Map<?, ?> p = object(f, list.get(j));
-                List<String> set = setFields(p, Set.of("portNumber", "namedPort", "portRange"));
-                if (set.size() != 1) {
-                    throw new Unusable(f, set.isEmpty() ? "sets none of portNumber, namedPort, portRange"
-                            : "sets more than one of " + String.join(", ", set));
-                }
-                switch (set.get(0)) {
-                    case "portNumber" -> {
-                        Map<?, ?> n = object(f + ".portNumber", p.get("portNumber"));
-                        int port = port(f + ".portNumber.port", n.get("port"));
-                        out.add(new PortRange(protocol(f + ".portNumber.protocol", n.get("protocol")), port, port));
-                    }
-                    case "portRange" -> {
-                        Map<?, ?> n = object(f + ".portRange", p.get("portRange"));
-                        out.add(range(f + ".portRange", protocol(f + ".portRange.protocol", n.get("protocol")),
-                                n.get("start"), n.get("end")));
-                    }
-                    default -> out.add(namedPort(f + ".namedPort", p.get("namedPort")));
-                }
-            }
-            return out;
-        }
-
-        /** v1alpha2 protocols: tcp|udp|sctp {destinationPort: {number} | {range: {start, end}}} | destinationNamedPort. */
-        List<Port> protocols(String field, Object value) throws Unusable {
-            if (value == null) {
-                return null;
-            }
-            List<?> list = nonEmptyList(field, value);
-            List<Port> out = new ArrayList<>();
-            for (int j = 0; j < list.size(); j++) {
-                String f = field + "[" + j + "]";
-                Map<?, ?> p = object(f, list.get(j));
-                List<String> set = setFields(p, Set.of("tcp", "udp", "sctp", "destinationNamedPort"));
-                if (set.size() != 1) {
-                    throw new Unusable(f, set.isEmpty() ? "sets none of tcp, udp, sctp, destinationNamedPort"
-                            : "sets more than one of " + String.join(", ", set));
-                }
-                String which = set.get(0);
-                if (which.equals("destinationNamedPort")) {
-                    out.add(namedPort(f + ".destinationNamedPort", p.get(which)));
-                    continue;
-                }
-                Protocol protocol = switch (which) {
-                    case "tcp" -> Protocol.TCP;
-                    case "udp" -> Protocol.UDP;
-                    default -> Protocol.SCTP;
-                };
-                Map<?, ?> proto = object(f + "." + which, p.get(which));
-                String pf = f + "." + which + ".destinationPort";
-                Map<?, ?> dp = object(pf, proto.get("destinationPort"));
-                List<String> form = setFields(dp, Set.of("number", "range"));
-                if (form.size() != 1) {
-                    throw new Unusable(pf, form.isEmpty() ? "sets neither number nor range" : "sets both number and range");
-                }
-                if (form.get(0).equals("number")) {
-                    int port = port(pf + ".number", dp.get("number"));
-                    out.add(new PortRange(protocol, port, port));
-                } else {
-                    Map<?, ?> r = object(pf + ".range", dp.get("range"));
-                    out.add(range(pf + ".range", protocol, r.get("start"), r.get("end")));
-                }
-            }
-            return out;
-        }
-
-        PortRange range(String field, Protocol protocol, Object start, Object end) throws Unusable {
-            int lo = port(field + ".start", start);
-            int hi = port(field + ".end", end);
-            if (lo >= hi) {
-                throw new Unusable(field, "start " + lo + " must be less than end " + hi);
-            }
-            return new PortRange(protocol, lo, hi);
-        }
-
-        NamedPort namedPort(String field, Object value) throws Unusable {
-            if (!(value instanceof String s) || !PortNames.valid(s)) {
-                throw new Unusable(field, "invalid port name \"" + value + "\"");
-            }
-            return new NamedPort(s);
-        }
-
-        static int port(String field, Object value) throws Unusable {
-            if ((value instanceof Integer || value instanceof Long) && ((Number) value).longValue() >= 1
-                    && ((Number) value).longValue() <= 65535) {
-                return ((Number) value).intValue();
-            }
-            throw new Unusable(field, value == null ? "missing" : "port " + value + " is not in 1-65535");
-        }
-
-        static Protocol protocol(String field, Object value) throws Unusable {
-            Protocol p = value == null || value instanceof String ? Protocols.parse((String) value) : null;
-            if (p == null) {
-                throw new Unusable(field, "unsupported protocol \"" + value + "\" (TCP, UDP or SCTP)");
-            }
-            return p;
-        }
-
-        /** {namespaceSelector (optional: every namespace), podSelector (required)}. */
-        Pods namespacedPod(String field, Object value) throws Unusable {
-            Map<?, ?> m = object(field, value);
-            if (!m.containsKey("podSelector")) {
-                throw new Unusable(field + ".podSelector", "missing");
-            }
-            Selector namespaces = m.get("namespaceSelector") == null ? Selector.ALL
-                    : selector(field + ".namespaceSelector", m.get("namespaceSelector"));
-            return new Pods(namespaces, selector(field + ".podSelector", m.get("podSelector")));
-        }
-
-        static Selector selector(String field, Object value) throws Unusable {
-            if (!(value instanceof Map<?, ?>)) {
-                throw new Unusable(field, value == null ? "missing label selector" : "not a label selector");
-            }
-            LabelSelector ls;
-            try {
-                ls = SERIALIZATION.convertValue(value, LabelSelector.class);
-            } catch (RuntimeException e) {
-                throw new Unusable(field, "unreadable label selector");
-            }
-            try {
-                return Selector.of(ls);
-            } catch (Selector.InvalidSelectorException e) {
-                throw new Unusable(field, e.getMessage());
-            }
-        }
-
-        static Map<?, ?> object(String field, Object value) throws Unusable {
-            if (value instanceof Map<?, ?> m) {
-                return m;
-            }
-            throw new Unusable(field, value == null ? "missing" : "not an object");
-        }
-
-        static List<?> nonEmptyList(String field, Object value) throws Unusable {
-            if (value instanceof List<?> l && !l.isEmpty()) {
-                return l;
-            }
-            throw new Unusable(field, value instanceof List<?> ? "empty (leave it out to match every port)" : "not a list");
-        }
-
-        /** Which of the known fields are present with a non-null value, in sorted order. */
-        static List<String> setFields(Map<?, ?> m, Set<String> known) {
-            return sorted(known).stream().filter(k -> m.get(k) != null).toList();
-        }
-
-        static List<String> sorted(Set<String> s) {
-            return s.stream().sorted().toList();
-        }
-    }
-
-    /** Why a part of a rule or subject cannot be used, and where. */
-    private static final class Unusable extends Exception {
-        final String field;
-
-        Unusable(String field, String message) {
-            super(message);
-            this.field = field;
         }
     }
 }

@@ -5,6 +5,7 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * What {@link ClusterIndex} knows of one namespace: its labels, pods and policies, the IP sets
@@ -27,6 +28,25 @@ final class NamespaceState {
     NamespaceState(String name) {
         this.name = name;
         this.labels = Labels.namespace(name, Map.of());
+    }
+
+    /**
+     * The keys of the policies that select an endpoint pod of this namespace: its own
+     * NetworkPolicies and the admin-tier policies covering it whose pod selector matches.
+     */
+    TreeSet<String> policiesSelecting(PodModel pod) {
+        TreeSet<String> out = new TreeSet<>();
+        for (PolicyState p : policies) {
+            if (p.compiled.podSelector().matches(pod.labels())) {
+                out.add(p.key);
+            }
+        }
+        for (PolicyState p : adminPolicies) {
+            if (p.admin.subject().pods().matches(pod.labels())) {
+                out.add(p.key);
+            }
+        }
+        return out;
     }
 
     /** Nothing refers to the namespace any more: the index may forget it. */

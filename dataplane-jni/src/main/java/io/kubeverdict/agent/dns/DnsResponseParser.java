@@ -44,7 +44,6 @@ public final class DnsResponseParser {
     public static final int MAX_RECORDS = 256;
     /** Names on a chain (the question name plus CNAME targets). */
     public static final int MAX_CHAIN = 16;
-    private static final int MAX_POINTERS = 64;
     private static final int NAME_SLOT = 256;
 
     // The chain: names (lower-case dotted), the chain index each was reached from, smallest TTL so far.
@@ -75,6 +74,9 @@ public final class DnsResponseParser {
     private final long[] addressTtl = new long[MAX_RECORDS];
     private final int[] addressChain = new int[MAX_RECORDS];
     private int addressCount;
+
+    /** Decodes names, without allocating; its last length is read right after each decode. */
+    private final DnsNameDecoder nameDecoder = new DnsNameDecoder();
 
     private int answerCount;
     private int id;
@@ -145,14 +147,14 @@ public final class DnsResponseParser {
             return UNSUPPORTED;
         }
         int end = offset + length;
-        int at = name(buf, offset, end, offset + 12, chainNames, 0);
+        int at = nameDecoder.decode(buf, offset, end, offset + 12, chainNames, 0);
         if (at < 0) {
             return -at;
         }
         if (at + 4 > end) {
             return TRUNCATED;
         }
-        chainLength[0] = nameLength;
+        chainLength[0] = nameDecoder.length();
         chainParent[0] = -1;
         chainCount = 1;
         id = u16(buf, offset);
@@ -178,11 +180,11 @@ public final class DnsResponseParser {
             return UNSUPPORTED;
         }
         int end = base + length;
-        int at = name(buf, base, end, base + 12, chainNames, 0);
+        int at = nameDecoder.decode(buf, base, end, base + 12, chainNames, 0);
         if (at < 0) {
             return -at;
         }
-        chainLength[0] = nameLength;
+        chainLength[0] = nameDecoder.length();
         chainParent[0] = -1;
         chainTtl[0] = Long.MAX_VALUE;
         chainCount = 1;
@@ -196,12 +198,12 @@ public final class DnsResponseParser {
         for (int i = 0; i < answerCount; i++) {
             int slot = recordCount < MAX_RECORDS ? recordCount : -1;
             int next = slot >= 0
-                    ? name(buf, base, end, at, ownerNames, slot * NAME_SLOT)
-                    : name(buf, base, end, at, scratch, 0); // decoded and forgotten: only walked
+                    ? nameDecoder.decode(buf, base, end, at, ownerNames, slot * NAME_SLOT)
+                    : nameDecoder.decode(buf, base, end, at, scratch, 0); // decoded and forgotten: only walked
             if (next < 0) {
                 return -next;
             }
-            int owner = nameLength;
+            int owner = nameDecoder.length();
             if (next + 10 > end) {
                 return TRUNCATED;
             }
@@ -236,14 +238,14 @@ public final class DnsResponseParser {
                 recordHi[slot] = u32(buf, rdata) << 32 | u32(buf, rdata + 4);
                 recordLo[slot] = u32(buf, rdata + 8) << 32 | u32(buf, rdata + 12);
             } else {
-                int targetEnd = name(buf, base, end, rdata, targetNames, slot * NAME_SLOT);
+                int targetEnd = nameDecoder.decode(buf, base, end, rdata, targetNames, slot * NAME_SLOT);
                 if (targetEnd < 0) {
                     return -targetEnd;
                 }
                 if (targetEnd != at) {
                     return MALFORMED; // the name must fill the rdata exactly
                 }
-                targetLength[slot] = nameLength;
+                targetLength[slot] = nameDecoder.length();
             }
             ownerLength[slot] = owner;
             recordType[slot] = type;
@@ -307,69 +309,6 @@ public final class DnsResponseParser {
             }
         }
         return true;
-    }
-
-    /** The dotted length of the last name decoded by {@link #name}. */
-    private int nameLength;
-
-    /**
-     * Decodes the name at {@code at} into {@code out[outFrom..]} (lower-case dotted, no trailing
-     * dot; {@link #nameLength} set) and returns the position after it where it was read (a
-     * pointer ends it), or minus a result code.
-     */
-    private int name(ByteBuffer buf, int base, int end, int at, byte[] out, int outFrom) {
-        int length = 0;
-        int wire = 0;
-        int resume = -1;
-        int pointers = 0;
-        int limit = at; // a pointer must point before here
-        while (true) {
-            if (at >= end) {
-                return -TRUNCATED;
-            }
-            int len = buf.get(at) & 0xff;
-            if (len == 0) {
-                nameLength = length;
-                return resume >= 0 ? resume : at + 1;
-            }
-            int kind = len & 0xC0;
-            if (kind == 0xC0) {
-                if (at + 2 > end) {
-                    return -TRUNCATED;
-                }
-                int target = base + (((len & 0x3F) << 8) | (buf.get(at + 1) & 0xff));
-                if (target >= limit || ++pointers > MAX_POINTERS) {
-                    return -MALFORMED;
-                }
-                if (resume < 0) {
-                    resume = at + 2;
-                }
-                limit = target;
-                at = target;
-                continue;
-            }
-            if (kind != 0) {
-                return -MALFORMED; // extended label types (RFC 6891 obsoleted them)
-            }
-            wire += len + 1;
-            if (wire > 254 || at + 1 + len > end) {
-                return wire > 254 ? -MALFORMED : -TRUNCATED;
-            }
-            if (length > 0) {
-                out[outFrom + length++] = '.';
-            }
-            for (int i = 1; i <= len; i++) {
-                int c = buf.get(at + i) & 0xff;
-                if (c == '.') {
-                    return -MALFORMED;
-                }
-                if (c >= 'A' && c <= 'Z') {
-                    c += 'a' - 'A';
-                }
-                out[outFrom + length++] = (byte) c;
-            }
-            at += 1 + len;
-        }
     }
 
     private static int u16(ByteBuffer buf, int at) {

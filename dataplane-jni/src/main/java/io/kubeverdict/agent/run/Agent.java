@@ -17,10 +17,6 @@ import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.observe.VerdictUplink;
-import io.kubeverdict.agent.persist.StateFile;
-import io.kubeverdict.agent.persist.StateFileFormat;
-import io.kubeverdict.agent.persist.StateFileMetrics;
-import io.kubeverdict.agent.persist.StateWriter;
 import io.kubeverdict.agent.state.GenerationListener;
 import io.kubeverdict.agent.state.PodGuard;
 import io.kubeverdict.agent.state.StateEnforcer;
@@ -48,7 +44,6 @@ import io.kubeverdict.jni.NativeLibrary;
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.jni.Nftables;
 import io.kubeverdict.proto.v1.NodeSnapshot;
-import io.kubeverdict.proto.v1.PersistedNodeState;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.runtime.BuildVersion;
 import io.kubeverdict.runtime.grpc.GrpcServer;
@@ -57,7 +52,6 @@ import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -124,8 +118,6 @@ public final class Agent implements AutoCloseable {
     /** Bytes of a DNS response copied to the agent: UDP answers up to EDNS 4096 fit, as do TCP segments of MTU 9000. */
     static final int DNS_COPY_BYTES = 9216;
     private static final int DNS_BATCH = 32;
-    /** The state file is rewritten at most this often; a kill loses at most the changes of the last one. */
-    private static final long STATE_WRITE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private Agent(AgentConfig config) {
         this.config = config;
@@ -255,7 +247,7 @@ public final class Agent implements AutoCloseable {
         Enforcer enforcer = dnsAfter(new StateEnforcer(state, kernel, clock, established, this::podGuard));
         Enforcer unkept = enforcer;
         if (config.state().enabled()) {
-            enforcer = keptAcrossRuns(enforcer, clock);
+            enforcer = KeptState.keptAcrossRuns(config, enforcer, clock, opened, metrics.registry());
         }
         if (this.state.current() == null && !config.guard().podCidrs().isEmpty()) {
             guardAlone(unkept);
@@ -286,23 +278,6 @@ public final class Agent implements AutoCloseable {
     }
 
     /**
-     * Enforces the state file's state now, if it may be, so that a rebooted node or a restarted agent
-     * enforces its last state before the control plane answers; returns the enforcer that keeps the
-     * file current behind each later generation.
-     */
-    private Enforcer keptAcrossRuns(Enforcer enforcer, Clock clock) {
-        StateFile file = new StateFile(config.state().directory(), config.node());
-        StateWriter writer = new StateWriter(file, config.node(), VERSION, clock, STATE_WRITE_INTERVAL_NANOS).start();
-        opened.add(writer); // closed after the sync client: the last state offered is written
-        String outcome = enforceKept(file, enforcer, clock);
-        StateFileMetrics.register(metrics.registry(), writer, outcome);
-        return (snapshot, sequence) -> {
-            enforcer.enforce(snapshot, sequence);
-            writer.offer(snapshot, sequence);
-        };
-    }
-
-    /**
      * No state to enforce yet, but the node's pod ranges are known (--pod-cidr): the guard alone,
      * an empty state, so every new connection of a pod address is held until the control plane's
      * first snapshot knows it (and dropped, fail-open accepted, past the bound). Not kept in the
@@ -317,34 +292,6 @@ public final class Agent implements AutoCloseable {
             log.warn("could not enforce the pod address guard alone: {}; nothing is enforced until the control "
                     + "plane's first snapshot", e.toString());
         }
-    }
-
-    /** @return how it went, for the start-state metric */
-    private String enforceKept(StateFile file, Enforcer enforcer, Clock clock) {
-        StateFileFormat.Decoded kept = file.read(config.node(), clock.millis(),
-                TimeUnit.SECONDS.toMillis(config.state().maxAgeSeconds()));
-        if (!kept.usable()) {
-            if (kept.refusal() == StateFileFormat.Refusal.MISSING) {
-                log.info("no state file {}: nothing is enforced until the control plane's first snapshot", file.path());
-            } else {
-                log.warn("state file {} not enforced: {}{}; nothing is enforced until the control plane's first snapshot",
-                        file.path(), kept.refusal().text(), kept.detail() == null ? "" : " (" + kept.detail() + ")");
-            }
-            return kept.refusal().name().toLowerCase(Locale.ROOT);
-        }
-        PersistedNodeState state = kept.state();
-        try {
-            enforcer.enforce(state.getSnapshot(), state.getSequence());
-        } catch (Exception e) {
-            log.warn("state file {}: enforcing its state failed: {}; nothing is enforced until the control plane's "
-                    + "first snapshot", file.path(), e.toString());
-            return "failed";
-        }
-        log.info("enforcing the kept state of sequence {} from {} ({} endpoints, written {} s ago by agent {}) until the "
-                        + "control plane's first snapshot", state.getSequence(), file.path(),
-                state.getSnapshot().getEndpointsCount(), (clock.millis() - state.getWrittenUnixMillis()) / 1000,
-                state.getAgentVersion());
-        return "enforced";
     }
 
     /**

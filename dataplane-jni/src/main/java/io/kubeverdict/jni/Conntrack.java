@@ -28,8 +28,15 @@ public final class Conntrack implements AutoCloseable {
         byte[] address = query.addressBytes();
         for (int attempt = 0; ; attempt++) {
             into.size(0);
-            int n = ConntrackNative.dump(handle(), query.family(), query.markValue(), query.markMask(),
-                    query.match().ordinal(), address, into.buffer(), into.capacity());
+            int n = ConntrackNative.dump(
+                    handle(),
+                    query.family(),
+                    query.markValue(),
+                    query.markMask(),
+                    query.match().ordinal(),
+                    address,
+                    into.buffer(),
+                    into.capacity());
             if (n < 0) { // the message is built only for a failure: dumps run on every policy change
                 NativeException.check("conntrack dump " + query, n);
             }
@@ -38,7 +45,8 @@ public final class Conntrack implements AutoCloseable {
                 return n;
             }
             if (attempt == GROW_ATTEMPTS) {
-                throw new NativeException("conntrack dump " + query, Errno.ENOSPC, n + " entries, room for " + into.capacity());
+                throw new NativeException(
+                        "conntrack dump " + query, Errno.ENOSPC, n + " entries, room for " + into.capacity());
             }
             into.ensureCapacity(n + n / 4);
         }

@@ -181,6 +181,7 @@ public final class ConntrackEntries {
             default -> "proto " + protocol(i);
         };
         return proto + " " + originalSource(i) + (hasPorts(i) ? ":" + originalSourcePort(i) : "") + " -> "
-                + replySource(i) + (hasPorts(i) ? ":" + replySourcePort(i) : "") + " (id " + Integer.toUnsignedString(id(i)) + ")";
+                + replySource(i) + (hasPorts(i) ? ":" + replySourcePort(i) : "") + " (id "
+                + Integer.toUnsignedString(id(i)) + ")";
     }
 }

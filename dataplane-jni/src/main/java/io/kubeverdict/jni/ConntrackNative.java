@@ -12,8 +12,8 @@ final class ConntrackNative {
     static native int close(long handle);
 
     /** Returns how many entries matched (those beyond capacity are counted, not stored) or -errno. */
-    static native int dump(long handle, int family, int mark, int markMask, int match, byte[] address,
-                           ByteBuffer out, int capacity);
+    static native int dump(
+            long handle, int family, int mark, int markMask, int match, byte[] address, ByteBuffer out, int capacity);
 
     static native int setMark(long handle, ByteBuffer entries, int index, int mark, int mask);
 

@@ -15,7 +15,11 @@ import java.util.Objects;
 public record ConntrackQuery(int family, int markValue, int markMask, Match match, IpAddress address) {
 
     /** Which tuple's source address must equal {@link #address()}. Ordinals are the shim's KV_CT_MATCH_*. */
-    public enum Match { ANY, ORIGINAL_SOURCE, REPLY_SOURCE }
+    public enum Match {
+        ANY,
+        ORIGINAL_SOURCE,
+        REPLY_SOURCE
+    }
 
     public ConntrackQuery {
         if (family != IpAddress.V4 && family != IpAddress.V6) {
@@ -26,7 +30,8 @@ public record ConntrackQuery(int family, int markValue, int markMask, Match matc
             throw new IllegalArgumentException("mark value has bits outside its mask");
         }
         if ((match == Match.ANY) != (address == null)) {
-            throw new IllegalArgumentException("an address goes with ORIGINAL_SOURCE or REPLY_SOURCE, and only with them");
+            throw new IllegalArgumentException(
+                    "an address goes with ORIGINAL_SOURCE or REPLY_SOURCE, and only with them");
         }
         if (address != null && address.family() != family) {
             throw new IllegalArgumentException(address + " is not of family " + family);

@@ -24,12 +24,23 @@ public final class Errno {
     public static final int ENOBUFS = 105;
 
     private static final Map<Integer, String> NAMES = Map.ofEntries(
-            Map.entry(EPERM, "EPERM"), Map.entry(ENOENT, "ENOENT"), Map.entry(EINTR, "EINTR"),
-            Map.entry(EBADF, "EBADF"), Map.entry(EAGAIN, "EAGAIN"), Map.entry(ENOMEM, "ENOMEM"),
-            Map.entry(EACCES, "EACCES"), Map.entry(EBUSY, "EBUSY"), Map.entry(EEXIST, "EEXIST"),
-            Map.entry(EINVAL, "EINVAL"), Map.entry(ENOSPC, "ENOSPC"), Map.entry(EMSGSIZE, "EMSGSIZE"), Map.entry(EPROTO, "EPROTO"),
+            Map.entry(EPERM, "EPERM"),
+            Map.entry(ENOENT, "ENOENT"),
+            Map.entry(EINTR, "EINTR"),
+            Map.entry(EBADF, "EBADF"),
+            Map.entry(EAGAIN, "EAGAIN"),
+            Map.entry(ENOMEM, "ENOMEM"),
+            Map.entry(EACCES, "EACCES"),
+            Map.entry(EBUSY, "EBUSY"),
+            Map.entry(EEXIST, "EEXIST"),
+            Map.entry(EINVAL, "EINVAL"),
+            Map.entry(ENOSPC, "ENOSPC"),
+            Map.entry(EMSGSIZE, "EMSGSIZE"),
+            Map.entry(EPROTO, "EPROTO"),
             Map.entry(EOPNOTSUPP, "EOPNOTSUPP"),
-            Map.entry(EPROTONOSUPPORT, "EPROTONOSUPPORT"), Map.entry(EAFNOSUPPORT, "EAFNOSUPPORT"), Map.entry(ENOBUFS, "ENOBUFS"));
+            Map.entry(EPROTONOSUPPORT, "EPROTONOSUPPORT"),
+            Map.entry(EAFNOSUPPORT, "EAFNOSUPPORT"),
+            Map.entry(ENOBUFS, "ENOBUFS"));
 
     private Errno() {}
 

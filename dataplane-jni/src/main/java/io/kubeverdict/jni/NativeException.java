@@ -6,7 +6,8 @@ public class NativeException extends RuntimeException {
     private final int errno;
 
     public NativeException(String operation, int errno, String detail) {
-        super(operation + " failed: " + Errno.name(errno) + (detail == null || detail.isBlank() ? "" : ": " + detail.strip()));
+        super(operation + " failed: " + Errno.name(errno)
+                + (detail == null || detail.isBlank() ? "" : ": " + detail.strip()));
         this.errno = errno;
     }
 

@@ -38,7 +38,8 @@ public final class NativeLibrary {
     private static Throwable load() {
         try {
             if (!System.getProperty("os.name", "").toLowerCase().startsWith("linux")) {
-                return new UnsupportedOperationException("only Linux is supported, not " + System.getProperty("os.name"));
+                return new UnsupportedOperationException(
+                        "only Linux is supported, not " + System.getProperty("os.name"));
             }
             System.load(extract().toString());
             NfqLayout.verifyLoaded();

@@ -23,6 +23,7 @@ public final class NfQueue implements AutoCloseable {
 
     /** Indices of the shim's counters (kv_layout.h; checked by {@link NfqLayout}). */
     static final int STAT_RECEIVED = 0;
+
     static final int STAT_ENOBUFS = 1;
     static final int STAT_SKIPPED = 2;
     static final int STAT_VERDICT_MESSAGES = 3;
@@ -71,7 +72,8 @@ public final class NfQueue implements AutoCloseable {
             throw new IllegalArgumentException("queue number must be 0..65535, got " + number);
         }
         if (copyBytes < COPY_BYTES || copyBytes > MAX_COPY_BYTES) {
-            throw new IllegalArgumentException("copy bytes must be " + COPY_BYTES + ".." + MAX_COPY_BYTES + ", got " + copyBytes);
+            throw new IllegalArgumentException(
+                    "copy bytes must be " + COPY_BYTES + ".." + MAX_COPY_BYTES + ", got " + copyBytes);
         }
         if (length < 1 || length > MAX_LENGTH) {
             throw new IllegalArgumentException("queue length must be 1.." + MAX_LENGTH + ", got " + length);
@@ -121,12 +123,14 @@ public final class NfQueue implements AutoCloseable {
      * {@code bypass} they are accepted while nothing listens on it.
      */
     public void holdTo(int holdQueue, boolean bypass) {
-        NativeException.check("hold queue " + holdQueue + " for nfqueue " + number, NfqNative.holdTo(handle(), holdQueue, bypass));
+        NativeException.check(
+                "hold queue " + holdQueue + " for nfqueue " + number, NfqNative.holdTo(handle(), holdQueue, bypass));
     }
 
     /** The verdict for one packet of this queue, out of batch order (a held packet). */
     public void verdictOne(int packetId, boolean accept) {
-        NativeException.check("verdict on nfqueue " + number,
+        NativeException.check(
+                "verdict on nfqueue " + number,
                 NfqNative.verdictOne(handle(), packetId, accept ? PacketBatch.NF_ACCEPT : PacketBatch.NF_DROP));
     }
 

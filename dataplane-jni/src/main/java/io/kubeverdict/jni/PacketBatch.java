@@ -20,6 +20,7 @@ public final class PacketBatch {
     /** Bytes per slot and where the copied packet starts in it: the shim's kv_layout.h, whose
      * values {@link NfqLayout} checks against these when the library loads. */
     static final int SLOT_SIZE = 528;
+
     static final int DATA_OFFSET = 16;
     public static final int DATA_BYTES = 512;
 
@@ -57,9 +58,11 @@ public final class PacketBatch {
         this.slotSize = (DATA_OFFSET + dataBytes + 7) & ~7; // kv_nfqueue.c's stride
         this.buffer = ByteBuffer.allocateDirect(capacity * slotSize).order(ByteOrder.nativeOrder());
         long address = NativeException.check("direct buffer address", NfqNative.address(buffer));
-        NativeException.check("attach batch to nfqueue " + queue.number(), dataBytes == DATA_BYTES
-                ? NfqNative.attach(queue.handle(), address, capacity)
-                : NfqNative.attachSized(queue.handle(), address, capacity, dataBytes));
+        NativeException.check(
+                "attach batch to nfqueue " + queue.number(),
+                dataBytes == DATA_BYTES
+                        ? NfqNative.attach(queue.handle(), address, capacity)
+                        : NfqNative.attachSized(queue.handle(), address, capacity, dataBytes));
     }
 
     /** Most packet bytes a slot holds. */

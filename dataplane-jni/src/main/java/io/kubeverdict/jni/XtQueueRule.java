@@ -12,6 +12,7 @@ package io.kubeverdict.jni;
 public final class XtQueueRule {
     /** nftables families (NFPROTO_*). */
     public static final int FAMILY_INET = 1;
+
     public static final int FAMILY_IPV4 = 2;
     public static final int FAMILY_IPV6 = 10;
 
@@ -36,7 +37,8 @@ public final class XtQueueRule {
         if (queueNum < 0 || queues < 1 || queueNum + queues - 1 > 65535) {
             throw new IllegalArgumentException("queues must lie in 0..65535, got " + queueNum + " + " + queues);
         }
-        NativeException.check("install NFQUEUE target in " + table + "/" + chain,
+        NativeException.check(
+                "install NFQUEUE target in " + table + "/" + chain,
                 XtQueueNative.install(family, table, chain, queueNum, queues, bypass ? 1 : 0));
     }
 }

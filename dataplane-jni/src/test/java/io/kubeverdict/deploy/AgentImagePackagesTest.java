@@ -28,22 +28,27 @@ class AgentImagePackagesTest {
     private static final Path ROOT = repositoryRoot();
     private static final String DOCKERFILE = "deploy/docker/agent.Dockerfile";
     /** glibc's own libraries and the loader: every base image has them (libc6). */
-    private static final Pattern BASE_IMAGE =
-            Pattern.compile("(libc|libpthread|libdl|libm|librt|libresolv|libutil)\\.so\\.\\d+|ld-linux.*\\.so\\.\\d+|libgcc_s\\.so\\.1");
+    private static final Pattern BASE_IMAGE = Pattern.compile(
+            "(libc|libpthread|libdl|libm|librt|libresolv|libutil)\\.so\\.\\d+|ld-linux.*\\.so\\.\\d+|libgcc_s\\.so\\.1");
 
     @TempDir
     Path dir;
 
     @Test
     void runtimeStageInstallsThePackageOfEveryLibraryTheShimNeeds() throws IOException {
-        assumeTrue(ShippedShim.readelfAvailable(), "readelf (binutils) is not installed: cannot read the .so's NEEDED entries");
+        assumeTrue(
+                ShippedShim.readelfAvailable(),
+                "readelf (binutils) is not installed: cannot read the .so's NEEDED entries");
         List<String> needed = ShippedShim.extractTo(dir).needed().stream()
-                .filter(soname -> !BASE_IMAGE.matcher(soname).matches()).toList();
+                .filter(soname -> !BASE_IMAGE.matcher(soname).matches())
+                .toList();
         assertThat(needed).as("the shim links netfilter libraries").isNotEmpty();
         Set<String> runtime = aptInstalled(runtimeStage());
         for (String soname : needed) {
             String pkg = packageOwning(soname, runtimePackage(soname));
-            assertThat(runtime).as(DOCKERFILE + " runtime stage installs " + pkg + " for " + soname).contains(pkg);
+            assertThat(runtime)
+                    .as(DOCKERFILE + " runtime stage installs " + pkg + " for " + soname)
+                    .contains(pkg);
         }
     }
 
@@ -55,7 +60,9 @@ class AgentImagePackagesTest {
         assertThat(build).as("a C compiler and libc headers").contains("gcc", "libc6-dev");
         for (String library : libraries) {
             String pkg = packageOwning("lib" + library + ".so", devPackage(library));
-            assertThat(build).as(DOCKERFILE + " build stage installs " + pkg + " for -l" + library).contains(pkg);
+            assertThat(build)
+                    .as(DOCKERFILE + " build stage installs " + pkg + " for -l" + library)
+                    .contains(pkg);
         }
     }
 
@@ -67,14 +74,18 @@ class AgentImagePackagesTest {
         assertThat(runtimePackage("libnftables.so.1")).isEqualTo("libnftables1");
         assertThat(runtimePackage("libjansson.so.4")).isEqualTo("libjansson4");
         assertThat(runtimePackage("libxtables.so.12")).isEqualTo("libxtables12");
-        assertThat(runtimePackage("libgmp10.so.3")).as("a digit before the version gets a dash").isEqualTo("libgmp10-3");
+        assertThat(runtimePackage("libgmp10.so.3"))
+                .as("a digit before the version gets a dash")
+                .isEqualTo("libgmp10-3");
         assertThat(devPackage("netfilter_queue")).isEqualTo("libnetfilter-queue-dev");
     }
 
     /** Where dpkg knows the files, the rule (used where it does not) must name the same packages. */
     @Test
     void namingRuleAgreesWithDpkgForTheShimsLibraries() throws IOException {
-        assumeTrue(dpkgOwner("libc.so.6") != null, "dpkg is not available or does not own libc.so.6: not a Debian machine");
+        assumeTrue(
+                dpkgOwner("libc.so.6") != null,
+                "dpkg is not available or does not own libc.so.6: not a Debian machine");
         Map<String, String> checked = new LinkedHashMap<>();
         for (String library : linkedLibraries()) {
             String dev = dpkgOwner("lib" + library + ".so");
@@ -91,14 +102,18 @@ class AgentImagePackagesTest {
             }
         }
         assumeTrue(!checked.isEmpty(), "dpkg owns none of the shim's libraries (the -dev packages are not installed)");
-        checked.forEach((dpkg, rule) -> assertThat(rule).as("rule for dpkg's " + dpkg).isEqualTo(dpkg));
+        checked.forEach(
+                (dpkg, rule) -> assertThat(rule).as("rule for dpkg's " + dpkg).isEqualTo(dpkg));
     }
 
     @Test
     void dockerIgnoreKeepsBuildOutputAndGitOutOfTheContext() throws IOException {
         Path ignore = ROOT.resolve(".dockerignore");
-        assertThat(ignore).as("the images' build context is the repository root").isRegularFile();
-        List<String> patterns = Files.readAllLines(ignore).stream().map(String::trim).toList();
+        assertThat(ignore)
+                .as("the images' build context is the repository root")
+                .isRegularFile();
+        List<String> patterns =
+                Files.readAllLines(ignore).stream().map(String::trim).toList();
         assertThat(patterns).contains(".git", "**/target");
     }
 
@@ -150,7 +165,8 @@ class AgentImagePackagesTest {
     /** The names of native/pom.xml's -l arguments. */
     private static List<String> linkedLibraries() throws IOException {
         List<String> libraries = new ArrayList<>();
-        Matcher m = Pattern.compile("<argument>-l([\\w.+-]+)</argument>").matcher(Files.readString(ROOT.resolve("native/pom.xml")));
+        Matcher m = Pattern.compile("<argument>-l([\\w.+-]+)</argument>")
+                .matcher(Files.readString(ROOT.resolve("native/pom.xml")));
         while (m.find()) {
             libraries.add(m.group(1));
         }
@@ -214,6 +230,7 @@ class AgentImagePackagesTest {
                 return dir;
             }
         }
-        throw new IllegalStateException(DOCKERFILE + " not found above " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException(
+                DOCKERFILE + " not found above " + Path.of("").toAbsolutePath());
     }
 }

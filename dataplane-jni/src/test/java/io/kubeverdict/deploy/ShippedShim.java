@@ -75,7 +75,9 @@ final class ShippedShim {
     Set<String> exportedSymbols() throws IOException {
         Set<String> names = new TreeSet<>();
         for (String[] s : dynamicSymbols()) {
-            if (!s[6].equals("UND") && !s[6].equals("ABS") && (s[4].equals("GLOBAL") || s[4].equals("WEAK"))
+            if (!s[6].equals("UND")
+                    && !s[6].equals("ABS")
+                    && (s[4].equals("GLOBAL") || s[4].equals("WEAK"))
                     && (s[5].equals("DEFAULT") || s[5].equals("PROTECTED"))) {
                 names.add(s[7]);
             }

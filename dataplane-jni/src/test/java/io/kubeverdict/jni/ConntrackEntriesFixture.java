@@ -9,23 +9,51 @@ public final class ConntrackEntriesFixture {
     private ConntrackEntriesFixture() {}
 
     /** One entry as a dump would deliver it. */
-    public record Entry(int protocol, IpAddress originalSource, int sourcePort, IpAddress originalDestination,
-                        int destinationPort, IpAddress replySource, int replySourcePort, int mark, int id, int tcpState) {
+    public record Entry(
+            int protocol,
+            IpAddress originalSource,
+            int sourcePort,
+            IpAddress originalDestination,
+            int destinationPort,
+            IpAddress replySource,
+            int replySourcePort,
+            int mark,
+            int id,
+            int tcpState) {
 
         /** An entry without NAT: the reply comes from where the connection was sent. */
         public static Entry of(int protocol, String src, int sport, String dst, int dport, int mark, int id) {
             IpAddress d = IpAddress.parse(dst);
-            return new Entry(protocol, IpAddress.parse(src), sport, d, dport, d, dport, mark, id, protocol == 6 ? 3 : -1);
+            return new Entry(
+                    protocol, IpAddress.parse(src), sport, d, dport, d, dport, mark, id, protocol == 6 ? 3 : -1);
         }
 
         public Entry withMark(int newMark) {
-            return new Entry(protocol, originalSource, sourcePort, originalDestination, destinationPort, replySource,
-                    replySourcePort, newMark, id, tcpState);
+            return new Entry(
+                    protocol,
+                    originalSource,
+                    sourcePort,
+                    originalDestination,
+                    destinationPort,
+                    replySource,
+                    replySourcePort,
+                    newMark,
+                    id,
+                    tcpState);
         }
 
         public Entry withTcpState(int state) {
-            return new Entry(protocol, originalSource, sourcePort, originalDestination, destinationPort, replySource,
-                    replySourcePort, mark, id, state);
+            return new Entry(
+                    protocol,
+                    originalSource,
+                    sourcePort,
+                    originalDestination,
+                    destinationPort,
+                    replySource,
+                    replySourcePort,
+                    mark,
+                    id,
+                    state);
         }
     }
 
@@ -68,7 +96,10 @@ public final class ConntrackEntriesFixture {
     private static void address(ByteBuffer b, int at, IpAddress a) {
         if (a.family() == IpAddress.V4) {
             int v = (int) a.lo();
-            b.put(at, (byte) (v >>> 24)).put(at + 1, (byte) (v >>> 16)).put(at + 2, (byte) (v >>> 8)).put(at + 3, (byte) v);
+            b.put(at, (byte) (v >>> 24))
+                    .put(at + 1, (byte) (v >>> 16))
+                    .put(at + 2, (byte) (v >>> 8))
+                    .put(at + 3, (byte) v);
             return;
         }
         for (int i = 0; i < 8; i++) {

@@ -86,7 +86,9 @@ class ConntrackKernelTest {
         assertThat(conntrack.dump(ConntrackQuery.marked(4, 0, 0), e)).isEqualTo(4);
         assertThat(conntrack.dump(ConntrackQuery.marked(4, MARK, MARK), e)).isEqualTo(3);
         assertThat(sourcePorts(e)).containsExactlyInAnyOrder(1001, 1003, 1004);
-        assertThat(conntrack.dump(ConntrackQuery.marked(4, 0, MARK), e)).as("mark bit clear").isEqualTo(1);
+        assertThat(conntrack.dump(ConntrackQuery.marked(4, 0, MARK), e))
+                .as("mark bit clear")
+                .isEqualTo(1);
 
         IpAddress client = IpAddress.parse("10.1.0.1");
         conntrack.dump(ConntrackQuery.of(client, ConntrackQuery.Match.ORIGINAL_SOURCE, 0, 0), e);
@@ -96,7 +98,9 @@ class ConntrackKernelTest {
 
         IpAddress server = IpAddress.parse("10.2.0.1");
         conntrack.dump(ConntrackQuery.of(server, ConntrackQuery.Match.REPLY_SOURCE, 0, 0), e);
-        assertThat(sourcePorts(e)).as("opened to the server, directly or through DNAT").containsExactlyInAnyOrder(1001, 1003, 1004);
+        assertThat(sourcePorts(e))
+                .as("opened to the server, directly or through DNAT")
+                .containsExactlyInAnyOrder(1001, 1003, 1004);
         conntrack.dump(ConntrackQuery.of(server, ConntrackQuery.Match.ORIGINAL_SOURCE, 0, 0), e);
         assertThat(e.size()).as("the server opened nothing").isZero();
 
@@ -121,15 +125,22 @@ class ConntrackKernelTest {
         // IPv6: the kernel's address filter is inverted (see kv_conntrack.c), the shim compares instead
         conntrack.dump(ConntrackQuery.of(IpAddress.parse("fd00::2"), ConntrackQuery.Match.REPLY_SOURCE, 0, 0), e);
         assertThat(sourcePorts(e)).containsExactly(1005);
-        assertThat(conntrack.dump(ConntrackQuery.of(IpAddress.parse("fd00::9"), ConntrackQuery.Match.REPLY_SOURCE, 0, 0), e)).isZero();
-        conntrack.dump(ConntrackQuery.of(IpAddress.parse("fd00::1"), ConntrackQuery.Match.ORIGINAL_SOURCE, MARK, MARK), e);
+        assertThat(conntrack.dump(
+                        ConntrackQuery.of(IpAddress.parse("fd00::9"), ConntrackQuery.Match.REPLY_SOURCE, 0, 0), e))
+                .isZero();
+        conntrack.dump(
+                ConntrackQuery.of(IpAddress.parse("fd00::1"), ConntrackQuery.Match.ORIGINAL_SOURCE, MARK, MARK), e);
         assertThat(sourcePorts(e)).containsExactly(1005);
-        assertThat(conntrack.dump(ConntrackQuery.of(IpAddress.parse("fd00::2"), ConntrackQuery.Match.ORIGINAL_SOURCE, 0, 0), e)).isZero();
+        assertThat(conntrack.dump(
+                        ConntrackQuery.of(IpAddress.parse("fd00::2"), ConntrackQuery.Match.ORIGINAL_SOURCE, 0, 0), e))
+                .isZero();
     }
 
     @Test
     void marksChangeOnlyTheMaskedBitsOfOneEntryAndAVanishedEntryIsReported() throws Exception {
-        insert(List.of(tcp("10.1.0.1", "10.2.0.1", 2001, 80, MARK | 0x1), tcp("10.1.0.1", "10.2.0.1", 2002, 80, MARK),
+        insert(List.of(
+                tcp("10.1.0.1", "10.2.0.1", 2001, 80, MARK | 0x1),
+                tcp("10.1.0.1", "10.2.0.1", 2002, 80, MARK),
                 "-I -p icmp -s 10.1.0.1 -d 10.2.0.1 --icmp-type 8 --icmp-code 0 --icmp-id 77 -t 600 -m " + MARK));
         ConntrackEntries e = new ConntrackEntries(4);
         conntrack.dump(ConntrackQuery.of(IpAddress.parse("10.1.0.1"), ConntrackQuery.Match.ORIGINAL_SOURCE, 0, 0), e);
@@ -137,7 +148,8 @@ class ConntrackKernelTest {
         for (int i = 0; i < e.size(); i++) {
             if (e.protocol(i) == 1 || e.originalSourcePort(i) == 2001) {
                 // clear MARK, set 0x0400_0000, keep the rest
-                assertThat(conntrack.setMark(e, i, 0x0400_0000, MARK | 0x0400_0000)).isTrue();
+                assertThat(conntrack.setMark(e, i, 0x0400_0000, MARK | 0x0400_0000))
+                        .isTrue();
             }
         }
         ConntrackEntries after = new ConntrackEntries(4);
@@ -147,7 +159,9 @@ class ConntrackKernelTest {
             cut.add(after.protocol(i) + "/" + after.originalSourcePort(i) + "/" + Integer.toHexString(after.mark(i)));
         }
         assertThat(cut).containsExactlyInAnyOrder("6/2001/4000001", "1/77/4000000");
-        assertThat(conntrack.dump(ConntrackQuery.marked(4, MARK, MARK), after)).as("the other entry untouched").isEqualTo(1);
+        assertThat(conntrack.dump(ConntrackQuery.marked(4, MARK, MARK), after))
+                .as("the other entry untouched")
+                .isEqualTo(1);
 
         ns.exec("conntrack", "-D", "-p", "tcp", "--sport", "2002");
         int gone = -1;
@@ -156,7 +170,9 @@ class ConntrackKernelTest {
                 gone = i;
             }
         }
-        assertThat(conntrack.setMark(e, gone, 0, MARK)).as("vanished since the dump").isFalse();
+        assertThat(conntrack.setMark(e, gone, 0, MARK))
+                .as("vanished since the dump")
+                .isFalse();
     }
 
     @Test
@@ -171,10 +187,12 @@ class ConntrackKernelTest {
         int id = e.id(0);
         e.buffer().putInt(ConntrackEntries.ID, id ^ 1);
         assertThat(conntrack.delete(e, 0)).as("another id: not this entry").isFalse();
-        assertThat(conntrack.dump(ConntrackQuery.marked(4, 0, 0), new ConntrackEntries(4))).isEqualTo(1);
+        assertThat(conntrack.dump(ConntrackQuery.marked(4, 0, 0), new ConntrackEntries(4)))
+                .isEqualTo(1);
         e.buffer().putInt(ConntrackEntries.ID, id);
         assertThat(conntrack.delete(e, 0)).isTrue();
-        assertThat(conntrack.dump(ConntrackQuery.marked(4, 0, 0), new ConntrackEntries(4))).isZero();
+        assertThat(conntrack.dump(ConntrackQuery.marked(4, 0, 0), new ConntrackEntries(4)))
+                .isZero();
         assertThat(conntrack.delete(e, 0)).as("gone").isFalse();
     }
 

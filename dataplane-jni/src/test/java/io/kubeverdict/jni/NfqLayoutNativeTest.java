@@ -12,7 +12,8 @@ class NfqLayoutNativeTest {
     void theLoadedShimAgreesWithJava() {
         assertThat(NativeLibrary.unavailabilityCause()).isNull();
         assertThat(NfqLayout.exported())
-                .containsExactly(NfqLayout.JAVA.stream().mapToInt(Constant::value).toArray());
+                .containsExactly(
+                        NfqLayout.JAVA.stream().mapToInt(Constant::value).toArray());
     }
 
     @Test
@@ -20,7 +21,9 @@ class NfqLayoutNativeTest {
         NativeLibrary.ensureAvailable();
         int[] two = {-1, -1};
         assertThat(NfqNative.layout(two)).isEqualTo(NfqLayout.JAVA.size());
-        assertThat(two).containsExactly(NfqLayout.JAVA.get(0).value(), NfqLayout.JAVA.get(1).value());
+        assertThat(two)
+                .containsExactly(
+                        NfqLayout.JAVA.get(0).value(), NfqLayout.JAVA.get(1).value());
         assertThat(NfqNative.layout(new int[0])).isEqualTo(NfqLayout.JAVA.size());
     }
 }

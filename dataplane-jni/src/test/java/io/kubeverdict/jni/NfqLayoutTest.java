@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /** The comparison behind the load-time layout check, without the library. */
 class NfqLayoutTest {
-    private static final List<Constant> EXPECTED = List.of(
-            new Constant("KV_SLOT_SIZE", 144), new Constant("KV_SLOT_HOOK", 6), new Constant("NF_ACCEPT", 1));
+    private static final List<Constant> EXPECTED =
+            List.of(new Constant("KV_SLOT_SIZE", 144), new Constant("KV_SLOT_HOOK", 6), new Constant("NF_ACCEPT", 1));
 
     @Test
     void agreeingValuesPass() {
@@ -48,7 +48,8 @@ class NfqLayoutTest {
     @Test
     void javaListsTheHeadersConstantsInExportOrder() throws IOException {
         String header = Files.readString(repositoryRoot().resolve("native/src/kv_layout.h"));
-        Matcher macro = Pattern.compile("#define KV_LAYOUT\\(X\\)((?:[^\\n]*\\\\\\n)*[^\\n]*)").matcher(header);
+        Matcher macro = Pattern.compile("#define KV_LAYOUT\\(X\\)((?:[^\\n]*\\\\\\n)*[^\\n]*)")
+                .matcher(header);
         assertThat(macro.find()).as("KV_LAYOUT in kv_layout.h").isTrue();
         List<String> exported = new ArrayList<>();
         Matcher entry = Pattern.compile("X\\((\\w+)\\)").matcher(macro.group(1));
@@ -64,6 +65,7 @@ class NfqLayoutTest {
                 return dir;
             }
         }
-        throw new IllegalStateException("native/src/kv_layout.h not found above " + Path.of("").toAbsolutePath());
+        throw new IllegalStateException(
+                "native/src/kv_layout.h not found above " + Path.of("").toAbsolutePath());
     }
 }

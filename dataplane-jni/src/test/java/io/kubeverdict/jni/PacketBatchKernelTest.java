@@ -95,7 +95,8 @@ class PacketBatchKernelTest {
             assertThat(batch.hwProtocol(i)).isEqualTo(0x0800);
             assertThat(batch.packetLength(i)).isEqualTo(20 + 8 + 10);
             assertThat(batch.copiedLength(i)).isEqualTo(38);
-            int srcPort = ((batch.buffer().get(batch.dataOffset(i) + 20) & 0xff) << 8) | (batch.buffer().get(batch.dataOffset(i) + 21) & 0xff);
+            int srcPort = ((batch.buffer().get(batch.dataOffset(i) + 20) & 0xff) << 8)
+                    | (batch.buffer().get(batch.dataOffset(i) + 21) & 0xff);
             assertThat(srcPort).isEqualTo(ports.get(i));
         }
         batch.accept(0);
@@ -115,11 +116,13 @@ class PacketBatchKernelTest {
             Thread.sleep(25);
         }
         Thread.sleep(100);
-        assertThat(arrived).containsExactlyInAnyOrder(ports.get(0), ports.get(1), ports.get(3), ports.get(4), ports.get(5));
+        assertThat(arrived)
+                .containsExactlyInAnyOrder(ports.get(0), ports.get(1), ports.get(3), ports.get(4), ports.get(5));
         assertThat(queue.received()).isEqualTo(6);
         assertThat(queue.verdictMessages()).isEqualTo(4);
         assertThat(queue.enobufs()).isZero();
-        QueueCounters counters = node.call(() -> QueueCounters.read(QueueCounters.PROC_FILE, QUEUE)).orElseThrow();
+        QueueCounters counters = node.call(() -> QueueCounters.read(QueueCounters.PROC_FILE, QUEUE))
+                .orElseThrow();
         assertThat(counters.idSequence()).isEqualTo(firstId + 5);
         assertThat(counters.copyRange()).isEqualTo(NfQueue.COPY_BYTES);
         assertThat(counters.dropped()).isZero();
@@ -152,8 +155,11 @@ class PacketBatchKernelTest {
         }
         assertThat(queue.enobufs()).isPositive();
         assertThat(received).isBetween(1, 39);
-        QueueCounters counters = node.call(() -> QueueCounters.read(QueueCounters.PROC_FILE, QUEUE)).orElseThrow();
-        assertThat(counters.userDropped()).as("the kernel dropped what it could not hand over").isEqualTo(40 - received);
+        QueueCounters counters = node.call(() -> QueueCounters.read(QueueCounters.PROC_FILE, QUEUE))
+                .orElseThrow();
+        assertThat(counters.userDropped())
+                .as("the kernel dropped what it could not hand over")
+                .isEqualTo(40 - received);
         assertThat(counters.waiting()).isZero();
     }
 
@@ -186,14 +192,18 @@ class PacketBatchKernelTest {
         PacketBatch batch = queue.batch(8);
         assertThat(batch.receive(10)).isZero();
         assertThat(batch.sendVerdicts()).isZero();
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> batch.packetId(0)).isInstanceOf(IndexOutOfBoundsException.class);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> queue.batch(16)).isInstanceOf(IllegalStateException.class);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> batch.packetId(0))
+                .isInstanceOf(IndexOutOfBoundsException.class);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> queue.batch(16))
+                .isInstanceOf(IllegalStateException.class);
     }
 
     private static void awaitWaiting(NetnsThread node, long expected) throws Exception {
         long waiting = -1;
         for (int i = 0; i < 100; i++) {
-            waiting = node.call(() -> QueueCounters.read(QueueCounters.PROC_FILE, QUEUE)).map(QueueCounters::waiting).orElse(-1L);
+            waiting = node.call(() -> QueueCounters.read(QueueCounters.PROC_FILE, QUEUE))
+                    .map(QueueCounters::waiting)
+                    .orElse(-1L);
             if (waiting == expected) {
                 return;
             }

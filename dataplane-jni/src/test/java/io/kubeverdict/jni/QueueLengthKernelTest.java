@@ -71,7 +71,8 @@ class QueueLengthKernelTest {
         sendFlows();
         QueueCounters counters = awaitCounters(node, c -> c.waiting() + c.dropped() == FLOWS);
         assertThat(counters.waiting()).as("the queue holds its length, no more").isEqualTo(LENGTH);
-        assertThat(counters.dropped()).as("the overflow is dropped and counted (kubeverdict_queue_dropped_total)")
+        assertThat(counters.dropped())
+                .as("the overflow is dropped and counted (kubeverdict_queue_dropped_total)")
                 .isEqualTo(FLOWS - LENGTH);
         assertThat(counters.idSequence()).as("only queued packets get ids").isEqualTo(LENGTH);
         Thread.sleep(200);
@@ -82,8 +83,8 @@ class QueueLengthKernelTest {
     void failOpenDeliversWhatDoesNotFitUncounted() throws Exception {
         bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, true, Dataplane.BOTH_PODS));
         NetnsThread node = bed.own(new NetnsThread(bed.node.path()));
-        NfQueue queue = bed.own(node.call(() ->
-                new NfQueue(QUEUE, NfQueue.FLAG_GSO | NfQueue.FLAG_FAIL_OPEN, NfQueue.COPY_BYTES, LENGTH)));
+        NfQueue queue = bed.own(node.call(
+                () -> new NfQueue(QUEUE, NfQueue.FLAG_GSO | NfQueue.FLAG_FAIL_OPEN, NfQueue.COPY_BYTES, LENGTH)));
         assertThat(queue.length()).isEqualTo(LENGTH);
 
         sendFlows();
@@ -95,12 +96,15 @@ class QueueLengthKernelTest {
         assertThat(counters.dropped()).isZero();
         assertThat(counters.userDropped()).isZero();
         Thread.sleep(200);
-        assertThat(arrived).as("the overflow passed unchecked, the queued ones wait").hasSize(FLOWS - LENGTH);
+        assertThat(arrived)
+                .as("the overflow passed unchecked, the queued ones wait")
+                .hasSize(FLOWS - LENGTH);
     }
 
     @Test
     void aLengthOutsideTheBoundsIsRefused() {
-        assertThatThrownBy(() -> new NfQueue(QUEUE, 0, NfQueue.COPY_BYTES, 0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new NfQueue(QUEUE, 0, NfQueue.COPY_BYTES, 0))
+                .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new NfQueue(QUEUE, 0, NfQueue.COPY_BYTES, NfQueue.MAX_LENGTH + 1))
                 .isInstanceOf(IllegalArgumentException.class);
     }
@@ -133,7 +137,8 @@ class QueueLengthKernelTest {
             throws Exception {
         QueueCounters counters = null;
         for (int i = 0; i < 250; i++) {
-            counters = node.call(() -> QueueCounters.read(QueueCounters.PROC_FILE, QUEUE)).orElse(null);
+            counters = node.call(() -> QueueCounters.read(QueueCounters.PROC_FILE, QUEUE))
+                    .orElse(null);
             if (counters != null && done.test(counters)) {
                 return counters;
             }

@@ -41,7 +41,10 @@ class XtQueueRuleTest {
                 return first + nft.run("list chain " + family + " kvt q");
             }
         });
-        assertThat(listing).contains("queue num 7 bypass").contains("queue num 8").doesNotContain("drop");
+        assertThat(listing)
+                .contains("queue num 7 bypass")
+                .contains("queue num 8")
+                .doesNotContain("drop");
     }
 
     @Test
@@ -72,6 +75,7 @@ class XtQueueRuleTest {
 
     @Test
     void rejectsAQueueNumberOutOfRange() {
-        assertThatThrownBy(() -> XtQueueRule.install(2, "t", "c", -1, false)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> XtQueueRule.install(2, "t", "c", -1, false))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 }

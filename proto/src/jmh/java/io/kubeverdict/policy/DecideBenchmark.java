@@ -96,9 +96,16 @@ public class DecideBenchmark {
         for (PacketTuple p : packets) {
             allowed += Decision.allowed(index.decide(p)) ? 1 : 0;
         }
-        System.out.printf("%n[setup] admin tiers %s: %d packets, %d allowed, %d denied; index problems: %d;"
-                        + " programs %d, walking slots %d%n", adminTiers, packets.length, allowed, packets.length - allowed,
-                index.problemCount(), index.programCount(), index.walkingSlots());
+        System.out.printf(
+                "%n[setup] admin tiers %s: %d packets, %d allowed, %d denied; index problems: %d;"
+                        + " programs %d, walking slots %d%n",
+                adminTiers,
+                packets.length,
+                allowed,
+                packets.length - allowed,
+                index.problemCount(),
+                index.programCount(),
+                index.walkingSlots());
     }
 
     @Benchmark

@@ -109,8 +109,8 @@ final class AddressTable {
             long[] page = into[pos >>> PAGE_SHIFT];
             int at = pos & PAGE_MASK;
             boolean empty = page[at + last] == ABSENT;
-            boolean same = !empty && (narrow ? page[at] == k1
-                    : page[at] == k1 && page[at + 1] == k2 && page[at + 2] == ext);
+            boolean same =
+                    !empty && (narrow ? page[at] == k1 : page[at] == k1 && page[at + 1] == k2 && page[at + 2] == ext);
             if (empty || same) {
                 if (empty && (size + 1) * 100L > (long) (mask + 1) * maxLoadPercent) {
                     return false;

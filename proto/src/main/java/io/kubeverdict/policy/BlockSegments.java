@@ -25,6 +25,7 @@ final class BlockSegments {
      * (8 KiB at most), beyond which the arrays would cost more memory than the search costs time.
      */
     static final int MAX_SEGMENTS = 1024;
+
     static final BlockSegments NONE = new BlockSegments(new long[0], new long[0]);
 
     private final long[] startHi;

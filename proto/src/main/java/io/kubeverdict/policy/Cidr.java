@@ -21,7 +21,9 @@ public record Cidr(int family, long startHi, long startLo, long endHi, long endL
             return null;
         }
         String p = text.substring(slash + 1);
-        if (p.length() > 3 || !p.chars().allMatch(c -> c >= '0' && c <= '9') || (p.length() > 1 && p.charAt(0) == '0')) {
+        if (p.length() > 3
+                || !p.chars().allMatch(c -> c >= '0' && c <= '9')
+                || (p.length() > 1 && p.charAt(0) == '0')) {
             return null;
         }
         int prefix = Integer.parseInt(p);

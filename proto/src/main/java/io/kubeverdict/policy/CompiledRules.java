@@ -24,6 +24,7 @@ final class CompiledRules {
 
     /** Tier name -> policy name -> policy number (the endpoint phase looks up names without building ids). */
     private final Map<String, Map<String, Integer>> policyIndex;
+
     final PolicyId[] policyIds;
     // [policy * 2 + direction] -> range of rules
     final int[] polRuleStart;
@@ -50,11 +51,13 @@ final class CompiledRules {
     final PortClasses portClasses;
     /** The domain sets the rules name (the endpoint phase appends its watches to a copy). */
     final DomainSets domainSets;
+
     final ProblemList problems;
 
     private CompiledRules(Builder b) {
         Map<String, Map<String, Integer>> byTier = new HashMap<>();
-        b.policyIndex.forEach((id, n) -> byTier.computeIfAbsent(id.getTier(), t -> new HashMap<>()).put(id.getName(), n));
+        b.policyIndex.forEach((id, n) ->
+                byTier.computeIfAbsent(id.getTier(), t -> new HashMap<>()).put(id.getName(), n));
         policyIndex = byTier;
         policyIds = b.policyIds.toArray(new PolicyId[0]);
         polRuleStart = b.polRuleStart.toArray();
@@ -170,8 +173,8 @@ final class CompiledRules {
         }
 
         private void addRule(int policy, Rule rule, boolean outbound) {
-            String where = "policy " + policyIds.get(policy).getTier() + "/" + policyIds.get(policy).getName()
-                    + " rule " + rule.getRuleId();
+            String where = "policy " + policyIds.get(policy).getTier() + "/"
+                    + policyIds.get(policy).getName() + " rule " + rule.getRuleId();
             int action = switch (rule.getAction()) {
                 case ALLOW -> SnapshotCompiler.ACTION_ALLOW;
                 case DENY -> SnapshotCompiler.ACTION_DENY;
@@ -221,13 +224,16 @@ final class CompiledRules {
             rulePortEnd.add(portProto.size());
         }
 
-        private void addPeer(Peer peer, boolean outbound, RangeSet.Builder b4, RangeSet.Builder b6, UnusableParts unusable) {
+        private void addPeer(
+                Peer peer, boolean outbound, RangeSet.Builder b4, RangeSet.Builder b6, UnusableParts unusable) {
             switch (peer.getKindCase()) {
                 case IP_SET_ID -> {
                     int set = set(peer.getIpSetId(), IpSetType.IP);
                     if (set < 0) {
                         unusable.add("peer ip set " + peer.getIpSetId()
-                                + (sets.number(peer.getIpSetId()) < 0 ? " is missing or of an unknown type" : " is not of type IP"));
+                                + (sets.number(peer.getIpSetId()) < 0
+                                        ? " is missing or of an unknown type"
+                                        : " is not of type IP"));
                     } else {
                         ruleSets.add(set);
                     }
@@ -246,7 +252,8 @@ final class CompiledRules {
                         unusable.add("a domain-name peer in an inbound rule");
                     }
                 }
-                // A oneof member this build does not know (a newer control plane's peer kind) arrives as an unknown field.
+                // A oneof member this build does not know (a newer control plane's peer kind) arrives as an unknown
+                // field.
                 default -> unusable.add("peer of no known kind (empty, or newer than this agent)");
             }
         }
@@ -275,7 +282,8 @@ final class CompiledRules {
                 int set = set(port.getNamedPortIpSetId(), IpSetType.IP_AND_PORT);
                 if (set < 0) {
                     unusable.add("named-port ip set " + port.getNamedPortIpSetId()
-                            + (sets.number(port.getNamedPortIpSetId()) < 0 ? " is missing or of an unknown type"
+                            + (sets.number(port.getNamedPortIpSetId()) < 0
+                                    ? " is missing or of an unknown type"
                                     : " is not of type IP_AND_PORT"));
                 }
                 addPortClause(0, 0, 0, set < 0 ? SnapshotCompiler.NEVER : set);
@@ -286,14 +294,21 @@ final class CompiledRules {
             long lo = Integer.toUnsignedLong(port.getPort());
             long end = Integer.toUnsignedLong(port.getEndPort());
             long hi = lo == 0 ? 65535 : (end == 0 ? lo : end);
-            boolean valid = (protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE
-                    || protocol == Protocol.SCTP_VALUE) && lo <= 65535 && lo <= hi;
+            boolean valid = (protocol == Protocol.TCP_VALUE
+                            || protocol == Protocol.UDP_VALUE
+                            || protocol == Protocol.SCTP_VALUE)
+                    && lo <= 65535
+                    && lo <= hi;
             if (!valid) {
                 // The protocol by number: one this build does not know prints as UNRECOGNIZED.
-                unusable.add("port clause " + (port.getProtocol() == Protocol.UNRECOGNIZED ? "protocol " + protocol
-                        : port.getProtocol()) + " " + lo + "-" + end + " is invalid");
+                unusable.add("port clause "
+                        + (port.getProtocol() == Protocol.UNRECOGNIZED ? "protocol " + protocol : port.getProtocol())
+                        + " " + lo + "-" + end + " is invalid");
             }
-            addPortClause(protocol, (int) Math.min(lo, 65535), (int) Math.min(hi, 65535),
+            addPortClause(
+                    protocol,
+                    (int) Math.min(lo, 65535),
+                    (int) Math.min(hi, 65535),
                     valid ? SnapshotCompiler.NOT_NAMED : SnapshotCompiler.NEVER);
         }
 

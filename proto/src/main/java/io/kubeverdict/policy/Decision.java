@@ -20,6 +20,7 @@ public final class Decision {
     public static final int NOT_ISOLATED = 1;
     /** Every tier with policies passed (PASS) without deciding: allowed. */
     public static final int PASSED_ALL_TIERS = 2;
+
     static final int FIRST_INDEXED = 3;
 
     private Decision() {}

@@ -101,7 +101,8 @@ public final class DecisionText {
     /** A passed tier in words: "passed by admin/ops ingress[1]" or "admin: no rule matched, its default passes". */
     static String passedReason(TierStep step) {
         if (step.hasPolicy()) {
-            return "passed by " + step.getPolicy().getTier() + "/" + step.getPolicy().getName() + " " + step.getRuleId();
+            return "passed by " + step.getPolicy().getTier() + "/"
+                    + step.getPolicy().getName() + " " + step.getRuleId();
         }
         return step.getTier() + ": no rule matched, its default passes";
     }

@@ -18,6 +18,7 @@ public final class DomainPattern {
     /** Upstream's DomainName validation (network-policy-api), with the A-z range it means as A-Za-z. */
     private static final Pattern VALID = Pattern.compile(
             "^(\\*\\.)?([a-zA-Z0-9]([-a-zA-Z0-9_]*[a-zA-Z0-9])?\\.)+[a-zA-Z0-9]([-a-zA-Z0-9_]*[a-zA-Z0-9])?\\.?$");
+
     private static final int MAX_NAME = 253;
     private static final int MAX_LABEL = 63;
 

@@ -36,6 +36,7 @@ final class EndpointTiers {
     final int[][] epWatches;
     /** The rules' domain sets followed by those only watches name. */
     final String[] domainSetIds;
+
     final List<List<String>> domainPatterns;
     final ProblemList problems;
 
@@ -91,7 +92,8 @@ final class EndpointTiers {
         void addEndpoint(Endpoint endpoint) {
             int index = endpointIds.size();
             endpointIds.add(endpoint.getId());
-            String who = endpoint.getId().getNamespace() + "/" + endpoint.getId().getPod();
+            String who =
+                    endpoint.getId().getNamespace() + "/" + endpoint.getId().getPod();
             for (String ip : endpoint.getEndpoint().getIpsList()) {
                 IpAddress a = IpAddress.tryParse(ip);
                 if (a == null) {
@@ -118,8 +120,8 @@ final class EndpointTiers {
             for (int direction : new int[] {Decision.EGRESS, Decision.INGRESS}) {
                 epTierStart[index * 2 + direction] = tierDefault.size();
                 for (TierInfo tier : endpoint.getEndpoint().getTiersList()) {
-                    List<String> names = direction == Decision.EGRESS
-                            ? tier.getEgressPoliciesList() : tier.getIngressPoliciesList();
+                    List<String> names =
+                            direction == Decision.EGRESS ? tier.getEgressPoliciesList() : tier.getIngressPoliciesList();
                     if (names.isEmpty()) {
                         continue; // a tier with no policies for the direction is skipped
                     }

@@ -50,7 +50,10 @@ public final class Explainer {
             b.setDestination(index.names().endpoint(dst));
             ingress = direction(packet, Decision.INGRESS, dst);
         }
-        return b.setEgress(egress).setIngress(ingress).setVerdict(Explanations.combine(egress, ingress)).build();
+        return b.setEgress(egress)
+                .setIngress(ingress)
+                .setVerdict(Explanations.combine(egress, ingress))
+                .build();
     }
 
     /** One direction by the index's tier walk, with the tiers that passed on the way. */
@@ -59,8 +62,12 @@ public final class Explainer {
         int code = decideDirection(packet, direction, learned, trace);
         DirectionExplanation d = text.direction(code, trace);
         String name = direction == Decision.EGRESS ? learnedName(code, endpoint, packet) : null;
-        return name == null ? d : d.toBuilder().setLearnedDomain(name)
-                .setReason(d.getReason() + " (destination learned from the DNS answer for " + name + ")").build();
+        return name == null
+                ? d
+                : d.toBuilder()
+                        .setLearnedDomain(name)
+                        .setReason(d.getReason() + " (destination learned from the DNS answer for " + name + ")")
+                        .build();
     }
 
     /** The local endpoint a direction evaluates (the source for egress, the destination for ingress), or -1. */
@@ -87,8 +94,16 @@ public final class Explainer {
         if (endpoint < 0) {
             return Decision.of(Decision.NO_ENDPOINT, direction, true);
         }
-        return index.evaluate(endpoint, direction, packet, remoteHi, remoteLo,
-                index.entry(packet.family, remoteHi, remoteLo), learned, false, trace);
+        return index.evaluate(
+                endpoint,
+                direction,
+                packet,
+                remoteHi,
+                remoteLo,
+                index.entry(packet.family, remoteHi, remoteLo),
+                learned,
+                false,
+                trace);
     }
 
     /**
@@ -96,7 +111,8 @@ public final class Explainer {
      * learned the destination, from the first of the rule's sets that holds it; else null.
      */
     private String learnedName(int code, int endpoint, PacketTuple packet) {
-        int rule = Decision.ruleOf(code, index.names().tierCount(), index.names().ruleCount());
+        int rule =
+                Decision.ruleOf(code, index.names().tierCount(), index.names().ruleCount());
         if (rule < 0 || !Decision.allowed(code)) {
             return null;
         }
@@ -123,6 +139,9 @@ public final class Explainer {
     }
 
     private static DirectionExplanation notEvaluated() {
-        return DirectionExplanation.newBuilder().setEvaluated(false).setReason("not a local endpoint").build();
+        return DirectionExplanation.newBuilder()
+                .setEvaluated(false)
+                .setReason("not a local endpoint")
+                .build();
     }
 }

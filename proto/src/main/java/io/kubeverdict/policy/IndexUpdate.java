@@ -166,10 +166,15 @@ public final class IndexUpdate {
         boolean rulesChanged = setsRenumbered || !before.getPoliciesList().equals(now.getPoliciesList());
         boolean endpointsChanged = rulesChanged || !before.getEndpointsList().equals(now.getEndpointsList());
         CompiledRules rules = rulesChanged ? CompiledRules.compile(now.getPoliciesList(), sets) : parts.rules();
-        EndpointTiers endpoints = endpointsChanged ? EndpointTiers.compile(now.getEndpointsList(), rules)
-                : parts.endpoints();
-        Programs programs = !endpointsChanged ? parts.programs()
-                : new Programs(rules, endpoints, rulesChanged ? Map.of() : parts.programs().cache, parts.v4Segments(),
+        EndpointTiers endpoints =
+                endpointsChanged ? EndpointTiers.compile(now.getEndpointsList(), rules) : parts.endpoints();
+        Programs programs = !endpointsChanged
+                ? parts.programs()
+                : new Programs(
+                        rules,
+                        endpoints,
+                        rulesChanged ? Map.of() : parts.programs().cache,
+                        parts.v4Segments(),
                         parts.v6Segments());
         if (endpointsChanged) {
             renumberAddresses(parts.endpoints().addresses, endpoints.addresses);
@@ -179,11 +184,24 @@ public final class IndexUpdate {
         if (pool.appended() > Math.max(pool.compiledSize(), 1 << 16)) {
             return "membership lists appended since the full compile outgrew it";
         }
-        SnapshotIndex.Parts next = new SnapshotIndex.Parts(sets, parts.setProblems(), parts.aliasedMembers(), rules,
-                endpoints, programs, parts.v4Segments(), parts.v6Segments(), table(v4, parts.v4()),
-                table(v6, parts.v6()), table(v4Named, parts.v4Named()), table(v6Named, parts.v6Named()), namedPorts,
+        SnapshotIndex.Parts next = new SnapshotIndex.Parts(
+                sets,
+                parts.setProblems(),
+                parts.aliasedMembers(),
+                rules,
+                endpoints,
+                programs,
+                parts.v4Segments(),
+                parts.v6Segments(),
+                table(v4, parts.v4()),
+                table(v6, parts.v6()),
+                table(v4Named, parts.v4Named()),
+                table(v6Named, parts.v6Named()),
+                namedPorts,
                 pool);
-        result = new Result(new SnapshotIndex(now.getNode(), next), true,
+        result = new Result(
+                new SnapshotIndex(now.getNode(), next),
+                true,
                 setChanges.isEmpty() ? "nothing" : String.join(", ", setChanges));
         return null;
     }
@@ -283,7 +301,8 @@ public final class IndexUpdate {
             if (entry < 0 && endpoint < 0) {
                 continue;
             }
-            long value = entry < 0 ? newAddress(a.family() == IpAddress.V4, a.hi(), a.lo(), endpoint)
+            long value = entry < 0
+                    ? newAddress(a.family() == IpAddress.V4, a.hi(), a.lo(), endpoint)
                     : AddressEntry.of(endpoint, AddressEntry.segment(entry), AddressEntry.membership(entry));
             if (!table.put(a.hi(), a.lo(), 0, value)) {
                 throw new Refused("an address table is full");

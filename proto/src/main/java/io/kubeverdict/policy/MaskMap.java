@@ -121,7 +121,8 @@ final class MaskMap {
                 }
                 long mask = 0;
                 for (long[] r : ranges) {
-                    if (RangeSet.compare(r[0], r[1], p[0], p[1]) <= 0 && RangeSet.compare(p[0], p[1], r[2], r[3]) <= 0) {
+                    if (RangeSet.compare(r[0], r[1], p[0], p[1]) <= 0
+                            && RangeSet.compare(p[0], p[1], r[2], r[3]) <= 0) {
                         mask |= r[4];
                     }
                 }

@@ -14,6 +14,7 @@ final class Membership {
     static final int EMPTY = 0;
     /** Never a membership (inline needs a first set): "not looked up yet". */
     static final int UNKNOWN = Integer.MIN_VALUE;
+
     static final int MAX_INLINE_SET = 0x7FFE;
 
     private Membership() {}

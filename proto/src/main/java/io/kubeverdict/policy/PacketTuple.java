@@ -56,8 +56,12 @@ public final class PacketTuple {
 
     /** Parses a Tuple's addresses (allocates; for tools, not for the hot path). */
     public static PacketTuple of(Tuple tuple) {
-        return new PacketTuple().set(IpAddress.parse(tuple.getSrcIp()), IpAddress.parse(tuple.getDstIp()),
-                tuple.getProtocol(), tuple.getDstPort());
+        return new PacketTuple()
+                .set(
+                        IpAddress.parse(tuple.getSrcIp()),
+                        IpAddress.parse(tuple.getDstIp()),
+                        tuple.getProtocol(),
+                        tuple.getDstPort());
     }
 
     public IpAddress source() {

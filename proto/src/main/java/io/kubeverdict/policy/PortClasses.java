@@ -20,6 +20,7 @@ final class PortClasses {
     static final int MAX_CLASSES = 1024;
     /** The class of a packet whose protocol has no ports: only rules without ports match it. */
     static final int NO_PORTS = -1;
+
     static final PortClasses NONE = new PortClasses(new int[3][], new int[3], 0);
 
     private static final int[] PROTOCOLS = {Protocol.TCP_VALUE, Protocol.UDP_VALUE, Protocol.SCTP_VALUE};

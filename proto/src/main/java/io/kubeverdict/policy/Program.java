@@ -161,8 +161,14 @@ final class Program {
         }
 
         /** Adds one rule to the current tier; false when the program would exceed 64 rules. */
-        boolean rule(int globalRule, boolean allPeers, int[] sets, int[] domainSets, RangeSet v4, RangeSet v6,
-                     int[][] portClauses) {
+        boolean rule(
+                int globalRule,
+                boolean allPeers,
+                int[] sets,
+                int[] domainSets,
+                RangeSet v4,
+                RangeSet v6,
+                int[][] portClauses) {
             int bit = rules.size();
             if (bit == MAX_RULES) {
                 return false;

@@ -31,8 +31,12 @@ final class Programs {
      *     rule change); not changed: the result has its own map
      * @param v4Segments the ipBlock segments the index's address entries record (kept by its updates)
      */
-    Programs(CompiledRules rules, EndpointTiers eps, Map<List<Integer>, Optional<Program>> known,
-             BlockSegments v4Segments, BlockSegments v6Segments) {
+    Programs(
+            CompiledRules rules,
+            EndpointTiers eps,
+            Map<List<Integer>, Optional<Program>> known,
+            BlockSegments v4Segments,
+            BlockSegments v6Segments) {
         cache = new HashMap<>();
         bySlot = new Program[eps.epTierStart.length];
         Map<Program, Boolean> used = new IdentityHashMap<>();
@@ -70,8 +74,8 @@ final class Programs {
         return key;
     }
 
-    private static Program build(CompiledRules c, EndpointTiers eps, int slot, BlockSegments v4Segments,
-                                 BlockSegments v6Segments) {
+    private static Program build(
+            CompiledRules c, EndpointTiers eps, int slot, BlockSegments v4Segments, BlockSegments v6Segments) {
         int direction = slot & 1;
         Program.Builder b = new Program.Builder();
         for (int t = eps.epTierStart[slot]; t < eps.epTierEnd[slot]; t++) {
@@ -86,11 +90,13 @@ final class Programs {
                     int ps = c.rulePortStart[r];
                     int[][] clauses = new int[c.rulePortEnd[r] - ps][];
                     for (int q = 0; q < clauses.length; q++) {
-                        clauses[q] = new int[] {c.portProto[ps + q], c.portLo[ps + q], c.portHi[ps + q],
-                                c.portNamedSet[ps + q]};
+                        clauses[q] = new int[] {
+                            c.portProto[ps + q], c.portLo[ps + q], c.portHi[ps + q], c.portNamedSet[ps + q]
+                        };
                     }
                     int[] sets = java.util.Arrays.copyOfRange(c.ruleSets, c.ruleSetStart[r], c.ruleSetEnd[r]);
-                    int[] domains = java.util.Arrays.copyOfRange(c.ruleDomains, c.ruleDomainStart[r], c.ruleDomainEnd[r]);
+                    int[] domains =
+                            java.util.Arrays.copyOfRange(c.ruleDomains, c.ruleDomainStart[r], c.ruleDomainEnd[r]);
                     if (!b.rule(r, c.ruleAllPeers[r], sets, domains, c.ruleV4[r], c.ruleV6[r], clauses)) {
                         return null; // too many rules for one mask: this slot walks its rules
                     }

@@ -77,8 +77,8 @@ final class RangeSet {
     }
 
     /** Orders arrays that begin with a {hi, lo} address as unsigned 128-bit values. */
-    static final Comparator<long[]> BY_ADDRESS = Comparator.<long[]>comparingLong(a -> a[0] + Long.MIN_VALUE)
-            .thenComparingLong(a -> a[1] + Long.MIN_VALUE);
+    static final Comparator<long[]> BY_ADDRESS =
+            Comparator.<long[]>comparingLong(a -> a[0] + Long.MIN_VALUE).thenComparingLong(a -> a[1] + Long.MIN_VALUE);
 
     static int compare(long aHi, long aLo, long bHi, long bLo) {
         int c = Long.compareUnsigned(aHi, bHi);

@@ -30,8 +30,11 @@ final class SetPairs {
             int i = 0;
             int j = 0;
             while (i < before.size() || j < now.size()) {
-                int c = i == before.size() ? 1 : j == now.size() ? -1
-                        : before.get(i).getId().compareTo(now.get(j).getId());
+                int c = i == before.size()
+                        ? 1
+                        : j == now.size()
+                                ? -1
+                                : before.get(i).getId().compareTo(now.get(j).getId());
                 if (c < 0) {
                     p.gone(before.get(i++));
                 } else if (c > 0) {

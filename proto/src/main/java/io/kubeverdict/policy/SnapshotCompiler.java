@@ -23,6 +23,7 @@ final class SnapshotCompiler {
     static final int ACTION_PASS = 3;
     /** A port clause that can never match (missing named-port set, invalid protocol or range). */
     static final int NEVER = -2;
+
     static final int NOT_NAMED = -1;
 
     private record IntArrayKey(int[] values) {
@@ -40,6 +41,7 @@ final class SnapshotCompiler {
     final ProblemList setProblems = new ProblemList();
     /** Whether some set named one key twice (two spellings of an address, or a repeated member). */
     boolean aliasedMembers;
+
     SetNumbers sets;
     CompiledRules rules;
     EndpointTiers endpoints;
@@ -153,7 +155,8 @@ final class SnapshotCompiler {
         int[] sets = grouped[1];
         for (int i = 0; i < keys.size(); i++) {
             int membership = membership(sets, start[i], start[i + 1]);
-            long value = segments == null ? membership & 0xFFFF_FFFFL
+            long value = segments == null
+                    ? membership & 0xFFFF_FFFFL
                     : AddressEntry.of(keys.endpoint(i), segments.of(keys.hi(i), keys.lo(i)), membership);
             table.put(keys.hi(i), keys.lo(i), keys.ext(i), value);
         }

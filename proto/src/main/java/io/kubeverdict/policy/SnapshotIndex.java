@@ -79,6 +79,7 @@ public final class SnapshotIndex {
 
     /** Number of distinct tier names: where the rule entries of the decision codes start. */
     private final int tierNames;
+
     private final IndexNames names;
     private final int problemCount;
     private final List<String> problems;
@@ -87,10 +88,21 @@ public final class SnapshotIndex {
     final Parts parts;
 
     /** What an index is made of, phase by phase. Never read on the hot path. */
-    record Parts(SetNumbers sets, ProblemList setProblems, boolean aliasedMembers, CompiledRules rules,
-                 EndpointTiers endpoints, Programs programs, BlockSegments v4Segments, BlockSegments v6Segments,
-                 AddressTable v4, AddressTable v6, AddressTable v4Named, AddressTable v6Named, NamedPorts namedPorts,
-                 MembershipPool pool) {}
+    record Parts(
+            SetNumbers sets,
+            ProblemList setProblems,
+            boolean aliasedMembers,
+            CompiledRules rules,
+            EndpointTiers endpoints,
+            Programs programs,
+            BlockSegments v4Segments,
+            BlockSegments v6Segments,
+            AddressTable v4,
+            AddressTable v6,
+            AddressTable v4Named,
+            AddressTable v6Named,
+            NamedPorts namedPorts,
+            MembershipPool pool) {}
 
     SnapshotIndex(String node, Parts p) {
         this.node = node;
@@ -148,9 +160,23 @@ public final class SnapshotIndex {
 
     public static SnapshotIndex compile(NodeSnapshot snapshot) {
         SnapshotCompiler c = new SnapshotCompiler().compile(snapshot);
-        return new SnapshotIndex(snapshot.getNode(), new Parts(c.sets, c.setProblems, c.aliasedMembers, c.rules, c.endpoints,
-                new Programs(c.rules, c.endpoints, java.util.Map.of(), c.v4Segments, c.v6Segments), c.v4Segments,
-                c.v6Segments, c.v4Table, c.v6Table, c.v4NamedTable, c.v6NamedTable, c.namedPorts, c.pool));
+        return new SnapshotIndex(
+                snapshot.getNode(),
+                new Parts(
+                        c.sets,
+                        c.setProblems,
+                        c.aliasedMembers,
+                        c.rules,
+                        c.endpoints,
+                        new Programs(c.rules, c.endpoints, java.util.Map.of(), c.v4Segments, c.v6Segments),
+                        c.v4Segments,
+                        c.v6Segments,
+                        c.v4Table,
+                        c.v6Table,
+                        c.v4NamedTable,
+                        c.v6NamedTable,
+                        c.namedPorts,
+                        c.pool));
     }
 
     /**
@@ -265,11 +291,19 @@ public final class SnapshotIndex {
     private int decide(PacketTuple packet, LearnedAddresses learned, boolean walkOnly) {
         int family = packet.family;
         if (family == IpAddress.V4) {
-            return decide(packet, v4.get(packet.srcLo & 0xFFFF_FFFFL, 0), v4.get(packet.dstLo & 0xFFFF_FFFFL, 0),
-                    learned, walkOnly);
+            return decide(
+                    packet,
+                    v4.get(packet.srcLo & 0xFFFF_FFFFL, 0),
+                    v4.get(packet.dstLo & 0xFFFF_FFFFL, 0),
+                    learned,
+                    walkOnly);
         } else if (family == IpAddress.V6) {
-            return decide(packet, v6.get(packet.srcHi, packet.srcLo, 0), v6.get(packet.dstHi, packet.dstLo, 0),
-                    learned, walkOnly);
+            return decide(
+                    packet,
+                    v6.get(packet.srcHi, packet.srcLo, 0),
+                    v6.get(packet.dstHi, packet.dstLo, 0),
+                    learned,
+                    walkOnly);
         }
         return Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true);
     }
@@ -315,8 +349,16 @@ public final class SnapshotIndex {
      * trace[0] counts the steps, each step is {@code decisionIndex << 2 | action}.
      * Package-private for {@link Explainer}, which walks one direction alone with a trace.
      */
-    int evaluate(int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo,
-                         long remoteEntry, LearnedAddresses learned, boolean walkOnly, int[] trace) {
+    int evaluate(
+            int endpoint,
+            int direction,
+            PacketTuple packet,
+            long remoteHi,
+            long remoteLo,
+            long remoteEntry,
+            LearnedAddresses learned,
+            boolean walkOnly,
+            int[] trace) {
         int slot = endpoint * 2 + direction;
         int tierStart = epTierStart[slot];
         int tierEnd = epTierEnd[slot];
@@ -325,7 +367,8 @@ public final class SnapshotIndex {
         }
         Program program = walkOnly ? null : programs[slot];
         int remoteMem = AddressEntry.membership(remoteEntry);
-        long matched = program == null ? 0
+        long matched = program == null
+                ? 0
                 : matchingRules(program, endpoint, packet, remoteHi, remoteLo, remoteEntry, learned);
         for (int t = tierStart; t < tierEnd; t++) {
             int rule = program != null
@@ -348,8 +391,14 @@ public final class SnapshotIndex {
     // ---- rule matching by the bit-mask program
 
     /** The program's rules whose peers and ports both match (see {@link Program}). */
-    private long matchingRules(Program p, int endpoint, PacketTuple packet, long remoteHi, long remoteLo,
-                               long remoteEntry, LearnedAddresses learned) {
+    private long matchingRules(
+            Program p,
+            int endpoint,
+            PacketTuple packet,
+            long remoteHi,
+            long remoteLo,
+            long remoteEntry,
+            LearnedAddresses learned) {
         long peers = peerMask(p, packet.family, remoteHi, remoteLo, remoteEntry);
         int[] domains = p.domainSets;
         for (int q = 0; q < domains.length; q++) {
@@ -406,11 +455,18 @@ public final class SnapshotIndex {
     // ---- rule matching by walking: endpoints with more than 64 rules, and the tests' yardstick
 
     /** The first rule of tier t (in policy order) whose peers and ports match, or -1. */
-    private int firstMatchingRule(int t, int endpoint, int direction, PacketTuple packet, long remoteHi, long remoteLo,
-                                  int remoteMem, LearnedAddresses learned) {
+    private int firstMatchingRule(
+            int t,
+            int endpoint,
+            int direction,
+            PacketTuple packet,
+            long remoteHi,
+            long remoteLo,
+            int remoteMem,
+            LearnedAddresses learned) {
         int protocol = packet.protocol;
-        boolean hasPorts = protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE
-                || protocol == Protocol.SCTP_VALUE;
+        boolean hasPorts =
+                protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE || protocol == Protocol.SCTP_VALUE;
         int namedMem = Membership.UNKNOWN; // looked up on the first named-port clause only
         for (int k = tierPolStart[t], kEnd = tierPolEnd[t]; k < kEnd; k++) {
             int policy = tierPolicies[k];

@@ -24,13 +24,16 @@ public final class TierVisits {
         }
         DirectionExplanation.Builder b = d.toBuilder().clearTiers();
         for (TierInfo tier : endpoint.getTiersList()) {
-            List<String> policies = direction == Decision.INGRESS ? tier.getIngressPoliciesList()
-                    : tier.getEgressPoliciesList();
+            List<String> policies =
+                    direction == Decision.INGRESS ? tier.getIngressPoliciesList() : tier.getEgressPoliciesList();
             if (policies.isEmpty()) {
                 continue; // a tier without policies for this direction is skipped
             }
             boolean decided = tier.getName().equals(d.getDecidingTier());
-            b.addTiers(TierVisit.newBuilder().setTier(tier.getName()).addAllPolicies(policies).setDecided(decided));
+            b.addTiers(TierVisit.newBuilder()
+                    .setTier(tier.getName())
+                    .addAllPolicies(policies)
+                    .setDecided(decided));
             if (decided) {
                 break;
             }

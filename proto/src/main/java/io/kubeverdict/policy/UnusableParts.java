@@ -48,7 +48,8 @@ final class UnusableParts {
     /** Reports one unusable part, described as "what it is and why", e.g. "peer ip set s is missing". */
     void add(String part) {
         found = true;
-        problems.add(where + ": " + part + (deniesAll ? "; the rule denies all (every peer and port)" : "; it matches nothing"));
+        problems.add(where + ": " + part
+                + (deniesAll ? "; the rule denies all (every peer and port)" : "; it matches nothing"));
     }
 
     /** Whether the rule is to be compiled as "Deny all": a Deny or Pass with an unusable part. */

@@ -23,7 +23,8 @@ class AddressTableTest {
             table.put(0, address, ext, value);
             expected.put(address | (long) ext << 32, value);
         }
-        expected.forEach((key, value) -> assertThat(table.get(key & 0xFFFF_FFFFL, (int) (key >>> 32))).isEqualTo(value));
+        expected.forEach((key, value) ->
+                assertThat(table.get(key & 0xFFFF_FFFFL, (int) (key >>> 32))).isEqualTo(value));
         assertThat(table.size()).isEqualTo(expected.size());
         for (int i = 0; i < 5000; i++) {
             long address = random.nextInt() & 0xFFFF_FFFFL;
@@ -89,7 +90,9 @@ class AddressTableTest {
             accepted++;
         }
         assertThat(accepted).isEqualTo(16 * AddressTable.MAX_LOAD_PERCENT / 100);
-        assertThat(editor.put(1, 0, 0, 9)).as("replacing a key is always possible").isTrue();
+        assertThat(editor.put(1, 0, 0, 9))
+                .as("replacing a key is always possible")
+                .isTrue();
         assertThat(editor.table().get(1, 0, 0)).isEqualTo(9);
     }
 }

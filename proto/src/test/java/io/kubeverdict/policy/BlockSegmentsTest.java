@@ -4,7 +4,6 @@ package io.kubeverdict.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -35,7 +34,9 @@ class BlockSegmentsTest {
                 int s = segments.of(a.hi(), a.lo());
                 long expected = blocks.get(a.hi(), a.lo());
                 if (masks == null) {
-                    assertThat(blocks.isEmpty()).as("only a map without ranges has no masks at a compile").isTrue();
+                    assertThat(blocks.isEmpty())
+                            .as("only a map without ranges has no masks at a compile")
+                            .isTrue();
                     assertThat(expected).isZero();
                 } else {
                     assertThat(masks[s]).as(a + " in segment " + s).isEqualTo(expected);
@@ -49,8 +50,11 @@ class BlockSegmentsTest {
         BlockSegments segments = BlockSegments.of(new RangeSet[] {ranges("10.0.0.0/24")});
         assertThat(segments.count()).isEqualTo(3); // below, the /24, above
 
-        assertThat(segments.masksOf(map(ranges("10.0.0.0/24"), ranges("10.0.0.0/24")))).containsExactly(0, 3, 0);
-        assertThat(segments.masksOf(map(ranges("10.0.0.4/30")))).as("10.0.0.4 starts no segment").isNull();
+        assertThat(segments.masksOf(map(ranges("10.0.0.0/24"), ranges("10.0.0.0/24"))))
+                .containsExactly(0, 3, 0);
+        assertThat(segments.masksOf(map(ranges("10.0.0.4/30"))))
+                .as("10.0.0.4 starts no segment")
+                .isNull();
         assertThat(segments.masksOf(MaskMap.EMPTY)).isNull();
     }
 
@@ -77,7 +81,8 @@ class BlockSegmentsTest {
         assertThat(AddressEntry.segment(entry)).isEqualTo(AddressEntry.NO_SEGMENT);
         assertThat(AddressEntry.membership(entry)).isEqualTo(inline);
         assertThat(AddressEntry.endpoint(AddressEntry.of(-1, 5, 0))).isEqualTo(-1);
-        assertThat(AddressEntry.segment(AddressTable.ABSENT)).as("absent: past every segment array")
+        assertThat(AddressEntry.segment(AddressTable.ABSENT))
+                .as("absent: past every segment array")
                 .isGreaterThanOrEqualTo(BlockSegments.MAX_SEGMENTS);
         assertThatThrownBy(() -> AddressEntry.of(AddressEntry.MAX_ENDPOINTS, 0, 0))
                 .isInstanceOf(IllegalArgumentException.class);
@@ -104,7 +109,9 @@ class BlockSegmentsTest {
     }
 
     private static IpAddress address(Random random, boolean v6) {
-        return IpAddress.parse(v6 ? "fd00::" + Integer.toHexString(random.nextInt(1 << 12))
-                : "10.0." + random.nextInt(16) + "." + random.nextInt(256));
+        return IpAddress.parse(
+                v6
+                        ? "fd00::" + Integer.toHexString(random.nextInt(1 << 12))
+                        : "10.0." + random.nextInt(16) + "." + random.nextInt(256));
     }
 }

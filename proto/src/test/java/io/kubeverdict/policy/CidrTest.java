@@ -22,20 +22,41 @@ class CidrTest {
         Cidr v6 = Cidr.tryParse("fd00:1:2:3:4::/72");
         assertThat(IpAddress.v6(v6.startHi(), v6.startLo()).toString()).isEqualTo("fd00:1:2:3::");
         assertThat(IpAddress.v6(v6.endHi(), v6.endLo()).toString()).isEqualTo("fd00:1:2:3:ff:ffff:ffff:ffff");
-        assertThat(Cidr.tryParse("10.0.0.1/32").endLo()).isEqualTo(Cidr.tryParse("10.0.0.1/32").startLo());
+        assertThat(Cidr.tryParse("10.0.0.1/32").endLo())
+                .isEqualTo(Cidr.tryParse("10.0.0.1/32").startLo());
     }
 
     @ParameterizedTest
-    @CsvSource({"10.1.2.3/8, 10.0.0.0/8", "0.0.0.0/0, 0.0.0.0/0", "fd00::1/64, fd00::/64", "10.0.0.1/32, 10.0.0.1/32",
-        "10.0.0.255/25, 10.0.0.128/25", "FD00:0:0:0:0:0:0:1/128, fd00::1/128", "::/0, ::/0"})
+    @CsvSource({
+        "10.1.2.3/8, 10.0.0.0/8",
+        "0.0.0.0/0, 0.0.0.0/0",
+        "fd00::1/64, fd00::/64",
+        "10.0.0.1/32, 10.0.0.1/32",
+        "10.0.0.255/25, 10.0.0.128/25",
+        "FD00:0:0:0:0:0:0:1/128, fd00::1/128",
+        "::/0, ::/0"
+    })
     void formatsCanonically(String text, String canonical) {
         assertThat(Cidr.tryParse(text)).hasToString(canonical);
         assertThat(Cidr.tryParse(canonical)).isEqualTo(Cidr.tryParse(text));
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"10.0.0.0", "10.0.0.0/33", "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/08", "fd00::/129", "x/8",
-        "/8", "10.0.0.0/1000", "", "10.0.0.0/\u0668", "10.0.0.0/\uFF18"})
+    @ValueSource(
+            strings = {
+                "10.0.0.0",
+                "10.0.0.0/33",
+                "10.0.0.0/",
+                "10.0.0.0/-1",
+                "10.0.0.0/08",
+                "fd00::/129",
+                "x/8",
+                "/8",
+                "10.0.0.0/1000",
+                "",
+                "10.0.0.0/\u0668",
+                "10.0.0.0/\uFF18"
+            })
     void rejectsBadCidrs(String text) {
         assertThat(Cidr.tryParse(text)).isNull();
     }

@@ -41,20 +41,23 @@ class CompileProblemsTest {
 
     @Test
     void invalidMembersAndAddressesAreSkippedAndCounted() {
-        SnapshotIndex index = index(allow("ingress[0]", List.of(set("s")), List.of()), "10.1.0.1", "10.1.0.300", "", "fd00::1::2");
+        SnapshotIndex index =
+                index(allow("ingress[0]", List.of(set("s")), List.of()), "10.1.0.1", "10.1.0.300", "", "fd00::1::2");
 
         assertThat(allowed(index, "10.1.0.1")).isTrue();
         assertThat(allowed(index, "10.1.0.2")).isFalse();
         // 3 bad members of s, 3 bad named members (icmp, port 0, junk), 1 bad endpoint IP, 1 duplicate address.
         assertThat(index.problemCount()).isEqualTo(8);
-        assertThat(index.problems()).anyMatch(p -> p.contains("10.1.0.300"))
+        assertThat(index.problems())
+                .anyMatch(p -> p.contains("10.1.0.300"))
                 .anyMatch(p -> p.contains("ns/b") && p.contains("already belongs to ns/a"));
         assertThat(index.endpointCount()).isEqualTo(2);
     }
 
     @Test
     void anInvalidExceptDropsItsWholeBlock() {
-        SnapshotIndex index = index(allow("ingress[0]", List.of(block("10.2.0.0/16", "10.2.1.0/24", "10.2.2.0/33")), List.of()));
+        SnapshotIndex index =
+                index(allow("ingress[0]", List.of(block("10.2.0.0/16", "10.2.1.0/24", "10.2.2.0/33")), List.of()));
 
         assertThat(allowed(index, "10.2.3.1")).isFalse();
         assertThat(index.problems()).anyMatch(p -> p.contains("10.2.2.0/33"));
@@ -62,7 +65,8 @@ class CompileProblemsTest {
 
     @Test
     void anInvalidCidrMatchesNothingButOtherPeersStillDo() {
-        SnapshotIndex index = index(allow("ingress[0]", List.of(block("10.2.0.0/99"), set("s")), List.of()), "10.3.0.1");
+        SnapshotIndex index =
+                index(allow("ingress[0]", List.of(block("10.2.0.0/99"), set("s")), List.of()), "10.3.0.1");
 
         assertThat(allowed(index, "10.2.0.1")).isFalse();
         assertThat(allowed(index, "10.3.0.1")).isTrue();
@@ -71,8 +75,12 @@ class CompileProblemsTest {
     @Test
     void aSetOfTheWrongTypeMatchesNothing() {
         SnapshotIndex asPeer = index(allow("ingress[0]", List.of(set("named")), List.of()));
-        SnapshotIndex asNamedPort = index(allow("ingress[0]", List.of(), List.of(
-                PortMatch.newBuilder().setNamedPortIpSetId("s").build())), "10.0.0.1");
+        SnapshotIndex asNamedPort = index(
+                allow(
+                        "ingress[0]",
+                        List.of(),
+                        List.of(PortMatch.newBuilder().setNamedPortIpSetId("s").build())),
+                "10.0.0.1");
 
         assertThat(allowed(asPeer, "10.0.0.1")).isFalse();
         assertThat(allowed(asNamedPort, "10.9.9.9")).isFalse();
@@ -81,17 +89,25 @@ class CompileProblemsTest {
 
     @Test
     void invalidPortClausesMatchNothingAndDoNotEmptyThePortList() {
-        SnapshotIndex index = index(allow("ingress[0]", List.of(), List.of(
-                range(Protocol.TCP, 90, 80),
-                PortMatch.newBuilder().setProtocol(Protocol.PROTOCOL_UNSPECIFIED).setPort(80).build())));
+        SnapshotIndex index = index(allow(
+                "ingress[0]",
+                List.of(),
+                List.of(
+                        range(Protocol.TCP, 90, 80),
+                        PortMatch.newBuilder()
+                                .setProtocol(Protocol.PROTOCOL_UNSPECIFIED)
+                                .setPort(80)
+                                .build())));
 
         assertThat(allowed(index, "10.9.9.9")).isFalse();
-        assertThat(Decision.allowed(index.decide(packet("10.9.9.9", "10.0.0.1", Snapshots.ICMP, 0)))).isFalse();
+        assertThat(Decision.allowed(index.decide(packet("10.9.9.9", "10.0.0.1", Snapshots.ICMP, 0))))
+                .isFalse();
     }
 
     @Test
     void anUnspecifiedRuleActionDenies() {
-        SnapshotIndex index = index(Rule.newBuilder().setRuleId("ingress[0]").setAllPeers(true).build());
+        SnapshotIndex index = index(
+                Rule.newBuilder().setRuleId("ingress[0]").setAllPeers(true).build());
 
         int code = index.decide(packet("10.9.9.9", "10.0.0.1", TCP, 80));
         assertThat(Decision.allowed(code)).isFalse();
@@ -101,8 +117,12 @@ class CompileProblemsTest {
 
     @Test
     void allPeersDoesNotWidenAGivenPeerList() {
-        Rule rule = Rule.newBuilder().setAction(Action.ALLOW).setRuleId("ingress[0]").setAllPeers(true)
-                .addPeers(set("s")).build();
+        Rule rule = Rule.newBuilder()
+                .setAction(Action.ALLOW)
+                .setRuleId("ingress[0]")
+                .setAllPeers(true)
+                .addPeers(set("s"))
+                .build();
         SnapshotIndex index = index(rule, "10.1.0.1");
 
         assertThat(allowed(index, "10.1.0.1")).isTrue();
@@ -113,7 +133,8 @@ class CompileProblemsTest {
     void anEmptySnapshotAllowsEverything() {
         SnapshotIndex index = SnapshotIndex.compile(NodeSnapshot.getDefaultInstance());
 
-        assertThat(new DecisionText(index).describe(index.decide(packet("10.0.0.1", "10.0.0.2", TCP, 80)))).isEqualTo("ALLOW: no local endpoint");
+        assertThat(new DecisionText(index).describe(index.decide(packet("10.0.0.1", "10.0.0.2", TCP, 80))))
+                .isEqualTo("ALLOW: no local endpoint");
         assertThat(index.problemCount()).isZero();
     }
 
@@ -126,7 +147,8 @@ class CompileProblemsTest {
         }
 
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> SnapshotIndex.compile(b.build()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("65534 local endpoints");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("65534 local endpoints");
         b.removeEndpoints(AddressEntry.MAX_ENDPOINTS);
         assertThat(SnapshotIndex.compile(b.build()).endpointCount()).isEqualTo(AddressEntry.MAX_ENDPOINTS);
     }

@@ -4,8 +4,8 @@ package io.kubeverdict.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.proto.v1.Action;
-import io.kubeverdict.proto.v1.DomainNames;
 import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.DomainNames;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.IpBlock;
@@ -24,10 +24,10 @@ import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Map;
-import java.util.Set;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -60,8 +60,14 @@ class DifferentialTest {
                 boolean v6 = random.nextBoolean();
                 IpAddress src = address(random, v6);
                 IpAddress dst = address(random, v6);
-                int protocol = new int[] {Protocol.TCP_VALUE, Protocol.TCP_VALUE, Protocol.UDP_VALUE, Protocol.SCTP_VALUE,
-                    v6 ? Protocol.ICMPV6_VALUE : Protocol.ICMP_VALUE}[random.nextInt(5)];
+                int protocol = new int[] {
+                            Protocol.TCP_VALUE,
+                            Protocol.TCP_VALUE,
+                            Protocol.UDP_VALUE,
+                            Protocol.SCTP_VALUE,
+                            v6 ? Protocol.ICMPV6_VALUE : Protocol.ICMP_VALUE
+                        }
+                        [random.nextInt(5)];
                 int port = new int[] {80, 81, 85, 8080, 53}[random.nextInt(5)];
                 PacketTuple packet = new PacketTuple().set(src, dst, protocol, port);
 
@@ -71,7 +77,8 @@ class DifferentialTest {
                 assertThat(Decision.allowed(code)).as(what).isEqualTo(expected);
                 assertThat(index.decideByWalking(packet, learned)).as(what).isEqualTo(code);
                 learnedDecided += Decision.allowed(code) != Decision.allowed(index.decide(packet)) ? 1 : 0;
-                assertThat(explainer.explain(packet).getVerdict()).as(what)
+                assertThat(explainer.explain(packet).getVerdict())
+                        .as(what)
                         .isEqualTo(expected ? Verdict.VERDICT_ALLOW : Verdict.VERDICT_DENY);
                 packets++;
                 allowed += expected ? 1 : 0;
@@ -105,7 +112,8 @@ class DifferentialTest {
         return (endpoint, domainSet, family, hi, lo) -> {
             EndpointId id = index.endpointId(endpoint);
             String address = (family == IpAddress.V4 ? IpAddress.v4((int) lo) : IpAddress.v6(hi, lo)).toString();
-            return text.getOrDefault(id.getNamespace() + "/" + id.getPod() + " " + index.domainSetId(domainSet), Set.of())
+            return text.getOrDefault(
+                            id.getNamespace() + "/" + id.getPod() + " " + index.domainSetId(domainSet), Set.of())
                     .contains(address);
         };
     }
@@ -140,8 +148,8 @@ class DifferentialTest {
         for (int s = 0; s < 3; s++) {
             IpSet.Builder set = IpSet.newBuilder().setId("np" + s).setType(IpSetType.IP_AND_PORT);
             for (int m = 0; m < random.nextInt(20); m++) {
-                set.addMembers(addressText(random, random.nextBoolean()) + ","
-                        + SERVICES_PROTO[random.nextInt(3)] + ":" + new int[] {80, 81, 8080}[random.nextInt(3)]);
+                set.addMembers(addressText(random, random.nextBoolean()) + "," + SERVICES_PROTO[random.nextInt(3)] + ":"
+                        + new int[] {80, 81, 8080}[random.nextInt(3)]);
             }
             b.addIpSets(set);
         }
@@ -160,7 +168,8 @@ class DifferentialTest {
                     policy.addOutboundRules(randomRule(random, "egress[" + r + "]"));
                 }
                 b.addPolicies(ActivePolicy.newBuilder()
-                        .setId(PolicyId.newBuilder().setTier(tier).setName(name)).setPolicy(policy));
+                        .setId(PolicyId.newBuilder().setTier(tier).setName(name))
+                        .setPolicy(policy));
             }
             names.add("missing");
             policyNames.add(names);
@@ -179,17 +188,23 @@ class DifferentialTest {
                 if (random.nextInt(3) == 0) {
                     continue;
                 }
-                TierInfo.Builder tier = TierInfo.newBuilder().setName(TIERS[t]).setDefaultAction(randomAction(random, t == 1));
+                TierInfo.Builder tier =
+                        TierInfo.newBuilder().setName(TIERS[t]).setDefaultAction(randomAction(random, t == 1));
                 for (int k = 0; k < random.nextInt(4); k++) {
-                    tier.addIngressPolicies(policyNames.get(t).get(random.nextInt(policyNames.get(t).size())));
+                    tier.addIngressPolicies(policyNames
+                            .get(t)
+                            .get(random.nextInt(policyNames.get(t).size())));
                 }
                 for (int k = 0; k < random.nextInt(3); k++) {
-                    tier.addEgressPolicies(policyNames.get(t).get(random.nextInt(policyNames.get(t).size())));
+                    tier.addEgressPolicies(policyNames
+                            .get(t)
+                            .get(random.nextInt(policyNames.get(t).size())));
                 }
                 w.addTiers(tier);
             }
             b.addEndpoints(Endpoint.newBuilder()
-                    .setId(EndpointId.newBuilder().setNamespace("ns").setPod("pod" + e)).setEndpoint(w));
+                    .setId(EndpointId.newBuilder().setNamespace("ns").setPod("pod" + e))
+                    .setEndpoint(w));
         }
         return b.build();
     }
@@ -216,7 +231,8 @@ class DifferentialTest {
                 case 0, 1 -> rule.addPeers(Peer.newBuilder().setIpSetId("s" + random.nextInt(6)));
                 case 6 -> {
                     int d = random.nextInt(DOMAIN_SETS.length);
-                    DomainNames.Builder names = DomainNames.newBuilder().setLearnedSetId(DOMAIN_SETS[d])
+                    DomainNames.Builder names = DomainNames.newBuilder()
+                            .setLearnedSetId(DOMAIN_SETS[d])
                             .addPatterns(d == 0 ? "api.test" : "*.svc.test");
                     if (random.nextInt(20) == 0) {
                         names.clearPatterns(); // unusable: matches nothing
@@ -227,12 +243,18 @@ class DifferentialTest {
                 default -> {
                     boolean v6 = random.nextBoolean();
                     IpBlock.Builder block = IpBlock.newBuilder();
-                    block.setCidr(random.nextInt(30) == 0 ? "10.0.0.0/99"
-                            : v6 ? "fd00::" + random.nextInt(4) + ":0/" + (108 + random.nextInt(21))
-                            : "10.0." + random.nextInt(4) + ".0/" + (22 + random.nextInt(11)));
+                    block.setCidr(
+                            random.nextInt(30) == 0
+                                    ? "10.0.0.0/99"
+                                    : v6
+                                            ? "fd00::" + random.nextInt(4) + ":0/" + (108 + random.nextInt(21))
+                                            : "10.0." + random.nextInt(4) + ".0/" + (22 + random.nextInt(11)));
                     for (int e = 0; e < random.nextInt(3); e++) {
-                        block.addExcept(random.nextInt(30) == 0 ? "bad" : addressText(random, random.nextBoolean())
-                                + "/" + (random.nextBoolean() ? (v6 ? 126 : 30) : (v6 ? 128 : 32)));
+                        block.addExcept(
+                                random.nextInt(30) == 0
+                                        ? "bad"
+                                        : addressText(random, random.nextBoolean()) + "/"
+                                                + (random.nextBoolean() ? (v6 ? 126 : 30) : (v6 ? 128 : 32)));
                     }
                     rule.addPeers(Peer.newBuilder().setIpBlock(block));
                 }
@@ -244,7 +266,10 @@ class DifferentialTest {
                 pm.setNamedPortIpSetId(random.nextInt(6) == 0 ? "s0" : "np" + random.nextInt(3));
             } else {
                 int p = random.nextInt(12);
-                pm.setProtocol(p == 0 ? Protocol.PROTOCOL_UNSPECIFIED : p < 7 ? Protocol.TCP : p < 10 ? Protocol.UDP : Protocol.SCTP);
+                pm.setProtocol(
+                        p == 0
+                                ? Protocol.PROTOCOL_UNSPECIFIED
+                                : p < 7 ? Protocol.TCP : p < 10 ? Protocol.UDP : Protocol.SCTP);
                 pm.setPort(new int[] {0, 80, 81, 8080, 70000}[random.nextInt(random.nextInt(12) == 0 ? 5 : 4)]);
                 pm.setEndPort(new int[] {0, 0, 0, 85, 79, 70000}[random.nextInt(6)]);
             }

@@ -10,22 +10,24 @@ import org.junit.jupiter.params.provider.CsvSource;
 class DomainPatternTest {
 
     @ParameterizedTest
-    @CsvSource(nullValues = "null", value = {
-        "api.test, api.test",
-        "API.Test., api.test",
-        "*.svc.test, *.svc.test",
-        "*.Example.COM., *.example.com",
-        "kubernetes.io, kubernetes.io",
-        "under_score.test, under_score.test",
-        "localhost, null",          // one label: upstream's validation needs a dot
-        "*.test, null",
-        "a..test, null",
-        "-a.test, null",
-        "a.*.test, null",
-        "*a.test, null",
-        "'', null",
-        "api.test.., null",
-    })
+    @CsvSource(
+            nullValues = "null",
+            value = {
+                "api.test, api.test",
+                "API.Test., api.test",
+                "*.svc.test, *.svc.test",
+                "*.Example.COM., *.example.com",
+                "kubernetes.io, kubernetes.io",
+                "under_score.test, under_score.test",
+                "localhost, null", // one label: upstream's validation needs a dot
+                "*.test, null",
+                "a..test, null",
+                "-a.test, null",
+                "a.*.test, null",
+                "*a.test, null",
+                "'', null",
+                "api.test.., null",
+            })
     void canonicalForm(String pattern, String expected) {
         assertThat(DomainPattern.canonical(pattern)).isEqualTo(expected);
     }

@@ -23,11 +23,18 @@ class ExplainTest {
         Explanation e = index.explain(tuple("10.0.0.3", "10.0.0.1", TCP, 80));
 
         assertThat(e.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
-        assertThat(e.getSource()).isEqualTo(EndpointId.newBuilder().setNamespace("x").setPod("c").build());
-        assertThat(e.getDestination()).isEqualTo(EndpointId.newBuilder().setNamespace("x").setPod("a").build());
-        assertThat(e.getEgress()).isEqualTo(DirectionExplanation.newBuilder()
-                .setEvaluated(true).setIsolated(true).setVerdict(Verdict.VERDICT_DENY)
-                .setReason("no rule matched: denied by the default of tier default").setDecidingTier("default").build());
+        assertThat(e.getSource())
+                .isEqualTo(EndpointId.newBuilder().setNamespace("x").setPod("c").build());
+        assertThat(e.getDestination())
+                .isEqualTo(EndpointId.newBuilder().setNamespace("x").setPod("a").build());
+        assertThat(e.getEgress())
+                .isEqualTo(DirectionExplanation.newBuilder()
+                        .setEvaluated(true)
+                        .setIsolated(true)
+                        .setVerdict(Verdict.VERDICT_DENY)
+                        .setReason("no rule matched: denied by the default of tier default")
+                        .setDecidingTier("default")
+                        .build());
         assertThat(e.getIngress().getEvaluated()).isTrue();
         assertThat(e.getIngress().getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
     }
@@ -37,14 +44,23 @@ class ExplainTest {
         Explanation e = index.explain(tuple("10.0.0.2", "10.0.0.1", TCP, 80));
 
         assertThat(e.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
-        assertThat(e.getIngress()).isEqualTo(DirectionExplanation.newBuilder()
-                .setEvaluated(true).setIsolated(true).setVerdict(Verdict.VERDICT_ALLOW)
-                .setPolicy(PolicyId.newBuilder().setTier("default").setName("x/allow-from-b"))
-                .setRuleId("ingress[0]")
-                .setReason("allowed by default/x/allow-from-b ingress[0]").setDecidingTier("default").build());
-        assertThat(e.getEgress()).isEqualTo(DirectionExplanation.newBuilder()
-                .setEvaluated(true).setIsolated(false).setVerdict(Verdict.VERDICT_ALLOW)
-                .setReason("not isolated").build());
+        assertThat(e.getIngress())
+                .isEqualTo(DirectionExplanation.newBuilder()
+                        .setEvaluated(true)
+                        .setIsolated(true)
+                        .setVerdict(Verdict.VERDICT_ALLOW)
+                        .setPolicy(PolicyId.newBuilder().setTier("default").setName("x/allow-from-b"))
+                        .setRuleId("ingress[0]")
+                        .setReason("allowed by default/x/allow-from-b ingress[0]")
+                        .setDecidingTier("default")
+                        .build());
+        assertThat(e.getEgress())
+                .isEqualTo(DirectionExplanation.newBuilder()
+                        .setEvaluated(true)
+                        .setIsolated(false)
+                        .setVerdict(Verdict.VERDICT_ALLOW)
+                        .setReason("not isolated")
+                        .build());
     }
 
     @Test
@@ -62,10 +78,14 @@ class ExplainTest {
         // Source x/c on one node (egress allows udp 53), destination y/a on another.
         Explanation sourceSide = index.explain(tuple("10.0.0.3", "10.0.1.1", UDP, 53));
         Explanation destSide = index.explain(tuple("10.0.0.3", "10.0.1.1", UDP, 53));
-        Explanation onlySource = sourceSide.toBuilder().clearDestination()
-                .setIngress(DirectionExplanation.newBuilder().setEvaluated(false)).build();
-        Explanation onlyDest = destSide.toBuilder().clearSource()
-                .setEgress(DirectionExplanation.newBuilder().setEvaluated(false)).build();
+        Explanation onlySource = sourceSide.toBuilder()
+                .clearDestination()
+                .setIngress(DirectionExplanation.newBuilder().setEvaluated(false))
+                .build();
+        Explanation onlyDest = destSide.toBuilder()
+                .clearSource()
+                .setEgress(DirectionExplanation.newBuilder().setEvaluated(false))
+                .build();
 
         Explanation combined = Explanations.combine(onlySource, onlyDest);
 
@@ -83,7 +103,8 @@ class ExplainTest {
 
         assertThat(Explanations.combine(sourceSide, destSide).getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
         assertThat(Explanations.combine(destSide, destSide).getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
-        assertThat(Explanations.combine(DirectionExplanation.getDefaultInstance(), DirectionExplanation.getDefaultInstance()))
+        assertThat(Explanations.combine(
+                        DirectionExplanation.getDefaultInstance(), DirectionExplanation.getDefaultInstance()))
                 .isEqualTo(Verdict.VERDICT_ALLOW);
     }
 

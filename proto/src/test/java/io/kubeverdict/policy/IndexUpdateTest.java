@@ -59,7 +59,9 @@ class IndexUpdateTest {
                 int[] updatedCodes = assertSameIndex(where, result.index(), fresh, packets, nextText);
                 int[] oldCodes = codes(index, packets, DifferentialTest.learnedView(index, learnedText));
 
-                assertThat(oldCodes).as(where + ": the previous index still decides as before").isEqualTo(before);
+                assertThat(oldCodes)
+                        .as(where + ": the previous index still decides as before")
+                        .isEqualTo(before);
                 for (int i = 0; i < packets.size(); i++) {
                     differing += Decision.allowed(updatedCodes[i]) != Decision.allowed(before[i]) ? 1 : 0;
                 }
@@ -79,7 +81,9 @@ class IndexUpdateTest {
         // The changes must matter to verdicts, and most must take the incremental path, or the
         // comparison proves little.
         assertThat(differing).as("probe verdicts a change turned").isGreaterThan(probes / 100);
-        assertThat(incremental).as("incremental updates (full compiles: " + refusals + ")").isGreaterThan(full * 2);
+        assertThat(incremental)
+                .as("incremental updates (full compiles: " + refusals + ")")
+                .isGreaterThan(full * 2);
         assertThat(full).as("full compiles (refused changes)").isPositive();
     }
 
@@ -99,18 +103,22 @@ class IndexUpdateTest {
 
     @Test
     void aMemberSpelledTwoWaysIsCompiledFromScratch() {
-        NodeSnapshot snapshot = Snapshots.snapshot("n",
+        NodeSnapshot snapshot = Snapshots.snapshot(
+                "n",
                 List.of(Snapshots.ipSet("s", "fd00::1", "fd00:0::1")),
                 List.of(Snapshots.allowIngressFrom("p", "s")),
                 List.of(Snapshots.podEndpoint("ns", "a", "fd00::9", "p")));
         SnapshotIndex index = SnapshotIndex.compile(snapshot);
-        NodeSnapshot next = snapshot.toBuilder().setIpSets(0, Snapshots.ipSet("s", "fd00:0::1")).build();
+        NodeSnapshot next = snapshot.toBuilder()
+                .setIpSets(0, Snapshots.ipSet("s", "fd00:0::1"))
+                .build();
 
         IndexUpdate.Result result = index.update(snapshot, next);
 
         assertThat(result.incremental()).isFalse();
         assertThat(Decision.allowed(result.index().decide(Snapshots.packet("fd00::1", "fd00::9", Snapshots.TCP, 80))))
-                .as("still a member through its other spelling").isTrue();
+                .as("still a member through its other spelling")
+                .isTrue();
     }
 
     @Test
@@ -118,11 +126,18 @@ class IndexUpdateTest {
         // "FD00::1" alone is usable and unaliased, so the compile follows changes of the set; an
         // update then adds the canonical "fd00::1" (the same key) and the next removes it again:
         // the address is still a member through "FD00::1", so the deny must still apply.
-        NodeSnapshot snapshot = Snapshots.snapshot("n",
+        NodeSnapshot snapshot = Snapshots.snapshot(
+                "n",
                 List.of(Snapshots.ipSet("s", "FD00::1")),
-                List.of(Snapshots.policy("default", "p",
-                        List.of(Snapshots.rule(io.kubeverdict.proto.v1.Action.DENY, "deny-s",
-                                        List.of(Snapshots.set("s")), List.of()),
+                List.of(Snapshots.policy(
+                        "default",
+                        "p",
+                        List.of(
+                                Snapshots.rule(
+                                        io.kubeverdict.proto.v1.Action.DENY,
+                                        "deny-s",
+                                        List.of(Snapshots.set("s")),
+                                        List.of()),
                                 Snapshots.allow("all", List.of(Snapshots.block("::/0")), List.of())),
                         List.of())),
                 List.of(Snapshots.podEndpoint("ns", "a", "fd00::9", "p")));
@@ -130,14 +145,18 @@ class IndexUpdateTest {
         SnapshotIndex index = SnapshotIndex.compile(snapshot);
         assertThat(Decision.allowed(index.decide(fromMember))).isFalse();
 
-        NodeSnapshot both = snapshot.toBuilder().setIpSets(0, Snapshots.ipSet("s", "FD00::1", "fd00::1")).build();
+        NodeSnapshot both = snapshot.toBuilder()
+                .setIpSets(0, Snapshots.ipSet("s", "FD00::1", "fd00::1"))
+                .build();
         IndexUpdate.Result added = index.update(snapshot, both);
         IndexUpdate.Result removed = added.index().update(both, snapshot);
 
         assertThat(Decision.allowed(added.index().decide(fromMember))).isFalse();
         assertThat(Decision.allowed(removed.index().decide(fromMember)))
-                .as("denied: still a member through \"FD00::1\" (" + removed.summary() + ")").isFalse();
-        assertThat(removed.index().decide(fromMember)).isEqualTo(SnapshotIndex.compile(snapshot).decide(fromMember));
+                .as("denied: still a member through \"FD00::1\" (" + removed.summary() + ")")
+                .isFalse();
+        assertThat(removed.index().decide(fromMember))
+                .isEqualTo(SnapshotIndex.compile(snapshot).decide(fromMember));
     }
 
     @Test
@@ -148,22 +167,38 @@ class IndexUpdateTest {
         // lineage segment would give 10.0.0.5 the answer of 10.0.0.0 (allowed).
         List<io.kubeverdict.proto.v1.IpSet> sets = List.of(Snapshots.ipSet("s", "10.0.0.5"));
         List<io.kubeverdict.proto.v1.Endpoint> endpoints = List.of(Snapshots.podEndpoint("ns", "a", "10.0.1.9", "p"));
-        NodeSnapshot snapshot = Snapshots.snapshot("n", sets,
-                List.of(Snapshots.policy("default", "p",
-                        List.of(Snapshots.allow("net", List.of(Snapshots.block("10.0.0.0/24")), List.of())), List.of())),
+        NodeSnapshot snapshot = Snapshots.snapshot(
+                "n",
+                sets,
+                List.of(Snapshots.policy(
+                        "default",
+                        "p",
+                        List.of(Snapshots.allow("net", List.of(Snapshots.block("10.0.0.0/24")), List.of())),
+                        List.of())),
                 endpoints);
-        NodeSnapshot next = Snapshots.snapshot("n", sets,
-                List.of(Snapshots.policy("default", "p",
-                        List.of(Snapshots.rule(io.kubeverdict.proto.v1.Action.DENY, "cut",
-                                        List.of(Snapshots.block("10.0.0.4/30")), List.of()),
-                                Snapshots.allow("net", List.of(Snapshots.block("10.0.0.0/24")), List.of())), List.of())),
+        NodeSnapshot next = Snapshots.snapshot(
+                "n",
+                sets,
+                List.of(Snapshots.policy(
+                        "default",
+                        "p",
+                        List.of(
+                                Snapshots.rule(
+                                        io.kubeverdict.proto.v1.Action.DENY,
+                                        "cut",
+                                        List.of(Snapshots.block("10.0.0.4/30")),
+                                        List.of()),
+                                Snapshots.allow("net", List.of(Snapshots.block("10.0.0.0/24")), List.of())),
+                        List.of())),
                 endpoints);
         SnapshotIndex index = SnapshotIndex.compile(snapshot);
 
         IndexUpdate.Result result = index.update(snapshot, next);
 
         long member = result.index().parts.v4().get(IpAddress.parse("10.0.0.5").lo(), 0);
-        assertThat(AddressEntry.segment(member)).as("the member's entry records a segment").isLessThan(AddressEntry.NO_SEGMENT);
+        assertThat(AddressEntry.segment(member))
+                .as("the member's entry records a segment")
+                .isLessThan(AddressEntry.NO_SEGMENT);
         assertThat(result.incremental()).as(result.summary()).isTrue();
         assertThat(result.index().parts.v4Segments()).isSameAs(index.parts.v4Segments());
         SnapshotIndex fresh = SnapshotIndex.compile(next);
@@ -172,22 +207,30 @@ class IndexUpdateTest {
             assertThat(result.index().decide(p)).as(from).isEqualTo(fresh.decide(p));
         }
         assertThat(Decision.allowed(result.index().decide(Snapshots.packet("10.0.0.5", "10.0.1.9", Snapshots.TCP, 80))))
-                .as("10.0.0.5 is in the denied /30").isFalse();
-        assertThat(programOf(fresh).v4BlocksBySegment).as("a compile numbers the new cut").isNotNull();
-        assertThat(programOf(result.index()).v4BlocksBySegment).as("the lineage's segments do not").isNull();
+                .as("10.0.0.5 is in the denied /30")
+                .isFalse();
+        assertThat(programOf(fresh).v4BlocksBySegment)
+                .as("a compile numbers the new cut")
+                .isNotNull();
+        assertThat(programOf(result.index()).v4BlocksBySegment)
+                .as("the lineage's segments do not")
+                .isNull();
     }
 
     @Test
     void aNamedPortMemberOnAPortNoMemberHadBeforeIsProbed() {
         // The named-port table is probed only for ports some member names (NamedPorts): an update
         // that adds the first member on 9090 must make 9090 a port worth probing.
-        List<io.kubeverdict.proto.v1.ActivePolicy> policies = List.of(Snapshots.policy("default", "p",
-                List.of(Snapshots.allow("named", List.of(), List.of(Snapshots.named("http")))), List.of()));
+        List<io.kubeverdict.proto.v1.ActivePolicy> policies = List.of(Snapshots.policy(
+                "default",
+                "p",
+                List.of(Snapshots.allow("named", List.of(), List.of(Snapshots.named("http")))),
+                List.of()));
         List<io.kubeverdict.proto.v1.Endpoint> endpoints = List.of(Snapshots.podEndpoint("ns", "a", "10.0.0.1", "p"));
-        NodeSnapshot snapshot = Snapshots.snapshot("n", List.of(Snapshots.namedSet("http", "10.0.0.1,tcp:80")), policies,
-                endpoints);
-        NodeSnapshot next = Snapshots.snapshot("n",
-                List.of(Snapshots.namedSet("http", "10.0.0.1,tcp:80", "10.0.0.1,tcp:9090")), policies, endpoints);
+        NodeSnapshot snapshot =
+                Snapshots.snapshot("n", List.of(Snapshots.namedSet("http", "10.0.0.1,tcp:80")), policies, endpoints);
+        NodeSnapshot next = Snapshots.snapshot(
+                "n", List.of(Snapshots.namedSet("http", "10.0.0.1,tcp:80", "10.0.0.1,tcp:9090")), policies, endpoints);
         PacketTuple to9090 = Snapshots.packet("10.0.0.2", "10.0.0.1", Snapshots.TCP, 9090);
         SnapshotIndex index = SnapshotIndex.compile(snapshot);
         assertThat(Decision.allowed(index.decide(to9090))).isFalse();
@@ -195,9 +238,14 @@ class IndexUpdateTest {
         IndexUpdate.Result result = index.update(snapshot, next);
 
         assertThat(result.incremental()).as(result.summary()).isTrue();
-        assertThat(Decision.allowed(result.index().decide(to9090))).as("9090 is now a named port of 10.0.0.1").isTrue();
-        assertThat(Decision.allowed(index.decide(to9090))).as("the old index is not changed").isFalse();
-        assertThat(Decision.allowed(result.index().decide(Snapshots.packet("10.0.0.2", "10.0.0.1", Snapshots.TCP, 9091))))
+        assertThat(Decision.allowed(result.index().decide(to9090)))
+                .as("9090 is now a named port of 10.0.0.1")
+                .isTrue();
+        assertThat(Decision.allowed(index.decide(to9090)))
+                .as("the old index is not changed")
+                .isFalse();
+        assertThat(Decision.allowed(
+                        result.index().decide(Snapshots.packet("10.0.0.2", "10.0.0.1", Snapshots.TCP, 9091))))
                 .isFalse();
     }
 
@@ -207,8 +255,12 @@ class IndexUpdateTest {
 
     // ------------------------------------------------------------------ comparison
 
-    private static int[] assertSameIndex(String where, SnapshotIndex updated, SnapshotIndex fresh,
-                                         List<PacketTuple> packets, Map<String, Set<String>> learnedText) {
+    private static int[] assertSameIndex(
+            String where,
+            SnapshotIndex updated,
+            SnapshotIndex fresh,
+            List<PacketTuple> packets,
+            Map<String, Set<String>> learnedText) {
         assertThat(updated.problems()).as(where).isEqualTo(fresh.problems());
         assertThat(updated.problemCount()).as(where).isEqualTo(fresh.problemCount());
         assertThat(updated.endpointCount()).as(where).isEqualTo(fresh.endpointCount());
@@ -248,10 +300,20 @@ class IndexUpdateTest {
         List<PacketTuple> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             boolean v6 = random.nextBoolean();
-            int protocol = new int[] {Protocol.TCP_VALUE, Protocol.TCP_VALUE, Protocol.UDP_VALUE, Protocol.SCTP_VALUE,
-                v6 ? Protocol.ICMPV6_VALUE : Protocol.ICMP_VALUE}[random.nextInt(5)];
-            out.add(new PacketTuple().set(DifferentialTest.address(random, v6), DifferentialTest.address(random, v6),
-                    protocol, new int[] {80, 81, 85, 8080, 53}[random.nextInt(5)]));
+            int protocol = new int[] {
+                        Protocol.TCP_VALUE,
+                        Protocol.TCP_VALUE,
+                        Protocol.UDP_VALUE,
+                        Protocol.SCTP_VALUE,
+                        v6 ? Protocol.ICMPV6_VALUE : Protocol.ICMP_VALUE
+                    }
+                    [random.nextInt(5)];
+            out.add(new PacketTuple()
+                    .set(
+                            DifferentialTest.address(random, v6),
+                            DifferentialTest.address(random, v6),
+                            protocol,
+                            new int[] {80, 81, 85, 8080, 53}[random.nextInt(5)]));
         }
         return out;
     }
@@ -327,7 +389,8 @@ class IndexUpdateTest {
 
     private static String member(Random random, IpSetType type) {
         int x = random.nextInt(80);
-        String address = x == 0 ? "fd00:0:0::1:" + random.nextInt(8) // not canonical
+        String address = x == 0
+                ? "fd00:0:0::1:" + random.nextInt(8) // not canonical
                 : x == 1 ? "not-an-address" : DifferentialTest.addressText(random, random.nextBoolean());
         if (type == IpSetType.IP_AND_PORT) {
             return address + "," + new String[] {"tcp", "udp", "sctp"}[random.nextInt(3)] + ":"
@@ -345,8 +408,11 @@ class IndexUpdateTest {
                 return;
             }
         }
-        IpSet.Builder set = IpSet.newBuilder().setId(id).setType(random.nextInt(30) == 0 ? IpSetType.IP_SET_TYPE_UNSPECIFIED : type);
-        for (String m : new LinkedHashSet<>(List.of(member(random, type), member(random, type), member(random, type)))) {
+        IpSet.Builder set = IpSet.newBuilder()
+                .setId(id)
+                .setType(random.nextInt(30) == 0 ? IpSetType.IP_SET_TYPE_UNSPECIFIED : type);
+        for (String m :
+                new LinkedHashSet<>(List.of(member(random, type), member(random, type), member(random, type)))) {
             set.addMembers(m);
         }
         b.addIpSets(set);
@@ -355,7 +421,8 @@ class IndexUpdateTest {
     private static void changePolicy(Random random, NodeSnapshot.Builder b, int serial) {
         if (b.getPoliciesCount() == 0 || random.nextInt(5) == 0) {
             String tier = TIERS[random.nextInt(TIERS.length)];
-            b.addPolicies(ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier(tier).setName("missing"))
+            b.addPolicies(ActivePolicy.newBuilder()
+                    .setId(PolicyId.newBuilder().setTier(tier).setName("missing"))
                     .setPolicy(randomPolicy(random)));
             return;
         }
@@ -400,7 +467,8 @@ class IndexUpdateTest {
     private static void addEndpoint(Random random, NodeSnapshot.Builder b, int serial) {
         Endpoint e = Endpoint.newBuilder()
                 .setId(EndpointId.newBuilder().setNamespace("ns").setPod("new" + serial))
-                .setEndpoint(WorkloadEndpoint.newBuilder().addAllIps(ips(random)).addAllTiers(tiers(random)))
+                .setEndpoint(
+                        WorkloadEndpoint.newBuilder().addAllIps(ips(random)).addAllTiers(tiers(random)))
                 .build();
         // Endpoints are ordered in the agent's snapshots; a new one may land anywhere.
         b.addEndpoints(random.nextInt(b.getEndpointsCount() + 1), e);
@@ -425,7 +493,8 @@ class IndexUpdateTest {
             if (random.nextInt(3) == 0) {
                 continue;
             }
-            TierInfo.Builder tier = TierInfo.newBuilder().setName(TIERS[t])
+            TierInfo.Builder tier = TierInfo.newBuilder()
+                    .setName(TIERS[t])
                     .setDefaultAction(DifferentialTest.randomAction(random, t == 1));
             for (int k = random.nextInt(4); k > 0; k--) {
                 tier.addIngressPolicies(random.nextInt(8) == 0 ? "missing" : "p" + random.nextInt(6));

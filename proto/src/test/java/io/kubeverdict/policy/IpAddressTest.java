@@ -39,9 +39,32 @@ class IpAddressTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "bogus", "10.0.0", "10.0.0.1.2", "10.0.0.256", "010.0.0.1", "10..0.1", "10.0.0.1 ",
-        "1:2:3:4:5:6:7:8:9", "1::2::3", ":1::2", "1:2:3:4:5:6:7:", "12345::", "fe80::1%eth0", "::ffff:1.2.3",
-        "g::1", "1:2:3:4:5:6:7::8", "localhost", "1.2.3", "1:2", "1.2.3.4::", "example.com", "::g"})
+    @ValueSource(
+            strings = {
+                "",
+                "bogus",
+                "10.0.0",
+                "10.0.0.1.2",
+                "10.0.0.256",
+                "010.0.0.1",
+                "10..0.1",
+                "10.0.0.1 ",
+                "1:2:3:4:5:6:7:8:9",
+                "1::2::3",
+                ":1::2",
+                "1:2:3:4:5:6:7:",
+                "12345::",
+                "fe80::1%eth0",
+                "::ffff:1.2.3",
+                "g::1",
+                "1:2:3:4:5:6:7::8",
+                "localhost",
+                "1.2.3",
+                "1:2",
+                "1.2.3.4::",
+                "example.com",
+                "::g"
+            })
     void rejectsNonLiterals(String text) {
         assertThat(IpAddress.tryParse(text)).isNull();
         assertThat(IpAddress.canonical(text)).isEmpty();

@@ -34,7 +34,9 @@ class MaskMapTest {
                     boolean in = r[0] == hi && value >= r[1] && value <= r[2];
                     expected |= in ? r[3] : 0;
                 }
-                assertThat(map.get(hi, value)).as("round %d value %d:%d", round, hi, value).isEqualTo(expected);
+                assertThat(map.get(hi, value))
+                        .as("round %d value %d:%d", round, hi, value)
+                        .isEqualTo(expected);
             }
         }
     }

@@ -26,7 +26,9 @@ class MembershipTest {
         int[] p = pool.array();
         assertThat(Membership.contains(p, one, 7)).isTrue();
         assertThat(Membership.contains(p, one, 6)).isFalse();
-        assertThat(Membership.contains(p, one, -1)).as("no second set is not set -1").isFalse();
+        assertThat(Membership.contains(p, one, -1))
+                .as("no second set is not set -1")
+                .isFalse();
         assertThat(Membership.contains(p, two, 0)).isTrue();
         assertThat(Membership.contains(p, two, Membership.MAX_INLINE_SET)).isTrue();
         assertThat(Membership.contains(p, two, 1)).isFalse();

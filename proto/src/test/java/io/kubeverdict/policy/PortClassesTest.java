@@ -41,7 +41,8 @@ class PortClassesTest {
                 int p = random.nextInt(3);
                 int port = probe % 4 == 0 ? (probe % 8 == 0 ? 0 : 65535) : random.nextInt(65536);
                 int c = classes.classOf(WITH_PORTS[p], port);
-                assertThat(masks[c]).as("round %d %s port %d (class %d)", round, WITH_PORTS[p], port, c)
+                assertThat(masks[c])
+                        .as("round %d %s port %d (class %d)", round, WITH_PORTS[p], port, c)
                         .isEqualTo(byProtocol[p].get(0, port));
             }
         }
@@ -49,11 +50,13 @@ class PortClassesTest {
 
     @Test
     void protocolsWithoutPortsAndPortsOutOfRange() {
-        PortClasses classes = PortClasses.of(new int[] {Protocol.TCP_VALUE}, new int[] {80}, new int[] {80},
-                new int[] {SnapshotCompiler.NOT_NAMED});
+        PortClasses classes = PortClasses.of(
+                new int[] {Protocol.TCP_VALUE}, new int[] {80}, new int[] {80}, new int[] {SnapshotCompiler.NOT_NAMED});
 
         assertThat(classes.classOf(Protocol.ICMP_VALUE, 80)).isEqualTo(PortClasses.NO_PORTS);
-        assertThat(classes.classOf(Protocol.UDP_VALUE, 80)).as("no clause names UDP").isZero();
+        assertThat(classes.classOf(Protocol.UDP_VALUE, 80))
+                .as("no clause names UDP")
+                .isZero();
         assertThat(classes.classOf(Protocol.TCP_VALUE, 80)).isNotEqualTo(classes.classOf(Protocol.TCP_VALUE, 81));
         assertThat(classes.classOf(Protocol.TCP_VALUE, 1 << 16)).isZero();
     }

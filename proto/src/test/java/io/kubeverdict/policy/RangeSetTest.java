@@ -36,7 +36,9 @@ class RangeSetTest {
                             && excepts.get(b).stream().noneMatch(e -> inside(e, address));
                     expected |= in;
                 }
-                assertThat(set.contains(0, address)).as("%s", IpAddress.v4((int) address)).isEqualTo(expected);
+                assertThat(set.contains(0, address))
+                        .as("%s", IpAddress.v4((int) address))
+                        .isEqualTo(expected);
             }
         }
     }
@@ -44,7 +46,9 @@ class RangeSetTest {
     @Test
     void v6BlockWithExceptAtBothEdgesAndTheWholeSpace() {
         RangeSet.Builder builder = new RangeSet.Builder();
-        builder.add(Cidr.tryParse("::/0"), List.of(Cidr.tryParse("::/128"), Cidr.tryParse("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128")));
+        builder.add(
+                Cidr.tryParse("::/0"),
+                List.of(Cidr.tryParse("::/128"), Cidr.tryParse("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128")));
         RangeSet set = builder.build();
         assertThat(set.contains(0, 0)).isFalse();
         assertThat(set.contains(0, 1)).isTrue();

@@ -70,7 +70,8 @@ final class ReferenceEvaluator {
         return allowed;
     }
 
-    private boolean direction(Endpoint endpoint, boolean ingress, IpAddress remote, IpAddress dst, int protocol, int port) {
+    private boolean direction(
+            Endpoint endpoint, boolean ingress, IpAddress remote, IpAddress dst, int protocol, int port) {
         for (TierInfo tier : endpoint.getEndpoint().getTiersList()) {
             List<String> names = ingress ? tier.getIngressPoliciesList() : tier.getEgressPoliciesList();
             if (names.isEmpty()) {
@@ -79,11 +80,16 @@ final class ReferenceEvaluator {
             Action decided = null;
             search:
             for (String name : names) {
-                ActivePolicy policy = policies.get(PolicyId.newBuilder().setTier(tier.getName()).setName(name).build());
+                ActivePolicy policy = policies.get(PolicyId.newBuilder()
+                        .setTier(tier.getName())
+                        .setName(name)
+                        .build());
                 if (policy == null) {
                     continue;
                 }
-                for (Rule rule : ingress ? policy.getPolicy().getInboundRulesList() : policy.getPolicy().getOutboundRulesList()) {
+                for (Rule rule : ingress
+                        ? policy.getPolicy().getInboundRulesList()
+                        : policy.getPolicy().getOutboundRulesList()) {
                     if (rule.getAction() != Action.ALLOW && hasUnusablePart(rule, ingress)) {
                         decided = Action.DENY; // a Deny or Pass that cannot be read whole denies all
                         break search;
@@ -108,10 +114,13 @@ final class ReferenceEvaluator {
         for (Peer peer : rule.getPeersList()) {
             boolean usable = switch (peer.getKindCase()) {
                 case IP_SET_ID -> hasType(peer.getIpSetId(), IpSetType.IP);
-                case IP_BLOCK -> Cidr.tryParse(peer.getIpBlock().getCidr()) != null
-                        && peer.getIpBlock().getExceptList().stream().allMatch(e -> Cidr.tryParse(e) != null);
-                case DOMAIN_NAMES -> !ingress && !peer.getDomainNames().getLearnedSetId().isEmpty()
-                        && peer.getDomainNames().getPatternsCount() > 0;
+                case IP_BLOCK ->
+                    Cidr.tryParse(peer.getIpBlock().getCidr()) != null
+                            && peer.getIpBlock().getExceptList().stream().allMatch(e -> Cidr.tryParse(e) != null);
+                case DOMAIN_NAMES ->
+                    !ingress
+                            && !peer.getDomainNames().getLearnedSetId().isEmpty()
+                            && peer.getDomainNames().getPatternsCount() > 0;
                 default -> false;
             };
             if (!usable) {
@@ -128,7 +137,8 @@ final class ReferenceEvaluator {
             Protocol p = pm.getProtocol();
             long from = Integer.toUnsignedLong(pm.getPort());
             long to = Integer.toUnsignedLong(pm.getEndPort());
-            if ((p != Protocol.TCP && p != Protocol.UDP && p != Protocol.SCTP) || from > 65535
+            if ((p != Protocol.TCP && p != Protocol.UDP && p != Protocol.SCTP)
+                    || from > 65535
                     || (from != 0 && to != 0 && to < from)) {
                 return true;
             }
@@ -150,15 +160,23 @@ final class ReferenceEvaluator {
             if (peer.hasIpBlock() && inBlock(peer.getIpBlock(), remote)) {
                 return true;
             }
-            if (peer.hasDomainNames() && local != null && !peer.getDomainNames().getLearnedSetId().isEmpty()
+            if (peer.hasDomainNames()
+                    && local != null
+                    && !peer.getDomainNames().getLearnedSetId().isEmpty()
                     && peer.getDomainNames().getPatternsCount() > 0
-                    && learned.getOrDefault(local.getId().getNamespace() + "/" + local.getId().getPod() + " "
-                            + peer.getDomainNames().getLearnedSetId(), Set.of()).contains(remote.toString())) {
+                    && learned.getOrDefault(
+                                    local.getId().getNamespace() + "/"
+                                            + local.getId().getPod() + " "
+                                            + peer.getDomainNames().getLearnedSetId(),
+                                    Set.of())
+                            .contains(remote.toString())) {
                 return true;
             }
             if (!peer.getIpSetId().isEmpty()) {
                 IpSet set = sets.get(peer.getIpSetId());
-                if (set != null && set.getType() == IpSetType.IP && canonicalMembers(set).contains(remote.toString())) {
+                if (set != null
+                        && set.getType() == IpSetType.IP
+                        && canonicalMembers(set).contains(remote.toString())) {
                     return true;
                 }
             }
@@ -200,7 +218,8 @@ final class ReferenceEvaluator {
             if (!pm.getNamedPortIpSetId().isEmpty()) {
                 IpSet set = sets.get(pm.getNamedPortIpSetId());
                 String name = named.name().toLowerCase(Locale.ROOT);
-                if (set != null && set.getType() == IpSetType.IP_AND_PORT
+                if (set != null
+                        && set.getType() == IpSetType.IP_AND_PORT
                         && canonicalMembers(set).contains(dst + "," + name + ":" + port)) {
                     return true;
                 }

@@ -50,10 +50,24 @@ class SnapshotIndexFuzzTest {
 
     private static final String[] ADDRESSES = {
         "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.1.1", "fd00::1", "fd00::2", "fd00::1:1", "::ffff:10.0.0.1",
-        "0.0.0.0", "255.255.255.255", "::", "10.0.0.256", "010.0.0.1", "10.0.0.1 ", "fd00:::1", ""};
+        "0.0.0.0", "255.255.255.255", "::", "10.0.0.256", "010.0.0.1", "10.0.0.1 ", "fd00:::1", ""
+    };
     private static final String[] CIDRS = {
-        "10.0.0.0/30", "10.0.0.0/8", "10.0.0.1/24", "0.0.0.0/0", "10.0.0.1/32", "fd00::/126", "fd00::/64", "::/0",
-        "fd00::1/128", "10.0.0.0/33", "fd00::/129", "10.0.0.0/", "10.0.0.0/08", "/8"};
+        "10.0.0.0/30",
+        "10.0.0.0/8",
+        "10.0.0.1/24",
+        "0.0.0.0/0",
+        "10.0.0.1/32",
+        "fd00::/126",
+        "fd00::/64",
+        "::/0",
+        "fd00::1/128",
+        "10.0.0.0/33",
+        "fd00::/129",
+        "10.0.0.0/",
+        "10.0.0.0/08",
+        "/8"
+    };
     private static final String[] SET_IDS = {"s0", "s1", "s2", "np0", "missing", ""};
     private static final String[] TIERS = {"admin", "default", "baseline", ""};
     private static final String[] POLICY_NAMES = {"p0", "p1", "p2", "missing"};
@@ -77,12 +91,14 @@ class SnapshotIndexFuzzTest {
         SnapshotIndex index = SnapshotIndex.compile(snapshot);
         assertThat(index.endpointCount()).isEqualTo(snapshot.getEndpointsCount());
         assertThat(index.problems()).hasSizeLessThanOrEqualTo(Math.min(index.problemCount(), 100));
-        assertThat(index.problemCount()).as("unusable parts counted as problems: %s", index.problems())
+        assertThat(index.problemCount())
+                .as("unusable parts counted as problems: %s", index.problems())
                 .isGreaterThanOrEqualTo(certainProblems(snapshot));
 
         // The same snapshot reached by an update from a neighbour must decide alike.
         NodeSnapshot neighbour = neighbour(snapshot);
-        SnapshotIndex updated = SnapshotIndex.compile(neighbour).update(neighbour, snapshot).index();
+        SnapshotIndex updated =
+                SnapshotIndex.compile(neighbour).update(neighbour, snapshot).index();
         assertThat(updated.problems()).isEqualTo(index.problems());
 
         Set<IpAddress> local = localAddresses(snapshot);
@@ -96,7 +112,9 @@ class SnapshotIndexFuzzTest {
                     int combination = k++;
                     packet.set(src, dst, PROTOCOLS[combination % PROTOCOLS.length], ports[combination % ports.length]);
                     check(index, packet, local);
-                    assertThat(updated.decide(packet)).as("updated index on %s", packet).isEqualTo(index.decide(packet));
+                    assertThat(updated.decide(packet))
+                            .as("updated index on %s", packet)
+                            .isEqualTo(index.decide(packet));
                 }
             }
         }
@@ -146,8 +164,11 @@ class SnapshotIndexFuzzTest {
      */
     @Test
     void aPortAbove2To31IsNoNegativeStart() {
-        PortMatch invalid = PortMatch.newBuilder().setProtocol(Protocol.SCTP)
-                .setPort((int) 3205111058L).setEndPort(862978578).build();
+        PortMatch invalid = PortMatch.newBuilder()
+                .setProtocol(Protocol.SCTP)
+                .setPort((int) 3205111058L)
+                .setEndPort(862978578)
+                .build();
         List<Rule> rules = new ArrayList<>();
         for (int r = 0; r < Program.MAX_RULES; r++) {
             rules.add(Snapshots.allowNobody("egress[" + r + "]"));
@@ -167,10 +188,14 @@ class SnapshotIndexFuzzTest {
 
     private static void check(SnapshotIndex index, PacketTuple packet, Set<IpAddress> local) {
         int code = index.decide(packet);
-        assertThat(index.decideByWalking(packet)).as("walk and program on %s", packet).isEqualTo(code);
+        assertThat(index.decideByWalking(packet))
+                .as("walk and program on %s", packet)
+                .isEqualTo(code);
         boolean knownFamily = packet.family == IpAddress.V4 || packet.family == IpAddress.V6;
         if (!knownFamily || (!local.contains(normalized(packet, true)) && !local.contains(normalized(packet, false)))) {
-            assertThat(Decision.index(code)).as("no local endpoint in %s", packet).isEqualTo(Decision.NO_ENDPOINT);
+            assertThat(Decision.index(code))
+                    .as("no local endpoint in %s", packet)
+                    .isEqualTo(Decision.NO_ENDPOINT);
             assertThat(Decision.allowed(code)).isTrue();
         }
     }
@@ -179,7 +204,9 @@ class SnapshotIndexFuzzTest {
     private static IpAddress normalized(PacketTuple p, boolean source) {
         long hi = source ? p.srcHi : p.dstHi;
         long lo = source ? p.srcLo : p.dstLo;
-        return p.family == IpAddress.V4 ? new IpAddress(IpAddress.V4, 0, lo & 0xFFFF_FFFFL) : new IpAddress(p.family, hi, lo);
+        return p.family == IpAddress.V4
+                ? new IpAddress(IpAddress.V4, 0, lo & 0xFFFF_FFFFL)
+                : new IpAddress(p.family, hi, lo);
     }
 
     // ------------------------------------------------------------------ what the snapshot says
@@ -194,7 +221,8 @@ class SnapshotIndexFuzzTest {
         }
         Set<String> sets = new HashSet<>(); // the first usable set of each id
         for (IpSet set : s.getIpSetsList()) {
-            if (sets.contains(set.getId()) || (set.getType() != IpSetType.IP && set.getType() != IpSetType.IP_AND_PORT)) {
+            if (sets.contains(set.getId())
+                    || (set.getType() != IpSetType.IP && set.getType() != IpSetType.IP_AND_PORT)) {
                 n++; // a duplicate, or of no known type
                 continue;
             }
@@ -211,7 +239,8 @@ class SnapshotIndexFuzzTest {
                 n++;
                 continue;
             }
-            for (List<Rule> rules : List.of(p.getPolicy().getInboundRulesList(), p.getPolicy().getOutboundRulesList())) {
+            for (List<Rule> rules :
+                    List.of(p.getPolicy().getInboundRulesList(), p.getPolicy().getOutboundRulesList())) {
                 for (Rule r : rules) {
                     n += r.getActionValue() >= 1 && r.getActionValue() <= 3 ? 0 : 1;
                 }
@@ -247,7 +276,8 @@ class SnapshotIndexFuzzTest {
             }
         }
         for (ActivePolicy p : s.getPoliciesList()) {
-            for (List<Rule> rules : List.of(p.getPolicy().getInboundRulesList(), p.getPolicy().getOutboundRulesList())) {
+            for (List<Rule> rules :
+                    List.of(p.getPolicy().getInboundRulesList(), p.getPolicy().getOutboundRulesList())) {
                 for (Rule r : rules) {
                     for (Peer peer : r.getPeersList()) {
                         List<String> cidrs = new ArrayList<>(peer.getIpBlock().getExceptList());
@@ -278,7 +308,8 @@ class SnapshotIndexFuzzTest {
     private static int[] mentionedPorts(NodeSnapshot s) {
         Set<Integer> out = new LinkedHashSet<>(List.of(80));
         for (ActivePolicy p : s.getPoliciesList()) {
-            for (List<Rule> rules : List.of(p.getPolicy().getInboundRulesList(), p.getPolicy().getOutboundRulesList())) {
+            for (List<Rule> rules :
+                    List.of(p.getPolicy().getInboundRulesList(), p.getPolicy().getOutboundRulesList())) {
                 for (Rule r : rules) {
                     for (PortMatch m : r.getPortsList()) {
                         for (int port : new int[] {m.getPort(), m.getEndPort()}) {
@@ -293,7 +324,10 @@ class SnapshotIndexFuzzTest {
         for (IpSet set : s.getIpSetsList()) {
             for (String m : set.getMembersList()) {
                 String port = m.substring(m.lastIndexOf(':') + 1);
-                if (!port.isEmpty() && port.length() <= 5 && port.chars().allMatch(c -> c >= '0' && c <= '9') && out.size() < MAX_PORTS) {
+                if (!port.isEmpty()
+                        && port.length() <= 5
+                        && port.chars().allMatch(c -> c >= '0' && c <= '9')
+                        && out.size() < MAX_PORTS) {
                     out.add(Integer.parseInt(port) & 0xFFFF);
                 }
             }
@@ -310,8 +344,11 @@ class SnapshotIndexFuzzTest {
             int type = data.consumeInt(0, 4);
             set.setTypeValue(type <= 3 ? type : data.consumeInt());
             for (int m = data.consumeInt(0, 5); m > 0; m--) {
-                set.addMembers(data.consumeBoolean() ? address(data)
-                        : address(data) + "," + data.pickValue(NAMED_PROTOCOLS) + ":" + data.pickValue(NAMED_PORTS));
+                set.addMembers(
+                        data.consumeBoolean()
+                                ? address(data)
+                                : address(data) + "," + data.pickValue(NAMED_PROTOCOLS) + ":"
+                                        + data.pickValue(NAMED_PORTS));
             }
             b.addIpSets(set);
         }
@@ -329,7 +366,8 @@ class SnapshotIndexFuzzTest {
                     }
                 }
             }
-            b.addPolicies(ActivePolicy.newBuilder().setPolicy(policy)
+            b.addPolicies(ActivePolicy.newBuilder()
+                    .setPolicy(policy)
                     .setId(PolicyId.newBuilder().setTier(data.pickValue(TIERS)).setName(data.pickValue(POLICY_NAMES))));
         }
         for (int n = data.consumeInt(0, 4); n > 0; n--) {
@@ -338,7 +376,8 @@ class SnapshotIndexFuzzTest {
                 w.addIps(address(data));
             }
             for (int t = data.consumeInt(0, 3); t > 0; t--) {
-                TierInfo.Builder tier = TierInfo.newBuilder().setName(data.pickValue(TIERS))
+                TierInfo.Builder tier = TierInfo.newBuilder()
+                        .setName(data.pickValue(TIERS))
                         .setDefaultActionValue(data.consumeInt(0, 4));
                 for (int i = data.consumeInt(0, 2); i > 0; i--) {
                     tier.addIngressPolicies(data.pickValue(POLICY_NAMES));
@@ -348,14 +387,17 @@ class SnapshotIndexFuzzTest {
                 }
                 w.addTiers(tier);
             }
-            b.addEndpoints(Endpoint.newBuilder().setEndpoint(w)
+            b.addEndpoints(Endpoint.newBuilder()
+                    .setEndpoint(w)
                     .setId(EndpointId.newBuilder().setNamespace("ns").setPod("pod" + data.consumeInt(0, 3))));
         }
         return b.build();
     }
 
     private static Rule rule(FuzzedDataProvider data, int number) {
-        Rule.Builder r = Rule.newBuilder().setActionValue(data.consumeInt(0, 4)).setAllPeers(data.consumeBoolean())
+        Rule.Builder r = Rule.newBuilder()
+                .setActionValue(data.consumeInt(0, 4))
+                .setAllPeers(data.consumeBoolean())
                 .setRuleId("rule[" + number + "]");
         for (int k = data.consumeInt(0, 3); k > 0; k--) {
             switch (data.consumeInt(0, 3)) {
@@ -372,12 +414,14 @@ class SnapshotIndexFuzzTest {
         }
         for (int k = data.consumeInt(0, 3); k > 0; k--) {
             if (data.consumeInt(0, 3) == 0) {
-                r.addPorts(PortMatch.newBuilder().setNamedPortIpSetId(data.pickValue(SET_IDS))
+                r.addPorts(PortMatch.newBuilder()
+                        .setNamedPortIpSetId(data.pickValue(SET_IDS))
                         .setProtocolValue(data.pickValue(new int[] {0, 6, 17})));
             } else {
                 r.addPorts(PortMatch.newBuilder()
                         .setProtocolValue(data.consumeInt(0, 7) == 0 ? data.consumeInt() : data.pickValue(PROTOCOLS))
-                        .setPort(port(data)).setEndPort(data.consumeBoolean() ? 0 : port(data)));
+                        .setPort(port(data))
+                        .setEndPort(data.consumeBoolean() ? 0 : port(data)));
             }
         }
         return r.build();

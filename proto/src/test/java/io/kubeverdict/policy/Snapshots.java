@@ -37,11 +37,19 @@ public final class Snapshots {
     public static final int ICMPV6 = Protocol.ICMPV6_VALUE;
 
     public static IpSet ipSet(String id, String... members) {
-        return IpSet.newBuilder().setId(id).setType(IpSetType.IP).addAllMembers(List.of(members)).build();
+        return IpSet.newBuilder()
+                .setId(id)
+                .setType(IpSetType.IP)
+                .addAllMembers(List.of(members))
+                .build();
     }
 
     public static IpSet namedSet(String id, String... members) {
-        return IpSet.newBuilder().setId(id).setType(IpSetType.IP_AND_PORT).addAllMembers(List.of(members)).build();
+        return IpSet.newBuilder()
+                .setId(id)
+                .setType(IpSetType.IP_AND_PORT)
+                .addAllMembers(List.of(members))
+                .build();
     }
 
     public static Peer set(String id) {
@@ -49,12 +57,17 @@ public final class Snapshots {
     }
 
     public static Peer block(String cidr, String... except) {
-        return Peer.newBuilder().setIpBlock(IpBlock.newBuilder().setCidr(cidr).addAllExcept(List.of(except))).build();
+        return Peer.newBuilder()
+                .setIpBlock(IpBlock.newBuilder().setCidr(cidr).addAllExcept(List.of(except)))
+                .build();
     }
 
     /** A domainNames peer's patterns (canonical) and the learned set they fill. */
     public static DomainNames domainNames(String learnedSetId, String... patterns) {
-        return DomainNames.newBuilder().setLearnedSetId(learnedSetId).addAllPatterns(List.of(patterns)).build();
+        return DomainNames.newBuilder()
+                .setLearnedSetId(learnedSetId)
+                .addAllPatterns(List.of(patterns))
+                .build();
     }
 
     public static Peer domains(DomainNames names) {
@@ -66,17 +79,29 @@ public final class Snapshots {
     }
 
     public static PortMatch range(Protocol protocol, int port, int endPort) {
-        return PortMatch.newBuilder().setProtocol(protocol).setPort(port).setEndPort(endPort).build();
+        return PortMatch.newBuilder()
+                .setProtocol(protocol)
+                .setPort(port)
+                .setEndPort(endPort)
+                .build();
     }
 
     public static PortMatch named(String setId) {
-        return PortMatch.newBuilder().setProtocol(Protocol.TCP).setNamedPortIpSetId(setId).build();
+        return PortMatch.newBuilder()
+                .setProtocol(Protocol.TCP)
+                .setNamedPortIpSetId(setId)
+                .build();
     }
 
     /** A rule with the given peers (none: all peers) and ports. */
     public static Rule rule(Action action, String id, List<Peer> peers, List<PortMatch> ports) {
-        return Rule.newBuilder().setAction(action).setRuleId(id).setAllPeers(peers.isEmpty())
-                .addAllPeers(peers).addAllPorts(ports).build();
+        return Rule.newBuilder()
+                .setAction(action)
+                .setRuleId(id)
+                .setAllPeers(peers.isEmpty())
+                .addAllPeers(peers)
+                .addAllPorts(ports)
+                .build();
     }
 
     public static Rule allow(String id, List<Peer> peers, List<PortMatch> ports) {
@@ -85,7 +110,11 @@ public final class Snapshots {
 
     /** A rule whose peers all resolved to nothing: all_peers false, no peers. */
     public static Rule allowNobody(String id) {
-        return Rule.newBuilder().setAction(Action.ALLOW).setRuleId(id).setAllPeers(false).build();
+        return Rule.newBuilder()
+                .setAction(Action.ALLOW)
+                .setRuleId(id)
+                .setAllPeers(false)
+                .build();
     }
 
     public static ActivePolicy policy(String tier, String name, List<Rule> inbound, List<Rule> outbound) {
@@ -96,8 +125,12 @@ public final class Snapshots {
     }
 
     public static TierInfo tier(String name, Action defaultAction, List<String> ingress, List<String> egress) {
-        return TierInfo.newBuilder().setName(name).setDefaultAction(defaultAction)
-                .addAllIngressPolicies(ingress).addAllEgressPolicies(egress).build();
+        return TierInfo.newBuilder()
+                .setName(name)
+                .setDefaultAction(defaultAction)
+                .addAllIngressPolicies(ingress)
+                .addAllEgressPolicies(egress)
+                .build();
     }
 
     /** The NetworkPolicy tier: "default", default DENY. */
@@ -114,7 +147,12 @@ public final class Snapshots {
     }
 
     public static Tuple tuple(String src, String dst, int protocol, int port) {
-        return Tuple.newBuilder().setSrcIp(src).setDstIp(dst).setProtocol(protocol).setDstPort(port).build();
+        return Tuple.newBuilder()
+                .setSrcIp(src)
+                .setDstIp(dst)
+                .setProtocol(protocol)
+                .setDstPort(port)
+                .build();
     }
 
     public static PacketTuple packet(String src, String dst, int protocol, int port) {
@@ -134,12 +172,18 @@ public final class Snapshots {
     /** A pod "NS/POD" with one IP and label app=POD, isolated for ingress by the given policies (if any). */
     public static Endpoint podEndpoint(String ns, String pod, String ip, String... ingressPolicies) {
         Endpoint e = endpoint(ns + "/" + pod, List.of(ip), np(List.of(ingressPolicies), List.of()));
-        return e.toBuilder().setEndpoint(e.getEndpoint().toBuilder().putAllLabels(Map.of("app", pod))).build();
+        return e.toBuilder()
+                .setEndpoint(e.getEndpoint().toBuilder().putAllLabels(Map.of("app", pod)))
+                .build();
     }
 
-    public static NodeSnapshot snapshot(String node, List<IpSet> sets, List<ActivePolicy> policies,
-            List<Endpoint> endpoints) {
-        return NodeSnapshot.newBuilder().setNode(node).addAllIpSets(sets).addAllPolicies(policies)
-                .addAllEndpoints(endpoints).build();
+    public static NodeSnapshot snapshot(
+            String node, List<IpSet> sets, List<ActivePolicy> policies, List<Endpoint> endpoints) {
+        return NodeSnapshot.newBuilder()
+                .setNode(node)
+                .addAllIpSets(sets)
+                .addAllPolicies(policies)
+                .addAllEndpoints(endpoints)
+                .build();
     }
 }

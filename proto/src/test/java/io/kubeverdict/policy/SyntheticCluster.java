@@ -46,6 +46,7 @@ public final class SyntheticCluster {
 
     /** Admin-tier policies of the cluster ({@link #withAdminTiers}), of which each endpoint is a subject of a few. */
     public static final int ADMIN_POLICIES = 100;
+
     public static final int ADMIN_POLICIES_PER_POD = 3;
 
     public SyntheticCluster(long seed, int packetCount) {
@@ -75,10 +76,13 @@ public final class SyntheticCluster {
                         .setId(PolicyId.newBuilder().setTier("admin").setName("anp" + a))
                         .setPolicy(adminPolicy(a)));
             }
-            b.addPolicies(ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("baseline").setName("default"))
+            b.addPolicies(ActivePolicy.newBuilder()
+                    .setId(PolicyId.newBuilder().setTier("baseline").setName("default"))
                     .setPolicy(Policy.newBuilder()
                             .addInboundRules(adminRule("ingress[0]", Action.ALLOW))
-                            .addInboundRules(Rule.newBuilder().setAction(Action.DENY).setRuleId("ingress[1]")
+                            .addInboundRules(Rule.newBuilder()
+                                    .setAction(Action.DENY)
+                                    .setRuleId("ingress[1]")
                                     .addPeers(Peer.newBuilder().setIpSetId("s" + r.nextInt(SETS))))
                             .addOutboundRules(adminRule("egress[0]", Action.DENY))));
             for (int e = 0; e < b.getEndpointsCount(); e++) {
@@ -94,8 +98,12 @@ public final class SyntheticCluster {
                         admin.addEgressPolicies(name);
                     }
                 }
-                TierInfo baseline = TierInfo.newBuilder().setName("baseline").setDefaultAction(Action.ALLOW)
-                        .addIngressPolicies("default").addEgressPolicies("default").build();
+                TierInfo baseline = TierInfo.newBuilder()
+                        .setName("baseline")
+                        .setDefaultAction(Action.ALLOW)
+                        .addIngressPolicies("default")
+                        .addEgressPolicies("default")
+                        .build();
                 we.clearTiers().addTiers(admin).addAllTiers(tiers).addTiers(baseline);
             }
         } finally {
@@ -109,7 +117,8 @@ public final class SyntheticCluster {
         int rules = 1 + random.nextInt(3);
         for (int k = 0; k < rules; k++) {
             int x = random.nextInt(10);
-            p.addInboundRules(adminRule("ingress[" + k + "]", x < 3 ? Action.DENY : x < 7 ? Action.PASS : Action.ALLOW));
+            p.addInboundRules(
+                    adminRule("ingress[" + k + "]", x < 3 ? Action.DENY : x < 7 ? Action.PASS : Action.ALLOW));
         }
         p.addOutboundRules(adminRule("egress[0]", random.nextBoolean() ? Action.PASS : Action.DENY));
         return p.build();
@@ -159,7 +168,10 @@ public final class SyntheticCluster {
                 members.add(v4(localPod(e)) + ",tcp:" + (8080 + n % 3));
                 members.add(v6(localPod(e)) + ",tcp:" + (8080 + n % 3));
             }
-            b.addIpSets(IpSet.newBuilder().setId("np" + n).setType(IpSetType.IP_AND_PORT).addAllMembers(members));
+            b.addIpSets(IpSet.newBuilder()
+                    .setId("np" + n)
+                    .setType(IpSetType.IP_AND_PORT)
+                    .addAllMembers(members));
         }
         for (int ns = 0; ns < LOCAL_NAMESPACES; ns++) {
             for (int p = 0; p < POLICIES_PER_NAMESPACE; p++) {
@@ -183,7 +195,8 @@ public final class SyntheticCluster {
             b.addEndpoints(Endpoint.newBuilder()
                     .setId(EndpointId.newBuilder().setNamespace("ns" + ns).setPod("pod" + e))
                     .setEndpoint(WorkloadEndpoint.newBuilder()
-                            .addIps(v4(localPod(e))).addIps(v6(localPod(e)))
+                            .addIps(v4(localPod(e)))
+                            .addIps(v6(localPod(e)))
                             .addTiers(tier)
                             .putLabels("app", "app" + (e % 5))));
         }
@@ -210,10 +223,15 @@ public final class SyntheticCluster {
             if (random.nextInt(5) == 0) {
                 int second = random.nextInt(256);
                 boolean v6 = random.nextBoolean();
-                r.addPeers(Peer.newBuilder().setIpBlock(v6
-                        ? IpBlock.newBuilder().setCidr("fd00:10::/64").addExcept("fd00:10::" + Integer.toHexString(second) + ":0/112")
-                        : IpBlock.newBuilder().setCidr("10." + (128 + random.nextInt(3)) + ".0.0/16")
-                                .addExcept("10.128." + second + ".0/24")));
+                r.addPeers(Peer.newBuilder()
+                        .setIpBlock(
+                                v6
+                                        ? IpBlock.newBuilder()
+                                                .setCidr("fd00:10::/64")
+                                                .addExcept("fd00:10::" + Integer.toHexString(second) + ":0/112")
+                                        : IpBlock.newBuilder()
+                                                .setCidr("10." + (128 + random.nextInt(3)) + ".0.0/16")
+                                                .addExcept("10.128." + second + ".0/24")));
             } else {
                 r.addPeers(Peer.newBuilder().setIpSetId("s" + random.nextInt(SETS)));
             }
@@ -221,11 +239,21 @@ public final class SyntheticCluster {
         int ports = random.nextInt(4);
         for (int k = 0; k < ports; k++) {
             switch (random.nextInt(5)) {
-                case 0 -> r.addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(80));
-                case 1 -> r.addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(443));
-                case 2 -> r.addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(8000).setEndPort(8100));
-                case 3 -> r.addPorts(PortMatch.newBuilder().setProtocol(Protocol.UDP).setPort(53));
-                default -> r.addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setNamedPortIpSetId("np" + random.nextInt(20)));
+                case 0 ->
+                    r.addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(80));
+                case 1 ->
+                    r.addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(443));
+                case 2 ->
+                    r.addPorts(PortMatch.newBuilder()
+                            .setProtocol(Protocol.TCP)
+                            .setPort(8000)
+                            .setEndPort(8100));
+                case 3 ->
+                    r.addPorts(PortMatch.newBuilder().setProtocol(Protocol.UDP).setPort(53));
+                default ->
+                    r.addPorts(PortMatch.newBuilder()
+                            .setProtocol(Protocol.TCP)
+                            .setNamedPortIpSetId("np" + random.nextInt(20)));
             }
         }
         return r.build();
@@ -236,14 +264,19 @@ public final class SyntheticCluster {
         List<PacketTuple> out = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             int local = localPod(random.nextInt(LOCAL_ENDPOINTS));
-            int other = random.nextInt(10) == 0 ? localPod(random.nextInt(LOCAL_ENDPOINTS)) : random.nextInt(CLUSTER_PODS);
+            int other =
+                    random.nextInt(10) == 0 ? localPod(random.nextInt(LOCAL_ENDPOINTS)) : random.nextInt(CLUSTER_PODS);
             boolean inbound = random.nextInt(4) != 0;
             boolean v6 = random.nextBoolean();
             int src = inbound ? other : local;
             int dst = inbound ? local : other;
             int[] service = services[random.nextInt(services.length)];
-            out.add(new PacketTuple().set(IpAddress.parse(v6 ? v6(src) : v4(src)), IpAddress.parse(v6 ? v6(dst) : v4(dst)),
-                    service[0] == 1 && v6 ? 58 : service[0], service[1]));
+            out.add(new PacketTuple()
+                    .set(
+                            IpAddress.parse(v6 ? v6(src) : v4(src)),
+                            IpAddress.parse(v6 ? v6(dst) : v4(dst)),
+                            service[0] == 1 && v6 ? 58 : service[0],
+                            service[1]));
         }
         return out;
     }

@@ -43,17 +43,26 @@ class UnusableRulePartsTest {
     private static final String POD = "10.0.0.1";
     /** A member of s:X, the set a newer control plane sent with a type this build does not know. */
     private static final String MEMBER = "10.9.0.1";
+
     private static final String STRANGER = "10.5.5.5";
-    private static final IpSet UNKNOWN_TYPE = IpSet.newBuilder().setId("s:X").setTypeValue(99).addMembers(MEMBER).build();
+    private static final IpSet UNKNOWN_TYPE =
+            IpSet.newBuilder().setId("s:X").setTypeValue(99).addMembers(MEMBER).build();
 
     /** The pod with one admin-tier policy "p" (default PASS) in the rule's direction, and nothing else. */
     private static SnapshotIndex adminIndex(Rule rule, boolean inbound) {
         return SnapshotIndex.compile(NodeSnapshot.newBuilder()
                 .addIpSets(UNKNOWN_TYPE)
                 .addIpSets(ipSet("good", MEMBER))
-                .addPolicies(policy("admin", "p", inbound ? List.of(rule) : List.of(), inbound ? List.of() : List.of(rule)))
-                .addEndpoints(endpoint("ns/a", List.of(POD),
-                        tier("admin", Action.PASS, inbound ? List.of("p") : List.of(), inbound ? List.of() : List.of("p"))))
+                .addPolicies(
+                        policy("admin", "p", inbound ? List.of(rule) : List.of(), inbound ? List.of() : List.of(rule)))
+                .addEndpoints(endpoint(
+                        "ns/a",
+                        List.of(POD),
+                        tier(
+                                "admin",
+                                Action.PASS,
+                                inbound ? List.of("p") : List.of(),
+                                inbound ? List.of() : List.of("p"))))
                 .build());
     }
 
@@ -81,8 +90,10 @@ class UnusableRulePartsTest {
 
         assertThat(ingress(index, MEMBER)).isEqualTo("DENY ingress: denied by admin/p ingress[0]");
         assertThat(ingress(index, STRANGER)).isEqualTo("DENY ingress: denied by admin/p ingress[0]");
-        assertThat(index.problems()).anyMatch(p -> p.contains("admin/p rule ingress[0]") && p.contains("s:X")
-                && p.contains("the rule denies all"));
+        assertThat(index.problems())
+                .anyMatch(p -> p.contains("admin/p rule ingress[0]")
+                        && p.contains("s:X")
+                        && p.contains("the rule denies all"));
     }
 
     @Test
@@ -103,7 +114,11 @@ class UnusableRulePartsTest {
     @Test
     void aDenyWithAnInvalidPortClauseDeniesEveryPeerAndPort() {
         // Peers and the other clause are fine: the rule still denies beyond them, ICMP included.
-        Rule rule = rule(Action.DENY, "ingress[0]", List.of(set("good")), List.of(port(Protocol.TCP, 443), range(Protocol.TCP, 90, 80)));
+        Rule rule = rule(
+                Action.DENY,
+                "ingress[0]",
+                List.of(set("good")),
+                List.of(port(Protocol.TCP, 443), range(Protocol.TCP, 90, 80)));
         SnapshotIndex index = ingressIndex(rule);
 
         assertThat(ingress(index, MEMBER)).isEqualTo("DENY ingress: denied by admin/p ingress[0]");
@@ -114,7 +129,10 @@ class UnusableRulePartsTest {
 
     @Test
     void aDenyWithAPortOfAnUnknownProtocolDeniesAll() {
-        Rule rule = rule(Action.DENY, "ingress[0]", List.of(set("good")),
+        Rule rule = rule(
+                Action.DENY,
+                "ingress[0]",
+                List.of(set("good")),
                 List.of(PortMatch.newBuilder().setProtocolValue(250).setPort(80).build()));
 
         assertThat(ingress(ingressIndex(rule), STRANGER)).isEqualTo("DENY ingress: denied by admin/p ingress[0]");
@@ -122,8 +140,14 @@ class UnusableRulePartsTest {
 
     @Test
     void aDenyWithANamedPortSetOfUnknownTypeDeniesAll() {
-        Rule rule = rule(Action.DENY, "ingress[0]", List.of(set("good")),
-                List.of(PortMatch.newBuilder().setProtocol(Protocol.TCP).setNamedPortIpSetId("s:X").build()));
+        Rule rule = rule(
+                Action.DENY,
+                "ingress[0]",
+                List.of(set("good")),
+                List.of(PortMatch.newBuilder()
+                        .setProtocol(Protocol.TCP)
+                        .setNamedPortIpSetId("s:X")
+                        .build()));
 
         assertThat(ingress(ingressIndex(rule), STRANGER)).isEqualTo("DENY ingress: denied by admin/p ingress[0]");
     }
@@ -131,16 +155,23 @@ class UnusableRulePartsTest {
     @Test
     void aDenyWithAPeerOfAnUnknownKindDeniesAll() throws InvalidProtocolBufferException {
         // A newer control plane's peer kind: a oneof member this build does not know arrives as an unknown field.
-        Peer newer = Peer.newBuilder().setUnknownFields(UnknownFieldSet.newBuilder()
-                .addField(9, UnknownFieldSet.Field.newBuilder().addLengthDelimited(ByteString.copyFromUtf8("x")).build())
-                .build()).build();
+        Peer newer = Peer.newBuilder()
+                .setUnknownFields(UnknownFieldSet.newBuilder()
+                        .addField(
+                                9,
+                                UnknownFieldSet.Field.newBuilder()
+                                        .addLengthDelimited(ByteString.copyFromUtf8("x"))
+                                        .build())
+                        .build())
+                .build();
         Rule received = Rule.parseFrom(deny(newer, set("good")).toByteArray());
         assertThat(received.getPeers(0).getKindCase()).isEqualTo(Peer.KindCase.KIND_NOT_SET);
 
         SnapshotIndex index = ingressIndex(received);
 
         assertThat(ingress(index, STRANGER)).isEqualTo("DENY ingress: denied by admin/p ingress[0]");
-        assertThat(index.problems()).anyMatch(p -> p.contains("peer of no known kind") && p.contains("the rule denies all"));
+        assertThat(index.problems())
+                .anyMatch(p -> p.contains("peer of no known kind") && p.contains("the rule denies all"));
     }
 
     @Test
@@ -163,7 +194,8 @@ class UnusableRulePartsTest {
 
         assertThat(new DecisionText(index).describe(index.decide(packet(POD, STRANGER, TCP, 80))))
                 .isEqualTo("DENY egress: denied by admin/p egress[0]");
-        assertThat(Decision.allowed(index.decide(packet(STRANGER, POD, TCP, 80)))).isTrue();
+        assertThat(Decision.allowed(index.decide(packet(STRANGER, POD, TCP, 80))))
+                .isTrue();
     }
 
     // ------------------------------------------------------------------ Pass, baseline, Allow
@@ -174,10 +206,17 @@ class UnusableRulePartsTest {
         // read as "matches everything", they would skip a later admin Deny. Deny all is neither.
         SnapshotIndex index = SnapshotIndex.compile(NodeSnapshot.newBuilder()
                 .addIpSets(UNKNOWN_TYPE)
-                .addPolicies(policy("admin", "pass-x", List.of(rule(Action.PASS, "ingress[0]", List.of(set("s:X")), List.of())), List.of()))
-                .addPolicies(policy("admin", "allow-all", List.of(allow("ingress[0]", List.of(), List.of())), List.of()))
+                .addPolicies(policy(
+                        "admin",
+                        "pass-x",
+                        List.of(rule(Action.PASS, "ingress[0]", List.of(set("s:X")), List.of())),
+                        List.of()))
+                .addPolicies(
+                        policy("admin", "allow-all", List.of(allow("ingress[0]", List.of(), List.of())), List.of()))
                 .addPolicies(policy("default", "ns/isolate", List.of(), List.of()))
-                .addEndpoints(endpoint("ns/a", List.of(POD),
+                .addEndpoints(endpoint(
+                        "ns/a",
+                        List.of(POD),
                         tier("admin", Action.PASS, List.of("pass-x", "allow-all"), List.of()),
                         np(List.of("ns/isolate"), List.of())))
                 .build());
@@ -192,7 +231,8 @@ class UnusableRulePartsTest {
         SnapshotIndex index = SnapshotIndex.compile(NodeSnapshot.newBuilder()
                 .addIpSets(UNKNOWN_TYPE)
                 .addPolicies(policy("baseline", "default", List.of(deny(set("s:X"))), List.of()))
-                .addEndpoints(endpoint("ns/a", List.of(POD), tier("baseline", Action.ALLOW, List.of("default"), List.of())))
+                .addEndpoints(
+                        endpoint("ns/a", List.of(POD), tier("baseline", Action.ALLOW, List.of("default"), List.of())))
                 .build());
 
         assertThat(ingress(index, MEMBER)).isEqualTo("DENY ingress: denied by baseline/default ingress[0]");
@@ -200,7 +240,10 @@ class UnusableRulePartsTest {
 
     @Test
     void anAllowWithAnUnusablePartStillMatchesOnlyItsUsableParts() {
-        Rule rule = allow("ingress[0]", List.of(set("s:X"), set("good")), List.of(port(Protocol.TCP, 80), range(Protocol.TCP, 90, 80)));
+        Rule rule = allow(
+                "ingress[0]",
+                List.of(set("s:X"), set("good")),
+                List.of(port(Protocol.TCP, 80), range(Protocol.TCP, 90, 80)));
         SnapshotIndex index = SnapshotIndex.compile(NodeSnapshot.newBuilder()
                 .addIpSets(UNKNOWN_TYPE)
                 .addIpSets(ipSet("good", "10.8.0.1"))
@@ -209,9 +252,13 @@ class UnusableRulePartsTest {
                 .build());
 
         assertThat(ingress(index, "10.8.0.1")).isEqualTo("ALLOW ingress: allowed by default/ns/p ingress[0]");
-        assertThat(ingress(index, MEMBER)).isEqualTo("DENY ingress: no rule matched: denied by the default of tier default");
-        assertThat(ingress(index, "10.8.0.1", TCP, 85)).isEqualTo("DENY ingress: no rule matched: denied by the default of tier default");
-        assertThat(index.problems()).filteredOn(p -> p.contains("rule ingress[0]")).hasSize(2)
+        assertThat(ingress(index, MEMBER))
+                .isEqualTo("DENY ingress: no rule matched: denied by the default of tier default");
+        assertThat(ingress(index, "10.8.0.1", TCP, 85))
+                .isEqualTo("DENY ingress: no rule matched: denied by the default of tier default");
+        assertThat(index.problems())
+                .filteredOn(p -> p.contains("rule ingress[0]"))
+                .hasSize(2)
                 .allMatch(p -> p.endsWith("; it matches nothing"));
     }
 
@@ -221,6 +268,7 @@ class UnusableRulePartsTest {
 
         assertThat(ingress(index, MEMBER)).isEqualTo("DENY ingress: denied by admin/p ingress[0]");
         assertThat(ingress(index, STRANGER)).isEqualTo("ALLOW ingress: every tier passed");
-        assertThat(index.problems()).containsExactly("ip set s:X has unknown type 99; it is left out (rules naming it cannot use it)");
+        assertThat(index.problems())
+                .containsExactly("ip set s:X has unknown type 99; it is left out (rules naming it cannot use it)");
     }
 }

@@ -75,14 +75,16 @@ public final class FatalThreads {
         Thread exiting = new Thread(() -> System.exit(code), "fatal-exit");
         exiting.setDaemon(true);
         exiting.start();
-        Thread halting = new Thread(() -> {
-            try {
-                TimeUnit.MILLISECONDS.sleep(HALT_AFTER_MILLIS);
-            } catch (InterruptedException e) {
-                return;
-            }
-            Runtime.getRuntime().halt(code);
-        }, "fatal-halt");
+        Thread halting = new Thread(
+                () -> {
+                    try {
+                        TimeUnit.MILLISECONDS.sleep(HALT_AFTER_MILLIS);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    Runtime.getRuntime().halt(code);
+                },
+                "fatal-halt");
         halting.setDaemon(true);
         halting.start();
     }

@@ -31,7 +31,7 @@ class FatalThreadsTest {
     @Test
     void aLoopThatReturnsIsNotADeath() throws Exception {
         try (FatalThreads.Observed observed = FatalThreads.observeForTest()) {
-            Thread t = FatalThreads.worker("kv-sync", () -> { });
+            Thread t = FatalThreads.worker("kv-sync", () -> {});
             t.start();
             t.join(30_000);
             assertThat(FatalThreads.healthy()).isTrue();

@@ -54,7 +54,8 @@ public final class ConnRateBench {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 1) {
-            System.err.println("usage: ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N] [--queues Q]");
+            System.err.println(
+                    "usage: ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N] [--queues Q]");
             System.exit(2);
         }
         Path nfqAccept = Path.of(args[0]);
@@ -95,29 +96,52 @@ public final class ConnRateBench {
         Path manifests = work.resolve("manifests");
         Manifests.writePods(manifests);
         Manifests.writePolicy(manifests, false);
-        SandboxOptions options = new SandboxOptions(manifests, 1, List.of(new ServePort(80, Protocol.TCP)),
-                "10.244.0.0/16", Duration.ofSeconds(2), PREFIX).withAgentArgs("node-1", "--queues", String.valueOf(queues));
+        SandboxOptions options = new SandboxOptions(
+                        manifests,
+                        1,
+                        List.of(new ServePort(80, Protocol.TCP)),
+                        "10.244.0.0/16",
+                        Duration.ofSeconds(2),
+                        PREFIX)
+                .withAgentArgs("node-1", "--queues", String.valueOf(queues));
         List<ManagedProcess> started = new ArrayList<>();
-        Thread killStarted = new Thread(() -> {
-            started.forEach(ManagedProcess::close);
-            deleteTree(work);
-        }, "bench-cleanup");
+        Thread killStarted = new Thread(
+                () -> {
+                    started.forEach(ManagedProcess::close);
+                    deleteTree(work);
+                },
+                "bench-cleanup");
         Runtime.getRuntime().addShutdownHook(killStarted);
         try (Sandbox sandbox = Sandbox.start(options, progress);
-             Testbed plain = Testbed.create(PREFIX, List.of("node-1"), sandbox.testbed().layout().pods())) {
+                Testbed plain = Testbed.create(
+                        PREFIX, List.of("node-1"), sandbox.testbed().layout().pods())) {
             progress.step("starting echo servers and the minimal C NFQUEUE consumer");
             Bed agentBed = new Bed(sandbox.testbed());
             Bed plainBed = new Bed(plain);
             String plainNode = plain.layout().nodeNamespace("node-1");
-            ManagedProcess c = ManagedProcess.start("nfq_accept", plainNode, List.of(nfqAccept.toString(), String.valueOf(QUEUE), String.valueOf(queues)),
+            ManagedProcess c = ManagedProcess.start(
+                    "nfq_accept",
+                    plainNode,
+                    List.of(nfqAccept.toString(), String.valueOf(QUEUE), String.valueOf(queues)),
                     work.resolve("nfq_accept.log"));
             started.add(c);
             awaitBound(c);
-            PodAddresses pair = PodAddresses.of(List.of(agentBed.client.primaryIp().getHostAddress(),
+            PodAddresses pair = PodAddresses.of(List.of(
+                    agentBed.client.primaryIp().getHostAddress(),
                     agentBed.server.primaryIp().getHostAddress()));
-            PodAddresses other = PodAddresses.of(List.of(Bed.pod(plain, Manifests.OTHER).primaryIp().getHostAddress()));
-            NftManager table = plain.callIn(plainNode, () -> NftManager.create(new Nftables(), "kube_verdict", QUEUE, queues, false,
-                    null, null, io.kubeverdict.agent.nft.CutAction.DROP));
+            PodAddresses other = PodAddresses.of(
+                    List.of(Bed.pod(plain, Manifests.OTHER).primaryIp().getHostAddress()));
+            NftManager table = plain.callIn(
+                    plainNode,
+                    () -> NftManager.create(
+                            new Nftables(),
+                            "kube_verdict",
+                            QUEUE,
+                            queues,
+                            false,
+                            null,
+                            null,
+                            io.kubeverdict.agent.nft.CutAction.DROP));
             Nftables ctTable = plain.callIn(plainNode, Nftables::new);
             progress.done();
 
@@ -180,9 +204,17 @@ public final class ConnRateBench {
                 return null;
             });
             System.out.println();
-            System.out.printf("queues: %d (agent --queues, C consumer threads, table range); seq: %d connections one after the other; "
-                    + "par%d: %d threads x %d; par%d: %d threads x %d; TCP connect + 1-byte echo + close; load average at end: %s%n",
-                    queues, seq, PARALLEL, PARALLEL, parEach, PARALLEL8, PARALLEL8, par8Each(),
+            System.out.printf(
+                    "queues: %d (agent --queues, C consumer threads, table range); seq: %d connections one after the other; "
+                            + "par%d: %d threads x %d; par%d: %d threads x %d; TCP connect + 1-byte echo + close; load average at end: %s%n",
+                    queues,
+                    seq,
+                    PARALLEL,
+                    PARALLEL,
+                    parEach,
+                    PARALLEL8,
+                    PARALLEL8,
+                    par8Each(),
                     Files.readString(Path.of("/proc/loadavg")).strip());
             System.out.print(Report.render(results, PARALLEL, PARALLEL8));
         } finally {
@@ -203,7 +235,8 @@ public final class ConnRateBench {
 
     private static void deleteTree(Path dir) {
         try (var walk = Files.walk(dir)) {
-            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            walk.sorted(java.util.Comparator.reverseOrder())
+                    .forEach(p -> p.toFile().delete());
         } catch (java.io.IOException e) {
             System.err.println("bench: cannot remove " + dir + ": " + e.getMessage());
         }
@@ -213,9 +246,14 @@ public final class ConnRateBench {
 
     /** Adds or deletes the one-rule table that only makes conntrack track the node's packets. */
     private static void conntrackOnly(Testbed plain, String node, Nftables nft, boolean on) throws Exception {
-        plain.callIn(node, () -> nft.run("add table inet " + CT_TABLE + "\ndelete table inet " + CT_TABLE + "\n"
-                + (on ? "table inet " + CT_TABLE + " { chain forward {\n type filter hook forward priority filter; policy accept;\n"
-                        + "ct state invalid counter\n }\n}\n" : "")));
+        plain.callIn(
+                node,
+                () -> nft.run("add table inet " + CT_TABLE + "\ndelete table inet " + CT_TABLE + "\n"
+                        + (on
+                                ? "table inet " + CT_TABLE
+                                        + " { chain forward {\n type filter hook forward priority filter; policy accept;\n"
+                                        + "ct state invalid counter\n }\n}\n"
+                                : "")));
     }
 
     /** (c) and (d) must differ only in who answers the queue: same table, same rules, same set elements. */
@@ -223,8 +261,8 @@ public final class ConnRateBench {
         String agent = agentBed.ruleset();
         String plain = plainBed.ruleset();
         if (!agent.equals(plain)) {
-            throw new IllegalStateException("the agent's table and the table of the C run differ:\n--- agent ---\n" + agent
-                    + "\n--- C run ---\n" + plain);
+            throw new IllegalStateException("the agent's table and the table of the C run differ:\n--- agent ---\n"
+                    + agent + "\n--- C run ---\n" + plain);
         }
         progress.note("(c) and (d) use identical nftables tables:\n" + agent.strip());
     }
@@ -254,8 +292,15 @@ public final class ConnRateBench {
             this.node = testbed.layout().nodeNamespace(client.node());
             String clientNs = testbed.layout().podNamespace(client.name());
             // many short connections from one address: wide port range, reuse TIME_WAIT ports
-            testbed.exec(clientNs, "sysctl", "-q", "-w", "net.ipv4.ip_local_port_range=10000 65000", "net.ipv4.tcp_tw_reuse=1");
-            new EchoServer(testbed, testbed.layout().podNamespace(server.name()), server.primaryIp(), Manifests.ECHO_PORT);
+            testbed.exec(
+                    clientNs,
+                    "sysctl",
+                    "-q",
+                    "-w",
+                    "net.ipv4.ip_local_port_range=10000 65000",
+                    "net.ipv4.tcp_tw_reuse=1");
+            new EchoServer(
+                    testbed, testbed.layout().podNamespace(server.name()), server.primaryIp(), Manifests.ECHO_PORT);
             this.load = new ConnectionLoad(clientNs, new InetSocketAddress(server.primaryIp(), Manifests.ECHO_PORT));
         }
 
@@ -266,7 +311,10 @@ public final class ConnRateBench {
             Sample parallel = load.run(PARALLEL, parEach);
             Sample parallel8 = load.run(PARALLEL8, par8Each());
             long queued = queued() - before;
-            return new Measurement(sequential, parallel, parallel8,
+            return new Measurement(
+                    sequential,
+                    parallel,
+                    parallel8,
                     (double) queued / (seq + PARALLEL * parEach + PARALLEL8 * par8Each()));
         }
 
@@ -276,7 +324,10 @@ public final class ConnRateBench {
          */
         void awaitSelected(boolean selected) throws Exception {
             long start = System.nanoTime();
-            String want = selected ? "elements = { " + client.primaryIp().getHostAddress() + ", " + server.primaryIp().getHostAddress() + " }" : "";
+            String want = selected
+                    ? "elements = { " + client.primaryIp().getHostAddress() + ", "
+                            + server.primaryIp().getHostAddress() + " }"
+                    : "";
             int checks = 0;
             while (true) {
                 checks++;
@@ -286,7 +337,8 @@ public final class ConnRateBench {
                     break;
                 }
                 if (System.nanoTime() - start > Duration.ofSeconds(30).toNanos()) {
-                    throw new IllegalStateException("the agent's set never became " + (selected ? want : "free of the pods") + ":\n" + set);
+                    throw new IllegalStateException(
+                            "the agent's set never became " + (selected ? want : "free of the pods") + ":\n" + set);
                 }
                 Thread.sleep(20);
             }
@@ -298,8 +350,10 @@ public final class ConnRateBench {
 
         /** nft's listing of the agent's table on this bed's node (libxtables' stderr noise dropped). */
         String ruleset() throws java.io.IOException {
-            return testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict").lines()
-                    .filter(l -> !l.contains("NFPROTO")).reduce("", (a, b) -> a + b + "\n");
+            return testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict")
+                    .lines()
+                    .filter(l -> !l.contains("NFPROTO"))
+                    .reduce("", (a, b) -> a + b + "\n");
         }
 
         /** Packet ids the node's queues handed out so far (0 for those nobody is bound to). */
@@ -308,12 +362,17 @@ public final class ConnRateBench {
             for (int i = 0; i < queues; i++) {
                 ids[i] = QUEUE + i;
             }
-            return testbed.callIn(node, () -> QueueCounters.read(QueueCounters.PROC_FILE, ids).stream()
-                    .mapToLong(QueueCounters::idSequence).sum());
+            return testbed.callIn(
+                    node,
+                    () -> QueueCounters.read(QueueCounters.PROC_FILE, ids).stream()
+                            .mapToLong(QueueCounters::idSequence)
+                            .sum());
         }
 
         private static PodSpec pod(Testbed bed, String name) {
-            return bed.layout().pods().stream().filter(p -> p.name().equals(name)).findFirst()
+            return bed.layout().pods().stream()
+                    .filter(p -> p.name().equals(name))
+                    .findFirst()
                     .orElseThrow(() -> new IllegalStateException("no pod " + name));
         }
     }

@@ -33,18 +33,20 @@ final class ConnectionLoad {
         java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads + 1);
         for (int t = 0; t < threads; t++) {
             long[] mine = latencies[t];
-            Thread w = new Thread(() -> {
-                try {
-                    Netns.enterCurrentThread(Netns.named(clientNamespace));
-                    start.await();
-                    for (int i = 0; i < perThread; i++) {
-                        mine[i] = oneConnection();
-                    }
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                    start.reset();
-                }
-            }, "bench-client-" + t);
+            Thread w = new Thread(
+                    () -> {
+                        try {
+                            Netns.enterCurrentThread(Netns.named(clientNamespace));
+                            start.await();
+                            for (int i = 0; i < perThread; i++) {
+                                mine[i] = oneConnection();
+                            }
+                        } catch (Throwable e) {
+                            failure.compareAndSet(null, e);
+                            start.reset();
+                        }
+                    },
+                    "bench-client-" + t);
             workers.add(w);
             w.start();
         }

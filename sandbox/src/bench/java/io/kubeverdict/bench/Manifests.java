@@ -20,14 +20,22 @@ final class Manifests {
 
     static void writePods(Path dir) throws IOException {
         Files.createDirectories(dir);
-        StringBuilder s = new StringBuilder("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: bench\n  labels: {ns: bench}\n");
+        StringBuilder s =
+                new StringBuilder("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: bench\n  labels: {ns: bench}\n");
         String[][] pods = {{"client", "10.244.0.10"}, {"server", "10.244.0.11"}, {"other", "10.244.0.12"}};
         for (String[] p : pods) {
-            s.append("---\napiVersion: v1\nkind: Pod\nmetadata:\n  namespace: bench\n  name: ").append(p[0])
-                    .append("\n  labels: {app: ").append(p[0]).append("}\nspec:\n  nodeName: node-1\n  containers:\n")
-                    .append("    - name: c\n      image: none\n      ports:\n        - {containerPort: 80, protocol: TCP}\n")
-                    .append("status:\n  phase: Running\n  podIP: ").append(p[1]).append("\n  podIPs:\n    - ip: ")
-                    .append(p[1]).append('\n');
+            s.append("---\napiVersion: v1\nkind: Pod\nmetadata:\n  namespace: bench\n  name: ")
+                    .append(p[0])
+                    .append("\n  labels: {app: ")
+                    .append(p[0])
+                    .append("}\nspec:\n  nodeName: node-1\n  containers:\n")
+                    .append(
+                            "    - name: c\n      image: none\n      ports:\n        - {containerPort: 80, protocol: TCP}\n")
+                    .append("status:\n  phase: Running\n  podIP: ")
+                    .append(p[1])
+                    .append("\n  podIPs:\n    - ip: ")
+                    .append(p[1])
+                    .append('\n');
         }
         Files.writeString(dir.resolve("pods.yaml"), s);
     }
@@ -37,15 +45,18 @@ final class Manifests {
         String policy = selectClientAndServer
                 ? "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {namespace: bench, name: server-from-client}\n"
                         + "spec:\n  podSelector: {matchLabels: {app: server}}\n  policyTypes: [Ingress]\n  ingress:\n"
-                        + "    - from: [{podSelector: {matchLabels: {app: client}}}]\n      ports: [{protocol: TCP, port: " + ECHO_PORT + "}]\n"
+                        + "    - from: [{podSelector: {matchLabels: {app: client}}}]\n      ports: [{protocol: TCP, port: "
+                        + ECHO_PORT + "}]\n"
                         + "---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {namespace: bench, name: client-to-server}\n"
                         + "spec:\n  podSelector: {matchLabels: {app: client}}\n  policyTypes: [Egress]\n  egress:\n"
-                        + "    - to: [{podSelector: {matchLabels: {app: server}}}]\n      ports: [{protocol: TCP, port: " + ECHO_PORT + "}]\n"
+                        + "    - to: [{podSelector: {matchLabels: {app: server}}}]\n      ports: [{protocol: TCP, port: "
+                        + ECHO_PORT + "}]\n"
                 : "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {namespace: bench, name: isolate-other}\n"
                         + "spec:\n  podSelector: {matchLabels: {app: other}}\n  policyTypes: [Ingress]\n";
         // atomically, so the sandbox never reads half a file
         Path tmp = dir.resolve(".policy.yaml.tmp");
         Files.writeString(tmp, policy);
-        Files.move(tmp, dir.resolve("policy.yaml"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Files.move(
+                tmp, dir.resolve("policy.yaml"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 }

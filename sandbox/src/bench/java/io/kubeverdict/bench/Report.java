@@ -15,19 +15,33 @@ final class Report {
 
     static String render(List<Map<Config, Measurement>> rounds, int parallelThreads, int parallel8Threads) {
         StringBuilder s = new StringBuilder();
-        s.append(String.format("%-38s | %10s | %8s | %8s | %11s | %9s | %11s | %9s | %9s | %10s | %12s | %7s%n",
-                "config (median of " + rounds.size() + " rounds)", "seq conn/s", "seq p50", "seq p99",
-                "par" + parallelThreads + " conn/s", "par" + parallelThreads + " p50", "par" + parallel8Threads + " conn/s",
-                "seq ratio", "par ratio", "par8 ratio", "added p50 seq", "queued"));
+        s.append(String.format(
+                "%-38s | %10s | %8s | %8s | %11s | %9s | %11s | %9s | %9s | %10s | %12s | %7s%n",
+                "config (median of " + rounds.size() + " rounds)",
+                "seq conn/s",
+                "seq p50",
+                "seq p99",
+                "par" + parallelThreads + " conn/s",
+                "par" + parallelThreads + " p50",
+                "par" + parallel8Threads + " conn/s",
+                "seq ratio",
+                "par ratio",
+                "par8 ratio",
+                "added p50 seq",
+                "queued"));
         s.append("-".repeat(170)).append('\n');
         Map<Config, Double> added = new EnumMap<>(Config.class);
         for (Config c : Config.values()) {
             if (!rounds.get(0).containsKey(c)) {
                 continue;
             }
-            double addedP50 = median(rounds, r -> r.get(c).sequential().p50Micros() - r.get(Config.BASELINE).sequential().p50Micros());
+            double addedP50 = median(
+                    rounds,
+                    r -> r.get(c).sequential().p50Micros()
+                            - r.get(Config.BASELINE).sequential().p50Micros());
             added.put(c, addedP50);
-            s.append(String.format("%-38s | %10.0f | %6.0fus | %6.0fus | %11.0f | %7.0fus | %11.0f | %8.3fx | %8.3fx | %9.3fx | %+10.1fus | %7.2f%n",
+            s.append(String.format(
+                    "%-38s | %10.0f | %6.0fus | %6.0fus | %11.0f | %7.0fus | %11.0f | %8.3fx | %8.3fx | %9.3fx | %+10.1fus | %7.2f%n",
                     c.label,
                     median(rounds, r -> r.get(c).sequential().connPerSecond()),
                     median(rounds, r -> r.get(c).sequential().p50Micros()),
@@ -35,46 +49,102 @@ final class Report {
                     median(rounds, r -> r.get(c).parallel().connPerSecond()),
                     median(rounds, r -> r.get(c).parallel().p50Micros()),
                     median(rounds, r -> r.get(c).parallel8().connPerSecond()),
-                    median(rounds, r -> r.get(c).sequential().connPerSecond() / r.get(Config.BASELINE).sequential().connPerSecond()),
-                    median(rounds, r -> r.get(c).parallel().connPerSecond() / r.get(Config.BASELINE).parallel().connPerSecond()),
-                    median(rounds, r -> r.get(c).parallel8().connPerSecond() / r.get(Config.BASELINE).parallel8().connPerSecond()),
+                    median(
+                            rounds,
+                            r -> r.get(c).sequential().connPerSecond()
+                                    / r.get(Config.BASELINE).sequential().connPerSecond()),
+                    median(
+                            rounds,
+                            r -> r.get(c).parallel().connPerSecond()
+                                    / r.get(Config.BASELINE).parallel().connPerSecond()),
+                    median(
+                            rounds,
+                            r -> r.get(c).parallel8().connPerSecond()
+                                    / r.get(Config.BASELINE).parallel8().connPerSecond()),
                     addedP50,
                     median(rounds, r -> r.get(c).queuedPerConnection())));
         }
-        if (added.containsKey(Config.SELECTED) && added.containsKey(Config.C_NFQUEUE) && rounds.get(0).containsKey(Config.CONNTRACK)) {
+        if (added.containsKey(Config.SELECTED)
+                && added.containsKey(Config.C_NFQUEUE)
+                && rounds.get(0).containsKey(Config.CONNTRACK)) {
             // above the conntrack-on baseline (a'): what the queue path adds, not conntrack
-            ToDoubleFunction<Map<Config, Measurement>> kvSeq = r -> r.get(Config.SELECTED).sequential().p50Micros() - r.get(Config.CONNTRACK).sequential().p50Micros();
-            ToDoubleFunction<Map<Config, Measurement>> cSeq = r -> r.get(Config.C_NFQUEUE).sequential().p50Micros() - r.get(Config.CONNTRACK).sequential().p50Micros();
-            ToDoubleFunction<Map<Config, Measurement>> kvPar = r -> r.get(Config.SELECTED).parallel().p50Micros() - r.get(Config.CONNTRACK).parallel().p50Micros();
-            ToDoubleFunction<Map<Config, Measurement>> cPar = r -> r.get(Config.C_NFQUEUE).parallel().p50Micros() - r.get(Config.CONNTRACK).parallel().p50Micros();
-            s.append(String.format("added p50 latency above (a') conntrack on, kube-verdict (c) vs minimal C consumer (d): sequential %.1fus vs %.1fus "
+            ToDoubleFunction<Map<Config, Measurement>> kvSeq =
+                    r -> r.get(Config.SELECTED).sequential().p50Micros()
+                            - r.get(Config.CONNTRACK).sequential().p50Micros();
+            ToDoubleFunction<Map<Config, Measurement>> cSeq =
+                    r -> r.get(Config.C_NFQUEUE).sequential().p50Micros()
+                            - r.get(Config.CONNTRACK).sequential().p50Micros();
+            ToDoubleFunction<Map<Config, Measurement>> kvPar =
+                    r -> r.get(Config.SELECTED).parallel().p50Micros()
+                            - r.get(Config.CONNTRACK).parallel().p50Micros();
+            ToDoubleFunction<Map<Config, Measurement>> cPar =
+                    r -> r.get(Config.C_NFQUEUE).parallel().p50Micros()
+                            - r.get(Config.CONNTRACK).parallel().p50Micros();
+            s.append(String.format(
+                    "added p50 latency above (a') conntrack on, kube-verdict (c) vs minimal C consumer (d): sequential %.1fus vs %.1fus "
                             + "(%.2fx of the medians), par%d %.1fus vs %.1fus (%.2fx)%n",
-                    median(rounds, kvSeq), median(rounds, cSeq), median(rounds, kvSeq) / median(rounds, cSeq), parallelThreads,
-                    median(rounds, kvPar), median(rounds, cPar), median(rounds, kvPar) / median(rounds, cPar)));
+                    median(rounds, kvSeq),
+                    median(rounds, cSeq),
+                    median(rounds, kvSeq) / median(rounds, cSeq),
+                    parallelThreads,
+                    median(rounds, kvPar),
+                    median(rounds, cPar),
+                    median(rounds, kvPar) / median(rounds, cPar)));
             // paired by round: both ran minutes apart at most, so drifts of the shared machine cancel
-            s.append(String.format("p50 latency, kube-verdict (c) minus minimal C consumer (d), per round then median [min..max]: seq %s, par%d %s%n",
-                    spreadMicros(rounds, r -> r.get(Config.SELECTED).sequential().p50Micros() - r.get(Config.C_NFQUEUE).sequential().p50Micros()),
+            s.append(String.format(
+                    "p50 latency, kube-verdict (c) minus minimal C consumer (d), per round then median [min..max]: seq %s, par%d %s%n",
+                    spreadMicros(
+                            rounds,
+                            r -> r.get(Config.SELECTED).sequential().p50Micros()
+                                    - r.get(Config.C_NFQUEUE).sequential().p50Micros()),
                     parallelThreads,
-                    spreadMicros(rounds, r -> r.get(Config.SELECTED).parallel().p50Micros() - r.get(Config.C_NFQUEUE).parallel().p50Micros())));
-            s.append(String.format("connection rate, kube-verdict (c) / minimal C consumer (d), per round then median [min..max]: "
+                    spreadMicros(
+                            rounds,
+                            r -> r.get(Config.SELECTED).parallel().p50Micros()
+                                    - r.get(Config.C_NFQUEUE).parallel().p50Micros())));
+            s.append(String.format(
+                    "connection rate, kube-verdict (c) / minimal C consumer (d), per round then median [min..max]: "
                             + "seq %s, par%d %s, par%d %s%n",
-                    spread(rounds, r -> r.get(Config.SELECTED).sequential().connPerSecond() / r.get(Config.C_NFQUEUE).sequential().connPerSecond()),
+                    spread(
+                            rounds,
+                            r -> r.get(Config.SELECTED).sequential().connPerSecond()
+                                    / r.get(Config.C_NFQUEUE).sequential().connPerSecond()),
                     parallelThreads,
-                    spread(rounds, r -> r.get(Config.SELECTED).parallel().connPerSecond() / r.get(Config.C_NFQUEUE).parallel().connPerSecond()),
+                    spread(
+                            rounds,
+                            r -> r.get(Config.SELECTED).parallel().connPerSecond()
+                                    / r.get(Config.C_NFQUEUE).parallel().connPerSecond()),
                     parallel8Threads,
-                    spread(rounds, r -> r.get(Config.SELECTED).parallel8().connPerSecond() / r.get(Config.C_NFQUEUE).parallel8().connPerSecond())));
+                    spread(
+                            rounds,
+                            r -> r.get(Config.SELECTED).parallel8().connPerSecond()
+                                    / r.get(Config.C_NFQUEUE).parallel8().connPerSecond())));
         }
         if (rounds.get(0).containsKey(Config.CONNTRACK) && rounds.get(0).containsKey(Config.UNSELECTED)) {
-            s.append(String.format("(b) agent, pods not selected vs (a') conntrack on: seq %s, par%d %s, par%d %s conn/s, seq p50 %+.1fus%n",
-                    spread(rounds, r -> r.get(Config.UNSELECTED).sequential().connPerSecond() / r.get(Config.CONNTRACK).sequential().connPerSecond()),
+            s.append(String.format(
+                    "(b) agent, pods not selected vs (a') conntrack on: seq %s, par%d %s, par%d %s conn/s, seq p50 %+.1fus%n",
+                    spread(
+                            rounds,
+                            r -> r.get(Config.UNSELECTED).sequential().connPerSecond()
+                                    / r.get(Config.CONNTRACK).sequential().connPerSecond()),
                     parallelThreads,
-                    spread(rounds, r -> r.get(Config.UNSELECTED).parallel().connPerSecond() / r.get(Config.CONNTRACK).parallel().connPerSecond()),
+                    spread(
+                            rounds,
+                            r -> r.get(Config.UNSELECTED).parallel().connPerSecond()
+                                    / r.get(Config.CONNTRACK).parallel().connPerSecond()),
                     parallel8Threads,
-                    spread(rounds, r -> r.get(Config.UNSELECTED).parallel8().connPerSecond() / r.get(Config.CONNTRACK).parallel8().connPerSecond()),
-                    median(rounds, r -> r.get(Config.UNSELECTED).sequential().p50Micros() - r.get(Config.CONNTRACK).sequential().p50Micros())));
+                    spread(
+                            rounds,
+                            r -> r.get(Config.UNSELECTED).parallel8().connPerSecond()
+                                    / r.get(Config.CONNTRACK).parallel8().connPerSecond()),
+                    median(
+                            rounds,
+                            r -> r.get(Config.UNSELECTED).sequential().p50Micros()
+                                    - r.get(Config.CONNTRACK).sequential().p50Micros())));
         }
-        s.append("ratio = conn/s of the config / conn/s of (a) in the same round; added = p50 minus (a)'s p50 in the same round;\n"
-                + "queued = packets that went through NFQUEUE per connection (from /proc/net/netfilter/nfnetlink_queue)\n");
+        s.append(
+                "ratio = conn/s of the config / conn/s of (a) in the same round; added = p50 minus (a)'s p50 in the same round;\n"
+                        + "queued = packets that went through NFQUEUE per connection (from /proc/net/netfilter/nfnetlink_queue)\n");
         return s.toString();
     }
 
@@ -89,8 +159,8 @@ final class Report {
     }
 
     /** format applied to the median, the min and the max of f over the rounds. */
-    private static String spread(List<Map<Config, Measurement>> rounds, ToDoubleFunction<Map<Config, Measurement>> f,
-                                 String format) {
+    private static String spread(
+            List<Map<Config, Measurement>> rounds, ToDoubleFunction<Map<Config, Measurement>> f, String format) {
         double[] values = rounds.stream().mapToDouble(f).toArray();
         java.util.Arrays.sort(values);
         return String.format(format, Sample.median(values), values[0], values[values.length - 1]);

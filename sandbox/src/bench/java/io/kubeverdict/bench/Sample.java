@@ -8,7 +8,8 @@ record Sample(double connPerSecond, double p50Micros, double p99Micros) {
     static Sample of(long wallNanos, long[] latencyNanos) {
         long[] sorted = latencyNanos.clone();
         Arrays.sort(sorted);
-        return new Sample(sorted.length * 1e9 / wallNanos, percentile(sorted, 0.50) / 1e3, percentile(sorted, 0.99) / 1e3);
+        return new Sample(
+                sorted.length * 1e9 / wallNanos, percentile(sorted, 0.50) / 1e3, percentile(sorted, 0.99) / 1e3);
     }
 
     /** Nearest-rank percentile of sorted values. */

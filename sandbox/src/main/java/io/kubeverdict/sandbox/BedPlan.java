@@ -37,8 +37,11 @@ final class BedPlan {
                             + ", which the agent uses in its node's namespace");
                 });
             }
-            List<InetAddress> ips = placement.ipsOf().get(pod.name()).stream().map(PodSpec::address).toList();
-            specs.add(new PodSpec(pod.name(), placement.nodeOf().get(pod.name()), ips, new ArrayList<>(ports), hostNetwork));
+            List<InetAddress> ips = placement.ipsOf().get(pod.name()).stream()
+                    .map(PodSpec::address)
+                    .toList();
+            specs.add(new PodSpec(
+                    pod.name(), placement.nodeOf().get(pod.name()), ips, new ArrayList<>(ports), hostNetwork));
         }
         return specs;
     }
@@ -46,12 +49,19 @@ final class BedPlan {
     /** The nodes' own addresses, for the testbed. */
     static Map<String, List<InetAddress>> nodeIps(Placement placement) {
         Map<String, List<InetAddress>> out = new LinkedHashMap<>();
-        placement.nodeIps().forEach((node, ips) -> out.put(node, ips.stream().map(PodSpec::address).toList()));
+        placement
+                .nodeIps()
+                .forEach((node, ips) ->
+                        out.put(node, ips.stream().map(PodSpec::address).toList()));
         return out;
     }
 
     /** The ports servers listen on, for the progress output (SCTP is not served here). */
     static String served(List<ServePort> targets) {
-        return targets.stream().filter(p -> p.protocol() != Protocol.SCTP).map(ServePort::toString).toList().toString();
+        return targets.stream()
+                .filter(p -> p.protocol() != Protocol.SCTP)
+                .map(ServePort::toString)
+                .toList()
+                .toString();
     }
 }

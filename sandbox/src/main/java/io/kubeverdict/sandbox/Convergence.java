@@ -53,8 +53,8 @@ final class Convergence {
                 inspection.resetConnectBackoff(); // a restarted process is dialled at the next poll
             }
             if (System.nanoTime() >= deadline) {
-                throw new SandboxException("agents did not converge within " + timeout.toSeconds() + "s: " + why
-                        + processes.logTails(20));
+                throw new SandboxException(
+                        "agents did not converge within " + timeout.toSeconds() + "s: " + why + processes.logTails(20));
             }
             Thread.sleep(100);
         }

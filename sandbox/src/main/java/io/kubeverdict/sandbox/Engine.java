@@ -52,8 +52,8 @@ final class Engine {
             progress.note("warning: " + problem);
         }
         // Everything the control plane reads from the copy, admin-tier policies and Nodes included.
-        cluster = new OfflineCluster(new ClusterObjects(loaded.namespaces(), loaded.pods(), loaded.policies(),
-                loaded.adminPolicies(), loaded.nodes()));
+        cluster = new OfflineCluster(new ClusterObjects(
+                loaded.namespaces(), loaded.pods(), loaded.policies(), loaded.adminPolicies(), loaded.nodes()));
         expected.clear();
     }
 

@@ -47,7 +47,8 @@ final class Inspection implements AutoCloseable {
 
     private ManagedChannel channel(String hostPort) {
         int colon = hostPort.lastIndexOf(':');
-        return NettyChannelBuilder.forAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)))
+        return NettyChannelBuilder.forAddress(
+                        hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)))
                 .usePlaintext()
                 .eventLoopGroup(loop)
                 .channelFactory(() -> {
@@ -65,12 +66,14 @@ final class Inspection implements AutoCloseable {
     }
 
     ListNodesResponse listNodes() {
-        return ControlPlaneInspectionGrpc.newBlockingStub(controlPlane).withDeadlineAfter(2, TimeUnit.SECONDS)
+        return ControlPlaneInspectionGrpc.newBlockingStub(controlPlane)
+                .withDeadlineAfter(2, TimeUnit.SECONDS)
                 .listNodes(ListNodesRequest.getDefaultInstance());
     }
 
     AgentStatus agent(String node) {
-        return AgentInspectionGrpc.newBlockingStub(agents.get(node)).withDeadlineAfter(2, TimeUnit.SECONDS)
+        return AgentInspectionGrpc.newBlockingStub(agents.get(node))
+                .withDeadlineAfter(2, TimeUnit.SECONDS)
                 .getStatus(AgentStatusRequest.getDefaultInstance());
     }
 

@@ -50,13 +50,15 @@ public final class Launcher {
     public static Launcher fromSystemProperties() {
         Path options = home().resolve(JVM_OPTIONS_FILE);
         if (!Files.isRegularFile(options)) {
-            throw new SandboxException(options + " is missing: the processes' JVM settings (set KUBE_VERDICT_HOME to the checkout)");
+            throw new SandboxException(
+                    options + " is missing: the processes' JVM settings (set KUBE_VERDICT_HOME to the checkout)");
         }
         String cp = System.getProperty(CLASSPATH_PROPERTY);
         if (cp != null && !cp.isEmpty()) {
             return new Launcher(cp, null, null);
         }
-        Launcher jars = new Launcher(null, jar(CONTROL_PLANE_JAR_PROPERTY, CONTROL_PLANE_JAR), jar(AGENT_JAR_PROPERTY, AGENT_JAR));
+        Launcher jars = new Launcher(
+                null, jar(CONTROL_PLANE_JAR_PROPERTY, CONTROL_PLANE_JAR), jar(AGENT_JAR_PROPERTY, AGENT_JAR));
         for (Path jar : List.of(jars.controlPlaneJar, jars.agentJar)) {
             if (!Files.isRegularFile(jar)) {
                 throw new SandboxException(jar + " is missing: build first (./mvnw -q -B -DskipTests package)");
@@ -81,7 +83,11 @@ public final class Launcher {
             return Path.of(env);
         }
         try {
-            Path found = checkoutAbove(Path.of(Launcher.class.getProtectionDomain().getCodeSource().getLocation().toURI()));
+            Path found = checkoutAbove(Path.of(Launcher.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation()
+                    .toURI()));
             if (found != null) {
                 return found;
             }
@@ -134,14 +140,15 @@ public final class Launcher {
     public static List<String> archiveOptions(Path jar) {
         String name = jar.getFileName().toString();
         Path archive = jar.resolveSibling(name.replaceFirst("\\.jar$", "") + ".jsa");
-        return Files.isRegularFile(archive)
-                ? List.of("-XX:SharedArchiveFile=" + archive, "-Xshare:auto")
-                : List.of();
+        return Files.isRegularFile(archive) ? List.of("-XX:SharedArchiveFile=" + archive, "-Xshare:auto") : List.of();
     }
 
     private List<String> command(Class<?> main, Path jar, String heap, String subcommand, List<String> args) {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC", heap));
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED",
+                "-XX:+UseSerialGC",
+                heap));
         cmd.add(jvmOptions());
         if (classpath != null) {
             cmd.addAll(List.of("-cp", classpath, main.getName()));

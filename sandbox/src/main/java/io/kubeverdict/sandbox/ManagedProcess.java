@@ -24,15 +24,18 @@ public final class ManagedProcess implements AutoCloseable {
         this.log = log;
     }
 
-    public static ManagedProcess start(String name, String namespace, List<String> command, Path log) throws IOException {
+    public static ManagedProcess start(String name, String namespace, List<String> command, Path log)
+            throws IOException {
         List<String> full = new ArrayList<>();
         if (namespace != null) {
             full.addAll(List.of("ip", "netns", "exec", namespace));
         }
         full.addAll(command);
         Files.createDirectories(log.getParent());
-        Process p = new ProcessBuilder(full).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        Process p = new ProcessBuilder(full)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .start();
         return new ManagedProcess(name, p, log);
     }
 
@@ -78,7 +81,8 @@ public final class ManagedProcess implements AutoCloseable {
         try {
             for (String line : Files.readAllLines(Path.of("/proc", String.valueOf(pid()), "status"))) {
                 if (line.startsWith("VmRSS:")) {
-                    return Long.parseLong(line.substring("VmRSS:".length()).replace("kB", "").strip());
+                    return Long.parseLong(
+                            line.substring("VmRSS:".length()).replace("kB", "").strip());
                 }
             }
         } catch (IOException | NumberFormatException e) {

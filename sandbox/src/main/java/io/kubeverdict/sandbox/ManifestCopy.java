@@ -108,7 +108,9 @@ final class ManifestCopy {
 
     /** The pods the sandbox runs: those placed, hostNetwork ones included. */
     private static List<SandboxPod> placed(ManifestSet source, Placement placement) {
-        return source.sandboxPods().stream().filter(p -> placement.nodeOf().containsKey(p.name())).toList();
+        return source.sandboxPods().stream()
+                .filter(p -> placement.nodeOf().containsKey(p.name()))
+                .toList();
     }
 
     private static Map<String, List<ServePort>> portsOf(List<SandboxPod> list) {

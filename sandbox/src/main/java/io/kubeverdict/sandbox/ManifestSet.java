@@ -64,7 +64,10 @@ public final class ManifestSet {
         }
         List<Path> paths;
         try (Stream<Path> walk = Files.walk(dir)) {
-            paths = walk.filter(Files::isRegularFile).filter(ManifestSet::isManifest).sorted().toList();
+            paths = walk.filter(Files::isRegularFile)
+                    .filter(ManifestSet::isManifest)
+                    .sorted()
+                    .toList();
         }
         Map<Path, ManifestFile> files = new LinkedHashMap<>();
         // Later definitions replace earlier ones, in path order, as in the manifest loader.
@@ -118,7 +121,9 @@ public final class ManifestSet {
     private static List<Node> nodesOf(Object parsed) {
         List<Node> out = new ArrayList<>();
         for (Object o : objectsOf(parsed)) {
-            if (o instanceof Node node && node.getMetadata() != null && node.getMetadata().getName() != null
+            if (o instanceof Node node
+                    && node.getMetadata() != null
+                    && node.getMetadata().getName() != null
                     && !node.getMetadata().getName().isEmpty()) {
                 out.add(node);
             }
@@ -130,9 +135,12 @@ public final class ManifestSet {
     private static List<Pod> podsOf(Object parsed) {
         List<Pod> out = new ArrayList<>();
         for (Object o : objectsOf(parsed)) {
-            if (o instanceof Pod pod && pod.getMetadata() != null && pod.getMetadata().getName() != null
+            if (o instanceof Pod pod
+                    && pod.getMetadata() != null
+                    && pod.getMetadata().getName() != null
                     && !pod.getMetadata().getName().isEmpty()) {
-                if (pod.getMetadata().getNamespace() == null || pod.getMetadata().getNamespace().isEmpty()) {
+                if (pod.getMetadata().getNamespace() == null
+                        || pod.getMetadata().getNamespace().isEmpty()) {
                     pod.getMetadata().setNamespace("default");
                 }
                 out.add(pod);
@@ -178,8 +186,10 @@ public final class ManifestSet {
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         }
         try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path stale : walk.filter(Files::isRegularFile).filter(ManifestSet::isManifest)
-                    .filter(f -> !written.contains(f)).toList()) {
+            for (Path stale : walk.filter(Files::isRegularFile)
+                    .filter(ManifestSet::isManifest)
+                    .filter(f -> !written.contains(f))
+                    .toList()) {
                 Files.delete(stale);
             }
         }
@@ -190,7 +200,9 @@ public final class ManifestSet {
      * re-serialized (as JSON when the file is one JSON document).
      */
     private static String render(Path file, ManifestFile manifest, Placement placement) {
-        List<Object> placed = manifest.documents().stream().map(d -> placed(d.parsed(), placement)).toList();
+        List<Object> placed = manifest.documents().stream()
+                .map(d -> placed(d.parsed(), placement))
+                .toList();
         if (placed.stream().allMatch(java.util.Objects::isNull)) {
             return manifest.text();
         }
@@ -210,7 +222,10 @@ public final class ManifestSet {
 
     /** A copy of the document's object with its placed pods placed, or null when it has none. */
     private static Object placed(Object parsed, Placement placement) {
-        if (parsed == null || podsOf(parsed).stream().noneMatch(p -> placement.nodeOf().containsKey(SandboxPod.of(p).name()))) {
+        if (parsed == null
+                || podsOf(parsed).stream()
+                        .noneMatch(p ->
+                                placement.nodeOf().containsKey(SandboxPod.of(p).name()))) {
             return null;
         }
         Object copy = SERIALIZATION.clone(parsed);

@@ -32,8 +32,12 @@ import java.util.TreeSet;
  *     addressed by their fabric address
  * @param hostNetwork the placed hostNetwork pods
  */
-public record Placement(List<String> nodes, Map<String, String> nodeOf, Map<String, List<String>> ipsOf,
-                        Map<String, List<String>> nodeIps, Set<String> hostNetwork) {
+public record Placement(
+        List<String> nodes,
+        Map<String, String> nodeOf,
+        Map<String, List<String>> ipsOf,
+        Map<String, List<String>> nodeIps,
+        Set<String> hostNetwork) {
     public static final String DEFAULT_POD_CIDR = "10.244.0.0/16";
 
     /** Without Node objects. */
@@ -50,7 +54,9 @@ public record Placement(List<String> nodes, Map<String, String> nodeOf, Map<Stri
      *     (a hostNetwork pod whose podIPs are not its Node's addresses)
      */
     public static Placement of(List<Pod> pods, List<Node> nodeObjects, int spreadNodes, String podCidr) {
-        List<Pod> sorted = pods.stream().sorted(Comparator.comparing(p -> SandboxPod.of(p).name())).toList();
+        List<Pod> sorted = pods.stream()
+                .sorted(Comparator.comparing(p -> SandboxPod.of(p).name()))
+                .toList();
         Map<String, String> assigned = new LinkedHashMap<>();
         WhatIfDefaults.assignAddresses(sorted, podCidr).forEach(a -> assigned.put(a.pod(), a.ip()));
         Map<String, List<String>> nodeIps = new TreeMap<>();
@@ -99,8 +105,12 @@ public record Placement(List<String> nodes, Map<String, String> nodeOf, Map<Stri
         for (String pod : hostNetwork) {
             String node = nodeOf.get(pod);
             // A node without addresses of its own is addressed by its fabric address in the testbed.
-            ipsOf.put(pod, hostNetworkIps.getOrDefault(pod,
-                    nodeIps.getOrDefault(node, List.of(TestbedLayout.fabricNodeAddress(nodeList.indexOf(node))))));
+            ipsOf.put(
+                    pod,
+                    hostNetworkIps.getOrDefault(
+                            pod,
+                            nodeIps.getOrDefault(
+                                    node, List.of(TestbedLayout.fabricNodeAddress(nodeList.indexOf(node))))));
         }
         return new Placement(nodeList, nodeOf, ipsOf, nodeIps, hostNetwork);
     }

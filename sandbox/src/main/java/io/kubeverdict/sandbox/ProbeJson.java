@@ -14,17 +14,27 @@ import tools.jackson.databind.json.JsonMapper;
  * here) and the differing [from, to] pairs.
  */
 @JsonPropertyOrder({"port", "protocol", "pods", "expected", "observed", "unsupported", "mismatches"})
-public record ProbeJson(int port, String protocol, List<String> pods, Map<String, Map<String, Boolean>> expected,
-                        Map<String, Map<String, Boolean>> observed,
-                        @JsonInclude(JsonInclude.Include.NON_NULL) String unsupported,
-                        List<List<String>> mismatches) {
+public record ProbeJson(
+        int port,
+        String protocol,
+        List<String> pods,
+        Map<String, Map<String, Boolean>> expected,
+        Map<String, Map<String, Boolean>> observed,
+        @JsonInclude(JsonInclude.Include.NON_NULL) String unsupported,
+        List<List<String>> mismatches) {
     private static final JsonMapper MAPPER = new JsonMapper();
 
     public static ProbeJson of(ProbeResult result) {
         boolean unsupported = result.unsupported();
-        return new ProbeJson(result.expected().port(), result.protocol(), result.expected().pods(), result.expected().allowed(),
+        return new ProbeJson(
+                result.expected().port(),
+                result.protocol(),
+                result.expected().pods(),
+                result.expected().allowed(),
                 unsupported ? null : result.observed().asBooleans(),
-                unsupported ? result.protocol() + " cannot be probed: this kernel has no " + result.protocol() + " sockets" : null,
+                unsupported
+                        ? result.protocol() + " cannot be probed: this kernel has no " + result.protocol() + " sockets"
+                        : null,
                 result.mismatches());
     }
 

@@ -68,29 +68,40 @@ public final class Sandbox implements AutoCloseable {
         engine.reload();
         targets = options.targets(copy.pods());
         Placement placement = copy.placement();
-        progress.note(copy.pods().size() + " pods" + (placement.hostNetwork().isEmpty() ? ""
-                : " (" + placement.hostNetwork().size() + " hostNetwork)") + " on " + placement.nodes().size()
-                + " nodes " + placement.nodes() + (placement.nodeIps().isEmpty() ? "" : " with addresses " + placement.nodeIps())
+        progress.note(copy.pods().size() + " pods"
+                + (placement.hostNetwork().isEmpty()
+                        ? ""
+                        : " (" + placement.hostNetwork().size() + " hostNetwork)") + " on "
+                + placement.nodes().size()
+                + " nodes " + placement.nodes()
+                + (placement.nodeIps().isEmpty() ? "" : " with addresses " + placement.nodeIps())
                 + "; manifests with nodes and IPs in " + copy.dir());
 
         progress.step("creating nodes and pods as network namespaces, servers on " + BedPlan.served(targets));
-        testbed = Testbed.create(options.prefix(), placement.nodes(), BedPlan.nodeIps(placement),
+        testbed = Testbed.create(
+                options.prefix(),
+                placement.nodes(),
+                BedPlan.nodeIps(placement),
                 BedPlan.pods(copy.pods(), placement, targets));
         teardown.add("the testbed", testbed::close);
         TestbedLayout layout = testbed.layout();
 
-        progress.step("starting the control plane and " + placement.nodes().size() + " agents from " + launcher.describe());
+        progress.step(
+                "starting the control plane and " + placement.nodes().size() + " agents from " + launcher.describe());
         processes = new SandboxProcesses(launcher, layout, workDir, options::agentArgs);
         teardown.add("the processes", processes::close);
         processes.start();
         Map<String, String> agentAddresses = new LinkedHashMap<>();
         layout.nodes().forEach(node -> agentAddresses.put(node, processes.agentInspectAddress(node)));
-        inspection = new Inspection(new Inspection.InNamespace() {
-            @Override
-            public <T> T call(Callable<T> work) throws Exception {
-                return testbed.callIn(layout.fabricNamespace(), work);
-            }
-        }, processes.controlPlaneAddress(), agentAddresses);
+        inspection = new Inspection(
+                new Inspection.InNamespace() {
+                    @Override
+                    public <T> T call(Callable<T> work) throws Exception {
+                        return testbed.callIn(layout.fabricNamespace(), work);
+                    }
+                },
+                processes.controlPlaneAddress(),
+                agentAddresses);
         teardown.add("the inspection clients", inspection::close);
         convergence = new Convergence(inspection, processes, placement.nodes());
         probes = new PairProbes(testbed, engine, options.probeTimeout(), progress);

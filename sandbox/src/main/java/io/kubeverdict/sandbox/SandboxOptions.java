@@ -18,8 +18,14 @@ import java.util.Set;
  * IPs, the probe timeout, the namespace name prefix, and extra agent arguments per node (e.g.
  * {@code --fail-open} for one node of a fault test; a restarted agent gets them again).
  */
-public record SandboxOptions(Path manifests, int nodes, List<ServePort> probes, String podCidr, Duration probeTimeout,
-                             String prefix, Map<String, List<String>> agentArgs) {
+public record SandboxOptions(
+        Path manifests,
+        int nodes,
+        List<ServePort> probes,
+        String podCidr,
+        Duration probeTimeout,
+        String prefix,
+        Map<String, List<String>> agentArgs) {
     public static final String DEFAULT_PREFIX = "kvsb-";
 
     public SandboxOptions {
@@ -32,8 +38,8 @@ public record SandboxOptions(Path manifests, int nodes, List<ServePort> probes, 
         }
     }
 
-    public SandboxOptions(Path manifests, int nodes, List<ServePort> probes, String podCidr, Duration probeTimeout,
-                          String prefix) {
+    public SandboxOptions(
+            Path manifests, int nodes, List<ServePort> probes, String podCidr, Duration probeTimeout, String prefix) {
         this(manifests, nodes, probes, podCidr, probeTimeout, prefix, Map.of());
     }
 
@@ -55,8 +61,10 @@ public record SandboxOptions(Path manifests, int nodes, List<ServePort> probes, 
             return probes;
         }
         Set<ServePort> all = new LinkedHashSet<>();
-        pods.stream().flatMap(p -> p.ports().stream())
-                .sorted(Comparator.comparing(ServePort::protocol).thenComparingInt(ServePort::port)).forEach(all::add);
+        pods.stream()
+                .flatMap(p -> p.ports().stream())
+                .sorted(Comparator.comparing(ServePort::protocol).thenComparingInt(ServePort::port))
+                .forEach(all::add);
         return new ArrayList<>(all);
     }
 }

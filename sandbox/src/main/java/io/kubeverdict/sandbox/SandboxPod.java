@@ -16,8 +16,8 @@ import java.util.List;
  * What the sandbox needs to know of one Pod manifest. node and ips are empty when the manifest
  * leaves them to the sandbox (ips in canonical form); phase is null when the manifest has no status.
  */
-public record SandboxPod(String name, String node, List<String> ips, List<ServePort> ports, String phase,
-                         boolean hostNetwork) {
+public record SandboxPod(
+        String name, String node, List<String> ips, List<ServePort> ports, String phase, boolean hostNetwork) {
     public SandboxPod {
         ips = List.copyOf(ips);
         ports = List.copyOf(ports);
@@ -32,18 +32,24 @@ public record SandboxPod(String name, String node, List<String> ips, List<ServeP
      */
     public static SandboxPod of(Pod pod) {
         String namespace = pod.getMetadata().getNamespace();
-        String name = (namespace == null || namespace.isEmpty() ? "default" : namespace) + "/" + pod.getMetadata().getName();
+        String name = (namespace == null || namespace.isEmpty() ? "default" : namespace) + "/"
+                + pod.getMetadata().getName();
         List<ServePort> ports = new ArrayList<>();
         String node = null;
         boolean hostNetwork = false;
         if (pod.getSpec() != null) {
             node = pod.getSpec().getNodeName();
             hostNetwork = Boolean.TRUE.equals(pod.getSpec().getHostNetwork());
-            for (Container c : pod.getSpec().getContainers() == null ? List.<Container>of() : pod.getSpec().getContainers()) {
+            for (Container c : pod.getSpec().getContainers() == null
+                    ? List.<Container>of()
+                    : pod.getSpec().getContainers()) {
                 for (ContainerPort port : c.getPorts() == null ? List.<ContainerPort>of() : c.getPorts()) {
                     if (port.getContainerPort() != null) {
-                        ports.add(new ServePort(port.getContainerPort(),
-                                port.getProtocol() == null ? Protocol.TCP : ServePort.parseProtocol(port.getProtocol())));
+                        ports.add(new ServePort(
+                                port.getContainerPort(),
+                                port.getProtocol() == null
+                                        ? Protocol.TCP
+                                        : ServePort.parseProtocol(port.getProtocol())));
                     }
                 }
             }
@@ -52,10 +58,14 @@ public record SandboxPod(String name, String node, List<String> ips, List<ServeP
         String phase = null;
         if (pod.getStatus() != null) {
             phase = pod.getStatus().getPhase();
-            for (PodIP ip : pod.getStatus().getPodIPs() == null ? List.<PodIP>of() : pod.getStatus().getPodIPs()) {
+            for (PodIP ip : pod.getStatus().getPodIPs() == null
+                    ? List.<PodIP>of()
+                    : pod.getStatus().getPodIPs()) {
                 ips.add(literal(name, ip.getIp()));
             }
-            if (ips.isEmpty() && pod.getStatus().getPodIP() != null && !pod.getStatus().getPodIP().isEmpty()) {
+            if (ips.isEmpty()
+                    && pod.getStatus().getPodIP() != null
+                    && !pod.getStatus().getPodIP().isEmpty()) {
                 ips.add(literal(name, pod.getStatus().getPodIP()));
             }
         }

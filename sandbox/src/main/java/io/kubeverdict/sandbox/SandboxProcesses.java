@@ -36,7 +36,8 @@ final class SandboxProcesses implements AutoCloseable {
     private final Set<String> agentsDown = new HashSet<>();
 
     /** agentArgs: the extra arguments of a node's agent. */
-    SandboxProcesses(Launcher launcher, TestbedLayout layout, WorkDir workDir, Function<String, List<String>> agentArgs) {
+    SandboxProcesses(
+            Launcher launcher, TestbedLayout layout, WorkDir workDir, Function<String, List<String>> agentArgs) {
         this.launcher = launcher;
         this.layout = layout;
         this.workDir = workDir;
@@ -56,14 +57,21 @@ final class SandboxProcesses implements AutoCloseable {
         if (controlPlane != null && controlPlane.alive()) {
             throw new IllegalStateException("the control plane runs already (pid " + controlPlane.pid() + ")");
         }
-        controlPlane = ManagedProcess.start("control-plane", layout.fabricNamespace(), launcher.controlPlane(List.of(
-                "--manifests", workDir.manifests().toString(),
-                "--listen", controlPlaneAddress(),
-                // Plaintext on the fabric bridge, on purpose: only the sandbox's namespaces reach it.
-                "--insecure",
-                // No cluster to review tokens: the sandbox's agents are trusted by their namespaces.
-                "--auth", "none",
-                "--metrics-bind-address", layout.fabricAddress() + ":" + CONTROL_PLANE_METRICS_PORT)),
+        controlPlane = ManagedProcess.start(
+                "control-plane",
+                layout.fabricNamespace(),
+                launcher.controlPlane(List.of(
+                        "--manifests",
+                        workDir.manifests().toString(),
+                        "--listen",
+                        controlPlaneAddress(),
+                        // Plaintext on the fabric bridge, on purpose: only the sandbox's namespaces reach it.
+                        "--insecure",
+                        // No cluster to review tokens: the sandbox's agents are trusted by their namespaces.
+                        "--auth",
+                        "none",
+                        "--metrics-bind-address",
+                        layout.fabricAddress() + ":" + CONTROL_PLANE_METRICS_PORT)),
                 workDir.log("control-plane"));
         controlPlaneDown = false;
     }
@@ -86,16 +94,27 @@ final class SandboxProcesses implements AutoCloseable {
         }
         String address = layout.nodeAddress(node);
         List<String> args = new ArrayList<>(List.of(
-                "--node", node,
-                "--control-plane", controlPlaneAddress(),
-                "--metrics-bind-address", address + ":" + AGENT_METRICS_PORT,
-                "--inspect-listen", agentInspectAddress(node),
-                "--state-dir", workDir.agentState().toString(),
+                "--node",
+                node,
+                "--control-plane",
+                controlPlaneAddress(),
+                "--metrics-bind-address",
+                address + ":" + AGENT_METRICS_PORT,
+                "--inspect-listen",
+                agentInspectAddress(node),
+                "--state-dir",
+                workDir.agentState().toString(),
                 "--insecure",
-                "--auth", "none"));
+                "--auth",
+                "none"));
         args.addAll(agentArgs.apply(node));
-        agents.put(node, ManagedProcess.start("agent " + node, layout.nodeNamespace(node), launcher.agent(args),
-                workDir.log("agent-" + node)));
+        agents.put(
+                node,
+                ManagedProcess.start(
+                        "agent " + node,
+                        layout.nodeNamespace(node),
+                        launcher.agent(args),
+                        workDir.log("agent-" + node)));
         agentsDown.remove(node);
     }
 
@@ -150,7 +169,11 @@ final class SandboxProcesses implements AutoCloseable {
         if (controlPlane != null && !controlPlaneDown) {
             expected.add(controlPlane);
         }
-        nodes.stream().filter(n -> !agentsDown.contains(n)).map(agents::get).filter(Objects::nonNull).forEach(expected::add);
+        nodes.stream()
+                .filter(n -> !agentsDown.contains(n))
+                .map(agents::get)
+                .filter(Objects::nonNull)
+                .forEach(expected::add);
         for (ManagedProcess p : expected) {
             if (!p.alive()) {
                 throw new SandboxException(p.name() + " (pid " + p.pid() + ") exited:\n" + p.tail(30));
@@ -161,7 +184,8 @@ final class SandboxProcesses implements AutoCloseable {
     /** The last lines of every log, for an error message. */
     String logTails(int lines) {
         StringBuilder s = new StringBuilder();
-        all().forEach(p -> s.append("\n--- ").append(p.name()).append(" log ---\n").append(p.tail(lines)));
+        all().forEach(p ->
+                s.append("\n--- ").append(p.name()).append(" log ---\n").append(p.tail(lines)));
         return s.toString();
     }
 

@@ -18,12 +18,16 @@ public final class TableRenderer {
         StringBuilder out = new StringBuilder();
         out.append(expected.port()).append('/').append(result.protocol()).append(": ");
         if (result.unsupported()) {
-            return out.append("not probed, this kernel has no ").append(result.protocol()).append(" sockets\n").toString();
+            return out.append("not probed, this kernel has no ")
+                    .append(result.protocol())
+                    .append(" sockets\n")
+                    .toString();
         }
         int pairs = pods.size() * (pods.size() - 1);
-        out.append(result.agrees()
-                ? "observed == expected (" + pairs + " pairs)\n"
-                : result.mismatches().size() + " of " + pairs + " pairs differ\n");
+        out.append(
+                result.agrees()
+                        ? "observed == expected (" + pairs + " pairs)\n"
+                        : result.mismatches().size() + " of " + pairs + " pairs differ\n");
         int width = pods.stream().mapToInt(String::length).max().orElse(3) + 1;
         int first = Math.max(width, "observed".length() + 1);
         String gap = "    ";
@@ -50,9 +54,15 @@ public final class TableRenderer {
         for (List<String> m : result.mismatches()) {
             String from = m.get(0);
             String to = m.get(1);
-            out.append("  MISMATCH ").append(from).append(" -> ").append(to).append(": expected ")
-                    .append(expected.allowed(from, to) ? "allowed" : "denied").append(", observed ")
-                    .append(result.observed().outcome(from, to)).append('\n');
+            out.append("  MISMATCH ")
+                    .append(from)
+                    .append(" -> ")
+                    .append(to)
+                    .append(": expected ")
+                    .append(expected.allowed(from, to) ? "allowed" : "denied")
+                    .append(", observed ")
+                    .append(result.observed().outcome(from, to))
+                    .append('\n');
         }
         return out.toString();
     }

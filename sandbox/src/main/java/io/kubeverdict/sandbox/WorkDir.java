@@ -24,7 +24,8 @@ final class WorkDir implements AutoCloseable {
 
     static WorkDir create() throws IOException {
         removeStale(Path.of(System.getProperty("java.io.tmpdir")));
-        return new WorkDir(Files.createTempDirectory(PREFIX + ProcessHandle.current().pid() + "-"));
+        return new WorkDir(
+                Files.createTempDirectory(PREFIX + ProcessHandle.current().pid() + "-"));
     }
 
     Path manifests() {
@@ -42,10 +43,12 @@ final class WorkDir implements AutoCloseable {
 
     private static void removeStale(Path tmp) throws IOException {
         try (Stream<Path> entries = Files.list(tmp)) {
-            for (Path dir : entries.filter(p -> p.getFileName().toString().startsWith(PREFIX)).toList()) {
+            for (Path dir : entries.filter(p -> p.getFileName().toString().startsWith(PREFIX))
+                    .toList()) {
                 String rest = dir.getFileName().toString().substring(PREFIX.length());
                 int dash = rest.indexOf('-');
-                if (dash > 0 && rest.substring(0, dash).chars().allMatch(Character::isDigit)
+                if (dash > 0
+                        && rest.substring(0, dash).chars().allMatch(Character::isDigit)
                         && Leftovers.processGone(Long.parseLong(rest.substring(0, dash)))) {
                     delete(dir);
                 }

@@ -35,8 +35,8 @@ final class Commands {
             throw new IOException(String.join(" ", command) + " interrupted", e);
         }
         if (p.exitValue() != 0) {
-            throw new IOException(String.join(" ", command) + " failed (exit " + p.exitValue() + "): "
-                    + out.strip() + (stdin == null ? "" : "\ninput:\n" + stdin));
+            throw new IOException(String.join(" ", command) + " failed (exit " + p.exitValue() + "): " + out.strip()
+                    + (stdin == null ? "" : "\ninput:\n" + stdin));
         }
         return out;
     }

@@ -19,7 +19,8 @@ public final class Leftovers {
 
     private Leftovers() {}
 
-    private static final java.util.concurrent.atomic.AtomicInteger RUNS = new java.util.concurrent.atomic.AtomicInteger();
+    private static final java.util.concurrent.atomic.AtomicInteger RUNS =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     /**
      * A fresh run name: prefix + PID + "-" + a counter, so a later run can tell whether the owner

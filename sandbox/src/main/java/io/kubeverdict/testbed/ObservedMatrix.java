@@ -10,7 +10,8 @@ public record ObservedMatrix(ServePort target, List<String> pods, Map<String, Ma
     public ObservedMatrix {
         pods = List.copyOf(pods);
         Map<String, Map<String, Outcome>> copy = new LinkedHashMap<>();
-        outcomes.forEach((from, row) -> copy.put(from, java.util.Collections.unmodifiableMap(new LinkedHashMap<>(row))));
+        outcomes.forEach(
+                (from, row) -> copy.put(from, java.util.Collections.unmodifiableMap(new LinkedHashMap<>(row))));
         outcomes = java.util.Collections.unmodifiableMap(copy);
     }
 

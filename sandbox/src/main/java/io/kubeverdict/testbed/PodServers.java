@@ -37,7 +37,8 @@ final class PodServers implements AutoCloseable {
             // One listener per namespace and port: hostNetwork pods of a node share its namespace.
             Map<NetnsThread, Set<ServePort>> served = new LinkedHashMap<>();
             for (PodSpec pod : pods) {
-                served.computeIfAbsent(threads.get(pod.name()), t -> new LinkedHashSet<>()).addAll(pod.ports());
+                served.computeIfAbsent(threads.get(pod.name()), t -> new LinkedHashSet<>())
+                        .addAll(pod.ports());
             }
             for (Map.Entry<NetnsThread, Set<ServePort>> e : served.entrySet()) {
                 NetnsThread thread = e.getKey();
@@ -54,12 +55,13 @@ final class PodServers implements AutoCloseable {
                             server.register(selector, SelectionKey.OP_ACCEPT);
                         }
                         case UDP -> {
-                            DatagramChannel server = thread.call(() -> DatagramChannel.open().bind(new InetSocketAddress(port.port())));
+                            DatagramChannel server =
+                                    thread.call(() -> DatagramChannel.open().bind(new InetSocketAddress(port.port())));
                             channels.add(server);
                             server.configureBlocking(false);
                             server.register(selector, SelectionKey.OP_READ);
                         }
-                        case SCTP -> { } // no SCTP sockets on the kernels we run on; probes say UNSUPPORTED
+                        case SCTP -> {} // no SCTP sockets on the kernels we run on; probes say UNSUPPORTED
                         default -> throw new IllegalArgumentException("cannot serve " + port);
                     }
                 }

@@ -25,7 +25,8 @@ import java.util.Map;
  */
 final class Prober {
     private static final long UDP_RESEND_NANOS = Duration.ofMillis(200).toNanos();
-    private static final ByteBuffer PAYLOAD = ByteBuffer.wrap("kube-verdict probe".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    private static final ByteBuffer PAYLOAD =
+            ByteBuffer.wrap("kube-verdict probe".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
 
     private final List<PodSpec> pods;
     private final Map<String, NetnsThread> threads;
@@ -55,7 +56,10 @@ final class Prober {
                 });
                 for (int i = 0; i < pods.size(); i++) {
                     PodSpec to = pods.get(i);
-                    Attempt a = new Attempt(from.name(), to.name(), opened.get(i),
+                    Attempt a = new Attempt(
+                            from.name(),
+                            to.name(),
+                            opened.get(i),
                             new InetSocketAddress(to.addressFrom(from), target.port()));
                     attempts.add(a);
                     a.start(selector);

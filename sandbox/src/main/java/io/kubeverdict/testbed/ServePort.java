@@ -24,7 +24,8 @@ public record ServePort(int port, Protocol protocol) {
         if (slash < 0) {
             return new ServePort(Integer.parseInt(text.trim()), Protocol.TCP);
         }
-        return new ServePort(Integer.parseInt(text.substring(0, slash).trim()), parseProtocol(text.substring(slash + 1)));
+        return new ServePort(
+                Integer.parseInt(text.substring(0, slash).trim()), parseProtocol(text.substring(slash + 1)));
     }
 
     /** "TCP", "udp", ... as Kubernetes writes them (case-insensitive). */

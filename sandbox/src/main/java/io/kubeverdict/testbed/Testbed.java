@@ -38,8 +38,9 @@ public final class Testbed implements AutoCloseable {
     }
 
     /** As above, with nodes' own addresses ({@link TestbedLayout}); hostNetwork pods live in their node's namespace. */
-    public static Testbed create(String prefix, List<String> nodes, Map<String, List<java.net.InetAddress>> nodeIps,
-                                 List<PodSpec> pods) throws Exception {
+    public static Testbed create(
+            String prefix, List<String> nodes, Map<String, List<java.net.InetAddress>> nodeIps, List<PodSpec> pods)
+            throws Exception {
         Leftovers.remove(prefix);
         Testbed bed = new Testbed(new TestbedLayout(Leftovers.runName(prefix), nodes, nodeIps, pods));
         Runtime.getRuntime().addShutdownHook(bed.shutdownHook);

@@ -46,7 +46,8 @@ public final class TestbedLayout {
      * besides the fabric address and used as the source of what the node sends; a node without
      * an entry is addressed by its fabric address. hostNetwork pods must use their node's addresses.
      */
-    public TestbedLayout(String runName, List<String> nodes, Map<String, List<InetAddress>> nodeIps, List<PodSpec> pods) {
+    public TestbedLayout(
+            String runName, List<String> nodes, Map<String, List<InetAddress>> nodeIps, List<PodSpec> pods) {
         this.runName = runName;
         this.nodes = List.copyOf(nodes);
         Map<String, List<InetAddress>> ips = new LinkedHashMap<>();
@@ -138,7 +139,10 @@ public final class TestbedLayout {
     /** The source address of what the node sends in a family: its first own address of it, else its fabric one. */
     private String source(String node, boolean v4) {
         List<InetAddress> given = nodeIps.getOrDefault(node, List.of());
-        return given.stream().filter(ip -> (ip instanceof Inet4Address) == v4).findFirst().map(InetAddress::getHostAddress)
+        return given.stream()
+                .filter(ip -> (ip instanceof Inet4Address) == v4)
+                .findFirst()
+                .map(InetAddress::getHostAddress)
                 .orElse(v4 ? nodeAddress(node) : nodeAddress6(node));
     }
 
@@ -175,17 +179,26 @@ public final class TestbedLayout {
     String fabricScript() {
         StringBuilder s = new StringBuilder("link set lo up\n")
                 .append("link add br0 type bridge\n")
-                .append("addr add ").append(fabricAddress()).append("/24 dev br0\n");
+                .append("addr add ")
+                .append(fabricAddress())
+                .append("/24 dev br0\n");
         if (ipv6()) {
             s.append("addr add fd00:6b76::fffe/64 dev br0 nodad\n");
         }
         s.append("link set br0 up\n");
         for (int i = 0; i < nodes.size(); i++) {
             String node = nodes.get(i);
-            s.append("link add n").append(i).append(" type veth peer name fab0 netns ")
-                    .append(nodeNamespace(node)).append('\n')
-                    .append("link set n").append(i).append(" master br0\n")
-                    .append("link set n").append(i).append(" up\n");
+            s.append("link add n")
+                    .append(i)
+                    .append(" type veth peer name fab0 netns ")
+                    .append(nodeNamespace(node))
+                    .append('\n')
+                    .append("link set n")
+                    .append(i)
+                    .append(" master br0\n")
+                    .append("link set n")
+                    .append(i)
+                    .append(" up\n");
         }
         return s.toString();
     }
@@ -196,12 +209,17 @@ public final class TestbedLayout {
      */
     String nodeScript(String node) {
         StringBuilder s = new StringBuilder("link set lo up\n")
-                .append("addr add ").append(nodeAddress(node)).append("/24 dev fab0\n");
+                .append("addr add ")
+                .append(nodeAddress(node))
+                .append("/24 dev fab0\n");
         if (ipv6()) {
             s.append("addr add ").append(nodeAddress6(node)).append("/64 dev fab0 nodad\n");
         }
         for (InetAddress ip : extraAddresses(node)) {
-            s.append("addr add ").append(host(ip)).append(" dev fab0").append(ip instanceof Inet4Address ? "" : " nodad")
+            s.append("addr add ")
+                    .append(host(ip))
+                    .append(" dev fab0")
+                    .append(ip instanceof Inet4Address ? "" : " nodad")
                     .append('\n');
         }
         s.append("link set fab0 up\n");
@@ -211,11 +229,22 @@ public final class TestbedLayout {
                 continue;
             }
             String dev = "p" + i;
-            s.append("link add ").append(dev).append(" type veth peer name eth0 netns ")
-                    .append(podNamespace(pod.name())).append('\n')
-                    .append("addr add ").append(GATEWAY4).append("/32 dev ").append(dev).append('\n');
+            s.append("link add ")
+                    .append(dev)
+                    .append(" type veth peer name eth0 netns ")
+                    .append(podNamespace(pod.name()))
+                    .append('\n')
+                    .append("addr add ")
+                    .append(GATEWAY4)
+                    .append("/32 dev ")
+                    .append(dev)
+                    .append('\n');
             if (ipv6()) {
-                s.append("addr add ").append(GATEWAY6).append("/64 dev ").append(dev).append(" nodad\n");
+                s.append("addr add ")
+                        .append(GATEWAY6)
+                        .append("/64 dev ")
+                        .append(dev)
+                        .append(" nodad\n");
             }
             s.append("link set ").append(dev).append(" up\n");
         }
@@ -227,18 +256,34 @@ public final class TestbedLayout {
             for (InetAddress ip : pod.ips()) {
                 String from = source(node, ip instanceof Inet4Address);
                 if (pod.node().equals(node)) {
-                    s.append("route add ").append(host(ip)).append(" dev p").append(i).append(" src ").append(from).append('\n');
+                    s.append("route add ")
+                            .append(host(ip))
+                            .append(" dev p")
+                            .append(i)
+                            .append(" src ")
+                            .append(from)
+                            .append('\n');
                 } else {
-                    s.append("route add ").append(host(ip)).append(" via ").append(via(pod.node(), ip))
-                            .append(" src ").append(from).append('\n');
+                    s.append("route add ")
+                            .append(host(ip))
+                            .append(" via ")
+                            .append(via(pod.node(), ip))
+                            .append(" src ")
+                            .append(from)
+                            .append('\n');
                 }
             }
         }
         for (String other : nodes) {
             if (!other.equals(node)) {
                 for (InetAddress ip : extraAddresses(other)) {
-                    s.append("route add ").append(host(ip)).append(" via ").append(via(other, ip))
-                            .append(" src ").append(source(node, ip instanceof Inet4Address)).append('\n');
+                    s.append("route add ")
+                            .append(host(ip))
+                            .append(" via ")
+                            .append(via(other, ip))
+                            .append(" src ")
+                            .append(source(node, ip instanceof Inet4Address))
+                            .append('\n');
                 }
             }
         }
@@ -269,8 +314,12 @@ public final class TestbedLayout {
             }
         }
         if (has4) {
-            s.append("route add ").append(GATEWAY4).append(" dev eth0 scope link\n")
-                    .append("route add default via ").append(GATEWAY4).append(" dev eth0\n");
+            s.append("route add ")
+                    .append(GATEWAY4)
+                    .append(" dev eth0 scope link\n")
+                    .append("route add default via ")
+                    .append(GATEWAY4)
+                    .append(" dev eth0\n");
         }
         if (has6) {
             s.append("route add default via ").append(GATEWAY6).append(" dev eth0\n");

@@ -25,8 +25,8 @@ class BenchSourcesCompileTest {
 
     @Test
     void javaSourcesCompileAgainstTheAgent(@TempDir Path out) throws IOException {
-        List<String> args = new ArrayList<>(List.of("--release", "17", "-d", out.toString(),
-                "-cp", System.getProperty("java.class.path")));
+        List<String> args = new ArrayList<>(
+                List.of("--release", "17", "-d", out.toString(), "-cp", System.getProperty("java.class.path")));
         try (Stream<Path> files = Files.walk(BENCH.resolve("java"))) {
             files.filter(p -> p.toString().endsWith(".java")).forEach(p -> args.add(p.toString()));
         }
@@ -38,8 +38,18 @@ class BenchSourcesCompileTest {
 
     @Test
     void theMinimalNfqueueConsumerCompiles(@TempDir Path out) throws Exception {
-        Process gcc = new ProcessBuilder("gcc", "-O2", "-Wall", "-Werror", "-o", out.resolve("nfq_accept").toString(),
-                BENCH.resolve("c/nfq_accept.c").toString(), "-lnetfilter_queue", "-lmnl").redirectErrorStream(true).start();
+        Process gcc = new ProcessBuilder(
+                        "gcc",
+                        "-O2",
+                        "-Wall",
+                        "-Werror",
+                        "-o",
+                        out.resolve("nfq_accept").toString(),
+                        BENCH.resolve("c/nfq_accept.c").toString(),
+                        "-lnetfilter_queue",
+                        "-lmnl")
+                .redirectErrorStream(true)
+                .start();
         String output = new String(gcc.getInputStream().readAllBytes());
         assertThat(gcc.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(gcc.exitValue()).as(output).isZero();

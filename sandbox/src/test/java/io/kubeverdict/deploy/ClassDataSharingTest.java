@@ -25,7 +25,8 @@ class ClassDataSharingTest {
     private record Run(int exit, String output) {}
 
     private static Run java(List<String> args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED"));
         cmd.addAll(args);
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
@@ -44,14 +45,15 @@ class ClassDataSharingTest {
 
         Run shared = java(List.of(archive, "-Xshare:on", "-Xlog:class+load=info", "-jar", jar.toString(), "--version"));
         assertThat(shared.exit()).as(shared.output()).isZero();
-        assertThat(shared.output()).contains("kube-verdict ")
+        assertThat(shared.output())
+                .contains("kube-verdict ")
                 .containsPattern("io\\.kubeverdict\\.\\S+ source: shared objects file");
 
         Path corrupt = Files.createTempFile("kube-verdict", ".jsa");
         try {
             Files.writeString(corrupt, "not an archive");
-            Run fallback = java(List.of("-XX:SharedArchiveFile=" + corrupt, "-Xshare:auto", "-jar", jar.toString(),
-                    "--version"));
+            Run fallback = java(
+                    List.of("-XX:SharedArchiveFile=" + corrupt, "-Xshare:auto", "-jar", jar.toString(), "--version"));
             assertThat(fallback.exit()).as(fallback.output()).isZero();
             assertThat(fallback.output()).contains("kube-verdict ");
         } finally {

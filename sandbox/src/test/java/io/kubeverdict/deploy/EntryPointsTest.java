@@ -62,27 +62,33 @@ class EntryPointsTest {
     void agentDaemonSetArgumentsParseAsTheAgentCommand() throws IOException {
         for (String file : List.of("deploy/base/agent.yaml", "deploy/overlays/mtls/agent-tls.yaml")) {
             List<String> args = containerArgs(file, DaemonSet.class).stream()
-                    .map(a -> a.replace("$(NODE_NAME)", "node-1")).toList();
+                    .map(a -> a.replace("$(NODE_NAME)", "node-1"))
+                    .toList();
             ParseResult parsed = AgentMain.commandLine().parseArgs(args.toArray(String[]::new));
             assertThat(parsed.subcommand().commandSpec().name()).as(file).isEqualTo("agent");
             assertThat(parsed.subcommand().unmatched()).as(file).isEmpty();
-            assertThat(parsed.subcommand().matchedOptionValue("--node", "")).as(file).isEqualTo("node-1");
+            assertThat(parsed.subcommand().matchedOptionValue("--node", ""))
+                    .as(file)
+                    .isEqualTo("node-1");
         }
     }
 
     @Test
     void imagesShipTheJarsTheSandboxLaunchesWithRealSubcommands() throws IOException {
-        checkImage("deploy/docker/control-plane.Dockerfile", Launcher.CONTROL_PLANE_JAR, ControlPlaneMain.commandLine());
+        checkImage(
+                "deploy/docker/control-plane.Dockerfile", Launcher.CONTROL_PLANE_JAR, ControlPlaneMain.commandLine());
         checkImage("deploy/docker/agent.Dockerfile", Launcher.AGENT_JAR, AgentMain.commandLine());
     }
 
     @Test
     void theDeveloperCliHoldsEveryProcessCommandAndTheSandbox() {
-        Set<String> expected = new TreeSet<>(ControlPlaneMain.commandLine().getSubcommands().keySet());
+        Set<String> expected =
+                new TreeSet<>(ControlPlaneMain.commandLine().getSubcommands().keySet());
         expected.addAll(AgentMain.commandLine().getSubcommands().keySet());
         expected.add("sandbox");
         assertThat(new TreeSet<>(KubeVerdictMain.commandLine().getSubcommands().keySet()))
-                .isEqualTo(expected).contains("control-plane", "matrix", "explain", "agent");
+                .isEqualTo(expected)
+                .contains("control-plane", "matrix", "explain", "agent");
     }
 
     @Test
@@ -91,11 +97,13 @@ class EntryPointsTest {
         Matcher list = Pattern.compile("(?m)^subcommands=\"([^\"]*)\"").matcher(launcher);
         assertThat(list.find()).as("bin/kube-verdict lists its subcommands").isTrue();
         assertThat(new TreeSet<>(List.of(list.group(1).split(" "))))
-                .isEqualTo(new TreeSet<>(KubeVerdictMain.commandLine().getSubcommands().keySet()));
+                .isEqualTo(new TreeSet<>(
+                        KubeVerdictMain.commandLine().getSubcommands().keySet()));
         assertThat(jarOf(launcher, "cli_jar")).isEqualTo("sandbox/target/kube-verdict.jar");
         assertThat(jarOf(launcher, "cp_jar")).isEqualTo(Launcher.CONTROL_PLANE_JAR);
         assertThat(jarOf(launcher, "agent_jar")).isEqualTo(Launcher.AGENT_JAR);
-        assertThat(launcher).contains("-D" + Launcher.CONTROL_PLANE_JAR_PROPERTY + "=\"$cp_jar\"")
+        assertThat(launcher)
+                .contains("-D" + Launcher.CONTROL_PLANE_JAR_PROPERTY + "=\"$cp_jar\"")
                 .contains("-D" + Launcher.AGENT_JAR_PROPERTY + "=\"$agent_jar\"")
                 .contains("-jar \"$cli_jar\"");
     }
@@ -114,8 +122,12 @@ class EntryPointsTest {
     @Test
     void theJvmOptionsFileIsAnArgfileThisJvmAccepts() throws Exception {
         // An unknown or misspelt -XX option makes java exit 1 ("Unrecognized VM option").
-        Process java = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                Launcher.jvmOptions(), "-version").redirectErrorStream(true).start();
+        Process java = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        Launcher.jvmOptions(),
+                        "-version")
+                .redirectErrorStream(true)
+                .start();
         String output = new String(java.getInputStream().readAllBytes());
         assertThat(java.waitFor()).as(output).isZero();
     }
@@ -124,16 +136,24 @@ class EntryPointsTest {
     void theLauncherStartsTheProcessesAsTheirImagesDo(@TempDir Path checkout) throws Exception {
         Path jsa = fakeCheckout(checkout);
         assertThat(launch(checkout, "control-plane", "--listen", "x:1"))
-                .isEqualTo(imageCommand("deploy/docker/control-plane.Dockerfile", checkout, "control-plane", "--listen", "x:1"));
+                .isEqualTo(imageCommand(
+                        "deploy/docker/control-plane.Dockerfile", checkout, "control-plane", "--listen", "x:1"));
         assertThat(launch(checkout, "agent", "--node", "n1"))
                 .isEqualTo(imageCommand("deploy/docker/agent.Dockerfile", checkout, "agent", "--node", "n1"));
         // Without the archive (a build that skipped it), the same minus the archive's options.
         Files.delete(jsa);
-        assertThat(launch(checkout, "agent", "--node", "n1")).doesNotContain("-Xshare:auto")
-                .noneMatch(a -> a.startsWith("-XX:SharedArchiveFile")).contains("-jar", "agent", "--node", "n1");
+        assertThat(launch(checkout, "agent", "--node", "n1"))
+                .doesNotContain("-Xshare:auto")
+                .noneMatch(a -> a.startsWith("-XX:SharedArchiveFile"))
+                .contains("-jar", "agent", "--node", "n1");
         // Every other subcommand: the developer CLI.
         assertThat(launch(checkout, "matrix", "--manifests", "d"))
-                .endsWith("-jar", checkout.resolve("sandbox/target/kube-verdict.jar").toString(), "matrix", "--manifests", "d");
+                .endsWith(
+                        "-jar",
+                        checkout.resolve("sandbox/target/kube-verdict.jar").toString(),
+                        "matrix",
+                        "--manifests",
+                        "d");
     }
 
     /** A checkout holding bin/kube-verdict, deploy/jvm.options, empty jars and archives, and a java that prints its arguments. */
@@ -158,7 +178,8 @@ class EntryPointsTest {
 
     /** The java command line bin/kube-verdict ARGS runs in the fake checkout. */
     private static List<String> launch(Path checkout, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("bash", checkout.resolve("bin/kube-verdict").toString()));
+        List<String> cmd = new ArrayList<>(
+                List.of("bash", checkout.resolve("bin/kube-verdict").toString()));
         cmd.addAll(List.of(args));
         ProcessBuilder builder = new ProcessBuilder(cmd);
         builder.environment().put("JAVA_HOME", checkout.resolve("jdk").toString());
@@ -178,7 +199,8 @@ class EntryPointsTest {
     private static List<String> imageCommand(String dockerfile, Path checkout, String... args) throws IOException {
         String text = Files.readString(ROOT.resolve(dockerfile));
         Map<String, String> local = new LinkedHashMap<>();
-        Matcher copy = Pattern.compile("(?m)^COPY (?:--from=build /src/)?(\\S+) (/\\S+)$").matcher(text);
+        Matcher copy = Pattern.compile("(?m)^COPY (?:--from=build /src/)?(\\S+) (/\\S+)$")
+                .matcher(text);
         while (copy.find()) {
             String source = checkout.resolve(copy.group(1)).toString();
             local.put(copy.group(2), source);
@@ -205,16 +227,24 @@ class EntryPointsTest {
         assertThat(jar).as(dockerfile + " builds the module of the jar").startsWith(build.group(1) + "/target/");
         Matcher copy = Pattern.compile("COPY --from=build /src/(\\S+) (\\S+)").matcher(text);
         assertThat(copy.find()).as(dockerfile + " copies the built jar").isTrue();
-        assertThat(copy.group(1)).as(dockerfile + " ships the jar the sandbox runs").isEqualTo(jar);
+        assertThat(copy.group(1))
+                .as(dockerfile + " ships the jar the sandbox runs")
+                .isEqualTo(jar);
         List<String> entrypoint = jsonArray(text, "ENTRYPOINT");
         assertThat(entrypoint).as(dockerfile + " runs the copied jar").endsWith("-jar", copy.group(2));
-        Matcher options = Pattern.compile("(?m)^COPY " + Pattern.quote(Launcher.JVM_OPTIONS_FILE) + " (\\S+)$").matcher(text);
-        assertThat(options.find()).as(dockerfile + " copies " + Launcher.JVM_OPTIONS_FILE).isTrue();
-        assertThat(entrypoint).as(dockerfile + " starts java with the JVM settings file")
+        Matcher options = Pattern.compile("(?m)^COPY " + Pattern.quote(Launcher.JVM_OPTIONS_FILE) + " (\\S+)$")
+                .matcher(text);
+        assertThat(options.find())
+                .as(dockerfile + " copies " + Launcher.JVM_OPTIONS_FILE)
+                .isTrue();
+        assertThat(entrypoint)
+                .as(dockerfile + " starts java with the JVM settings file")
                 .startsWith("java", "@" + options.group(1));
         List<String> cmd = jsonArray(text, "CMD");
         ParseResult parsed = commands.parseArgs(cmd.toArray(String[]::new));
-        assertThat(parsed.hasSubcommand()).as(dockerfile + " CMD names a subcommand").isTrue();
+        assertThat(parsed.hasSubcommand())
+                .as(dockerfile + " CMD names a subcommand")
+                .isTrue();
     }
 
     private static String jarOf(String launcher, String variable) {
@@ -238,8 +268,11 @@ class EntryPointsTest {
     private static List<String> containerArgs(String file, Class<?> kind) throws IOException {
         for (String document : ManifestLoader.splitDocuments(Files.readString(ROOT.resolve(file)))) {
             Object object = SERIALIZATION.unmarshal(document);
-            PodTemplateSpec template = object instanceof Deployment d && kind == Deployment.class ? d.getSpec().getTemplate()
-                    : object instanceof DaemonSet ds && kind == DaemonSet.class ? ds.getSpec().getTemplate() : null;
+            PodTemplateSpec template = object instanceof Deployment d && kind == Deployment.class
+                    ? d.getSpec().getTemplate()
+                    : object instanceof DaemonSet ds && kind == DaemonSet.class
+                            ? ds.getSpec().getTemplate()
+                            : null;
             if (template != null) {
                 return template.getSpec().getContainers().get(0).getArgs();
             }

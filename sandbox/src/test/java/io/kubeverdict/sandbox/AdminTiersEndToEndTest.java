@@ -86,11 +86,14 @@ class AdminTiersEndToEndTest {
         TestLaunch.useTestClassPath();
         manifests = Files.createTempDirectory("kvt-e2e-tiers-");
         Files.writeString(manifests.resolve("cluster.yaml"), CLUSTER);
-        sandbox = Sandbox.start(new SandboxOptions(manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR,
-                Duration.ofMillis(1200), "kvt-sb-"), new Progress(new java.io.PrintWriter(System.err, true)));
+        sandbox = Sandbox.start(
+                new SandboxOptions(
+                        manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR, Duration.ofMillis(1200), "kvt-sb-"),
+                new Progress(new java.io.PrintWriter(System.err, true)));
         // The manifests' nodes, addresses and placements, as written.
         assertThat(sandbox.placement().nodes()).containsExactly("node-1", "node-2");
-        assertThat(sandbox.placement().ipsOf()).containsEntry("x/a", List.of("10.244.1.1"))
+        assertThat(sandbox.placement().ipsOf())
+                .containsEntry("x/a", List.of("10.244.1.1"))
                 .containsEntry("infra/host-2", List.of("10.250.0.12"));
         assertThat(sandbox.testbed().layout().podNamespace("infra/host-2"))
                 .isEqualTo(sandbox.testbed().layout().nodeNamespace("node-2"));
@@ -114,7 +117,8 @@ class AdminTiersEndToEndTest {
                 """) + anp("deny-y-to-x", 20, "x", """
                 ingress:
                 - {action: Deny, from: [{namespaces: {matchLabels: {ns: "y"}}}]}
-                """) + netpol("x", "a-from-y-a", """
+                """)
+                + netpol("x", "a-from-y-a", """
                 podSelector: {matchLabels: {pod: a}}
                 ingress:
                 - from:
@@ -138,8 +142,12 @@ class AdminTiersEndToEndTest {
         assertThat(r.observed().connected("y/b", "x/b")).isFalse();
         assertThat(r.observed().connected("x/a", "x/b")).isTrue();
         String x = "10.244.1.2";
-        assertThat(sandbox.expectedCluster().explain("10.244.2.1", x, 6, 80).getIngress().getReason())
-                .isEqualTo("passed by admin/pass-y-to-x ingress[0] (y-to-np) → denied by baseline/default ingress[0] (no-y)");
+        assertThat(sandbox.expectedCluster()
+                        .explain("10.244.2.1", x, 6, 80)
+                        .getIngress()
+                        .getReason())
+                .isEqualTo(
+                        "passed by admin/pass-y-to-x ingress[0] (y-to-np) → denied by baseline/default ingress[0] (no-y)");
     }
 
     @Test
@@ -164,7 +172,9 @@ class AdminTiersEndToEndTest {
                 """);
         assertThat(r.observed().connected("y/a", "x/b")).as("across nodes").isFalse();
         assertThat(r.observed().connected("y/b", "x/b")).as("same node").isFalse();
-        assertThat(r.observed().connected("y/a", "x/a")).as("the NetworkPolicy still admits y to x/a").isTrue();
+        assertThat(r.observed().connected("y/a", "x/a"))
+                .as("the NetworkPolicy still admits y to x/a")
+                .isTrue();
         assertThat(r.observed().connected("x/a", "x/b")).isTrue();
     }
 
@@ -175,10 +185,12 @@ class AdminTiersEndToEndTest {
         ProbeResult r = applyAndProbe(anp("x-not-to-control-plane", 30, "x", """
                 egress:
                 - {action: Deny, to: [{nodes: {matchLabels: {role: control-plane}}}], ports: [{portNumber: {protocol: TCP, port: 80}}]}
-                """) + anp("y-to-nodes", 31, "y", """
+                """)
+                + anp("y-to-nodes", 31, "y", """
                 egress:
                 - {action: Allow, to: [{nodes: {}}]}
-                """) + netpol("y", "no-egress", """
+                """)
+                + netpol("y", "no-egress", """
                 podSelector: {}
                 policyTypes: [Egress]
                 """));
@@ -214,7 +226,9 @@ class AdminTiersEndToEndTest {
 
     private ProbeResult applyAndProbe(String policies) throws Exception {
         Files.writeString(manifests.resolve("policies.yaml"), policies);
-        assertThat(sandbox.reload()).as("pods unchanged, so the running sandbox takes the change").isTrue();
+        assertThat(sandbox.reload())
+                .as("pods unchanged, so the running sandbox takes the change")
+                .isTrue();
         List<ProbeResult> results = sandbox.probe(List.of(TCP80));
         List<String> failures = new ArrayList<>();
         for (ProbeResult r : results) {

@@ -34,18 +34,27 @@ class BedPlanTest {
         LoadedManifests m = new ManifestLoader().loadText("c.yaml", CLUSTER);
         Placement placement = Placement.of(m.pods(), m.nodes(), 2, Placement.DEFAULT_POD_CIDR);
         List<SandboxPod> pods = m.pods().stream().map(SandboxPod::of).toList();
-        SandboxOptions options = new SandboxOptions(java.nio.file.Path.of("."), 2, probes, Placement.DEFAULT_POD_CIDR,
-                java.time.Duration.ofSeconds(1), "kvt-");
+        SandboxOptions options = new SandboxOptions(
+                java.nio.file.Path.of("."),
+                2,
+                probes,
+                Placement.DEFAULT_POD_CIDR,
+                java.time.Duration.ofSeconds(1),
+                "kvt-");
         return BedPlan.pods(pods, placement, options.targets(pods));
     }
 
     @Test
     void anyProbedPortIsServedByEveryPodHostNetworkOnesAtTheirNodesAddress() throws Exception {
         List<PodSpec> specs = plan(List.of(ServePort.parse("2379/TCP"), ServePort.parse("5353/UDP")));
-        PodSpec web = specs.stream().filter(p -> p.name().equals("n/web")).findFirst().orElseThrow();
-        PodSpec host = specs.stream().filter(p -> p.name().equals("n/host")).findFirst().orElseThrow();
-        assertThat(web.ports()).containsExactly(ServePort.parse("8080/TCP"), ServePort.parse("2379/TCP"),
-                ServePort.parse("5353/UDP"));
+        PodSpec web =
+                specs.stream().filter(p -> p.name().equals("n/web")).findFirst().orElseThrow();
+        PodSpec host = specs.stream()
+                .filter(p -> p.name().equals("n/host"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(web.ports())
+                .containsExactly(ServePort.parse("8080/TCP"), ServePort.parse("2379/TCP"), ServePort.parse("5353/UDP"));
         assertThat(web.hostNetwork()).isFalse();
         assertThat(host.hostNetwork()).isTrue();
         assertThat(host.ips()).containsExactly(PodSpec.address("10.5.0.1"));
@@ -55,6 +64,8 @@ class BedPlanTest {
     @Test
     void aHostNetworkPodCannotServeTheAgentsPorts() {
         assertThatThrownBy(() -> plan(List.of(ServePort.parse(SandboxProcesses.AGENT_INSPECT_PORT + "/TCP"))))
-                .isInstanceOf(SandboxException.class).hasMessageContaining("n/host").hasMessageContaining("agent");
+                .isInstanceOf(SandboxException.class)
+                .hasMessageContaining("n/host")
+                .hasMessageContaining("agent");
     }
 }

@@ -33,13 +33,31 @@ final class ConnectionLoad {
     private static final int MAX_IN_FLIGHT = 2048;
     private static final int WRONG_KEPT = 50;
 
-    record Result(long connections, long connected, long denied, long retried, long errors, long strict,
-                  long wrongCount, List<String> wrong, double seconds) {
+    record Result(
+            long connections,
+            long connected,
+            long denied,
+            long retried,
+            long errors,
+            long strict,
+            long wrongCount,
+            List<String> wrong,
+            double seconds) {
         @Override
         public String toString() {
-            return String.format(Locale.ROOT, "%d connections in %.1fs (%.0f/s): %d connected, %d denied, %d re-tried after a "
-                    + "timeout, %d socket errors, %d judged in a steady epoch; %d wrong verdicts", connections, seconds,
-                    connections / seconds, connected, denied, retried, errors, strict, wrongCount);
+            return String.format(
+                    Locale.ROOT,
+                    "%d connections in %.1fs (%.0f/s): %d connected, %d denied, %d re-tried after a "
+                            + "timeout, %d socket errors, %d judged in a steady epoch; %d wrong verdicts",
+                    connections,
+                    seconds,
+                    connections / seconds,
+                    connected,
+                    denied,
+                    retried,
+                    errors,
+                    strict,
+                    wrongCount);
         }
     }
 
@@ -86,7 +104,9 @@ final class ConnectionLoad {
         this.timeout = timeout;
         this.retryTimeout = retryTimeout;
         TestbedLayout layout = testbed.layout();
-        List<PodSpec> pods = layout.pods().stream().sorted(Comparator.comparing(PodSpec::name)).toList();
+        List<PodSpec> pods = layout.pods().stream()
+                .sorted(Comparator.comparing(PodSpec::name))
+                .toList();
         for (PodSpec from : pods) {
             namespaces.put(from.name(), layout.podNamespace(from.name()));
             spareSockets.put(from.name(), new ArrayDeque<>());
@@ -134,7 +154,15 @@ final class ConnectionLoad {
         } finally {
             spareSockets.values().forEach(d -> d.forEach(ConnectionLoad::closeQuietly));
         }
-        return new Result(total, connected, denied, retried, errors, strict, wrongCount, List.copyOf(wrong),
+        return new Result(
+                total,
+                connected,
+                denied,
+                retried,
+                errors,
+                strict,
+                wrongCount,
+                List.copyOf(wrong),
                 FaultBed.seconds(start));
     }
 
@@ -206,8 +234,12 @@ final class ConnectionLoad {
         } else {
             wrongCount++;
             if (wrong.size() < WRONG_KEPT) {
-                wrong.add(String.format(Locale.ROOT, "at %.1fs %s %s, accepted: %s", (System.nanoTime() - origin) / 1e9,
-                        Verdicts.pair(pair[0], pair[1]), opened ? "CONNECTED" : "did not connect (twice)",
+                wrong.add(String.format(
+                        Locale.ROOT,
+                        "at %.1fs %s %s, accepted: %s",
+                        (System.nanoTime() - origin) / 1e9,
+                        Verdicts.pair(pair[0], pair[1]),
+                        opened ? "CONNECTED" : "did not connect (twice)",
                         timeline.labels(a.firstEpoch, last)));
             }
         }

@@ -27,8 +27,13 @@ final class ContinuousProber implements AutoCloseable {
     record Wrong(double atSeconds, String pair, boolean connected, String epochs) {
         @Override
         public String toString() {
-            return String.format(Locale.ROOT, "at %.1fs %s %s, accepted: %s", atSeconds, pair,
-                    connected ? "CONNECTED" : "did not connect (twice)", epochs);
+            return String.format(
+                    Locale.ROOT,
+                    "at %.1fs %s %s, accepted: %s",
+                    atSeconds,
+                    pair,
+                    connected ? "CONNECTED" : "did not connect (twice)",
+                    epochs);
         }
     }
 
@@ -49,7 +54,8 @@ final class ContinuousProber implements AutoCloseable {
     private int retries;
     private Throwable failure;
 
-    ContinuousProber(Testbed testbed, ServePort target, Duration timeout, ExpectationTimeline timeline, List<String> pods) {
+    ContinuousProber(
+            Testbed testbed, ServePort target, Duration timeout, ExpectationTimeline timeline, List<String> pods) {
         this.testbed = testbed;
         this.target = target;
         this.timeout = timeout;
@@ -125,8 +131,12 @@ final class ContinuousProber implements AutoCloseable {
      */
     record Judgement(List<String[]> opened, List<String[]> notOpened) {}
 
-    static Judgement judge(ExpectationTimeline timeline, int first, int last, List<String> pods,
-                           BiPredicate<String, String> connected) {
+    static Judgement judge(
+            ExpectationTimeline timeline,
+            int first,
+            int last,
+            List<String> pods,
+            BiPredicate<String, String> connected) {
         List<String[]> opened = new ArrayList<>();
         List<String[]> notOpened = new ArrayList<>();
         for (String from : pods) {
@@ -144,7 +154,8 @@ final class ContinuousProber implements AutoCloseable {
     }
 
     private Wrong wrong(String from, String to, boolean connected, int first, int last) {
-        return new Wrong((System.nanoTime() - origin) / 1e9, Verdicts.pair(from, to), connected, timeline.labels(first, last));
+        return new Wrong(
+                (System.nanoTime() - origin) / 1e9, Verdicts.pair(from, to), connected, timeline.labels(first, last));
     }
 
     /**
@@ -159,8 +170,9 @@ final class ContinuousProber implements AutoCloseable {
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                throw new IllegalStateException("only " + wholeRoundsIn.getOrDefault(epoch, 0) + " of " + n
-                        + " probe rounds ran inside epoch " + timeline.epoch(epoch).label() + " within " + within);
+                throw new IllegalStateException(
+                        "only " + wholeRoundsIn.getOrDefault(epoch, 0) + " of " + n + " probe rounds ran inside epoch "
+                                + timeline.epoch(epoch).label() + " within " + within);
             }
             wait(Math.max(1, left / 1_000_000));
         }

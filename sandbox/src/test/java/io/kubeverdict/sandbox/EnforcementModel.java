@@ -33,7 +33,8 @@ final class EnforcementModel {
     private final Map<String, SnapshotIndex> indexes = new LinkedHashMap<>();
 
     private EnforcementModel(OfflineCluster cluster) {
-        cluster.endpoints().forEach(name -> pods.put(name, cluster.endpoint(name).orElseThrow()));
+        cluster.endpoints()
+                .forEach(name -> pods.put(name, cluster.endpoint(name).orElseThrow()));
         this.snapshots = Map.copyOf(cluster.snapshots());
         snapshots.forEach((node, snapshot) -> indexes.put(node, SnapshotIndex.compile(snapshot)));
     }
@@ -75,8 +76,11 @@ final class EnforcementModel {
     }
 
     /** The pods' view when each node behaves as given. */
-    static Verdicts verdicts(String name, List<String> pods, Map<String, PodModel> models,
-                             Function<String, NodeBehaviour> behaviourOfNode) {
+    static Verdicts verdicts(
+            String name,
+            List<String> pods,
+            Map<String, PodModel> models,
+            Function<String, NodeBehaviour> behaviourOfNode) {
         Set<String> allowed = new HashSet<>();
         PacketTuple tuple = new PacketTuple();
         for (String from : pods) {

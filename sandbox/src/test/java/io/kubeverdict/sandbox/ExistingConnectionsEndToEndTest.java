@@ -43,6 +43,7 @@ class ExistingConnectionsEndToEndTest {
     private static final int UDP_DENIED = 81;
     /** How long a flow must stay silent to count as cut; how long we wait for that. */
     private static final long QUIET_MILLIS = 1000;
+
     private static final long CUT_TIMEOUT_MILLIS = 15_000;
 
     private FaultBed bed;
@@ -89,7 +90,10 @@ class ExistingConnectionsEndToEndTest {
     private static final String KEPT = policy(new int[] {TCP_KEPT}, new int[] {UDP_KEPT});
 
     private PodSpec pod(String name) {
-        return bed.sandbox.testbed().layout().pods().stream().filter(p -> p.name().equals(name)).findFirst().orElseThrow();
+        return bed.sandbox.testbed().layout().pods().stream()
+                .filter(p -> p.name().equals(name))
+                .findFirst()
+                .orElseThrow();
     }
 
     private InNamespace inside(PodSpec pod) {
@@ -148,29 +152,47 @@ class ExistingConnectionsEndToEndTest {
         double converged = FaultBed.seconds(written);
 
         for (LongLivedFlow cut : List.of(tcpDenied, udpDenied)) {
-            assertThat(cut.awaitStopped(QUIET_MILLIS, CUT_TIMEOUT_MILLIS)).as("cut: %s\n%s", cut, agentLog(b.node())).isTrue();
+            assertThat(cut.awaitStopped(QUIET_MILLIS, CUT_TIMEOUT_MILLIS))
+                    .as("cut: %s\n%s", cut, agentLog(b.node()))
+                    .isTrue();
         }
         long tcpEchoed = tcpDenied.echoed();
         long udpEchoed = udpDenied.echoed();
         double lastTcpByte = (tcpDenied.lastEchoNanos() - written) / 1e9;
         double lastUdpByte = (udpDenied.lastEchoNanos() - written) / 1e9;
-        assertThat(tcpKept.awaitEchoes(25, 10_000)).as("still flowing: %s", tcpKept).isTrue();
-        assertThat(udpKept.awaitEchoes(25, 10_000)).as("still flowing: %s", udpKept).isTrue();
-        assertThat(tcpDenied.echoed()).as("nothing gets through a cut connection: %s", tcpDenied).isEqualTo(tcpEchoed);
-        assertThat(udpDenied.echoed()).as("nothing gets through a cut flow: %s", udpDenied).isEqualTo(udpEchoed);
+        assertThat(tcpKept.awaitEchoes(25, 10_000))
+                .as("still flowing: %s", tcpKept)
+                .isTrue();
+        assertThat(udpKept.awaitEchoes(25, 10_000))
+                .as("still flowing: %s", udpKept)
+                .isTrue();
+        assertThat(tcpDenied.echoed())
+                .as("nothing gets through a cut connection: %s", tcpDenied)
+                .isEqualTo(tcpEchoed);
+        assertThat(udpDenied.echoed())
+                .as("nothing gets through a cut flow: %s", udpDenied)
+                .isEqualTo(udpEchoed);
         for (LongLivedFlow kept : List.of(tcpKept, udpKept)) {
             assertThat(kept.failure()).as("%s", kept).isNull();
         }
         assertThat(tcpKept.lost()).as("no message lost or late: %s", tcpKept).isEqualTo(tcpLost);
         assertThat(udpKept.lost()).as("no message lost or late: %s", udpKept).isEqualTo(udpLost);
-        assertThat(connects(inA, bIp, TCP_DENIED, 1500)).as("a new connection to the denied port").isFalse();
-        bed.report("existing connections across nodes: change written -> every agent applied %.2fs, "
-                + "-> last byte on the cut TCP connection %.2fs, UDP flow %.2fs", converged, lastTcpByte, lastUdpByte);
+        assertThat(connects(inA, bIp, TCP_DENIED, 1500))
+                .as("a new connection to the denied port")
+                .isFalse();
+        bed.report(
+                "existing connections across nodes: change written -> every agent applied %.2fs, "
+                        + "-> last byte on the cut TCP connection %.2fs, UDP flow %.2fs",
+                converged, lastTcpByte, lastUdpByte);
 
         bed.converge(ALL);
-        assertThat(connects(inA, bIp, TCP_DENIED, 3000)).as("reverted: new connections pass\n%s", agentLog(b.node())).isTrue();
+        assertThat(connects(inA, bIp, TCP_DENIED, 3000))
+                .as("reverted: new connections pass\n%s", agentLog(b.node()))
+                .isTrue();
         flow(Kind.UDP, inA, bIp, UDP_DENIED);
-        assertThat(tcpKept.awaitEchoes(10, 10_000)).as("still flowing: %s", tcpKept).isTrue();
+        assertThat(tcpKept.awaitEchoes(10, 10_000))
+                .as("still flowing: %s", tcpKept)
+                .isTrue();
         assertThat(tcpKept.lost()).as("no message lost or late: %s", tcpKept).isEqualTo(tcpLost);
     }
 
@@ -206,13 +228,19 @@ class ExistingConnectionsEndToEndTest {
         bed.sandbox.awaitConverged();
 
         for (LongLivedFlow cut : List.of(tcpA, udpA)) {
-            assertThat(cut.awaitStopped(QUIET_MILLIS, CUT_TIMEOUT_MILLIS)).as("cut: %s\n%s", cut, agentLog(b.node())).isTrue();
+            assertThat(cut.awaitStopped(QUIET_MILLIS, CUT_TIMEOUT_MILLIS))
+                    .as("cut: %s\n%s", cut, agentLog(b.node()))
+                    .isTrue();
         }
         long echoed = tcpA.echoed();
         assertThat(tcpC.awaitEchoes(25, 10_000)).as("still flowing: %s", tcpC).isTrue();
         assertThat(tcpC.failure()).as("%s", tcpC).isNull();
         assertThat(tcpC.lost()).as("no message lost or late: %s", tcpC).isEqualTo(lost);
-        assertThat(tcpA.echoed()).as("nothing gets through a cut connection: %s", tcpA).isEqualTo(echoed);
-        assertThat(connects(inA, bFromA, TCP_KEPT, 1500)).as("a new connection from the relabelled peer").isFalse();
+        assertThat(tcpA.echoed())
+                .as("nothing gets through a cut connection: %s", tcpA)
+                .isEqualTo(echoed);
+        assertThat(connects(inA, bFromA, TCP_KEPT, 1500))
+                .as("a new connection from the relabelled peer")
+                .isFalse();
     }
 }

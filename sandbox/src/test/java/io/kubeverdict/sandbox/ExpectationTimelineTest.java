@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 class ExpectationTimelineTest {
     static final List<String> PODS = List.of("a", "b", "c");
     /** a -> b allowed, a -> c allowed, the rest denied. */
-    static final Verdicts BEFORE = new Verdicts("before", PODS, Set.of(Verdicts.pair("a", "b"), Verdicts.pair("a", "c")));
+    static final Verdicts BEFORE =
+            new Verdicts("before", PODS, Set.of(Verdicts.pair("a", "b"), Verdicts.pair("a", "c")));
     /** a -> b denied now, c -> a allowed now. */
     static final Verdicts AFTER = new Verdicts("after", PODS, Set.of(Verdicts.pair("a", "c"), Verdicts.pair("c", "a")));
 
@@ -46,7 +47,8 @@ class ExpectationTimelineTest {
         ExpectationTimeline t = new ExpectationTimeline("before", BEFORE);
         // Observed: b -> a opened (denied before), a -> b did not open (allowed before), a -> c opened (fine).
         Set<String> seen = Set.of(Verdicts.pair("b", "a"), Verdicts.pair("a", "c"));
-        ContinuousProber.Judgement j = ContinuousProber.judge(t, 0, 0, PODS, (f, to) -> seen.contains(Verdicts.pair(f, to)));
+        ContinuousProber.Judgement j =
+                ContinuousProber.judge(t, 0, 0, PODS, (f, to) -> seen.contains(Verdicts.pair(f, to)));
         assertThat(j.opened()).containsExactly(new String[] {"b", "a"});
         assertThat(j.notOpened()).containsExactly(new String[] {"a", "b"});
         ContinuousProber.Judgement exact = ContinuousProber.judge(t, 0, 0, PODS, BEFORE::allowed);

@@ -51,6 +51,7 @@ final class FaultBed implements AutoCloseable {
             - from:
               - namespaceSelector: {matchLabels: {ns: x}}
             """);
+
     static final String POLICIES_B = policy("x", "from-y", """
             podSelector: {}
             ingress:
@@ -89,8 +90,9 @@ final class FaultBed implements AutoCloseable {
         try {
             Files.writeString(manifests.resolve("fixture.yaml"), UpstreamFixture.manifests());
             Files.writeString(manifests.resolve("policies.yaml"), POLICIES_A);
-            SandboxOptions options = new SandboxOptions(manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR,
-                    PROBE_TIMEOUT, PREFIX).withAgentArgs(NODE2, "--fail-open");
+            SandboxOptions options = new SandboxOptions(
+                            manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR, PROBE_TIMEOUT, PREFIX)
+                    .withAgentArgs(NODE2, "--fail-open");
             Progress progress = new Progress(new PrintWriter(System.err, true));
             FaultBed bed = new FaultBed(progress, manifests, Sandbox.start(options, progress));
             assertThat(bed.sandbox.placement().nodes()).containsExactly(NODE1, NODE2);
@@ -160,8 +162,8 @@ final class FaultBed implements AutoCloseable {
                 return agentStatus(node);
             } catch (StatusRuntimeException e) {
                 if (System.nanoTime() > deadline) {
-                    throw new AssertionError("the agent of " + node + " does not answer within " + within + ": " + e.getStatus()
-                            + "\n" + sandbox.agent(node).tail(20));
+                    throw new AssertionError("the agent of " + node + " does not answer within " + within + ": "
+                            + e.getStatus() + "\n" + sandbox.agent(node).tail(20));
                 }
                 sandbox.inspection().resetConnectBackoff();
                 Thread.sleep(100);
@@ -170,7 +172,10 @@ final class FaultBed implements AutoCloseable {
     }
 
     NodeStatus nodeStatus(String node) {
-        return sandbox.inspection().nodes().stream().filter(n -> n.getNode().equals(node)).findFirst().orElseThrow();
+        return sandbox.inspection().nodes().stream()
+                .filter(n -> n.getNode().equals(node))
+                .findFirst()
+                .orElseThrow();
     }
 
     /**
@@ -252,14 +257,18 @@ final class FaultBed implements AutoCloseable {
 
         @Override
         public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-            return context.getRoot().getStore(ExtensionContext.Namespace.create(FaultBed.class))
-                    .getOrComputeIfAbsent(FaultBed.class, k -> {
-                        try {
-                            return start();
-                        } catch (Exception e) {
-                            throw new IllegalStateException("the fault bed did not start", e);
-                        }
-                    }, FaultBed.class);
+            return context.getRoot()
+                    .getStore(ExtensionContext.Namespace.create(FaultBed.class))
+                    .getOrComputeIfAbsent(
+                            FaultBed.class,
+                            k -> {
+                                try {
+                                    return start();
+                                } catch (Exception e) {
+                                    throw new IllegalStateException("the fault bed did not start", e);
+                                }
+                            },
+                            FaultBed.class);
         }
     }
 }

@@ -72,7 +72,8 @@ class FaultSuiteTest {
         for (String from : composed.pods()) {
             for (String to : composed.pods()) {
                 if (!from.equals(to)) {
-                    assertThat(composed.allowed(from, to)).as(Verdicts.pair(from, to))
+                    assertThat(composed.allowed(from, to))
+                            .as(Verdicts.pair(from, to))
                             .isEqualTo(probed.expected().allowed(from, to));
                 }
             }
@@ -114,9 +115,13 @@ class FaultSuiteTest {
             int enforced = timeline.enter("B enforced", b);
             prober.awaitWholeRounds(enforced, 2, HOLD);
             long onPackets = prober.firstExactRoundEnd(b, start);
-            report("control plane kill -9: B written while down, start -> every agent applied B %.1fs, "
-                    + "-> first probe round exactly B %.1fs; %d rounds, %d re-probed", downToConverged,
-                    onPackets < 0 ? Double.NaN : (onPackets - start) / 1e9, prober.rounds(), prober.retries());
+            report(
+                    "control plane kill -9: B written while down, start -> every agent applied B %.1fs, "
+                            + "-> first probe round exactly B %.1fs; %d rounds, %d re-probed",
+                    downToConverged,
+                    onPackets < 0 ? Double.NaN : (onPackets - start) / 1e9,
+                    prober.rounds(),
+                    prober.retries());
             assertThat(prober.wrongVerdicts()).as("wrong verdicts").isEmpty();
         }
     }
@@ -131,9 +136,12 @@ class FaultSuiteTest {
             prober.awaitWholeRounds(0, 1, HOLD);
 
             // node-1 is fail-closed: its table stays and drops new connections of its selected pods.
-            Verdicts closed = modelA.verdicts("node-1 killed (fail-closed, A's table), node-2 A",
+            Verdicts closed = modelA.verdicts(
+                    "node-1 killed (fail-closed, A's table), node-2 A",
                     n -> n.equals(NODE1) ? modelA.killed(NODE1, false) : modelA.enforcing(n));
-            assertThat(a.differences(closed)).as("the kill is visible on packets").isNotEmpty();
+            assertThat(a.differences(closed))
+                    .as("the kill is visible on packets")
+                    .isNotEmpty();
             assertThat(a.allowed()).as("fail-closed never opens").containsAll(closed.allowed());
             timeline.enter("killing node-1", a, closed);
             sandbox.killAgent(NODE1);
@@ -142,9 +150,14 @@ class FaultSuiteTest {
 
             // A change while node-1 is down: node-2 takes it, node-1's leftover table keeps A's pods.
             EnforcementModel modelB = bed.stage(POLICIES_B);
-            Verdicts mixed = EnforcementModel.verdicts("node-1 killed (A's table), node-2 B", a.pods(), modelB.pods(),
+            Verdicts mixed = EnforcementModel.verdicts(
+                    "node-1 killed (A's table), node-2 B",
+                    a.pods(),
+                    modelB.pods(),
                     n -> n.equals(NODE1) ? modelA.killed(NODE1, false) : modelB.enforcing(n));
-            assertThat(closed.differences(mixed)).as("node-2's change is visible").isNotEmpty();
+            assertThat(closed.differences(mixed))
+                    .as("node-2's change is visible")
+                    .isNotEmpty();
             timeline.enter("B written, node-2 converging", closed, mixed);
             sandbox.publish();
             sandbox.awaitConverged(List.of(NODE2));
@@ -161,7 +174,8 @@ class FaultSuiteTest {
             prober.awaitWholeRounds(enforced, 2, HOLD);
 
             // node-2 is fail-open: the queue's bypass lets everything through on its side.
-            Verdicts open = modelB.verdicts("node-2 killed (fail-open), node-1 B",
+            Verdicts open = modelB.verdicts(
+                    "node-2 killed (fail-open), node-1 B",
                     n -> n.equals(NODE2) ? modelB.killed(NODE2, true) : modelB.enforcing(n));
             assertThat(b.differences(open)).as("the kill is visible on packets").isNotEmpty();
             assertThat(open.allowed()).as("fail-open never closes").containsAll(b.allowed());
@@ -179,9 +193,10 @@ class FaultSuiteTest {
             prober.awaitWholeRounds(again, 2, HOLD);
             assertThat(agentStatus(NODE2).getFailOpen()).isTrue();
             assertThat(agentStatus(NODE1).getFailOpen()).isFalse();
-            report("agent kill -9: fail-closed node-1 restart -> in sync on B (written while it was down) %.1fs; "
-                    + "fail-open node-2 restart -> in sync %.1fs; %d rounds, %d re-probed", closedBack, openBack,
-                    prober.rounds(), prober.retries());
+            report(
+                    "agent kill -9: fail-closed node-1 restart -> in sync on B (written while it was down) %.1fs; "
+                            + "fail-open node-2 restart -> in sync %.1fs; %d rounds, %d re-probed",
+                    closedBack, openBack, prober.rounds(), prober.retries());
             assertThat(prober.wrongVerdicts()).as("wrong verdicts").isEmpty();
         }
     }
@@ -198,18 +213,28 @@ class FaultSuiteTest {
             long appliedBefore = agentStatus(NODE2).getAppliedSequence();
 
             long cutAt = System.nanoTime();
-            Partition cut = Partition.cut(sandbox.testbed(), NODE2, sandbox.testbed().layout().fabricAddress(),
+            Partition cut = Partition.cut(
+                    sandbox.testbed(),
+                    NODE2,
+                    sandbox.testbed().layout().fabricAddress(),
                     SandboxProcesses.CONTROL_PLANE_PORT);
             try {
                 int cutOff = timeline.enter("node-2 cut off, nothing changed", c);
                 prober.awaitWholeRounds(cutOff, 1, HOLD);
 
                 EnforcementModel modelA = bed.stage(POLICIES_A);
-                Verdicts mixed = EnforcementModel.verdicts("node-1 A, node-2 keeps C", c.pods(), modelA.pods(),
+                Verdicts mixed = EnforcementModel.verdicts(
+                        "node-1 A, node-2 keeps C",
+                        c.pods(),
+                        modelA.pods(),
                         n -> n.equals(NODE1) ? modelA.enforcing(n) : modelC.enforcing(n));
                 Verdicts a = modelA.enforced("A enforced");
-                assertThat(c.differences(mixed)).as("node-1's change is visible").isNotEmpty();
-                assertThat(mixed.differences(a)).as("node-2's missing change is visible").isNotEmpty();
+                assertThat(c.differences(mixed))
+                        .as("node-1's change is visible")
+                        .isNotEmpty();
+                assertThat(mixed.differences(a))
+                        .as("node-2's missing change is visible")
+                        .isNotEmpty();
                 timeline.enter("A written during the partition, node-1 converging", c, mixed);
                 sandbox.publish();
                 sandbox.awaitConverged(List.of(NODE1));
@@ -221,15 +246,23 @@ class FaultSuiteTest {
                 prober.awaitWholeRounds(during, 2, HOLD);
                 AgentStatus cutAgent = agentStatus(NODE2);
                 NodeStatus seen = nodeStatus(NODE2);
-                assertThat(cutAgent.getAppliedSequence()).as("node-2 applied nothing while cut off").isEqualTo(appliedBefore);
+                assertThat(cutAgent.getAppliedSequence())
+                        .as("node-2 applied nothing while cut off")
+                        .isEqualTo(appliedBefore);
                 assertThat(seen.getSourceRevision().equals(sandbox.revision())
-                        && seen.getAppliedSequence() >= seen.getSentSequence())
-                        .as("control plane: node-2 has not applied the new revision (%s)", seen).isFalse();
+                                && seen.getAppliedSequence() >= seen.getSentSequence())
+                        .as("control plane: node-2 has not applied the new revision (%s)", seen)
+                        .isFalse();
 
                 // What the stalled sync connection looks like to the kernel (retransmission backoff), for the log.
                 String fabric = sandbox.testbed().layout().fabricAddress();
-                String tcp = sandbox.testbed().exec(sandbox.testbed().layout().nodeNamespace(NODE2), "ss", "-tin", "dst",
-                        fabric + ":" + SandboxProcesses.CONTROL_PLANE_PORT);
+                String tcp = sandbox.testbed()
+                        .exec(
+                                sandbox.testbed().layout().nodeNamespace(NODE2),
+                                "ss",
+                                "-tin",
+                                "dst",
+                                fabric + ":" + SandboxProcesses.CONTROL_PLANE_PORT);
                 report("partition: node-2's connections to the control plane before the heal:%n%s", tcp.strip());
                 long healAt = System.nanoTime();
                 timeline.enter("healed, node-2 converging", mixed, a);
@@ -239,9 +272,14 @@ class FaultSuiteTest {
                 int after = timeline.enter(a.name(), a);
                 prober.awaitWholeRounds(after, 2, HOLD);
                 long onPackets = prober.firstExactRoundEnd(a, healAt);
-                report("partition of node-2 for %.1fs with a change during it: heal -> node-2 applied %.2fs, "
-                        + "-> first probe round exactly A %.2fs; %d rounds, %d re-probed", (healAt - cutAt) / 1e9,
-                        converged, onPackets < 0 ? Double.NaN : (onPackets - healAt) / 1e9, prober.rounds(), prober.retries());
+                report(
+                        "partition of node-2 for %.1fs with a change during it: heal -> node-2 applied %.2fs, "
+                                + "-> first probe round exactly A %.2fs; %d rounds, %d re-probed",
+                        (healAt - cutAt) / 1e9,
+                        converged,
+                        onPackets < 0 ? Double.NaN : (onPackets - healAt) / 1e9,
+                        prober.rounds(),
+                        prober.retries());
                 // Behaviour, not timing: it converges on its own after the heal (the goal is ~2 s, logged above).
                 assertThat(converged).as("seconds from heal to applied").isLessThan(20);
             } finally {

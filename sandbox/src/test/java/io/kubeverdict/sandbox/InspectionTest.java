@@ -29,7 +29,9 @@ import org.junit.jupiter.api.Test;
 class InspectionTest {
     @Test
     void reachesAServiceListeningInsideTheFabricNamespace() throws Exception {
-        try (Testbed bed = Testbed.create("kvt-sb-", List.of("n1"),
+        try (Testbed bed = Testbed.create(
+                "kvt-sb-",
+                List.of("n1"),
                 List.of(new PodSpec("x/a", "n1", List.of(InetAddress.getByName("10.82.0.1")), List.of())))) {
             String fabric = bed.layout().fabricNamespace();
             Inspection.InNamespace inFabric = new Inspection.InNamespace() {
@@ -39,8 +41,10 @@ class InspectionTest {
                 }
             };
             NioEventLoopGroup group = new NioEventLoopGroup(1);
-            Server server = NettyServerBuilder.forAddress(new InetSocketAddress(bed.layout().fabricAddress(), 19102))
-                    .bossEventLoopGroup(group).workerEventLoopGroup(group)
+            Server server = NettyServerBuilder.forAddress(
+                            new InetSocketAddress(bed.layout().fabricAddress(), 19102))
+                    .bossEventLoopGroup(group)
+                    .workerEventLoopGroup(group)
                     .channelFactory(() -> {
                         try {
                             return inFabric.call(NioServerSocketChannel::new);
@@ -51,12 +55,18 @@ class InspectionTest {
                     .addService(new AgentInspectionGrpc.AgentInspectionImplBase() {
                         @Override
                         public void getStatus(AgentStatusRequest request, StreamObserver<AgentStatus> response) {
-                            response.onNext(AgentStatus.newBuilder().setNode("n1").setInSync(true).build());
+                            response.onNext(AgentStatus.newBuilder()
+                                    .setNode("n1")
+                                    .setInSync(true)
+                                    .build());
                             response.onCompleted();
                         }
                     })
-                    .build().start();
-            try (Inspection inspection = new Inspection(inFabric, bed.layout().fabricAddress() + ":19103",
+                    .build()
+                    .start();
+            try (Inspection inspection = new Inspection(
+                    inFabric,
+                    bed.layout().fabricAddress() + ":19103",
                     Map.of("n1", bed.layout().fabricAddress() + ":19102"))) {
                 AgentStatus status = inspection.agent("n1");
                 assertThat(status.getNode()).isEqualTo("n1");

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
  * started with the images' JVM settings file and the archive beside a jar.
  */
 class LauncherTest {
-    private static final List<String> PROPERTIES = List.of(Launcher.CLASSPATH_PROPERTY,
-            Launcher.CONTROL_PLANE_JAR_PROPERTY, Launcher.AGENT_JAR_PROPERTY);
+    private static final List<String> PROPERTIES =
+            List.of(Launcher.CLASSPATH_PROPERTY, Launcher.CONTROL_PLANE_JAR_PROPERTY, Launcher.AGENT_JAR_PROPERTY);
     private final Map<String, String> saved = new java.util.HashMap<>();
 
     @TempDir
@@ -51,8 +51,10 @@ class LauncherTest {
         System.setProperty(Launcher.CLASSPATH_PROPERTY, "/some/classes");
         Launcher launcher = Launcher.fromSystemProperties();
         assertThat(launcher.controlPlane(List.of("--listen", "x:1")))
-                .containsSubsequence("-cp", "/some/classes", ControlPlaneMain.class.getName(), "control-plane", "--listen", "x:1");
-        assertThat(launcher.agent(List.of("--node", "n"))).containsSubsequence("-cp", "/some/classes", AgentMain.class.getName(), "agent", "--node", "n");
+                .containsSubsequence(
+                        "-cp", "/some/classes", ControlPlaneMain.class.getName(), "control-plane", "--listen", "x:1");
+        assertThat(launcher.agent(List.of("--node", "n")))
+                .containsSubsequence("-cp", "/some/classes", AgentMain.class.getName(), "agent", "--node", "n");
     }
 
     @Test
@@ -70,15 +72,19 @@ class LauncherTest {
         Path agent = dir.resolve("agent.jar");
         System.setProperty(Launcher.CONTROL_PLANE_JAR_PROPERTY, cp.toString());
         System.setProperty(Launcher.AGENT_JAR_PROPERTY, agent.toString());
-        assertThatThrownBy(Launcher::fromSystemProperties).isInstanceOf(SandboxException.class)
+        assertThatThrownBy(Launcher::fromSystemProperties)
+                .isInstanceOf(SandboxException.class)
                 .hasMessageContaining(agent + " is missing");
         Files.createFile(agent);
         Path cpArchive = Files.createFile(dir.resolve("cp.jsa"));
         Launcher launcher = Launcher.fromSystemProperties();
         assertThat(launcher.controlPlane(List.of()))
-                .containsSubsequence("-XX:SharedArchiveFile=" + cpArchive, "-Xshare:auto", "-jar", cp.toString(), "control-plane");
-        assertThat(launcher.agent(List.of())).containsSubsequence("-jar", agent.toString(), "agent")
-                .as("no archive beside the agent's jar").doesNotContain("-Xshare:auto");
+                .containsSubsequence(
+                        "-XX:SharedArchiveFile=" + cpArchive, "-Xshare:auto", "-jar", cp.toString(), "control-plane");
+        assertThat(launcher.agent(List.of()))
+                .containsSubsequence("-jar", agent.toString(), "agent")
+                .as("no archive beside the agent's jar")
+                .doesNotContain("-Xshare:auto");
     }
 
     @Test
@@ -90,7 +96,8 @@ class LauncherTest {
         if (Files.isRegularFile(cp) && Files.isRegularFile(agent)) {
             assertThat(Launcher.fromSystemProperties().describe()).isEqualTo(cp + " and " + agent);
         } else {
-            assertThatThrownBy(Launcher::fromSystemProperties).hasMessageContaining("kube-verdict-")
+            assertThatThrownBy(Launcher::fromSystemProperties)
+                    .hasMessageContaining("kube-verdict-")
                     .hasMessageContaining(" is missing");
         }
     }

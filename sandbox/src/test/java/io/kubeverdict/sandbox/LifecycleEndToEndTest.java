@@ -46,7 +46,8 @@ class LifecycleEndToEndTest {
             kind: Node
             metadata: {name: node-2}
             spec: {podCIDRs: [10.244.2.0/24]}
-            """ + pod("x", "a", "node-1", "10.244.1.10", "Running") + pod("x", "starting", "node-1", "10.244.1.11", "Pending")
+            """ + pod("x", "a", "node-1", "10.244.1.10", "Running")
+            + pod("x", "starting", "node-1", "10.244.1.11", "Pending")
             + pod("x", "done", "node-1", "10.244.1.12", "Succeeded") + pod("y", "a", "node-2", "10.244.2.10", "Running")
             + pod("y", "b", "node-1", "10.244.1.20", "Running");
 
@@ -69,10 +70,14 @@ class LifecycleEndToEndTest {
         TestLaunch.useTestClassPath();
         manifests = Files.createTempDirectory("kvt-e2e-life-");
         Files.writeString(manifests.resolve("cluster.yaml"), CLUSTER);
-        sandbox = Sandbox.start(new SandboxOptions(manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR,
-                Duration.ofMillis(1200), "kvt-sb-"), new Progress(new java.io.PrintWriter(System.err, true)));
-        assertThat(sandbox.placement().nodeOf()).as("the Pending pod runs; the Succeeded one does not")
-                .containsKeys("x/starting").doesNotContainKey("x/done");
+        sandbox = Sandbox.start(
+                new SandboxOptions(
+                        manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR, Duration.ofMillis(1200), "kvt-sb-"),
+                new Progress(new java.io.PrintWriter(System.err, true)));
+        assertThat(sandbox.placement().nodeOf())
+                .as("the Pending pod runs; the Succeeded one does not")
+                .containsKeys("x/starting")
+                .doesNotContainKey("x/done");
     }
 
     @AfterAll
@@ -91,21 +96,39 @@ class LifecycleEndToEndTest {
                 podSelector: {}
                 policyTypes: [Ingress, Egress]
                 """));
-        assertThat(r.observed().connected("y/a", "x/starting")).as("to the Pending pod, across nodes").isFalse();
-        assertThat(r.observed().connected("y/b", "x/starting")).as("to the Pending pod, same node").isFalse();
-        assertThat(r.observed().connected("x/starting", "y/a")).as("from the Pending pod").isFalse();
-        assertThat(r.observed().connected("y/a", "y/b")).as("unselected pods stay free, guard on").isTrue();
+        assertThat(r.observed().connected("y/a", "x/starting"))
+                .as("to the Pending pod, across nodes")
+                .isFalse();
+        assertThat(r.observed().connected("y/b", "x/starting"))
+                .as("to the Pending pod, same node")
+                .isFalse();
+        assertThat(r.observed().connected("x/starting", "y/a"))
+                .as("from the Pending pod")
+                .isFalse();
+        assertThat(r.observed().connected("y/a", "y/b"))
+                .as("unselected pods stay free, guard on")
+                .isTrue();
         assertThat(r.observed().connected("y/b", "y/a")).isTrue();
         // The Succeeded pod's address is no endpoint: the engine judges it as no pod.
-        assertThat(sandbox.expectedCluster().explain("10.244.2.10", "10.244.1.12", 6, 80).getIngress().getEvaluated())
-                .as("no endpoint there to evaluate").isFalse();
-        assertThat(sandbox.expectedCluster().explain("10.244.2.10", "10.244.1.11", 6, 80).getIngress().getEvaluated())
-                .as("the Pending pod is evaluated").isTrue();
+        assertThat(sandbox.expectedCluster()
+                        .explain("10.244.2.10", "10.244.1.12", 6, 80)
+                        .getIngress()
+                        .getEvaluated())
+                .as("no endpoint there to evaluate")
+                .isFalse();
+        assertThat(sandbox.expectedCluster()
+                        .explain("10.244.2.10", "10.244.1.11", 6, 80)
+                        .getIngress()
+                        .getEvaluated())
+                .as("the Pending pod is evaluated")
+                .isTrue();
     }
 
     private ProbeResult applyAndProbe(String policies) throws Exception {
         Files.writeString(manifests.resolve("policies.yaml"), policies);
-        assertThat(sandbox.reload()).as("pods unchanged, so the running sandbox takes the change").isTrue();
+        assertThat(sandbox.reload())
+                .as("pods unchanged, so the running sandbox takes the change")
+                .isTrue();
         List<ProbeResult> results = sandbox.probe(List.of(TCP80));
         List<String> failures = new ArrayList<>();
         for (ProbeResult r : results) {

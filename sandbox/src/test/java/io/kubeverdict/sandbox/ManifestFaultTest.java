@@ -50,6 +50,7 @@ class ManifestFaultTest {
             - from:
               - namespaceSelector: {matchLabels: {ns: x}}
             """);
+
     static final String X_POLICY_JSON = """
             {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
              "metadata": {"namespace": "x", "name": "deny-ingress"},
@@ -105,17 +106,33 @@ class ManifestFaultTest {
         deep.append("[".repeat(20_000)).append("]".repeat(20_000)).append('\n');
         return List.of(
                 new Bad("a byte that is not UTF-8", "policies.yaml", latin1),
-                Bad.text("a YAML syntax error", "policies.yaml",
+                Bad.text(
+                        "a YAML syntax error",
+                        "policies.yaml",
                         Y_POLICY.replace("{matchLabels: {pod: b}}", "{matchLabels: {pod: b}")),
-                Bad.text("tab indentation", "policies.yaml", Y_POLICY.replace("\n  name: b-from-x", "\n\tname: b-from-x")),
+                Bad.text(
+                        "tab indentation",
+                        "policies.yaml",
+                        Y_POLICY.replace("\n  name: b-from-x", "\n\tname: b-from-x")),
                 Bad.text("an unterminated quote", "policies.yaml", Y_POLICY.replace("namespace: y", "namespace: \"y")),
-                Bad.text("a duplicate key", "policies.yaml", Y_POLICY.replace("spec:\n",
-                        "spec:\n  podSelector: {matchLabels: {pod: nobody}}\n")),
-                Bad.text("a trailing comma in JSON", "policies.json", X_POLICY_JSON.replace("[\"Ingress\"]}}", "[\"Ingress\"],}}")),
-                Bad.text("a v1 List with one bad item", "policies.yaml", "apiVersion: v1\nkind: List\nitems:\n"
-                        + "- " + Y_POLICY.indent(2).substring(2)
-                        + "- apiVersion: networking.k8s.io/v1\n  kind: NetworkPolicy\n  metadata: {namespace: z, name: broken}\n  spec: 5\n"),
-                new Bad("a document nested 20000 deep", "policies.yaml", deep.toString().getBytes(StandardCharsets.UTF_8)));
+                Bad.text(
+                        "a duplicate key",
+                        "policies.yaml",
+                        Y_POLICY.replace("spec:\n", "spec:\n  podSelector: {matchLabels: {pod: nobody}}\n")),
+                Bad.text(
+                        "a trailing comma in JSON",
+                        "policies.json",
+                        X_POLICY_JSON.replace("[\"Ingress\"]}}", "[\"Ingress\"],}}")),
+                Bad.text(
+                        "a v1 List with one bad item",
+                        "policies.yaml",
+                        "apiVersion: v1\nkind: List\nitems:\n"
+                                + "- " + Y_POLICY.indent(2).substring(2)
+                                + "- apiVersion: networking.k8s.io/v1\n  kind: NetworkPolicy\n  metadata: {namespace: z, name: broken}\n  spec: 5\n"),
+                new Bad(
+                        "a document nested 20000 deep",
+                        "policies.yaml",
+                        deep.toString().getBytes(StandardCharsets.UTF_8)));
     }
 
     @Test
@@ -132,18 +149,27 @@ class ManifestFaultTest {
                 byte[] before = Files.readAllBytes(file);
                 double errors = bed.controlPlaneMetric(LOAD_ERRORS);
                 replace(file, bad.bytes());
-                awaitMetric(bad + ": the control plane rejects the load", () -> bed.controlPlaneMetric(LOAD_ERRORS),
+                awaitMetric(
+                        bad + ": the control plane rejects the load",
+                        () -> bed.controlPlaneMetric(LOAD_ERRORS),
                         v -> v > (Double.isNaN(errors) ? 0 : errors));
-                assertThat(bed.controlPlaneMetric(LOAD_OK)).as(bad + ": load_ok").isZero();
-                assertThat(bed.controlPlaneHttp("/readyz").status()).as(bad + ": readiness").isNotEqualTo(200);
+                assertThat(bed.controlPlaneMetric(LOAD_OK))
+                        .as(bad + ": load_ok")
+                        .isZero();
+                assertThat(bed.controlPlaneHttp("/readyz").status())
+                        .as(bad + ": readiness")
+                        .isNotEqualTo(200);
                 int epoch = timeline.enter(bad + ": the good load stays", good);
                 prober.awaitWholeRounds(epoch, 1, HOLD);
-                assertThat(sandbox.inspection().listNodes().getSourceRevision()).as(bad + ": published revision")
+                assertThat(sandbox.inspection().listNodes().getSourceRevision())
+                        .as(bad + ": published revision")
                         .isEqualTo(goodRevision);
 
                 replace(file, before);
                 awaitMetric(bad + ": the directory loads again", () -> bed.controlPlaneMetric(LOAD_OK), v -> v == 1);
-                assertThat(bed.controlPlaneHttp("/readyz").status()).as(bad + ": ready again").isEqualTo(200);
+                assertThat(bed.controlPlaneHttp("/readyz").status())
+                        .as(bad + ": ready again")
+                        .isEqualTo(200);
             }
             // The watcher still follows: a change after all that is enforced.
             Files.deleteIfExists(bed.manifests.resolve("policies.json"));
@@ -155,7 +181,8 @@ class ManifestFaultTest {
             sandbox.awaitConverged();
             int last = timeline.enter(changed.name(), changed);
             prober.awaitWholeRounds(last, 1, HOLD);
-            bed.report("bad manifests after a good load: %d inputs rejected, 0 wrong verdicts over %d rounds",
+            bed.report(
+                    "bad manifests after a good load: %d inputs rejected, 0 wrong verdicts over %d rounds",
                     unreadable().size(), prober.rounds());
             assertThat(prober.wrongVerdicts()).as("wrong verdicts").isEmpty();
         }
@@ -166,17 +193,23 @@ class ManifestFaultTest {
     void whatReadsNowIsEnforced() throws Exception {
         EnforcementModel base = converge(Y_POLICY, X_POLICY_JSON);
         Verdicts good = base.enforced("the good load enforced");
-        String list = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicyList\nitems:\n"
-                + "- " + Y_POLICY.indent(2).substring(2) + "- " + Z_DENY.indent(2).substring(2);
-        String huge = Y_POLICY + "---\n" + Z_DENY.replace("  name: deny-ingress\n",
-                "  name: deny-ingress\n  annotations:\n    padding: \"" + "p".repeat(3_500_000) + "\"\n");
+        String list = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicyList\nitems:\n" + "- "
+                + Y_POLICY.indent(2).substring(2) + "- " + Z_DENY.indent(2).substring(2);
+        String huge = Y_POLICY + "---\n"
+                + Z_DENY.replace(
+                        "  name: deny-ingress\n",
+                        "  name: deny-ingress\n  annotations:\n    padding: \"" + "p".repeat(3_500_000) + "\"\n");
         for (String[] input : new String[][] {{"a NetworkPolicyList", list}, {"a document over 3 MiB", huge}}) {
             EnforcementModel model = bed.write(input[1]);
             Verdicts v = model.enforced(input[0] + " enforced");
-            assertThat(good.differences(v)).as(input[0] + ": the engine reads z's policy from it").isNotEmpty();
+            assertThat(good.differences(v))
+                    .as(input[0] + ": the engine reads z's policy from it")
+                    .isNotEmpty();
             sandbox.awaitConverged();
             ProbeResult probed = sandbox.probe(List.of(FaultBed.TCP80)).get(0);
-            assertThat(probed.mismatches()).as(input[0] + "\n" + TableRenderer.render(probed)).isEmpty();
+            assertThat(probed.mismatches())
+                    .as(input[0] + "\n" + TableRenderer.render(probed))
+                    .isEmpty();
             converge(Y_POLICY, X_POLICY_JSON);
         }
     }
@@ -197,43 +230,61 @@ class ManifestFaultTest {
             EnforcementModel next = bed.write(Y_POLICY + "---\n" + Z_DENY);
             Path fixture = sandbox.assignedManifests().resolve("fixture.yaml");
             byte[] goodFixture = Files.readAllBytes(fixture);
-            byte[] latin1 = ("# caf\u00e9\n" + new String(goodFixture, StandardCharsets.UTF_8)).getBytes(StandardCharsets.ISO_8859_1);
+            byte[] latin1 = ("# caf\u00e9\n" + new String(goodFixture, StandardCharsets.UTF_8))
+                    .getBytes(StandardCharsets.ISO_8859_1);
             replace(fixture, latin1);
             sandbox.startControlPlane();
             int started = timeline.enter("control plane started on a bad directory: nothing published", good);
             awaitMetric("the first load is rejected", () -> bed.controlPlaneMetric(LOAD_ERRORS), v -> v >= 1);
             assertThat(bed.controlPlaneHttp("/readyz").status()).isNotEqualTo(200);
             prober.awaitWholeRounds(started, 2, HOLD);
-            assertThat(bed.agentStatus(NODE1).getInSync()).as("node-1 told it is in sync").isFalse();
-            assertThat(bed.agentStatus(NODE2).getInSync()).as("node-2 told it is in sync").isFalse();
+            assertThat(bed.agentStatus(NODE1).getInSync())
+                    .as("node-1 told it is in sync")
+                    .isFalse();
+            assertThat(bed.agentStatus(NODE2).getInSync())
+                    .as("node-2 told it is in sync")
+                    .isFalse();
 
             // A fresh agent meanwhile: nothing is published, so it enforces the state it kept (the good
             // one); until it does, its predecessor's table drops its pods' new connections (fail-closed).
-            Verdicts closed = model.verdicts("node-1 killed (fail-closed leftover)",
+            Verdicts closed = model.verdicts(
+                    "node-1 killed (fail-closed leftover)",
                     n -> n.equals(NODE1) ? model.killed(NODE1, false) : model.enforcing(n));
             timeline.enter("killing node-1", good, closed);
             sandbox.killAgent(NODE1);
             sandbox.startAgent(NODE1);
             timeline.enter("node-1 killed, a new one starting on its kept state", closed, good);
             // It answers inspection only once the kept state is in the kernel.
-            assertThat(bed.awaitAgentAnswers(NODE1, HOLD).getInSync()).as("the fresh node-1 told it is in sync").isFalse();
+            assertThat(bed.awaitAgentAnswers(NODE1, HOLD).getInSync())
+                    .as("the fresh node-1 told it is in sync")
+                    .isFalse();
             int fresh = timeline.enter("node-1 restarted, never in sync, enforcing its kept state", good);
             prober.awaitWholeRounds(fresh, 2, HOLD);
-            assertThat(bed.agentStatus(NODE1).getInSync()).as("the fresh node-1 told it is in sync").isFalse();
+            assertThat(bed.agentStatus(NODE1).getInSync())
+                    .as("the fresh node-1 told it is in sync")
+                    .isFalse();
 
             // Repaired: the first good load is published and everything converges on it.
             Verdicts repaired = next.enforced("z isolated, enforced");
-            Verdicts half1 = EnforcementModel.verdicts("node-1 repaired, node-2 old", good.pods(), next.pods(),
+            Verdicts half1 = EnforcementModel.verdicts(
+                    "node-1 repaired, node-2 old",
+                    good.pods(),
+                    next.pods(),
                     n -> n.equals(NODE1) ? next.enforcing(n) : model.enforcing(n));
-            Verdicts half2 = EnforcementModel.verdicts("node-1 kept, node-2 repaired", good.pods(), next.pods(),
+            Verdicts half2 = EnforcementModel.verdicts(
+                    "node-1 kept, node-2 repaired",
+                    good.pods(),
+                    next.pods(),
                     n -> n.equals(NODE1) ? model.enforcing(NODE1) : next.enforcing(n));
             timeline.enter("repaired: converging", good, half1, half2, repaired);
             replace(fixture, goodFixture);
             sandbox.awaitConverged();
             int last = timeline.enter(repaired.name(), repaired);
             prober.awaitWholeRounds(last, 2, HOLD);
-            bed.report("bad manifests at a start: nothing published, agents not in sync, a fresh agent enforced its kept state; "
-                    + "0 wrong verdicts over %d rounds", prober.rounds());
+            bed.report(
+                    "bad manifests at a start: nothing published, agents not in sync, a fresh agent enforced its kept state; "
+                            + "0 wrong verdicts over %d rounds",
+                    prober.rounds());
             assertThat(prober.wrongVerdicts()).as("wrong verdicts").isEmpty();
         }
     }

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ManifestSetTest {
     @TempDir
     Path source;
+
     @TempDir
     Path target;
 
@@ -40,13 +41,18 @@ class ManifestSetTest {
         assertThat(xa.name()).isEqualTo("x/a");
         assertThat(xa.node()).isNull();
         assertThat(xa.ips()).isEmpty();
-        assertThat(xa.ports()).contains(new ServePort(80, Protocol.TCP), new ServePort(81, Protocol.UDP), new ServePort(80, Protocol.SCTP));
+        assertThat(xa.ports())
+                .contains(
+                        new ServePort(80, Protocol.TCP),
+                        new ServePort(81, Protocol.UDP),
+                        new ServePort(80, Protocol.SCTP));
 
         Placement placement = Placement.of(set.pods(), 2, "10.244.0.0/16");
         set.writeAssigned(placement, target);
         assertThat(target.resolve("notes.txt")).doesNotExist();
         // A file without pods is copied as written.
-        assertThat(Files.readString(target.resolve("policy.yaml"))).isEqualTo(Files.readString(source.resolve("policy.yaml")));
+        assertThat(Files.readString(target.resolve("policy.yaml")))
+                .isEqualTo(Files.readString(source.resolve("policy.yaml")));
 
         List<SandboxPod> placed = ManifestSet.load(target).sandboxPods();
         assertThat(placed.get(0).node()).isEqualTo("node-1");
@@ -54,14 +60,20 @@ class ManifestSetTest {
         assertThat(placed.get(0).phase()).isEqualTo("Running");
         assertThat(placed.get(1).node()).isEqualTo("node-2");
         assertThat(placed.get(8).ips()).containsExactly("10.244.0.9");
-        assertThat(Files.readString(target.resolve("fixture.yaml"))).contains("serve-80-tcp").contains("ns: x");
-        assertThat(placed).extracting(SandboxPod::ports).isEqualTo(pods.stream().map(SandboxPod::ports).toList());
+        assertThat(Files.readString(target.resolve("fixture.yaml")))
+                .contains("serve-80-tcp")
+                .contains("ns: x");
+        assertThat(placed)
+                .extracting(SandboxPod::ports)
+                .isEqualTo(pods.stream().map(SandboxPod::ports).toList());
 
         // Writing the same content again leaves the file alone (no event for the control plane's watcher).
-        long modified = Files.getLastModifiedTime(target.resolve("fixture.yaml")).toMillis();
+        long modified =
+                Files.getLastModifiedTime(target.resolve("fixture.yaml")).toMillis();
         Thread.sleep(20);
         set.writeAssigned(placement, target);
-        assertThat(Files.getLastModifiedTime(target.resolve("fixture.yaml")).toMillis()).isEqualTo(modified);
+        assertThat(Files.getLastModifiedTime(target.resolve("fixture.yaml")).toMillis())
+                .isEqualTo(modified);
 
         // A manifest removed from the source disappears from the copy.
         Files.delete(source.resolve("policy.yaml"));
@@ -113,7 +125,9 @@ class ManifestSetTest {
         // 10.244.0.1 is taken by a/fixed; like `matrix --assign-ips`, a/done (Succeeded: not run) takes none.
         assertThat(placement.ipsOf().get("a/free")).containsExactly("10.244.0.2");
         assertThat(placement.ipsOf().get("a/starting")).containsExactly("10.244.0.3");
-        assertThat(pods).extracting(SandboxPod::name).containsExactly("a/done", "a/fixed", "a/free", "a/host", "a/starting");
+        assertThat(pods)
+                .extracting(SandboxPod::name)
+                .containsExactly("a/done", "a/fixed", "a/free", "a/host", "a/starting");
         assertThat(pods.get(1).ports()).containsExactly(new ServePort(8080, Protocol.TCP));
     }
 
@@ -154,18 +168,28 @@ class ManifestSetTest {
 
         LoadedManifests before = new ManifestLoader().load(source);
         LoadedManifests after = new ManifestLoader().load(target);
-        // After the ConfigMap (document 2) and the Deployment (4), which are skipped: the policy's bad port, document 5.
-        assertThat(before.problems()).isNotEmpty().allSatisfy(p -> assertThat(p.origin().document()).isEqualTo(5));
+        // After the ConfigMap (document 2) and the Deployment (4), which are skipped: the policy's bad port, document
+        // 5.
+        assertThat(before.problems())
+                .isNotEmpty()
+                .allSatisfy(p -> assertThat(p.origin().document()).isEqualTo(5));
         assertThat(after.skipped()).isEqualTo(before.skipped());
         // Same file and document; lines move where a placed pod was re-serialized.
-        assertThat(after.problems()).extracting(ManifestSetTest::fileDocumentMessage)
-                .isEqualTo(before.problems().stream().map(ManifestSetTest::fileDocumentMessage).toList());
+        assertThat(after.problems())
+                .extracting(ManifestSetTest::fileDocumentMessage)
+                .isEqualTo(before.problems().stream()
+                        .map(ManifestSetTest::fileDocumentMessage)
+                        .toList());
         assertThat(after.namespaces()).isEqualTo(before.namespaces());
         assertThat(after.policies()).isEqualTo(before.policies());
         assertThat(after.origins().keySet()).isEqualTo(before.origins().keySet());
-        before.origins().forEach((key, o) -> assertThat(after.origins().get(key))
-                .extracting(Origin::file, Origin::document).containsExactly(o.file(), o.document()));
-        assertThat(after.pods()).extracting(p -> p.getMetadata().getLabels()).containsExactly(Map.of("pod", "a"), Map.of("pod", "b"));
+        before.origins()
+                .forEach((key, o) -> assertThat(after.origins().get(key))
+                        .extracting(Origin::file, Origin::document)
+                        .containsExactly(o.file(), o.document()));
+        assertThat(after.pods())
+                .extracting(p -> p.getMetadata().getLabels())
+                .containsExactly(Map.of("pod", "a"), Map.of("pod", "b"));
         assertThat(after.pods()).extracting(p -> p.getSpec().getNodeName()).containsExactly("node-1", "node-2");
         assertThat(after.pods()).extracting(p -> p.getStatus().getPodIP()).containsExactly("10.244.0.1", "10.244.0.2");
         assertThat(Files.readString(target.resolve("b.json"))).startsWith("{").contains("\"nodeName\":\"node-2\"");
@@ -183,8 +207,10 @@ class ManifestSetTest {
                 metadata: {namespace: a, name: named}
                 status: {phase: Running, podIPs: [{ip: localhost}]}
                 """);
-        assertThatThrownBy(() -> ManifestSet.load(source)).isInstanceOf(SandboxException.class)
-                .hasMessageContaining("pods.yaml document 2").hasMessageContaining("\"localhost\" is not an IP address");
+        assertThatThrownBy(() -> ManifestSet.load(source))
+                .isInstanceOf(SandboxException.class)
+                .hasMessageContaining("pods.yaml document 2")
+                .hasMessageContaining("\"localhost\" is not an IP address");
     }
 
     private static String fileDocumentMessage(ManifestProblem p) {

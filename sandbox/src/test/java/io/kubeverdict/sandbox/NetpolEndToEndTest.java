@@ -43,8 +43,10 @@ class NetpolEndToEndTest {
         TestLaunch.useTestClassPath();
         manifests = Files.createTempDirectory("kvt-e2e-");
         Files.writeString(manifests.resolve("fixture.yaml"), UpstreamFixture.manifests());
-        sandbox = Sandbox.start(new SandboxOptions(manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR,
-                Duration.ofMillis(1200), "kvt-sb-"), new Progress(new java.io.PrintWriter(System.err, true)));
+        sandbox = Sandbox.start(
+                new SandboxOptions(
+                        manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR, Duration.ofMillis(1200), "kvt-sb-"),
+                new Progress(new java.io.PrintWriter(System.err, true)));
         assertThat(sandbox.placement().nodes()).containsExactly("node-1", "node-2");
     }
 
@@ -72,10 +74,13 @@ class NetpolEndToEndTest {
                         podSelector: {}
                         policyTypes: [Ingress]
                         """), List.of(TCP80)),
-                new Scenario("default-deny-all in x (ingress and egress)", policy("x", "deny-all", """
+                new Scenario(
+                        "default-deny-all in x (ingress and egress)",
+                        policy("x", "deny-all", """
                         podSelector: {}
                         policyTypes: [Ingress, Egress]
-                        """), List.of(TCP80, UDP80)),
+                        """),
+                        List.of(TCP80, UDP80)),
                 new Scenario("allow from the same namespace only", policy("x", "allow-same-ns", """
                         podSelector: {}
                         ingress:
@@ -88,19 +93,23 @@ class NetpolEndToEndTest {
                         - from:
                           - namespaceSelector: {matchLabels: {ns: "y"}}
                         """), List.of(TCP80)),
-                new Scenario("allow to x/a from pod b of its namespace", policy("x", "allow-from-b", """
+                new Scenario(
+                        "allow to x/a from pod b of its namespace", policy("x", "allow-from-b", """
                         podSelector: {matchLabels: {pod: a}}
                         ingress:
                         - from:
                           - podSelector: {matchLabels: {pod: b}}
                         """), List.of(TCP80)),
-                new Scenario("namespaceSelector AND podSelector: y and z pods c", policy("x", "allow-ns-and-pod", """
+                new Scenario(
+                        "namespaceSelector AND podSelector: y and z pods c",
+                        policy("x", "allow-ns-and-pod", """
                         podSelector: {matchLabels: {pod: a}}
                         ingress:
                         - from:
                           - namespaceSelector: {matchExpressions: [{key: ns, operator: In, values: ["y", "z"]}]}
                             podSelector: {matchLabels: {pod: c}}
-                        """), List.of(TCP80)),
+                        """),
+                        List.of(TCP80)),
                 new Scenario("namespaceSelector OR podSelector", policy("x", "allow-ns-or-pod", """
                         podSelector: {matchLabels: {pod: a}}
                         ingress:
@@ -114,7 +123,8 @@ class NetpolEndToEndTest {
                         - ports:
                           - port: serve-81-tcp
                         """), List.of(TCP80, TCP81)),
-                new Scenario("numeric port 80 from namespace z", policy("x", "allow-80-from-z", """
+                new Scenario(
+                        "numeric port 80 from namespace z", policy("x", "allow-80-from-z", """
                         podSelector: {}
                         ingress:
                         - from:
@@ -123,34 +133,40 @@ class NetpolEndToEndTest {
                           - port: 80
                             protocol: TCP
                         """), List.of(TCP80, TCP81)),
-                new Scenario("multiple ports: 80/TCP and 81/UDP", policy("y", "allow-two-ports", """
+                new Scenario(
+                        "multiple ports: 80/TCP and 81/UDP",
+                        policy("y", "allow-two-ports", """
                         podSelector: {matchLabels: {pod: b}}
                         ingress:
                         - ports:
                           - {port: 80, protocol: TCP}
                           - {port: 81, protocol: UDP}
-                        """), List.of(TCP80, TCP81, UDP80, UDP81)),
+                        """),
+                        List.of(TCP80, TCP81, UDP80, UDP81)),
                 new Scenario("endPort range 81-82", policy("z", "allow-range", """
                         podSelector: {}
                         ingress:
                         - ports:
                           - {port: 81, endPort: 82, protocol: TCP}
                         """), List.of(TCP80, TCP81)),
-                new Scenario("egress from x/a only to namespace y", policy("x", "egress-to-y", """
+                new Scenario(
+                        "egress from x/a only to namespace y", policy("x", "egress-to-y", """
                         podSelector: {matchLabels: {pod: a}}
                         policyTypes: [Egress]
                         egress:
                         - to:
                           - namespaceSelector: {matchLabels: {ns: "y"}}
                         """), List.of(TCP80, UDP80)),
-                new Scenario("egress on UDP only, ingress untouched", policy("z", "egress-udp", """
+                new Scenario(
+                        "egress on UDP only, ingress untouched", policy("z", "egress-udp", """
                         podSelector: {matchLabels: {pod: c}}
                         policyTypes: [Egress]
                         egress:
                         - ports:
                           - {port: 80, protocol: UDP}
                         """), List.of(TCP80, UDP80)),
-                new Scenario("ingress and egress policies on different nodes combine",
+                new Scenario(
+                        "ingress and egress policies on different nodes combine",
                         policy("x", "x-egress-to-b", """
                                 podSelector: {}
                                 policyTypes: [Egress]
@@ -163,7 +179,8 @@ class NetpolEndToEndTest {
                                 ingress:
                                 - from:
                                   - namespaceSelector: {matchLabels: {ns: x}}
-                                """), List.of(TCP80)));
+                                """),
+                        List.of(TCP80)));
     }
 
     static String policy(String namespace, String name, String spec) {
@@ -190,12 +207,15 @@ class NetpolEndToEndTest {
         String ya = ips.get("y/a").get(0);
         String zb = ips.get("z/b").get(0);
         // Ingress to x/a from 10.244.0.0/24 except y/a; egress from x/b only to z/b's address.
-        apply(UpstreamFixture.manifests(), policy("x", "ipblock-ingress", """
+        apply(
+                UpstreamFixture.manifests(),
+                policy("x", "ipblock-ingress", """
                 podSelector: {matchLabels: {pod: a}}
                 ingress:
                 - from:
                   - ipBlock: {cidr: 10.244.0.0/24, except: [%s/32]}
-                """.formatted(ya)) + "---\n" + policy("x", "ipblock-egress", """
+                """.formatted(ya)) + "---\n"
+                        + policy("x", "ipblock-egress", """
                 podSelector: {matchLabels: {pod: b}}
                 policyTypes: [Egress]
                 egress:
@@ -261,7 +281,8 @@ class NetpolEndToEndTest {
                   - namespaceSelector: {matchLabels: {team: blue}}
                 """);
         apply(UpstreamFixture.manifests(), byNamespace);
-        assertThat(probeAndCompare(List.of(TCP80)).get(0).observed().connected("z/a", "x/a")).isFalse();
+        assertThat(probeAndCompare(List.of(TCP80)).get(0).observed().connected("z/a", "x/a"))
+                .isFalse();
         apply(UpstreamFixture.manifests().replace("    ns: z\n", "    ns: z\n    team: blue\n"), byNamespace);
         ProbeResult nsLabelled = probeAndCompare(List.of(TCP80)).get(0);
         assertThat(nsLabelled.observed().connected("z/a", "x/a")).isTrue();
@@ -293,7 +314,9 @@ class NetpolEndToEndTest {
         } else {
             Files.writeString(file, policies);
         }
-        assertThat(sandbox.reload()).as("pods unchanged, so the running sandbox takes the change").isTrue();
+        assertThat(sandbox.reload())
+                .as("pods unchanged, so the running sandbox takes the change")
+                .isTrue();
     }
 
     private List<ProbeResult> probeAndCompare(List<ServePort> probes) throws Exception {
@@ -310,6 +333,8 @@ class NetpolEndToEndTest {
 
     static boolean someDenied(ProbeResult r) {
         List<String> pods = r.expected().pods();
-        return pods.stream().anyMatch(from -> pods.stream().anyMatch(to -> !from.equals(to) && !r.expected().allowed(from, to)));
+        return pods.stream()
+                .anyMatch(from -> pods.stream()
+                        .anyMatch(to -> !from.equals(to) && !r.expected().allowed(from, to)));
     }
 }

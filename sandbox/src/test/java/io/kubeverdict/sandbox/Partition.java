@@ -26,11 +26,16 @@ final class Partition implements AutoCloseable {
     /** Cuts node off the control plane at controlPlaneIp:port. */
     static Partition cut(Testbed testbed, String node, String controlPlaneIp, int port) throws IOException {
         Partition p = new Partition(testbed, testbed.layout().nodeNamespace(node));
-        testbed.exec(p.namespace, "nft", "add table inet " + TABLE
-                + "; add chain inet " + TABLE + " out { type filter hook output priority -10; policy accept; }"
-                + "; add chain inet " + TABLE + " in { type filter hook input priority -10; policy accept; }"
-                + "; add rule inet " + TABLE + " out ip daddr " + controlPlaneIp + " tcp dport " + port + " drop"
-                + "; add rule inet " + TABLE + " in ip saddr " + controlPlaneIp + " tcp sport " + port + " drop");
+        testbed.exec(
+                p.namespace,
+                "nft",
+                "add table inet " + TABLE
+                        + "; add chain inet " + TABLE + " out { type filter hook output priority -10; policy accept; }"
+                        + "; add chain inet " + TABLE + " in { type filter hook input priority -10; policy accept; }"
+                        + "; add rule inet " + TABLE + " out ip daddr " + controlPlaneIp + " tcp dport " + port
+                        + " drop"
+                        + "; add rule inet " + TABLE + " in ip saddr " + controlPlaneIp + " tcp sport " + port
+                        + " drop");
         p.active = true;
         return p;
     }

@@ -37,30 +37,34 @@ class ReportTest {
     @Test
     @SuppressWarnings("unchecked")
     void namesEveryMismatchingPairInJsonAndTable() {
-        ProbeResult result = ProbeResult.compare(expected(Protocol.TCP, true),
+        ProbeResult result = ProbeResult.compare(
+                expected(Protocol.TCP, true),
                 observed(Protocol.TCP, Outcome.CONNECTED, Outcome.CONNECTED, Outcome.TIMEOUT, Outcome.CONNECTED));
         assertThat(result.agrees()).isFalse();
         assertThat(result.mismatches()).containsExactly(List.of("x/a", "x/b"), List.of("x/b", "x/a"));
 
         String json = ProbeJson.write(result);
-        assertThat(json).startsWith("{\"port\":80,\"protocol\":\"TCP\",\"pods\":[\"x/a\",\"x/b\"],\"expected\":{")
+        assertThat(json)
+                .startsWith("{\"port\":80,\"protocol\":\"TCP\",\"pods\":[\"x/a\",\"x/b\"],\"expected\":{")
                 .endsWith("\"mismatches\":[[\"x/a\",\"x/b\"],[\"x/b\",\"x/a\"]]}")
                 .doesNotContain("\n");
         Map<String, Object> back = JSON.readValue(json, LinkedHashMap.class);
         assertThat(back.keySet()).containsExactly("port", "protocol", "pods", "expected", "observed", "mismatches");
-        assertThat(back.get("observed")).isEqualTo(Map.of("x/a", Map.of("x/a", true, "x/b", true),
-                "x/b", Map.of("x/a", false, "x/b", true)));
+        assertThat(back.get("observed"))
+                .isEqualTo(Map.of("x/a", Map.of("x/a", true, "x/b", true), "x/b", Map.of("x/a", false, "x/b", true)));
         assertThat(ProbeJson.read(json)).isEqualTo(ProbeJson.of(result));
 
         String table = TableRenderer.render(result);
-        assertThat(table).contains("2 of 2 pairs differ")
+        assertThat(table)
+                .contains("2 of 2 pairs differ")
                 .contains("MISMATCH x/a -> x/b: expected denied, observed CONNECTED")
                 .contains("MISMATCH x/b -> x/a: expected allowed, observed TIMEOUT");
     }
 
     @Test
     void agreementHasNoMismatches() {
-        ProbeResult result = ProbeResult.compare(expected(Protocol.TCP, true),
+        ProbeResult result = ProbeResult.compare(
+                expected(Protocol.TCP, true),
                 observed(Protocol.TCP, Outcome.CONNECTED, Outcome.TIMEOUT, Outcome.CONNECTED, Outcome.CONNECTED));
         assertThat(result.agrees()).isTrue();
         assertThat(TableRenderer.render(result)).contains("80/TCP: observed == expected (2 pairs)");
@@ -71,7 +75,8 @@ class ReportTest {
         // Under a deny-all the engine says x/a -> x/a is denied, but that connection never leaves the pod.
         ConnectivityMatrix expected = expected(Protocol.TCP, false);
         assertThat(expected.allowed("x/a", "x/a")).isFalse();
-        ProbeResult result = ProbeResult.compare(expected,
+        ProbeResult result = ProbeResult.compare(
+                expected,
                 observed(Protocol.TCP, Outcome.CONNECTED, Outcome.TIMEOUT, Outcome.CONNECTED, Outcome.CONNECTED));
         assertThat(result.agrees()).isTrue();
         assertThat(TableRenderer.render(result)).doesNotContain("!").contains("loopback");
@@ -80,13 +85,20 @@ class ReportTest {
     @Test
     @SuppressWarnings("unchecked")
     void sctpIsReportedUnsupportedNotCompared() {
-        ProbeResult result = ProbeResult.compare(expected(Protocol.SCTP, true),
-                observed(Protocol.SCTP, Outcome.UNSUPPORTED, Outcome.UNSUPPORTED, Outcome.UNSUPPORTED, Outcome.UNSUPPORTED));
+        ProbeResult result = ProbeResult.compare(
+                expected(Protocol.SCTP, true),
+                observed(
+                        Protocol.SCTP,
+                        Outcome.UNSUPPORTED,
+                        Outcome.UNSUPPORTED,
+                        Outcome.UNSUPPORTED,
+                        Outcome.UNSUPPORTED));
         assertThat(result.unsupported()).isTrue();
         assertThat(result.agrees()).isTrue();
         Map<String, Object> json = JSON.readValue(ProbeJson.write(result), LinkedHashMap.class);
         assertThat(json).containsEntry("observed", null).containsEntry("protocol", "SCTP");
-        assertThat(json.keySet()).containsExactly("port", "protocol", "pods", "expected", "observed", "unsupported", "mismatches");
+        assertThat(json.keySet())
+                .containsExactly("port", "protocol", "pods", "expected", "observed", "unsupported", "mismatches");
         assertThat(TableRenderer.render(result)).contains("80/SCTP: not probed");
     }
 
@@ -103,6 +115,7 @@ class ReportTest {
         assertThat(ServePort.parse("53/udp")).isEqualTo(new ServePort(53, Protocol.UDP));
         assertThat(ServePort.parse("80").protocol().getNumber()).isEqualTo(6);
         assertThatThrownBy(() -> ServePort.parse("80/ICMP")).hasMessageContaining("TCP, UDP or SCTP");
-        assertThatThrownBy(() -> new ServePort(80, Protocol.PROTOCOL_UNSPECIFIED)).hasMessageContaining("TCP, UDP or SCTP");
+        assertThatThrownBy(() -> new ServePort(80, Protocol.PROTOCOL_UNSPECIFIED))
+                .hasMessageContaining("TCP, UDP or SCTP");
     }
 }

@@ -37,10 +37,24 @@ class SandboxCommandTest {
         TestLaunch.useTestClassPath();
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        List<String> args = new java.util.ArrayList<>(List.of("sandbox", "--output", "json", "--probe", "80/TCP",
-                "--probe", "81/UDP", "--probe", "80/SCTP", "--prefix", "kvt-sb-", "--probe-timeout", "1200"));
+        List<String> args = new java.util.ArrayList<>(List.of(
+                "sandbox",
+                "--output",
+                "json",
+                "--probe",
+                "80/TCP",
+                "--probe",
+                "81/UDP",
+                "--probe",
+                "80/SCTP",
+                "--prefix",
+                "kvt-sb-",
+                "--probe-timeout",
+                "1200"));
         args.addAll(List.of(extra));
-        int code = KubeVerdictMain.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
+        int code = KubeVerdictMain.commandLine()
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
                 .execute(args.toArray(String[]::new));
         assertThat(code).as("exit code; stderr:\n" + err + "\nstdout:\n" + out).isZero();
 
@@ -58,28 +72,38 @@ class SandboxCommandTest {
             expected.values().forEach(row -> assertThat(row.keySet()).containsExactlyElementsOf(pods));
             if (probes[i].endsWith("SCTP")) {
                 assertThat(probe).containsEntry("observed", null).containsKey("unsupported");
-                assertThat(probe.keySet()).containsExactly("port", "protocol", "pods", "expected", "observed", "unsupported", "mismatches");
+                assertThat(probe.keySet())
+                        .containsExactly(
+                                "port", "protocol", "pods", "expected", "observed", "unsupported", "mismatches");
             } else {
-                assertThat(probe.keySet()).containsExactly("port", "protocol", "pods", "expected", "observed", "mismatches");
+                assertThat(probe.keySet())
+                        .containsExactly("port", "protocol", "pods", "expected", "observed", "mismatches");
                 Map<String, Map<String, Boolean>> observed = (Map<String, Map<String, Boolean>>) probe.get("observed");
                 assertThat(observed.keySet()).containsExactlyElementsOf(pods);
                 // No mismatches: observed equals expected off the loopback diagonal.
                 for (String from : pods) {
                     for (String to : pods) {
                         if (!from.equals(to)) {
-                            assertThat(observed.get(from).get(to)).as(from + " -> " + to).isEqualTo(expected.get(from).get(to));
+                            assertThat(observed.get(from).get(to))
+                                    .as(from + " -> " + to)
+                                    .isEqualTo(expected.get(from).get(to));
                         }
                     }
                 }
             }
         }
         // The example is meant to show policies at work: something is denied.
-        Map<String, Map<String, Boolean>> tcp = (Map<String, Map<String, Boolean>>) parse(lines.get(0)).get("expected");
+        Map<String, Map<String, Boolean>> tcp =
+                (Map<String, Map<String, Boolean>>) parse(lines.get(0)).get("expected");
         assertThat(tcp.values()).anyMatch(row -> row.containsValue(false));
-        assertThat(err.toString()).contains("waiting until every agent is in sync").contains("tearing down");
+        assertThat(err.toString())
+                .contains("waiting until every agent is in sync")
+                .contains("tearing down");
         // Everything it made is gone.
         try (var left = Files.list(Path.of("/run/netns"))) {
-            assertThat(left.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("kvt-sb-" + ProcessHandle.current().pid() + "-")))
+            assertThat(left.map(p -> p.getFileName().toString())
+                            .filter(n -> n.startsWith(
+                                    "kvt-sb-" + ProcessHandle.current().pid() + "-")))
                     .isEmpty();
         }
     }
@@ -91,17 +115,29 @@ class SandboxCommandTest {
         Path manifests = Path.of(getClass().getResource("/sandbox/ipv6").toURI());
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int code = KubeVerdictMain.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
-                .execute("sandbox", "--manifests", manifests.toString(), "--prefix", "kvt-sb-", "--probe-timeout", "1200");
+        int code = KubeVerdictMain.commandLine()
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(
+                        "sandbox",
+                        "--manifests",
+                        manifests.toString(),
+                        "--prefix",
+                        "kvt-sb-",
+                        "--probe-timeout",
+                        "1200");
         assertThat(code).as("exit code; stderr:\n" + err + "\nstdout:\n" + out).isZero();
-        assertThat(out.toString()).contains("80/TCP: observed == expected (6 pairs)")
+        assertThat(out.toString())
+                .contains("80/TCP: observed == expected (6 pairs)")
                 .containsPattern("x/c +X +\\. +\\.\\s+x/c +X +\\. +\\.");
     }
 
     @Test
     void knowsWhetherItRunsAsRoot() {
-        assertThat(RootCheck.effectiveUidIsRoot(List.of("Name:\tjava", "Uid:\t0\t0\t0\t0"))).isTrue();
-        assertThat(RootCheck.effectiveUidIsRoot(List.of("Uid:\t1000\t1000\t1000\t1000"))).isFalse();
+        assertThat(RootCheck.effectiveUidIsRoot(List.of("Name:\tjava", "Uid:\t0\t0\t0\t0")))
+                .isTrue();
+        assertThat(RootCheck.effectiveUidIsRoot(List.of("Uid:\t1000\t1000\t1000\t1000")))
+                .isFalse();
         assertThat(RootCheck.effectiveUidIsRoot(List.of("Uid:\t0\t1000\t0\t0"))).isFalse();
     }
 }

@@ -56,7 +56,8 @@ class SoakTest {
         Thread changes = new Thread(flipper, "soak-policy-changes");
         changes.setDaemon(true);
         changes.start();
-        Thread sampler = new Thread(() -> rss.every(Duration.ofSeconds(Math.max(2, duration.toSeconds() / 30))), "soak-rss");
+        Thread sampler =
+                new Thread(() -> rss.every(Duration.ofSeconds(Math.max(2, duration.toSeconds() / 30))), "soak-rss");
         sampler.setDaemon(true);
         sampler.start();
         ConnectionLoad.Result result;
@@ -75,17 +76,22 @@ class SoakTest {
         bed.report("soak: %s", flipper);
         rss.report(bed);
         assertThat(flipper.failure()).as("policy changes").isNull();
-        assertThat(result.wrong()).as("wrong verdicts (first %d)", result.wrong().size()).isEmpty();
+        assertThat(result.wrong())
+                .as("wrong verdicts (first %d)", result.wrong().size())
+                .isEmpty();
         assertThat(result.wrongCount()).isZero();
         assertThat(result.connected()).as("connections that opened").isPositive();
         assertThat(result.denied()).as("connections that were denied").isPositive();
-        assertThat(result.strict()).as("connections judged against one steady expectation").isPositive();
+        assertThat(result.strict())
+                .as("connections judged against one steady expectation")
+                .isPositive();
         assertThat(flipper.changes()).as("policy changes").isGreaterThanOrEqualTo((int) (duration.toSeconds() / 4));
         for (Map.Entry<String, ManagedProcess> p : processes.entrySet()) {
             assertThat(p.getValue().alive()).as(p.getKey() + " still runs").isTrue();
             long start = rss.first(p.getKey());
             long end = rss.last(p.getKey());
-            assertThat(end).as("%s resident KiB at the end vs %d at the start", p.getKey(), start)
+            assertThat(end)
+                    .as("%s resident KiB at the end vs %d at the start", p.getKey(), start)
                     .isLessThan(start * 2 + RSS_SLACK_KIB);
         }
     }
@@ -119,7 +125,8 @@ class SoakTest {
             try {
                 while (running) {
                     long start = System.nanoTime();
-                    Verdicts next = bed.stage(toB ? POLICIES_B : POLICIES_A).enforced(toB ? "B enforced" : "A enforced");
+                    Verdicts next =
+                            bed.stage(toB ? POLICIES_B : POLICIES_A).enforced(toB ? "B enforced" : "A enforced");
                     timeline.enter("converging on " + next.name().charAt(0), current, next);
                     long published = System.nanoTime();
                     bed.sandbox.publish();
@@ -162,9 +169,13 @@ class SoakTest {
             if (sorted.isEmpty()) {
                 return "no policy change completed";
             }
-            return String.format(Locale.ROOT, "%d policy changes, written -> every agent applied: p50 %.2fs, p99 %.2fs, max %.2fs",
-                    sorted.size(), sorted.get(sorted.size() / 2), sorted.get((int) Math.min(sorted.size() - 1,
-                            Math.ceil(sorted.size() * 0.99) - 1)), sorted.get(sorted.size() - 1));
+            return String.format(
+                    Locale.ROOT,
+                    "%d policy changes, written -> every agent applied: p50 %.2fs, p99 %.2fs, max %.2fs",
+                    sorted.size(),
+                    sorted.get(sorted.size() / 2),
+                    sorted.get((int) Math.min(sorted.size() - 1, Math.ceil(sorted.size() * 0.99) - 1)),
+                    sorted.get(sorted.size() - 1));
         }
     }
 
@@ -203,9 +214,13 @@ class SoakTest {
         }
 
         synchronized void report(FaultBed bed) {
-            samples.forEach((name, s) -> bed.report("soak: %s VmRSS start %d MiB, end %d MiB, max %d MiB (%d samples: %s)",
-                    name, s.get(0) / 1024, s.get(s.size() - 1) / 1024,
-                    s.stream().mapToLong(Long::longValue).max().orElse(-1) / 1024, s.size(),
+            samples.forEach((name, s) -> bed.report(
+                    "soak: %s VmRSS start %d MiB, end %d MiB, max %d MiB (%d samples: %s)",
+                    name,
+                    s.get(0) / 1024,
+                    s.get(s.size() - 1) / 1024,
+                    s.stream().mapToLong(Long::longValue).max().orElse(-1) / 1024,
+                    s.size(),
                     s.stream().map(k -> String.valueOf(k / 1024)).toList()));
         }
     }

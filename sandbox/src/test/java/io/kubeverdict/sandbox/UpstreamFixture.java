@@ -22,13 +22,23 @@ final class UpstreamFixture {
     static String manifests(Map<String, String> extraLabels) {
         StringBuilder s = new StringBuilder();
         for (String ns : NAMESPACES) {
-            s.append("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ").append(ns)
-                    .append("\n  labels:\n    ns: ").append(ns).append("\n    kubernetes.io/metadata.name: ").append(ns).append("\n---\n");
+            s.append("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ")
+                    .append(ns)
+                    .append("\n  labels:\n    ns: ")
+                    .append(ns)
+                    .append("\n    kubernetes.io/metadata.name: ")
+                    .append(ns)
+                    .append("\n---\n");
         }
         for (String ns : NAMESPACES) {
             for (String pod : PODS) {
-                s.append("apiVersion: v1\nkind: Pod\nmetadata:\n  namespace: ").append(ns).append("\n  name: ").append(pod)
-                        .append("\n  labels:\n    pod: ").append(pod).append('\n');
+                s.append("apiVersion: v1\nkind: Pod\nmetadata:\n  namespace: ")
+                        .append(ns)
+                        .append("\n  name: ")
+                        .append(pod)
+                        .append("\n  labels:\n    pod: ")
+                        .append(pod)
+                        .append('\n');
                 String extra = extraLabels.get(ns + "/" + pod);
                 if (extra != null) {
                     s.append("    ").append(extra).append('\n');
@@ -36,10 +46,20 @@ final class UpstreamFixture {
                 s.append("spec:\n  containers:\n");
                 for (int port : new int[] {80, 81}) {
                     for (String proto : new String[] {"TCP", "UDP", "SCTP"}) {
-                        s.append("  - name: cont-").append(port).append('-').append(proto.toLowerCase())
-                                .append("\n    image: registry.k8s.io/e2e-test-images/agnhost:2.53\n    ports:\n    - containerPort: ")
-                                .append(port).append("\n      name: serve-").append(port).append('-').append(proto.toLowerCase())
-                                .append("\n      protocol: ").append(proto).append('\n');
+                        s.append("  - name: cont-")
+                                .append(port)
+                                .append('-')
+                                .append(proto.toLowerCase())
+                                .append(
+                                        "\n    image: registry.k8s.io/e2e-test-images/agnhost:2.53\n    ports:\n    - containerPort: ")
+                                .append(port)
+                                .append("\n      name: serve-")
+                                .append(port)
+                                .append('-')
+                                .append(proto.toLowerCase())
+                                .append("\n      protocol: ")
+                                .append(proto)
+                                .append('\n');
                     }
                 }
                 s.append("---\n");

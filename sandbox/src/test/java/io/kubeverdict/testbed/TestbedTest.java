@@ -25,7 +25,9 @@ class TestbedTest {
 
     private static List<String> ourNamespaces(String runName) throws Exception {
         try (Stream<Path> s = Files.list(Path.of("/run/netns"))) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(runName + "-")).toList();
+            return s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith(runName + "-"))
+                    .toList();
         }
     }
 
@@ -47,12 +49,17 @@ class TestbedTest {
             assertThat(overTcp.pods()).containsExactly("x/a", "x/b", "y/a", "y/b");
             for (String from : overTcp.pods()) {
                 for (String to : overTcp.pods()) {
-                    assertThat(overTcp.outcome(from, to)).as(from + " -> " + to + " tcp").isEqualTo(Outcome.CONNECTED);
+                    assertThat(overTcp.outcome(from, to))
+                            .as(from + " -> " + to + " tcp")
+                            .isEqualTo(Outcome.CONNECTED);
                 }
             }
             ObservedMatrix overUdp = bed.probe(udp, TIMEOUT);
-            overUdp.pods().forEach(from -> overUdp.pods().forEach(to ->
-                    assertThat(overUdp.outcome(from, to)).as(from + " -> " + to + " udp").isEqualTo(Outcome.CONNECTED)));
+            overUdp.pods()
+                    .forEach(from -> overUdp.pods()
+                            .forEach(to -> assertThat(overUdp.outcome(from, to))
+                                    .as(from + " -> " + to + " udp")
+                                    .isEqualTo(Outcome.CONNECTED)));
 
             // Nobody listens on 82: the destination refuses, which the prober must not count as connected.
             ObservedMatrix closed = bed.probe(ServePort.parse("82/TCP"), TIMEOUT);
@@ -80,29 +87,41 @@ class TestbedTest {
                 new PodSpec("h/two", "n2", List.of(n2), List.of(tcp, udp), true),
                 new PodSpec("h/two-again", "n2", List.of(n2), List.of(tcp), true));
         String runName;
-        try (Testbed bed = Testbed.create(PREFIX, List.of("n1", "n2"), Map.of("n1", List.of(n1), "n2", List.of(n2)), pods)) {
+        try (Testbed bed =
+                Testbed.create(PREFIX, List.of("n1", "n2"), Map.of("n1", List.of(n1), "n2", List.of(n2)), pods)) {
             runName = bed.layout().runName();
-            assertThat(ourNamespaces(runName)).as("no namespaces of their own for hostNetwork pods").hasSize(1 + 2 + 2);
-            assertThat(bed.layout().podNamespace("h/two")).isEqualTo(bed.layout().nodeNamespace("n2"));
+            assertThat(ourNamespaces(runName))
+                    .as("no namespaces of their own for hostNetwork pods")
+                    .hasSize(1 + 2 + 2);
+            assertThat(bed.layout().podNamespace("h/two"))
+                    .isEqualTo(bed.layout().nodeNamespace("n2"));
             for (ServePort port : List.of(tcp, udp)) {
                 ObservedMatrix m = bed.probe(port, TIMEOUT);
-                m.pods().forEach(from -> m.pods().forEach(to ->
-                        assertThat(m.outcome(from, to)).as(from + " -> " + to + " " + port).isEqualTo(Outcome.CONNECTED)));
+                m.pods()
+                        .forEach(from -> m.pods()
+                                .forEach(to -> assertThat(m.outcome(from, to))
+                                        .as(from + " -> " + to + " " + port)
+                                        .isEqualTo(Outcome.CONNECTED)));
             }
             // The node's own address is on the node, and what it sends across the fabric comes from there.
             String n2Ns = bed.layout().nodeNamespace("n2");
-            assertThat(bed.exec(n2Ns, "ip", "-4", "addr", "show", "dev", "fab0")).contains("10.76.9.2/32");
+            assertThat(bed.exec(n2Ns, "ip", "-4", "addr", "show", "dev", "fab0"))
+                    .contains("10.76.9.2/32");
             assertThat(bed.exec(n2Ns, "ip", "route", "get", "10.76.0.1")).contains("src 10.76.9.2");
             assertThat(bed.exec(n2Ns, "ip", "route", "get", "10.76.9.1"))
-                    .contains("via " + bed.layout().nodeAddress("n1")).contains("src 10.76.9.2");
-            assertThat(bed.exec(n2Ns, "ss", "-Hltn", "sport = :80").lines().count()).as("one listener on n2").isEqualTo(1);
+                    .contains("via " + bed.layout().nodeAddress("n1"))
+                    .contains("src 10.76.9.2");
+            assertThat(bed.exec(n2Ns, "ss", "-Hltn", "sport = :80").lines().count())
+                    .as("one listener on n2")
+                    .isEqualTo(1);
         }
         assertThat(ourNamespaces(runName)).isEmpty();
     }
 
     @Test
     void aHostNetworkPodMustUseItsNodesAddress() throws Exception {
-        List<PodSpec> pods = List.of(new PodSpec("h/one", "n1", List.of(InetAddress.getByName("10.76.8.9")), List.of(), true));
+        List<PodSpec> pods =
+                List.of(new PodSpec("h/one", "n1", List.of(InetAddress.getByName("10.76.8.9")), List.of(), true));
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new TestbedLayout("kvt-sb-0", List.of("n1"), pods))
                 .hasMessageContaining("does not have");
     }
@@ -114,7 +133,9 @@ class TestbedTest {
         List<PodSpec> pods = List.of(pod("x/a", "n1", "10.78.0.1", tcp, udp), pod("x/b", "n2", "10.78.0.2", tcp, udp));
         try (Testbed bed = Testbed.create(PREFIX, List.of("n1", "n2"), pods)) {
             // A drop on the destination's node, like a deny verdict, made here with nft only for this test.
-            bed.exec(bed.layout().nodeNamespace("n2"), "nft",
+            bed.exec(
+                    bed.layout().nodeNamespace("n2"),
+                    "nft",
                     "add table ip t; add chain ip t f { type filter hook forward priority 0; }; add rule ip t f ct state new ip daddr 10.78.0.2 drop");
             ObservedMatrix overTcp = bed.probe(tcp, Duration.ofMillis(500));
             assertThat(overTcp.outcome("x/a", "x/b")).isEqualTo(Outcome.TIMEOUT);
@@ -130,7 +151,8 @@ class TestbedTest {
     void sctpIsReportedUnsupportedNotFaked() throws Exception {
         List<PodSpec> pods = List.of(pod("x/a", "n1", "10.79.0.1", ServePort.parse("80/SCTP")));
         try (Testbed bed = Testbed.create(PREFIX, List.of("n1"), pods)) {
-            assertThat(bed.probe(ServePort.parse("80/SCTP"), TIMEOUT).outcome("x/a", "x/a")).isEqualTo(Outcome.UNSUPPORTED);
+            assertThat(bed.probe(ServePort.parse("80/SCTP"), TIMEOUT).outcome("x/a", "x/a"))
+                    .isEqualTo(Outcome.UNSUPPORTED);
         }
     }
 
@@ -142,7 +164,8 @@ class TestbedTest {
         Process orphan = new ProcessBuilder("ip", "netns", "exec", stale, "sleep", "300").start();
         try {
             assertThat(Leftovers.remove(PREFIX)).contains(stale);
-            assertThat(orphan.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(orphan.waitFor(10, java.util.concurrent.TimeUnit.SECONDS))
+                    .isTrue();
             assertThat(Files.exists(Path.of("/run/netns", stale))).isFalse();
         } finally {
             orphan.destroyForcibly();
@@ -157,8 +180,14 @@ class TestbedTest {
         // sleep 0 exits at once but its parent (exec'd into sleep 30) never reaps it: a zombie.
         Process parent = new ProcessBuilder("sh", "-c", "sleep 0 & echo $!; exec sleep 30").start();
         try {
-            String zombie = new java.io.BufferedReader(new java.io.InputStreamReader(parent.getInputStream())).readLine().strip();
-            for (int i = 0; i < 100 && !Files.readString(Path.of("/proc", zombie, "stat")).contains(") Z "); i++) {
+            String zombie = new java.io.BufferedReader(new java.io.InputStreamReader(parent.getInputStream()))
+                    .readLine()
+                    .strip();
+            for (int i = 0;
+                    i < 100
+                            && !Files.readString(Path.of("/proc", zombie, "stat"))
+                                    .contains(") Z ");
+                    i++) {
                 Thread.sleep(20);
             }
             assertThat(Files.readString(Path.of("/proc", zombie, "stat"))).contains(") Z ");
@@ -185,7 +214,8 @@ class TestbedTest {
             try (Testbed bed = Testbed.create(PREFIX, List.of("n1"), List.of(pod("x/a", "n1", "10.80.0.1")))) {
                 assertThat(Files.exists(Path.of("/run/netns", stale))).isFalse();
                 // Our own live run is not a leftover.
-                assertThat(Leftovers.find(PREFIX)).doesNotContainAnyElementsOf(bed.layout().namespaces());
+                assertThat(Leftovers.find(PREFIX))
+                        .doesNotContainAnyElementsOf(bed.layout().namespaces());
             }
         } finally {
             if (Files.exists(Path.of("/run/netns", stale))) {
@@ -198,7 +228,11 @@ class TestbedTest {
     void dualStackPodsReachEachOtherOverIpv6() throws Exception {
         ServePort tcp = ServePort.parse("80/TCP");
         List<PodSpec> pods = List.of(
-                new PodSpec("x/a", "n1", List.of(InetAddress.getByName("fd00:77::1"), InetAddress.getByName("10.81.0.1")), List.of(tcp)),
+                new PodSpec(
+                        "x/a",
+                        "n1",
+                        List.of(InetAddress.getByName("fd00:77::1"), InetAddress.getByName("10.81.0.1")),
+                        List.of(tcp)),
                 new PodSpec("x/b", "n2", List.of(InetAddress.getByName("fd00:77::2")), List.of(tcp)));
         try (Testbed bed = Testbed.create(PREFIX, List.of("n1", "n2"), pods)) {
             ObservedMatrix m = bed.probe(tcp, TIMEOUT);

@@ -32,10 +32,13 @@ import org.openjdk.jmh.infra.Blackhole;
 public class CalculationBenchmark {
     @Param({"5000"})
     int nodes;
+
     @Param({"10000"})
     int namespaces;
+
     @Param({"150000"})
     int pods;
+
     @Param({"10000"})
     int policies;
     /** AdminNetworkPolicies (mixed subjects) plus, when positive, a BaselineAdminNetworkPolicy for every pod and the Nodes. */
@@ -53,11 +56,17 @@ public class CalculationBenchmark {
         cluster = new SyntheticCluster(nodes, namespaces, pods, policies, adminPolicies, 42);
         calc = cluster.calculateAll();
         Pod p = cluster.pods.get(pods / 2);
-        Pod other = new io.fabric8.kubernetes.api.model.PodBuilder(p).editMetadata()
-                .addToLabels("app", "app-changed").endMetadata().build();
+        Pod other = new io.fabric8.kubernetes.api.model.PodBuilder(p)
+                .editMetadata()
+                .addToLabels("app", "app-changed")
+                .endMetadata()
+                .build();
         variants = new Pod[] {other, p};
-        Pod annotated = new io.fabric8.kubernetes.api.model.PodBuilder(p).editMetadata()
-                .addToAnnotations("touched", "yes").endMetadata().build();
+        Pod annotated = new io.fabric8.kubernetes.api.model.PodBuilder(p)
+                .editMetadata()
+                .addToAnnotations("touched", "yes")
+                .endMetadata()
+                .build();
         noop = new Pod[] {annotated, p};
     }
 
@@ -112,7 +121,9 @@ public class CalculationBenchmark {
             endpoints += s.getEndpointsCount();
             sets += s.getIpSetsCount();
             pols += s.getPoliciesCount();
-            members += s.getIpSetsList().stream().mapToLong(x -> x.getMembersCount()).sum();
+            members += s.getIpSetsList().stream()
+                    .mapToLong(x -> x.getMembersCount())
+                    .sum();
         }
         c = null;
         Runtime rt = Runtime.getRuntime();
@@ -120,11 +131,14 @@ public class CalculationBenchmark {
             System.gc();
         }
         long used = rt.totalMemory() - rt.freeMemory();
-        System.out.printf("full calculation (one pass, cold JVM): %d ms wall, %d ms CPU of the calculating thread%n",
+        System.out.printf(
+                "full calculation (one pass, cold JVM): %d ms wall, %d ms CPU of the calculating thread%n",
                 (t1 - t0) / 1_000_000, (c1 - c0) / 1_000_000);
-        System.out.printf("nodes %d, endpoints %d, per-node policies %d, per-node ip sets %d (members %d), distinct sets %d%n",
+        System.out.printf(
+                "nodes %d, endpoints %d, per-node policies %d, per-node ip sets %d (members %d), distinct sets %d%n",
                 snaps.size(), endpoints, pols, sets, members, calc.ipSetCount());
-        System.out.printf("retained heap with calculator and all snapshots: %d MiB (max %d MiB)%n",
+        System.out.printf(
+                "retained heap with calculator and all snapshots: %d MiB (max %d MiB)%n",
                 used >> 20, rt.maxMemory() >> 20);
     }
 }

@@ -2,8 +2,8 @@
 package io.kubeverdict.controlplane.calc;
 
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.LabelSelectorRequirement;
@@ -53,21 +53,35 @@ final class SyntheticCluster {
     SyntheticCluster(int nodes, int namespaceCount, int podCount, int policyCount, int adminPolicyCount, long seed) {
         Random r = new Random(seed);
         for (int i = 0; i < namespaceCount; i++) {
-            namespaces.add(new NamespaceBuilder().withNewMetadata().withName(ns(i))
-                    .withLabels(Map.of("team", "team" + (i % 50), "env", i % 3 == 0 ? "prod" : "dev")).endMetadata().build());
+            namespaces.add(new NamespaceBuilder()
+                    .withNewMetadata()
+                    .withName(ns(i))
+                    .withLabels(Map.of("team", "team" + (i % 50), "env", i % 3 == 0 ? "prod" : "dev"))
+                    .endMetadata()
+                    .build());
         }
         for (int i = 0; i < podCount; i++) {
-            pods.add(pod(ns(i % namespaceCount), "pod" + i, i, "app" + (i / namespaceCount % 5), "node" + r.nextInt(nodes)));
+            pods.add(pod(
+                    ns(i % namespaceCount), "pod" + i, i, "app" + (i / namespaceCount % 5), "node" + r.nextInt(nodes)));
         }
         for (int i = 0; i < policyCount; i++) {
             policies.add(policy(ns(i % namespaceCount), "np" + i, r));
         }
         if (adminPolicyCount > 0) {
             for (int n = 0; n < nodes; n++) {
-                nodeObjects.add(new NodeBuilder().withNewMetadata().withName("node" + n)
-                        .withLabels(n < 3 ? Map.of("role", "control-plane") : Map.of("role", "worker", "zone", "z" + n % 3))
-                        .endMetadata().withNewStatus().addNewAddress().withType("InternalIP")
-                        .withAddress("172.16." + (n >> 8) + "." + (n & 255)).endAddress().endStatus().build());
+                nodeObjects.add(new NodeBuilder()
+                        .withNewMetadata()
+                        .withName("node" + n)
+                        .withLabels(
+                                n < 3 ? Map.of("role", "control-plane") : Map.of("role", "worker", "zone", "z" + n % 3))
+                        .endMetadata()
+                        .withNewStatus()
+                        .addNewAddress()
+                        .withType("InternalIP")
+                        .withAddress("172.16." + (n >> 8) + "." + (n & 255))
+                        .endAddress()
+                        .endStatus()
+                        .build());
             }
             for (int i = 0; i < adminPolicyCount; i++) {
                 adminPolicies.add(adminPolicy(i, r));
@@ -96,10 +110,12 @@ final class SyntheticCluster {
         String subject = switch (i % 4) {
             case 0 -> "{namespaces: {matchLabels: {team: team" + r.nextInt(50) + "}}}";
             case 1 -> "{namespaces: {matchLabels: {kubernetes.io/metadata.name: ns" + (1 + r.nextInt(9999)) + "}}}";
-            case 2 -> "{pods: {namespaceSelector: {matchLabels: {env: prod}}, podSelector: {matchLabels: {role: frontend}}}}";
+            case 2 ->
+                "{pods: {namespaceSelector: {matchLabels: {env: prod}}, podSelector: {matchLabels: {role: frontend}}}}";
             default -> "{pods: {namespaceSelector: {}, podSelector: {matchLabels: {app: app" + r.nextInt(5) + "}}}}";
         };
-        return YAML.unmarshal("""
+        return YAML.unmarshal(
+                """
                 apiVersion: policy.networking.k8s.io/v1alpha1
                 kind: AdminNetworkPolicy
                 metadata: {name: anp%d}
@@ -123,15 +139,27 @@ final class SyntheticCluster {
 
     static Pod pod(String ns, String name, int i, String app, String node) {
         return new PodBuilder()
-                .withNewMetadata().withNamespace(ns).withName(name)
-                .withLabels(Map.of("app", app, "role", i % 4 == 0 ? "frontend" : "backend")).endMetadata()
-                .withNewSpec().withNodeName(node)
-                .withContainers(new ContainerBuilder().withName("c").withImage("img")
-                        .withPorts(new ContainerPortBuilder().withName("http").withContainerPort(8080 + i % 3).build()).build())
+                .withNewMetadata()
+                .withNamespace(ns)
+                .withName(name)
+                .withLabels(Map.of("app", app, "role", i % 4 == 0 ? "frontend" : "backend"))
+                .endMetadata()
+                .withNewSpec()
+                .withNodeName(node)
+                .withContainers(new ContainerBuilder()
+                        .withName("c")
+                        .withImage("img")
+                        .withPorts(new ContainerPortBuilder()
+                                .withName("http")
+                                .withContainerPort(8080 + i % 3)
+                                .build())
+                        .build())
                 .endSpec()
-                .withNewStatus().withPhase("Running")
+                .withNewStatus()
+                .withPhase("Running")
                 .withPodIPs(new PodIP("10." + (i >> 16 & 255) + "." + (i >> 8 & 255) + "." + (i & 255)))
-                .endStatus().build();
+                .endStatus()
+                .build();
     }
 
     private static LabelSelector labels(String k, String v) {
@@ -141,7 +169,11 @@ final class SyntheticCluster {
     }
 
     static NetworkPolicy policy(String ns, String name, Random r) {
-        NetworkPolicyBuilder b = new NetworkPolicyBuilder().withNewMetadata().withNamespace(ns).withName(name).endMetadata();
+        NetworkPolicyBuilder b = new NetworkPolicyBuilder()
+                .withNewMetadata()
+                .withNamespace(ns)
+                .withName(name)
+                .endMetadata();
         int kind = r.nextInt(10);
         String app = "app" + r.nextInt(5);
         NetworkPolicyPeer peer = new NetworkPolicyPeer();
@@ -150,35 +182,52 @@ final class SyntheticCluster {
             case 0, 1, 2, 3 -> {
                 peer.setPodSelector(labels("app", "app" + r.nextInt(5)));
                 port.setPort(new IntOrString(8080));
-                return b.withNewSpec().withPodSelector(labels("app", app))
-                        .withIngress(new NetworkPolicyIngressRule(List.of(peer), List.of(port))).endSpec().build();
+                return b.withNewSpec()
+                        .withPodSelector(labels("app", app))
+                        .withIngress(new NetworkPolicyIngressRule(List.of(peer), List.of(port)))
+                        .endSpec()
+                        .build();
             }
             case 4, 5 -> {
                 peer.setNamespaceSelector(labels("team", "team" + r.nextInt(50)));
                 peer.setPodSelector(labels("role", "frontend"));
                 port.setPort(new IntOrString("http"));
-                return b.withNewSpec().withPodSelector(labels("app", app))
-                        .withIngress(new NetworkPolicyIngressRule(List.of(peer), List.of(port))).endSpec().build();
+                return b.withNewSpec()
+                        .withPodSelector(labels("app", app))
+                        .withIngress(new NetworkPolicyIngressRule(List.of(peer), List.of(port)))
+                        .endSpec()
+                        .build();
             }
             case 6, 7 -> {
                 peer.setNamespaceSelector(labels("kubernetes.io/metadata.name", "kube-system"));
                 port.setProtocol("UDP");
                 port.setPort(new IntOrString(53));
-                return b.withNewSpec().withPodSelector(new LabelSelector()).withPolicyTypes("Ingress", "Egress")
-                        .withEgress(new NetworkPolicyEgressRule(List.of(port), List.of(peer))).endSpec().build();
+                return b.withNewSpec()
+                        .withPodSelector(new LabelSelector())
+                        .withPolicyTypes("Ingress", "Egress")
+                        .withEgress(new NetworkPolicyEgressRule(List.of(port), List.of(peer)))
+                        .endSpec()
+                        .build();
             }
             case 8 -> {
                 peer.setIpBlock(new IPBlock("10.0.0.0/8", List.of("10.0." + r.nextInt(256) + ".0/24")));
                 LabelSelector sel = new LabelSelector();
                 sel.setMatchExpressions(List.of(new LabelSelectorRequirement("role", "In", List.of("frontend"))));
-                return b.withNewSpec().withPodSelector(sel)
-                        .withIngress(new NetworkPolicyIngressRule(List.of(peer), List.of())).endSpec().build();
+                return b.withNewSpec()
+                        .withPodSelector(sel)
+                        .withIngress(new NetworkPolicyIngressRule(List.of(peer), List.of()))
+                        .endSpec()
+                        .build();
             }
             default -> {
                 peer.setNamespaceSelector(labels("env", "prod"));
                 port.setPort(new IntOrString("http"));
-                return b.withNewSpec().withPodSelector(labels("app", app)).withPolicyTypes("Egress")
-                        .withEgress(new NetworkPolicyEgressRule(List.of(port), List.of(peer))).endSpec().build();
+                return b.withNewSpec()
+                        .withPodSelector(labels("app", app))
+                        .withPolicyTypes("Egress")
+                        .withEgress(new NetworkPolicyEgressRule(List.of(port), List.of(peer)))
+                        .endSpec()
+                        .build();
             }
         }
     }

@@ -22,7 +22,10 @@ public final class AgentBinding {
      * @param pods (namespace, name) -> the pod as the informer has it, or null
      * @param inspection who else may inspect
      */
-    public AgentBinding(String agentNamespace, String agentServiceAccount, BiFunction<String, String, Pod> pods,
+    public AgentBinding(
+            String agentNamespace,
+            String agentServiceAccount,
+            BiFunction<String, String, Pod> pods,
             InspectionAccess inspection) {
         this.agentNamespace = agentNamespace;
         this.agentUsername = "system:serviceaccount:" + agentNamespace + ":" + agentServiceAccount;
@@ -36,8 +39,10 @@ public final class AgentBinding {
 
     public Caller bind(Review review) {
         if (!review.ok()) {
-            return Caller.refused("", (review.apiFailure() ? Status.UNAVAILABLE : Status.UNAUTHENTICATED)
-                    .withDescription(review.error()));
+            return Caller.refused(
+                    "",
+                    (review.apiFailure() ? Status.UNAVAILABLE : Status.UNAUTHENTICATED)
+                            .withDescription(review.error()));
         }
         String user = review.username();
         if (!agentUsername.equals(user)) {
@@ -50,24 +55,32 @@ public final class AgentBinding {
         String podName = review.extraValue(Review.POD_NAME);
         String podUid = review.extraValue(Review.POD_UID);
         if (podName == null || podUid == null) {
-            return Caller.refused(user, Status.PERMISSION_DENIED.withDescription(
-                    "the token of " + user + " is bound to no pod and names no node: mount a projected "
-                            + "ServiceAccount token (audience kube-verdict), not a Secret token"));
+            return Caller.refused(
+                    user,
+                    Status.PERMISSION_DENIED.withDescription(
+                            "the token of " + user + " is bound to no pod and names no node: mount a projected "
+                                    + "ServiceAccount token (audience kube-verdict), not a Secret token"));
         }
         Pod pod = pods.apply(agentNamespace, podName);
         if (pod == null) {
-            return Caller.refused(user, Status.PERMISSION_DENIED.withDescription(
-                    "the token's pod " + agentNamespace + "/" + podName + " is not in the cluster (yet)"));
+            return Caller.refused(
+                    user,
+                    Status.PERMISSION_DENIED.withDescription(
+                            "the token's pod " + agentNamespace + "/" + podName + " is not in the cluster (yet)"));
         }
         if (!podUid.equals(pod.getMetadata().getUid())) {
-            return Caller.refused(user, Status.PERMISSION_DENIED.withDescription(
-                    "the token's pod " + agentNamespace + "/" + podName + " (uid " + podUid
-                            + ") is gone; a pod of that name now has uid " + pod.getMetadata().getUid()));
+            return Caller.refused(
+                    user,
+                    Status.PERMISSION_DENIED.withDescription("the token's pod " + agentNamespace + "/" + podName
+                            + " (uid " + podUid + ") is gone; a pod of that name now has uid "
+                            + pod.getMetadata().getUid()));
         }
         String podNode = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
         if (podNode == null || podNode.isEmpty()) {
-            return Caller.refused(user, Status.PERMISSION_DENIED.withDescription(
-                    "the token's pod " + agentNamespace + "/" + podName + " is not placed on a node"));
+            return Caller.refused(
+                    user,
+                    Status.PERMISSION_DENIED.withDescription(
+                            "the token's pod " + agentNamespace + "/" + podName + " is not placed on a node"));
         }
         return Caller.agent(user, podNode);
     }

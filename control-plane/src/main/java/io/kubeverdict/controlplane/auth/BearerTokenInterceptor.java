@@ -25,7 +25,8 @@ import java.net.SocketAddress;
  * threads next to nothing.
  */
 public final class BearerTokenInterceptor implements ServerInterceptor {
-    static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+    static final Metadata.Key<String> AUTHORIZATION =
+            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
     private static final String BEARER = "Bearer ";
     /** Longer than any ServiceAccount token; a bigger header is not reviewed. */
     static final int MAX_TOKEN_CHARS = 16 * 1024;
@@ -35,8 +36,8 @@ public final class BearerTokenInterceptor implements ServerInterceptor {
     private final CallRefusals refusals;
     private final AgentBinding binding;
 
-    public BearerTokenInterceptor(CachingTokenReviewer reviewer, TokenReviewLimits limits, AgentBinding binding,
-            MeterRegistry registry) {
+    public BearerTokenInterceptor(
+            CachingTokenReviewer reviewer, TokenReviewLimits limits, AgentBinding binding, MeterRegistry registry) {
         this.reviewer = reviewer;
         this.limits = limits;
         this.binding = binding;
@@ -44,8 +45,8 @@ public final class BearerTokenInterceptor implements ServerInterceptor {
     }
 
     @Override
-    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-            ServerCallHandler<Q, R> next) {
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         String header = headers.get(AUTHORIZATION);
         SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
         Caller caller;
@@ -60,8 +61,8 @@ public final class BearerTokenInterceptor implements ServerInterceptor {
                     String address = CallerKey.address(remote);
                     TokenReviewLimits.Refusal limited = limits.tryStart(address);
                     if (limited != null) {
-                        return refusals.refuse(call, limited.reason(), limited.code(), "address " + address,
-                                limited.why());
+                        return refusals.refuse(
+                                call, limited.reason(), limited.code(), "address " + address, limited.why());
                     }
                     try {
                         review = reviewer.review(token);
@@ -81,7 +82,9 @@ public final class BearerTokenInterceptor implements ServerInterceptor {
 
     /** Whether the peer is on a loopback address (an IPv4-mapped one counts: Java makes it IPv4). */
     static boolean onLoopback(SocketAddress remote) {
-        return remote instanceof InetSocketAddress a && a.getAddress() != null && a.getAddress().isLoopbackAddress();
+        return remote instanceof InetSocketAddress a
+                && a.getAddress() != null
+                && a.getAddress().isLoopbackAddress();
     }
 
     /** Why the header is not a usable bearer token, or null when it is one. */

@@ -52,7 +52,8 @@ public final class CachingTokenReviewer implements TokenReviewer {
         }
         Review review = reviewer.review(token);
         if (!review.apiFailure()) {
-            answers.put(key, review, review.ok() ? Math.min(ACCEPTED_FOR_NANOS, untilExpiry(token)) : REJECTED_FOR_NANOS);
+            answers.put(
+                    key, review, review.ok() ? Math.min(ACCEPTED_FOR_NANOS, untilExpiry(token)) : REJECTED_FOR_NANOS);
         }
         return review;
     }
@@ -69,7 +70,8 @@ public final class CachingTokenReviewer implements TokenReviewer {
         }
         try {
             Struct.Builder claims = Struct.newBuilder();
-            JsonFormat.parser().ignoringUnknownFields()
+            JsonFormat.parser()
+                    .ignoringUnknownFields()
                     .merge(new String(Base64.getUrlDecoder().decode(parts[1]), StandardCharsets.UTF_8), claims);
             Value exp = claims.getFieldsMap().get("exp");
             if (exp == null || exp.getKindCase() != Value.KindCase.NUMBER_VALUE) {
@@ -84,7 +86,8 @@ public final class CachingTokenReviewer implements TokenReviewer {
 
     private static String sha256(String token) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -37,13 +37,13 @@ public final class CallLimits implements ServerInterceptor {
      * @param maxTrackedCallers buckets kept; beyond them, idle ones are forgotten, then new
      *     callers share one bucket (an address-per-call flood cannot grow the map)
      */
-    public record Config(int maxStreams, double unaryPerSecond, int unaryBurst, int maxTrackedCallers,
-            boolean limitLoopback) {
+    public record Config(
+            int maxStreams, double unaryPerSecond, int unaryBurst, int maxTrackedCallers, boolean limitLoopback) {
         public Config {
             // !(x > 0) also refuses NaN, which would make every comparison false: no limit at all.
             if (maxStreams < 2 || !(unaryPerSecond > 0) || unaryBurst < 1 || maxTrackedCallers < 1) {
-                throw new IllegalArgumentException("call limits must allow an agent's two streams and some calls: "
-                        + this);
+                throw new IllegalArgumentException(
+                        "call limits must allow an agent's two streams and some calls: " + this);
             }
         }
 
@@ -69,19 +69,23 @@ public final class CallLimits implements ServerInterceptor {
     private final CallerBuckets buckets;
     private final CallRefusals refusals;
 
-    public CallLimits(Config config, Function<ServerCall<?, ?>, String> callerKey,
-            Predicate<MethodDescriptor<?, ?>> rateLimited, MeterRegistry registry, LongSupplier nanoClock) {
+    public CallLimits(
+            Config config,
+            Function<ServerCall<?, ?>, String> callerKey,
+            Predicate<MethodDescriptor<?, ?>> rateLimited,
+            MeterRegistry registry,
+            LongSupplier nanoClock) {
         this.config = config;
         this.callerKey = callerKey;
         this.rateLimited = rateLimited;
         this.refusals = new CallRefusals(registry);
-        this.buckets = new CallerBuckets(config.unaryPerSecond(), config.unaryBurst(), config.maxTrackedCallers(),
-                nanoClock);
+        this.buckets =
+                new CallerBuckets(config.unaryPerSecond(), config.unaryBurst(), config.maxTrackedCallers(), nanoClock);
     }
 
     @Override
-    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-            ServerCallHandler<Q, R> next) {
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         if (!config.limitLoopback()
                 && BearerTokenInterceptor.onLoopback(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR))) {
             return next.startCall(call, headers); // the operator through kubectl port-forward, or this pod itself
@@ -92,18 +96,26 @@ public final class CallLimits implements ServerInterceptor {
             return stream(call, headers, next, caller);
         }
         if (rateLimited.test(method) && !buckets.tryTake(caller)) {
-            return refusals.refuse(call, "rate_limited", Status.Code.RESOURCE_EXHAUSTED, caller,
+            return refusals.refuse(
+                    call,
+                    "rate_limited",
+                    Status.Code.RESOURCE_EXHAUSTED,
+                    caller,
                     "more than " + config.unaryPerSecond() + " calls per second (burst " + config.unaryBurst() + ")");
         }
         return next.startCall(call, headers);
     }
 
-    private <Q, R> ServerCall.Listener<Q> stream(ServerCall<Q, R> call, Metadata headers,
-            ServerCallHandler<Q, R> next, String caller) {
+    private <Q, R> ServerCall.Listener<Q> stream(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next, String caller) {
         int open = openStreams.merge(caller, 1, Integer::sum);
         if (open > config.maxStreams()) {
             release(caller);
-            return refusals.refuse(call, "streams_per_caller", Status.Code.RESOURCE_EXHAUSTED, caller,
+            return refusals.refuse(
+                    call,
+                    "streams_per_caller",
+                    Status.Code.RESOURCE_EXHAUSTED,
+                    caller,
                     "already " + config.maxStreams() + " open streams");
         }
         AtomicBoolean released = new AtomicBoolean();

@@ -31,20 +31,28 @@ final class CallRefusals {
     }
 
     /** Closes {@code call} with {@code code} and "WHY for CALLER"; the listener ignores the rest. */
-    <Q, R> ServerCall.Listener<Q> refuse(ServerCall<Q, R> call, String reason, Status.Code code, String caller,
-            String why) {
+    <Q, R> ServerCall.Listener<Q> refuse(
+            ServerCall<Q, R> call, String reason, Status.Code code, String caller, String why) {
         String method = call.getMethodDescriptor().getFullMethodName();
         Counter.builder("kubeverdict_grpc_calls_refused")
                 .description("Calls refused by a limit before any work, by reason and method")
-                .tag("reason", reason).tag("method", method)
-                .register(registry).increment();
-        long suppressed = logLimits.computeIfAbsent(reason, r -> new LogLimiter(1, TimeUnit.SECONDS)).tryAcquire();
+                .tag("reason", reason)
+                .tag("method", method)
+                .register(registry)
+                .increment();
+        long suppressed = logLimits
+                .computeIfAbsent(reason, r -> new LogLimiter(1, TimeUnit.SECONDS))
+                .tryAcquire();
         if (suppressed >= 0) {
-            log.warn("refused {} of {} from {}: {}{}", method, caller,
-                    call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR), why,
+            log.warn(
+                    "refused {} of {} from {}: {}{}",
+                    method,
+                    caller,
+                    call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR),
+                    why,
                     suppressed > 0 ? " (" + suppressed + " more refusals not logged)" : "");
         }
         call.close(Status.fromCode(code).withDescription(why + " for " + caller), new Metadata());
-        return new ServerCall.Listener<>() { };
+        return new ServerCall.Listener<>() {};
     }
 }

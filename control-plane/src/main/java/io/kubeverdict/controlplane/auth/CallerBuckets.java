@@ -22,8 +22,8 @@ final class CallerBuckets {
     CallerBuckets(double perSecond, int burst, int maxCallers, LongSupplier nanoClock) {
         // !(x > 0) also refuses NaN, which would make every comparison false: no limit at all.
         if (!(perSecond > 0) || burst < 1 || maxCallers < 1) {
-            throw new IllegalArgumentException("a rate limit needs a positive rate, burst and table: "
-                    + perSecond + "/s, burst " + burst + ", " + maxCallers + " callers");
+            throw new IllegalArgumentException("a rate limit needs a positive rate, burst and table: " + perSecond
+                    + "/s, burst " + burst + ", " + maxCallers + " callers");
         }
         this.perNano = perSecond / 1e9;
         this.burst = burst;

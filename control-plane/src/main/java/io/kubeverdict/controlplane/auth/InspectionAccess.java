@@ -55,13 +55,21 @@ public final class InspectionAccess {
     }
 
     private static Status review(KubernetesClient client, Review who) {
-        SubjectAccessReview asked = new SubjectAccessReviewBuilder().withNewSpec()
-                .withUser(who.username()).withGroups(who.groups()).withExtra(Map.copyOf(who.extra()))
-                .withNewNonResourceAttributes().withPath(PATH).withVerb(VERB).endNonResourceAttributes()
-                .endSpec().build();
+        SubjectAccessReview asked = new SubjectAccessReviewBuilder()
+                .withNewSpec()
+                .withUser(who.username())
+                .withGroups(who.groups())
+                .withExtra(Map.copyOf(who.extra()))
+                .withNewNonResourceAttributes()
+                .withPath(PATH)
+                .withVerb(VERB)
+                .endNonResourceAttributes()
+                .endSpec()
+                .build();
         SubjectAccessReviewStatus answer;
         try {
-            SubjectAccessReview reviewed = client.authorization().v1().subjectAccessReview().create(asked);
+            SubjectAccessReview reviewed =
+                    client.authorization().v1().subjectAccessReview().create(asked);
             answer = reviewed == null ? null : reviewed.getStatus();
         } catch (RuntimeException e) {
             return Status.UNAVAILABLE.withDescription("could not ask the API server whether " + who.username()
@@ -70,9 +78,13 @@ public final class InspectionAccess {
         if (answer != null && Boolean.TRUE.equals(answer.getAllowed()) && !Boolean.TRUE.equals(answer.getDenied())) {
             return Status.OK;
         }
-        String reason = answer == null || answer.getReason() == null || answer.getReason().isBlank()
-                ? "" : " (" + answer.getReason() + ")";
-        return Status.PERMISSION_DENIED.withDescription(who.username() + " may not inspect: the API server does not "
-                + "allow it " + VERB + " " + PATH + reason + "; bind the ClusterRole kube-verdict-inspector to grant it");
+        String reason = answer == null
+                        || answer.getReason() == null
+                        || answer.getReason().isBlank()
+                ? ""
+                : " (" + answer.getReason() + ")";
+        return Status.PERMISSION_DENIED.withDescription(
+                who.username() + " may not inspect: the API server does not " + "allow it " + VERB + " " + PATH + reason
+                        + "; bind the ClusterRole kube-verdict-inspector to grant it");
     }
 }

@@ -27,8 +27,12 @@ public final class KubernetesTokenReviewer implements TokenReviewer {
 
     @Override
     public Review review(String token) {
-        TokenReview review = new TokenReviewBuilder().withSpec(new TokenReviewSpecBuilder().withToken(token)
-                .withAudiences(audience == null ? List.of() : List.of(audience)).build()).build();
+        TokenReview review = new TokenReviewBuilder()
+                .withSpec(new TokenReviewSpecBuilder()
+                        .withToken(token)
+                        .withAudiences(audience == null ? List.of() : List.of(audience))
+                        .build())
+                .build();
         TokenReview answer;
         try {
             answer = client.authentication().v1().tokenReviews().create(review);
@@ -37,12 +41,17 @@ public final class KubernetesTokenReviewer implements TokenReviewer {
         }
         TokenReviewStatus status = answer == null ? null : answer.getStatus();
         if (status == null || !Boolean.TRUE.equals(status.getAuthenticated())) {
-            String why = status == null || status.getError() == null || status.getError().isBlank()
-                    ? "not authenticated" : status.getError();
+            String why = status == null
+                            || status.getError() == null
+                            || status.getError().isBlank()
+                    ? "not authenticated"
+                    : status.getError();
             return Review.rejected("token rejected by the API server: " + why);
         }
-        if (audience != null && (status.getAudiences() == null || !status.getAudiences().contains(audience))) {
-            return Review.rejected("token is not for audience '" + audience + "' (it is for " + status.getAudiences() + ")");
+        if (audience != null
+                && (status.getAudiences() == null || !status.getAudiences().contains(audience))) {
+            return Review.rejected(
+                    "token is not for audience '" + audience + "' (it is for " + status.getAudiences() + ")");
         }
         UserInfo user = status.getUser();
         if (user == null || user.getUsername() == null || user.getUsername().isEmpty()) {

@@ -19,7 +19,11 @@ import java.util.Set;
  * limits: a line a minute per peer and code, the client's words escaped and cut.
  */
 public final class NodeAuthorizer {
-    private enum Mode { NONE, CERTIFICATE, TOKEN }
+    private enum Mode {
+        NONE,
+        CERTIFICATE,
+        TOKEN
+    }
 
     private final Mode mode;
     private final RefusalLog refusals = new RefusalLog();
@@ -121,8 +125,10 @@ public final class NodeAuthorizer {
                 if (caller.inspection() != null && caller.inspection().isOk()) {
                     return InspectionScope.all(); // the API server allowed it (SubjectAccessReview)
                 }
-                return InspectionScope.none(caller.inspection() != null ? caller.inspection()
-                        : Status.PERMISSION_DENIED.withDescription(caller + " may not inspect"));
+                return InspectionScope.none(
+                        caller.inspection() != null
+                                ? caller.inspection()
+                                : Status.PERMISSION_DENIED.withDescription(caller + " may not inspect"));
             }
         }
     }

@@ -22,8 +22,8 @@ public final class PeerIdentityInterceptor implements ServerInterceptor {
     static final Context.Key<String> ADDRESS = Context.key("kubeverdict-peer-address");
 
     @Override
-    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-            ServerCallHandler<Q, R> next) {
+    public <Q, R> ServerCall.Listener<Q> interceptCall(
+            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         PeerIdentity identity = identity(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION));
         Context context = Context.current()
                 .withValue(ADDRESS, CallerKey.address(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR)));

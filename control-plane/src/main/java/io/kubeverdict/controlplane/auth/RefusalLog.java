@@ -20,6 +20,7 @@ final class RefusalLog {
     private static final Logger log = LoggerFactory.getLogger(NodeAuthorizer.class);
     /** More than a DNS subdomain (253): a real node name is never cut. */
     static final int MAX_SHOWN_CHARS = 256;
+
     private static final int MAX_TRACKED = 1_000;
 
     private final Map<String, LogLimiter> limiters = new ConcurrentHashMap<>();
@@ -32,7 +33,11 @@ final class RefusalLog {
         if (suppressed < 0) {
             return;
         }
-        log.warn("refused a call for node '{}' from {}: {}{}", printable(node), who, printable(status.getDescription()),
+        log.warn(
+                "refused a call for node '{}' from {}: {}{}",
+                printable(node),
+                who,
+                printable(status.getDescription()),
                 suppressed > 0 ? " (" + suppressed + " more such refusals of this peer not logged)" : "");
     }
 

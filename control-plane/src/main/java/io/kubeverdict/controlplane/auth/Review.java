@@ -11,10 +11,11 @@ import java.util.Map;
  * @param error null when authenticated; otherwise why not (shown to the caller and logged)
  * @param apiFailure the review could not be made (API unreachable, forbidden): retried soon
  */
-public record Review(String username, List<String> groups, Map<String, List<String>> extra, String error,
-                     boolean apiFailure) {
+public record Review(
+        String username, List<String> groups, Map<String, List<String>> extra, String error, boolean apiFailure) {
     /** authentication.kubernetes.io/node-name: the node a projected token's pod runs on (Kubernetes 1.30+). */
     public static final String NODE_NAME = "authentication.kubernetes.io/node-name";
+
     public static final String POD_NAME = "authentication.kubernetes.io/pod-name";
     public static final String POD_UID = "authentication.kubernetes.io/pod-uid";
 

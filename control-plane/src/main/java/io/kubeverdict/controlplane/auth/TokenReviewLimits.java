@@ -41,8 +41,8 @@ public final class TokenReviewLimits {
             throw new IllegalArgumentException("token reviews need at least one in flight: " + config);
         }
         this.config = config;
-        this.perAddress = new CallerBuckets(config.perAddressPerSecond(), config.perAddressBurst(),
-                config.maxTrackedAddresses(), nanoClock);
+        this.perAddress = new CallerBuckets(
+                config.perAddressPerSecond(), config.perAddressBurst(), config.maxTrackedAddresses(), nanoClock);
         this.inFlight = new Semaphore(config.maxInFlight());
     }
 
@@ -52,13 +52,17 @@ public final class TokenReviewLimits {
      */
     public Refusal tryStart(String address) {
         if (!perAddress.tryTake(address)) {
-            return new Refusal("token_reviews_per_address", Status.Code.RESOURCE_EXHAUSTED,
+            return new Refusal(
+                    "token_reviews_per_address",
+                    Status.Code.RESOURCE_EXHAUSTED,
                     "more than " + config.perAddressPerSecond() + " unknown tokens per second (burst "
                             + config.perAddressBurst() + ") from one address");
         }
         if (!inFlight.tryAcquire()) {
             // UNAVAILABLE: as when the API server cannot be reached; agents retry with backoff.
-            return new Refusal("token_reviews_in_flight", Status.Code.UNAVAILABLE,
+            return new Refusal(
+                    "token_reviews_in_flight",
+                    Status.Code.UNAVAILABLE,
                     config.maxInFlight() + " token reviews are already waiting for the API server");
         }
         return null;

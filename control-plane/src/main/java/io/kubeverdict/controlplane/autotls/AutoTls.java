@@ -45,14 +45,26 @@ public final class AutoTls implements AutoCloseable {
      * @param checkEvery how often the Secret is looked at (renewals and other replicas' changes)
      * @param fileReload how often the server looks at the files written here
      */
-    public record Settings(String namespace, String secretName, String configMapName, List<String> dnsNames,
-            Duration checkEvery, Duration fileReload, RenewalPlan.Lifetimes lifetimes) {
+    public record Settings(
+            String namespace,
+            String secretName,
+            String configMapName,
+            List<String> dnsNames,
+            Duration checkEvery,
+            Duration fileReload,
+            RenewalPlan.Lifetimes lifetimes) {
         public static final String DEFAULT_SECRET = "kube-verdict-auto-tls";
         public static final String DEFAULT_CONFIG_MAP = "kube-verdict-ca";
 
         public static Settings defaults(String namespace, List<String> dnsNames) {
-            return new Settings(namespace, DEFAULT_SECRET, DEFAULT_CONFIG_MAP, dnsNames, Duration.ofMinutes(5),
-                    TlsFileReloads.DEFAULT_PERIOD, RenewalPlan.Lifetimes.defaults());
+            return new Settings(
+                    namespace,
+                    DEFAULT_SECRET,
+                    DEFAULT_CONFIG_MAP,
+                    dnsNames,
+                    Duration.ofMinutes(5),
+                    TlsFileReloads.DEFAULT_PERIOD,
+                    RenewalPlan.Lifetimes.defaults());
         }
 
         public Settings withObjects(String secret, String configMap) {
@@ -61,7 +73,10 @@ public final class AutoTls implements AutoCloseable {
 
         /** The control plane Service's names in a namespace, as agents and the CLI dial it. */
         public static List<String> serviceNames(String service, String namespace) {
-            return List.of(service + "." + namespace + ".svc", service, service + "." + namespace,
+            return List.of(
+                    service + "." + namespace + ".svc",
+                    service,
+                    service + "." + namespace,
                     service + "." + namespace + ".svc.cluster.local");
         }
     }
@@ -77,8 +92,8 @@ public final class AutoTls implements AutoCloseable {
         this.objects = new TlsObjects(client, settings.namespace(), settings.secretName(), settings.configMapName());
         this.plan = new RenewalPlan(settings.dnsNames(), settings.lifetimes());
         this.clock = clock;
-        this.dir = Files.createTempDirectory("kube-verdict-tls",
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        this.dir = Files.createTempDirectory(
+                "kube-verdict-tls", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         this.serverTls = new ServerTls(dir.resolve("tls.crt"), dir.resolve("tls.key"), null, settings.fileReload());
         this.checker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "auto-tls");
@@ -96,9 +111,14 @@ public final class AutoTls implements AutoCloseable {
             auto.close();
             throw new IOException("auto TLS: " + e.getMessage(), e);
         }
-        auto.checker.scheduleWithFixedDelay(FatalThreads.guard(auto::checkAndLog), settings.checkEvery().toMillis(),
-                settings.checkEvery().toMillis(), TimeUnit.MILLISECONDS);
-        log.info("auto TLS: serving the certificate of {}; agents trust the CA bundle of {}", auto.objects.secretPlace(),
+        auto.checker.scheduleWithFixedDelay(
+                FatalThreads.guard(auto::checkAndLog),
+                settings.checkEvery().toMillis(),
+                settings.checkEvery().toMillis(),
+                TimeUnit.MILLISECONDS);
+        log.info(
+                "auto TLS: serving the certificate of {}; agents trust the CA bundle of {}",
+                auto.objects.secretPlace(),
                 auto.objects.configMapPlace());
         return auto;
     }
@@ -112,8 +132,10 @@ public final class AutoTls implements AutoCloseable {
         try {
             check();
         } catch (IOException | RuntimeException e) {
-            log.warn("auto TLS: checking {} failed ({}); serving the last good certificate, retrying at the next check",
-                    objects.secretPlace(), e.getMessage());
+            log.warn(
+                    "auto TLS: checking {} failed ({}); serving the last good certificate, retrying at the next check",
+                    objects.secretPlace(),
+                    e.getMessage());
         }
     }
 
@@ -126,8 +148,10 @@ public final class AutoTls implements AutoCloseable {
                 try {
                     current = TlsMaterial.fromData(stored.data());
                 } catch (IOException unusable) {
-                    log.error("auto TLS: {} cannot be used ({}); replacing it with a new CA and certificate",
-                            objects.secretPlace(), unusable.getMessage());
+                    log.error(
+                            "auto TLS: {} cannot be used ({}); replacing it with a new CA and certificate",
+                            objects.secretPlace(),
+                            unusable.getMessage());
                 }
             }
             TlsMaterial wanted = plan.plan(current, clock.instant());
@@ -140,10 +164,16 @@ public final class AutoTls implements AutoCloseable {
                     }
                     throw e;
                 }
-                log.info("auto TLS: {} {} (CA valid until {}, serving certificate until {}{})", objects.secretPlace(),
-                        stored == null ? "created" : "renewed", wanted.ca().notAfter(), wanted.serving().notAfter(),
-                        wanted.next() == null ? "" : "; next CA trusted, signing from "
-                                + wanted.next().notBefore().plus(CertificateIssuer.BACKDATE));
+                log.info(
+                        "auto TLS: {} {} (CA valid until {}, serving certificate until {}{})",
+                        objects.secretPlace(),
+                        stored == null ? "created" : "renewed",
+                        wanted.ca().notAfter(),
+                        wanted.serving().notAfter(),
+                        wanted.next() == null
+                                ? ""
+                                : "; next CA trusted, signing from "
+                                        + wanted.next().notBefore().plus(CertificateIssuer.BACKDATE));
             }
             publish(wanted);
             return;
@@ -157,7 +187,10 @@ public final class AutoTls implements AutoCloseable {
         String published = objects.readBundle();
         if (!bundle.equals(published)) {
             objects.writeBundle(bundle, published != null);
-            log.info("auto TLS: published {} CA certificate(s) in {}", material.trusted().size(), objects.configMapPlace());
+            log.info(
+                    "auto TLS: published {} CA certificate(s) in {}",
+                    material.trusted().size(),
+                    objects.configMapPlace());
         }
         writeIfChanged(serverTls.privateKey(), Pem.of(material.serving().key()));
         writeIfChanged(serverTls.certChain(), Pem.of(material.serving().certificate()));

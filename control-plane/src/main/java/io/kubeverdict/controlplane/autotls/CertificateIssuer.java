@@ -30,6 +30,7 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 final class CertificateIssuer {
     /** Clocks of nodes differ: a certificate is valid from a little before it was made. */
     static final Duration BACKDATE = Duration.ofMinutes(5);
+
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private CertificateIssuer() {}
@@ -41,7 +42,9 @@ final class CertificateIssuer {
             X509v3CertificateBuilder b = builder(name, name, key, now, validity);
             b.addExtension(Extension.basicConstraints, true, new BasicConstraints(0));
             b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
-            b.addExtension(Extension.subjectKeyIdentifier, false,
+            b.addExtension(
+                    Extension.subjectKeyIdentifier,
+                    false,
                     new JcaX509ExtensionUtils().createSubjectKeyIdentifier(key.getPublic()));
             return new KeyedCertificate(sign(b, key), key.getPrivate());
         } catch (GeneralSecurityException | java.io.IOException | OperatorCreationException e) {
@@ -52,18 +55,25 @@ final class CertificateIssuer {
     static KeyedCertificate serving(KeyedCertificate ca, List<String> dnsNames, Instant now, Duration validity) {
         KeyPair key = keyPair();
         try {
-            X509v3CertificateBuilder b = builder(X500Name.getInstance(ca.certificate().getSubjectX500Principal().getEncoded()),
-                    new X500Name("CN=" + dnsNames.get(0)), key, now, validity);
-            GeneralName[] sans = dnsNames.stream().map(n -> new GeneralName(GeneralName.dNSName, n))
+            X509v3CertificateBuilder b = builder(
+                    X500Name.getInstance(
+                            ca.certificate().getSubjectX500Principal().getEncoded()),
+                    new X500Name("CN=" + dnsNames.get(0)),
+                    key,
+                    now,
+                    validity);
+            GeneralName[] sans = dnsNames.stream()
+                    .map(n -> new GeneralName(GeneralName.dNSName, n))
                     .toArray(GeneralName[]::new);
             b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(sans));
             b.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
             b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
             b.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth));
             JcaX509ExtensionUtils utils = new JcaX509ExtensionUtils();
-            b.addExtension(Extension.authorityKeyIdentifier, false,
-                    utils.createAuthorityKeyIdentifier(ca.certificate()));
-            return new KeyedCertificate(sign(b, new KeyPair(ca.certificate().getPublicKey(), ca.key())), key.getPrivate());
+            b.addExtension(
+                    Extension.authorityKeyIdentifier, false, utils.createAuthorityKeyIdentifier(ca.certificate()));
+            return new KeyedCertificate(
+                    sign(b, new KeyPair(ca.certificate().getPublicKey(), ca.key())), key.getPrivate());
         } catch (GeneralSecurityException | java.io.IOException | OperatorCreationException e) {
             throw new IllegalStateException("cannot make a serving certificate", e);
         }
@@ -79,15 +89,20 @@ final class CertificateIssuer {
         }
     }
 
-    private static X509v3CertificateBuilder builder(X500Name issuer, X500Name subject, KeyPair subjectKey,
-            Instant now, Duration validity) {
-        return new JcaX509v3CertificateBuilder(issuer, new BigInteger(127, RANDOM).add(BigInteger.ONE),
-                Date.from(now.minus(BACKDATE)), Date.from(now.plus(validity)), subject, subjectKey.getPublic());
+    private static X509v3CertificateBuilder builder(
+            X500Name issuer, X500Name subject, KeyPair subjectKey, Instant now, Duration validity) {
+        return new JcaX509v3CertificateBuilder(
+                issuer,
+                new BigInteger(127, RANDOM).add(BigInteger.ONE),
+                Date.from(now.minus(BACKDATE)),
+                Date.from(now.plus(validity)),
+                subject,
+                subjectKey.getPublic());
     }
 
     private static X509Certificate sign(X509v3CertificateBuilder b, KeyPair issuer)
             throws OperatorCreationException, GeneralSecurityException {
-        return new JcaX509CertificateConverter().getCertificate(
-                b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(issuer.getPrivate())));
+        return new JcaX509CertificateConverter()
+                .getCertificate(b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(issuer.getPrivate())));
     }
 }

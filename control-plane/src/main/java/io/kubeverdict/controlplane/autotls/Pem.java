@@ -51,7 +51,8 @@ final class Pem {
         try (PEMParser parser = new PEMParser(new StringReader(pem))) {
             for (Object o; (o = parser.readObject()) != null; ) {
                 if (!(o instanceof X509CertificateHolder holder)) {
-                    throw new IOException("expected certificates, found " + o.getClass().getSimpleName());
+                    throw new IOException(
+                            "expected certificates, found " + o.getClass().getSimpleName());
                 }
                 out.add(new JcaX509CertificateConverter().getCertificate(holder));
             }

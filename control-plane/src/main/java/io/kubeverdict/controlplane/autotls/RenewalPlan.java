@@ -27,7 +27,8 @@ public final class RenewalPlan {
         }
 
         public Lifetimes {
-            if (caRenewBefore.compareTo(ca) >= 0 || caOverlap.compareTo(caRenewBefore) >= 0
+            if (caRenewBefore.compareTo(ca) >= 0
+                    || caOverlap.compareTo(caRenewBefore) >= 0
                     || serving.compareTo(ca) >= 0) {
                 throw new IllegalArgumentException("lifetimes out of order: " + this);
             }
@@ -71,7 +72,9 @@ public final class RenewalPlan {
         if (ca != current.ca() || servingDue(serving, ca, now)) {
             serving = CertificateIssuer.serving(ca, dnsNames, now, lifetimes.serving());
         }
-        if (ca == current.ca() && next == current.next() && previous == current.previous()
+        if (ca == current.ca()
+                && next == current.next()
+                && previous == current.previous()
                 && serving == current.serving()) {
             return current;
         }

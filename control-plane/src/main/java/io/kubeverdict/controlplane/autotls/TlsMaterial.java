@@ -64,7 +64,8 @@ record TlsMaterial(KeyedCertificate ca, KeyedCertificate next, X509Certificate p
     static TlsMaterial fromData(Map<String, String> data) throws IOException {
         KeyedCertificate ca = pair(data, CA_CERT, CA_KEY, true);
         KeyedCertificate next = data.containsKey(NEXT_CERT) || data.containsKey(NEXT_KEY)
-                ? pair(data, NEXT_CERT, NEXT_KEY, true) : null;
+                ? pair(data, NEXT_CERT, NEXT_KEY, true)
+                : null;
         X509Certificate previous = data.containsKey(PREVIOUS_CERT) ? single(data, PREVIOUS_CERT) : null;
         KeyedCertificate serving = pair(data, TLS_CERT, TLS_KEY, false);
         try {

@@ -72,9 +72,16 @@ final class TlsObjects {
     void writeSecret(Map<String, String> data, String resourceVersion) {
         Map<String, String> encoded = new LinkedHashMap<>();
         data.forEach((k, v) -> encoded.put(k, Base64.getEncoder().encodeToString(v.getBytes(StandardCharsets.UTF_8))));
-        Secret secret = new SecretBuilder().withNewMetadata().withNamespace(namespace).withName(secretName)
-                .withResourceVersion(resourceVersion).addToLabels(MANAGED_BY, "kube-verdict-control-plane").endMetadata()
-                .withType("kubernetes.io/tls").withData(encoded).build();
+        Secret secret = new SecretBuilder()
+                .withNewMetadata()
+                .withNamespace(namespace)
+                .withName(secretName)
+                .withResourceVersion(resourceVersion)
+                .addToLabels(MANAGED_BY, "kube-verdict-control-plane")
+                .endMetadata()
+                .withType("kubernetes.io/tls")
+                .withData(encoded)
+                .build();
         if (resourceVersion == null) {
             client.secrets().inNamespace(namespace).resource(secret).create();
         } else {
@@ -84,15 +91,23 @@ final class TlsObjects {
 
     /** The bundle the ConfigMap holds; null when it does not exist. */
     String readBundle() {
-        ConfigMap cm = client.configMaps().inNamespace(namespace).withName(configMapName).get();
+        ConfigMap cm = client.configMaps()
+                .inNamespace(namespace)
+                .withName(configMapName)
+                .get();
         return cm == null || cm.getData() == null ? null : cm.getData().get(BUNDLE_KEY);
     }
 
     /** Creates or replaces the ConfigMap (it is derived from the Secret: last writer wins, all write the same). */
     void writeBundle(String pem, boolean exists) {
-        ConfigMap cm = new ConfigMapBuilder().withNewMetadata().withNamespace(namespace).withName(configMapName)
-                .addToLabels(MANAGED_BY, "kube-verdict-control-plane").endMetadata()
-                .addToData(BUNDLE_KEY, pem).build();
+        ConfigMap cm = new ConfigMapBuilder()
+                .withNewMetadata()
+                .withNamespace(namespace)
+                .withName(configMapName)
+                .addToLabels(MANAGED_BY, "kube-verdict-control-plane")
+                .endMetadata()
+                .addToData(BUNDLE_KEY, pem)
+                .build();
         if (exists) {
             client.configMaps().inNamespace(namespace).resource(cm).update();
         } else {

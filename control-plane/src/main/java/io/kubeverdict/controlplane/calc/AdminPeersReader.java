@@ -34,7 +34,9 @@ final class AdminPeersReader {
         if (!(value instanceof List<?> list) || list.isEmpty()) {
             throw new Unusable(field, value == null ? "missing" : value instanceof List<?> ? "empty" : "not a list");
         }
-        Set<String> known = ingress ? Set.of("namespaces", "pods") : Set.of("namespaces", "pods", "nodes", "networks", "domainNames");
+        Set<String> known = ingress
+                ? Set.of("namespaces", "pods")
+                : Set.of("namespaces", "pods", "nodes", "networks", "domainNames");
         List<Peer> out = new ArrayList<>();
         for (int j = 0; j < list.size(); j++) {
             String f = field + "[" + j + "]";
@@ -43,8 +45,11 @@ final class AdminPeersReader {
             }
             List<String> set = setFields(p, known);
             if (set.size() != 1) {
-                throw new Unusable(f, set.isEmpty() ? "sets none of " + String.join(", ", sorted(known))
-                        : "sets more than one of " + String.join(", ", set));
+                throw new Unusable(
+                        f,
+                        set.isEmpty()
+                                ? "sets none of " + String.join(", ", sorted(known))
+                                : "sets more than one of " + String.join(", ", set));
             }
             String which = set.get(0);
             Object v = p.get(which);
@@ -66,8 +71,12 @@ final class AdminPeersReader {
 
     /** Whether a peer list names nodes, networks or domainNames (which have no named ports). */
     static boolean hasNonPodPeer(Object peers) {
-        return peers instanceof List<?> list && list.stream().anyMatch(p -> p instanceof Map<?, ?> m
-                && (m.get("nodes") != null || m.get("networks") != null || m.get("domainNames") != null));
+        return peers instanceof List<?> list
+                && list.stream()
+                        .anyMatch(p -> p instanceof Map<?, ?> m
+                                && (m.get("nodes") != null
+                                        || m.get("networks") != null
+                                        || m.get("domainNames") != null));
     }
 
     /** A non-empty list of valid patterns, canonical (lower case, no trailing dot), sorted and distinct. */
@@ -79,8 +88,10 @@ final class AdminPeersReader {
         for (int k = 0; k < list.size(); k++) {
             String c = list.get(k) instanceof String s ? DomainPattern.canonical(s) : null;
             if (c == null) {
-                throw new Unusable(field + "[" + k + "]", "invalid domain name \"" + list.get(k)
-                        + "\" (a name of two or more labels, optionally prefixed with *.)");
+                throw new Unusable(
+                        field + "[" + k + "]",
+                        "invalid domain name \"" + list.get(k)
+                                + "\" (a name of two or more labels, optionally prefixed with *.)");
             }
             patterns.add(c);
         }
@@ -108,7 +119,8 @@ final class AdminPeersReader {
         if (!m.containsKey("podSelector")) {
             throw new Unusable(field + ".podSelector", "missing");
         }
-        Selector namespaces = m.get("namespaceSelector") == null ? Selector.ALL
+        Selector namespaces = m.get("namespaceSelector") == null
+                ? Selector.ALL
                 : selector(field + ".namespaceSelector", m.get("namespaceSelector"));
         return new Pods(namespaces, selector(field + ".podSelector", m.get("podSelector")));
     }

@@ -16,16 +16,30 @@ import java.util.List;
  *     none and sorts after every ClusterNetworkPolicy of the baseline tier ({@link #BASELINE_PRIORITY})
  * @param problems what could not be used as written, by field
  */
-public record AdminPolicy(AdminPolicyKind kind, String name, Tier tier, int priority, Subject subject,
-                          List<Rule> ingress, List<Rule> egress, List<PolicyProblem> problems) {
+public record AdminPolicy(
+        AdminPolicyKind kind,
+        String name,
+        Tier tier,
+        int priority,
+        Subject subject,
+        List<Rule> ingress,
+        List<Rule> egress,
+        List<PolicyProblem> problems) {
 
     /** Where a BaselineAdminNetworkPolicy sorts among the baseline tier's ClusterNetworkPolicies. */
     public static final int BASELINE_PRIORITY = 1001;
 
-    public enum Tier { ADMIN, BASELINE }
+    public enum Tier {
+        ADMIN,
+        BASELINE
+    }
 
     /** What a rule does to a connection it matches. */
-    public enum Action { ALLOW, DENY, PASS }
+    public enum Action {
+        ALLOW,
+        DENY,
+        PASS
+    }
 
     /** The pods a policy applies to: endpoint pods matching {@code pods} in namespaces matching {@code namespaces}. */
     public record Subject(Selector namespaces, Selector pods) {

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.calc;
 
-import io.kubeverdict.controlplane.calc.AdminPolicy.Action;
 import io.kubeverdict.controlplane.calc.AdminPolicy.DomainNames;
 import io.kubeverdict.controlplane.calc.AdminPolicy.Everything;
 import io.kubeverdict.controlplane.calc.AdminPolicy.NamedPort;
@@ -68,9 +67,19 @@ public final class AdminPolicyCompiler {
                 .setId(PolicyId.newBuilder().setTier(tier).setName(policyName(policy.kind(), policy.name())))
                 .setPolicy(proto)
                 .build();
-        return new CompiledAdminPolicy(policy.kind(), policy.name(), policy.tier(), policy.priority(), policy.subject(),
-                !policy.ingress().isEmpty(), !policy.egress().isEmpty(), active, List.copyOf(sets),
-                List.copyOf(nodeSets), List.copyOf(domains), policy.problems());
+        return new CompiledAdminPolicy(
+                policy.kind(),
+                policy.name(),
+                policy.tier(),
+                policy.priority(),
+                policy.subject(),
+                !policy.ingress().isEmpty(),
+                !policy.egress().isEmpty(),
+                active,
+                List.copyOf(sets),
+                List.copyOf(nodeSets),
+                List.copyOf(domains),
+                policy.problems());
     }
 
     /** The contract's form of a domainNames peer: its patterns and the learned-set id derived from them. */
@@ -80,27 +89,39 @@ public final class AdminPolicyCompiler {
             Selector.lengthPrefixed(canonical, p);
         }
         try {
-            byte[] d = MessageDigest.getInstance("SHA-256").digest(canonical.toString().getBytes(StandardCharsets.UTF_8));
-            return io.kubeverdict.proto.v1.DomainNames.newBuilder().addAllPatterns(peer.patterns())
-                    .setLearnedSetId("d:" + IpSetDef.base32(d, 26)).build();
+            byte[] d = MessageDigest.getInstance("SHA-256")
+                    .digest(canonical.toString().getBytes(StandardCharsets.UTF_8));
+            return io.kubeverdict.proto.v1.DomainNames.newBuilder()
+                    .addAllPatterns(peer.patterns())
+                    .setLearnedSetId("d:" + IpSetDef.base32(d, 26))
+                    .build();
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is always present", e);
         }
     }
 
-    private static List<Rule> rules(AdminPolicy.Rule r, Subject subject, boolean ingress, Set<IpSetDef> sets,
-                                    Set<NodeSetDef> nodeSets, Set<io.kubeverdict.proto.v1.DomainNames> domains) {
-        Rule.Builder base = Rule.newBuilder().setRuleId(r.id()).setAction(switch (r.action()) {
-            case ALLOW -> io.kubeverdict.proto.v1.Action.ALLOW;
-            case DENY -> io.kubeverdict.proto.v1.Action.DENY;
-            case PASS -> io.kubeverdict.proto.v1.Action.PASS;
-        });
+    private static List<Rule> rules(
+            AdminPolicy.Rule r,
+            Subject subject,
+            boolean ingress,
+            Set<IpSetDef> sets,
+            Set<NodeSetDef> nodeSets,
+            Set<io.kubeverdict.proto.v1.DomainNames> domains) {
+        Rule.Builder base = Rule.newBuilder()
+                .setRuleId(r.id())
+                .setAction(
+                        switch (r.action()) {
+                            case ALLOW -> io.kubeverdict.proto.v1.Action.ALLOW;
+                            case DENY -> io.kubeverdict.proto.v1.Action.DENY;
+                            case PASS -> io.kubeverdict.proto.v1.Action.PASS;
+                        });
         List<AdminPolicy.Port> ports = r.ports() == null ? List.of() : r.ports();
         List<PortMatch> numeric = new ArrayList<>();
         List<String> named = new ArrayList<>();
         for (AdminPolicy.Port p : ports) {
             if (p instanceof PortRange range) {
-                PortMatch.Builder m = PortMatch.newBuilder().setProtocol(range.protocol()).setPort(range.lo());
+                PortMatch.Builder m =
+                        PortMatch.newBuilder().setProtocol(range.protocol()).setPort(range.lo());
                 if (range.hi() > range.lo()) {
                     m.setEndPort(range.hi());
                 }
@@ -128,7 +149,9 @@ public final class AdminPolicyCompiler {
                 peers.add(Peer.newBuilder().setIpSetId(def.id()).build());
             } else {
                 for (Cidr c : ((Networks) p).cidrs()) {
-                    peers.add(Peer.newBuilder().setIpBlock(IpBlock.newBuilder().setCidr(c.toString())).build());
+                    peers.add(Peer.newBuilder()
+                            .setIpBlock(IpBlock.newBuilder().setCidr(c.toString()))
+                            .build());
                 }
             }
         }
@@ -136,12 +159,18 @@ public final class AdminPolicyCompiler {
             peers.clear(); // "Deny all": all_peers only counts with no peer listed
         }
         if (named.isEmpty()) {
-            return List.of(base.setAllPeers(allPeers).addAllPeers(peers).addAllPorts(numeric).build());
+            return List.of(base.setAllPeers(allPeers)
+                    .addAllPeers(peers)
+                    .addAllPorts(numeric)
+                    .build());
         }
         if (ingress) {
             List<PortMatch> all = new ArrayList<>(numeric);
             all.addAll(namedPorts(named, subject.namespaces(), subject.pods(), sets));
-            return List.of(base.setAllPeers(allPeers).addAllPeers(peers).addAllPorts(all).build());
+            return List.of(base.setAllPeers(allPeers)
+                    .addAllPeers(peers)
+                    .addAllPorts(all)
+                    .build());
         }
         // Egress with named ports: the reader allows them only with pod peers.
         List<Rule> out = new ArrayList<>();
@@ -150,20 +179,26 @@ public final class AdminPolicyCompiler {
         }
         for (AdminPolicy.Peer p : r.peers()) {
             Pods pods = (Pods) p;
-            out.add(base.clone().setAllPeers(true)
-                    .addAllPorts(namedPorts(named, pods.namespaces(), pods.pods(), sets)).build());
+            out.add(base.clone()
+                    .setAllPeers(true)
+                    .addAllPorts(namedPorts(named, pods.namespaces(), pods.pods(), sets))
+                    .build());
         }
         return out;
     }
 
     /** For each name, one clause per protocol, resolved over the pods of (namespaces, pods). */
-    private static List<PortMatch> namedPorts(List<String> names, Selector namespaces, Selector pods, Set<IpSetDef> sets) {
+    private static List<PortMatch> namedPorts(
+            List<String> names, Selector namespaces, Selector pods, Set<IpSetDef> sets) {
         List<PortMatch> out = new ArrayList<>();
         for (String name : names) {
             for (Protocol protocol : PORT_PROTOCOLS) {
                 IpSetDef def = IpSetDef.namedPort(null, namespaces, pods, name, protocol);
                 sets.add(def);
-                out.add(PortMatch.newBuilder().setProtocol(protocol).setNamedPortIpSetId(def.id()).build());
+                out.add(PortMatch.newBuilder()
+                        .setProtocol(protocol)
+                        .setNamedPortIpSetId(def.id())
+                        .build());
             }
         }
         return out;

@@ -62,13 +62,18 @@ public final class AdminPolicyReader {
     public static AdminPolicy read(GenericKubernetesResource resource) {
         AdminPolicyKind kind = AdminPolicyKind.of(resource.getApiVersion(), resource.getKind());
         if (kind == null) {
-            throw new IllegalArgumentException("not an admin-tier policy: " + resource.getApiVersion() + " " + resource.getKind());
+            throw new IllegalArgumentException(
+                    "not an admin-tier policy: " + resource.getApiVersion() + " " + resource.getKind());
         }
-        if (resource.getMetadata() == null || resource.getMetadata().getName() == null
+        if (resource.getMetadata() == null
+                || resource.getMetadata().getName() == null
                 || resource.getMetadata().getName().isEmpty()) {
             throw new IllegalArgumentException(kind.kind() + " without metadata.name");
         }
-        return read(kind, resource.getMetadata().getName(), resource.getAdditionalProperties().get("spec"));
+        return read(
+                kind,
+                resource.getMetadata().getName(),
+                resource.getAdditionalProperties().get("spec"));
     }
 
     public static AdminPolicy read(AdminPolicyKind kind, String name, Object spec) {
@@ -94,16 +99,20 @@ public final class AdminPolicyReader {
         AdminPolicy read(Object specObject) {
             Map<?, ?> spec = specObject instanceof Map<?, ?> m ? m : null;
             if (spec == null) {
-                problem("spec", (specObject == null ? "missing" : "not an object")
-                        + "; the policy applies to every pod and has no rules");
+                problem(
+                        "spec",
+                        (specObject == null ? "missing" : "not an object")
+                                + "; the policy applies to every pod and has no rules");
                 failObject = true;
                 spec = Map.of();
             }
             Tier tier = tier(spec);
             int priority = priority(spec);
             if (kind == AdminPolicyKind.BASELINE_ADMIN_NETWORK_POLICY && !"default".equals(name)) {
-                problem("metadata.name", "a BaselineAdminNetworkPolicy must be named \"default\" (there is only one);"
-                        + " its Allow rules match nothing");
+                problem(
+                        "metadata.name",
+                        "a BaselineAdminNetworkPolicy must be named \"default\" (there is only one);"
+                                + " its Allow rules match nothing");
                 failObject = true;
             }
             Subject subject = subject(spec.get("subject"));
@@ -146,8 +155,10 @@ public final class AdminPolicyReader {
             if ("Baseline".equals(t)) {
                 return Tier.BASELINE;
             }
-            problem("spec.tier", (t == null ? "missing" : "unknown tier \"" + t + "\"")
-                    + " (Admin or Baseline); placed in the admin tier, its Allow rules match nothing, its Pass rules deny");
+            problem(
+                    "spec.tier",
+                    (t == null ? "missing" : "unknown tier \"" + t + "\"")
+                            + " (Admin or Baseline); placed in the admin tier, its Allow rules match nothing, its Pass rules deny");
             failObject = true;
             return Tier.ADMIN;
         }
@@ -158,8 +169,10 @@ public final class AdminPolicyReader {
             }
             Object p = spec.get("priority");
             if (!(p instanceof Integer) && !(p instanceof Long)) {
-                problem("spec.priority", (p == null ? "missing" : "not an integer: " + p)
-                        + "; evaluated first (priority 0), its Allow rules match nothing, its Pass rules deny");
+                problem(
+                        "spec.priority",
+                        (p == null ? "missing" : "not an integer: " + p)
+                                + "; evaluated first (priority 0), its Allow rules match nothing, its Pass rules deny");
                 failObject = true;
                 return 0;
             }
@@ -178,8 +191,9 @@ public final class AdminPolicyReader {
                 Map<?, ?> s = object(field, value);
                 List<String> set = setFields(s, Set.of("namespaces", "pods"));
                 if (set.size() != 1) {
-                    throw new Unusable(field, set.isEmpty() ? "sets neither namespaces nor pods"
-                            : "sets both namespaces and pods");
+                    throw new Unusable(
+                            field,
+                            set.isEmpty() ? "sets neither namespaces nor pods" : "sets both namespaces and pods");
                 }
                 if (set.get(0).equals("namespaces")) {
                     return new Subject(selector(field + ".namespaces", s.get("namespaces")), Selector.ALL);
@@ -187,8 +201,10 @@ public final class AdminPolicyReader {
                 Pods pods = namespacedPod(field + ".pods", s.get("pods"));
                 return new Subject(pods.namespaces(), pods.pods());
             } catch (Unusable e) {
-                problem(e.field, e.getMessage() + "; the policy applies to every pod, its Allow rules match nothing,"
-                        + " its Pass rules deny");
+                problem(
+                        e.field,
+                        e.getMessage() + "; the policy applies to every pod, its Allow rules match nothing,"
+                                + " its Pass rules deny");
                 failObject = true;
                 return Subject.EVERY_POD;
             }
@@ -226,18 +242,24 @@ public final class AdminPolicyReader {
                 action = Action.DENY;
             }
             try {
-                List<Peer> peers = peers(field + (ingress ? ".from" : ".to"), r.get(ingress ? "from" : "to"), ingress, action);
+                List<Peer> peers =
+                        peers(field + (ingress ? ".from" : ".to"), r.get(ingress ? "from" : "to"), ingress, action);
                 List<Port> ports = kind == AdminPolicyKind.CLUSTER_NETWORK_POLICY
                         ? protocols(field + ".protocols", r.get("protocols"))
                         : ports(field + ".ports", r.get("ports"));
-                if (ports != null && ports.stream().anyMatch(p -> p instanceof NamedPort)
+                if (ports != null
+                        && ports.stream().anyMatch(p -> p instanceof NamedPort)
                         && hasNonPodPeer(r.get(ingress ? "from" : "to"))) {
                     throw new Unusable(field, "a named port cannot be used with nodes, networks or domainNames peers");
                 }
                 return new Rule(id, action, peers, ports, false);
             } catch (Unusable e) {
-                problem(e.field, e.getMessage() + (action == Action.ALLOW
-                        ? "; the rule matches no traffic" : "; the rule denies all traffic"));
+                problem(
+                        e.field,
+                        e.getMessage()
+                                + (action == Action.ALLOW
+                                        ? "; the rule matches no traffic"
+                                        : "; the rule denies all traffic"));
                 return Rule.failClosed(id, action);
             }
         }
@@ -254,8 +276,10 @@ public final class AdminPolicyReader {
             if ("Pass".equals(value) && kind != AdminPolicyKind.BASELINE_ADMIN_NETWORK_POLICY) {
                 return Action.PASS;
             }
-            problem(field + ".action", (value == null ? "missing" : "unknown action \"" + value + "\"")
-                    + "; the rule denies what it matches");
+            problem(
+                    field + ".action",
+                    (value == null ? "missing" : "unknown action \"" + value + "\"")
+                            + "; the rule denies what it matches");
             return null;
         }
     }

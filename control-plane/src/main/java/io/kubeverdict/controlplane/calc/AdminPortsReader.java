@@ -36,8 +36,11 @@ final class AdminPortsReader {
             Map<?, ?> p = object(f, list.get(j));
             List<String> set = setFields(p, Set.of("portNumber", "namedPort", "portRange"));
             if (set.size() != 1) {
-                throw new Unusable(f, set.isEmpty() ? "sets none of portNumber, namedPort, portRange"
-                        : "sets more than one of " + String.join(", ", set));
+                throw new Unusable(
+                        f,
+                        set.isEmpty()
+                                ? "sets none of portNumber, namedPort, portRange"
+                                : "sets more than one of " + String.join(", ", set));
             }
             switch (set.get(0)) {
                 case "portNumber" -> {
@@ -47,8 +50,11 @@ final class AdminPortsReader {
                 }
                 case "portRange" -> {
                     Map<?, ?> n = object(f + ".portRange", p.get("portRange"));
-                    out.add(range(f + ".portRange", protocol(f + ".portRange.protocol", n.get("protocol")),
-                            n.get("start"), n.get("end")));
+                    out.add(range(
+                            f + ".portRange",
+                            protocol(f + ".portRange.protocol", n.get("protocol")),
+                            n.get("start"),
+                            n.get("end")));
                 }
                 default -> out.add(namedPort(f + ".namedPort", p.get("namedPort")));
             }
@@ -68,8 +74,11 @@ final class AdminPortsReader {
             Map<?, ?> p = object(f, list.get(j));
             List<String> set = setFields(p, Set.of("tcp", "udp", "sctp", "destinationNamedPort"));
             if (set.size() != 1) {
-                throw new Unusable(f, set.isEmpty() ? "sets none of tcp, udp, sctp, destinationNamedPort"
-                        : "sets more than one of " + String.join(", ", set));
+                throw new Unusable(
+                        f,
+                        set.isEmpty()
+                                ? "sets none of tcp, udp, sctp, destinationNamedPort"
+                                : "sets more than one of " + String.join(", ", set));
             }
             String which = set.get(0);
             if (which.equals("destinationNamedPort")) {
@@ -116,7 +125,8 @@ final class AdminPortsReader {
     }
 
     static int port(String field, Object value) throws Unusable {
-        if ((value instanceof Integer || value instanceof Long) && ((Number) value).longValue() >= 1
+        if ((value instanceof Integer || value instanceof Long)
+                && ((Number) value).longValue() >= 1
                 && ((Number) value).longValue() <= 65535) {
             return ((Number) value).intValue();
         }

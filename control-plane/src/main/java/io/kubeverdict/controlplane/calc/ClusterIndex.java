@@ -42,6 +42,7 @@ final class ClusterIndex {
     private final Namespaces namespaces = new Namespaces(this::coverNewNamespace);
     /** Pods as the calculation sees them (contested addresses removed), by "namespace/name". */
     private final Map<String, PodModel> pods = new HashMap<>();
+
     private final ClusterNodes clusterNodes = new ClusterNodes();
     private final ReportedPods reportedPods = new ReportedPods(clusterNodes);
     private final Map<String, PolicyState> policies = new HashMap<>();
@@ -51,6 +52,7 @@ final class ClusterIndex {
     private final Map<String, TreeMap<String, PodModel>> nodes = new HashMap<>();
     /** Admin-tier policies (cluster-scoped), also in {@link #policies}. */
     private final Set<PolicyState> adminPolicies = new LinkedHashSet<>();
+
     private IndexChanges changes;
 
     /** Where changes are reported; set once, before the first event. */
@@ -109,8 +111,10 @@ final class ClusterIndex {
             out.addAll(p.problems());
         }
         out.addAll(selections.overlapProblems());
-        out.sort(Comparator.comparing(PolicyProblem::kind).thenComparing(PolicyProblem::namespace)
-                .thenComparing(PolicyProblem::name).thenComparing(PolicyProblem::field)
+        out.sort(Comparator.comparing(PolicyProblem::kind)
+                .thenComparing(PolicyProblem::namespace)
+                .thenComparing(PolicyProblem::name)
+                .thenComparing(PolicyProblem::field)
                 .thenComparing(PolicyProblem::message));
         return out;
     }
@@ -418,9 +422,12 @@ final class ClusterIndex {
 
     /** When what a node may give its pods changed (ranges, own addresses), judges their addresses again. */
     private void judgePodsOn(NodeModel old, NodeModel node) {
-        boolean sameScope = old != null && node != null && old.podCidrs().equals(node.podCidrs())
+        boolean sameScope = old != null
+                && node != null
+                && old.podCidrs().equals(node.podCidrs())
                 && old.addresses().equals(node.addresses());
-        boolean noScope = (old == null || old.podCidrs().isEmpty()) && (node == null || node.podCidrs().isEmpty());
+        boolean noScope = (old == null || old.podCidrs().isEmpty())
+                && (node == null || node.podCidrs().isEmpty());
         List<String> keys = reportedPods.placedOn(node != null ? node.name() : old.name());
         if (sameScope || noScope || keys == null) {
             return;

@@ -18,17 +18,27 @@ import java.util.List;
  * @param domainWatches the domainNames peers of its (egress) rules, distinct: its subjects watch
  *     the DNS answers they receive for them
  */
-public record CompiledAdminPolicy(AdminPolicyKind kind, String name, Tier tier, int priority, Subject subject,
-                                  boolean ingress, boolean egress, ActivePolicy proto, List<IpSetDef> ipSets,
-                                  List<NodeSetDef> nodeSets, List<io.kubeverdict.proto.v1.DomainNames> domainWatches,
-                                  List<PolicyProblem> problems) {
+public record CompiledAdminPolicy(
+        AdminPolicyKind kind,
+        String name,
+        Tier tier,
+        int priority,
+        Subject subject,
+        boolean ingress,
+        boolean egress,
+        ActivePolicy proto,
+        List<IpSetDef> ipSets,
+        List<NodeSetDef> nodeSets,
+        List<io.kubeverdict.proto.v1.DomainNames> domainWatches,
+        List<PolicyProblem> problems) {
 
     /**
      * Evaluation order within a tier: priority (lower first), then name, then kind
      * (v1alpha1 before v1alpha2) — deterministic for equal priorities, which upstream leaves open.
      */
     public static final Comparator<CompiledAdminPolicy> ORDER = Comparator.comparingInt(CompiledAdminPolicy::priority)
-            .thenComparing(CompiledAdminPolicy::name).thenComparing(CompiledAdminPolicy::kind);
+            .thenComparing(CompiledAdminPolicy::name)
+            .thenComparing(CompiledAdminPolicy::kind);
 
     public String key() {
         return AdminPolicy.key(kind, name);

@@ -13,9 +13,15 @@ import java.util.List;
  * @param egress whether it isolates selected pods for egress
  * @param ipSets every IP set its rules refer to, distinct
  */
-public record CompiledPolicy(String namespace, String name, Selector podSelector, boolean ingress,
-                             boolean egress, ActivePolicy proto, List<IpSetDef> ipSets,
-                             List<PolicyProblem> problems) {
+public record CompiledPolicy(
+        String namespace,
+        String name,
+        Selector podSelector,
+        boolean ingress,
+        boolean egress,
+        ActivePolicy proto,
+        List<IpSetDef> ipSets,
+        List<PolicyProblem> problems) {
     public String key() {
         return namespace + "/" + name;
     }

@@ -17,8 +17,8 @@ import java.util.Locale;
  *
  * @param namespace the fixed namespace, or null when {@code namespaceSelector} scopes the set
  */
-public record IpSetDef(String namespace, Selector namespaceSelector, Selector podSelector,
-                       String portName, Protocol protocol) {
+public record IpSetDef(
+        String namespace, Selector namespaceSelector, Selector podSelector, String portName, Protocol protocol) {
 
     public static IpSetDef pods(String namespace, Selector podSelector) {
         return new IpSetDef(namespace, null, podSelector, null, null);
@@ -28,8 +28,8 @@ public record IpSetDef(String namespace, Selector namespaceSelector, Selector po
         return new IpSetDef(null, namespaceSelector, podSelector, null, null);
     }
 
-    public static IpSetDef namedPort(String namespace, Selector namespaceSelector, Selector podSelector,
-                                     String portName, Protocol protocol) {
+    public static IpSetDef namedPort(
+            String namespace, Selector namespaceSelector, Selector podSelector, String portName, Protocol protocol) {
         return new IpSetDef(namespace, namespaceSelector, podSelector, portName, protocol);
     }
 

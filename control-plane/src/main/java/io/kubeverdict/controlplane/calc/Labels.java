@@ -13,10 +13,12 @@ public final class Labels {
 
     /** The name part of a qualified name and a non-empty label value (apimachinery's qualifiedNameFmt). */
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
+
     private static final int NAME_MAX = 63;
     /** RFC 1123 subdomain, the optional prefix of a qualified name. */
     private static final Pattern DNS_SUBDOMAIN =
             Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+
     private static final int DNS_SUBDOMAIN_MAX = 253;
 
     private Labels() {}
@@ -69,7 +71,9 @@ public final class Labels {
 
     /** Whether {@code name} is an RFC 1123 subdomain of at most 253 characters (what node names are). */
     public static boolean isDnsSubdomain(String name) {
-        return name != null && !name.isEmpty() && name.length() <= DNS_SUBDOMAIN_MAX
+        return name != null
+                && !name.isEmpty()
+                && name.length() <= DNS_SUBDOMAIN_MAX
                 && DNS_SUBDOMAIN.matcher(name).matches();
     }
 

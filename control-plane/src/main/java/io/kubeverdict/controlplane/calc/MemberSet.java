@@ -38,6 +38,10 @@ abstract class MemberSet {
     }
 
     IpSet toProto() {
-        return IpSet.newBuilder().setId(id).setType(type()).addAllMembers(members.keySet()).build();
+        return IpSet.newBuilder()
+                .setId(id)
+                .setType(type())
+                .addAllMembers(members.keySet())
+                .build();
     }
 }

@@ -49,21 +49,25 @@ public final class ModelSerialization {
             NodeStatus.class, Set.of("addresses"));
 
     public static final KubernetesSerialization INSTANCE = new KubernetesSerialization(
-            JsonMapper.builder().addModule(new SimpleModule("kube-verdict-reads")
-                    .setDeserializerModifier(new ReadOnly())).build(), true);
+            JsonMapper.builder()
+                    .addModule(new SimpleModule("kube-verdict-reads").setDeserializerModifier(new ReadOnly()))
+                    .build(),
+            true);
 
-    private ModelSerialization() {
-    }
+    private ModelSerialization() {}
 
     /** A client of the API server that reads with this serialization (informers, lookups). */
     public static KubernetesClient client(Config config) {
-        return new KubernetesClientBuilder().withConfig(config).withKubernetesSerialization(INSTANCE).build();
+        return new KubernetesClientBuilder()
+                .withConfig(config)
+                .withKubernetesSerialization(INSTANCE)
+                .build();
     }
 
     private static final class ReadOnly extends ValueDeserializerModifier {
         @Override
-        public BeanDeserializerBuilder updateBuilder(DeserializationConfig config, BeanDescription.Supplier bean,
-                BeanDeserializerBuilder builder) {
+        public BeanDeserializerBuilder updateBuilder(
+                DeserializationConfig config, BeanDescription.Supplier bean, BeanDeserializerBuilder builder) {
             Set<String> read = READ.get(bean.getBeanClass());
             if (read == null) {
                 return builder;

@@ -18,6 +18,7 @@ final class NamespaceState {
     Map<String, String> labels;
     /** Seen as a Namespace object (not only through the pods or policies in it). */
     boolean declared;
+
     final Map<String, PodModel> pods = new HashMap<>();
     final Set<PolicyState> policies = new LinkedHashSet<>();
     final Set<IpSetState> fixedSets = new LinkedHashSet<>();

@@ -39,8 +39,11 @@ public record NodeModel(String name, Map<String, String> labels, List<String> ad
                 podCidrs.add(cidr.toString());
             }
         });
-        return new NodeModel(node.getMetadata().getName(), Labels.copy(node.getMetadata().getLabels()),
-                List.copyOf(addresses), List.copyOf(podCidrs));
+        return new NodeModel(
+                node.getMetadata().getName(),
+                Labels.copy(node.getMetadata().getLabels()),
+                List.copyOf(addresses),
+                List.copyOf(podCidrs));
     }
 
     /**
@@ -68,7 +71,8 @@ public record NodeModel(String name, Map<String, String> labels, List<String> ad
             for (int i = 0; i < list.size(); i++) {
                 out.put("spec.podCIDRs[" + i + "]", list.get(i));
             }
-        } else if (node.getSpec().getPodCIDR() != null && !node.getSpec().getPodCIDR().isEmpty()) {
+        } else if (node.getSpec().getPodCIDR() != null
+                && !node.getSpec().getPodCIDR().isEmpty()) {
             out.put("spec.podCIDR", node.getSpec().getPodCIDR());
         }
         return out;

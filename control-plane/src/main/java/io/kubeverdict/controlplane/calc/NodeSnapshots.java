@@ -67,6 +67,7 @@ final class NodeSnapshots implements IndexChanges {
      * names and directions) are unchanged: a set's members changing touches no endpoint.
      */
     private final Map<String, Endpoint> endpointCache = new HashMap<>();
+
     private final Map<MemberSet, IpSet> setCache = new HashMap<>();
     /** Per live set, the nodes whose assembled parts list it (kept with {@link #nodes}). */
     private final Map<MemberSet, Set<NodeParts>> setUsers = new HashMap<>();
@@ -81,6 +82,7 @@ final class NodeSnapshots implements IndexChanges {
      * built (the service).
      */
     private final Set<String> drainedUnbuilt = new HashSet<>();
+
     private final Set<MemberSet> changedSets = new HashSet<>();
 
     NodeSnapshots(ClusterIndex index) {
@@ -188,7 +190,10 @@ final class NodeSnapshots implements IndexChanges {
         drainedUnbuilt.remove(node);
         Collection<PodModel> endpoints = index.endpointsOn(node);
         if (endpoints == null) {
-            return NodeSnapshot.newBuilder().setNode(node).addAllPodCidrs(index.podCidrsOf(node)).build();
+            return NodeSnapshot.newBuilder()
+                    .setNode(node)
+                    .addAllPodCidrs(index.podCidrsOf(node))
+                    .build();
         }
         NodeParts assembled = assemble(node, endpoints);
         nodes.put(node, assembled);
@@ -277,15 +282,13 @@ final class NodeSnapshots implements IndexChanges {
      * admin-tier policy is listed only in the directions it has rules for.
      */
     private Endpoint endpoint(PodModel pod, TreeSet<String> policyKeys) {
-        WorkloadEndpoint.Builder we = WorkloadEndpoint.newBuilder()
-                .addAllIps(pod.ips())
-                .putAllLabels(new TreeMap<>(pod.labels()));
+        WorkloadEndpoint.Builder we =
+                WorkloadEndpoint.newBuilder().addAllIps(pod.ips()).putAllLabels(new TreeMap<>(pod.labels()));
         if (policyKeys != null) {
             List<PolicyState> admin = new ArrayList<>();
             List<PolicyState> baseline = new ArrayList<>();
-            TierInfo.Builder networkPolicies = TierInfo.newBuilder()
-                    .setName(PolicyCompiler.TIER)
-                    .setDefaultAction(Action.DENY);
+            TierInfo.Builder networkPolicies =
+                    TierInfo.newBuilder().setName(PolicyCompiler.TIER).setDefaultAction(Action.DENY);
             for (String k : policyKeys) {
                 PolicyState p = index.policy(k);
                 if (p.admin != null) {
@@ -326,7 +329,8 @@ final class NodeSnapshots implements IndexChanges {
     }
 
     /** The domainNames peers of the endpoint's admin-tier egress rules, distinct, by learned-set id. */
-    private static void addDomainWatches(WorkloadEndpoint.Builder we, List<PolicyState> admin, List<PolicyState> baseline) {
+    private static void addDomainWatches(
+            WorkloadEndpoint.Builder we, List<PolicyState> admin, List<PolicyState> baseline) {
         TreeMap<String, io.kubeverdict.proto.v1.DomainNames> watches = new TreeMap<>();
         for (List<PolicyState> tier : List.of(admin, baseline)) {
             for (PolicyState p : tier) {

@@ -23,16 +23,26 @@ import java.util.Set;
  *     IP sets.
  * @param key "namespace/name", made once: the indexes keep it per pod and per selecting policy
  */
-public record PodModel(String namespace, String name, Map<String, String> labels, String node,
-                       List<String> ips, boolean endpoint, List<NamedPort> namedPorts, String key) {
+public record PodModel(
+        String namespace,
+        String name,
+        Map<String, String> labels,
+        String node,
+        List<String> ips,
+        boolean endpoint,
+        List<NamedPort> namedPorts,
+        String key) {
 
     public record NamedPort(String name, Protocol protocol, int port) {}
 
     public static PodModel of(Pod pod) {
-        String ns = pod.getMetadata().getNamespace() == null ? "default" : pod.getMetadata().getNamespace();
+        String ns = pod.getMetadata().getNamespace() == null
+                ? "default"
+                : pod.getMetadata().getNamespace();
         Map<String, String> labels = Labels.copy(pod.getMetadata().getLabels());
         String node = pod.getSpec() == null ? null : emptyToNull(pod.getSpec().getNodeName());
-        boolean hostNetwork = pod.getSpec() != null && Boolean.TRUE.equals(pod.getSpec().getHostNetwork());
+        boolean hostNetwork =
+                pod.getSpec() != null && Boolean.TRUE.equals(pod.getSpec().getHostNetwork());
         String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
         List<String> ips = addresses(pod);
         boolean endpoint = node != null && !hostNetwork && live(phase) && !ips.isEmpty();
@@ -45,7 +55,8 @@ public record PodModel(String namespace, String name, Map<String, String> labels
         if (kept.equals(ips)) {
             return this;
         }
-        return new PodModel(namespace, name, labels, node, List.copyOf(kept), endpoint && !kept.isEmpty(), namedPorts, key);
+        return new PodModel(
+                namespace, name, labels, node, List.copyOf(kept), endpoint && !kept.isEmpty(), namedPorts, key);
     }
 
     /**
@@ -99,8 +110,11 @@ public record PodModel(String namespace, String name, Map<String, String> labels
                         continue; // a null list item (`ports: [~]` in a manifest) names no port
                     }
                     Protocol proto = Protocols.parse(p.getProtocol());
-                    if (p.getName() != null && !p.getName().isEmpty() && proto != null
-                            && p.getContainerPort() != null && p.getContainerPort() > 0
+                    if (p.getName() != null
+                            && !p.getName().isEmpty()
+                            && proto != null
+                            && p.getContainerPort() != null
+                            && p.getContainerPort() > 0
                             && p.getContainerPort() <= 65535) {
                         out.add(new NamedPort(p.getName(), proto, p.getContainerPort()));
                     }

@@ -56,7 +56,9 @@ public final class PolicyCompiler {
 
         Run(NetworkPolicy np) {
             this.np = np;
-            this.ns = np.getMetadata().getNamespace() == null ? "default" : np.getMetadata().getNamespace();
+            this.ns = np.getMetadata().getNamespace() == null
+                    ? "default"
+                    : np.getMetadata().getNamespace();
             this.name = np.getMetadata().getName();
         }
 
@@ -72,8 +74,9 @@ public final class PolicyCompiler {
             try {
                 podSelector = Selector.of(spec.getPodSelector());
             } catch (Selector.InvalidSelectorException e) {
-                problem("spec.podSelector", e.getMessage()
-                        + "; the policy isolates every pod of its namespace and allows nothing");
+                problem(
+                        "spec.podSelector",
+                        e.getMessage() + "; the policy isolates every pod of its namespace and allows nothing");
                 podSelector = Selector.ALL;
                 usable = false;
             }
@@ -112,8 +115,8 @@ public final class PolicyCompiler {
                         policy.addInboundRules(nullRule("spec.ingress[" + i + "]", "ingress[" + i + "]"));
                         continue;
                     }
-                    policy.addInboundRules(rule("spec.ingress[" + i + "]", "ingress[" + i + "]",
-                            r.getFrom(), "from", r.getPorts(), true));
+                    policy.addInboundRules(rule(
+                            "spec.ingress[" + i + "]", "ingress[" + i + "]", r.getFrom(), "from", r.getPorts(), true));
                 }
             }
             if (usable && egress) {
@@ -123,8 +126,8 @@ public final class PolicyCompiler {
                         policy.addOutboundRules(nullRule("spec.egress[" + i + "]", "egress[" + i + "]"));
                         continue;
                     }
-                    policy.addAllOutboundRules(scopeEgressNamedPorts(rule("spec.egress[" + i + "]", "egress[" + i + "]",
-                            r.getTo(), "to", r.getPorts(), false)));
+                    policy.addAllOutboundRules(scopeEgressNamedPorts(
+                            rule("spec.egress[" + i + "]", "egress[" + i + "]", r.getTo(), "to", r.getPorts(), false)));
                 }
             }
             for (Rule r : policy.getInboundRulesList()) {
@@ -137,18 +140,27 @@ public final class PolicyCompiler {
                     .setId(PolicyId.newBuilder().setTier(TIER).setName(ns + "/" + name))
                     .setPolicy(policy)
                     .build();
-            return new CompiledPolicy(ns, name, podSelector, ingress, egress, proto,
-                    List.copyOf(sets), List.copyOf(problems));
+            return new CompiledPolicy(
+                    ns, name, podSelector, ingress, egress, proto, List.copyOf(sets), List.copyOf(problems));
         }
 
         /** A null list item (`ingress: [~]`): the API server would read an empty, allow-all rule; we narrow. */
         Rule nullRule(String field, String ruleId) {
             problem(field, "empty (null) rule; it matches nothing");
-            return Rule.newBuilder().setAction(Action.ALLOW).setRuleId(ruleId).setAllPeers(false).build();
+            return Rule.newBuilder()
+                    .setAction(Action.ALLOW)
+                    .setRuleId(ruleId)
+                    .setAllPeers(false)
+                    .build();
         }
 
-        Rule rule(String field, String ruleId, List<NetworkPolicyPeer> peers, String peerField,
-                  List<NetworkPolicyPort> ports, boolean inbound) {
+        Rule rule(
+                String field,
+                String ruleId,
+                List<NetworkPolicyPeer> peers,
+                String peerField,
+                List<NetworkPolicyPort> ports,
+                boolean inbound) {
             Rule.Builder rule = Rule.newBuilder().setAction(Action.ALLOW).setRuleId(ruleId);
             List<IpSetDef> ruleSets = new ArrayList<>();
             if (peers == null || peers.isEmpty()) {
@@ -228,15 +240,24 @@ public final class PolicyCompiler {
                 Rule.Builder scoped = r.toBuilder().clearPeers().clearPorts().setAllPeers(true);
                 for (PortMatch m : named) {
                     IpSetDef port = defsById.get(m.getNamedPortIpSetId());
-                    IpSetDef def = IpSetDef.namedPort(peer.namespace(), peer.namespaceSelector(), peer.podSelector(),
-                            port.portName(), port.protocol());
+                    IpSetDef def = IpSetDef.namedPort(
+                            peer.namespace(),
+                            peer.namespaceSelector(),
+                            peer.podSelector(),
+                            port.portName(),
+                            port.protocol());
                     defsById.put(def.id(), def);
                     scoped.addPorts(m.toBuilder().setNamedPortIpSetId(def.id()));
                 }
                 out.add(scoped.build());
             }
             if (!blocks.isEmpty()) {
-                out.add(r.toBuilder().clearPeers().addAllPeers(blocks).clearPorts().addAllPorts(named).build());
+                out.add(r.toBuilder()
+                        .clearPeers()
+                        .addAllPeers(blocks)
+                        .clearPorts()
+                        .addAllPorts(named)
+                        .build());
             }
             return List.copyOf(out);
         }
@@ -291,8 +312,10 @@ public final class PolicyCompiler {
                 Cidr e = Cidr.tryParse(except.get(i));
                 if (e == null || !cidr.contains(e)) {
                     // Ignoring a bad except would widen the block: drop the whole peer.
-                    problem(field + ".except[" + i + "]", (e == null ? "invalid CIDR \"" : "not inside the cidr: \"")
-                            + except.get(i) + "\"; peer dropped");
+                    problem(
+                            field + ".except[" + i + "]",
+                            (e == null ? "invalid CIDR \"" : "not inside the cidr: \"") + except.get(i)
+                                    + "\"; peer dropped");
                     return Optional.empty();
                 }
                 b.addExcept(e.toString());
@@ -339,7 +362,8 @@ public final class PolicyCompiler {
                 return Optional.of(m.build());
             }
             String portName = port.getStrVal();
-            if (!PORT_NAME.matcher(portName).matches() || portName.contains("--")
+            if (!PORT_NAME.matcher(portName).matches()
+                    || portName.contains("--")
                     || portName.chars().noneMatch(c -> c >= 'a' && c <= 'z')) {
                 problem(field + ".port", "invalid port name \"" + portName + "\"; port dropped");
                 return Optional.empty();

@@ -11,7 +11,9 @@ final class PortNames {
 
     /** 1-15 lowercase letters, digits and single inner hyphens, at least one letter. */
     static boolean valid(String name) {
-        return name != null && IANA_SVC_NAME.matcher(name).matches() && !name.contains("--")
+        return name != null
+                && IANA_SVC_NAME.matcher(name).matches()
+                && !name.contains("--")
                 && name.chars().anyMatch(c -> c >= 'a' && c <= 'z');
     }
 }

@@ -44,7 +44,10 @@ final class PriorityOverlaps {
             return;
         }
         for (PolicyState q : others) {
-            if (q.admin == null || q == p || q.key.equals(p.key) || q.admin.tier() != p.admin.tier()
+            if (q.admin == null
+                    || q == p
+                    || q.key.equals(p.key)
+                    || q.admin.tier() != p.admin.tier()
                     || q.admin.priority() != p.admin.priority()) {
                 continue;
             }
@@ -62,10 +65,13 @@ final class PriorityOverlaps {
             CompiledAdminPolicy b = policies.apply(keys[1]).admin;
             CompiledAdminPolicy first = CompiledAdminPolicy.ORDER.compare(a, b) <= 0 ? a : b;
             String text = "priority " + a.priority() + " in the " + a.tierName() + " tier is also that of "
-                    + "%s, and both select some pods; upstream leaves their order open: " + first.kind().kind() + " "
+                    + "%s, and both select some pods; upstream leaves their order open: "
+                    + first.kind().kind() + " "
                     + first.name() + " is evaluated first (by name)";
-            out.add(PolicyProblem.of(a.kind(), a.name(), "spec.priority", text.formatted(b.kind().kind() + " " + b.name())));
-            out.add(PolicyProblem.of(b.kind(), b.name(), "spec.priority", text.formatted(a.kind().kind() + " " + a.name())));
+            out.add(PolicyProblem.of(
+                    a.kind(), a.name(), "spec.priority", text.formatted(b.kind().kind() + " " + b.name())));
+            out.add(PolicyProblem.of(
+                    b.kind(), b.name(), "spec.priority", text.formatted(a.kind().kind() + " " + a.name())));
         }
         return out;
     }

@@ -19,6 +19,7 @@ final class ReportedPods {
     private final ClusterNodes clusterNodes;
     /** Pods as reported, by "namespace/name". */
     private final Map<String, PodModel> reportedPods = new HashMap<>();
+
     private final AddressClaims claims = new AddressClaims();
     /** Reported pods by the node they are placed on: their addresses are judged again when its Node changes. */
     private final Map<String, Set<String>> reportedOn = new HashMap<>();
@@ -36,7 +37,9 @@ final class ReportedPods {
         if (!java.util.Objects.equals(nodeBefore, reported.node())) {
             unplace(nodeBefore, reported.key());
             if (reported.node() != null) {
-                reportedOn.computeIfAbsent(reported.node(), n -> new HashSet<>()).add(reported.key());
+                reportedOn
+                        .computeIfAbsent(reported.node(), n -> new HashSet<>())
+                        .add(reported.key());
             }
         }
     }
@@ -53,7 +56,11 @@ final class ReportedPods {
         if (refusedNow.isEmpty()) {
             refused.remove(key);
         } else {
-            refused.put(key, refusedNow.stream().map(a -> new RefusedAddress(key, reported.node(), a)).toList());
+            refused.put(
+                    key,
+                    refusedNow.stream()
+                            .map(a -> new RefusedAddress(key, reported.node(), a))
+                            .toList());
         }
         return claims.claim(key, reported.endpoint() ? PodAddressScope.admitted(node, reported.ips()) : List.of());
     }

@@ -18,6 +18,7 @@ import java.util.TreeSet;
 final class Selections {
     /** The index's policies by key, to turn the keys kept per pod into policies. */
     private final Map<String, PolicyState> policies;
+
     private final Map<String, TreeSet<String>> podPolicies = new HashMap<>();
     private final PriorityOverlaps overlaps = new PriorityOverlaps();
     private IndexChanges changes;

@@ -19,7 +19,12 @@ import java.util.TreeSet;
  * are validated as the API server validates them. An empty selector matches everything.
  */
 public final class Selector {
-    public enum Op { IN, NOT_IN, EXISTS, DOES_NOT_EXIST }
+    public enum Op {
+        IN,
+        NOT_IN,
+        EXISTS,
+        DOES_NOT_EXIST
+    }
 
     public record Requirement(String key, Op op, List<String> values) {
         boolean matches(Map<String, String> labels) {
@@ -134,8 +139,8 @@ public final class Selector {
             case "NotIn" -> op = Op.NOT_IN;
             case "Exists" -> op = Op.EXISTS;
             case "DoesNotExist" -> op = Op.DOES_NOT_EXIST;
-            default -> throw new InvalidSelectorException(
-                    "unknown operator \"" + operator + "\" for key " + r.getKey());
+            default ->
+                throw new InvalidSelectorException("unknown operator \"" + operator + "\" for key " + r.getKey());
         }
         List<String> values = r.getValues() == null ? List.of() : r.getValues();
         boolean needsValues = op == Op.IN || op == Op.NOT_IN;
@@ -207,7 +212,8 @@ public final class Selector {
 
     /** The requirements in kubectl's syntax, comma-separated; "" for the empty selector. */
     public String readable() {
-        return String.join(", ", requirements.stream().map(Requirement::readable).toList());
+        return String.join(
+                ", ", requirements.stream().map(Requirement::readable).toList());
     }
 
     @Override

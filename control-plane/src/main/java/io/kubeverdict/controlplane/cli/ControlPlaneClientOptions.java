@@ -9,8 +9,8 @@ import io.kubeverdict.runtime.cli.HostPort;
 import io.kubeverdict.runtime.grpc.ClientChannels;
 import io.kubeverdict.runtime.grpc.TokenFileCredentials;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Mixin;
@@ -24,7 +24,10 @@ final class ControlPlaneClientOptions {
     static final String ENV = "KUBE_VERDICT_CONTROL_PLANE";
     static final String DEFAULT = "localhost:9443";
 
-    @Option(names = "--control-plane", paramLabel = "HOST:PORT", converter = HostPort.Target.class,
+    @Option(
+            names = "--control-plane",
+            paramLabel = "HOST:PORT",
+            converter = HostPort.Target.class,
             description = "The control plane's gRPC address (e.g. after kubectl -n kube-verdict port-forward "
                     + "svc/kube-verdict-control-plane 9443). Default: $" + ENV + ", else " + DEFAULT + ".")
     HostPort controlPlane;
@@ -32,13 +35,19 @@ final class ControlPlaneClientOptions {
     @Mixin
     ClientTlsOptions tls = new ClientTlsOptions();
 
-    @Option(names = "--token-file", paramLabel = "FILE",
-            description = "A token for audience kube-verdict (kubectl create token NAME --audience kube-verdict) sent as "
-                    + "the caller's identity; the control plane lets it inspect when the API server allows it "
-                    + "get /kube-verdict/inspect (ClusterRole kube-verdict-inspector). Without it: kubectl port-forward.")
+    @Option(
+            names = "--token-file",
+            paramLabel = "FILE",
+            description =
+                    "A token for audience kube-verdict (kubectl create token NAME --audience kube-verdict) sent as "
+                            + "the caller's identity; the control plane lets it inspect when the API server allows it "
+                            + "get /kube-verdict/inspect (ClusterRole kube-verdict-inspector). Without it: kubectl port-forward.")
     Path tokenFile;
 
-    @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "PT30S",
+    @Option(
+            names = "--timeout",
+            paramLabel = "DURATION",
+            defaultValue = "PT30S",
             description = "Deadline of each call (ISO-8601). Default: ${DEFAULT-VALUE}.")
     Duration timeout;
 
@@ -57,7 +66,9 @@ final class ControlPlaneClientOptions {
 
     /** A channel to the target; throws IllegalArgumentException for unusable TLS options. */
     ManagedChannel open() throws IOException {
-        return ClientChannels.open(target().toString(), tls.tls().orElse(null),
+        return ClientChannels.open(
+                target().toString(),
+                tls.tls().orElse(null),
                 tokenFile == null ? null : new TokenFileCredentials(tokenFile));
     }
 

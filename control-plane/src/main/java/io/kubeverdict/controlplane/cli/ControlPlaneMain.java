@@ -14,8 +14,13 @@ public final class ControlPlaneMain {
 
     /** This jar's subcommands, fresh instances: for its own root and for a CLI that assembles several jars'. */
     public static List<Object> subcommands() {
-        return List.of(new ServeCommand(), new MatrixCommand(), new ExplainCommand(), new StatusCommand(),
-                new PoliciesCommand(), new ObserveCommand());
+        return List.of(
+                new ServeCommand(),
+                new MatrixCommand(),
+                new ExplainCommand(),
+                new StatusCommand(),
+                new PoliciesCommand(),
+                new ObserveCommand());
     }
 
     public static CommandLine commandLine() {
@@ -23,6 +28,7 @@ public final class ControlPlaneMain {
     }
 
     public static void main(String[] args) {
-        System.exit(KubeVerdictCommand.forArgs(DESCRIPTION, args, subcommands().toArray()).execute(args));
+        System.exit(KubeVerdictCommand.forArgs(DESCRIPTION, args, subcommands().toArray())
+                .execute(args));
     }
 }

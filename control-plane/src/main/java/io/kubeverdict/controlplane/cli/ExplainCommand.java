@@ -4,6 +4,7 @@ package io.kubeverdict.controlplane.cli;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.kubeverdict.controlplane.tools.OfflineCluster;
+import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc.ControlPlaneInspectionBlockingStub;
 import io.kubeverdict.proto.v1.DescribeEndpointRequest;
@@ -11,7 +12,6 @@ import io.kubeverdict.proto.v1.EndpointDescription;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
-import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import java.io.PrintWriter;
@@ -28,11 +28,14 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "explain", description = {
-        "Explain the verdict for one connection, from manifests (--manifests DIR) or from a running control plane "
-                + "(--control-plane HOST:PORT, its published state): one line per tier visited per direction, "
-                + "what isolates each pod, the verdict once.",
-        "Exit status: 0 ALLOW, 1 DENY, 2 bad options or input, 3 when the control plane cannot be asked."})
+@Command(
+        name = "explain",
+        description = {
+            "Explain the verdict for one connection, from manifests (--manifests DIR) or from a running control plane "
+                    + "(--control-plane HOST:PORT, its published state): one line per tier visited per direction, "
+                    + "what isolates each pod, the verdict once.",
+            "Exit status: 0 ALLOW, 1 DENY, 2 bad options or input, 3 when the control plane cannot be asked."
+        })
 final class ExplainCommand implements Callable<Integer> {
     @Mixin
     OfflineInput input;
@@ -40,18 +43,27 @@ final class ExplainCommand implements Callable<Integer> {
     @Mixin
     ControlPlaneClientOptions client = new ControlPlaneClientOptions();
 
-    @Option(names = "--from", required = true, paramLabel = "ns/pod|IP",
+    @Option(
+            names = "--from",
+            required = true,
+            paramLabel = "ns/pod|IP",
             description = "Source pod (a hostNetwork pod stands for its node's address) or address.")
     String from;
 
-    @Option(names = "--to", required = true, paramLabel = "ns/pod|IP",
+    @Option(
+            names = "--to",
+            required = true,
+            paramLabel = "ns/pod|IP",
             description = "Destination pod (a hostNetwork pod stands for its node's address) or address.")
     String to;
 
     @Option(names = "--port", required = true, paramLabel = "P", description = "Destination port (0 for ICMP).")
     int port;
 
-    @Option(names = "--protocol", required = true, paramLabel = "PROTO",
+    @Option(
+            names = "--protocol",
+            required = true,
+            paramLabel = "PROTO",
             description = "TCP, UDP, SCTP, ICMP, ICMPv6 or an IANA protocol number.")
     String protocol;
 
@@ -87,8 +99,10 @@ final class ExplainCommand implements Callable<Integer> {
             InputChoice.check(input, client);
             Explained r = input.given() ? offline(err, proto) : live(proto);
             Explanation e = r.explanation();
-            out.print(output.format() == OutputFormat.table ? ExplanationText.render(e, r.nodeOfIp())
-                    : Rendering.machine(output.format(), e));
+            out.print(
+                    output.format() == OutputFormat.table
+                            ? ExplanationText.render(e, r.nodeOfIp())
+                            : Rendering.machine(output.format(), e));
             out.flush();
             err.flush();
             return e.getVerdict() == Verdict.VERDICT_ALLOW ? ExitCodes.OK : ExitCodes.NEGATIVE;
@@ -109,20 +123,23 @@ final class ExplainCommand implements Callable<Integer> {
         return new Explained(cluster.explain(pair[0], pair[1], proto, port), cluster::nodeOf);
     }
 
-    private static List<String> addresses(OfflineCluster cluster, String option, String name) throws OfflineInput.FatalInput {
+    private static List<String> addresses(OfflineCluster cluster, String option, String name)
+            throws OfflineInput.FatalInput {
         Optional<String> ip = IpAddress.canonical(name);
         if (ip.isPresent()) {
             return List.of(ip.get());
         }
         // An endpoint pod, or a hostNetwork pod (its node's address).
-        return cluster.member(name).map(OfflineCluster.Member::ips).orElseThrow(() -> new OfflineInput.FatalInput(
-                option + " " + name + ": neither an address nor a pod with an address (namespace/name)"));
+        return cluster.member(name)
+                .map(OfflineCluster.Member::ips)
+                .orElseThrow(() -> new OfflineInput.FatalInput(
+                        option + " " + name + ": neither an address nor a pod with an address (namespace/name)"));
     }
 
     /** The first source address whose family the destination has too (as the matrix picks them). */
     private String[] pair(List<String> src, List<String> dst) throws OfflineInput.FatalInput {
-        return OfflineCluster.addressPair(src, dst).orElseThrow(() ->
-                new OfflineInput.FatalInput(from + " and " + to + " share no address family"));
+        return OfflineCluster.addressPair(src, dst)
+                .orElseThrow(() -> new OfflineInput.FatalInput(from + " and " + to + " share no address family"));
     }
 
     /** The control plane's Explain on its published snapshots, pods resolved as offline. */
@@ -140,8 +157,14 @@ final class ExplainCommand implements Callable<Integer> {
             List<String> src = liveAddresses(stub, from, nodes);
             List<String> dst = liveAddresses(stub, to, nodes);
             String[] pair = pair(src, dst);
-            Tuple tuple = Tuple.newBuilder().setSrcIp(pair[0]).setDstIp(pair[1]).setProtocol(proto).setDstPort(port).build();
-            Explanation e = stub.explain(ExplainRequest.newBuilder().setTuple(tuple).build());
+            Tuple tuple = Tuple.newBuilder()
+                    .setSrcIp(pair[0])
+                    .setDstIp(pair[1])
+                    .setProtocol(proto)
+                    .setDstPort(port)
+                    .build();
+            Explanation e =
+                    stub.explain(ExplainRequest.newBuilder().setTuple(tuple).build());
             if (e.hasSource() && e.hasDestination() && e.getSource().equals(e.getDestination())) {
                 e = OfflineCluster.loopback(tuple, e.getSource()); // the matrix's rule, as offline
             }
@@ -163,12 +186,14 @@ final class ExplainCommand implements Callable<Integer> {
     }
 
     /** An address as given, or a pod's addresses from the control plane (recording ip -> node). */
-    private static List<String> liveAddresses(ControlPlaneInspectionBlockingStub stub, String name, Map<String, String> nodes) {
+    private static List<String> liveAddresses(
+            ControlPlaneInspectionBlockingStub stub, String name, Map<String, String> nodes) {
         Optional<String> ip = IpAddress.canonical(name);
         if (ip.isPresent()) {
             return List.of(ip.get());
         }
-        EndpointDescription d = stub.describeEndpoint(DescribeEndpointRequest.newBuilder().setPod(name).build());
+        EndpointDescription d = stub.describeEndpoint(
+                DescribeEndpointRequest.newBuilder().setPod(name).build());
         d.getIpsList().forEach(a -> nodes.put(a, d.getNode()));
         return d.getIpsList();
     }

@@ -28,12 +28,30 @@ final class ExplanationText {
     /** @param nodeOfIp the node an endpoint address lives on, for "on node N" */
     static String render(Explanation e, Function<String, Optional<String>> nodeOfIp) {
         StringBuilder sb = new StringBuilder();
-        sb.append(side(e.hasSource() ? e.getSource() : null, e.getTuple().getSrcIp())).append(" -> ")
-                .append(side(e.hasDestination() ? e.getDestination() : null, e.getTuple().getDstIp())).append(' ')
-                .append(PortProtocol.format(e.getTuple().getDstPort(), e.getTuple().getProtocol())).append(": ")
-                .append(e.getVerdict() == Verdict.VERDICT_ALLOW ? "ALLOW" : "DENY").append('\n');
-        direction(sb, "egress ", e.getEgress(), e.hasSource() ? e.getSource() : null, e.getTuple().getSrcIp(), nodeOfIp);
-        direction(sb, "ingress", e.getIngress(), e.hasDestination() ? e.getDestination() : null, e.getTuple().getDstIp(),
+        sb.append(side(e.hasSource() ? e.getSource() : null, e.getTuple().getSrcIp()))
+                .append(" -> ")
+                .append(side(
+                        e.hasDestination() ? e.getDestination() : null,
+                        e.getTuple().getDstIp()))
+                .append(' ')
+                .append(PortProtocol.format(
+                        e.getTuple().getDstPort(), e.getTuple().getProtocol()))
+                .append(": ")
+                .append(e.getVerdict() == Verdict.VERDICT_ALLOW ? "ALLOW" : "DENY")
+                .append('\n');
+        direction(
+                sb,
+                "egress ",
+                e.getEgress(),
+                e.hasSource() ? e.getSource() : null,
+                e.getTuple().getSrcIp(),
+                nodeOfIp);
+        direction(
+                sb,
+                "ingress",
+                e.getIngress(),
+                e.hasDestination() ? e.getDestination() : null,
+                e.getTuple().getDstIp(),
                 nodeOfIp);
         return sb.toString();
     }
@@ -46,25 +64,41 @@ final class ExplanationText {
         return id.getNamespace() + "/" + id.getPod();
     }
 
-    private static void direction(StringBuilder sb, String label, DirectionExplanation d, EndpointId id, String ip,
-                                  Function<String, Optional<String>> nodeOfIp) {
+    private static void direction(
+            StringBuilder sb,
+            String label,
+            DirectionExplanation d,
+            EndpointId id,
+            String ip,
+            Function<String, Optional<String>> nodeOfIp) {
         sb.append("  ").append(label).append("  ");
         if (!d.getEvaluated()) {
-            sb.append(id == null ? ip : name(id)).append(": ").append(d.getReason()).append('\n');
+            sb.append(id == null ? ip : name(id))
+                    .append(": ")
+                    .append(d.getReason())
+                    .append('\n');
             return;
         }
         sb.append(id == null ? ip : name(id));
         nodeOfIp.apply(ip).ifPresent(n -> sb.append(" on node ").append(n));
         sb.append(": ");
         if (!d.getIsolated()) {
-            sb.append("not isolated (no policy selects it for ").append(label.strip()).append(")\n");
+            sb.append("not isolated (no policy selects it for ")
+                    .append(label.strip())
+                    .append(")\n");
             return;
         }
         List<String> isolating = new ArrayList<>();
         d.getTiersList().forEach(t -> isolating.addAll(t.getPoliciesList()));
-        sb.append("isolated by ").append(isolating.isEmpty() ? "a policy" : String.join(", ", isolating)).append('\n');
+        sb.append("isolated by ")
+                .append(isolating.isEmpty() ? "a policy" : String.join(", ", isolating))
+                .append('\n');
         for (TierVisit t : d.getTiersList()) {
-            sb.append("    tier ").append(t.getTier()).append(": ").append(tierOutcome(t, d)).append('\n');
+            sb.append("    tier ")
+                    .append(t.getTier())
+                    .append(": ")
+                    .append(tierOutcome(t, d))
+                    .append('\n');
         }
         if (d.getDecidingTier().isEmpty()) {
             sb.append("    every tier passed: allowed\n");
@@ -74,7 +108,9 @@ final class ExplanationText {
     private static String tierOutcome(TierVisit t, DirectionExplanation d) {
         if (!t.getDecided()) {
             // The verdict function's own record of the Pass names the rule; the visit only the tier.
-            return d.getPassedList().stream().filter(s -> s.getTier().equals(t.getTier())).findFirst()
+            return d.getPassedList().stream()
+                    .filter(s -> s.getTier().equals(t.getTier()))
+                    .findFirst()
                     .filter(s -> s.hasPolicy() && !s.getPolicy().getName().isEmpty())
                     .map(s -> "passed by " + s.getPolicy().getName() + " " + s.getRuleId() + " to the next tier")
                     .orElse("passed to the next tier");

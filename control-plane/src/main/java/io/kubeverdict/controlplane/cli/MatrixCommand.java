@@ -24,13 +24,20 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "matrix", description = {
-        "Print which endpoint pods may open new connections to which: from manifests (--manifests DIR) or from a "
-                + "running control plane (--control-plane HOST:PORT: every node's published snapshot, evaluated here "
-                + "with the agents' verdict function).",
-        "Exit status: 0, 2 bad options or input, 3 when the control plane cannot be asked."})
+@Command(
+        name = "matrix",
+        description = {
+            "Print which endpoint pods may open new connections to which: from manifests (--manifests DIR) or from a "
+                    + "running control plane (--control-plane HOST:PORT: every node's published snapshot, evaluated here "
+                    + "with the agents' verdict function).",
+            "Exit status: 0, 2 bad options or input, 3 when the control plane cannot be asked."
+        })
 final class MatrixCommand implements Callable<Integer> {
-    enum Proto { TCP, UDP, SCTP }
+    enum Proto {
+        TCP,
+        UDP,
+        SCTP
+    }
 
     @Mixin
     OfflineInput input;
@@ -41,7 +48,10 @@ final class MatrixCommand implements Callable<Integer> {
     @Option(names = "--port", defaultValue = "80", description = "Destination port (default: ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = "--protocol", defaultValue = "TCP", description = "TCP, UDP or SCTP, any case (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--protocol",
+            defaultValue = "TCP",
+            description = "TCP, UDP or SCTP, any case (default: ${DEFAULT-VALUE}).")
     String protocol;
 
     @Mixin
@@ -102,7 +112,10 @@ final class MatrixCommand implements Callable<Integer> {
                     ConnectivityMatrix.writeJson(cluster, p, port, out);
                     out.println();
                 }
-                case yaml -> out.print(Rendering.machine(OutputFormat.yaml, ConnectivityMatrix.of(cluster, p, port).toValue()));
+                case yaml ->
+                    out.print(Rendering.machine(
+                            OutputFormat.yaml,
+                            ConnectivityMatrix.of(cluster, p, port).toValue()));
             }
             out.flush();
             err.flush();
@@ -129,7 +142,8 @@ final class MatrixCommand implements Callable<Integer> {
                     .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS);
             List<NodeSnapshot> snapshots = new ArrayList<>();
             for (NodeStatus n : NodeListing.all(stub).getNodesList()) {
-                snapshots.add(stub.getSnapshot(GetSnapshotRequest.newBuilder().setNode(n.getNode()).build()));
+                snapshots.add(stub.getSnapshot(
+                        GetSnapshotRequest.newBuilder().setNode(n.getNode()).build()));
             }
             return snapshots;
         } finally {

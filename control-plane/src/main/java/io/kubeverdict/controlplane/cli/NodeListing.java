@@ -14,7 +14,8 @@ final class NodeListing {
         ListNodesResponse.Builder all = ListNodesResponse.newBuilder();
         String token = "";
         do {
-            ListNodesResponse page = stub.listNodes(ListNodesRequest.newBuilder().setPageToken(token).build());
+            ListNodesResponse page = stub.listNodes(
+                    ListNodesRequest.newBuilder().setPageToken(token).build());
             all.addAllNodes(page.getNodesList()).setSourceRevision(page.getSourceRevision());
             token = page.getNextPageToken();
         } while (!token.isEmpty());

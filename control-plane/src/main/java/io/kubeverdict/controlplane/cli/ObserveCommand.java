@@ -30,23 +30,36 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "observe", description = {
-        "The live verdicts of the whole cluster, as agents decide them (like hubble observe): who, to whom, port, "
-                + "verdict and what decided. Agents upload verdicts only while someone observes, at most their "
-                + "--verdict-upload-rate per second (sampled above it); lost ones are reported.",
-        "Without --follow: the next --last verdicts, waiting at most --wait. Exit status: 0, 2 for bad options, "
-                + "3 when the control plane cannot be asked or ends the stream."})
+@Command(
+        name = "observe",
+        description = {
+            "The live verdicts of the whole cluster, as agents decide them (like hubble observe): who, to whom, port, "
+                    + "verdict and what decided. Agents upload verdicts only while someone observes, at most their "
+                    + "--verdict-upload-rate per second (sampled above it); lost ones are reported.",
+            "Without --follow: the next --last verdicts, waiting at most --wait. Exit status: 0, 2 for bad options, "
+                    + "3 when the control plane cannot be asked or ends the stream."
+        })
 final class ObserveCommand implements Callable<Integer> {
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
     private static final String ROW = "%-12s  %-12s  %-30s  %-30s  %-9s  %-7s  %s%n";
 
-    enum VerdictFilter { all, allowed, denied }
+    enum VerdictFilter {
+        all,
+        allowed,
+        denied
+    }
 
-    @Option(names = "--verdict", paramLabel = "allowed|denied", defaultValue = "all",
+    @Option(
+            names = "--verdict",
+            paramLabel = "allowed|denied",
+            defaultValue = "all",
             description = "Only allowed or only denied verdicts (default: ${DEFAULT-VALUE}).")
     VerdictFilter verdict;
 
-    @Option(names = "--namespace", paramLabel = "NS", description = "Only connections from or to a pod in this namespace.")
+    @Option(
+            names = "--namespace",
+            paramLabel = "NS",
+            description = "Only connections from or to a pod in this namespace.")
     String namespace = "";
 
     @Option(names = "--pod", paramLabel = "NS/NAME", description = "Only connections from or to this pod.")
@@ -55,15 +68,24 @@ final class ObserveCommand implements Callable<Integer> {
     @Option(names = "--node", paramLabel = "NODE", description = "Only verdicts this node's agent decided.")
     String node = "";
 
-    @Option(names = {"-f", "--follow"}, description = "Keep following until interrupted.")
+    @Option(
+            names = {"-f", "--follow"},
+            description = "Keep following until interrupted.")
     boolean follow;
 
-    @Option(names = "--last", paramLabel = "N", defaultValue = "20",
+    @Option(
+            names = "--last",
+            paramLabel = "N",
+            defaultValue = "20",
             description = "Without --follow: stop after N verdicts (default: ${DEFAULT-VALUE}).")
     int last;
 
-    @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "PT10S",
-            description = "Without --follow: stop after this long even with fewer verdicts (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--wait",
+            paramLabel = "DURATION",
+            defaultValue = "PT10S",
+            description =
+                    "Without --follow: stop after this long even with fewer verdicts (default: ${DEFAULT-VALUE}).")
     Duration wait;
 
     @Mixin
@@ -96,12 +118,16 @@ final class ObserveCommand implements Callable<Integer> {
             return ExitCodes.USAGE;
         }
         ObserveVerdictsRequest request = ObserveVerdictsRequest.newBuilder()
-                .setVerdict(switch (verdict) {
-                    case all -> Verdict.VERDICT_UNSPECIFIED;
-                    case allowed -> Verdict.VERDICT_ALLOW;
-                    case denied -> Verdict.VERDICT_DENY;
-                })
-                .setNamespace(namespace).setPod(pod).setNode(node).build();
+                .setVerdict(
+                        switch (verdict) {
+                            case all -> Verdict.VERDICT_UNSPECIFIED;
+                            case allowed -> Verdict.VERDICT_ALLOW;
+                            case denied -> Verdict.VERDICT_DENY;
+                        })
+                .setNamespace(namespace)
+                .setPod(pod)
+                .setNode(node)
+                .build();
         BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
         Context.CancellableContext call = Context.current().withCancellation();
         try {
@@ -136,13 +162,17 @@ final class ObserveCommand implements Callable<Integer> {
             out.flush();
         }
         while (follow || printed < last) {
-            Object item = follow ? inbox.take() : inbox.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            Object item =
+                    follow ? inbox.take() : inbox.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             if (item == null) {
                 return ExitCodes.OK; // waited long enough
             }
             if (item instanceof Throwable t) {
-                return client.failed(err, t instanceof StatusRuntimeException s ? s
-                        : Status.fromThrowable(t).asRuntimeException());
+                return client.failed(
+                        err,
+                        t instanceof StatusRuntimeException s
+                                ? s
+                                : Status.fromThrowable(t).asRuntimeException());
             }
             if (item instanceof Status) {
                 err.println("control plane " + client.target() + " ended the stream");
@@ -152,7 +182,8 @@ final class ObserveCommand implements Callable<Integer> {
             ObservedVerdict v = (ObservedVerdict) item;
             if (v.hasLost()) {
                 if (output.format() == OutputFormat.table) {
-                    err.println("(" + v.getLost().getCount() + " verdicts lost: sampled on an agent or not read in time)");
+                    err.println(
+                            "(" + v.getLost().getCount() + " verdicts lost: sampled on an agent or not read in time)");
                     err.flush();
                 } else {
                     print(out, v);
@@ -177,11 +208,18 @@ final class ObserveCommand implements Callable<Integer> {
     static String row(VerdictEvent e, ZoneId zone) {
         Explanation x = e.getExplanation();
         Instant t = Instant.ofEpochSecond(e.getTime().getSeconds(), e.getTime().getNanos());
-        return String.format(Locale.ROOT, ROW, TIME.format(t.atZone(zone)), e.getNode(),
+        return String.format(
+                Locale.ROOT,
+                ROW,
+                TIME.format(t.atZone(zone)),
+                e.getNode(),
                 side(x.hasSource() ? x.getSource() : null, x.getTuple().getSrcIp()),
-                side(x.hasDestination() ? x.getDestination() : null, x.getTuple().getDstIp()),
+                side(
+                        x.hasDestination() ? x.getDestination() : null,
+                        x.getTuple().getDstIp()),
                 PortProtocol.format(x.getTuple().getDstPort(), x.getTuple().getProtocol()),
-                x.getVerdict() == Verdict.VERDICT_ALLOW ? "ALLOW" : "DENY", decidedBy(x));
+                x.getVerdict() == Verdict.VERDICT_ALLOW ? "ALLOW" : "DENY",
+                decidedBy(x));
     }
 
     private static String side(EndpointId id, String ip) {
@@ -193,7 +231,8 @@ final class ObserveCommand implements Callable<Integer> {
         DirectionExplanation egress = x.getEgress();
         DirectionExplanation ingress = x.getIngress();
         if (x.getVerdict() != Verdict.VERDICT_ALLOW) {
-            return egress.getEvaluated() && egress.getVerdict() != Verdict.VERDICT_ALLOW ? direction("egress", egress)
+            return egress.getEvaluated() && egress.getVerdict() != Verdict.VERDICT_ALLOW
+                    ? direction("egress", egress)
                     : direction("ingress", ingress);
         }
         if (ingress.getEvaluated() && ingress.getIsolated()) {

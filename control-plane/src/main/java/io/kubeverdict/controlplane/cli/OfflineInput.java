@@ -19,19 +19,25 @@ import picocli.CommandLine.Option;
 
 /** Options and loading shared by the offline tools: manifests in, an {@link OfflineCluster} out. */
 final class OfflineInput {
-    @Option(names = "--manifests", paramLabel = "DIR",
+    @Option(
+            names = "--manifests",
+            paramLabel = "DIR",
             description = "Directory of YAML/JSON manifests: Namespaces, Pods, NetworkPolicies, AdminNetworkPolicies, "
                     + "BaselineAdminNetworkPolicies, ClusterNetworkPolicies, Nodes (several documents per file).")
     Path manifests;
 
-    @Option(names = "--assign-ips", paramLabel = "CIDR",
-            description = "Give pods without status.podIPs consecutive addresses from CIDR (namespace/name order) and mark them Running.")
+    @Option(
+            names = "--assign-ips",
+            paramLabel = "CIDR",
+            description =
+                    "Give pods without status.podIPs consecutive addresses from CIDR (namespace/name order) and mark them Running.")
     String assignIps;
 
     /** What was loaded so far, for a message when memory runs out ("" before the manifests are read). */
     private volatile String loadedSoFar = "";
 
-    @Option(names = "--strict",
+    @Option(
+            names = "--strict",
             description = "Fail (exit 2) on any problem in the manifests (unknown Pod fields, invalid labels, "
                     + "duplicates, unusable policy parts) instead of warning. Skipped kinds (Deployments, Services ...) "
                     + "are no problem.")
@@ -91,24 +97,30 @@ final class OfflineInput {
         } catch (IllegalArgumentException e) {
             throw new FatalInput("--assign-ips: " + e.getMessage());
         }
-        OfflineCluster cluster = new OfflineCluster(new ClusterObjects(m.namespaces(), pods, m.policies(),
-                m.adminPolicies(), m.nodes()));
+        OfflineCluster cluster = new OfflineCluster(
+                new ClusterObjects(m.namespaces(), pods, m.policies(), m.adminPolicies(), m.nodes()));
         for (Pod p : pods) {
             String key = p.getMetadata().getNamespace() + "/" + p.getMetadata().getName();
-            boolean hostNetwork = p.getSpec() != null && Boolean.TRUE.equals(p.getSpec().getHostNetwork());
+            boolean hostNetwork =
+                    p.getSpec() != null && Boolean.TRUE.equals(p.getSpec().getHostNetwork());
             if (hostNetwork) {
-                err.println(cluster.member(key).map(h -> "note: pod " + key + " is hostNetwork: addressed as node "
-                        + h.node() + " (" + String.join(", ", h.ips()) + "), never a subject or pod peer")
-                        .orElse("note: hostNetwork pod " + key + " has no address: give it status.podIPs or a Node object"
+                err.println(cluster.member(key)
+                        .map(h -> "note: pod " + key + " is hostNetwork: addressed as node " + h.node() + " ("
+                                + String.join(", ", h.ips()) + "), never a subject or pod peer")
+                        .orElse("note: hostNetwork pod " + key
+                                + " has no address: give it status.podIPs or a Node object"
                                 + " with status.addresses"));
             } else if (cluster.endpoint(key).isEmpty()) {
-                err.println("note: pod " + key + " is not an endpoint (needs a node, phase Running, an IP, no hostNetwork)"
-                        + (assignIps == null ? "; --assign-ips gives addresses" : ""));
+                err.println(
+                        "note: pod " + key + " is not an endpoint (needs a node, phase Running, an IP, no hostNetwork)"
+                                + (assignIps == null ? "; --assign-ips gives addresses" : ""));
             }
         }
-        cluster.domainNameRules().forEach((pod, patterns) -> err.println("note: pod " + pod
-                + " has egress rules to domain names (" + String.join(", ", patterns) + "): what they allow depends on"
-                + " the DNS answers the pod receives at run time; here they match nothing"));
+        cluster.domainNameRules()
+                .forEach((pod, patterns) -> err.println("note: pod " + pod
+                        + " has egress rules to domain names (" + String.join(", ", patterns)
+                        + "): what they allow depends on"
+                        + " the DNS answers the pod receives at run time; here they match nothing"));
         err.flush();
         return new Loaded(cluster, assigned);
     }

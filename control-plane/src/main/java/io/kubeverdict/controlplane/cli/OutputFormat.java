@@ -7,7 +7,9 @@ import picocli.CommandLine.TypeConversionException;
 
 /** {@code -o table|json|yaml}: the same three on every command (table is for people, the rest for tools). */
 enum OutputFormat {
-    table, json, yaml;
+    table,
+    json,
+    yaml;
 
     /** Any case; {@code text} is the old spelling of table. */
     static final class Converter implements ITypeConverter<OutputFormat> {

@@ -5,7 +5,10 @@ import picocli.CommandLine.Option;
 
 /** The {@code -o/--output} option every command has. */
 final class OutputOption {
-    @Option(names = {"-o", "--output"}, paramLabel = "table|json|yaml", defaultValue = "table",
+    @Option(
+            names = {"-o", "--output"},
+            paramLabel = "table|json|yaml",
+            defaultValue = "table",
             converter = OutputFormat.Converter.class,
             description = "table (aligned columns, default), json or yaml.")
     OutputFormat format = OutputFormat.table;

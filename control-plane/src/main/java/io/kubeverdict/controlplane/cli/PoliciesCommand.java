@@ -31,17 +31,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "policies", description = {
-        "Which policies of every tier select a pod, per direction (what isolates it), and which IP sets it is in: "
-                + "where it is a peer of other pods' rules, by the sets' definitions and the rules that use them.",
-        "With --agent, also what the pod learned from DNS for its egress rules to domain names (asked of the agent "
-                + "of the pod's node).",
-        "Exit status: 0, 2 for an unknown pod or bad options, 3 when the control plane (or the agent) cannot be asked."})
+@Command(
+        name = "policies",
+        description = {
+            "Which policies of every tier select a pod, per direction (what isolates it), and which IP sets it is in: "
+                    + "where it is a peer of other pods' rules, by the sets' definitions and the rules that use them.",
+            "With --agent, also what the pod learned from DNS for its egress rules to domain names (asked of the agent "
+                    + "of the pod's node).",
+            "Exit status: 0, 2 for an unknown pod or bad options, 3 when the control plane (or the agent) cannot be asked."
+        })
 final class PoliciesCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "NAMESPACE/POD", description = "An endpoint pod.")
     String pod;
@@ -49,7 +52,10 @@ final class PoliciesCommand implements Callable<Integer> {
     @Mixin
     ControlPlaneClientOptions client = new ControlPlaneClientOptions();
 
-    @Option(names = "--agent", paramLabel = "HOST:PORT", converter = HostPort.Target.class,
+    @Option(
+            names = "--agent",
+            paramLabel = "HOST:PORT",
+            converter = HostPort.Target.class,
             description = "The inspection port of the agent on the pod's node (plaintext; e.g. after kubectl -n "
                     + "kube-verdict port-forward POD-OF-THE-AGENT 9102): adds the addresses the pod learned from DNS, "
                     + "with the name asked and the time left.")
@@ -78,7 +84,8 @@ final class PoliciesCommand implements Callable<Integer> {
         try {
             d = ControlPlaneInspectionGrpc.newBlockingStub(channel)
                     .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS)
-                    .describeEndpoint(DescribeEndpointRequest.newBuilder().setPod(pod).build());
+                    .describeEndpoint(
+                            DescribeEndpointRequest.newBuilder().setPod(pod).build());
         } catch (StatusRuntimeException e) {
             return client.failed(err, e);
         } finally {
@@ -95,20 +102,27 @@ final class PoliciesCommand implements Callable<Integer> {
                 return ExitCodes.UNAVAILABLE;
             }
         }
-        out.print(output.format() == OutputFormat.table ? text(d, agent == null ? null : learned)
-                : Rendering.machine(output.format(), d.toBuilder().addAllLearned(learned).build()));
+        out.print(
+                output.format() == OutputFormat.table
+                        ? text(d, agent == null ? null : learned)
+                        : Rendering.machine(
+                                output.format(),
+                                d.toBuilder().addAllLearned(learned).build()));
         out.flush();
         return ExitCodes.OK;
     }
 
     /** What the agent says the pod learned, one entry per domain-name peer. */
     private List<LearnedDomains> learnedBy(EndpointDescription d) throws IOException {
-        ManagedChannel channel = ClientChannels.open(agent.toString(), null); // the agent serves inspection in plaintext
+        ManagedChannel channel =
+                ClientChannels.open(agent.toString(), null); // the agent serves inspection in plaintext
         try {
             ListEndpointsResponse all = AgentInspectionGrpc.newBlockingStub(channel)
                     .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS)
                     .listEndpoints(ListEndpointsRequest.getDefaultInstance());
-            return all.getLearnedList().stream().filter(l -> l.getEndpoint().equals(d.getId())).toList();
+            return all.getLearnedList().stream()
+                    .filter(l -> l.getEndpoint().equals(d.getId()))
+                    .toList();
         } finally {
             ControlPlaneClientOptions.close(channel);
         }
@@ -121,22 +135,35 @@ final class PoliciesCommand implements Callable<Integer> {
     /** @param learned what the agent said the pod learned, or null when it was not asked */
     static String text(EndpointDescription d, List<LearnedDomains> learned) {
         StringBuilder sb = new StringBuilder();
-        sb.append(d.getId().getNamespace()).append('/').append(d.getId().getPod()).append(" on node ").append(d.getNode())
-                .append(" (").append(String.join(", ", d.getIpsList())).append(")");
+        sb.append(d.getId().getNamespace())
+                .append('/')
+                .append(d.getId().getPod())
+                .append(" on node ")
+                .append(d.getNode())
+                .append(" (")
+                .append(String.join(", ", d.getIpsList()))
+                .append(")");
         if (d.getLabelsCount() > 0) {
-            sb.append(", labels ").append(new TreeMap<>(d.getLabelsMap()).entrySet().stream()
-                    .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(",")));
+            sb.append(", labels ")
+                    .append(new TreeMap<>(d.getLabelsMap())
+                            .entrySet().stream()
+                                    .map(e -> e.getKey() + "=" + e.getValue())
+                                    .collect(Collectors.joining(",")));
         }
         sb.append("\n\n");
         TextTable tiers = new TextTable("TIER", "DIRECTION", "SELECTED BY (in evaluation order)");
         for (String direction : List.of("ingress", "egress")) {
             boolean isolated = false;
             for (TierInfo t : d.getTiersList()) {
-                List<String> policies = direction.equals("ingress") ? t.getIngressPoliciesList() : t.getEgressPoliciesList();
+                List<String> policies =
+                        direction.equals("ingress") ? t.getIngressPoliciesList() : t.getEgressPoliciesList();
                 if (!policies.isEmpty()) {
                     isolated = true;
-                    tiers.row(t.getName(), direction, String.join(", ", policies)
-                            + " (no match: " + t.getDefaultAction().name().toLowerCase(Locale.ROOT) + ")");
+                    tiers.row(
+                            t.getName(),
+                            direction,
+                            String.join(", ", policies) + " (no match: "
+                                    + t.getDefaultAction().name().toLowerCase(Locale.ROOT) + ")");
                 }
             }
             if (!isolated) {
@@ -153,8 +180,10 @@ final class PoliciesCommand implements Callable<Integer> {
         }
         TextTable sets = new TextTable("IN SET", "MEMBERS", "USED BY");
         for (SetMembership m : d.getMemberOfList()) {
-            sets.row(m.getDescription().isEmpty() ? m.getIpSetId() : m.getDescription(),
-                    String.join(", ", m.getMembersList()), uses(m.getUsedByList()));
+            sets.row(
+                    m.getDescription().isEmpty() ? m.getIpSetId() : m.getDescription(),
+                    String.join(", ", m.getMembersList()),
+                    uses(m.getUsedByList()));
         }
         sb.append(sets.render());
         return sb.toString();
@@ -163,8 +192,11 @@ final class PoliciesCommand implements Callable<Integer> {
     /** The pod's domain-name peers and, when the agent was asked, what it learned for each. */
     private static String learnedText(List<DomainNames> watches, List<LearnedDomains> learned) {
         if (learned == null) {
-            return "egress to domain names " + watches.stream().map(w -> String.join(", ", w.getPatternsList()))
-                    .collect(Collectors.joining("; ")) + ": the addresses are learned at run time from the DNS answers"
+            return "egress to domain names "
+                    + watches.stream()
+                            .map(w -> String.join(", ", w.getPatternsList()))
+                            .collect(Collectors.joining("; "))
+                    + ": the addresses are learned at run time from the DNS answers"
                     + " the pod receives (--agent shows them)\n";
         }
         TextTable table = new TextTable("DOMAIN NAMES", "LEARNED NAME", "ADDRESS", "EXPIRES IN");
@@ -172,13 +204,18 @@ final class PoliciesCommand implements Callable<Integer> {
             String patterns = String.join(", ", w.getPatternsList());
             List<LearnedAddress> addresses = learned.stream()
                     .filter(l -> l.getDomainNames().getLearnedSetId().equals(w.getLearnedSetId()))
-                    .flatMap(l -> l.getAddressesList().stream()).toList();
+                    .flatMap(l -> l.getAddressesList().stream())
+                    .toList();
             if (addresses.isEmpty()) {
                 table.row(patterns, "", "nothing learned yet", "");
             }
             for (LearnedAddress a : addresses) {
-                table.row(patterns, a.getName(), a.getAddress(), Durations.compact(Duration.ofSeconds(
-                        a.getExpiresIn().getSeconds(), a.getExpiresIn().getNanos())));
+                table.row(
+                        patterns,
+                        a.getName(),
+                        a.getAddress(),
+                        Durations.compact(Duration.ofSeconds(
+                                a.getExpiresIn().getSeconds(), a.getExpiresIn().getNanos())));
             }
         }
         return table.render();
@@ -193,12 +230,15 @@ final class PoliciesCommand implements Callable<Integer> {
             byPolicy.computeIfAbsent(policyName(u.getPolicy()), k -> new ArrayList<>())
                     .add(u.getRuleId() + (u.getNamedPort() ? " (named port)" : ""));
         }
-        return byPolicy.entrySet().stream().map(e -> e.getKey() + " " + String.join(" ", e.getValue()))
+        return byPolicy.entrySet().stream()
+                .map(e -> e.getKey() + " " + String.join(" ", e.getValue()))
                 .collect(Collectors.joining(", "));
     }
 
     /** A NetworkPolicy by its namespace/name; policies of other tiers with the tier in front. */
     static String policyName(PolicyId id) {
-        return id.getTier().isEmpty() || id.getTier().equals("default") ? id.getName() : id.getTier() + "/" + id.getName();
+        return id.getTier().isEmpty() || id.getTier().equals("default")
+                ? id.getName()
+                : id.getTier() + "/" + id.getName();
     }
 }

@@ -33,7 +33,9 @@ final class PortProtocol {
     static int parse(String text) {
         String t = text.toUpperCase(Locale.ROOT);
         for (Protocol p : Protocol.values()) {
-            if (p != Protocol.PROTOCOL_UNSPECIFIED && p != Protocol.UNRECOGNIZED && p.name().equals(t)) {
+            if (p != Protocol.PROTOCOL_UNSPECIFIED
+                    && p != Protocol.UNRECOGNIZED
+                    && p.name().equals(t)) {
                 return p.getNumber();
             }
         }

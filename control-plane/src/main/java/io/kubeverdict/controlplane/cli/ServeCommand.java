@@ -33,9 +33,13 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "control-plane", mixinStandardHelpOptions = true,
-        description = {"Watch the cluster (or a manifest directory) and stream per-node policy snapshots to agents.",
-                "Without --kubeconfig or --manifests: the in-cluster service account (or ~/.kube/config)."})
+@Command(
+        name = "control-plane",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Watch the cluster (or a manifest directory) and stream per-node policy snapshots to agents.",
+            "Without --kubeconfig or --manifests: the in-cluster service account (or ~/.kube/config)."
+        })
 final class ServeCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(ServeCommand.class);
 
@@ -43,7 +47,9 @@ final class ServeCommand implements Callable<Integer> {
         @Option(names = "--kubeconfig", paramLabel = "FILE", description = "Kubeconfig file of the cluster to watch.")
         Path kubeconfig;
 
-        @Option(names = "--manifests", paramLabel = "DIR",
+        @Option(
+                names = "--manifests",
+                paramLabel = "DIR",
                 description = "Directory of YAML manifests to use as the cluster (watched for changes).")
         Path manifests;
     }
@@ -51,7 +57,11 @@ final class ServeCommand implements Callable<Integer> {
     @ArgGroup(exclusive = true)
     SourceOptions source = new SourceOptions();
 
-    @Option(names = "--listen", defaultValue = "0.0.0.0:9443", paramLabel = "HOST:PORT", converter = HostPort.Listen.class,
+    @Option(
+            names = "--listen",
+            defaultValue = "0.0.0.0:9443",
+            paramLabel = "HOST:PORT",
+            converter = HostPort.Listen.class,
             description = "gRPC address (PolicySync, inspection, health, reflection). Default: ${DEFAULT-VALUE}.")
     HostPort listen;
 
@@ -68,89 +78,144 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     InsecureOption insecure;
 
-    @Option(names = "--auth", defaultValue = "token", paramLabel = "token|mtls|none",
-            description = {"How agents prove their node. token (default): the agent's projected ServiceAccount token, "
-                    + "reviewed by the API server (TokenReview) and bound to the node its pod runs on; mtls: a client "
-                    + "certificate naming the node (--tls-client-ca); none: anyone may sync any node (tests, sandbox)."})
+    @Option(
+            names = "--auth",
+            defaultValue = "token",
+            paramLabel = "token|mtls|none",
+            description = {
+                "How agents prove their node. token (default): the agent's projected ServiceAccount token, "
+                        + "reviewed by the API server (TokenReview) and bound to the node its pod runs on; mtls: a client "
+                        + "certificate naming the node (--tls-client-ca); none: anyone may sync any node (tests, sandbox)."
+            })
     String auth;
 
-    @Option(names = "--token-audience", defaultValue = ControlPlane.Auth.Tokens.DEFAULT_AUDIENCE, paramLabel = "AUDIENCE",
+    @Option(
+            names = "--token-audience",
+            defaultValue = ControlPlane.Auth.Tokens.DEFAULT_AUDIENCE,
+            paramLabel = "AUDIENCE",
             description = "The audience agents' tokens must be for (--auth token). Default: ${DEFAULT-VALUE}.")
     String tokenAudience;
 
-    @Option(names = "--agent-service-account", defaultValue = "kube-verdict/kube-verdict-agent",
+    @Option(
+            names = "--agent-service-account",
+            defaultValue = "kube-verdict/kube-verdict-agent",
             paramLabel = "NAMESPACE/NAME",
-            description = "The agents' ServiceAccount (--auth token); no other account may sync. Default: ${DEFAULT-VALUE}.")
+            description =
+                    "The agents' ServiceAccount (--auth token); no other account may sync. Default: ${DEFAULT-VALUE}.")
     String agentServiceAccount;
 
-    @Option(names = "--resync", defaultValue = "PT10M", paramLabel = "DURATION",
+    @Option(
+            names = "--resync",
+            defaultValue = "PT10M",
+            paramLabel = "DURATION",
             description = "Informer resync period (ISO-8601). Default: ${DEFAULT-VALUE}.")
     Duration resync;
 
-    @Option(names = "--api-discovery-interval", defaultValue = "PT30S", paramLabel = "DURATION",
-            description = "How often to look for the admin-tier policy APIs (AdminNetworkPolicy, BaselineAdminNetworkPolicy, "
-                    + "ClusterNetworkPolicy CRDs) that are not installed yet, and check those that are. Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--api-discovery-interval",
+            defaultValue = "PT30S",
+            paramLabel = "DURATION",
+            description =
+                    "How often to look for the admin-tier policy APIs (AdminNetworkPolicy, BaselineAdminNetworkPolicy, "
+                            + "ClusterNetworkPolicy CRDs) that are not installed yet, and check those that are. Default: ${DEFAULT-VALUE}.")
     Duration apiDiscovery;
 
-    @Option(names = "--api-absence-grace", defaultValue = "PT5M", paramLabel = "DURATION",
+    @Option(
+            names = "--api-absence-grace",
+            defaultValue = "PT5M",
+            paramLabel = "DURATION",
             description = "How long API discovery must say a watched admin-tier policy kind is not served (a 404 "
                     + "included) before its policies are removed; one failed or empty answer removes nothing. "
                     + "Default: ${DEFAULT-VALUE}.")
     Duration apiAbsenceGrace;
 
-    @Option(names = "--stall-timeout", defaultValue = "PT60S", paramLabel = "DURATION",
+    @Option(
+            names = "--stall-timeout",
+            defaultValue = "PT60S",
+            paramLabel = "DURATION",
             description = "Cut a Sync stream whose agent has not read for this long (it reconnects and resyncs). "
                     + "Default: ${DEFAULT-VALUE}.")
     Duration stallTimeout;
 
-    @Option(names = "--max-message-bytes", defaultValue = "1048576", paramLabel = "BYTES",
+    @Option(
+            names = "--max-message-bytes",
+            defaultValue = "1048576",
+            paramLabel = "BYTES",
             description = "Largest IP-set message on a Sync stream (gRPC's limit is 4 MiB). Default: ${DEFAULT-VALUE}.")
     int maxMessageBytes;
 
-    @Option(names = "--max-concurrent-snapshots", defaultValue = "16", paramLabel = "N",
+    @Option(
+            names = "--max-concurrent-snapshots",
+            defaultValue = "16",
+            paramLabel = "N",
             description = "Sync streams building and sending a full snapshot at once; agents beyond wait in line "
                     + "(a fleet reconnecting after a restart). Default: ${DEFAULT-VALUE}.")
     int maxConcurrentSnapshots;
 
-    @Option(names = "--max-inbound-message-bytes", defaultValue = "1048576", paramLabel = "BYTES",
+    @Option(
+            names = "--max-inbound-message-bytes",
+            defaultValue = "1048576",
+            paramLabel = "BYTES",
             description = "Largest message a client may send (an agent's verdict batch is ~100 KiB); larger ones are "
                     + "refused unread. Default: ${DEFAULT-VALUE}.")
     int maxInboundMessageBytes;
 
-    @Option(names = "--max-streams-per-caller", defaultValue = "4", paramLabel = "N",
+    @Option(
+            names = "--max-streams-per-caller",
+            defaultValue = "4",
+            paramLabel = "N",
             description = "Open streams (Sync, ReportVerdicts, ObserveVerdicts) one caller may hold: a node's agent, "
                     + "a user, a certificate, or an address when it has no credentials. An agent needs 2. "
                     + "Default: ${DEFAULT-VALUE}.")
     int maxStreamsPerCaller;
 
-    @Option(names = "--inspection-rate", defaultValue = "20", paramLabel = "PER_SECOND",
+    @Option(
+            names = "--inspection-rate",
+            defaultValue = "20",
+            paramLabel = "PER_SECOND",
             description = "Inspection calls (ListNodes, GetSnapshot, Explain, DescribeEndpoint) per caller and second, "
                     + "with bursts of twice as many. Default: ${DEFAULT-VALUE}.")
     double inspectionRate;
 
-    @Option(names = "--auto-tls", description = "Make and renew TLS itself: a CA and serving certificate in the Secret "
-            + "--auto-tls-secret of --namespace (created, or reused), the CA bundle published in the ConfigMap "
-            + "--auto-tls-ca-configmap for the agents. Needs the Kubernetes API; not with --tls-cert.")
+    @Option(
+            names = "--auto-tls",
+            description = "Make and renew TLS itself: a CA and serving certificate in the Secret "
+                    + "--auto-tls-secret of --namespace (created, or reused), the CA bundle published in the ConfigMap "
+                    + "--auto-tls-ca-configmap for the agents. Needs the Kubernetes API; not with --tls-cert.")
     boolean autoTls;
 
-    @Option(names = "--namespace", paramLabel = "NAMESPACE", defaultValue = "${env:POD_NAMESPACE:-kube-verdict}",
-            description = "The control plane's own namespace, where auto TLS keeps its objects. Default: $POD_NAMESPACE, "
-                    + "else kube-verdict.")
+    @Option(
+            names = "--namespace",
+            paramLabel = "NAMESPACE",
+            defaultValue = "${env:POD_NAMESPACE:-kube-verdict}",
+            description =
+                    "The control plane's own namespace, where auto TLS keeps its objects. Default: $POD_NAMESPACE, "
+                            + "else kube-verdict.")
     String namespace;
 
-    @Option(names = "--auto-tls-service", paramLabel = "NAME", defaultValue = "kube-verdict-control-plane",
+    @Option(
+            names = "--auto-tls-service",
+            paramLabel = "NAME",
+            defaultValue = "kube-verdict-control-plane",
             description = "The Service agents dial: the certificate names NAME.NAMESPACE.svc and its other forms. "
                     + "Default: ${DEFAULT-VALUE}.")
     String autoTlsService;
 
-    @Option(names = "--auto-tls-secret", paramLabel = "NAME", defaultValue = AutoTls.Settings.DEFAULT_SECRET,
+    @Option(
+            names = "--auto-tls-secret",
+            paramLabel = "NAME",
+            defaultValue = AutoTls.Settings.DEFAULT_SECRET,
             description = "The Secret auto TLS keeps its CA and serving certificate in (the install's Role names it: "
                     + "change both). Default: ${DEFAULT-VALUE}.")
     String autoTlsSecret;
 
-    @Option(names = "--auto-tls-ca-configmap", paramLabel = "NAME", defaultValue = AutoTls.Settings.DEFAULT_CONFIG_MAP,
-            description = "The ConfigMap auto TLS publishes the CA bundle in, for the agents to mount (the install's Role "
-                    + "names it: change both). Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--auto-tls-ca-configmap",
+            paramLabel = "NAME",
+            defaultValue = AutoTls.Settings.DEFAULT_CONFIG_MAP,
+            description =
+                    "The ConfigMap auto TLS publishes the CA bundle in, for the agents to mount (the install's Role "
+                            + "names it: change both). Default: ${DEFAULT-VALUE}.")
     String autoTlsConfigMap;
 
     @Spec
@@ -175,7 +240,8 @@ final class ServeCommand implements Callable<Integer> {
                 }
                 String[] account = agentServiceAccount.split("/", -1);
                 if (account.length != 2 || account[0].isEmpty() || account[1].isEmpty()) {
-                    throw new IllegalArgumentException("--agent-service-account must be NAMESPACE/NAME, not " + agentServiceAccount);
+                    throw new IllegalArgumentException(
+                            "--agent-service-account must be NAMESPACE/NAME, not " + agentServiceAccount);
                 }
                 if (tokenAudience.isBlank()) {
                     throw new IllegalArgumentException("--token-audience must not be empty");
@@ -200,8 +266,8 @@ final class ServeCommand implements Callable<Integer> {
         try {
             tls = tlsOptions.tls().orElse(null);
             if (autoTls && (tls != null || source.manifests != null)) {
-                throw new IllegalArgumentException("--auto-tls makes its own certificate in the cluster: not with --tls-cert "
-                        + "or --manifests");
+                throw new IllegalArgumentException(
+                        "--auto-tls makes its own certificate in the cluster: not with --tls-cert " + "or --manifests");
             }
             if (tls == null && !autoTls) {
                 insecure.checkPlaintextListen("--listen", listen);
@@ -213,8 +279,11 @@ final class ServeCommand implements Callable<Integer> {
             grpcAddress = listen.socketAddress();
             metricsAddress = metrics.socketAddress();
             serverLimits = ServerLimits.defaults().withMaxInboundMessageBytes(maxInboundMessageBytes);
-            callLimits = new CallLimits.Config(maxStreamsPerCaller, inspectionRate,
-                    (int) Math.max(1, Math.ceil(2 * inspectionRate)), CallLimits.Config.defaults().maxTrackedCallers());
+            callLimits = new CallLimits.Config(
+                    maxStreamsPerCaller,
+                    inspectionRate,
+                    (int) Math.max(1, Math.ceil(2 * inspectionRate)),
+                    CallLimits.Config.defaults().maxTrackedCallers());
         } catch (IllegalArgumentException e) {
             err.println(e.getMessage());
             return 2;
@@ -232,7 +301,8 @@ final class ServeCommand implements Callable<Integer> {
             return 2;
         }
         if (source.manifests != null && authentication instanceof ControlPlane.Auth.Tokens) {
-            err.println("--auth token needs the Kubernetes API (TokenReview); with --manifests use --auth mtls or --auth none");
+            err.println(
+                    "--auth token needs the Kubernetes API (TokenReview); with --manifests use --auth mtls or --auth none");
             return 2;
         }
         ControlPlane.Source src;
@@ -241,32 +311,43 @@ final class ServeCommand implements Callable<Integer> {
             // A directory that does not exist (yet) is reported and waited for: nothing is served until it loads.
             src = new ControlPlane.Source.Manifests(source.manifests, new EngineDirectoryReader());
         } else {
-            Config cfg = source.kubeconfig == null ? Config.autoConfigure(null)
+            Config cfg = source.kubeconfig == null
+                    ? Config.autoConfigure(null)
                     : Config.fromKubeconfig(Files.readString(source.kubeconfig));
             client = ModelSerialization.client(cfg);
             log.info("watching the cluster at {}", cfg.getMasterUrl());
             src = new ControlPlane.Source.Kubernetes(client, resync, apiDiscovery, apiAbsenceGrace);
         }
-        ControlPlane.Config config = new ControlPlane.Config(grpcAddress, metricsAddress, tls,
-                new PolicySyncService.Options(maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots),
-                authentication, serverLimits, callLimits);
+        ControlPlane.Config config = new ControlPlane.Config(
+                grpcAddress,
+                metricsAddress,
+                tls,
+                new PolicySyncService.Options(
+                        maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots),
+                authentication,
+                serverLimits,
+                callLimits);
         if (autoTls) {
-            config = config.withAutoTls(AutoTls.Settings.defaults(namespace,
-                    AutoTls.Settings.serviceNames(autoTlsService, namespace)).withObjects(autoTlsSecret, autoTlsConfigMap));
+            config = config.withAutoTls(
+                    AutoTls.Settings.defaults(namespace, AutoTls.Settings.serviceNames(autoTlsService, namespace))
+                            .withObjects(autoTlsSecret, autoTlsConfigMap));
         }
 
         CountDownLatch stopped = new CountDownLatch(1);
         ControlPlane cp = ControlPlane.start(config, new IncrementalPolicyCalculator(), src);
         KubernetesClient k8s = client;
         // SIGTERM/SIGINT: stop sources, end streams (agents keep their state and reconnect elsewhere).
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            log.info("shutting down");
-            cp.close();
-            if (k8s != null) {
-                k8s.close();
-            }
-            stopped.countDown();
-        }, "shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            log.info("shutting down");
+                            cp.close();
+                            if (k8s != null) {
+                                k8s.close();
+                            }
+                            stopped.countDown();
+                        },
+                        "shutdown"));
         // A thread the service cannot run without died: exit non-zero so that Kubernetes restarts us.
         cp.failed().thenRun(stopped::countDown);
         stopped.await();

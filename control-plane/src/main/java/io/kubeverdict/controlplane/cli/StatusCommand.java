@@ -5,7 +5,6 @@ import com.google.protobuf.util.Timestamps;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
-import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeStatus;
 import java.io.PrintWriter;
@@ -19,15 +18,21 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-@Command(name = "status", description = {
-        "Every node's agent as the control plane sees it: connected and in sync, applied vs sent sequence, lag, "
-                + "programming latency p50/p99, agent version, uptime, last contact.",
-        "Exit status: 0 when every node is in sync, 1 when one is not (disconnected, still syncing, or behind: "
-                + "applied < sent), 2 for bad options, 3 when the control plane cannot be asked."})
+@Command(
+        name = "status",
+        description = {
+            "Every node's agent as the control plane sees it: connected and in sync, applied vs sent sequence, lag, "
+                    + "programming latency p50/p99, agent version, uptime, last contact.",
+            "Exit status: 0 when every node is in sync, 1 when one is not (disconnected, still syncing, or behind: "
+                    + "applied < sent), 2 for bad options, 3 when the control plane cannot be asked."
+        })
 final class StatusCommand implements Callable<Integer> {
     /** How a node's stream stands, in the words of the STATE column. */
     enum NodeState {
-        IN_SYNC("in-sync"), BEHIND("behind"), SYNCING("syncing"), DISCONNECTED("disconnected");
+        IN_SYNC("in-sync"),
+        BEHIND("behind"),
+        SYNCING("syncing"),
+        DISCONNECTED("disconnected");
 
         final String word;
 
@@ -74,9 +79,14 @@ final class StatusCommand implements Callable<Integer> {
         } finally {
             ControlPlaneClientOptions.close(channel);
         }
-        out.print(output.format() == OutputFormat.table ? table(nodes, clock.instant()) : Rendering.machine(output.format(), nodes));
+        out.print(
+                output.format() == OutputFormat.table
+                        ? table(nodes, clock.instant())
+                        : Rendering.machine(output.format(), nodes));
         out.flush();
-        long outOfSync = nodes.getNodesList().stream().filter(n -> NodeState.of(n) != NodeState.IN_SYNC).count();
+        long outOfSync = nodes.getNodesList().stream()
+                .filter(n -> NodeState.of(n) != NodeState.IN_SYNC)
+                .count();
         if (outOfSync > 0) {
             err.println(outOfSync + " of " + nodes.getNodesCount() + " nodes not in sync");
         } else if (nodes.getNodesCount() == 0) {
@@ -87,21 +97,25 @@ final class StatusCommand implements Callable<Integer> {
     }
 
     static String table(ListNodesResponse nodes, Instant now) {
-        TextTable t = new TextTable("NODE", "STATE", "APPLIED/SENT", "LAG", "P50", "P99", "VERSION", "UPTIME",
-                "LAST CONTACT");
+        TextTable t = new TextTable(
+                "NODE", "STATE", "APPLIED/SENT", "LAG", "P50", "P99", "VERSION", "UPTIME", "LAST CONTACT");
         for (NodeStatus n : nodes.getNodesList()) {
             boolean seen = n.getSentSequence() > 0 || n.getConnected();
-            t.row(n.getNode(), NodeState.of(n).word,
+            t.row(
+                    n.getNode(),
+                    NodeState.of(n).word,
                     seen ? n.getAppliedSequence() + "/" + n.getSentSequence() : "",
                     seen ? String.valueOf(n.getLag()) : "",
                     n.hasProgrammingLatencyP50() ? Durations.compact(duration(n.getProgrammingLatencyP50())) : "",
                     n.hasProgrammingLatencyP99() ? Durations.compact(duration(n.getProgrammingLatencyP99())) : "",
                     n.getAgentVersion(),
-                    n.hasAgentStartTime() && n.getConnected() ? Durations.compact(since(n.getAgentStartTime(), now)) : "",
+                    n.hasAgentStartTime() && n.getConnected()
+                            ? Durations.compact(since(n.getAgentStartTime(), now))
+                            : "",
                     n.hasLastContact() ? Durations.compact(since(n.getLastContact(), now)) + " ago" : "");
         }
-        String revision = nodes.getSourceRevision().isEmpty() ? ""
-                : "source revision " + nodes.getSourceRevision() + "\n";
+        String revision =
+                nodes.getSourceRevision().isEmpty() ? "" : "source revision " + nodes.getSourceRevision() + "\n";
         return t.render() + revision;
     }
 

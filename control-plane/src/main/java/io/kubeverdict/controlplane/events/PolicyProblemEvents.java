@@ -61,15 +61,26 @@ public final class PolicyProblemEvents implements Consumer<List<PolicyProblem>>,
         // Events about cluster-scoped objects live in "default", as kubectl describe expects.
         String eventNamespace = admin == null ? p.namespace() : CLUSTER_SCOPED_EVENTS;
         Event e = new EventBuilder()
-                .withNewMetadata().withNamespace(eventNamespace).withGenerateName(p.name() + ".").endMetadata()
-                .withNewInvolvedObject().withApiVersion(admin == null ? "networking.k8s.io/v1" : admin.apiVersion())
-                .withKind(p.kind()).withNamespace(admin == null ? p.namespace() : null).withName(p.name())
+                .withNewMetadata()
+                .withNamespace(eventNamespace)
+                .withGenerateName(p.name() + ".")
+                .endMetadata()
+                .withNewInvolvedObject()
+                .withApiVersion(admin == null ? "networking.k8s.io/v1" : admin.apiVersion())
+                .withKind(p.kind())
+                .withNamespace(admin == null ? p.namespace() : null)
+                .withName(p.name())
                 .endInvolvedObject()
-                .withType("Warning").withReason(REASON)
+                .withType("Warning")
+                .withReason(REASON)
                 .withMessage(p.field() + ": " + p.message())
-                .withNewSource().withComponent(COMPONENT).endSource()
+                .withNewSource()
+                .withComponent(COMPONENT)
+                .endSource()
                 .withReportingComponent(COMPONENT)
-                .withFirstTimestamp(now).withLastTimestamp(now).withCount(1)
+                .withFirstTimestamp(now)
+                .withLastTimestamp(now)
+                .withCount(1)
                 .build();
         try {
             client.v1().events().inNamespace(eventNamespace).resource(e).create();

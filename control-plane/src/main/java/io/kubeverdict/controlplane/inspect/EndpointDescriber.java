@@ -38,8 +38,10 @@ final class EndpointDescriber {
 
     EndpointDescription describe(String pod) {
         List<IndexedSnapshot> snapshots = hub.all();
-        Located located = new EndpointDirectory(snapshots).byName(pod).orElseThrow(() -> new IllegalArgumentException(
-                "no endpoint named '" + pod + "' (want namespace/pod of a running pod with an IP)"));
+        Located located = new EndpointDirectory(snapshots)
+                .byName(pod)
+                .orElseThrow(() -> new IllegalArgumentException(
+                        "no endpoint named '" + pod + "' (want namespace/pod of a running pod with an IP)"));
         List<String> ips = located.endpoint().getEndpoint().getIpsList();
 
         // Every set once (nodes share them), and every rule that uses each.
@@ -94,7 +96,8 @@ final class EndpointDescriber {
         rules(p, p.getPolicy().getOutboundRulesList(), "egress", uses);
     }
 
-    private static void rules(ActivePolicy p, List<Rule> rules, String direction, Map<String, Map<String, SetUse>> uses) {
+    private static void rules(
+            ActivePolicy p, List<Rule> rules, String direction, Map<String, Map<String, SetUse>> uses) {
         for (Rule r : rules) {
             for (Peer peer : r.getPeersList()) {
                 if (peer.hasIpSetId()) {
@@ -109,11 +112,24 @@ final class EndpointDescriber {
         }
     }
 
-    private static void use(Map<String, Map<String, SetUse>> uses, String set, ActivePolicy p, Rule r, String direction,
-                            boolean namedPort) {
+    private static void use(
+            Map<String, Map<String, SetUse>> uses,
+            String set,
+            ActivePolicy p,
+            Rule r,
+            String direction,
+            boolean namedPort) {
         // Keyed so that a policy seen on several nodes, or a rule split per peer, is listed once.
-        String key = p.getId().getTier() + "/" + p.getId().getName() + " " + r.getRuleId() + " " + direction + " " + namedPort;
-        uses.computeIfAbsent(set, k -> new LinkedHashMap<>()).putIfAbsent(key, SetUse.newBuilder()
-                .setPolicy(p.getId()).setRuleId(r.getRuleId()).setDirection(direction).setNamedPort(namedPort).build());
+        String key = p.getId().getTier() + "/" + p.getId().getName() + " " + r.getRuleId() + " " + direction + " "
+                + namedPort;
+        uses.computeIfAbsent(set, k -> new LinkedHashMap<>())
+                .putIfAbsent(
+                        key,
+                        SetUse.newBuilder()
+                                .setPolicy(p.getId())
+                                .setRuleId(r.getRuleId())
+                                .setDirection(direction)
+                                .setNamedPort(namedPort)
+                                .build());
     }
 }

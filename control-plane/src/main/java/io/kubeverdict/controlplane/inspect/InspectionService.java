@@ -4,20 +4,20 @@ package io.kubeverdict.controlplane.inspect;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.kubeverdict.controlplane.auth.InspectionScope;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
 import io.kubeverdict.controlplane.sync.IndexedSnapshot;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
-import io.kubeverdict.controlplane.auth.InspectionScope;
-import io.kubeverdict.controlplane.auth.NodeAuthorizer;
-import io.kubeverdict.policy.Explainer;
 import io.kubeverdict.policy.Decision;
+import io.kubeverdict.policy.Explainer;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.policy.TierVisits;
-import io.kubeverdict.proto.v1.DescribeEndpointRequest;
-import io.kubeverdict.proto.v1.EndpointDescription;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.DescribeEndpointRequest;
 import io.kubeverdict.proto.v1.DirectionExplanation;
+import io.kubeverdict.proto.v1.EndpointDescription;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
@@ -68,8 +68,11 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
     }
 
     /** @param setDescriptions what IP sets mean in words, by id (the calculation's definitions) */
-    public InspectionService(SnapshotHub hub, PolicySyncService sync, NodeAuthorizer authorizer,
-                             Function<Collection<String>, Map<String, String>> setDescriptions) {
+    public InspectionService(
+            SnapshotHub hub,
+            PolicySyncService sync,
+            NodeAuthorizer authorizer,
+            Function<Collection<String>, Map<String, String>> setDescriptions) {
         this.hub = hub;
         this.sync = sync;
         this.authorizer = authorizer;
@@ -108,7 +111,8 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         SortedMap<String, NodeStatus> rest = after == null ? byNode : byNode.tailMap(after, false);
         for (NodeStatus st : rest.values()) {
             if (page.getNodesCount() == pageSize) {
-                page.setNextPageToken(PageTokens.encode(page.getNodes(pageSize - 1).getNode()));
+                page.setNextPageToken(
+                        PageTokens.encode(page.getNodes(pageSize - 1).getNode()));
                 break;
             }
             page.addNodes(st);
@@ -125,7 +129,9 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
             return;
         }
         if (!hub.isReady()) {
-            out.onError(Status.UNAVAILABLE.withDescription("first calculation not done yet").asRuntimeException());
+            out.onError(Status.UNAVAILABLE
+                    .withDescription("first calculation not done yet")
+                    .asRuntimeException());
             return;
         }
         out.onNext(hub.current(request.getNode()).snapshot());
@@ -141,7 +147,9 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
             return;
         }
         if (!hub.isReady()) {
-            out.onError(Status.UNAVAILABLE.withDescription("first calculation not done yet").asRuntimeException());
+            out.onError(Status.UNAVAILABLE
+                    .withDescription("first calculation not done yet")
+                    .asRuntimeException());
             return;
         }
         try {
@@ -166,8 +174,12 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
      * tells nobody what runs on nodes they may not read.
      */
     private Explanation explain(ExplainRequest request, InspectionScope scope) {
-        EndpointDirectory dir = new EndpointDirectory(scope.isAll() ? hub.all()
-                : hub.all().stream().filter(s -> scope.permits(s.node())).toList());
+        EndpointDirectory dir = new EndpointDirectory(
+                scope.isAll()
+                        ? hub.all()
+                        : hub.all().stream()
+                                .filter(s -> scope.permits(s.node()))
+                                .toList());
         String nowhere = scope.isAll() ? "any node" : "the nodes the caller may inspect (" + scope + ")";
         Tuple.Builder t = request.getTuple().toBuilder();
         if (!request.getFrom().isEmpty()) {
@@ -177,7 +189,8 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
             t.setDstIp(firstIp(dir, request.getTo(), scope));
         }
         if (t.getSrcIp().isEmpty() || t.getDstIp().isEmpty()) {
-            throw new IllegalArgumentException("need a source and a destination (tuple addresses or from/to pod names)");
+            throw new IllegalArgumentException(
+                    "need a source and a destination (tuple addresses or from/to pod names)");
         }
         if (t.getProtocol() == 0) {
             t.setProtocol(Protocol.TCP_VALUE); // as NetworkPolicy's own default
@@ -187,17 +200,23 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         Optional<Located> dst = dir.byIp(tuple.getDstIp());
 
         Explanation.Builder result = Explanation.newBuilder().setTuple(tuple);
-        DirectionExplanation egress = src.map(l -> TierVisits.annotate(explainer(l.node()).explain(tuple).getEgress(),
-                        l.endpoint().getEndpoint(), Decision.EGRESS))
+        DirectionExplanation egress = src.map(l -> TierVisits.annotate(
+                        explainer(l.node()).explain(tuple).getEgress(),
+                        l.endpoint().getEndpoint(),
+                        Decision.EGRESS))
                 .orElse(notEvaluated("source is not an endpoint of " + nowhere));
-        DirectionExplanation ingress = dst.map(l -> TierVisits.annotate(explainer(l.node()).explain(tuple).getIngress(),
-                        l.endpoint().getEndpoint(), Decision.INGRESS))
+        DirectionExplanation ingress = dst.map(l -> TierVisits.annotate(
+                        explainer(l.node()).explain(tuple).getIngress(),
+                        l.endpoint().getEndpoint(),
+                        Decision.INGRESS))
                 .orElse(notEvaluated("destination is not an endpoint of " + nowhere));
         src.ifPresent(l -> result.setSource(l.endpoint().getId()));
         dst.ifPresent(l -> result.setDestination(l.endpoint().getId()));
         boolean denied = egress.getVerdict() == Verdict.VERDICT_DENY || ingress.getVerdict() == Verdict.VERDICT_DENY;
-        return result.setEgress(egress).setIngress(ingress)
-                .setVerdict(denied ? Verdict.VERDICT_DENY : Verdict.VERDICT_ALLOW).build();
+        return result.setEgress(egress)
+                .setIngress(ingress)
+                .setVerdict(denied ? Verdict.VERDICT_DENY : Verdict.VERDICT_ALLOW)
+                .build();
     }
 
     private static Status denied(InspectionScope scope, String node) {
@@ -255,7 +274,9 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
             return;
         }
         if (!hub.isReady()) {
-            out.onError(Status.UNAVAILABLE.withDescription("first calculation not done yet").asRuntimeException());
+            out.onError(Status.UNAVAILABLE
+                    .withDescription("first calculation not done yet")
+                    .asRuntimeException());
             return;
         }
         try {
@@ -267,20 +288,24 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
     }
 
     private static DirectionExplanation notEvaluated(String reason) {
-        return DirectionExplanation.newBuilder().setEvaluated(false).setVerdict(Verdict.VERDICT_ALLOW)
-                .setReason(reason).build();
+        return DirectionExplanation.newBuilder()
+                .setEvaluated(false)
+                .setVerdict(Verdict.VERDICT_ALLOW)
+                .setReason(reason)
+                .build();
     }
 
     /** The pod's first address; a caller limited to some nodes is refused alike for missing pods and pods elsewhere. */
     private static String firstIp(EndpointDirectory dir, String name, InspectionScope scope) {
-        Optional<String> ip = dir.byName(name).filter(l -> l.endpoint().getEndpoint().getIpsCount() > 0)
+        Optional<String> ip = dir.byName(name)
+                .filter(l -> l.endpoint().getEndpoint().getIpsCount() > 0)
                 .map(l -> l.endpoint().getEndpoint().getIps(0));
         if (ip.isPresent()) {
             return ip.get();
         }
         if (!scope.isAll()) {
-            throw new ScopeException(Status.PERMISSION_DENIED.withDescription("no endpoint named '" + name
-                    + "' on the nodes the caller may inspect (" + scope + ")"));
+            throw new ScopeException(Status.PERMISSION_DENIED.withDescription(
+                    "no endpoint named '" + name + "' on the nodes the caller may inspect (" + scope + ")"));
         }
         throw new IllegalArgumentException(
                 "no endpoint named '" + name + "' (want namespace/pod of a running pod with an IP)");

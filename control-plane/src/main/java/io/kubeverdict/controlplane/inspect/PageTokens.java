@@ -16,7 +16,8 @@ final class PageTokens {
     private PageTokens() {}
 
     static String encode(String lastNode) {
-        return Base64.getUrlEncoder().withoutPadding()
+        return Base64.getUrlEncoder()
+                .withoutPadding()
                 .encodeToString((VERSION + lastNode).getBytes(StandardCharsets.UTF_8));
     }
 

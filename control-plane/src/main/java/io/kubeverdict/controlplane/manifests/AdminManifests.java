@@ -35,17 +35,20 @@ final class AdminManifests {
     static void accept(Origin origin, HasMetadata object, Sink sink) {
         if (object instanceof Node node) {
             String name = node.getMetadata().getName();
-            NodeModel.podCidrProblems(node).forEach(p -> sink.problem(new ManifestProblem(origin, "Node " + name + ": " + p)));
+            NodeModel.podCidrProblems(node)
+                    .forEach(p -> sink.problem(new ManifestProblem(origin, "Node " + name + ": " + p)));
             sink.node(LoadedManifests.originKey("Node", null, node.getMetadata().getName()), node, origin);
             return;
         }
         GenericKubernetesResource g = (GenericKubernetesResource) object;
         AdminPolicyKind kind = AdminPolicyKind.of(g.getApiVersion(), g.getKind());
         if (kind == null) { // ManifestKinds refuses these before: a caller's bug, never a silent skip
-            throw new IllegalArgumentException("not an admin-tier policy kind read: " + g.getApiVersion() + " " + g.getKind());
+            throw new IllegalArgumentException(
+                    "not an admin-tier policy kind read: " + g.getApiVersion() + " " + g.getKind());
         }
         List<PolicyProblem> problems = AdminPolicyReader.read(g).problems();
         problems.forEach(p -> sink.problem(new ManifestProblem(origin, p.toString())));
-        sink.adminPolicy(LoadedManifests.originKey(kind.kind(), null, g.getMetadata().getName()), g, origin);
+        sink.adminPolicy(
+                LoadedManifests.originKey(kind.kind(), null, g.getMetadata().getName()), g, origin);
     }
 }

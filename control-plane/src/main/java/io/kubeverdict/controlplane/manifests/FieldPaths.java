@@ -7,14 +7,14 @@ import tools.jackson.core.JsonPointer;
 
 /** Field paths of a document: as JSON pointers (to find them in the file) and as people write them. */
 final class FieldPaths {
-    private FieldPaths() {
-    }
+    private FieldPaths() {}
 
     /** The path a binding error points at. */
     static JsonPointer pointer(List<JacksonException.Reference> path) {
         JsonPointer p = JsonPointer.empty();
         for (JacksonException.Reference r : path) {
-            p = r.getPropertyName() != null ? p.appendProperty(r.getPropertyName())
+            p = r.getPropertyName() != null
+                    ? p.appendProperty(r.getPropertyName())
                     : r.getIndex() >= 0 ? p.appendIndex(r.getIndex()) : p;
         }
         return p;

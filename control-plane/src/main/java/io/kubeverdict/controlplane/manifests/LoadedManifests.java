@@ -16,10 +16,15 @@ import java.util.Map;
  * policies (see {@code AdminPolicyKind}) as generic objects, by kind and name; {@code skipped}
  * counts the objects of kinds not read.
  */
-public record LoadedManifests(List<Namespace> namespaces, List<Pod> pods, List<NetworkPolicy> policies,
-                              Map<String, Origin> origins, List<ManifestProblem> problems,
-                              List<GenericKubernetesResource> adminPolicies, List<Node> nodes,
-                              SkippedKinds skipped) {
+public record LoadedManifests(
+        List<Namespace> namespaces,
+        List<Pod> pods,
+        List<NetworkPolicy> policies,
+        Map<String, Origin> origins,
+        List<ManifestProblem> problems,
+        List<GenericKubernetesResource> adminPolicies,
+        List<Node> nodes,
+        SkippedKinds skipped) {
 
     public static String originKey(String kind, String namespace, String name) {
         return kind + " " + (namespace == null ? "" : namespace + "/") + name;

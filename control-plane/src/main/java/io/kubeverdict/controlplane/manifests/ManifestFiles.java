@@ -24,8 +24,7 @@ import java.util.TreeMap;
 public final class ManifestFiles {
     private static final List<String> SUFFIXES = List.of(".yaml", ".yml", ".json");
 
-    private ManifestFiles() {
-    }
+    private ManifestFiles() {}
 
     /** Whether a '/'-separated path relative to the directory names a manifest file. */
     public static boolean isManifest(String relativePath) {
@@ -58,7 +57,8 @@ public final class ManifestFiles {
             @Override
             public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
                 return d.equals(dir) || !d.getFileName().toString().startsWith(".")
-                        ? FileVisitResult.CONTINUE : FileVisitResult.SKIP_SUBTREE;
+                        ? FileVisitResult.CONTINUE
+                        : FileVisitResult.SKIP_SUBTREE;
             }
 
             @Override

@@ -51,8 +51,11 @@ final class ManifestKinds {
     private ManifestKinds() {}
 
     private static List<Read> read() {
-        List<Read> out = new ArrayList<>(List.of(new Read("v1", "Namespace"), new Read("v1", "Pod"),
-                new Read("v1", "Node"), new Read(NETWORKING + "/v1", "NetworkPolicy")));
+        List<Read> out = new ArrayList<>(List.of(
+                new Read("v1", "Namespace"),
+                new Read("v1", "Pod"),
+                new Read("v1", "Node"),
+                new Read(NETWORKING + "/v1", "NetworkPolicy")));
         for (AdminPolicyKind k : AdminPolicyKind.values()) {
             out.add(new Read(k.apiVersion(), k.kind()));
         }
@@ -62,8 +65,10 @@ final class ManifestKinds {
     static Verdict classify(String apiVersion, String kind) {
         for (Read r : READ) {
             if (r.kind().equals(kind)) {
-                return r.apiVersion().equals(apiVersion) ? r : new Refuse(kind + " of apiVersion " + apiVersion
-                        + " is not read: kube-verdict reads " + kind + " of " + r.apiVersion() + " only");
+                return r.apiVersion().equals(apiVersion)
+                        ? r
+                        : new Refuse(kind + " of apiVersion " + apiVersion + " is not read: kube-verdict reads " + kind
+                                + " of " + r.apiVersion() + " only");
             }
         }
         // Before the group rule: "did you mean" helps more than "not of this group".
@@ -78,7 +83,9 @@ final class ManifestKinds {
         }
         if (POLICY_GROUPS.contains(group)) {
             return new Refuse(apiVersion + " " + kind + " is not read: of " + group + " kube-verdict reads "
-                    + READ.stream().filter(r -> r.apiVersion().startsWith(group + "/")).map(Read::toString)
+                    + READ.stream()
+                            .filter(r -> r.apiVersion().startsWith(group + "/"))
+                            .map(Read::toString)
                             .collect(Collectors.joining(", "))
                     + ", and refuses the rest: a policy it does not read would be left out");
         }
@@ -106,7 +113,8 @@ final class ManifestKinds {
 
     private static String withoutListSuffix(String kind) {
         return kind.endsWith("List") && kind.length() > "List".length()
-                ? kind.substring(0, kind.length() - "List".length()) : kind;
+                ? kind.substring(0, kind.length() - "List".length())
+                : kind;
     }
 
     private static String singular(String k) {

@@ -49,6 +49,7 @@ import tools.jackson.databind.node.ObjectNode;
 public final class ManifestLoader {
     /** Errors reported with their place; more are only counted (each may need a search of its file). */
     static final int MAX_ERRORS = 50;
+
     private final KubernetesSerialization serialization = ModelSerialization.INSTANCE;
     private final ManifestParser parser;
 
@@ -147,9 +148,15 @@ public final class ManifestLoader {
             if (!errors.isEmpty()) {
                 throw new ManifestLoadException(errors, moreErrors);
             }
-            return new LoadedManifests(List.copyOf(namespaces.values()), List.copyOf(pods.values()),
-                    List.copyOf(policies.values()), Map.copyOf(origins), List.copyOf(warnings),
-                    List.copyOf(adminPolicies.values()), List.copyOf(nodes.values()), new SkippedKinds(skipped));
+            return new LoadedManifests(
+                    List.copyOf(namespaces.values()),
+                    List.copyOf(pods.values()),
+                    List.copyOf(policies.values()),
+                    Map.copyOf(origins),
+                    List.copyOf(warnings),
+                    List.copyOf(adminPolicies.values()),
+                    List.copyOf(nodes.values()),
+                    new SkippedKinds(skipped));
         }
 
         @Override
@@ -187,7 +194,9 @@ public final class ManifestLoader {
             void read() {
                 JsonNode tree = doc.tree();
                 JsonPointer root = JsonPointer.empty();
-                String kind = tree.isObject() && tree.get("kind") != null ? tree.get("kind").asString("") : "";
+                String kind = tree.isObject() && tree.get("kind") != null
+                        ? tree.get("kind").asString("")
+                        : "";
                 if (tree.isObject() && kind.endsWith("List") && tree.has("items")) {
                     JsonNode items = tree.get("items");
                     JsonPointer at = root.appendProperty("items");
@@ -256,24 +265,28 @@ public final class ManifestLoader {
             private void read(JsonNode node, JsonPointer at, String kind) {
                 switch (kind) {
                     case "Namespace" -> bind(node, at, Namespace.class).ifPresent(n -> put(namespaces, n, at));
-                    case "Pod" -> bind(node, at, Pod.class).ifPresent(p -> {
-                        // At the object's place: searching the file for each field could take long.
-                        UnknownFields.warnings(p).forEach(f -> warning(at,
-                                "Pod field " + FieldPaths.dotted(f) + " is unknown; ignored"));
-                        put(pods, p, at);
-                    });
-                    case "NetworkPolicy" -> bind(node, at, NetworkPolicy.class).ifPresent(np -> {
-                        Origin origin = origin(at);
-                        for (PolicyProblem pp : PolicyCompiler.compile(np).problems()) {
-                            warnings.add(new ManifestProblem(origin, pp.toString()));
-                        }
-                        put(policies, np, at);
-                    });
-                    case "Node" -> bind(node, at, Node.class)
-                            .ifPresent(n -> AdminManifests.accept(origin(at), n, Collector.this));
+                    case "Pod" ->
+                        bind(node, at, Pod.class).ifPresent(p -> {
+                            // At the object's place: searching the file for each field could take long.
+                            UnknownFields.warnings(p)
+                                    .forEach(f ->
+                                            warning(at, "Pod field " + FieldPaths.dotted(f) + " is unknown; ignored"));
+                            put(pods, p, at);
+                        });
+                    case "NetworkPolicy" ->
+                        bind(node, at, NetworkPolicy.class).ifPresent(np -> {
+                            Origin origin = origin(at);
+                            for (PolicyProblem pp : PolicyCompiler.compile(np).problems()) {
+                                warnings.add(new ManifestProblem(origin, pp.toString()));
+                            }
+                            put(policies, np, at);
+                        });
+                    case "Node" ->
+                        bind(node, at, Node.class).ifPresent(n -> AdminManifests.accept(origin(at), n, Collector.this));
                     // The admin-tier policies, read as generic objects.
-                    default -> bind(node, at, GenericKubernetesResource.class)
-                            .ifPresent(g -> AdminManifests.accept(origin(at), g, Collector.this));
+                    default ->
+                        bind(node, at, GenericKubernetesResource.class)
+                                .ifPresent(g -> AdminManifests.accept(origin(at), g, Collector.this));
                 }
             }
 
@@ -298,19 +311,24 @@ public final class ManifestLoader {
                 } catch (RuntimeException e) {
                     JacksonException je = jacksonCause(e);
                     JsonPointer field = je == null ? JsonPointer.empty() : FieldPaths.pointer(je.getPath());
-                    String why = je == null || je.getOriginalMessage() == null ? String.valueOf(e.getMessage())
+                    String why = je == null || je.getOriginalMessage() == null
+                            ? String.valueOf(e.getMessage())
                             : je.getOriginalMessage();
-                    error(at.append(field), "cannot read " + type.getSimpleName()
-                            + (field.matches() ? "" : " field " + FieldPaths.dotted(field)) + ": " + firstLine(why));
+                    error(
+                            at.append(field),
+                            "cannot read " + type.getSimpleName()
+                                    + (field.matches() ? "" : " field " + FieldPaths.dotted(field)) + ": "
+                                    + firstLine(why));
                     return java.util.Optional.empty();
                 }
-                if (obj.getMetadata() == null || obj.getMetadata().getName() == null
+                if (obj.getMetadata() == null
+                        || obj.getMetadata().getName() == null
                         || obj.getMetadata().getName().isEmpty()) {
                     error(at, type.getSimpleName() + " without metadata.name");
                     return java.util.Optional.empty();
                 }
-                List<JsonPointer> unknown = UnknownFields.errors(obj.getMetadata(),
-                        obj instanceof NetworkPolicy np ? np : null);
+                List<JsonPointer> unknown =
+                        UnknownFields.errors(obj.getMetadata(), obj instanceof NetworkPolicy np ? np : null);
                 for (JsonPointer f : unknown) {
                     error(at.append(f), type.getSimpleName() + " field " + FieldPaths.dotted(f) + " is unknown");
                 }
@@ -319,7 +337,8 @@ public final class ManifestLoader {
                 }
                 boolean namespaced = obj instanceof Pod || obj instanceof NetworkPolicy;
                 if (namespaced
-                        && (obj.getMetadata().getNamespace() == null || obj.getMetadata().getNamespace().isEmpty())) {
+                        && (obj.getMetadata().getNamespace() == null
+                                || obj.getMetadata().getNamespace().isEmpty())) {
                     obj.getMetadata().setNamespace("default"); // as kubectl apply would
                 }
                 return java.util.Optional.of(obj);
@@ -327,7 +346,12 @@ public final class ManifestLoader {
 
             private <T extends HasMetadata> void put(Map<String, T> into, T obj, JsonPointer at) {
                 String ns = obj instanceof Namespace ? null : obj.getMetadata().getNamespace();
-                replace(into, LoadedManifests.originKey(obj.getKind(), ns, obj.getMetadata().getName()), obj, origin(at));
+                replace(
+                        into,
+                        LoadedManifests.originKey(
+                                obj.getKind(), ns, obj.getMetadata().getName()),
+                        obj,
+                        origin(at));
             }
 
             /** Where a place of this document is: exact for the document and its list items, else searched. */
@@ -335,8 +359,11 @@ public final class ManifestLoader {
                 if (at.matches()) {
                     return doc.origin();
                 }
-                if (at.tail() != null && at.tail().tail() != null && at.tail().tail().matches()
-                        && "items".equals(at.getMatchingProperty()) && at.tail().getMatchingIndex() >= 0) {
+                if (at.tail() != null
+                        && at.tail().tail() != null
+                        && at.tail().tail().matches()
+                        && "items".equals(at.getMatchingProperty())
+                        && at.tail().getMatchingIndex() >= 0) {
                     int i = at.tail().getMatchingIndex();
                     if (i < doc.items().size()) {
                         return doc.items().get(i);

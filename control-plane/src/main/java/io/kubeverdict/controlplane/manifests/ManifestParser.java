@@ -27,10 +27,10 @@ import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.ObjectReader;
+import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
-import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.dataformat.yaml.YAMLFactory;
 import tools.jackson.dataformat.yaml.YAMLMapper;
 import tools.jackson.dataformat.yaml.YAMLParser;
@@ -67,7 +67,9 @@ final class ManifestParser {
         YAMLFactory yamlFactory = YAMLFactory.builder()
                 .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
                 .streamReadConstraints(constraints)
-                .loadSettings(LoadSettings.builder().setCodePointLimit(limits.maxFileChars()).build())
+                .loadSettings(LoadSettings.builder()
+                        .setCodePointLimit(limits.maxFileChars())
+                        .build())
                 .build();
         yaml = YAMLMapper.builder(yamlFactory).build();
         JsonFactory jsonFactory = JsonFactory.builder()
@@ -80,11 +82,13 @@ final class ManifestParser {
     ParsedFile parse(String file, byte[] bytes) throws ManifestLoadException {
         String text = decodeUtf8(file, bytes);
         if (text.length() > maxFileChars) {
-            throw new ManifestLoadException(new ManifestProblem(new Origin(file, 0, 1, 1), "the file has "
-                    + text.length() + " characters, more than the limit of " + maxFileChars));
+            throw new ManifestLoadException(new ManifestProblem(
+                    new Origin(file, 0, 1, 1),
+                    "the file has " + text.length() + " characters, more than the limit of " + maxFileChars));
         }
         boolean isJson = file.endsWith(".json");
-        ObjectReader reader = (isJson ? json : yaml).readerFor(JsonNode.class)
+        ObjectReader reader = (isJson ? json : yaml)
+                .readerFor(JsonNode.class)
                 .without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
         List<Document> docs = new ArrayList<>();
         int streamIndex = 0;
@@ -96,8 +100,11 @@ final class ManifestParser {
                     List<Origin> items = new ArrayList<>();
                     JsonNode tree = readDocument(p, reader, file, number, items);
                     if (tree != null && !tree.isNull()) {
-                        docs.add(new Document(new Origin(file, number, line(start), column(start)),
-                                tree, streamIndex, List.copyOf(items)));
+                        docs.add(new Document(
+                                new Origin(file, number, line(start), column(start)),
+                                tree,
+                                streamIndex,
+                                List.copyOf(items)));
                     }
                     streamIndex++;
                 }
@@ -112,8 +119,8 @@ final class ManifestParser {
      * Reads the document at the parser's current token. A top-level object is read member by
      * member so that the start of each element of its "items" list is known without searching.
      */
-    private static JsonNode readDocument(JsonParser p, ObjectReader reader, String file, int number,
-            List<Origin> items) {
+    private static JsonNode readDocument(
+            JsonParser p, ObjectReader reader, String file, int number, List<Origin> items) {
         if (p.currentToken() != JsonToken.START_OBJECT) {
             return reader.readValue(p);
         }
@@ -148,7 +155,8 @@ final class ManifestParser {
                     int depth = 0;
                     do {
                         JsonToken t = p.currentToken();
-                        if (!t.isStructEnd() && pointer.equals(p.streamReadContext().pathAsPointer())) {
+                        if (!t.isStructEnd()
+                                && pointer.equals(p.streamReadContext().pathAsPointer())) {
                             TokenStreamLocation at = p.currentTokenLocation();
                             return new Origin(f.file(), d.origin().document(), line(at), column(at));
                         }
@@ -196,8 +204,10 @@ final class ManifestParser {
 
         private void refuseAlias() {
             if (yamlParser.isCurrentAlias()) {
-                throw new StreamReadException(this, "YAML alias *" + yamlParser.getString()
-                        + " is not supported; write the value out", yamlParser.currentTokenLocation());
+                throw new StreamReadException(
+                        this,
+                        "YAML alias *" + yamlParser.getString() + " is not supported; write the value out",
+                        yamlParser.currentTokenLocation());
             }
         }
     }
@@ -209,13 +219,19 @@ final class ManifestParser {
             if (mark.isPresent()) {
                 // The context says where the construct in trouble began (an unterminated quote's opening).
                 Mark m = mark.get();
-                String began = y.getContextMark().filter(c -> y.getProblemMark().isPresent()
+                String began = y.getContextMark()
+                        .filter(c -> y.getProblemMark().isPresent()
                                 && (c.getLine() != m.getLine() || c.getColumn() != m.getColumn()))
                         .map(c -> " (started at line " + (c.getLine() + 1) + ", column " + (c.getColumn() + 1) + ")")
                         .orElse("");
                 String what = (y.getContext() == null ? "" : y.getContext() + began + ": ") + y.getProblem();
-                return new ManifestProblem(new Origin(file, document, mark.get().getLine() + 1,
-                        mark.get().getColumn() + 1), "YAML syntax error: " + what);
+                return new ManifestProblem(
+                        new Origin(
+                                file,
+                                document,
+                                mark.get().getLine() + 1,
+                                mark.get().getColumn() + 1),
+                        "YAML syntax error: " + what);
             }
         }
         String what = e.getOriginalMessage() == null ? e.getClass().getSimpleName() : e.getOriginalMessage();
@@ -223,13 +239,15 @@ final class ManifestParser {
         TokenStreamLocation at = what.startsWith("Duplicate") && p instanceof AliasRefusingParser
                 ? p.currentTokenLocation()
                 : e.getLocation() != null && e.getLocation().getLineNr() > 0 ? e.getLocation() : p.currentLocation();
-        return new ManifestProblem(new Origin(file, document, line(at), column(at)),
+        return new ManifestProblem(
+                new Origin(file, document, line(at), column(at)),
                 (p instanceof AliasRefusingParser ? "YAML: " : "JSON: ") + firstLine(what));
     }
 
     /** Strict UTF-8; the error names the line and column of the first byte that is not. */
     static String decodeUtf8(String file, byte[] bytes) throws ManifestLoadException {
-        CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+        CharsetDecoder decoder = StandardCharsets.UTF_8
+                .newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
         ByteBuffer in = ByteBuffer.wrap(bytes);
@@ -259,9 +277,10 @@ final class ManifestParser {
                     column++;
                 }
             }
-            throw new ManifestLoadException(new ManifestProblem(new Origin(file, 0, line, column),
-                    String.format("not UTF-8: byte 0x%02X cannot start or continue a character here",
-                            bytes[at] & 0xFF)));
+            throw new ManifestLoadException(new ManifestProblem(
+                    new Origin(file, 0, line, column),
+                    String.format(
+                            "not UTF-8: byte 0x%02X cannot start or continue a character here", bytes[at] & 0xFF)));
         }
         String text = new String(bytes, StandardCharsets.UTF_8);
         return text.startsWith("\uFEFF") ? text.substring(1) : text;

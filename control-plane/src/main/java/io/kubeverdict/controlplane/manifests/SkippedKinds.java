@@ -29,8 +29,9 @@ public record SkippedKinds(Map<String, Integer> byKind) {
             return "";
         }
         int n = count();
-        return "skipped " + n + " object" + (n == 1 ? "" : "s") + " of kinds not read: " + byKind.entrySet().stream()
-                .map(e -> e.getKey() + (e.getValue() == 1 ? "" : " x" + e.getValue()))
-                .collect(Collectors.joining(", "));
+        return "skipped " + n + " object" + (n == 1 ? "" : "s") + " of kinds not read: "
+                + byKind.entrySet().stream()
+                        .map(e -> e.getKey() + (e.getValue() == 1 ? "" : " x" + e.getValue()))
+                        .collect(Collectors.joining(", "));
     }
 }

@@ -30,8 +30,7 @@ import tools.jackson.core.JsonPointer;
 final class UnknownFields {
     private final List<JsonPointer> found = new ArrayList<>();
 
-    private UnknownFields() {
-    }
+    private UnknownFields() {}
 
     /** Unknown fields of the object's metadata and, for a NetworkPolicy, its spec. */
     static List<JsonPointer> errors(ObjectMeta metadata, NetworkPolicy policyOrNull) {
@@ -58,14 +57,18 @@ final class UnknownFields {
         if (pod.getStatus() != null) {
             JsonPointer status = root.appendProperty("status");
             u.extra(pod.getStatus().getAdditionalProperties(), status);
-            u.each(pod.getStatus().getPodIPs(), status.appendProperty("podIPs"),
+            u.each(
+                    pod.getStatus().getPodIPs(),
+                    status.appendProperty("podIPs"),
                     (PodIP ip, JsonPointer at) -> u.extra(ip.getAdditionalProperties(), at));
         }
         return u.found;
     }
 
     private void container(Container c, JsonPointer at) {
-        each(c.getPorts(), at.appendProperty("ports"),
+        each(
+                c.getPorts(),
+                at.appendProperty("ports"),
                 (ContainerPort p, JsonPointer pat) -> extra(p.getAdditionalProperties(), pat));
     }
 
@@ -100,7 +103,9 @@ final class UnknownFields {
     private void selector(LabelSelector s, JsonPointer at) {
         if (s != null) {
             extra(s.getAdditionalProperties(), at);
-            each(s.getMatchExpressions(), at.appendProperty("matchExpressions"),
+            each(
+                    s.getMatchExpressions(),
+                    at.appendProperty("matchExpressions"),
                     (LabelSelectorRequirement r, JsonPointer rat) -> extra(r.getAdditionalProperties(), rat));
         }
     }

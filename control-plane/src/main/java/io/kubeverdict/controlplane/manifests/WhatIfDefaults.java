@@ -103,8 +103,9 @@ public final class WhatIfDefaults {
             if (st != null && !PodModel.live(st.getPhase())) {
                 continue;
             }
-            boolean hasIp = st != null && ((st.getPodIP() != null && !st.getPodIP().isEmpty())
-                    || (st.getPodIPs() != null && !st.getPodIPs().isEmpty()));
+            boolean hasIp = st != null
+                    && ((st.getPodIP() != null && !st.getPodIP().isEmpty())
+                            || (st.getPodIPs() != null && !st.getPodIPs().isEmpty()));
             if (hasIp) {
                 continue;
             }

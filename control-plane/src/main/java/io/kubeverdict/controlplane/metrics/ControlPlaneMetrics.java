@@ -28,10 +28,13 @@ public final class ControlPlaneMetrics {
     /** Burst and build times: from a few events (ms) to a cold 150k-pod cluster (tens of seconds). */
     static final double[] CALCULATION_SECONDS = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30};
     /** Change seen -> agent applied: tens of ms normally, minutes for a stalled agent. */
-    public static final double[] PROGRAMMING_SECONDS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
-            60, 120};
-    static final double[] SNAPSHOT_BYTES = {1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20,
-            16 << 20, 64 << 20};
+    public static final double[] PROGRAMMING_SECONDS = {
+        0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120
+    };
+
+    static final double[] SNAPSHOT_BYTES = {
+        1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20
+    };
     static final double[] SNAPSHOT_ENDPOINTS = {1, 10, 50, 100, 250, 500, 1000};
 
     /** How the nodes' streams stand, one gauge per state (see {@link NodeCounts}). */
@@ -68,16 +71,33 @@ public final class ControlPlaneMetrics {
 
     public ControlPlaneMetrics(MeterRegistry registry) {
         this.registry = registry;
-        this.calculation = Histograms.timer(registry, "kubeverdict_calculation",
-                "Time to apply a burst of events and build the changed nodes' snapshots", CALCULATION_SECONDS);
-        this.snapshotBytes = Histograms.summary(registry, "kubeverdict_snapshot_size_bytes",
-                "Serialized size of published node snapshots (sampled: up to 16 per burst)", "bytes", SNAPSHOT_BYTES);
-        this.snapshotEndpoints = Histograms.summary(registry, "kubeverdict_snapshot_endpoints",
-                "Endpoints in published node snapshots (sampled like the size)", null, SNAPSHOT_ENDPOINTS);
-        this.programmingLatency = Histograms.timer(registry, "kubeverdict_programming_latency",
-                "Cluster change seen by the control plane until the agent reported it applied", PROGRAMMING_SECONDS);
-        this.snapshotBuild = Histograms.timer(registry, "kubeverdict_snapshot_build",
-                "Time the calculator spent producing the changed nodes' snapshots of one burst", CALCULATION_SECONDS);
+        this.calculation = Histograms.timer(
+                registry,
+                "kubeverdict_calculation",
+                "Time to apply a burst of events and build the changed nodes' snapshots",
+                CALCULATION_SECONDS);
+        this.snapshotBytes = Histograms.summary(
+                registry,
+                "kubeverdict_snapshot_size_bytes",
+                "Serialized size of published node snapshots (sampled: up to 16 per burst)",
+                "bytes",
+                SNAPSHOT_BYTES);
+        this.snapshotEndpoints = Histograms.summary(
+                registry,
+                "kubeverdict_snapshot_endpoints",
+                "Endpoints in published node snapshots (sampled like the size)",
+                null,
+                SNAPSHOT_ENDPOINTS);
+        this.programmingLatency = Histograms.timer(
+                registry,
+                "kubeverdict_programming_latency",
+                "Cluster change seen by the control plane until the agent reported it applied",
+                PROGRAMMING_SECONDS);
+        this.snapshotBuild = Histograms.timer(
+                registry,
+                "kubeverdict_snapshot_build",
+                "Time the calculator spent producing the changed nodes' snapshots of one burst",
+                CALCULATION_SECONDS);
         this.slowCut = Counter.builder("kubeverdict_sync_streams_cut_total")
                 .description("Sync streams cancelled because the agent did not read for too long")
                 .register(registry);
@@ -86,9 +106,11 @@ public final class ControlPlaneMetrics {
                         + "the calculation lacks them, and before the first calculation nothing is published")
                 .register(registry);
         Gauge.builder("kubeverdict_connected_agents", connectedAgents, AtomicInteger::get)
-                .description("Open Sync streams").register(registry);
+                .description("Open Sync streams")
+                .register(registry);
         Gauge.builder("kubeverdict_policy_problems", problems, AtomicInteger::get)
-                .description("Policies or parts of policies the engine could not use").register(registry);
+                .description("Policies or parts of policies the engine could not use")
+                .register(registry);
         Gauge.builder("kubeverdict_pod_address_conflicts", addressConflicts, AtomicInteger::get)
                 .description("Addresses more than one live pod claims: given to none of them until one claim ends")
                 .register(registry);
@@ -96,9 +118,16 @@ public final class ControlPlaneMetrics {
                 .description("Pod addresses outside their node's pod ranges (Node spec.podCIDRs) and not its own: "
                         + "left out of every set and endpoint")
                 .register(registry);
-        Gauge.builder("kubeverdict_sync_snapshots_waiting", snapshotsWaiting, s -> s.get().getAsInt())
-                .description("Sync streams waiting in line for their full snapshot").register(registry);
-        Gauge.builder("kubeverdict_sync_snapshots_sending", snapshotsSending, s -> s.get().getAsInt())
+        Gauge.builder(
+                        "kubeverdict_sync_snapshots_waiting",
+                        snapshotsWaiting,
+                        s -> s.get().getAsInt())
+                .description("Sync streams waiting in line for their full snapshot")
+                .register(registry);
+        Gauge.builder(
+                        "kubeverdict_sync_snapshots_sending",
+                        snapshotsSending,
+                        s -> s.get().getAsInt())
                 .description("Sync streams building or sending their full snapshot (at most the admission limit)")
                 .register(registry);
         Gauge.builder("kubeverdict_manifest_problems", manifestProblems, AtomicInteger::get)
@@ -109,16 +138,23 @@ public final class ControlPlaneMetrics {
         nodeState("behind", c -> c.behind());
         nodeState("syncing", c -> c.syncing());
         nodeState("disconnected", c -> c.disconnected());
-        Gauge.builder("kubeverdict_max_node_lag_messages", nodeCounts, r -> r.get().get().maxLag())
+        Gauge.builder(
+                        "kubeverdict_max_node_lag_messages",
+                        nodeCounts,
+                        r -> r.get().get().maxLag())
                 .description("The largest number of messages sent to one node's agent but not yet reported applied")
                 .register(registry);
     }
 
     private void nodeState(String state, java.util.function.ToIntFunction<NodeCounts> count) {
-        Gauge.builder("kubeverdict_nodes", nodeCounts, r -> count.applyAsInt(r.get().get()))
+        Gauge.builder(
+                        "kubeverdict_nodes",
+                        nodeCounts,
+                        r -> count.applyAsInt(r.get().get()))
                 .description("Nodes by the state of their agent's stream: in_sync (everything sent is applied), "
                         + "behind (applied < sent), syncing (the first snapshot is not applied yet), disconnected")
-                .tag("state", state).register(registry);
+                .tag("state", state)
+                .register(registry);
     }
 
     public MeterRegistry registry() {
@@ -126,16 +162,26 @@ public final class ControlPlaneMetrics {
     }
 
     public void eventProcessed(String kind) {
-        events.computeIfAbsent(kind, k -> Counter.builder("kubeverdict_events_processed_total")
-                .description("Cluster events applied to the calculation").tag("kind", k)
-                .register(registry)).increment();
+        events.computeIfAbsent(
+                        kind,
+                        k -> Counter.builder("kubeverdict_events_processed_total")
+                                .description("Cluster events applied to the calculation")
+                                .tag("kind", k)
+                                .register(registry))
+                .increment();
     }
 
     /** An event (or "publish") threw; it is retried. */
     public void eventFailed(String kind) {
-        eventFailures.computeIfAbsent(kind, k -> Counter.builder("kubeverdict_event_failures_total")
-                .description("Attempts to apply a cluster event (or to publish) that threw; each is retried")
-                .tag("kind", k).register(registry)).increment();
+        eventFailures
+                .computeIfAbsent(
+                        kind,
+                        k -> Counter.builder("kubeverdict_event_failures_total")
+                                .description(
+                                        "Attempts to apply a cluster event (or to publish) that threw; each is retried")
+                                .tag("kind", k)
+                                .register(registry))
+                .increment();
     }
 
     public void eventsRetrying(int count) {
@@ -156,9 +202,13 @@ public final class ControlPlaneMetrics {
     }
 
     public void messageSent(String payload) {
-        sent.computeIfAbsent(payload, p -> Counter.builder("kubeverdict_sync_messages_sent_total")
-                .description("Messages sent on Sync streams").tag("payload", p)
-                .register(registry)).increment();
+        sent.computeIfAbsent(
+                        payload,
+                        p -> Counter.builder("kubeverdict_sync_messages_sent_total")
+                                .description("Messages sent on Sync streams")
+                                .tag("payload", p)
+                                .register(registry))
+                .increment();
     }
 
     public double messagesSent() {
@@ -210,8 +260,7 @@ public final class ControlPlaneMetrics {
                 .description("1 when the manifest directory's last load was applied, 0 when it was rejected "
                         + "or nothing has loaded yet")
                 .register(registry);
-        Gauge.builder("kubeverdict_manifest_last_success_timestamp_seconds", manifestLastSuccess,
-                        AtomicLong::get)
+        Gauge.builder("kubeverdict_manifest_last_success_timestamp_seconds", manifestLastSuccess, AtomicLong::get)
                 .description("Unix time of the manifest directory's last applied load (0: none yet)")
                 .register(registry);
     }
@@ -236,13 +285,18 @@ public final class ControlPlaneMetrics {
 
     /** Whether the cluster serves an admin-tier policy API (its CRD is installed): 1 or 0 per kind. */
     public void policyApiServed(AdminPolicyKind kind, boolean served) {
-        policyApis.computeIfAbsent(kind, k -> {
-            AtomicInteger v = new AtomicInteger();
-            Gauge.builder("kubeverdict_policy_api_served", v, AtomicInteger::get)
-                    .description("1 while the cluster serves this admin-tier policy kind (its CRD is installed), else 0")
-                    .tag("kind", k.kind()).tag("api_version", k.apiVersion()).register(registry);
-            return v;
-        }).set(served ? 1 : 0);
+        policyApis
+                .computeIfAbsent(kind, k -> {
+                    AtomicInteger v = new AtomicInteger();
+                    Gauge.builder("kubeverdict_policy_api_served", v, AtomicInteger::get)
+                            .description(
+                                    "1 while the cluster serves this admin-tier policy kind (its CRD is installed), else 0")
+                            .tag("kind", k.kind())
+                            .tag("api_version", k.apiVersion())
+                            .register(registry);
+                    return v;
+                })
+                .set(served ? 1 : 0);
     }
 
     /**
@@ -251,19 +305,27 @@ public final class ControlPlaneMetrics {
      * calculation nothing is published while any kind is unknown.
      */
     public void policyApiUnknown(AdminPolicyKind kind, boolean unknown) {
-        policyApisUnknown.computeIfAbsent(kind, k -> {
-            AtomicInteger v = new AtomicInteger();
-            Gauge.builder("kubeverdict_policy_api_unknown", v, AtomicInteger::get)
-                    .description("1 while it is not known whether the cluster serves this admin-tier policy kind "
-                            + "(discovery or its list fails), else 0")
-                    .tag("kind", k.kind()).tag("api_version", k.apiVersion()).register(registry);
-            return v;
-        }).set(unknown ? 1 : 0);
+        policyApisUnknown
+                .computeIfAbsent(kind, k -> {
+                    AtomicInteger v = new AtomicInteger();
+                    Gauge.builder("kubeverdict_policy_api_unknown", v, AtomicInteger::get)
+                            .description(
+                                    "1 while it is not known whether the cluster serves this admin-tier policy kind "
+                                            + "(discovery or its list fails), else 0")
+                            .tag("kind", k.kind())
+                            .tag("api_version", k.apiVersion())
+                            .register(registry);
+                    return v;
+                })
+                .set(unknown ? 1 : 0);
     }
 
     /** Registers a per-node gauge; the returned handle removes it. */
     public <T> AutoCloseable nodeGauge(String name, String description, String node, T obj, ToDoubleFunction<T> f) {
-        Gauge g = Gauge.builder(name, obj, f).description(description).tag("node", node).register(registry);
+        Gauge g = Gauge.builder(name, obj, f)
+                .description(description)
+                .tag("node", node)
+                .register(registry);
         return () -> registry.remove(g);
     }
 
@@ -284,10 +346,13 @@ public final class ControlPlaneMetrics {
             AtomicInteger value = problemCounts.computeIfAbsent(key, k -> {
                 AtomicInteger v = new AtomicInteger();
                 int slash = k.indexOf('/');
-                problemGauges.put(k, Gauge.builder("kubeverdict_policy_problems_by_policy", v, AtomicInteger::get)
-                        .description("Unusable parts of one policy (also Kubernetes Events, reason UnusablePolicy)")
-                        .tags("namespace", k.substring(0, slash), "policy", k.substring(slash + 1))
-                        .register(registry));
+                problemGauges.put(
+                        k,
+                        Gauge.builder("kubeverdict_policy_problems_by_policy", v, AtomicInteger::get)
+                                .description(
+                                        "Unusable parts of one policy (also Kubernetes Events, reason UnusablePolicy)")
+                                .tags("namespace", k.substring(0, slash), "policy", k.substring(slash + 1))
+                                .register(registry));
                 return v;
             });
             value.set(count);
@@ -307,16 +372,22 @@ public final class ControlPlaneMetrics {
     /** One informer's health, read at scrape time; {@code resource} is the informer's (fixed) kind. */
     public void informer(String resource, BooleanSupplier watching, BooleanSupplier synced) {
         Gauge.builder("kubeverdict_informer_watching", watching, w -> w.getAsBoolean() ? 1 : 0)
-                .description("1 while the informer's watch on the API server is open").tag("resource", resource)
-                .strongReference(true).register(registry);
+                .description("1 while the informer's watch on the API server is open")
+                .tag("resource", resource)
+                .strongReference(true)
+                .register(registry);
         Gauge.builder("kubeverdict_informer_synced", synced, s -> s.getAsBoolean() ? 1 : 0)
-                .description("1 once the informer has delivered its initial list").tag("resource", resource)
-                .strongReference(true).register(registry);
+                .description("1 once the informer has delivered its initial list")
+                .tag("resource", resource)
+                .strongReference(true)
+                .register(registry);
     }
 
     /** A gauge of the verdict relay (observers, agent uplinks). */
     public void relayGauge(String name, String description, IntSupplier value) {
-        Gauge.builder(name, value, IntSupplier::getAsInt).description(description).strongReference(true)
+        Gauge.builder(name, value, IntSupplier::getAsInt)
+                .description(description)
+                .strongReference(true)
                 .register(registry);
     }
 

@@ -4,10 +4,10 @@ package io.kubeverdict.controlplane.observe;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.inspect.EndpointDirectory;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
-import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
@@ -57,12 +57,16 @@ public final class VerdictRelay {
         this.hub = hub;
         this.authorizer = authorizer;
         this.nanoTime = nanoTime;
-        metrics.relayGauge("kubeverdict_verdict_observers", "Open ObserveVerdicts streams (kube-verdict observe)",
+        metrics.relayGauge(
+                "kubeverdict_verdict_observers",
+                "Open ObserveVerdicts streams (kube-verdict observe)",
                 observers::size);
         metrics.relayGauge("kubeverdict_verdict_uplinks", "Agents with an open ReportVerdicts stream", uplinks::size);
-        relayed = metrics.relayCounter("kubeverdict_verdict_events_relayed_total",
+        relayed = metrics.relayCounter(
+                "kubeverdict_verdict_events_relayed_total",
                 "Verdict events sent to observers (one per observer that received it)");
-        lost = metrics.relayCounter("kubeverdict_verdict_events_lost_total",
+        lost = metrics.relayCounter(
+                "kubeverdict_verdict_events_lost_total",
                 "Verdict events observers missed: lost on agents (sampled, queue full) or the observer was not reading");
     }
 
@@ -70,7 +74,8 @@ public final class VerdictRelay {
 
     /** PolicySync.ReportVerdicts: the first upload names the node (its certificate must name it too). */
     public StreamObserver<VerdictUpload> upload(ServerCallStreamObserver<VerdictDemand> demands) {
-        java.util.concurrent.atomic.AtomicReference<Uplink> opened = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Uplink> opened =
+                new java.util.concurrent.atomic.AtomicReference<>();
         demands.setOnCancelHandler(() -> closed(opened.get())); // only allowed before this method returns
         return new StreamObserver<>() {
             private Uplink uplink;
@@ -156,8 +161,10 @@ public final class VerdictRelay {
                 wanted = true;
             }
         }
-        return VerdictDemand.newBuilder().setWanted(wanted)
-                .setVerdict(wanted ? common : Verdict.VERDICT_UNSPECIFIED).build();
+        return VerdictDemand.newBuilder()
+                .setWanted(wanted)
+                .setVerdict(wanted ? common : Verdict.VERDICT_UNSPECIFIED)
+                .build();
     }
 
     private void demandsChanged() {
@@ -200,10 +207,14 @@ public final class VerdictRelay {
         EndpointDirectory endpoints = directory();
         Explanation.Builder b = x.toBuilder();
         if (!x.hasSource()) {
-            endpoints.byIp(x.getTuple().getSrcIp()).ifPresent(l -> b.setSource(l.endpoint().getId()));
+            endpoints
+                    .byIp(x.getTuple().getSrcIp())
+                    .ifPresent(l -> b.setSource(l.endpoint().getId()));
         }
         if (!x.hasDestination()) {
-            endpoints.byIp(x.getTuple().getDstIp()).ifPresent(l -> b.setDestination(l.endpoint().getId()));
+            endpoints
+                    .byIp(x.getTuple().getDstIp())
+                    .ifPresent(l -> b.setDestination(l.endpoint().getId()));
         }
         return e.toBuilder().setExplanation(b).build();
     }
@@ -289,11 +300,13 @@ public final class VerdictRelay {
             if (verdict() != Verdict.VERDICT_UNSPECIFIED && x.getVerdict() != verdict()) {
                 return false;
             }
-            if (!filter.getNamespace().isEmpty() && !(x.hasSource() && x.getSource().getNamespace().equals(filter.getNamespace()))
+            if (!filter.getNamespace().isEmpty()
+                    && !(x.hasSource() && x.getSource().getNamespace().equals(filter.getNamespace()))
                     && !(x.hasDestination() && x.getDestination().getNamespace().equals(filter.getNamespace()))) {
                 return false;
             }
-            return filter.getPod().isEmpty() || (x.hasSource() && name(x.getSource()).equals(filter.getPod()))
+            return filter.getPod().isEmpty()
+                    || (x.hasSource() && name(x.getSource()).equals(filter.getPod()))
                     || (x.hasDestination() && name(x.getDestination()).equals(filter.getPod()));
         }
 
@@ -332,7 +345,9 @@ public final class VerdictRelay {
         private void flushLostLocked() {
             if (lost > 0) {
                 try {
-                    out.onNext(ObservedVerdict.newBuilder().setLost(VerdictsLost.newBuilder().setCount(lost)).build());
+                    out.onNext(ObservedVerdict.newBuilder()
+                            .setLost(VerdictsLost.newBuilder().setCount(lost))
+                            .build());
                     lost = 0;
                 } catch (RuntimeException ignored) {
                     // cancelled meanwhile

@@ -2,8 +2,8 @@
 package io.kubeverdict.controlplane.service;
 
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
-import io.kubeverdict.controlplane.calc.RefusedAddress;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
+import io.kubeverdict.controlplane.calc.RefusedAddress;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.source.ClusterEventSink;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
@@ -12,8 +12,8 @@ import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -38,6 +38,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CalculationLoop.class);
     /** Most events applied before publishing, so a flood still publishes now and then. */
     private static final int MAX_BURST = 10_000;
+
     private static final int SIZE_SAMPLES_PER_BURST = 16;
 
     private final PolicyCalculator calculator;
@@ -62,14 +63,18 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private Set<String> lastClusterNodes;
     private String unpublishedRevision; // the newest source revision whose changes are applied, not yet published
     private volatile boolean running = true;
-    private volatile Consumer<Throwable> onDeath = e -> { };
+    private volatile Consumer<Throwable> onDeath = e -> {};
 
     /**
      * @param sources how many sources must report {@link #sourceSynced} before the first publication
      * @param problemsListener told (on the event thread) whenever the list of policy problems changes
      */
-    public CalculationLoop(PolicyCalculator calculator, SnapshotHub hub, ControlPlaneMetrics metrics,
-            int sources, Consumer<List<PolicyProblem>> problemsListener) {
+    public CalculationLoop(
+            PolicyCalculator calculator,
+            SnapshotHub hub,
+            ControlPlaneMetrics metrics,
+            int sources,
+            Consumer<List<PolicyProblem>> problemsListener) {
         this.calculator = calculator;
         this.hub = hub;
         this.metrics = metrics;
@@ -197,8 +202,11 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
                     publishFailures++;
                     publishRetryAt = System.nanoTime() + FailedChanges.backoffNanos(publishFailures);
                     metrics.eventFailed("publish");
-                    log.error("publishing snapshots failed (attempt {}); {} nodes kept for the retry", publishFailures,
-                            unpublishedNodes.size(), e);
+                    log.error(
+                            "publishing snapshots failed (attempt {}); {} nodes kept for the retry",
+                            publishFailures,
+                            unpublishedNodes.size(),
+                            e);
                 }
                 metrics.calculationTook(System.nanoTime() - start);
             }
@@ -261,11 +269,14 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         if (!conflicts.equals(lastConflicts)) {
             conflicts.forEach((address, pods) -> {
                 if (!pods.equals(lastConflicts.get(address))) {
-                    log.warn("address {} is claimed by live pods {}: it is given to none of them until one claim ends",
-                            address, pods);
+                    log.warn(
+                            "address {} is claimed by live pods {}: it is given to none of them until one claim ends",
+                            address,
+                            pods);
                 }
             });
-            lastConflicts.keySet().stream().filter(a -> !conflicts.containsKey(a))
+            lastConflicts.keySet().stream()
+                    .filter(a -> !conflicts.containsKey(a))
                     .forEach(a -> log.info("address {} is claimed by one pod again", a));
             lastConflicts = Map.copyOf(conflicts);
             metrics.addressConflicts(conflicts.size());
@@ -273,16 +284,23 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         List<RefusedAddress> refused = calculator.refusedAddresses();
         if (!refused.equals(lastRefused)) {
             Set<RefusedAddress> before = Set.copyOf(lastRefused);
-            refused.stream().filter(r -> !before.contains(r)).forEach(r -> log.warn(
-                    "pod {} on node {} reports address {}, outside the node's pod ranges and not its own: refused "
-                            + "(left out of every set and endpoint)", r.pod(), r.node(), r.address()));
+            refused.stream()
+                    .filter(r -> !before.contains(r))
+                    .forEach(r -> log.warn(
+                            "pod {} on node {} reports address {}, outside the node's pod ranges and not its own: refused "
+                                    + "(left out of every set and endpoint)",
+                            r.pod(),
+                            r.node(),
+                            r.address()));
             lastRefused = List.copyOf(refused);
             metrics.refusedAddresses(refused.size());
         }
         if (!firstCalculation.isDone()) {
             hub.markReady();
             firstCalculation.complete(null);
-            log.info("first full calculation published: {} nodes", calculator.nodes().size());
+            log.info(
+                    "first full calculation published: {} nodes",
+                    calculator.nodes().size());
         }
     }
 

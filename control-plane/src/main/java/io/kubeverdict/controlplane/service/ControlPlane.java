@@ -5,28 +5,28 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.BindableService;
 import io.grpc.ServerInterceptor;
 import io.kubeverdict.controlplane.auth.AgentBinding;
-import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.auth.BearerTokenInterceptor;
-import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.auth.CachingTokenReviewer;
+import io.kubeverdict.controlplane.auth.CallLimits;
+import io.kubeverdict.controlplane.auth.CallerKey;
 import io.kubeverdict.controlplane.auth.InspectionAccess;
 import io.kubeverdict.controlplane.auth.KubernetesTokenReviewer;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.auth.TokenReviewLimits;
+import io.kubeverdict.controlplane.autotls.AutoTls;
+import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
-import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.source.AdminPolicyApis;
+import io.kubeverdict.controlplane.source.DirectoryReader;
 import io.kubeverdict.controlplane.source.KubernetesSource;
 import io.kubeverdict.controlplane.source.ManifestDirectorySource;
-import io.kubeverdict.controlplane.source.DirectoryReader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
-import io.kubeverdict.controlplane.auth.CallerKey;
-import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.runtime.grpc.ServerLimits;
@@ -39,16 +39,16 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.Collection;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -113,17 +113,41 @@ public final class ControlPlane implements AutoCloseable {
 
     /** @param metricsBind null: no metrics endpoint; @param tls null: plaintext */
     /** @param autoTls null: TLS is {@code tls} (or none); else the control plane makes and renews its own (needs the API) */
-    public record Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
-            PolicySyncService.Options syncOptions, Auth auth, ServerLimits serverLimits, CallLimits.Config callLimits,
+    public record Config(
+            InetSocketAddress listen,
+            InetSocketAddress metricsBind,
+            ServerTls tls,
+            PolicySyncService.Options syncOptions,
+            Auth auth,
+            ServerLimits serverLimits,
+            CallLimits.Config callLimits,
             AutoTls.Settings autoTls) {
         /** The default limits. */
-        public Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
-                PolicySyncService.Options syncOptions, Auth auth) {
-            this(listen, metricsBind, tls, syncOptions, auth, ServerLimits.defaults(), CallLimits.Config.defaults(), null);
+        public Config(
+                InetSocketAddress listen,
+                InetSocketAddress metricsBind,
+                ServerTls tls,
+                PolicySyncService.Options syncOptions,
+                Auth auth) {
+            this(
+                    listen,
+                    metricsBind,
+                    tls,
+                    syncOptions,
+                    auth,
+                    ServerLimits.defaults(),
+                    CallLimits.Config.defaults(),
+                    null);
         }
 
-        public Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
-                PolicySyncService.Options syncOptions, Auth auth, ServerLimits serverLimits, CallLimits.Config callLimits) {
+        public Config(
+                InetSocketAddress listen,
+                InetSocketAddress metricsBind,
+                ServerTls tls,
+                PolicySyncService.Options syncOptions,
+                Auth auth,
+                ServerLimits serverLimits,
+                CallLimits.Config callLimits) {
             this(listen, metricsBind, tls, syncOptions, auth, serverLimits, callLimits, null);
         }
 
@@ -132,9 +156,16 @@ public final class ControlPlane implements AutoCloseable {
         }
 
         /** Certificates when the TLS material has a client CA, else nobody. */
-        public Config(InetSocketAddress listen, InetSocketAddress metricsBind, ServerTls tls,
+        public Config(
+                InetSocketAddress listen,
+                InetSocketAddress metricsBind,
+                ServerTls tls,
                 PolicySyncService.Options syncOptions) {
-            this(listen, metricsBind, tls, syncOptions,
+            this(
+                    listen,
+                    metricsBind,
+                    tls,
+                    syncOptions,
                     tls != null && tls.clientCa() != null ? new Auth.Certificates() : new Auth.None());
         }
 
@@ -172,7 +203,7 @@ public final class ControlPlane implements AutoCloseable {
     private void startInternal(Config config, PolicyCalculator calculator, Source source) throws Exception {
         // The manifest source logs every problem with its file and document once per change of
         // the list, the Kubernetes source's events log new ones: nothing to add here.
-        Consumer<List<PolicyProblem>> problems = list -> { };
+        Consumer<List<PolicyProblem>> problems = list -> {};
         if (source instanceof Source.Kubernetes k) {
             PolicyProblemEvents events = new PolicyProblemEvents(k.client());
             closeables.push(events);
@@ -197,16 +228,17 @@ public final class ControlPlane implements AutoCloseable {
         loop.start();
         if (kubernetes != null) {
             kubernetes.start();
-            kubernetes.informers().forEach((kind, informer) ->
-                    metrics.informer(kind, informer::isWatching, informer::hasSynced));
+            kubernetes
+                    .informers()
+                    .forEach((kind, informer) -> metrics.informer(kind, informer::isWatching, informer::hasSynced));
         }
     }
 
     /** Loads the directory once, then follows it, on a thread of its own; returns the first load's thread. */
     private Thread startManifests(Source.Manifests m) {
         metrics.registerManifestLoads();
-        ManifestDirectorySource ms = new ManifestDirectorySource(m.directory(),
-                new MeteredDirectoryReader(m.loader(), metrics), loop, m.timing(), new ManifestHealth());
+        ManifestDirectorySource ms = new ManifestDirectorySource(
+                m.directory(), new MeteredDirectoryReader(m.loader(), metrics), loop, m.timing(), new ManifestHealth());
         closeables.push(ms);
         Thread first = new Thread(ms::start, "manifest-first-load");
         first.setDaemon(true);
@@ -216,16 +248,21 @@ public final class ControlPlane implements AutoCloseable {
 
     private void startServers(Config config, Source source) throws Exception {
         AtomicInteger n = new AtomicInteger();
-        ExecutorService sessions = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
-                r -> {
+        ExecutorService sessions =
+                Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
                     Thread t = new Thread(r, "sync-sender-" + n.incrementAndGet());
                     t.setDaemon(true);
                     return t;
                 });
         closeables.push(sessions::shutdownNow);
         if (source instanceof Source.Kubernetes k) {
-            kubernetes = new KubernetesSource(k.client(), loop, k.resync().toMillis(), k.apiDiscovery(),
-                    k.apiAbsenceGrace(), new AdminPolicyApis.Listener() {
+            kubernetes = new KubernetesSource(
+                    k.client(),
+                    loop,
+                    k.resync().toMillis(),
+                    k.apiDiscovery(),
+                    k.apiAbsenceGrace(),
+                    new AdminPolicyApis.Listener() {
                         @Override
                         public void served(AdminPolicyKind kind, boolean served) {
                             metrics.policyApiServed(kind, served);
@@ -246,11 +283,15 @@ public final class ControlPlane implements AutoCloseable {
                         + "a manifest directory has none");
             }
             KubernetesSource pods = kubernetes;
-            AgentBinding binding = new AgentBinding(t.agentNamespace(), t.agentServiceAccount(), pods::pod,
+            AgentBinding binding = new AgentBinding(
+                    t.agentNamespace(),
+                    t.agentServiceAccount(),
+                    pods::pod,
                     InspectionAccess.subjectAccessReviews(k.client()));
             authentication.add(new BearerTokenInterceptor(
                     new CachingTokenReviewer(new KubernetesTokenReviewer(k.client(), t.audience())),
-                    new TokenReviewLimits(TokenReviewLimits.Config.defaults(), System::nanoTime), binding,
+                    new TokenReviewLimits(TokenReviewLimits.Config.defaults(), System::nanoTime),
+                    binding,
                     process.registry()));
             authorizer = NodeAuthorizer.requireAgentToken();
             log.info("agents authenticate with tokens of {} for audience {}", binding.agentUsername(), t.audience());
@@ -262,8 +303,8 @@ public final class ControlPlane implements AutoCloseable {
         PolicySyncService sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
         closeables.push(sync);
         CalculationLoop calculation = loop;
-        InspectionService inspection = new InspectionService(hub, sync, authorizer,
-                ids -> describeSets(calculation, ids));
+        InspectionService inspection =
+                new InspectionService(hub, sync, authorizer, ids -> describeSets(calculation, ids));
         VerdictRelay relay = new VerdictRelay(hub, authorizer, metrics);
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
@@ -271,25 +312,38 @@ public final class ControlPlane implements AutoCloseable {
         ServerTls tls = config.tls();
         if (config.autoTls() != null) {
             if (!(source instanceof Source.Kubernetes k)) {
-                throw new IllegalArgumentException("auto TLS keeps its certificate in a Secret: it needs the Kubernetes API");
+                throw new IllegalArgumentException(
+                        "auto TLS keeps its certificate in a Secret: it needs the Kubernetes API");
             }
             AutoTls auto = AutoTls.start(k.client(), config.autoTls(), Clock.systemUTC());
             closeables.push(auto);
             tls = auto.serverTls();
         }
-        CallLimits limits = new CallLimits(config.callLimits(), CallerKey::of,
+        CallLimits limits = new CallLimits(
+                config.callLimits(),
+                CallerKey::of,
                 method -> ControlPlaneInspectionGrpc.SERVICE_NAME.equals(method.getServiceName()),
-                process.registry(), System::nanoTime);
-        grpc = GrpcEndpoint.create(config.listen(), tls, config.serverLimits(), limits, authentication,
-                List.<BindableService>of(sync, inspection)).start();
+                process.registry(),
+                System::nanoTime);
+        grpc = GrpcEndpoint.create(
+                        config.listen(),
+                        tls,
+                        config.serverLimits(),
+                        limits,
+                        authentication,
+                        List.<BindableService>of(sync, inspection))
+                .start();
         closeables.push(grpc);
         log.info("gRPC listening on {}", grpc.listenSockets());
         GrpcServer server = grpc;
         if (config.metricsBind() != null) {
             // /readyz lets a kubelet httpGet probe work when the gRPC port requires client certificates.
-            metricsServer = MetricsEndpoint.start(config.metricsBind(), process.registry(), List.of(
-                    new MetricsEndpoint.Probe("/healthz", () -> true, "not serving"),
-                    new MetricsEndpoint.Probe("/readyz", readiness::ready, "not ready")));
+            metricsServer = MetricsEndpoint.start(
+                    config.metricsBind(),
+                    process.registry(),
+                    List.of(
+                            new MetricsEndpoint.Probe("/healthz", () -> true, "not serving"),
+                            new MetricsEndpoint.Probe("/readyz", readiness::ready, "not ready")));
             closeables.push(metricsServer);
             log.info("metrics on http://{}:{}/metrics", config.metricsBind().getHostString(), metricsServer.port());
         }
@@ -317,8 +371,10 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     private void die(String what, Throwable cause) {
-        log.error("{} died ({}); this control plane can no longer follow its source and must be restarted",
-                what, cause.toString());
+        log.error(
+                "{} died ({}); this control plane can no longer follow its source and must be restarted",
+                what,
+                cause.toString());
         if (readiness != null) {
             readiness.fatal(what + " died: " + cause);
         }

@@ -39,9 +39,14 @@ final class FailedChanges {
         long backoff = backoffNanos(failures);
         waiting.put(c.object() != null ? c.object() : c, new Waiting(c, failures, now + backoff));
         if (Long.bitCount(failures) == 1) { // the 1st, 2nd, 4th, 8th... failure: no flood
-            log.error("event {} of {} failed (attempt {}); it is left out of the calculation until a retry succeeds "
-                    + "(next in {} ms)", c.kind(), c.object() != null ? c.object() : "several objects", failures,
-                    backoff / 1_000_000, e);
+            log.error(
+                    "event {} of {} failed (attempt {}); it is left out of the calculation until a retry succeeds "
+                            + "(next in {} ms)",
+                    c.kind(),
+                    c.object() != null ? c.object() : "several objects",
+                    failures,
+                    backoff / 1_000_000,
+                    e);
         }
     }
 

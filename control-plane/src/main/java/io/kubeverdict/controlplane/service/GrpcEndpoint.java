@@ -36,8 +36,13 @@ public final class GrpcEndpoint {
      * @param authentication more interceptors that put the caller's identity into the Context
      *     (bearer tokens), besides the client certificate's
      */
-    public static GrpcServer create(InetSocketAddress listen, ServerTls tls, ServerLimits limits,
-            ServerInterceptor callLimits, List<ServerInterceptor> authentication, List<BindableService> services)
+    public static GrpcServer create(
+            InetSocketAddress listen,
+            ServerTls tls,
+            ServerLimits limits,
+            ServerInterceptor callLimits,
+            List<ServerInterceptor> authentication,
+            List<BindableService> services)
             throws IOException {
         GrpcServer.Builder b = GrpcServer.builder(listen).tls(tls).limits(limits);
         // ServerInterceptors runs the LAST of the list first: the limits (first) see what the
@@ -53,8 +58,10 @@ public final class GrpcEndpoint {
         }
         if (tls == null) {
             // One line: a banner of several would be several unrelated events in a log pipeline.
-            log.warn("gRPC WITHOUT TLS on {}: anyone on the path can read what is sent{}; "
-                    + "give it TLS (--tls-cert/--tls-key) in production", listen,
+            log.warn(
+                    "gRPC WITHOUT TLS on {}: anyone on the path can read what is sent{}; "
+                            + "give it TLS (--tls-cert/--tls-key) in production",
+                    listen,
                     authentication.isEmpty() ? ", and any client can read any node's policy snapshot" : "");
         }
         return b.build();

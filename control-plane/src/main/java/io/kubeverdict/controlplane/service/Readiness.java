@@ -22,7 +22,7 @@ final class Readiness {
 
     /** Tells nobody until {@link #tell}: the source may start loading before the server exists. */
     Readiness() {
-        this(ready -> { });
+        this(ready -> {});
     }
 
     /** From now on tells {@code onChange}, at once if already ready. */

@@ -61,7 +61,11 @@ public final class AdminPolicyApis implements AutoCloseable {
         default void unknown(AdminPolicyKind kind, boolean unknown) {}
     }
 
-    private enum State { UNKNOWN, ABSENT, WATCHING }
+    private enum State {
+        UNKNOWN,
+        ABSENT,
+        WATCHING
+    }
 
     private final KubernetesClient client;
     private final ClusterEventSink sink;
@@ -86,18 +90,31 @@ public final class AdminPolicyApis implements AutoCloseable {
     private final Set<AdminPolicyKind> everWatched = EnumSet.noneOf(AdminPolicyKind.class);
     /** Names of the objects delivered per kind (the calculation thread adds and removes). */
     private final Map<AdminPolicyKind, Set<String>> delivered = new ConcurrentHashMap<>();
+
     private final CompletableFuture<Void> initial = new CompletableFuture<>();
     /** The current informer's first list per watched kind. */
     private final Map<AdminPolicyKind, CompletableFuture<Void>> listed = new ConcurrentHashMap<>();
+
     private volatile boolean closed;
 
-    AdminPolicyApis(KubernetesClient client, ClusterEventSink sink, long resyncMillis, Duration interval,
-                    Duration absenceGrace, Listener listener) {
+    AdminPolicyApis(
+            KubernetesClient client,
+            ClusterEventSink sink,
+            long resyncMillis,
+            Duration interval,
+            Duration absenceGrace,
+            Listener listener) {
         this(client, sink, resyncMillis, interval, absenceGrace, listener, System::nanoTime);
     }
 
-    AdminPolicyApis(KubernetesClient client, ClusterEventSink sink, long resyncMillis, Duration interval,
-                    Duration absenceGrace, Listener listener, LongSupplier nanoTime) {
+    AdminPolicyApis(
+            KubernetesClient client,
+            ClusterEventSink sink,
+            long resyncMillis,
+            Duration interval,
+            Duration absenceGrace,
+            Listener listener,
+            LongSupplier nanoTime) {
         this.client = client;
         this.sink = sink;
         this.resyncMillis = resyncMillis;
@@ -154,7 +171,8 @@ public final class AdminPolicyApis implements AutoCloseable {
         }
         for (AdminPolicyKind k : AdminPolicyKind.values()) {
             State s = states.get(k);
-            boolean known = s == State.ABSENT || (s == State.WATCHING && listed.get(k).isDone());
+            boolean known =
+                    s == State.ABSENT || (s == State.WATCHING && listed.get(k).isDone());
             if (!known) {
                 return;
             }
@@ -169,12 +187,19 @@ public final class AdminPolicyApis implements AutoCloseable {
             try {
                 // null: the group version is not served (404), which is an answer.
                 APIResourceList resources = client.getApiResources(AdminPolicyKind.GROUP + "/" + version);
-                served = resources == null || resources.getResources() == null ? Set.of()
-                        : Set.copyOf(resources.getResources().stream().map(APIResource::getName).toList());
+                served = resources == null || resources.getResources() == null
+                        ? Set.of()
+                        : Set.copyOf(resources.getResources().stream()
+                                .map(APIResource::getName)
+                                .toList());
             } catch (RuntimeException e) {
                 for (AdminPolicyKind k : AdminPolicyKind.values()) {
                     if (k.version().equals(version) && !e.toString().equals(lastError.put(k, e.toString()))) {
-                        log.warn("could not discover {} ({}): {}; asking again{}", k.kind(), k.apiVersion(), e.toString(),
+                        log.warn(
+                                "could not discover {} ({}): {}; asking again{}",
+                                k.kind(),
+                                k.apiVersion(),
+                                e.toString(),
                                 initial.isDone() ? "" : " (the initial state waits for it)");
                     }
                 }
@@ -211,8 +236,12 @@ public final class AdminPolicyApis implements AutoCloseable {
             if (everWatched.contains(kind)) {
                 stop(kind);
             } else {
-                log.info("{} ({}) is not installed: not enforced; checking again every {}s (install the CRDs of "
-                        + "kubernetes-sigs/network-policy-api to use it)", kind.kind(), kind.apiVersion(), interval.toSeconds());
+                log.info(
+                        "{} ({}) is not installed: not enforced; checking again every {}s (install the CRDs of "
+                                + "kubernetes-sigs/network-policy-api to use it)",
+                        kind.kind(),
+                        kind.apiVersion(),
+                        interval.toSeconds());
             }
             states.put(kind, State.ABSENT);
             listener.served(kind, false);
@@ -225,8 +254,13 @@ public final class AdminPolicyApis implements AutoCloseable {
         long now = nanoTime.getAsLong();
         Long since = absentSince.putIfAbsent(kind, now);
         if (since == null) {
-            log.warn("{} ({}): discovery says it is not served; keeping its {} objects enforced until it says so for {} "
-                    + "(--api-absence-grace)", kind.kind(), kind.apiVersion(), delivered.get(kind).size(), absenceGrace);
+            log.warn(
+                    "{} ({}): discovery says it is not served; keeping its {} objects enforced until it says so for {} "
+                            + "(--api-absence-grace)",
+                    kind.kind(),
+                    kind.apiVersion(),
+                    delivered.get(kind).size(),
+                    absenceGrace);
             since = now;
         }
         return now - since >= absenceGrace.toNanos();
@@ -234,15 +268,21 @@ public final class AdminPolicyApis implements AutoCloseable {
 
     private void watch(AdminPolicyKind kind) {
         ResourceDefinitionContext context = new ResourceDefinitionContext.Builder()
-                .withGroup(AdminPolicyKind.GROUP).withVersion(kind.version()).withKind(kind.kind())
-                .withPlural(kind.plural()).withNamespaced(false).build();
+                .withGroup(AdminPolicyKind.GROUP)
+                .withVersion(kind.version())
+                .withKind(kind.kind())
+                .withPlural(kind.plural())
+                .withNamespaced(false)
+                .build();
         CompletableFuture<Void> firstList = new CompletableFuture<>();
         listed.put(kind, firstList);
         everWatched.add(kind);
         Set<String> names = delivered.get(kind);
         SharedIndexInformer<GenericKubernetesResource>[] self = new SharedIndexInformer[1];
         SharedIndexInformer<GenericKubernetesResource> informer = InformerEvents.wire(
-                client.genericKubernetesResources(context).runnableInformer(resyncMillis), sink, kind.eventKind(),
+                client.genericKubernetesResources(context).runnableInformer(resyncMillis),
+                sink,
+                kind.eventKind(),
                 (c, o) -> {
                     names.add(o.getMetadata().getName());
                     c.upsertAdminPolicy(o);
@@ -267,7 +307,10 @@ public final class AdminPolicyApis implements AutoCloseable {
             if (!closed) {
                 // Served but not listable (RBAC?): unknown. What it delivered before stays
                 // enforced; the initial state waits; discovery tries the informer again.
-                log.error("{} informer failed to start: {}; its kind is unknown, trying again", kind.kind(), e.toString());
+                log.error(
+                        "{} informer failed to start: {}; its kind is unknown, trying again",
+                        kind.kind(),
+                        e.toString());
                 onDiscoveryThread(() -> {
                     if (informers.get(kind) == informer) {
                         informers.remove(kind);
@@ -287,7 +330,9 @@ public final class AdminPolicyApis implements AutoCloseable {
      * longer has were deleted while nothing watched; delete them (queued after the list's adds).
      */
     private void forgetUnlisted(AdminPolicyKind kind, SharedIndexInformer<GenericKubernetesResource> informer) {
-        Set<String> present = Set.copyOf(informer.getStore().list().stream().map(o -> o.getMetadata().getName()).toList());
+        Set<String> present = Set.copyOf(informer.getStore().list().stream()
+                .map(o -> o.getMetadata().getName())
+                .toList());
         Set<String> names = delivered.get(kind);
         sink.change(kind.eventKind() + "/delete", c -> {
             for (String name : List.copyOf(names)) {
@@ -315,7 +360,10 @@ public final class AdminPolicyApis implements AutoCloseable {
         }
         listed.remove(kind);
         Set<String> names = delivered.get(kind);
-        log.warn("{} ({}) has not been served for {}: its objects are gone", kind.kind(), kind.apiVersion(),
+        log.warn(
+                "{} ({}) has not been served for {}: its objects are gone",
+                kind.kind(),
+                kind.apiVersion(),
                 absenceGrace);
         // On the calculation thread, after whatever the informer queued before it stopped.
         sink.change(kind.eventKind() + "/delete", c -> {

@@ -27,8 +27,11 @@ record DirectoryFingerprint(List<Entry> entries) {
         List<Entry> out = new ArrayList<>();
         for (Path f : ManifestFiles.list(dir)) {
             BasicFileAttributes a = Files.readAttributes(f, BasicFileAttributes.class);
-            out.add(new Entry(ManifestFiles.relative(dir, f), a.size(),
-                    a.lastModifiedTime().to(TimeUnit.NANOSECONDS), a.fileKey()));
+            out.add(new Entry(
+                    ManifestFiles.relative(dir, f),
+                    a.size(),
+                    a.lastModifiedTime().to(TimeUnit.NANOSECONDS),
+                    a.fileKey()));
         }
         return new DirectoryFingerprint(List.copyOf(out));
     }
@@ -44,7 +47,8 @@ record DirectoryFingerprint(List<Entry> entries) {
         Set<Path> directories = new HashSet<>();
         for (Entry e : entries) {
             newest = Math.max(newest, e.modifiedNanos());
-            for (Path d = dir.resolve(e.path()).getParent(); d != null && !d.equals(dir) && directories.add(d);
+            for (Path d = dir.resolve(e.path()).getParent();
+                    d != null && !d.equals(dir) && directories.add(d);
                     d = d.getParent()) {
                 newest = Math.max(newest, Files.getLastModifiedTime(d).to(TimeUnit.NANOSECONDS));
             }

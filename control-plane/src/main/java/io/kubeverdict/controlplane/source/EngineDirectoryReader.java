@@ -38,6 +38,9 @@ public final class EngineDirectoryReader implements DirectoryReader {
         objects.addAll(m.policies());
         objects.addAll(m.nodes());
         objects.addAll(m.adminPolicies());
-        return new Result(objects, m.problems().stream().map(Object::toString).toList(), m.skipped().summary());
+        return new Result(
+                objects,
+                m.problems().stream().map(Object::toString).toList(),
+                m.skipped().summary());
     }
 }

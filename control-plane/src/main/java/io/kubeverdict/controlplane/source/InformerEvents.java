@@ -17,8 +17,12 @@ import java.util.function.BiConsumer;
 final class InformerEvents {
     private InformerEvents() {}
 
-    static <T extends HasMetadata> SharedIndexInformer<T> wire(SharedIndexInformer<T> informer, ClusterEventSink sink,
-            String kind, BiConsumer<PolicyCalculator, T> upsert, BiConsumer<PolicyCalculator, T> delete,
+    static <T extends HasMetadata> SharedIndexInformer<T> wire(
+            SharedIndexInformer<T> informer,
+            ClusterEventSink sink,
+            String kind,
+            BiConsumer<PolicyCalculator, T> upsert,
+            BiConsumer<PolicyCalculator, T> delete,
             Runnable firstList) {
         informer.removeNamespaceIndex();
         informer.itemStore(new TrimmingItemStore<>());
@@ -40,8 +44,10 @@ final class InformerEvents {
 
             @Override
             public void onUpdate(T oldObj, T newObj) {
-                if (oldObj != null && Objects.equals(oldObj.getMetadata().getResourceVersion(),
-                        newObj.getMetadata().getResourceVersion())) {
+                if (oldObj != null
+                        && Objects.equals(
+                                oldObj.getMetadata().getResourceVersion(),
+                                newObj.getMetadata().getResourceVersion())) {
                     return; // periodic resync: nothing changed
                 }
                 sink.change(kind + "/upsert", object(kind, newObj), c -> upsert.accept(c, newObj));

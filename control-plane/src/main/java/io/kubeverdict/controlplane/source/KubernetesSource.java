@@ -31,6 +31,7 @@ public final class KubernetesSource implements AutoCloseable {
     public static final String NAME = "kubernetes";
     /** How often a missing admin-tier policy API is looked for (and a present one checked). */
     public static final Duration DEFAULT_API_DISCOVERY = Duration.ofSeconds(30);
+
     private static final int CORE_INFORMERS = 4;
 
     private final KubernetesClient client;
@@ -45,7 +46,13 @@ public final class KubernetesSource implements AutoCloseable {
     private volatile SharedIndexInformer<Pod> podInformer;
 
     public KubernetesSource(KubernetesClient client, ClusterEventSink sink, long resyncMillis) {
-        this(client, sink, resyncMillis, DEFAULT_API_DISCOVERY, AdminPolicyApis.DEFAULT_ABSENCE_GRACE, (kind, served) -> {});
+        this(
+                client,
+                sink,
+                resyncMillis,
+                DEFAULT_API_DISCOVERY,
+                AdminPolicyApis.DEFAULT_ABSENCE_GRACE,
+                (kind, served) -> {});
     }
 
     /**
@@ -54,8 +61,13 @@ public final class KubernetesSource implements AutoCloseable {
      *     objects are removed
      * @param apis told whether each admin-tier policy API is served, and whether it is unknown (for metrics)
      */
-    public KubernetesSource(KubernetesClient client, ClusterEventSink sink, long resyncMillis, Duration apiDiscovery,
-                            Duration absenceGrace, AdminPolicyApis.Listener apis) {
+    public KubernetesSource(
+            KubernetesClient client,
+            ClusterEventSink sink,
+            long resyncMillis,
+            Duration apiDiscovery,
+            Duration absenceGrace,
+            AdminPolicyApis.Listener apis) {
         this.client = client;
         this.sink = sink;
         this.resyncMillis = resyncMillis;
@@ -67,20 +79,32 @@ public final class KubernetesSource implements AutoCloseable {
      * listed and every admin-tier kind is known (absent, or watched and listed).
      */
     public CompletableFuture<Void> start() {
-        SharedIndexInformer<Namespace> ns = informer(client.namespaces().runnableInformer(resyncMillis), "namespace",
-                PolicyCalculator::upsertNamespace, (c, o) -> c.deleteNamespace(o.getMetadata().getName()));
-        SharedIndexInformer<Pod> pods = informer(client.pods().inAnyNamespace().runnableInformer(resyncMillis), "pod",
+        SharedIndexInformer<Namespace> ns = informer(
+                client.namespaces().runnableInformer(resyncMillis),
+                "namespace",
+                PolicyCalculator::upsertNamespace,
+                (c, o) -> c.deleteNamespace(o.getMetadata().getName()));
+        SharedIndexInformer<Pod> pods = informer(
+                client.pods().inAnyNamespace().runnableInformer(resyncMillis),
+                "pod",
                 PolicyCalculator::upsertPod,
-                (c, o) -> c.deletePod(o.getMetadata().getNamespace(), o.getMetadata().getName()));
+                (c, o) -> c.deletePod(
+                        o.getMetadata().getNamespace(), o.getMetadata().getName()));
         podInformer = pods;
         SharedIndexInformer<NetworkPolicy> pols = informer(
                 client.network().v1().networkPolicies().inAnyNamespace().runnableInformer(resyncMillis),
-                "networkpolicy", PolicyCalculator::upsertPolicy,
-                (c, o) -> c.deletePolicy(o.getMetadata().getNamespace(), o.getMetadata().getName()));
-        SharedIndexInformer<Node> nodes = informer(client.nodes().runnableInformer(resyncMillis), "node",
-                PolicyCalculator::upsertNode, (c, o) -> c.deleteNode(o.getMetadata().getName()));
+                "networkpolicy",
+                PolicyCalculator::upsertPolicy,
+                (c, o) -> c.deletePolicy(
+                        o.getMetadata().getNamespace(), o.getMetadata().getName()));
+        SharedIndexInformer<Node> nodes = informer(
+                client.nodes().runnableInformer(resyncMillis),
+                "node",
+                PolicyCalculator::upsertNode,
+                (c, o) -> c.deleteNode(o.getMetadata().getName()));
         CompletableFuture<?>[] started = List.of(ns, pods, pols, nodes).stream()
-                .map(i -> i.start().toCompletableFuture()).toArray(CompletableFuture[]::new);
+                .map(i -> i.start().toCompletableFuture())
+                .toArray(CompletableFuture[]::new);
         CompletableFuture.allOf(started).exceptionally(e -> {
             if (!closed) {
                 log.error("informers failed to start", e);
@@ -89,8 +113,11 @@ public final class KubernetesSource implements AutoCloseable {
         });
         CompletableFuture<Void> admin = adminApis.start();
         return CompletableFuture.allOf(coreListed, admin).thenRun(() -> {
-            log.info("informers synced: {} namespaces, {} pods, {} network policies, {} nodes",
-                    ns.getStore().list().size(), pods.getStore().list().size(), pols.getStore().list().size(),
+            log.info(
+                    "informers synced: {} namespaces, {} pods, {} network policies, {} nodes",
+                    ns.getStore().list().size(),
+                    pods.getStore().list().size(),
+                    pols.getStore().list().size(),
                     nodes.getStore().list().size());
             sink.sourceSynced(NAME);
         });
@@ -102,8 +129,11 @@ public final class KubernetesSource implements AutoCloseable {
         return pods == null ? null : pods.getStore().getByKey(namespace + "/" + name);
     }
 
-    private <T extends HasMetadata> SharedIndexInformer<T> informer(SharedIndexInformer<T> informer, String kind,
-            BiConsumer<PolicyCalculator, T> upsert, BiConsumer<PolicyCalculator, T> delete) {
+    private <T extends HasMetadata> SharedIndexInformer<T> informer(
+            SharedIndexInformer<T> informer,
+            String kind,
+            BiConsumer<PolicyCalculator, T> upsert,
+            BiConsumer<PolicyCalculator, T> delete) {
         informers.add(InformerEvents.wire(informer, sink, kind, upsert, delete, () -> {
             if (listedInformers.incrementAndGet() == CORE_INFORMERS) {
                 coreListed.complete(null);

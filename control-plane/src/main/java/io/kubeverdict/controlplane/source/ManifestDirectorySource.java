@@ -64,7 +64,12 @@ public final class ManifestDirectorySource implements AutoCloseable {
     }
 
     /** How one attempt to load ended. */
-    enum Outcome { APPLIED, UNCHANGED, REJECTED, BUSY }
+    enum Outcome {
+        APPLIED,
+        UNCHANGED,
+        REJECTED,
+        BUSY
+    }
 
     /**
      * @param settle how long the directory must stay unchanged before it is read
@@ -72,8 +77,8 @@ public final class ManifestDirectorySource implements AutoCloseable {
      * @param retry  first delay before retrying a failed load (doubles up to {@code poll})
      */
     public record Timing(Duration settle, Duration poll, Duration retry) {
-        public static final Timing DEFAULT = new Timing(Duration.ofMillis(200), Duration.ofSeconds(30),
-                Duration.ofSeconds(1));
+        public static final Timing DEFAULT =
+                new Timing(Duration.ofMillis(200), Duration.ofSeconds(30), Duration.ofSeconds(1));
     }
 
     private final Path dir;
@@ -98,8 +103,8 @@ public final class ManifestDirectorySource implements AutoCloseable {
     private final Set<WatchKey> keys = new HashSet<>();
     private Object watchedDirKey;
 
-    public ManifestDirectorySource(Path dir, DirectoryReader loader, ClusterEventSink sink, Timing timing,
-            Listener listener) {
+    public ManifestDirectorySource(
+            Path dir, DirectoryReader loader, ClusterEventSink sink, Timing timing, Listener listener) {
         this.dir = dir;
         this.loader = loader;
         this.sink = sink;
@@ -268,7 +273,8 @@ public final class ManifestDirectorySource implements AutoCloseable {
                 awaitChange(wait);
                 watchIfPresent();
                 last = reload();
-                backoff = last == Outcome.REJECTED ? Math.min(backoff * 2, timing.poll().toMillis())
+                backoff = last == Outcome.REJECTED
+                        ? Math.min(backoff * 2, timing.poll().toMillis())
                         : timing.retry().toMillis();
             } catch (InterruptedException | ClosedWatchServiceException e) {
                 if (!running) {
@@ -323,7 +329,8 @@ public final class ManifestDirectorySource implements AutoCloseable {
                 cancelKeys();
                 return;
             }
-            Object identity = Files.readAttributes(dir, BasicFileAttributes.class).fileKey();
+            Object identity =
+                    Files.readAttributes(dir, BasicFileAttributes.class).fileKey();
             if (!Objects.equals(identity, watchedDirKey) || keys.stream().noneMatch(WatchKey::isValid)) {
                 cancelKeys();
                 watchedDirKey = identity;
@@ -334,8 +341,11 @@ public final class ManifestDirectorySource implements AutoCloseable {
                     if (!d.equals(dir) && d.getFileName().toString().startsWith(".")) {
                         return FileVisitResult.SKIP_SUBTREE;
                     }
-                    keys.add(d.register(watchService, StandardWatchEventKinds.ENTRY_CREATE,
-                            StandardWatchEventKinds.ENTRY_MODIFY, StandardWatchEventKinds.ENTRY_DELETE));
+                    keys.add(d.register(
+                            watchService,
+                            StandardWatchEventKinds.ENTRY_CREATE,
+                            StandardWatchEventKinds.ENTRY_MODIFY,
+                            StandardWatchEventKinds.ENTRY_DELETE));
                     return FileVisitResult.CONTINUE;
                 }
             });

@@ -24,8 +24,7 @@ import java.util.TreeMap;
  * other files do not count. An empty directory has the SHA-256 of nothing.
  */
 public final class ManifestRevision {
-    private ManifestRevision() {
-    }
+    private ManifestRevision() {}
 
     /** Pure: the revision of files given as relative path -> content (non-manifest paths are skipped). */
     public static String of(Map<String, byte[]> files) {

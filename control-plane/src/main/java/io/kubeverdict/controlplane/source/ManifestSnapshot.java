@@ -113,6 +113,7 @@ final class ManifestSnapshot {
     }
 
     private static String key(HasMetadata o) {
-        return o.getKind() + "/" + Objects.toString(o.getMetadata().getNamespace(), "") + "/" + o.getMetadata().getName();
+        return o.getKind() + "/" + Objects.toString(o.getMetadata().getNamespace(), "") + "/"
+                + o.getMetadata().getName();
     }
 }

@@ -119,7 +119,9 @@ public final class IndexedSnapshot {
     }
 
     public boolean isEmpty() {
-        return snapshot.getIpSetsCount() == 0 && snapshot.getPoliciesCount() == 0 && snapshot.getEndpointsCount() == 0
+        return snapshot.getIpSetsCount() == 0
+                && snapshot.getPoliciesCount() == 0
+                && snapshot.getEndpointsCount() == 0
                 && snapshot.getPodCidrsCount() == 0;
     }
 }

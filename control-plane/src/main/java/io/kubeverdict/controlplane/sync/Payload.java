@@ -15,7 +15,8 @@ final class Payload {
      * each change ends with one, so the agent enforces only complete changes (audit M1).
      */
     static final Payload IN_SYNC = new Payload(ToAgent.newBuilder()
-            .setInSync(InSync.newBuilder().setChangeBoundaries(true)).build());
+            .setInSync(InSync.newBuilder().setChangeBoundaries(true))
+            .build());
 
     private final ToAgent message;
     private volatile byte[] encoded;

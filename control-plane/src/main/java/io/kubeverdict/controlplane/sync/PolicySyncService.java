@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.sync;
 
+import com.google.protobuf.Timestamp;
+import com.google.protobuf.util.Durations;
+import com.google.protobuf.util.Timestamps;
 import io.grpc.BindableService;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
-import io.grpc.stub.ServerCalls;
 import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
-import com.google.protobuf.Timestamp;
-import com.google.protobuf.util.Durations;
-import com.google.protobuf.util.Timestamps;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.calc.Labels;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
-import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.AppliedAck;
 import io.kubeverdict.proto.v1.AppliedReport;
 import io.kubeverdict.proto.v1.NodeStatus;
@@ -25,7 +25,6 @@ import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.VerdictDemand;
 import io.kubeverdict.proto.v1.VerdictUpload;
 import io.kubeverdict.runtime.FatalThreads;
-import java.util.function.Function;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -38,6 +37,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,8 +61,8 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
      *
      * @param maxConcurrentSnapshots streams building and sending a full snapshot at once; the rest wait in line
      */
-    public record Options(int maxMessageBytes, Duration stallTimeout, Duration sweepInterval,
-            int maxConcurrentSnapshots) {
+    public record Options(
+            int maxMessageBytes, Duration stallTimeout, Duration sweepInterval, int maxConcurrentSnapshots) {
         public static final int DEFAULT_MAX_CONCURRENT_SNAPSHOTS = 16;
 
         public Options(int maxMessageBytes, Duration stallTimeout, Duration sweepInterval) {
@@ -91,8 +91,12 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
     /** Where ReportVerdicts streams go (kube-verdict observe); null: the RPC is unimplemented. */
     private volatile Function<ServerCallStreamObserver<VerdictDemand>, StreamObserver<VerdictUpload>> verdictUploads;
 
-    public PolicySyncService(SnapshotHub hub, ControlPlaneMetrics metrics, NodeAuthorizer authorizer,
-            Executor executor, Options options) {
+    public PolicySyncService(
+            SnapshotHub hub,
+            ControlPlaneMetrics metrics,
+            NodeAuthorizer authorizer,
+            Executor executor,
+            Options options) {
         this.hub = hub;
         this.metrics = metrics;
         this.authorizer = authorizer;
@@ -147,8 +151,9 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
     public ServerServiceDefinition bindService() {
         ServerServiceDefinition generated = PolicySyncGrpc.bindService(this);
         MethodDescriptor<SyncRequest, ToAgent> plain = PolicySyncGrpc.getSyncMethod();
-        MethodDescriptor<SyncRequest, StampedMessage> stamped =
-                plain.toBuilder(plain.getRequestMarshaller(), StampedMessage.MARSHALLER).build();
+        MethodDescriptor<SyncRequest, StampedMessage> stamped = plain.toBuilder(
+                        plain.getRequestMarshaller(), StampedMessage.MARSHALLER)
+                .build();
         ServiceDescriptor generatedService = generated.getServiceDescriptor();
         ServiceDescriptor.Builder service = ServiceDescriptor.newBuilder(generatedService.getName())
                 .setSchemaDescriptor(generatedService.getSchemaDescriptor());
@@ -168,12 +173,14 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
     private void syncStamped(SyncRequest request, StreamObserver<StampedMessage> responseObserver) {
         String node = request.getNode();
         if (node.isEmpty()) {
-            responseObserver.onError(Status.INVALID_ARGUMENT.withDescription("node is required").asRuntimeException());
+            responseObserver.onError(
+                    Status.INVALID_ARGUMENT.withDescription("node is required").asRuntimeException());
             return;
         }
         if (!Labels.isDnsSubdomain(node)) {
-            responseObserver.onError(Status.INVALID_ARGUMENT.withDescription(
-                    "node must be a Kubernetes node name (DNS subdomain, at most 253 characters)").asRuntimeException());
+            responseObserver.onError(Status.INVALID_ARGUMENT
+                    .withDescription("node must be a Kubernetes node name (DNS subdomain, at most 253 characters)")
+                    .asRuntimeException());
             return;
         }
         Status auth = authorizer.authorize(node);
@@ -183,12 +190,14 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
         }
         String version = request.getAgentVersion();
         if (version.length() > MAX_AGENT_VERSION) {
-            int cut = Character.isHighSurrogate(version.charAt(MAX_AGENT_VERSION - 1)) ? MAX_AGENT_VERSION - 1 : MAX_AGENT_VERSION;
+            int cut = Character.isHighSurrogate(version.charAt(MAX_AGENT_VERSION - 1))
+                    ? MAX_AGENT_VERSION - 1
+                    : MAX_AGENT_VERSION;
             version = version.substring(0, cut);
         }
         ServerCallStreamObserver<StampedMessage> out = (ServerCallStreamObserver<StampedMessage>) responseObserver;
-        SyncSession session = new SyncSession(node, version, out, hub, differ, admission, senders,
-                metrics, System::nanoTime);
+        SyncSession session =
+                new SyncSession(node, version, out, hub, differ, admission, senders, metrics, System::nanoTime);
         // compute(): a record is created, joined and dropped atomically per node.
         nodes.compute(node, (n, r) -> {
             NodeRecord rec = r == null ? new NodeRecord(n) : r;
@@ -197,7 +206,10 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
             return rec;
         });
         metrics.streamOpened();
-        log.info("agent for node {} connected (version {}){}", node, version,
+        log.info(
+                "agent for node {} connected (version {}){}",
+                node,
+                version,
                 hub.isKnown(node) ? "" : "; the node is not in the cluster (yet)");
         session.onClosed(() -> {
             nodes.computeIfPresent(node, (n, r) -> r.closed(session) ? null : r);
@@ -220,7 +232,8 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
         SyncSession session = record == null ? null : record.latest();
         if (session == null) {
             responseObserver.onError(Status.FAILED_PRECONDITION
-                    .withDescription("no Sync stream open for node " + request.getNode()).asRuntimeException());
+                    .withDescription("no Sync stream open for node " + request.getNode())
+                    .asRuntimeException());
             return;
         }
         long now = unixNanos();
@@ -232,7 +245,8 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
     }
 
     /** Accepts agents' ReportVerdicts streams with this handler (the verdict relay). */
-    public void acceptVerdictUploads(Function<ServerCallStreamObserver<VerdictDemand>, StreamObserver<VerdictUpload>> handler) {
+    public void acceptVerdictUploads(
+            Function<ServerCallStreamObserver<VerdictDemand>, StreamObserver<VerdictUpload>> handler) {
         this.verdictUploads = handler;
     }
 
@@ -263,7 +277,9 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
         for (NodeRecord r : nodes.values()) {
             for (SyncSession s : r.sessions) {
                 if (s.cutIfStalled(timeout)) {
-                    log.warn("cut the Sync stream of node {}: not ready for more than {}", s.node(),
+                    log.warn(
+                            "cut the Sync stream of node {}: not ready for more than {}",
+                            s.node(),
                             options.stallTimeout());
                 }
             }
@@ -304,8 +320,11 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
         /** The lag series exists only for nodes of the cluster with a stream: names from clients add none. */
         synchronized void gaugeIfKnown() {
             if (lagGauge == null && !sessions.isEmpty() && hub.isKnown(node)) {
-                lagGauge = metrics.nodeGauge("kubeverdict_node_lag_messages",
-                        "Messages sent to the node's agent but not yet reported applied", node, this,
+                lagGauge = metrics.nodeGauge(
+                        "kubeverdict_node_lag_messages",
+                        "Messages sent to the node's agent but not yet reported applied",
+                        node,
+                        this,
                         r -> r.lag());
             }
         }

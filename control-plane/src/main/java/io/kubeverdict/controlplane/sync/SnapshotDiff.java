@@ -149,8 +149,11 @@ public final class SnapshotDiff {
             for (ActivePolicy p : to.policies().values()) {
                 ActivePolicy old = from.policies().get(IndexedSnapshot.key(p.getId()));
                 if (old == null || (old != p && !old.equals(p))) {
-                    out.add(new Payload(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                            .setId(p.getId()).setPolicy(p.getPolicy())).build()));
+                    out.add(new Payload(ToAgent.newBuilder()
+                            .setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                                    .setId(p.getId())
+                                    .setPolicy(p.getPolicy()))
+                            .build()));
                 }
             }
         }
@@ -158,29 +161,38 @@ public final class SnapshotDiff {
             for (Endpoint e : to.endpoints().values()) {
                 Endpoint old = from.endpoints().get(IndexedSnapshot.key(e.getId()));
                 if (old == null || (old != e && !old.equals(e))) {
-                    out.add(new Payload(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
-                            .setId(e.getId()).setEndpoint(e.getEndpoint())).build()));
+                    out.add(new Payload(ToAgent.newBuilder()
+                            .setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                                    .setId(e.getId())
+                                    .setEndpoint(e.getEndpoint()))
+                            .build()));
                 }
             }
             for (String key : reversed(from.endpoints())) {
                 if (!to.endpoints().containsKey(key)) {
-                    out.add(new Payload(ToAgent.newBuilder().setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
-                            .setId(from.endpoints().get(key).getId())).build()));
+                    out.add(new Payload(ToAgent.newBuilder()
+                            .setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
+                                    .setId(from.endpoints().get(key).getId()))
+                            .build()));
                 }
             }
         }
         if (!policiesSame) {
             for (String key : reversed(from.policies())) {
                 if (!to.policies().containsKey(key)) {
-                    out.add(new Payload(ToAgent.newBuilder().setActivePolicyRemove(ActivePolicyRemove.newBuilder()
-                            .setId(from.policies().get(key).getId())).build()));
+                    out.add(new Payload(ToAgent.newBuilder()
+                            .setActivePolicyRemove(ActivePolicyRemove.newBuilder()
+                                    .setId(from.policies().get(key).getId()))
+                            .build()));
                 }
             }
         }
         if (!setsSame && !setsById) {
             for (String id : reversed(from.ipSets())) {
                 if (!to.ipSets().containsKey(id)) {
-                    out.add(new Payload(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId(id)).build()));
+                    out.add(new Payload(ToAgent.newBuilder()
+                            .setIpSetRemove(IpSetRemove.newBuilder().setId(id))
+                            .build()));
                 }
             }
         }
@@ -193,8 +205,9 @@ public final class SnapshotDiff {
      */
     private static void nodeChange(NodeSnapshot from, NodeSnapshot to, List<Payload> out) {
         if (!from.getPodCidrsList().equals(to.getPodCidrsList())) {
-            out.add(new Payload(ToAgent.newBuilder().setNodeUpdate(NodeUpdate.newBuilder()
-                    .addAllPodCidrs(to.getPodCidrsList())).build()));
+            out.add(new Payload(ToAgent.newBuilder()
+                    .setNodeUpdate(NodeUpdate.newBuilder().addAllPodCidrs(to.getPodCidrsList()))
+                    .build()));
         }
     }
 
@@ -244,8 +257,12 @@ public final class SnapshotDiff {
 
     private void fullSet(IpSet set, List<Payload> out) {
         List<List<String>> chunks = chunk(set.getId(), set.getMembersList());
-        out.add(new Payload(ToAgent.newBuilder().setIpSetUpdate(IpSetUpdate.newBuilder()
-                .setId(set.getId()).setType(set.getType()).addAllMembers(chunks.get(0))).build()));
+        out.add(new Payload(ToAgent.newBuilder()
+                .setIpSetUpdate(IpSetUpdate.newBuilder()
+                        .setId(set.getId())
+                        .setType(set.getType())
+                        .addAllMembers(chunks.get(0)))
+                .build()));
         for (int i = 1; i < chunks.size(); i++) {
             out.add(delta(set.getId(), chunks.get(i), List.of()));
         }
@@ -340,8 +357,12 @@ public final class SnapshotDiff {
     }
 
     private static Payload delta(String id, List<String> added, List<String> removed) {
-        return new Payload(ToAgent.newBuilder().setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder()
-                .setId(id).addAllAddedMembers(added).addAllRemovedMembers(removed)).build());
+        return new Payload(ToAgent.newBuilder()
+                .setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder()
+                        .setId(id)
+                        .addAllAddedMembers(added)
+                        .addAllRemovedMembers(removed))
+                .build());
     }
 
     /** Whether the set's content goes in one IpSetUpdate (then replacing it is atomic). */

@@ -26,7 +26,10 @@ record StampedMessage(long sequence, long eventTimeUnixNanos, Payload payload) {
 
     /** The same message as the generated class (tests, diagnostics). */
     ToAgent toProto() {
-        return payload.message().toBuilder().setSequence(sequence).setEventTimeUnixNanos(eventTimeUnixNanos).build();
+        return payload.message().toBuilder()
+                .setSequence(sequence)
+                .setEventTimeUnixNanos(eventTimeUnixNanos)
+                .build();
     }
 
     /** Field 1 and field 2 as the generated code writes them (omitted when 0). */
@@ -59,12 +62,23 @@ record StampedMessage(long sequence, long eventTimeUnixNanos, Payload payload) {
         public StampedMessage parse(InputStream stream) {
             try {
                 ToAgent m = ToAgent.parseFrom(stream);
-                return new StampedMessage(m.getSequence(), m.getEventTimeUnixNanos(),
-                        new Payload(m.toBuilder().clearSequence().clearEventTimeUnixNanos().build()));
+                return new StampedMessage(
+                        m.getSequence(),
+                        m.getEventTimeUnixNanos(),
+                        new Payload(m.toBuilder()
+                                .clearSequence()
+                                .clearEventTimeUnixNanos()
+                                .build()));
             } catch (InvalidProtocolBufferException e) {
-                throw Status.INTERNAL.withDescription("invalid ToAgent").withCause(e).asRuntimeException();
+                throw Status.INTERNAL
+                        .withDescription("invalid ToAgent")
+                        .withCause(e)
+                        .asRuntimeException();
             } catch (IOException e) {
-                throw Status.INTERNAL.withDescription("reading ToAgent").withCause(e).asRuntimeException();
+                throw Status.INTERNAL
+                        .withDescription("reading ToAgent")
+                        .withCause(e)
+                        .asRuntimeException();
             }
         }
     }

@@ -28,7 +28,8 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     private static final int MAX_MARKS = 4096;
     /** Metric tag per payload kind, computed once rather than per message. */
     private static final String[] PAYLOAD_NAMES = java.util.Arrays.stream(ToAgent.PayloadCase.values())
-            .map(c -> c.name().toLowerCase(java.util.Locale.ROOT)).toArray(String[]::new);
+            .map(c -> c.name().toLowerCase(java.util.Locale.ROOT))
+            .toArray(String[]::new);
 
     private final String node;
     private final String agentVersion;
@@ -42,14 +43,15 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     private final SnapshotAdmission admission;
     /** NONE -> WAITING -> HOLDING -> DONE, or -> DONE when the stream ends; see {@link #admitted}. */
     private final AtomicInteger admissionState = new AtomicInteger(NONE);
+
     private static final int NONE = 0;
     private static final int WAITING = 1;
     private static final int HOLDING = 2;
     private static final int DONE = 3;
     private final Runnable wakeUp = this::wake;
     private final Runnable drain = this::drain;
-    private volatile Runnable onClosed = () -> { };
-    private volatile java.util.function.LongConsumer onLatency = latency -> { };
+    private volatile Runnable onClosed = () -> {};
+    private volatile java.util.function.LongConsumer onLatency = latency -> {};
 
     // Guarded by this.
     private IndexedSnapshot lastSent;
@@ -67,8 +69,15 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     private volatile String sentRevision = "";
     private volatile long stalledSinceNanos;
 
-    SyncSession(String node, String agentVersion, ServerCallStreamObserver<StampedMessage> out, SnapshotHub hub,
-            SnapshotDiff differ, SnapshotAdmission admission, SendQueue senders, ControlPlaneMetrics metrics,
+    SyncSession(
+            String node,
+            String agentVersion,
+            ServerCallStreamObserver<StampedMessage> out,
+            SnapshotHub hub,
+            SnapshotDiff differ,
+            SnapshotAdmission admission,
+            SendQueue senders,
+            ControlPlaneMetrics metrics,
             LongSupplier nanoTime) {
         this.node = node;
         this.admission = admission;

@@ -15,11 +15,15 @@ import java.util.List;
  *
  * @param adminPolicies AdminNetworkPolicies, BaselineAdminNetworkPolicies and ClusterNetworkPolicies
  */
-public record ClusterObjects(Collection<Namespace> namespaces, Collection<Pod> pods, Collection<NetworkPolicy> policies,
-                             Collection<GenericKubernetesResource> adminPolicies, Collection<Node> nodes) {
+public record ClusterObjects(
+        Collection<Namespace> namespaces,
+        Collection<Pod> pods,
+        Collection<NetworkPolicy> policies,
+        Collection<GenericKubernetesResource> adminPolicies,
+        Collection<Node> nodes) {
 
-    public static ClusterObjects of(Collection<Namespace> namespaces, Collection<Pod> pods,
-                                    Collection<NetworkPolicy> policies) {
+    public static ClusterObjects of(
+            Collection<Namespace> namespaces, Collection<Pod> pods, Collection<NetworkPolicy> policies) {
         return new ClusterObjects(namespaces, pods, policies, List.of(), List.of());
     }
 

@@ -14,7 +14,7 @@ import tools.jackson.core.StreamWriteFeature;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
-/**
+ * /**
  * Whether each pod may open a new connection to each pod on one port/protocol: endpoint pods and
  * hostNetwork pods (addressed by their node, as the upstream conformance suite probes them;
  * listed in {@code hostNetwork}). The record holds the whole matrix (for small clusters and
@@ -22,10 +22,15 @@ import tools.jackson.databind.json.JsonMapper;
  * a time, so that the output of a big cluster (50k pods: 2.5 billion cells) never has to fit in
  * memory.
  */
-public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods, List<String> hostNetwork,
-                                 Map<String, Map<String, Boolean>> allowed) {
+public record ConnectivityMatrix(
+        int port,
+        Protocol protocol,
+        List<String> pods,
+        List<String> hostNetwork,
+        Map<String, Map<String, Boolean>> allowed) {
     /** Leaves the caller's writer open (it may be stdout). */
-    private static final JsonMapper JSON = JsonMapper.builder().disable(StreamWriteFeature.AUTO_CLOSE_TARGET).build();
+    private static final JsonMapper JSON =
+            JsonMapper.builder().disable(StreamWriteFeature.AUTO_CLOSE_TARGET).build();
 
     public static ConnectivityMatrix of(OfflineCluster cluster, Protocol protocol, int port) {
         List<OfflineCluster.Member> members = cluster.members();
@@ -99,8 +104,7 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
         };
     }
 
-    private static Rows rows(OfflineCluster cluster, List<OfflineCluster.Member> members, Protocol protocol,
-                             int port) {
+    private static Rows rows(OfflineCluster cluster, List<OfflineCluster.Member> members, Protocol protocol, int port) {
         return i -> {
             OfflineCluster.Member src = members.get(i);
             boolean[] row = new boolean[members.size()];
@@ -116,7 +120,10 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
     }
 
     private static List<String> hostNetworkKeys(List<OfflineCluster.Member> members) {
-        return members.stream().filter(OfflineCluster.Member::hostNetwork).map(OfflineCluster.Member::key).toList();
+        return members.stream()
+                .filter(OfflineCluster.Member::hostNetwork)
+                .map(OfflineCluster.Member::key)
+                .toList();
     }
 
     private static void json(int port, Protocol protocol, List<String> pods, Rows rows, Writer out) {
@@ -146,8 +153,8 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
         }
     }
 
-    private static void table(int port, Protocol protocol, List<String> pods, List<String> hostNetwork, Rows rows,
-                              Writer out) {
+    private static void table(
+            int port, Protocol protocol, List<String> pods, List<String> hostNetwork, Rows rows, Writer out) {
         int w = 4;
         for (String p : pods) {
             w = Math.max(w, p.length() + 2);
@@ -169,7 +176,8 @@ public record ConnectivityMatrix(int port, Protocol protocol, List<String> pods,
             }
             out.append("(rows: from, columns: to; . may connect, X may not)\n");
             if (!hostNetwork.isEmpty()) {
-                out.append("(hostNetwork, addressed by their node: ").append(String.join(", ", hostNetwork))
+                out.append("(hostNetwork, addressed by their node: ")
+                        .append(String.join(", ", hostNetwork))
                         .append(")\n");
             }
             out.flush();

@@ -58,13 +58,14 @@ public final class OfflineCluster {
     private final Map<String, String> nodeOfAddress = new HashMap<>();
     /** The node names, sorted, and each node's snapshot (the calculator's, or published ones). */
     private final Supplier<Collection<String>> nodes;
+
     private final Function<String, NodeSnapshot> snapshotOf;
     /** Compiled on first use: `explain` needs two nodes, not all of them. */
     private final Map<String, Compiled> compiled = new HashMap<>();
+
     private final PacketTuple tuple = new PacketTuple();
 
-    public OfflineCluster(Collection<Namespace> namespaces, Collection<Pod> pods,
-                          Collection<NetworkPolicy> policies) {
+    public OfflineCluster(Collection<Namespace> namespaces, Collection<Pod> pods, Collection<NetworkPolicy> policies) {
         this(ClusterObjects.of(namespaces, pods, policies));
     }
 
@@ -118,11 +119,19 @@ public final class OfflineCluster {
             for (Endpoint e : s.getEndpointsList()) {
                 String ns = e.getId().getNamespace();
                 String pod = e.getId().getPod();
-                pods.add(new PodModel(ns, pod, e.getEndpoint().getLabelsMap(), s.getNode(),
-                        e.getEndpoint().getIpsList(), true, List.of(), ns + "/" + pod));
+                pods.add(new PodModel(
+                        ns,
+                        pod,
+                        e.getEndpoint().getLabelsMap(),
+                        s.getNode(),
+                        e.getEndpoint().getIpsList(),
+                        true,
+                        List.of(),
+                        ns + "/" + pod));
             }
         }
-        OfflineCluster cluster = new OfflineCluster(byNode::keySet,
+        OfflineCluster cluster = new OfflineCluster(
+                byNode::keySet,
                 n -> byNode.getOrDefault(n, NodeSnapshot.newBuilder().setNode(n).build()));
         pods.forEach(cluster::addEndpoint);
         cluster.endpointList = List.copyOf(cluster.endpoints.values());
@@ -284,30 +293,46 @@ public final class OfflineCluster {
 
     /** The verdict with both directions explained, each by the node that enforces it. */
     public Explanation explain(String srcIp, String dstIp, int protocol, int port) {
-        Tuple t = Tuple.newBuilder().setSrcIp(srcIp).setDstIp(dstIp).setProtocol(protocol).setDstPort(port).build();
+        Tuple t = Tuple.newBuilder()
+                .setSrcIp(srcIp)
+                .setDstIp(dstIp)
+                .setProtocol(protocol)
+                .setDstPort(port)
+                .build();
         PodModel src = byIp.get(srcIp);
         PodModel dst = byIp.get(dstIp);
         Explanation.Builder out = Explanation.newBuilder().setTuple(t);
-        DirectionExplanation egress = DirectionExplanation.newBuilder().setEvaluated(false)
-                .setVerdict(Verdict.VERDICT_ALLOW).setReason(nodeOfAddress.containsKey(srcIp)
-                        ? "source is node " + nodeOfAddress.get(srcIp) + ", not a cluster endpoint"
-                        : "source is not a cluster endpoint").build();
-        DirectionExplanation ingress = DirectionExplanation.newBuilder().setEvaluated(false)
-                .setVerdict(Verdict.VERDICT_ALLOW).setReason(nodeOfAddress.containsKey(dstIp)
-                        ? "destination is node " + nodeOfAddress.get(dstIp) + ", not a cluster endpoint"
-                        : "destination is not a cluster endpoint").build();
+        DirectionExplanation egress = DirectionExplanation.newBuilder()
+                .setEvaluated(false)
+                .setVerdict(Verdict.VERDICT_ALLOW)
+                .setReason(
+                        nodeOfAddress.containsKey(srcIp)
+                                ? "source is node " + nodeOfAddress.get(srcIp) + ", not a cluster endpoint"
+                                : "source is not a cluster endpoint")
+                .build();
+        DirectionExplanation ingress = DirectionExplanation.newBuilder()
+                .setEvaluated(false)
+                .setVerdict(Verdict.VERDICT_ALLOW)
+                .setReason(
+                        nodeOfAddress.containsKey(dstIp)
+                                ? "destination is node " + nodeOfAddress.get(dstIp) + ", not a cluster endpoint"
+                                : "destination is not a cluster endpoint")
+                .build();
         if (src != null) {
-            egress = TierVisits.annotate(new Explainer(index(src.node())).explain(t).getEgress(),
-                    workload(src), Decision.EGRESS);
+            egress = TierVisits.annotate(
+                    new Explainer(index(src.node())).explain(t).getEgress(), workload(src), Decision.EGRESS);
             out.setSource(id(src));
         }
         if (dst != null) {
             ingress = nodeLocal(src, srcIp, dst)
-                    ? DirectionExplanation.newBuilder().setEvaluated(false).setVerdict(Verdict.VERDICT_ALLOW)
+                    ? DirectionExplanation.newBuilder()
+                            .setEvaluated(false)
+                            .setVerdict(Verdict.VERDICT_ALLOW)
                             .setReason("node-local: node " + dst.node() + " opens the connection to its own pod,"
-                                    + " which is never policed").build()
-                    : TierVisits.annotate(new Explainer(index(dst.node())).explain(t).getIngress(),
-                            workload(dst), Decision.INGRESS);
+                                    + " which is never policed")
+                            .build()
+                    : TierVisits.annotate(
+                            new Explainer(index(dst.node())).explain(t).getIngress(), workload(dst), Decision.INGRESS);
             out.setDestination(id(dst));
         }
         if (src != null && src == dst) {
@@ -316,25 +341,40 @@ public final class OfflineCluster {
         }
         boolean denied = (egress.getEvaluated() && egress.getVerdict() != Verdict.VERDICT_ALLOW)
                 || (ingress.getEvaluated() && ingress.getVerdict() != Verdict.VERDICT_ALLOW);
-        return out.setEgress(egress).setIngress(ingress)
-                .setVerdict(denied ? Verdict.VERDICT_DENY : Verdict.VERDICT_ALLOW).build();
+        return out.setEgress(egress)
+                .setIngress(ingress)
+                .setVerdict(denied ? Verdict.VERDICT_DENY : Verdict.VERDICT_ALLOW)
+                .build();
     }
 
     /** A pod's connection to itself: it stays on the pod's loopback, no node sees it, allowed. */
     public static Explanation loopback(Tuple t, EndpointId pod) {
-        DirectionExplanation loopback = DirectionExplanation.newBuilder().setEvaluated(false)
+        DirectionExplanation loopback = DirectionExplanation.newBuilder()
+                .setEvaluated(false)
                 .setVerdict(Verdict.VERDICT_ALLOW)
-                .setReason("loopback: a pod's connection to itself never leaves the pod").build();
-        return Explanation.newBuilder().setTuple(t).setSource(pod).setDestination(pod)
-                .setEgress(loopback).setIngress(loopback).setVerdict(Verdict.VERDICT_ALLOW).build();
+                .setReason("loopback: a pod's connection to itself never leaves the pod")
+                .build();
+        return Explanation.newBuilder()
+                .setTuple(t)
+                .setSource(pod)
+                .setDestination(pod)
+                .setEgress(loopback)
+                .setIngress(loopback)
+                .setVerdict(Verdict.VERDICT_ALLOW)
+                .build();
     }
 
     /** The node of an endpoint address, or of a node address. */
     public Optional<String> nodeOf(String ip) {
-        return Optional.ofNullable(byIp.get(ip)).map(PodModel::node).or(() -> Optional.ofNullable(nodeOfAddress.get(ip)));
+        return Optional.ofNullable(byIp.get(ip))
+                .map(PodModel::node)
+                .or(() -> Optional.ofNullable(nodeOfAddress.get(ip)));
     }
 
     private static EndpointId id(PodModel p) {
-        return EndpointId.newBuilder().setNamespace(p.namespace()).setPod(p.name()).build();
+        return EndpointId.newBuilder()
+                .setNamespace(p.namespace())
+                .setPod(p.name())
+                .build();
     }
 }

@@ -19,15 +19,19 @@ class CachingTokenReviewerTest {
     private static String jwt(long exp) {
         Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
         return b64.encodeToString("{\"alg\":\"RS256\"}".getBytes(StandardCharsets.UTF_8)) + "."
-                + b64.encodeToString(("{\"exp\":" + exp + ",\"aud\":[\"kube-verdict\"]}").getBytes(StandardCharsets.UTF_8))
+                + b64.encodeToString(
+                        ("{\"exp\":" + exp + ",\"aud\":[\"kube-verdict\"]}").getBytes(StandardCharsets.UTF_8))
                 + ".signature";
     }
 
     private CachingTokenReviewer reviewer(Review answer) {
-        return new CachingTokenReviewer(t -> {
-            calls.incrementAndGet();
-            return answer;
-        }, nanos::get, unixSeconds::get);
+        return new CachingTokenReviewer(
+                t -> {
+                    calls.incrementAndGet();
+                    return answer;
+                },
+                nanos::get,
+                unixSeconds::get);
     }
 
     @Test

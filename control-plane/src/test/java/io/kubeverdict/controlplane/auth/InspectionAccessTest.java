@@ -14,10 +14,12 @@ class InspectionAccessTest {
     private final AtomicLong nanos = new AtomicLong();
     private final List<Review> asked = new ArrayList<>();
     private Status answer = Status.OK;
-    private final InspectionAccess access = new InspectionAccess(who -> {
-        asked.add(who);
-        return answer;
-    }, nanos::get);
+    private final InspectionAccess access = new InspectionAccess(
+            who -> {
+                asked.add(who);
+                return answer;
+            },
+            nanos::get);
 
     private static Review user(String name, Map<String, List<String>> extra) {
         return Review.authenticated(name, List.of("system:authenticated"), extra);
@@ -30,7 +32,8 @@ class InspectionAccessTest {
         assertThat(access.check(plain).isOk()).isTrue();
         assertThat(access.check(plain).isOk()).isTrue();
         answer = Status.PERMISSION_DENIED;
-        assertThat(access.check(scoped).getCode()).as("extra is part of what the API server was asked")
+        assertThat(access.check(scoped).getCode())
+                .as("extra is part of what the API server was asked")
                 .isEqualTo(Status.Code.PERMISSION_DENIED);
         assertThat(asked).containsExactly(plain, scoped);
     }

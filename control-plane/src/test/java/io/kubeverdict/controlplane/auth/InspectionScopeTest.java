@@ -14,7 +14,6 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
-import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
@@ -29,6 +28,7 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
+import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import io.kubeverdict.testing.pki.TestPki;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -49,6 +49,7 @@ import org.junit.jupiter.api.io.TempDir;
 class InspectionScopeTest {
     @TempDir
     Path dir;
+
     private TestPki pki;
     private GrpcServer endpoint;
     private PolicySyncService sync;
@@ -66,10 +67,17 @@ class InspectionScopeTest {
         hub.markReady();
         executor = Executors.newFixedThreadPool(2);
         NodeAuthorizer authorizer = NodeAuthorizer.requireNodeCertificate();
-        sync = new PolicySyncService(hub, new ControlPlaneMetrics(new SimpleMeterRegistry()), authorizer, executor,
+        sync = new PolicySyncService(
+                hub,
+                new ControlPlaneMetrics(new SimpleMeterRegistry()),
+                authorizer,
+                executor,
                 PolicySyncService.Options.defaults());
-        endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), new ServerTls(server[0], server[1], pki.caFile),
-                List.<BindableService>of(sync, new InspectionService(hub, sync, authorizer))).start();
+        endpoint = GrpcEndpoint.create(
+                        new InetSocketAddress("127.0.0.1", 0),
+                        new ServerTls(server[0], server[1], pki.caFile),
+                        List.<BindableService>of(sync, new InspectionService(hub, sync, authorizer)))
+                .start();
     }
 
     @AfterEach
@@ -83,23 +91,30 @@ class InspectionScopeTest {
     }
 
     private static NodeSnapshot node(String node, String pod, String ip) {
-        return NodeSnapshot.newBuilder().setNode(node).addEndpoints(Endpoint.newBuilder()
-                .setId(EndpointId.newBuilder().setNamespace("x").setPod(pod))
-                .setEndpoint(WorkloadEndpoint.newBuilder().addIps(ip))).build();
+        return NodeSnapshot.newBuilder()
+                .setNode(node)
+                .addEndpoints(Endpoint.newBuilder()
+                        .setId(EndpointId.newBuilder().setNamespace("x").setPod(pod))
+                        .setEndpoint(WorkloadEndpoint.newBuilder().addIps(ip)))
+                .build();
     }
 
     private ControlPlaneInspectionBlockingStub as(String file, String cn, String... dns) throws Exception {
         Path[] c = pki.issue(file, cn, dns);
-        ChannelCredentials creds = TlsChannelCredentials.newBuilder().keyManager(c[0].toFile(), c[1].toFile())
-                .trustManager(pki.caFile.toFile()).build();
-        ManagedChannel ch = NettyChannelBuilder.forAddress("localhost", endpoint.port(), creds).build();
+        ChannelCredentials creds = TlsChannelCredentials.newBuilder()
+                .keyManager(c[0].toFile(), c[1].toFile())
+                .trustManager(pki.caFile.toFile())
+                .build();
+        ManagedChannel ch = NettyChannelBuilder.forAddress("localhost", endpoint.port(), creds)
+                .build();
         channels.add(ch);
         return ControlPlaneInspectionGrpc.newBlockingStub(ch).withDeadlineAfter(20, TimeUnit.SECONDS);
     }
 
     private static List<String> listed(ControlPlaneInspectionBlockingStub stub) {
         return stub.listNodes(ListNodesRequest.getDefaultInstance()).getNodesList().stream()
-                .map(NodeStatus::getNode).toList();
+                .map(NodeStatus::getNode)
+                .toList();
     }
 
     private static NodeSnapshot snapshot(ControlPlaneInspectionBlockingStub stub, String node) {
@@ -107,8 +122,11 @@ class InspectionScopeTest {
     }
 
     private static Explanation explain(ControlPlaneInspectionBlockingStub stub, String from, String to) {
-        return stub.explain(ExplainRequest.newBuilder().setFrom(from).setTo(to)
-                .setTuple(Tuple.newBuilder().setDstPort(80)).build());
+        return stub.explain(ExplainRequest.newBuilder()
+                .setFrom(from)
+                .setTo(to)
+                .setTuple(Tuple.newBuilder().setDstPort(80))
+                .build());
     }
 
     private static Status refusal(ThrowingCallable call) {
@@ -123,8 +141,10 @@ class InspectionScopeTest {
     }
 
     private static void denied(ThrowingCallable call) {
-        assertThatThrownBy(call).isInstanceOfSatisfying(StatusRuntimeException.class,
-                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
+        assertThatThrownBy(call)
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
     }
 
     @Test
@@ -140,18 +160,31 @@ class InspectionScopeTest {
         Status missing = refusal(() -> explain(n1, "x/a", "x/nope"));
         assertThat(elsewhere.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
         assertThat(missing.getCode()).isEqualTo(elsewhere.getCode());
-        assertThat(missing.getDescription()).isEqualTo(elsewhere.getDescription().replace("x/b", "x/nope"));
+        assertThat(missing.getDescription())
+                .isEqualTo(elsewhere.getDescription().replace("x/b", "x/nope"));
         denied(() -> explain(n1, "x/b", "x/a"));
         // ...and by address another node's pod is, like an address of no pod, not evaluated.
-        Explanation otherNode = n1.explain(ExplainRequest.newBuilder().setTuple(Tuple.newBuilder()
-                .setSrcIp("10.0.0.1").setDstIp("10.0.0.2").setDstPort(80)).build());
-        Explanation noPod = n1.explain(ExplainRequest.newBuilder().setTuple(Tuple.newBuilder()
-                .setSrcIp("10.0.0.1").setDstIp("192.0.2.9").setDstPort(80)).build());
+        Explanation otherNode = n1.explain(ExplainRequest.newBuilder()
+                .setTuple(Tuple.newBuilder()
+                        .setSrcIp("10.0.0.1")
+                        .setDstIp("10.0.0.2")
+                        .setDstPort(80))
+                .build());
+        Explanation noPod = n1.explain(ExplainRequest.newBuilder()
+                .setTuple(Tuple.newBuilder()
+                        .setSrcIp("10.0.0.1")
+                        .setDstIp("192.0.2.9")
+                        .setDstPort(80))
+                .build());
         assertThat(otherNode.getIngress()).isEqualTo(noPod.getIngress());
         assertThat(otherNode.hasDestination()).isFalse();
         // Its own pod against an address of no node is fine.
-        Explanation own = n1.explain(ExplainRequest.newBuilder().setTuple(Tuple.newBuilder()
-                .setSrcIp("192.0.2.1").setDstIp("10.0.0.1").setDstPort(80)).build());
+        Explanation own = n1.explain(ExplainRequest.newBuilder()
+                .setTuple(Tuple.newBuilder()
+                        .setSrcIp("192.0.2.1")
+                        .setDstIp("10.0.0.1")
+                        .setDstPort(80))
+                .build());
         assertThat(own.getDestination().getPod()).isEqualTo("a");
     }
 

@@ -28,31 +28,49 @@ class LiveCliMutualTlsTest {
         TestPki pki = new TestPki(dir, "kube-verdict-test");
         Path[] server = pki.issue("server", "kube-verdict-control-plane", "localhost");
         Path[] operator = pki.issue("operator", "operator");
-        try (ControlPlane cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null,
-                        new ServerTls(server[0], server[1], pki.caFile), PolicySyncService.Options.defaults()),
+        try (ControlPlane cp = ControlPlane.start(
+                new ControlPlane.Config(
+                        new InetSocketAddress("127.0.0.1", 0),
+                        null,
+                        new ServerTls(server[0], server[1], pki.caFile),
+                        PolicySyncService.Options.defaults()),
                 new IncrementalPolicyCalculator(),
-                new ControlPlane.Source.Manifests(Path.of("../deploy/examples/netpol-basic"), new EngineDirectoryReader()))) {
+                new ControlPlane.Source.Manifests(
+                        Path.of("../deploy/examples/netpol-basic"), new EngineDirectoryReader()))) {
             cp.firstCalculation().get(60, TimeUnit.SECONDS);
             String target = "localhost:" + cp.grpcPort();
 
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
-            int exit = ControlPlaneMain.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(
-                    "status", "--control-plane", target, "--tls-cert", operator[0].toString(), "--tls-key",
-                    operator[1].toString(), "--tls-ca", pki.caFile.toString());
+            int exit = ControlPlaneMain.commandLine()
+                    .setOut(new PrintWriter(out))
+                    .setErr(new PrintWriter(err))
+                    .execute(
+                            "status",
+                            "--control-plane",
+                            target,
+                            "--tls-cert",
+                            operator[0].toString(),
+                            "--tls-key",
+                            operator[1].toString(),
+                            "--tls-ca",
+                            pki.caFile.toString());
             assertThat(exit).as(err.toString()).isEqualTo(1); // asked fine; no agent is connected
             assertThat(out.toString()).contains("node-1").contains("disconnected");
 
             StringWriter plainErr = new StringWriter();
-            int plain = ControlPlaneMain.commandLine().setOut(new PrintWriter(new StringWriter()))
-                    .setErr(new PrintWriter(plainErr)).execute("status", "--control-plane", target, "--timeout", "PT10S");
+            int plain = ControlPlaneMain.commandLine()
+                    .setOut(new PrintWriter(new StringWriter()))
+                    .setErr(new PrintWriter(plainErr))
+                    .execute("status", "--control-plane", target, "--timeout", "PT10S");
             assertThat(plain).isEqualTo(3);
             assertThat(plainErr.toString()).contains("UNAVAILABLE");
 
             StringWriter halfErr = new StringWriter();
-            int half = ControlPlaneMain.commandLine().setOut(new PrintWriter(new StringWriter()))
-                    .setErr(new PrintWriter(halfErr)).execute("status", "--control-plane", target, "--tls-cert",
-                            operator[0].toString());
+            int half = ControlPlaneMain.commandLine()
+                    .setOut(new PrintWriter(new StringWriter()))
+                    .setErr(new PrintWriter(halfErr))
+                    .execute("status", "--control-plane", target, "--tls-cert", operator[0].toString());
             assertThat(half).isEqualTo(2);
             assertThat(halfErr.toString()).contains("--tls-key");
         }

@@ -38,6 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
 class MutualTlsTest {
     @TempDir
     Path dir;
+
     private TestPki pki;
     private GrpcServer endpoint;
     private PolicySyncService sync;
@@ -51,10 +52,17 @@ class MutualTlsTest {
         SnapshotHub hub = new SnapshotHub();
         hub.markReady();
         executor = Executors.newFixedThreadPool(2);
-        sync = new PolicySyncService(hub, new ControlPlaneMetrics(new SimpleMeterRegistry()),
-                NodeAuthorizer.requireNodeCertificate(), executor, PolicySyncService.Options.defaults());
-        endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), new ServerTls(server[0], server[1], pki.caFile),
-                List.<BindableService>of(sync)).start();
+        sync = new PolicySyncService(
+                hub,
+                new ControlPlaneMetrics(new SimpleMeterRegistry()),
+                NodeAuthorizer.requireNodeCertificate(),
+                executor,
+                PolicySyncService.Options.defaults());
+        endpoint = GrpcEndpoint.create(
+                        new InetSocketAddress("127.0.0.1", 0),
+                        new ServerTls(server[0], server[1], pki.caFile),
+                        List.<BindableService>of(sync))
+                .start();
     }
 
     @AfterEach
@@ -68,18 +76,22 @@ class MutualTlsTest {
     }
 
     private ManagedChannel channel(ChannelCredentials creds) {
-        channel = NettyChannelBuilder.forAddress("localhost", endpoint.port(), creds).build();
+        channel = NettyChannelBuilder.forAddress("localhost", endpoint.port(), creds)
+                .build();
         return channel;
     }
 
     private ChannelCredentials clientCert(String file, String cn, String... dns) throws Exception {
         Path[] c = pki.issue(file, cn, dns);
-        return TlsChannelCredentials.newBuilder().keyManager(c[0].toFile(), c[1].toFile())
-                .trustManager(pki.caFile.toFile()).build();
+        return TlsChannelCredentials.newBuilder()
+                .keyManager(c[0].toFile(), c[1].toFile())
+                .trustManager(pki.caFile.toFile())
+                .build();
     }
 
     private static ToAgent firstMessage(ManagedChannel ch, String node) {
-        Iterator<ToAgent> it = PolicySyncGrpc.newBlockingStub(ch).withDeadlineAfter(20, TimeUnit.SECONDS)
+        Iterator<ToAgent> it = PolicySyncGrpc.newBlockingStub(ch)
+                .withDeadlineAfter(20, TimeUnit.SECONDS)
                 .sync(SyncRequest.newBuilder().setNode(node).build());
         return it.next();
     }
@@ -100,19 +112,27 @@ class MutualTlsTest {
     void certificateOfNodeAAskingForNodeBIsDenied() throws Exception {
         ManagedChannel ch = channel(clientCert("n1", "system:node:n1"));
         assertThatThrownBy(() -> firstMessage(ch, "n2"))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
-        assertThatThrownBy(() -> PolicySyncGrpc.newBlockingStub(ch).reportApplied(
-                AppliedReport.newBuilder().setNode("n2").setAppliedSequence(1).build()))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+        assertThatThrownBy(() -> PolicySyncGrpc.newBlockingStub(ch)
+                        .reportApplied(AppliedReport.newBuilder()
+                                .setNode("n2")
+                                .setAppliedSequence(1)
+                                .build()))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED));
     }
 
     @Test
     void clientWithoutCertificateIsRefusedAtHandshake() throws Exception {
-        ManagedChannel ch = channel(TlsChannelCredentials.newBuilder().trustManager(pki.caFile.toFile()).build());
+        ManagedChannel ch = channel(TlsChannelCredentials.newBuilder()
+                .trustManager(pki.caFile.toFile())
+                .build());
         assertThatThrownBy(() -> firstMessage(ch, "n1"))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
     }
 
@@ -120,10 +140,13 @@ class MutualTlsTest {
     void certificateFromAnotherCaIsRefused() throws Exception {
         TestPki other = new TestPki(dir, "rogue");
         Path[] c = other.issue("rogue-n1", "system:node:n1");
-        ManagedChannel ch = channel(TlsChannelCredentials.newBuilder().keyManager(c[0].toFile(), c[1].toFile())
-                .trustManager(pki.caFile.toFile()).build());
+        ManagedChannel ch = channel(TlsChannelCredentials.newBuilder()
+                .keyManager(c[0].toFile(), c[1].toFile())
+                .trustManager(pki.caFile.toFile())
+                .build());
         assertThatThrownBy(() -> firstMessage(ch, "n1"))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
     }
 }

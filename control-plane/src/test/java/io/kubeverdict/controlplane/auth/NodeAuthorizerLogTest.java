@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
  */
 class NodeAuthorizerLogTest {
     private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
-    private final List<Logger> loggers = List.of((Logger) LoggerFactory.getLogger(NodeAuthorizer.class),
-            (Logger) LoggerFactory.getLogger("io.kubeverdict.controlplane.auth.RefusalLog"));
+    private final List<Logger> loggers = List.of((Logger) LoggerFactory.getLogger(NodeAuthorizer.class), (Logger)
+            LoggerFactory.getLogger("io.kubeverdict.controlplane.auth.RefusalLog"));
 
     @BeforeEach
     void capture() {

@@ -24,8 +24,8 @@ import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.service.TestDoubleCalculator;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.TestAgent;
-import io.kubeverdict.proto.v1.AppliedReport;
 import io.kubeverdict.proto.v1.AppliedAck;
+import io.kubeverdict.proto.v1.AppliedReport;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.testing.tier.MockApiTest;
 import java.net.InetAddress;
@@ -55,6 +55,7 @@ import org.junit.jupiter.api.Test;
 class TokenReviewFloodTest {
     /** The documented defaults: 5 reviews per second and address, bursts of 10. */
     private static final int BURST = 10;
+
     private static final double PER_SECOND = 5;
     private static final int FLOOD = 400;
 
@@ -67,13 +68,24 @@ class TokenReviewFloodTest {
 
     @BeforeEach
     void startControlPlane() throws Exception {
-        server.expect().post().withPath("/apis/authentication.k8s.io/v1/tokenreviews").andReply(201, this::answer).always();
-        client.pods().inNamespace("kube-verdict")
-                .resource(TokenAuthMockClusterTest.pod("kube-verdict", "agent-n1", "uid-n1", "n1", true)).create();
-        cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null, null,
+        server.expect()
+                .post()
+                .withPath("/apis/authentication.k8s.io/v1/tokenreviews")
+                .andReply(201, this::answer)
+                .always();
+        client.pods()
+                .inNamespace("kube-verdict")
+                .resource(TokenAuthMockClusterTest.pod("kube-verdict", "agent-n1", "uid-n1", "n1", true))
+                .create();
+        cp = ControlPlane.start(
+                new ControlPlane.Config(
+                        new InetSocketAddress("127.0.0.1", 0),
+                        null,
+                        null,
                         PolicySyncService.Options.defaults(),
                         new ControlPlane.Auth.Tokens("kube-verdict", "kube-verdict", "kube-verdict-agent")),
-                new TestDoubleCalculator(), new ControlPlane.Source.Kubernetes(client, Duration.ZERO, Duration.ofMillis(100)));
+                new TestDoubleCalculator(),
+                new ControlPlane.Source.Kubernetes(client, Duration.ZERO, Duration.ofMillis(100)));
         cp.firstCalculation().get(60, TimeUnit.SECONDS);
     }
 
@@ -89,22 +101,29 @@ class TokenReviewFloodTest {
 
     private Object answer(RecordedRequest request) {
         reviews.incrementAndGet();
-        TokenReview asked = client.getKubernetesSerialization().unmarshal(request.getBody().readUtf8(), TokenReview.class);
-        asked.setStatus(agentTokens.containsKey(asked.getSpec().getToken())
-                ? TokenAuthMockClusterTest.agentOnNode("n1")
-                : new TokenReviewStatusBuilder().withAuthenticated(false).withError("invalid bearer token").build());
+        TokenReview asked =
+                client.getKubernetesSerialization().unmarshal(request.getBody().readUtf8(), TokenReview.class);
+        asked.setStatus(
+                agentTokens.containsKey(asked.getSpec().getToken())
+                        ? TokenAuthMockClusterTest.agentOnNode("n1")
+                        : new TokenReviewStatusBuilder()
+                                .withAuthenticated(false)
+                                .withError("invalid bearer token")
+                                .build());
         return asked;
     }
 
     private ManagedChannel channelFrom(String localAddress) throws Exception {
         InetAddress local = InetAddress.getByName(localAddress);
-        ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext()
+        ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort())
+                .usePlaintext()
                 .localSocketPicker(new NettyChannelBuilder.LocalSocketPicker() {
                     @Override
                     public SocketAddress createSocketAddress(SocketAddress remote, io.grpc.Attributes attrs) {
                         return new InetSocketAddress(local, 0);
                     }
-                }).build();
+                })
+                .build();
         channels.add(c);
         return c;
     }
@@ -113,7 +132,8 @@ class TokenReviewFloodTest {
     private static Channel withTokens(Channel channel, java.util.function.Supplier<String> tokens) {
         return ClientInterceptors.intercept(channel, new ClientInterceptor() {
             @Override
-            public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+            public <Q, R> ClientCall<Q, R> interceptCall(
+                    MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
                 return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
                     @Override
                     public void start(Listener<R> listener, Metadata headers) {
@@ -127,22 +147,27 @@ class TokenReviewFloodTest {
 
     private static CompletableFuture<Status> report(Channel ch, String node) {
         CompletableFuture<Status> done = new CompletableFuture<>();
-        PolicySyncGrpc.newStub(ch).withDeadlineAfter(60, TimeUnit.SECONDS).reportApplied(
-                AppliedReport.newBuilder().setNode(node).setAppliedSequence(1).build(),
-                new io.grpc.stub.StreamObserver<AppliedAck>() {
-                    @Override
-                    public void onNext(AppliedAck value) {}
+        PolicySyncGrpc.newStub(ch)
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .reportApplied(
+                        AppliedReport.newBuilder()
+                                .setNode(node)
+                                .setAppliedSequence(1)
+                                .build(),
+                        new io.grpc.stub.StreamObserver<AppliedAck>() {
+                            @Override
+                            public void onNext(AppliedAck value) {}
 
-                    @Override
-                    public void onError(Throwable t) {
-                        done.complete(Status.fromThrowable(t));
-                    }
+                            @Override
+                            public void onError(Throwable t) {
+                                done.complete(Status.fromThrowable(t));
+                            }
 
-                    @Override
-                    public void onCompleted() {
-                        done.complete(Status.OK);
-                    }
-                });
+                            @Override
+                            public void onCompleted() {
+                                done.complete(Status.OK);
+                            }
+                        });
         return done;
     }
 
@@ -158,12 +183,14 @@ class TokenReviewFloodTest {
         double seconds = (System.nanoTime() - start) / 1e9;
 
         for (CompletableFuture<Status> c : calls) {
-            assertThat(c.get().getCode()).as("no random token is let in")
+            assertThat(c.get().getCode())
+                    .as("no random token is let in")
                     .isIn(Status.Code.UNAUTHENTICATED, Status.Code.RESOURCE_EXHAUSTED, Status.Code.UNAVAILABLE);
         }
         // An upper bound that only grows with a slow machine: the burst, plus the refill over the
         // flood's duration, plus one for rounding.
-        assertThat(reviews.get()).as("TokenReviews asked for %d random tokens in %.1f s", FLOOD, seconds)
+        assertThat(reviews.get())
+                .as("TokenReviews asked for %d random tokens in %.1f s", FLOOD, seconds)
                 .isLessThanOrEqualTo(BURST + (int) Math.ceil(PER_SECOND * seconds) + 1);
 
         // Another address has its own budget: the agent's token is reviewed, it syncs and reports.
@@ -179,7 +206,8 @@ class TokenReviewFloodTest {
     void theSameUnknownTokenIsReviewedOnceWhileItsRejectionIsKept() throws Exception {
         Channel repeater = withTokens(channelFrom("127.0.0.8"), () -> "the-same-garbage");
         for (int i = 0; i < 50; i++) {
-            assertThat(report(repeater, "n1").get(60, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+            assertThat(report(repeater, "n1").get(60, TimeUnit.SECONDS).getCode())
+                    .isEqualTo(Status.Code.UNAUTHENTICATED);
         }
         // Kept 5 s: a slower machine may need a second review, never fifty.
         assertThat(reviews.get()).isBetween(1, 3);

@@ -46,12 +46,14 @@ class AutoTlsMockClusterTest {
      * Short enough that the test's clock, moved ahead of the real one, stays within the 5 minutes
      * certificates are backdated: the clients check validity against the real clock.
      */
-    private static final RenewalPlan.Lifetimes LIFETIMES = new RenewalPlan.Lifetimes(Duration.ofMinutes(4),
-            Duration.ofMinutes(2), Duration.ofSeconds(30), Duration.ofMinutes(1));
+    private static final RenewalPlan.Lifetimes LIFETIMES = new RenewalPlan.Lifetimes(
+            Duration.ofMinutes(4), Duration.ofMinutes(2), Duration.ofSeconds(30), Duration.ofMinutes(1));
 
     KubernetesClient client;
+
     @TempDir
     Path dir;
+
     private final List<AutoCloseable> open = new ArrayList<>();
     private final MutableClock clock = new MutableClock(Instant.now());
 
@@ -90,26 +92,43 @@ class AutoTlsMockClusterTest {
     }
 
     private AutoTls start() throws IOException {
-        AutoTls.Settings settings = new AutoTls.Settings(NS, AutoTls.Settings.DEFAULT_SECRET,
-                AutoTls.Settings.DEFAULT_CONFIG_MAP, NAMES, Duration.ofHours(1), Duration.ofMillis(100), LIFETIMES);
+        AutoTls.Settings settings = new AutoTls.Settings(
+                NS,
+                AutoTls.Settings.DEFAULT_SECRET,
+                AutoTls.Settings.DEFAULT_CONFIG_MAP,
+                NAMES,
+                Duration.ofHours(1),
+                Duration.ofMillis(100),
+                LIFETIMES);
         AutoTls auto = AutoTls.start(client, settings, clock);
         open.add(auto);
         return auto;
     }
 
     private GrpcServer serve(AutoTls auto) throws Exception {
-        GrpcServer server = GrpcServer.builder(new InetSocketAddress("127.0.0.1", 0)).tls(auto.serverTls()).build().start();
+        GrpcServer server = GrpcServer.builder(new InetSocketAddress("127.0.0.1", 0))
+                .tls(auto.serverTls())
+                .build()
+                .start();
         server.setServing(true);
         open.add(server::close);
         return server;
     }
 
     private Map<String, String> secretData() {
-        return client.secrets().inNamespace(NS).withName(AutoTls.Settings.DEFAULT_SECRET).get().getData();
+        return client.secrets()
+                .inNamespace(NS)
+                .withName(AutoTls.Settings.DEFAULT_SECRET)
+                .get()
+                .getData();
     }
 
     private String publishedBundle() {
-        return client.configMaps().inNamespace(NS).withName(AutoTls.Settings.DEFAULT_CONFIG_MAP).get().getData()
+        return client.configMaps()
+                .inNamespace(NS)
+                .withName(AutoTls.Settings.DEFAULT_CONFIG_MAP)
+                .get()
+                .getData()
                 .get("ca.crt");
     }
 
@@ -117,11 +136,14 @@ class AutoTlsMockClusterTest {
     private ServingStatus healthTrusting(GrpcServer server, String bundlePem) throws Exception {
         Path bundle = Files.createTempFile(dir, "bundle", ".pem");
         Files.writeString(bundle, bundlePem);
-        ManagedChannel c = ClientChannels.open("127.0.0.1:" + server.port(),
+        ManagedChannel c = ClientChannels.open(
+                "127.0.0.1:" + server.port(),
                 new ClientChannels.Tls(null, null, bundle, "kube-verdict-control-plane.kube-verdict.svc"));
         try {
-            return HealthGrpc.newBlockingStub(c).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .check(HealthCheckRequest.getDefaultInstance()).getStatus();
+            return HealthGrpc.newBlockingStub(c)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .check(HealthCheckRequest.getDefaultInstance())
+                    .getStatus();
         } finally {
             c.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
@@ -152,17 +174,30 @@ class AutoTlsMockClusterTest {
         AutoTls second = start();
         assertThat(secretData()).isEqualTo(created);
         assertThat(healthTrusting(serve(second), publishedBundle())).isEqualTo(ServingStatus.SERVING);
-        assertThat(Files.readString(second.serverTls().certChain())).isEqualTo(Files.readString(first.serverTls().certChain()));
+        assertThat(Files.readString(second.serverTls().certChain()))
+                .isEqualTo(Files.readString(first.serverTls().certChain()));
     }
 
     @Test
     void anUnusableSecretIsReplacedNeverServedAndNeverPlaintext() throws Exception {
-        client.secrets().inNamespace(NS).resource(new SecretBuilder().withNewMetadata().withName(AutoTls.Settings.DEFAULT_SECRET)
-                .withNamespace(NS).endMetadata().withType("kubernetes.io/tls")
-                .addToStringData("tls.crt", "garbage").addToStringData("tls.key", "garbage").build()).create();
+        client.secrets()
+                .inNamespace(NS)
+                .resource(new SecretBuilder()
+                        .withNewMetadata()
+                        .withName(AutoTls.Settings.DEFAULT_SECRET)
+                        .withNamespace(NS)
+                        .endMetadata()
+                        .withType("kubernetes.io/tls")
+                        .addToStringData("tls.crt", "garbage")
+                        .addToStringData("tls.key", "garbage")
+                        .build())
+                .create();
         AutoTls auto = start();
-        assertThat(TlsMaterial.fromData(new TlsObjects(client, NS, AutoTls.Settings.DEFAULT_SECRET,
-                AutoTls.Settings.DEFAULT_CONFIG_MAP).readSecret().data())).isNotNull();
+        assertThat(TlsMaterial.fromData(
+                        new TlsObjects(client, NS, AutoTls.Settings.DEFAULT_SECRET, AutoTls.Settings.DEFAULT_CONFIG_MAP)
+                                .readSecret()
+                                .data()))
+                .isNotNull();
         assertThat(healthTrusting(serve(auto), publishedBundle())).isEqualTo(ServingStatus.SERVING);
     }
 
@@ -194,7 +229,8 @@ class AutoTlsMockClusterTest {
         String newCaOnly = bothCas.substring(firstBundle.length());
         assertThat(healthTrustingWithin(server, newCaOnly)).isEqualTo(ServingStatus.SERVING);
         assertThatThrownBy(() -> healthTrusting(server, firstBundle)).isInstanceOf(StatusRuntimeException.class);
-        assertThat(publishedBundle()).as("the old CA stays trusted while other replicas may serve its certificate")
+        assertThat(publishedBundle())
+                .as("the old CA stays trusted while other replicas may serve its certificate")
                 .contains(firstBundle.strip());
     }
 }

@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 /** The renewal schedule on a made-up clock: serving renewals, the two-step CA rotation, bad Secrets. */
 class RenewalPlanTest {
     private static final List<String> NAMES = List.of("cp.kv.svc", "cp");
-    private static final RenewalPlan.Lifetimes LIFETIMES = new RenewalPlan.Lifetimes(Duration.ofDays(100),
-            Duration.ofDays(20), Duration.ofDays(1), Duration.ofDays(9));
+    private static final RenewalPlan.Lifetimes LIFETIMES = new RenewalPlan.Lifetimes(
+            Duration.ofDays(100), Duration.ofDays(20), Duration.ofDays(1), Duration.ofDays(9));
     private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
     private final RenewalPlan plan = new RenewalPlan(NAMES, LIFETIMES);
 
@@ -35,7 +35,8 @@ class RenewalPlanTest {
         TlsMaterial m = plan.plan(null, T0);
         assertThat(m.next()).isNull();
         assertThat(signedBy(m.serving(), m.ca().certificate())).isTrue();
-        assertThat(m.serving().certificate().getSubjectAlternativeNames().stream().map(san -> (Object) san.get(1)))
+        assertThat(m.serving().certificate().getSubjectAlternativeNames().stream()
+                        .map(san -> (Object) san.get(1)))
                 .containsExactly(NAMES.toArray());
         assertThat(m.ca().certificate().getBasicConstraints()).isGreaterThanOrEqualTo(0);
         TlsMaterial read = TlsMaterial.fromData(m.toData());
@@ -64,15 +65,19 @@ class RenewalPlanTest {
         TlsMaterial step1 = plan.plan(m, rotation);
         assertThat(step1.next()).isNotNull();
         assertThat(step1.ca()).isSameAs(m.ca());
-        assertThat(signedBy(step1.serving(), m.ca().certificate())).as("still signed by the old CA").isTrue();
-        assertThat(step1.trusted()).containsExactly(m.ca().certificate(), step1.next().certificate());
+        assertThat(signedBy(step1.serving(), m.ca().certificate()))
+                .as("still signed by the old CA")
+                .isTrue();
+        assertThat(step1.trusted())
+                .containsExactly(m.ca().certificate(), step1.next().certificate());
 
         assertThat(plan.plan(step1, rotation.plus(Duration.ofHours(23))).next()).isSameAs(step1.next());
         TlsMaterial step2 = plan.plan(step1, rotation.plus(Duration.ofDays(1)));
         assertThat(step2.ca()).isSameAs(step1.next());
         assertThat(step2.next()).isNull();
         assertThat(signedBy(step2.serving(), step2.ca().certificate())).isTrue();
-        assertThat(step2.trusted()).as("the old CA stays trusted for replicas still serving its certificate")
+        assertThat(step2.trusted())
+                .as("the old CA stays trusted for replicas still serving its certificate")
                 .containsExactly(step2.ca().certificate(), m.ca().certificate());
 
         TlsMaterial afterOldExpired = plan.plan(step2, T0.plus(Duration.ofDays(101)));
@@ -94,7 +99,8 @@ class RenewalPlanTest {
         TlsMaterial other = plan.plan(null, T0);
         Map<String, String> data = new HashMap<>(m.toData());
         data.put(TlsMaterial.TLS_KEY, other.toData().get(TlsMaterial.TLS_KEY));
-        assertThatThrownBy(() -> TlsMaterial.fromData(data)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> TlsMaterial.fromData(data))
+                .isInstanceOf(IOException.class)
                 .hasMessage("tls.key does not belong to tls.crt");
         Map<String, String> foreign = new HashMap<>(m.toData());
         foreign.put(TlsMaterial.TLS_CERT, other.toData().get(TlsMaterial.TLS_CERT));

@@ -66,7 +66,8 @@ final class SimulatedAgents implements AutoCloseable {
     }
 
     private void arrived(int index) {
-        if (armed && first.compareAndSet(index, 0, Math.max(1, System.nanoTime()))
+        if (armed
+                && first.compareAndSet(index, 0, Math.max(1, System.nanoTime()))
                 && remaining.decrementAndGet() == 0) {
             onComplete.run();
         }
@@ -88,10 +89,18 @@ final class SimulatedAgents implements AutoCloseable {
         Agent(int port, int index, CountDownLatch inSyncLatch) {
             this.index = index;
             this.inSyncLatch = inSyncLatch;
-            this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().directExecutor()
-                    .maxInboundMessageSize(8 << 20).build();
-            PolicySyncGrpc.newStub(channel).sync(
-                    SyncRequest.newBuilder().setNode("node-" + index).setAgentVersion("bench").build(), this);
+            this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port)
+                    .usePlaintext()
+                    .directExecutor()
+                    .maxInboundMessageSize(8 << 20)
+                    .build();
+            PolicySyncGrpc.newStub(channel)
+                    .sync(
+                            SyncRequest.newBuilder()
+                                    .setNode("node-" + index)
+                                    .setAgentVersion("bench")
+                                    .build(),
+                            this);
         }
 
         @Override

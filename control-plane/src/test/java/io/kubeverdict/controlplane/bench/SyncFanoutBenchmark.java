@@ -9,13 +9,13 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.grpc.BindableService;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.service.CalculationLoop;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
-import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -53,12 +53,13 @@ public final class SyncFanoutBenchmark {
         if (agents > nodes) {
             throw new IllegalArgumentException("more agents than nodes: " + agents + " > " + nodes);
         }
-        System.out.printf("cluster: %d pods, %d nodes, %d namespaces; %d agents%n", pods, nodes,
-                (pods + PODS_PER_NAMESPACE - 1) / PODS_PER_NAMESPACE, agents);
+        System.out.printf(
+                "cluster: %d pods, %d nodes, %d namespaces; %d agents%n",
+                pods, nodes, (pods + PODS_PER_NAMESPACE - 1) / PODS_PER_NAMESPACE, agents);
 
         SnapshotHub hub = new SnapshotHub();
         ControlPlaneMetrics metrics = new ControlPlaneMetrics(new SimpleMeterRegistry());
-        CalculationLoop loop = new CalculationLoop(new IncrementalPolicyCalculator(), hub, metrics, 1, p -> { });
+        CalculationLoop loop = new CalculationLoop(new IncrementalPolicyCalculator(), hub, metrics, 1, p -> {});
         loop.start();
         long t0 = System.nanoTime();
         List<Pod> all = new ArrayList<>(pods);
@@ -80,24 +81,34 @@ public final class SyncFanoutBenchmark {
         System.out.printf("initial calculation: %.1f s%n", (System.nanoTime() - t0) / 1e9);
 
         NodeSnapshot node0 = hub.current("node-0").snapshot();
-        long members = node0.getIpSetsList().stream().mapToLong(s -> s.getMembersCount()).sum();
-        System.out.printf("snapshot of node-0: %d endpoints, %d policies, %d IP sets (%d members), %d bytes serialized%n",
-                node0.getEndpointsCount(), node0.getPoliciesCount(), node0.getIpSetsCount(), members,
+        long members = node0.getIpSetsList().stream()
+                .mapToLong(s -> s.getMembersCount())
+                .sum();
+        System.out.printf(
+                "snapshot of node-0: %d endpoints, %d policies, %d IP sets (%d members), %d bytes serialized%n",
+                node0.getEndpointsCount(),
+                node0.getPoliciesCount(),
+                node0.getIpSetsCount(),
+                members,
                 node0.getSerializedSize());
 
-        ExecutorService senders = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()));
-        PolicySyncService sync = new PolicySyncService(hub, metrics, NodeAuthorizer.allowAll(), senders,
-                PolicySyncService.Options.defaults());
-        GrpcServer endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), null,
-                List.<BindableService>of(sync)).start();
+        ExecutorService senders =
+                Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()));
+        PolicySyncService sync = new PolicySyncService(
+                hub, metrics, NodeAuthorizer.allowAll(), senders, PolicySyncService.Options.defaults());
+        GrpcServer endpoint = GrpcEndpoint.create(
+                        new InetSocketAddress("127.0.0.1", 0), null, List.<BindableService>of(sync))
+                .start();
 
         // When the event thread has published the last agent's node (calculation + publication done).
         java.util.concurrent.atomic.AtomicLong lastPublish = new java.util.concurrent.atomic.AtomicLong();
         for (int i = 0; i < agents; i++) {
             hub.subscribe("node-" + i, () -> lastPublish.set(System.nanoTime()));
         }
-        io.micrometer.core.instrument.Timer build = metrics.registry().get("kubeverdict_snapshot_build").timer();
-        io.micrometer.core.instrument.Timer calc = metrics.registry().get("kubeverdict_calculation").timer();
+        io.micrometer.core.instrument.Timer build =
+                metrics.registry().get("kubeverdict_snapshot_build").timer();
+        io.micrometer.core.instrument.Timer calc =
+                metrics.registry().get("kubeverdict_calculation").timer();
         Random rnd = new Random(7);
         // bench.agentsIn: jvm (agents share the server's JVM), process (a separate JVM, see
         // SyncAgentsProcess), or both: blocks of bench.block rounds alternating between the two.
@@ -118,18 +129,24 @@ public final class SyncFanoutBenchmark {
             }
             long heapBefore = usedHeapAfterGc();
             long c0 = System.nanoTime();
-            agentSet = "process".equals(mode) ? ProcessAgents.start(endpoint.port(), agents)
+            agentSet = "process".equals(mode)
+                    ? ProcessAgents.start(endpoint.port(), agents)
                     : InJvmAgents.start(endpoint.port(), agents);
             if (b < modes.size()) {
-                System.out.printf("[%s] %d agents connected and in sync: %.1f s; server heap %s: +%.1f MiB%n", mode, agents,
-                        (System.nanoTime() - c0) / 1e9, "process".equals(mode) ? "alone" : "and agents",
+                System.out.printf(
+                        "[%s] %d agents connected and in sync: %.1f s; server heap %s: +%.1f MiB%n",
+                        mode,
+                        agents,
+                        (System.nanoTime() - c0) / 1e9,
+                        "process".equals(mode) ? "alone" : "and agents",
                         (usedHeapAfterGc() - heapBefore) / 1048576.0);
             }
             Thread.sleep(500);
             for (int r = -warmup; r < block && ph.last.size() < rounds; r++) {
                 int victim = rnd.nextInt(pods);
                 Pod before = all.get(victim);
-                boolean client = !"client".equals(before.getMetadata().getLabels().get("role"));
+                boolean client =
+                        !"client".equals(before.getMetadata().getLabels().get("role"));
                 Pod after = pod(victim, client);
                 all.set(victim, after);
                 double buildBefore = build.totalTime(TimeUnit.MILLISECONDS);
@@ -168,8 +185,12 @@ public final class SyncFanoutBenchmark {
                 ph.bursts += calc.count() - calcCountBefore;
                 ph.builds += build.count() - buildCountBefore;
                 ph.serverCpu.add(serverCpu);
-                ph.rounds.add(String.format("%.1f ms (published at %.1f ms, server CPU %.0f ms, server GC %d ms, load %.1f)",
-                        max / 1e6, (lastPublish.get() - start) / 1e6, serverCpu / 1e6, gcMillis() - gc0,
+                ph.rounds.add(String.format(
+                        "%.1f ms (published at %.1f ms, server CPU %.0f ms, server GC %d ms, load %.1f)",
+                        max / 1e6,
+                        (lastPublish.get() - start) / 1e6,
+                        serverCpu / 1e6,
+                        gcMillis() - gc0,
                         ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage()));
                 ph.agentsCpu.add(agentsCpu);
                 ph.load.add(ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
@@ -177,7 +198,9 @@ public final class SyncFanoutBenchmark {
             }
         }
         phases.forEach((mode, ph) -> ph.print(mode, warmup));
-        System.out.printf("load average at the end: %.2f%n", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        System.out.printf(
+                "load average at the end: %.2f%n",
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
 
         // Local changes: flip one pod's tier label (web <-> db). Only the nodes whose snapshots use
         // that namespace's same-tier set (or hold the pod) are affected: a handful, not all.
@@ -187,9 +210,14 @@ public final class SyncFanoutBenchmark {
         for (int r = 0; r < localRounds; r++) {
             int victim = rnd.nextInt(pods);
             Pod before = all.get(victim);
-            Map<String, String> labels = new java.util.HashMap<>(before.getMetadata().getLabels());
+            Map<String, String> labels =
+                    new java.util.HashMap<>(before.getMetadata().getLabels());
             labels.put("tier", "web".equals(labels.get("tier")) ? "db" : "web");
-            Pod after = new PodBuilder(before).editMetadata().withLabels(labels).endMetadata().build();
+            Pod after = new PodBuilder(before)
+                    .editMetadata()
+                    .withLabels(labels)
+                    .endMetadata()
+                    .build();
             all.set(victim, after);
             agentSet.arm();
             long start = System.nanoTime();
@@ -206,12 +234,21 @@ public final class SyncFanoutBenchmark {
             localLast[r] = max;
             localAffected[r] = affected;
         }
-        long[] hit = java.util.stream.IntStream.range(0, localRounds).filter(r -> localAffected[r] > 0)
-                .mapToLong(r -> localLast[r]).sorted().toArray();
+        long[] hit = java.util.stream.IntStream.range(0, localRounds)
+                .filter(r -> localAffected[r] > 0)
+                .mapToLong(r -> localLast[r])
+                .sorted()
+                .toArray();
         if (hit.length > 0) {
-            System.out.printf("[agents: %s] one pod tier-label change (%d of %d rounds reached an agent, %d-%d agents) -> last affected agent: p50 %.1f ms, p99 %.1f ms%n",
-                    modes.get(modes.size() - 1), hit.length, localRounds, Arrays.stream(localAffected).filter(a -> a > 0).min().orElse(0),
-                    Arrays.stream(localAffected).max().orElse(0), pct(hit, 50) / 1e6, pct(hit, 99) / 1e6);
+            System.out.printf(
+                    "[agents: %s] one pod tier-label change (%d of %d rounds reached an agent, %d-%d agents) -> last affected agent: p50 %.1f ms, p99 %.1f ms%n",
+                    modes.get(modes.size() - 1),
+                    hit.length,
+                    localRounds,
+                    Arrays.stream(localAffected).filter(a -> a > 0).min().orElse(0),
+                    Arrays.stream(localAffected).max().orElse(0),
+                    pct(hit, 50) / 1e6,
+                    pct(hit, 99) / 1e6);
         }
 
         agentSet.close();
@@ -229,12 +266,14 @@ public final class SyncFanoutBenchmark {
     /** Time this JVM's collectors spent collecting so far. */
     static long gcMillis() {
         return ManagementFactory.getGarbageCollectorMXBeans().stream()
-                .mapToLong(java.lang.management.GarbageCollectorMXBean::getCollectionTime).sum();
+                .mapToLong(java.lang.management.GarbageCollectorMXBean::getCollectionTime)
+                .sum();
     }
 
     /** CPU time of this whole process (all threads, GC and JIT included). */
     static long processCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     static long usedHeapAfterGc() throws InterruptedException {
@@ -246,24 +285,59 @@ public final class SyncFanoutBenchmark {
     }
 
     static Namespace namespace(int ns) {
-        return new NamespaceBuilder().withNewMetadata().withName("ns-" + ns)
-                .withLabels(Map.of("kubernetes.io/metadata.name", "ns-" + ns)).endMetadata().build();
+        return new NamespaceBuilder()
+                .withNewMetadata()
+                .withName("ns-" + ns)
+                .withLabels(Map.of("kubernetes.io/metadata.name", "ns-" + ns))
+                .endMetadata()
+                .build();
     }
 
     static NetworkPolicy allowClients(int ns) {
-        return new NetworkPolicyBuilder().withNewMetadata().withNamespace("ns-" + ns).withName("allow-clients").endMetadata()
-                .withNewSpec().withNewPodSelector().endPodSelector()
-                .addNewIngress().addNewFrom().withNewNamespaceSelector().endNamespaceSelector()
-                .withNewPodSelector().addToMatchLabels("role", "client").endPodSelector().endFrom()
-                .addNewPort().withProtocol("TCP").withPort(new IntOrString(80)).endPort().endIngress()
-                .endSpec().build();
+        return new NetworkPolicyBuilder()
+                .withNewMetadata()
+                .withNamespace("ns-" + ns)
+                .withName("allow-clients")
+                .endMetadata()
+                .withNewSpec()
+                .withNewPodSelector()
+                .endPodSelector()
+                .addNewIngress()
+                .addNewFrom()
+                .withNewNamespaceSelector()
+                .endNamespaceSelector()
+                .withNewPodSelector()
+                .addToMatchLabels("role", "client")
+                .endPodSelector()
+                .endFrom()
+                .addNewPort()
+                .withProtocol("TCP")
+                .withPort(new IntOrString(80))
+                .endPort()
+                .endIngress()
+                .endSpec()
+                .build();
     }
 
     static NetworkPolicy sameTier(int ns) {
-        return new NetworkPolicyBuilder().withNewMetadata().withNamespace("ns-" + ns).withName("same-tier").endMetadata()
-                .withNewSpec().withNewPodSelector().addToMatchLabels("tier", "web").endPodSelector()
-                .addNewIngress().addNewFrom().withNewPodSelector().addToMatchLabels("tier", "web").endPodSelector()
-                .endFrom().endIngress().endSpec().build();
+        return new NetworkPolicyBuilder()
+                .withNewMetadata()
+                .withNamespace("ns-" + ns)
+                .withName("same-tier")
+                .endMetadata()
+                .withNewSpec()
+                .withNewPodSelector()
+                .addToMatchLabels("tier", "web")
+                .endPodSelector()
+                .addNewIngress()
+                .addNewFrom()
+                .withNewPodSelector()
+                .addToMatchLabels("tier", "web")
+                .endPodSelector()
+                .endFrom()
+                .endIngress()
+                .endSpec()
+                .build();
     }
 
     static Pod pod(int i, boolean client) {
@@ -274,11 +348,24 @@ public final class SyncFanoutBenchmark {
             labels.put("role", "client");
         }
         String ip = "10." + ((i >> 16) & 255) + "." + ((i >> 8) & 255) + "." + (i & 255);
-        return new PodBuilder().withNewMetadata().withNamespace("ns-" + (i / PODS_PER_NAMESPACE)).withName("pod-" + i)
-                .withLabels(labels).endMetadata()
-                .withNewSpec().withNodeName("node-" + (i / PODS_PER_NODE)).addNewContainer().withName("c")
-                .withImage("i").endContainer().endSpec()
-                .withNewStatus().withPhase("Running").withPodIP(ip).endStatus().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withNamespace("ns-" + (i / PODS_PER_NAMESPACE))
+                .withName("pod-" + i)
+                .withLabels(labels)
+                .endMetadata()
+                .withNewSpec()
+                .withNodeName("node-" + (i / PODS_PER_NODE))
+                .addNewContainer()
+                .withName("c")
+                .withImage("i")
+                .endContainer()
+                .endSpec()
+                .withNewStatus()
+                .withPhase("Running")
+                .withPodIP(ip)
+                .endStatus()
+                .build();
     }
 
     /** Measurements of one agent placement (in the server's JVM or in a separate process). */
@@ -301,24 +388,38 @@ public final class SyncFanoutBenchmark {
             long[] each = perAgent.stream().mapToLong(Long::longValue).sorted().toArray();
             // Process CPU time ticks in jiffies (10 ms): the mean over the rounds resolves finer.
             double cpu = serverCpu.stream().mapToLong(Long::longValue).average().orElse(0);
-            double acpu = agentsCpu.stream().mapToLong(Long::longValue).average().orElse(-1);
-            System.out.printf("[agents: %s] of which calculation until the last node's snapshot is published: p50 %.1f ms, p99 %.1f ms%n",
+            double acpu =
+                    agentsCpu.stream().mapToLong(Long::longValue).average().orElse(-1);
+            System.out.printf(
+                    "[agents: %s] of which calculation until the last node's snapshot is published: p50 %.1f ms, p99 %.1f ms%n",
                     mode, pct(p, 50) / 1e6, pct(p, 99) / 1e6);
-            System.out.printf("[agents: %s] one pod label change -> LAST affected agent has its delta (over %d rounds after %d warm-up rounds per connection): p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
+            System.out.printf(
+                    "[agents: %s] one pod label change -> LAST affected agent has its delta (over %d rounds after %d warm-up rounds per connection): p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
                     mode, l.length, warmup, pct(l, 50) / 1e6, pct(l, 99) / 1e6, l[l.length - 1] / 1e6);
-            System.out.printf("[agents: %s] per agent (%d deliveries): p50 %.1f ms, p99 %.1f ms%n", mode, each.length,
-                    pct(each, 50) / 1e6, pct(each, 99) / 1e6);
-            System.out.printf("[agents: %s] per round: event thread busy %.1f ms (calculator producing snapshots: %.1f ms), mean over %d bursts%n",
+            System.out.printf(
+                    "[agents: %s] per agent (%d deliveries): p50 %.1f ms, p99 %.1f ms%n",
+                    mode, each.length, pct(each, 50) / 1e6, pct(each, 99) / 1e6);
+            System.out.printf(
+                    "[agents: %s] per round: event thread busy %.1f ms (calculator producing snapshots: %.1f ms), mean over %d bursts%n",
                     mode, calcMs / Math.max(1, bursts), buildMs / Math.max(1, builds), bursts);
             List<Integer> bySlowest = new ArrayList<>();
             for (int i = 0; i < last.size(); i++) {
                 bySlowest.add(i);
             }
             bySlowest.sort((x, y) -> Long.compare(last.get(y), last.get(x)));
-            System.out.printf("[agents: %s] slowest rounds: %s%n", mode,
-                    String.join("; ", bySlowest.subList(0, Math.min(3, bySlowest.size())).stream().map(rounds::get).toList()));
-            System.out.printf("[agents: %s] CPU per round (change until the last agent has it), mean: server process %.1f ms%s; load average %.1f-%.1f%n",
-                    mode, cpu / 1e6, acpu < 0 ? "" : String.format(", agents process %.1f ms", acpu / 1e6),
+            System.out.printf(
+                    "[agents: %s] slowest rounds: %s%n",
+                    mode,
+                    String.join(
+                            "; ",
+                            bySlowest.subList(0, Math.min(3, bySlowest.size())).stream()
+                                    .map(rounds::get)
+                                    .toList()));
+            System.out.printf(
+                    "[agents: %s] CPU per round (change until the last agent has it), mean: server process %.1f ms%s; load average %.1f-%.1f%n",
+                    mode,
+                    cpu / 1e6,
+                    acpu < 0 ? "" : String.format(", agents process %.1f ms", acpu / 1e6),
                     load.stream().mapToDouble(Double::doubleValue).min().orElse(0),
                     load.stream().mapToDouble(Double::doubleValue).max().orElse(0));
         }
@@ -389,37 +490,48 @@ public final class SyncFanoutBenchmark {
     static final class ProcessAgents implements AgentSet {
         private final Process process;
         private final java.io.Writer commands;
-        private final java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
+        private final java.util.concurrent.BlockingQueue<String> lines =
+                new java.util.concurrent.LinkedBlockingQueue<>();
         private final int agents;
         private long offset; // child nanoTime + offset = ours
 
         private ProcessAgents(Process process, int agents) {
             this.process = process;
             this.agents = agents;
-            this.commands = new java.io.OutputStreamWriter(process.getOutputStream(), java.nio.charset.StandardCharsets.US_ASCII);
-            java.io.BufferedReader in = new java.io.BufferedReader(
-                    new java.io.InputStreamReader(process.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII));
-            Thread reader = new Thread(() -> {
-                try {
-                    for (String line; (line = in.readLine()) != null; ) {
-                        lines.add(line);
-                    }
-                } catch (java.io.IOException e) {
-                    // the process ended
-                }
-                lines.add("eof");
-            }, "agents-process-reader");
+            this.commands = new java.io.OutputStreamWriter(
+                    process.getOutputStream(), java.nio.charset.StandardCharsets.US_ASCII);
+            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(
+                    process.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII));
+            Thread reader = new Thread(
+                    () -> {
+                        try {
+                            for (String line; (line = in.readLine()) != null; ) {
+                                lines.add(line);
+                            }
+                        } catch (java.io.IOException e) {
+                            // the process ended
+                        }
+                        lines.add("eof");
+                    },
+                    "agents-process-reader");
             reader.setDaemon(true);
             reader.start();
         }
 
         static ProcessAgents start(int port, int agents) throws Exception {
-            String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Process p = new ProcessBuilder(javaBin, "-Xmx" + System.getProperty("bench.agentsHeap", "2g"),
-                    "-Dlogback.configurationFile=" + System.getProperty("logback.configurationFile", ""),
-                    "-cp", System.getProperty("java.class.path"), SyncAgentsProcess.class.getName(),
-                    Integer.toString(port), Integer.toString(agents))
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java")
+                    .toString();
+            Process p = new ProcessBuilder(
+                            javaBin,
+                            "-Xmx" + System.getProperty("bench.agentsHeap", "2g"),
+                            "-Dlogback.configurationFile=" + System.getProperty("logback.configurationFile", ""),
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            SyncAgentsProcess.class.getName(),
+                            Integer.toString(port),
+                            Integer.toString(agents))
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
             ProcessAgents set = new ProcessAgents(p, agents);
             set.await("ready", TimeUnit.MINUTES.toNanos(30));
             set.calibrate(200);
@@ -438,7 +550,8 @@ public final class SyncFanoutBenchmark {
                     offset = (t0 + t1) / 2 - Long.parseLong(reply.substring(6));
                 }
             }
-            System.out.printf("[process] clock offset of the agents' JVM: %.1f µs, within ±%.1f µs (shortest of %d round trips)%n",
+            System.out.printf(
+                    "[process] clock offset of the agents' JVM: %.1f µs, within ±%.1f µs (shortest of %d round trips)%n",
                     offset / 1e3, bestRtt / 2e3, probes);
         }
 
@@ -496,7 +609,10 @@ public final class SyncFanoutBenchmark {
 
         @Override
         public long cpuNanos() {
-            return process.info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(-1L);
+            return process.info()
+                    .totalCpuDuration()
+                    .map(java.time.Duration::toNanos)
+                    .orElse(-1L);
         }
 
         @Override

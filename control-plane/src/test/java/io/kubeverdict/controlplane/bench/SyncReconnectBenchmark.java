@@ -17,17 +17,17 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.service.CalculationLoop;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
-import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
-import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -67,12 +67,13 @@ public final class SyncReconnectBenchmark {
         if (agents > nodes) {
             throw new IllegalArgumentException("more agents than nodes: " + agents + " > " + nodes);
         }
-        System.out.printf("cluster: %d pods, %d nodes; %d agents; outage %d ms; %d full snapshots at once%n",
+        System.out.printf(
+                "cluster: %d pods, %d nodes; %d agents; outage %d ms; %d full snapshots at once%n",
                 pods, nodes, agents, outageMs, permits);
 
         SnapshotHub hub = new SnapshotHub();
         ControlPlaneMetrics metrics = new ControlPlaneMetrics(new SimpleMeterRegistry());
-        CalculationLoop loop = new CalculationLoop(new IncrementalPolicyCalculator(), hub, metrics, 1, p -> { });
+        CalculationLoop loop = new CalculationLoop(new IncrementalPolicyCalculator(), hub, metrics, 1, p -> {});
         loop.start();
         long t0 = System.nanoTime();
         for (int ns = 0; ns * SyncFanoutBenchmark.PODS_PER_NAMESPACE < pods; ns++) {
@@ -89,10 +90,12 @@ public final class SyncReconnectBenchmark {
         }
         loop.sourceSynced("bench");
         loop.firstCalculation().get(30, TimeUnit.MINUTES);
-        System.out.printf("initial calculation: %.1f s; snapshot of node-0: %d bytes%n", (System.nanoTime() - t0) / 1e9,
-                hub.current("node-0").snapshot().getSerializedSize());
+        System.out.printf(
+                "initial calculation: %.1f s; snapshot of node-0: %d bytes%n",
+                (System.nanoTime() - t0) / 1e9, hub.current("node-0").snapshot().getSerializedSize());
 
-        ExecutorService senders = Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()));
+        ExecutorService senders =
+                Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()));
         PolicySyncService.Options options = PolicySyncService.Options.defaults().withMaxConcurrentSnapshots(permits);
         Server server = Server.start(hub, metrics, senders, options, 0);
         int port = server.port();
@@ -118,30 +121,49 @@ public final class SyncReconnectBenchmark {
         int maxWaiting = 0;
         int maxSending = 0;
         while (!allInSyncSince(fleet, back)) {
-            maxWaiting = Math.max(maxWaiting, (int) metrics.registry().get("kubeverdict_sync_snapshots_waiting").gauge().value());
-            maxSending = Math.max(maxSending, (int) metrics.registry().get("kubeverdict_sync_snapshots_sending").gauge().value());
+            maxWaiting = Math.max(maxWaiting, (int) metrics.registry()
+                    .get("kubeverdict_sync_snapshots_waiting")
+                    .gauge()
+                    .value());
+            maxSending = Math.max(maxSending, (int) metrics.registry()
+                    .get("kubeverdict_sync_snapshots_sending")
+                    .gauge()
+                    .value());
             if (System.nanoTime() - back > TimeUnit.MINUTES.toNanos(10)) {
                 throw new IllegalStateException("agents did not get back in sync");
             }
             Thread.sleep(5);
         }
         probe.stop();
-        long[] arrived = fleet.stream().mapToLong(a -> Server.CALL_ARRIVED.get(a.node) - back).sorted().toArray();
-        System.out.printf("server back -> agent's Sync call reaches it (return noticed): p50 %.0f ms, p99 %.0f ms, max %.0f ms%n",
-                SyncFanoutBenchmark.pct(arrived, 50) / 1e6, SyncFanoutBenchmark.pct(arrived, 99) / 1e6,
+        long[] arrived = fleet.stream()
+                .mapToLong(a -> Server.CALL_ARRIVED.get(a.node) - back)
+                .sorted()
+                .toArray();
+        System.out.printf(
+                "server back -> agent's Sync call reaches it (return noticed): p50 %.0f ms, p99 %.0f ms, max %.0f ms%n",
+                SyncFanoutBenchmark.pct(arrived, 50) / 1e6,
+                SyncFanoutBenchmark.pct(arrived, 99) / 1e6,
                 arrived[arrived.length - 1] / 1e6);
         long[] each = fleet.stream().mapToLong(a -> a.inSyncAt - back).sorted().toArray();
-        System.out.printf("server back -> agent has its full snapshot and InSync (%d agents): p50 %.0f ms, p99 %.0f ms, max %.0f ms%n",
-                agents, SyncFanoutBenchmark.pct(each, 50) / 1e6, SyncFanoutBenchmark.pct(each, 99) / 1e6,
+        System.out.printf(
+                "server back -> agent has its full snapshot and InSync (%d agents): p50 %.0f ms, p99 %.0f ms, max %.0f ms%n",
+                agents,
+                SyncFanoutBenchmark.pct(each, 50) / 1e6,
+                SyncFanoutBenchmark.pct(each, 99) / 1e6,
                 each[each.length - 1] / 1e6);
-        long[] firstContact = fleet.stream().mapToLong(a -> a.streamOpenedAt - back).sorted().toArray();
-        System.out.printf("server back -> agent's stream answered (first message): p50 %.0f ms, p99 %.0f ms, max %.0f ms%n",
-                SyncFanoutBenchmark.pct(firstContact, 50) / 1e6, SyncFanoutBenchmark.pct(firstContact, 99) / 1e6,
+        long[] firstContact =
+                fleet.stream().mapToLong(a -> a.streamOpenedAt - back).sorted().toArray();
+        System.out.printf(
+                "server back -> agent's stream answered (first message): p50 %.0f ms, p99 %.0f ms, max %.0f ms%n",
+                SyncFanoutBenchmark.pct(firstContact, 50) / 1e6,
+                SyncFanoutBenchmark.pct(firstContact, 99) / 1e6,
                 firstContact[firstContact.length - 1] / 1e6);
-        System.out.printf("reconnect attempts during the outage and return: %d (%.1f per agent)%n",
+        System.out.printf(
+                "reconnect attempts during the outage and return: %d (%.1f per agent)%n",
                 fleet.stream().mapToInt(a -> a.attempts.get()).sum(),
                 fleet.stream().mapToInt(a -> a.attempts.get()).average().orElse(0));
-        System.out.printf("admission: at most %d streams sending a full snapshot, %d waiting in line%n", maxSending, maxWaiting);
+        System.out.printf(
+                "admission: at most %d streams sending a full snapshot, %d waiting in line%n", maxSending, maxWaiting);
         probe.report();
 
         fleet.forEach(Agent::close);
@@ -175,14 +197,20 @@ public final class SyncReconnectBenchmark {
         /** System.nanoTime() when each agent's newest Sync call reached the server, by node. */
         static final Map<String, Long> CALL_ARRIVED = new ConcurrentHashMap<>();
 
-        static Server start(SnapshotHub hub, ControlPlaneMetrics metrics, ExecutorService senders,
-                PolicySyncService.Options options, int port) throws Exception {
+        static Server start(
+                SnapshotHub hub,
+                ControlPlaneMetrics metrics,
+                ExecutorService senders,
+                PolicySyncService.Options options,
+                int port)
+                throws Exception {
             PolicySyncService sync = new PolicySyncService(hub, metrics, NodeAuthorizer.allowAll(), senders, options);
             ServerInterceptor arrivals = new ServerInterceptor() {
                 @Override
-                public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                        ServerCallHandler<Q, R> next) {
-                    return new ForwardingServerCallListener.SimpleForwardingServerCallListener<Q>(next.startCall(call, headers)) {
+                public <Q, R> ServerCall.Listener<Q> interceptCall(
+                        ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+                    return new ForwardingServerCallListener.SimpleForwardingServerCallListener<Q>(
+                            next.startCall(call, headers)) {
                         @Override
                         public void onMessage(Q message) {
                             if (message instanceof SyncRequest r) {
@@ -194,8 +222,9 @@ public final class SyncReconnectBenchmark {
                 }
             };
             BindableService recorded = () -> ServerInterceptors.intercept(sync, arrivals);
-            GrpcServer endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", port), null,
-                    List.<BindableService>of(recorded)).start();
+            GrpcServer endpoint = GrpcEndpoint.create(
+                            new InetSocketAddress("127.0.0.1", port), null, List.<BindableService>of(recorded))
+                    .start();
             endpoint.setServing(true);
             return new Server(sync, endpoint);
         }
@@ -219,7 +248,9 @@ public final class SyncReconnectBenchmark {
         private final Thread thread;
 
         HealthProbe(int port) {
-            channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+            channel = NettyChannelBuilder.forAddress("127.0.0.1", port)
+                    .usePlaintext()
+                    .build();
             thread = new Thread(this::run, "health-probe");
         }
 
@@ -232,8 +263,10 @@ public final class SyncReconnectBenchmark {
             while (running) {
                 long s = System.nanoTime();
                 try {
-                    ServingStatus st = stub.withDeadlineAfter(30, TimeUnit.SECONDS).withWaitForReady()
-                            .check(HealthCheckRequest.getDefaultInstance()).getStatus();
+                    ServingStatus st = stub.withDeadlineAfter(30, TimeUnit.SECONDS)
+                            .withWaitForReady()
+                            .check(HealthCheckRequest.getDefaultInstance())
+                            .getStatus();
                     if (st != ServingStatus.SERVING) {
                         notServing.incrementAndGet();
                     }
@@ -266,8 +299,12 @@ public final class SyncReconnectBenchmark {
                 System.out.println("health: no checks completed");
                 return;
             }
-            System.out.printf("health checks while the fleet returned: %d, not SERVING %d; latency p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
-                    l.length, notServing.get(), SyncFanoutBenchmark.pct(l, 50) / 1e6, SyncFanoutBenchmark.pct(l, 99) / 1e6,
+            System.out.printf(
+                    "health checks while the fleet returned: %d, not SERVING %d; latency p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
+                    l.length,
+                    notServing.get(),
+                    SyncFanoutBenchmark.pct(l, 50) / 1e6,
+                    SyncFanoutBenchmark.pct(l, 99) / 1e6,
                     l[l.length - 1] / 1e6);
         }
     }
@@ -290,8 +327,10 @@ public final class SyncReconnectBenchmark {
         Agent(int port, String node, ScheduledExecutorService timers) {
             this.node = node;
             this.timers = timers;
-            this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
-                    .maxInboundMessageSize(8 << 20).build();
+            this.channel = NettyChannelBuilder.forAddress("127.0.0.1", port)
+                    .usePlaintext()
+                    .maxInboundMessageSize(8 << 20)
+                    .build();
             connect();
         }
 
@@ -302,30 +341,35 @@ public final class SyncReconnectBenchmark {
             attempts.incrementAndGet();
             streamAnswered = false;
             channel.resetConnectBackoff(); // dial now, not when the channel's own backoff says
-            PolicySyncGrpc.newStub(channel).sync(
-                    SyncRequest.newBuilder().setNode(node).setAgentVersion("bench").build(), new StreamObserver<ToAgent>() {
-                        @Override
-                        public void onNext(ToAgent m) {
-                            if (!streamAnswered) {
-                                streamAnswered = true;
-                                streamOpenedAt = System.nanoTime();
-                            }
-                            if (m.hasInSync()) {
-                                inSyncAt = System.nanoTime();
-                                failures = 0;
-                            }
-                        }
+            PolicySyncGrpc.newStub(channel)
+                    .sync(
+                            SyncRequest.newBuilder()
+                                    .setNode(node)
+                                    .setAgentVersion("bench")
+                                    .build(),
+                            new StreamObserver<ToAgent>() {
+                                @Override
+                                public void onNext(ToAgent m) {
+                                    if (!streamAnswered) {
+                                        streamAnswered = true;
+                                        streamOpenedAt = System.nanoTime();
+                                    }
+                                    if (m.hasInSync()) {
+                                        inSyncAt = System.nanoTime();
+                                        failures = 0;
+                                    }
+                                }
 
-                        @Override
-                        public void onError(Throwable t) {
-                            reconnectLater();
-                        }
+                                @Override
+                                public void onError(Throwable t) {
+                                    reconnectLater();
+                                }
 
-                        @Override
-                        public void onCompleted() {
-                            reconnectLater();
-                        }
-                    });
+                                @Override
+                                public void onCompleted() {
+                                    reconnectLater();
+                                }
+                            });
         }
 
         /** Full jitter: uniform in [0, min(cap, initial * 2^failures)]. */

@@ -12,11 +12,15 @@ class AddressClaimsTest {
     void anAddressTwoPodsClaimIsNeitherOnesUntilOneLetsGo() {
         AddressClaims claims = new AddressClaims();
         assertThat(claims.claim("x/old", List.of("10.0.0.5", "fd00::5"))).isEmpty();
-        assertThat(claims.claim("y/new", List.of("10.0.0.5"))).as("the first claimant loses it").containsExactly("x/old");
+        assertThat(claims.claim("y/new", List.of("10.0.0.5")))
+                .as("the first claimant loses it")
+                .containsExactly("x/old");
         assertThat(claims.uncontested(List.of("10.0.0.5", "fd00::5"))).containsExactly("fd00::5");
         assertThat(claims.conflicts()).isEqualTo(Map.of("10.0.0.5", List.of("x/old", "y/new")));
 
-        assertThat(claims.claim("x/old", List.of())).as("the last claimant has it again").containsExactly("y/new");
+        assertThat(claims.claim("x/old", List.of()))
+                .as("the last claimant has it again")
+                .containsExactly("y/new");
         assertThat(claims.uncontested(List.of("10.0.0.5"))).containsExactly("10.0.0.5");
         assertThat(claims.conflicts()).isEmpty();
     }

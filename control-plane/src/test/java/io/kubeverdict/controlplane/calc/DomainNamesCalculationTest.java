@@ -26,11 +26,17 @@ class DomainNamesCalculationTest {
     }
 
     private static Endpoint endpoint(NodeSnapshot s, String pod) {
-        return s.getEndpointsList().stream().filter(e -> e.getId().getPod().equals(pod)).findFirst().orElseThrow();
+        return s.getEndpointsList().stream()
+                .filter(e -> e.getId().getPod().equals(pod))
+                .findFirst()
+                .orElseThrow();
     }
 
     private static ActivePolicy policy(NodeSnapshot s, String name) {
-        return s.getPoliciesList().stream().filter(p -> p.getId().getName().equals(name)).findFirst().orElseThrow();
+        return s.getPoliciesList().stream()
+                .filter(p -> p.getId().getName().equals(name))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
@@ -53,8 +59,10 @@ class DomainNamesCalculationTest {
         DomainNames names = rule.getPeers(0).getDomainNames();
         assertThat(names.getPatternsList()).containsExactly("*.svc.test", "api.test");
         assertThat(names.getLearnedSetId()).startsWith("d:").hasSize(28);
-        assertThat(endpoint(s, "harry-potter-0").getEndpoint().getDomainWatchesList()).containsExactly(names);
-        assertThat(endpoint(s, "draco-malfoy-0").getEndpoint().getDomainWatchesList()).isEmpty();
+        assertThat(endpoint(s, "harry-potter-0").getEndpoint().getDomainWatchesList())
+                .containsExactly(names);
+        assertThat(endpoint(s, "draco-malfoy-0").getEndpoint().getDomainWatchesList())
+                .isEmpty();
         assertThat(c.problems()).isEmpty();
     }
 
@@ -80,7 +88,8 @@ class DomainNamesCalculationTest {
         Peer anp = policy(s, "to-api").getPolicy().getOutboundRules(0).getPeers(0);
         Peer cnp = policy(s, "cnp:also-api").getPolicy().getOutboundRules(0).getPeers(0);
         assertThat(cnp).isEqualTo(anp);
-        assertThat(endpoint(s, "harry-potter-0").getEndpoint().getDomainWatchesCount()).isEqualTo(1);
+        assertThat(endpoint(s, "harry-potter-0").getEndpoint().getDomainWatchesCount())
+                .isEqualTo(1);
     }
 
     @Test
@@ -106,8 +115,10 @@ class DomainNamesCalculationTest {
         assertThat(rules.get(1).getAllPeers()).isTrue();
         assertThat(rules.get(2).getPeersList()).isEmpty();
         assertThat(rules.get(3).getPeersList()).isEmpty();
-        assertThat(endpoint(s, "harry-potter-0").getEndpoint().getDomainWatchesList()).isEmpty();
-        assertThat(c.problems()).extracting(PolicyProblem::toString)
+        assertThat(endpoint(s, "harry-potter-0").getEndpoint().getDomainWatchesList())
+                .isEmpty();
+        assertThat(c.problems())
+                .extracting(PolicyProblem::toString)
                 .anyMatch(p -> p.contains("egress[0].to[0].domainNames[0]") && p.contains("invalid domain name"))
                 .anyMatch(p -> p.contains("domainNames are allowed in Allow/Accept rules only"))
                 .anyMatch(p -> p.contains("egress[2].to[0].domainNames") && p.contains("non-empty list"))

@@ -33,7 +33,10 @@ class IncrementalPolicyCalculatorTest {
     }
 
     private static IpSet set(NodeSnapshot s, String id) {
-        return s.getIpSetsList().stream().filter(x -> x.getId().equals(id)).findFirst().orElseThrow();
+        return s.getIpSetsList().stream()
+                .filter(x -> x.getId().equals(id))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
@@ -43,8 +46,11 @@ class IncrementalPolicyCalculatorTest {
                 spec: {podSelector: {matchLabels: {pod: a}}, policyTypes: [Ingress]}
                 """));
         NodeSnapshot s = snapshotOf("x/a");
-        var xa = s.getEndpointsList().stream().filter(e -> e.getId().getPod().equals("a")
-                && e.getId().getNamespace().equals("x")).findFirst().orElseThrow();
+        var xa = s.getEndpointsList().stream()
+                .filter(e -> e.getId().getPod().equals("a")
+                        && e.getId().getNamespace().equals("x"))
+                .findFirst()
+                .orElseThrow();
         assertThat(xa.getEndpoint().getIpsList()).containsExactly("10.0.1.1");
         assertThat(xa.getEndpoint().getLabelsMap()).containsEntry("pod", "a");
         assertThat(xa.getEndpoint().getTiersList()).hasSize(1);
@@ -53,7 +59,8 @@ class IncrementalPolicyCalculatorTest {
         assertThat(s.getPoliciesList()).extracting(p -> p.getId().getName()).containsExactly("x/p");
         // Nodes without selected endpoints do not carry the policy.
         assertThat(snapshotOf("x/b").getPoliciesList()).isEmpty();
-        assertThat(snapshotOf("x/b").getEndpointsList()).allSatisfy(e -> assertThat(e.getEndpoint().getTiersList()).isEmpty());
+        assertThat(snapshotOf("x/b").getEndpointsList())
+                .allSatisfy(e -> assertThat(e.getEndpoint().getTiersList()).isEmpty());
     }
 
     @Test
@@ -82,7 +89,9 @@ class IncrementalPolicyCalculatorTest {
                 metadata: {name: p1}
                 spec: {podSelector: {}, ingress: [{from: [{podSelector: {matchLabels: {pod: b}}}]}]}
                 """));
-        assertThat(set(snapshotOf("y/a"), snapshotOf("y/a").getIpSets(0).getId()).getMembersList()).containsExactly("10.0.2.2");
+        assertThat(set(snapshotOf("y/a"), snapshotOf("y/a").getIpSets(0).getId())
+                        .getMembersList())
+                .containsExactly("10.0.2.2");
     }
 
     @Test
@@ -122,10 +131,12 @@ class IncrementalPolicyCalculatorTest {
         assertThat(rules.get(0).getPortsList()).extracting(p -> p.getPort()).containsExactly(81);
         // The selector peer's named port: every peer, named port resolved over y/b only.
         assertThat(rules.get(1).getAllPeers()).isTrue();
-        assertThat(set(s, rules.get(1).getPorts(0).getNamedPortIpSetId()).getMembersList()).containsExactly("10.0.2.2,tcp:80");
+        assertThat(set(s, rules.get(1).getPorts(0).getNamedPortIpSetId()).getMembersList())
+                .containsExactly("10.0.2.2,tcp:80");
         // The ipBlock peer's named port: resolved over every pod of the cluster.
         assertThat(rules.get(2).getPeers(0).getIpBlock().getCidr()).isEqualTo("10.0.3.0/24");
-        assertThat(set(s, rules.get(2).getPorts(0).getNamedPortIpSetId()).getMembersCount()).isEqualTo(9);
+        assertThat(set(s, rules.get(2).getPorts(0).getNamedPortIpSetId()).getMembersCount())
+                .isEqualTo(9);
     }
 
     @Test
@@ -139,7 +150,8 @@ class IncrementalPolicyCalculatorTest {
         assertThat(NetpolWorld.node("x", "a")).isNotEqualTo(NetpolWorld.node("y", "a"));
         calc.upsertPod(zc);
         // x/a's own node (its labels changed) and y/a's node (its policy's set changed), no other.
-        assertThat(calc.drainChangedNodes()).containsExactlyInAnyOrder(NetpolWorld.node("x", "a"), NetpolWorld.node("y", "a"));
+        assertThat(calc.drainChangedNodes())
+                .containsExactlyInAnyOrder(NetpolWorld.node("x", "a"), NetpolWorld.node("y", "a"));
         NodeSnapshot s = snapshotOf("y/a");
         assertThat(s.getIpSets(0).getMembersList()).containsExactly("10.0.1.1");
         // An update that changes nothing relevant changes no node.
@@ -174,8 +186,8 @@ class IncrementalPolicyCalculatorTest {
         String[] phases = {"Pending", "Unknown", ""};
         for (int i = 0; i < phases.length; i++) {
             String phase = phases[i];
-            Pod pod = Objects.pod("x", "starting-" + phase, Map.of("pod", "b"), "node-9",
-                    List.of("10.0.9." + (11 + i)), List.of());
+            Pod pod = Objects.pod(
+                    "x", "starting-" + phase, Map.of("pod", "b"), "node-9", List.of("10.0.9." + (11 + i)), List.of());
             pod.getStatus().setPhase(phase.isEmpty() ? null : phase);
             calc.upsertPod(pod);
         }
@@ -184,16 +196,19 @@ class IncrementalPolicyCalculatorTest {
                 spec: {podSelector: {}, ingress: [{from: [{podSelector: {matchLabels: {pod: b}}}]}]}
                 """));
         // Selected on their node, and members of the set that policy x/p allows.
-        assertThat(calc.snapshot("node-9").getEndpointsList()).extracting(e -> e.getId().getPod())
+        assertThat(calc.snapshot("node-9").getEndpointsList())
+                .extracting(e -> e.getId().getPod())
                 .contains("starting-Pending", "starting-Unknown", "starting-");
         assertThat(snapshotOf("x/a").getIpSets(0).getMembersList())
                 .containsExactlyInAnyOrder("10.0.1.2", "10.0.9.11", "10.0.9.12", "10.0.9.13");
 
         // Turning Succeeded takes the pod out of both.
-        Pod finished = Objects.pod("x", "starting-Pending", Map.of("pod", "b"), "node-9", List.of("10.0.9.11"), List.of());
+        Pod finished =
+                Objects.pod("x", "starting-Pending", Map.of("pod", "b"), "node-9", List.of("10.0.9.11"), List.of());
         finished.getStatus().setPhase("Succeeded");
         calc.upsertPod(finished);
-        assertThat(snapshotOf("x/a").getIpSets(0).getMembersList()).containsExactlyInAnyOrder("10.0.1.2", "10.0.9.12", "10.0.9.13");
+        assertThat(snapshotOf("x/a").getIpSets(0).getMembersList())
+                .containsExactlyInAnyOrder("10.0.1.2", "10.0.9.12", "10.0.9.13");
     }
 
     /** A terminating pod's status still shows the address a new pod has: it is neither one's meanwhile. */
@@ -248,15 +263,17 @@ class IncrementalPolicyCalculatorTest {
         assertThat(rules.get(2).getPeers(0).hasIpSetId()).isTrue();
         assertThat(rules.get(2).getPortsList()).hasSize(1);
         assertThat(rules.get(2).getPorts(0).getPort()).isEqualTo(81);
-        assertThat(calc.problems()).extracting(PolicyProblem::field).containsExactly(
-                "spec.ingress[0].from",
-                "spec.ingress[0].from[0].ipBlock.cidr",
-                "spec.ingress[0].from[1].podSelector",
-                "spec.ingress[1].ports",
-                "spec.ingress[1].ports[0].port",
-                "spec.ingress[1].ports[1].protocol",
-                "spec.ingress[2].from[0].ipBlock.except[0]",
-                "spec.ingress[2].ports[0].endPort");
+        assertThat(calc.problems())
+                .extracting(PolicyProblem::field)
+                .containsExactly(
+                        "spec.ingress[0].from",
+                        "spec.ingress[0].from[0].ipBlock.cidr",
+                        "spec.ingress[0].from[1].podSelector",
+                        "spec.ingress[1].ports",
+                        "spec.ingress[1].ports[0].port",
+                        "spec.ingress[1].ports[1].protocol",
+                        "spec.ingress[2].from[0].ipBlock.except[0]",
+                        "spec.ingress[2].ports[0].endPort");
     }
 
     @Test
@@ -270,8 +287,13 @@ class IncrementalPolicyCalculatorTest {
         for (String pod : List.of("x/a", "x/b", "x/c")) {
             NodeSnapshot s = snapshotOf(pod);
             assertThat(s.getPoliciesList()).extracting(p -> p.getId().getName()).contains("x/bad-selector");
-            assertThat(s.getPoliciesList().stream().filter(p -> p.getId().getName().equals("x/bad-selector"))
-                    .findFirst().orElseThrow().getPolicy().getInboundRulesList()).isEmpty();
+            assertThat(s.getPoliciesList().stream()
+                            .filter(p -> p.getId().getName().equals("x/bad-selector"))
+                            .findFirst()
+                            .orElseThrow()
+                            .getPolicy()
+                            .getInboundRulesList())
+                    .isEmpty();
         }
         assertThat(calc.problems()).hasSize(1);
     }
@@ -299,6 +321,7 @@ class IncrementalPolicyCalculatorTest {
         String node = NetpolWorld.node("x", "a");
         assertThat(calc.drainChangedNodes()).contains(node);
         assertThat(calc.nodes()).doesNotContain(node);
-        assertThat(calc.snapshot(node)).isEqualTo(NodeSnapshot.newBuilder().setNode(node).build());
+        assertThat(calc.snapshot(node))
+                .isEqualTo(NodeSnapshot.newBuilder().setNode(node).build());
     }
 }

@@ -37,6 +37,7 @@ class IncrementalRebuildTest {
 
     /** The cluster's current objects, by kind and key, as a from-scratch calculation is fed them. */
     private final Map<String, Namespace> namespaces = new TreeMap<>();
+
     private final Map<String, Pod> pods = new TreeMap<>();
     private final Map<String, NetworkPolicy> policies = new TreeMap<>();
     private final Map<String, Node> nodes = new TreeMap<>();
@@ -93,13 +94,18 @@ class IncrementalRebuildTest {
      * its correct snapshot at the previous drain must be reported, whether or not it was built
      * since. Returns the correct snapshots at this drain.
      */
-    private static Map<String, NodeSnapshot> assertDrainReportsChanges(IncrementalPolicyCalculator calc,
-            IncrementalPolicyCalculator fresh, Map<String, NodeSnapshot> atLastDrain, String as) {
+    private static Map<String, NodeSnapshot> assertDrainReportsChanges(
+            IncrementalPolicyCalculator calc,
+            IncrementalPolicyCalculator fresh,
+            Map<String, NodeSnapshot> atLastDrain,
+            String as) {
         Set<String> reported = calc.drainChangedNodes();
         Map<String, NodeSnapshot> now = snapshots(fresh);
         for (String node : NODE_NAMES) {
             if (!now.get(node).equals(atLastDrain.get(node))) {
-                assertThat(reported).as("%s: %s changed but was not reported", as, node).contains(node);
+                assertThat(reported)
+                        .as("%s: %s changed but was not reported", as, node)
+                        .contains(node);
             }
         }
         return now;
@@ -123,8 +129,11 @@ class IncrementalRebuildTest {
         if (kind <= 3 && !pods.isEmpty()) {
             // Only the labels: the pod's own node changes, the others only in the sets' members.
             Pod old = pick(pods, r);
-            Pod relabelled = new PodBuilder(old).editMetadata()
-                    .withLabels(base.mutate(old, step).getMetadata().getLabels()).endMetadata().build();
+            Pod relabelled = new PodBuilder(old)
+                    .editMetadata()
+                    .withLabels(base.mutate(old, step).getMetadata().getLabels())
+                    .endMetadata()
+                    .build();
             apply(calc, relabelled);
             return "pod labels " + key(old);
         }
@@ -148,7 +157,8 @@ class IncrementalRebuildTest {
             Pod old = pick(pods, r);
             if (r.nextInt(3) == 0) {
                 pods.remove(key(old));
-                calc.deletePod(old.getMetadata().getNamespace(), old.getMetadata().getName());
+                calc.deletePod(
+                        old.getMetadata().getNamespace(), old.getMetadata().getName());
                 return "pod deleted " + key(old);
             }
             Pod p = base.mutate(old, 100 + step);
@@ -177,7 +187,9 @@ class IncrementalRebuildTest {
             GenericKubernetesResource old = pick(adminPolicies, r);
             if (r.nextInt(3) == 0) {
                 adminPolicies.remove(adminKey(old));
-                calc.deleteAdminPolicy(AdminPolicyKind.byKindName(old.getKind()), old.getMetadata().getName());
+                calc.deleteAdminPolicy(
+                        AdminPolicyKind.byKindName(old.getKind()),
+                        old.getMetadata().getName());
                 return "admin policy deleted " + adminKey(old);
             }
             apply(calc, c.mutate(old));

@@ -81,7 +81,9 @@ class ModelSerializationTest {
         assertThat(model).isEqualTo(PodModel.of(whole));
         assertThat(model.endpoint()).isTrue();
         assertThat(model.ips()).containsExactly("10.0.1.5", "fd00::105");
-        assertThat(model.namedPorts()).extracting(PodModel.NamedPort::name).containsExactlyInAnyOrder("http", "dns", "admin");
+        assertThat(model.namedPorts())
+                .extracting(PodModel.NamedPort::name)
+                .containsExactlyInAnyOrder("http", "dns", "admin");
 
         Node node = ModelSerialization.INSTANCE.unmarshal(NODE, Node.class);
         assertThat(NodeModel.of(node)).isEqualTo(NodeModel.of(FULL.unmarshal(NODE, Node.class)));
@@ -91,14 +93,15 @@ class ModelSerializationTest {
 
     @Test
     void whatTheCalculationDoesNotReadIsSkippedNotKeptOrReportedAsUnknown() {
-        Pod read = ModelSerialization.INSTANCE.unmarshal(POD.replace("hostNetwork: false", "hostNetwork: false\n  hostNetwrk: true"),
-                Pod.class);
+        Pod read = ModelSerialization.INSTANCE.unmarshal(
+                POD.replace("hostNetwork: false", "hostNetwork: false\n  hostNetwrk: true"), Pod.class);
         assertThat(read.getSpec().getVolumes()).isEmpty();
         assertThat(read.getSpec().getAffinity()).isNull();
         assertThat(read.getSpec().getContainers().get(0).getLivenessProbe()).isNull();
         assertThat(read.getSpec().getContainers().get(0).getEnv()).isEmpty();
         assertThat(read.getStatus().getContainerStatuses()).isEmpty();
-        assertThat(read.getSpec().getAdditionalProperties()).as("a misspelt field is still unknown")
+        assertThat(read.getSpec().getAdditionalProperties())
+                .as("a misspelt field is still unknown")
                 .containsOnlyKeys("hostNetwrk");
         assertThat(read.getStatus().getAdditionalProperties()).isEmpty();
         assertThat(FULL.unmarshal(POD, Pod.class).getSpec().getVolumes()).hasSize(2);
@@ -108,14 +111,16 @@ class ModelSerializationTest {
         assertThat(meta.getOwnerReferences()).isEmpty();
         assertThat(meta.getAnnotations()).isEmpty();
         assertThat(meta.getAdditionalProperties()).isEmpty();
-        assertThat(FULL.unmarshal(POD, Pod.class).getMetadata().getManagedFields()).hasSize(1);
+        assertThat(FULL.unmarshal(POD, Pod.class).getMetadata().getManagedFields())
+                .hasSize(1);
     }
 
     /** What the informers and the calculation read of metadata; a misspelt name is still unknown. */
     @Test
     void metadataKeepsNamesLabelsAndVersions() {
-        ObjectMeta meta = ModelSerialization.INSTANCE.unmarshal(POD.replace("  uid: 0b5c5f5e-1", "  uid: 0b5c5f5e-1\n  lables: {a: b}"),
-                Pod.class).getMetadata();
+        ObjectMeta meta = ModelSerialization.INSTANCE
+                .unmarshal(POD.replace("  uid: 0b5c5f5e-1", "  uid: 0b5c5f5e-1\n  lables: {a: b}"), Pod.class)
+                .getMetadata();
         assertThat(meta.getName()).isEqualTo("web-1");
         assertThat(meta.getNamespace()).isEqualTo("shop");
         assertThat(meta.getLabels()).containsExactlyInAnyOrderEntriesOf(Map.of("app", "web", "tier", "front"));
@@ -143,19 +148,33 @@ class ModelSerializationTest {
 
     @Test
     void aFieldOfTheWrongTypeFailsOnlyWhereTheCalculationReads() {
-        Pod skipped = ModelSerialization.INSTANCE.unmarshal(POD.replace(
-                "volumes: [{name: data, persistentVolumeClaim: {claimName: data}}, {name: cfg, configMap: {name: cfg}}]",
-                "volumes: 5"), Pod.class);
+        Pod skipped = ModelSerialization.INSTANCE.unmarshal(
+                POD.replace(
+                        "volumes: [{name: data, persistentVolumeClaim: {claimName: data}}, {name: cfg, configMap: {name: cfg}}]",
+                        "volumes: 5"),
+                Pod.class);
         assertThat(PodModel.of(skipped)).isEqualTo(PodModel.of(FULL.unmarshal(POD, Pod.class)));
-        assertThatThrownBy(() -> ModelSerialization.INSTANCE.unmarshal(POD.replace("hostNetwork: false",
-                "hostNetwork: [1]"), Pod.class)).isInstanceOf(RuntimeException.class);
+        assertThatThrownBy(() -> ModelSerialization.INSTANCE.unmarshal(
+                        POD.replace("hostNetwork: false", "hostNetwork: [1]"), Pod.class))
+                .isInstanceOf(RuntimeException.class);
     }
 
     @Test
     void writingIsUnchanged() {
-        Pod pod = new PodBuilder().withNewMetadata().withName("p").endMetadata()
-                .withNewSpec().addNewVolume().withName("v").endVolume().withNodeName("n1").endSpec().build();
-        assertThat(ModelSerialization.INSTANCE.asJson(pod)).isEqualTo(FULL.asJson(pod)).contains("\"volumes\"");
+        Pod pod = new PodBuilder()
+                .withNewMetadata()
+                .withName("p")
+                .endMetadata()
+                .withNewSpec()
+                .addNewVolume()
+                .withName("v")
+                .endVolume()
+                .withNodeName("n1")
+                .endSpec()
+                .build();
+        assertThat(ModelSerialization.INSTANCE.asJson(pod))
+                .isEqualTo(FULL.asJson(pod))
+                .contains("\"volumes\"");
     }
 
     /** A misspelt name in READ would silently drop a field the calculation needs. */

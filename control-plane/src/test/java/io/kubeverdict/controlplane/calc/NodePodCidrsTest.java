@@ -28,9 +28,21 @@ class NodePodCidrsTest {
     }
 
     static Node node(String name, String podCidr, List<String> podCidrs) {
-        return new NodeBuilder().withNewMetadata().withName(name).withLabels(Map.of("zone", "a")).endMetadata()
-                .withNewSpec().withPodCIDR(podCidr).withPodCIDRs(podCidrs).endSpec()
-                .withNewStatus().addNewAddress().withType("InternalIP").withAddress("192.168.0.1").endAddress().endStatus()
+        return new NodeBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withLabels(Map.of("zone", "a"))
+                .endMetadata()
+                .withNewSpec()
+                .withPodCIDR(podCidr)
+                .withPodCIDRs(podCidrs)
+                .endSpec()
+                .withNewStatus()
+                .addNewAddress()
+                .withType("InternalIP")
+                .withAddress("192.168.0.1")
+                .endAddress()
+                .endStatus()
                 .build();
     }
 
@@ -52,11 +64,13 @@ class NodePodCidrsTest {
 
     @Test
     void invalidRangesAreLeftOutAndHostBitsCleared() {
-        calc.upsertNode(node("node-1", null, List.of("10.244.1.7/24", "junk", "10.244.1.0/33", "10.244.1.0/24", "FD00::/64")));
+        calc.upsertNode(
+                node("node-1", null, List.of("10.244.1.7/24", "junk", "10.244.1.0/33", "10.244.1.0/24", "FD00::/64")));
         assertThat(calc.snapshot("node-1").getPodCidrsList()).containsExactly("10.244.1.0/24", "fd00::/64");
         assertThat(NodeModel.podCidrProblems(node("node-1", null, List.of("10.244.1.0/24", "junk"))))
                 .containsExactly("spec.podCIDRs[1]: invalid CIDR \"junk\"; ignored");
-        assertThat(NodeModel.podCidrProblems(node("node-1", "10.0.0.0/8", null))).isEmpty();
+        assertThat(NodeModel.podCidrProblems(node("node-1", "10.0.0.0/8", null)))
+                .isEmpty();
         assertThat(NodeModel.podCidrProblems(node("node-1", "10.0.0.0/", null)))
                 .containsExactly("spec.podCIDR: invalid CIDR \"10.0.0.0/\"; ignored");
     }
@@ -65,8 +79,11 @@ class NodePodCidrsTest {
     void aNodeWithoutEndpointsCarriesThemToo() {
         calc.upsertNode(node("node-9", "10.244.9.0/24", null));
         assertThat(calc.drainChangedNodes()).containsExactly("node-9");
-        assertThat(calc.snapshot("node-9")).isEqualTo(NodeSnapshot.newBuilder().setNode("node-9")
-                .addPodCidrs("10.244.9.0/24").build());
+        assertThat(calc.snapshot("node-9"))
+                .isEqualTo(NodeSnapshot.newBuilder()
+                        .setNode("node-9")
+                        .addPodCidrs("10.244.9.0/24")
+                        .build());
     }
 
     /** Ranges that hold the world's pods (10.0.x.y): a node does not refuse their addresses. */
@@ -83,7 +100,8 @@ class NodePodCidrsTest {
         assertThat(calc.drainChangedNodes()).containsExactly("node-1");
         NodeSnapshot after = calc.snapshot("node-1");
         assertThat(after.getPodCidrsList()).containsExactly("10.0.0.0/20");
-        assertThat(after.toBuilder().clearPodCidrs().build()).isEqualTo(before.toBuilder().clearPodCidrs().build());
+        assertThat(after.toBuilder().clearPodCidrs().build())
+                .isEqualTo(before.toBuilder().clearPodCidrs().build());
         assertThat(calc.snapshot("node-2")).isSameAs(other);
     }
 

@@ -89,7 +89,11 @@ class OrderIndependenceTest {
             case 2 -> List.of("10.1.0.0/25");
             default -> List.of("10.1.0.128/25", "fd00::/124");
         };
-        return new io.fabric8.kubernetes.api.model.NodeBuilder(node).editOrNewSpec().withPodCIDRs(ranges).endSpec().build();
+        return new io.fabric8.kubernetes.api.model.NodeBuilder(node)
+                .editOrNewSpec()
+                .withPodCIDRs(ranges)
+                .endSpec()
+                .build();
     }
 
     /** The snapshots, and the problems (which include order-dependent-looking overlap warnings). */
@@ -151,8 +155,14 @@ class OrderIndependenceTest {
         for (Node n : admin.nodes) {
             List<Event> s = new ArrayList<>();
             for (int i = r.nextInt(3); i > 0; i--) {
-                s.add(new Event(withPodCidrs(admin.node(Integer.parseInt(n.getMetadata().getName().substring(4))), r),
-                        null, null, null));
+                s.add(new Event(
+                        withPodCidrs(
+                                admin.node(Integer.parseInt(
+                                        n.getMetadata().getName().substring(4))),
+                                r),
+                        null,
+                        null,
+                        null));
             }
             if (r.nextInt(4) == 0) {
                 s.add(new Event(null, "Node", null, n.getMetadata().getName()));
@@ -173,22 +183,34 @@ class OrderIndependenceTest {
         }
         for (int i = r.nextInt(2); i > 0; i--) {
             GenericKubernetesResource extra = admin.policy("v1alpha2", "ClusterNetworkPolicy", "extra-cnp" + i);
-            perObject.add(List.of(new Event(extra, null, null, null), new Event(null, "ClusterNetworkPolicy", null, "extra-cnp" + i)));
+            perObject.add(List.of(
+                    new Event(extra, null, null, null),
+                    new Event(null, "ClusterNetworkPolicy", null, "extra-cnp" + i)));
         }
         for (NetworkPolicy np : c.policies) {
             List<Event> s = new ArrayList<>();
             for (int i = r.nextInt(3); i > 0; i--) {
-                s.add(new Event(c.policy(np.getMetadata().getNamespace(), np.getMetadata().getName()), null, null, null));
+                s.add(new Event(
+                        c.policy(
+                                np.getMetadata().getNamespace(),
+                                np.getMetadata().getName()),
+                        null,
+                        null,
+                        null));
             }
             s.add(new Event(np, null, null, null));
             perObject.add(s);
         }
         for (int i = r.nextInt(3); i > 0; i--) {
-            String ns = c.namespaces.get(r.nextInt(c.namespaces.size())).getMetadata().getName();
+            String ns = c.namespaces
+                    .get(r.nextInt(c.namespaces.size()))
+                    .getMetadata()
+                    .getName();
             Pod extra = c.pod(ns, "extra" + i, 100 + i);
             perObject.add(List.of(new Event(extra, null, null, null), new Event(null, "Pod", ns, "extra" + i)));
             NetworkPolicy np = c.policy(ns, "extra-np" + i);
-            perObject.add(List.of(new Event(np, null, null, null), new Event(null, "NetworkPolicy", ns, "extra-np" + i)));
+            perObject.add(
+                    List.of(new Event(np, null, null, null), new Event(null, "NetworkPolicy", ns, "extra-np" + i)));
         }
         // Interleave: repeatedly take the next event of a random object stream.
         List<Event> out = new ArrayList<>();
@@ -220,9 +242,12 @@ class OrderIndependenceTest {
                 Set<String> changed = calc.drainChangedNodes();
                 for (String node : allNodes) {
                     NodeSnapshot now = calc.snapshot(node);
-                    NodeSnapshot before = seen.getOrDefault(node, NodeSnapshot.newBuilder().setNode(node).build());
+                    NodeSnapshot before = seen.getOrDefault(
+                            node, NodeSnapshot.newBuilder().setNode(node).build());
                     if (!now.equals(before)) {
-                        assertThat(changed).as("node %s changed but was not drained", node).contains(node);
+                        assertThat(changed)
+                                .as("node %s changed but was not drained", node)
+                                .contains(node);
                     }
                     seen.put(node, now);
                 }

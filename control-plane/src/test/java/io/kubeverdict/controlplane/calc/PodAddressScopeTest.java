@@ -39,10 +39,22 @@ class PodAddressScopeTest {
     }
 
     static Node node(String name, List<String> podCidrs, String... addresses) {
-        NodeBuilder b = new NodeBuilder().withNewMetadata().withName(name).endMetadata()
-                .withNewSpec().withPodCIDRs(podCidrs).endSpec().withNewStatus().endStatus();
+        NodeBuilder b = new NodeBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .endMetadata()
+                .withNewSpec()
+                .withPodCIDRs(podCidrs)
+                .endSpec()
+                .withNewStatus()
+                .endStatus();
         for (String a : addresses) {
-            b.editStatus().addNewAddress().withType("InternalIP").withAddress(a).endAddress().endStatus();
+            b.editStatus()
+                    .addNewAddress()
+                    .withType("InternalIP")
+                    .withAddress(a)
+                    .endAddress()
+                    .endStatus();
         }
         return b.build();
     }
@@ -60,9 +72,9 @@ class PodAddressScopeTest {
         calc.upsertPod(pod("mirror", "frontend", "node-3", LIAR, "10.244.3.9"));
 
         assertThat(frontends()).containsExactlyInAnyOrder("10.244.2.7", "10.244.3.9");
-        assertThat(calc.refusedAddresses()).containsExactly(
-                new RefusedAddress("shop/mirror", "node-3", LIAR));
-        assertThat(calc.snapshot("node-3").getEndpointsList()).singleElement()
+        assertThat(calc.refusedAddresses()).containsExactly(new RefusedAddress("shop/mirror", "node-3", LIAR));
+        assertThat(calc.snapshot("node-3").getEndpointsList())
+                .singleElement()
                 .satisfies(e -> assertThat(e.getEndpoint().getIpsList()).containsExactly("10.244.3.9"));
     }
 
@@ -112,8 +124,10 @@ class PodAddressScopeTest {
         other.world();
         other.calc.upsertNode(node("node-3", List.of("10.244.3.0/24"), "192.168.0.3"));
         other.calc.upsertPod(pod("mirror", "frontend", "node-3", LIAR, "10.244.3.9"));
-        assertThat(podFirst1.toByteArray()).isEqualTo(other.calc.snapshot("node-1").toByteArray());
-        assertThat(podFirst3.toByteArray()).isEqualTo(other.calc.snapshot("node-3").toByteArray());
+        assertThat(podFirst1.toByteArray())
+                .isEqualTo(other.calc.snapshot("node-1").toByteArray());
+        assertThat(podFirst3.toByteArray())
+                .isEqualTo(other.calc.snapshot("node-3").toByteArray());
         assertThat(calc.refusedAddresses()).isEqualTo(other.calc.refusedAddresses());
     }
 
@@ -130,7 +144,9 @@ class PodAddressScopeTest {
         calc.upsertNode(node("node-3", List.of("10.244.3.0/24")));
         assertThat(frontends()).containsExactly("10.244.2.7");
         calc.deleteNode("node-3");
-        assertThat(frontends()).as("no Node, no ranges: nothing refused").containsExactlyInAnyOrder("10.244.2.7", "10.244.30.9");
+        assertThat(frontends())
+                .as("no Node, no ranges: nothing refused")
+                .containsExactlyInAnyOrder("10.244.2.7", "10.244.30.9");
 
         calc.upsertNode(node("node-3", List.of("10.244.3.0/24")));
         calc.deletePod("shop", "mirror");

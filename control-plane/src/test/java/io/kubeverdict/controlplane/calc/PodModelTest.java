@@ -15,11 +15,26 @@ class PodModelTest {
     @Test
     void nullContainersAndPortsNameNoPort() {
         Container withNullPort = new Container();
-        withNullPort.setPorts(Arrays.asList(null,
-                new ContainerPortBuilder().withName("http").withContainerPort(80).withProtocol("TCP").build()));
-        Pod pod = new PodBuilder().withNewMetadata().withNamespace("x").withName("a").endMetadata()
-                .withNewSpec().withNodeName("n1").endSpec()
-                .withNewStatus().withPhase("Running").withPodIP("10.0.0.1").endStatus().build();
+        withNullPort.setPorts(Arrays.asList(
+                null,
+                new ContainerPortBuilder()
+                        .withName("http")
+                        .withContainerPort(80)
+                        .withProtocol("TCP")
+                        .build()));
+        Pod pod = new PodBuilder()
+                .withNewMetadata()
+                .withNamespace("x")
+                .withName("a")
+                .endMetadata()
+                .withNewSpec()
+                .withNodeName("n1")
+                .endSpec()
+                .withNewStatus()
+                .withPhase("Running")
+                .withPodIP("10.0.0.1")
+                .endStatus()
+                .build();
         pod.getSpec().setContainers(Arrays.asList(null, withNullPort));
 
         PodModel model = PodModel.of(pod);
@@ -30,16 +45,30 @@ class PodModelTest {
     @Test
     void everyPhaseButSucceededAndFailedIsAnEndpoint() {
         for (String phase : new String[] {null, "", "Pending", "Running", "Unknown", "SomethingNew"}) {
-            assertThat(PodModel.of(scheduledWithAddress(phase)).endpoint()).as("phase %s", phase).isTrue();
+            assertThat(PodModel.of(scheduledWithAddress(phase)).endpoint())
+                    .as("phase %s", phase)
+                    .isTrue();
         }
         for (String phase : new String[] {"Succeeded", "Failed"}) {
-            assertThat(PodModel.of(scheduledWithAddress(phase)).endpoint()).as("phase %s", phase).isFalse();
+            assertThat(PodModel.of(scheduledWithAddress(phase)).endpoint())
+                    .as("phase %s", phase)
+                    .isFalse();
         }
     }
 
     private static Pod scheduledWithAddress(String phase) {
-        return new PodBuilder().withNewMetadata().withNamespace("x").withName("a").endMetadata()
-                .withNewSpec().withNodeName("n1").endSpec()
-                .withNewStatus().withPhase(phase).withPodIP("10.0.0.1").endStatus().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withNamespace("x")
+                .withName("a")
+                .endMetadata()
+                .withNewSpec()
+                .withNodeName("n1")
+                .endSpec()
+                .withNewStatus()
+                .withPhase(phase)
+                .withPodIP("10.0.0.1")
+                .endStatus()
+                .build();
     }
 }

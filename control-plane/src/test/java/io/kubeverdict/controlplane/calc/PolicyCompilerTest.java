@@ -17,14 +17,28 @@ class PolicyCompilerTest {
     @Test
     void aRuleWithNoUsablePeerButANamedPortMatchesNothingAndRefersToNoSet() {
         NetworkPolicy np = new NetworkPolicyBuilder()
-                .withNewMetadata().withNamespace("x").withName("p").endMetadata()
-                .withNewSpec().withNewPodSelector().endPodSelector()
+                .withNewMetadata()
+                .withNamespace("x")
+                .withName("p")
+                .endMetadata()
+                .withNewSpec()
+                .withNewPodSelector()
+                .endPodSelector()
                 .addNewIngress()
-                .addNewFrom().withNewPodSelector().addNewMatchExpression().withKey("app").withOperator("Near")
-                .endMatchExpression().endPodSelector().endFrom()
-                .addNewPort().withNewPort("http").endPort()
+                .addNewFrom()
+                .withNewPodSelector()
+                .addNewMatchExpression()
+                .withKey("app")
+                .withOperator("Near")
+                .endMatchExpression()
+                .endPodSelector()
+                .endFrom()
+                .addNewPort()
+                .withNewPort("http")
+                .endPort()
                 .endIngress()
-                .endSpec().build();
+                .endSpec()
+                .build();
 
         CompiledPolicy compiled = PolicyCompiler.compile(np);
 
@@ -33,25 +47,37 @@ class PolicyCompilerTest {
         assertThat(rule.getPeersList()).isEmpty();
         assertThat(rule.getPortsList()).isEmpty();
         assertThat(compiled.ipSets()).isEmpty();
-        assertThat(compiled.problems()).extracting(Object::toString)
+        assertThat(compiled.problems())
+                .extracting(Object::toString)
                 .anyMatch(p -> p.contains("spec.ingress[0].from") && p.contains("matches nothing"));
     }
 
     @Test
     void aNullRuleMatchesNothingAndIsReported() {
         NetworkPolicy np = new NetworkPolicyBuilder()
-                .withNewMetadata().withNamespace("x").withName("p").endMetadata()
-                .withNewSpec().withNewPodSelector().endPodSelector().withPolicyTypes("Ingress", "Egress").endSpec().build();
+                .withNewMetadata()
+                .withNamespace("x")
+                .withName("p")
+                .endMetadata()
+                .withNewSpec()
+                .withNewPodSelector()
+                .endPodSelector()
+                .withPolicyTypes("Ingress", "Egress")
+                .endSpec()
+                .build();
         np.getSpec().setIngress(Arrays.asList((NetworkPolicyIngressRule) null));
         np.getSpec().setEgress(Arrays.asList((NetworkPolicyEgressRule) null));
 
         CompiledPolicy compiled = PolicyCompiler.compile(np);
 
-        for (Rule rule : List.of(compiled.proto().getPolicy().getInboundRules(0), compiled.proto().getPolicy().getOutboundRules(0))) {
+        for (Rule rule : List.of(
+                compiled.proto().getPolicy().getInboundRules(0),
+                compiled.proto().getPolicy().getOutboundRules(0))) {
             assertThat(rule.getAllPeers()).isFalse();
             assertThat(rule.getPeersList()).isEmpty();
         }
-        assertThat(compiled.problems()).extracting(Object::toString)
+        assertThat(compiled.problems())
+                .extracting(Object::toString)
                 .anyMatch(p -> p.contains("spec.ingress[0]") && p.contains("null"))
                 .anyMatch(p -> p.contains("spec.egress[0]") && p.contains("null"));
     }

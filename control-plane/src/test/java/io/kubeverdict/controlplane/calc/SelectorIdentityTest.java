@@ -18,9 +18,9 @@ import io.kubeverdict.proto.v1.Rule;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /** IP-set identity is the parsed selector, and selectors hold only labels Kubernetes accepts. */
 class SelectorIdentityTest {
@@ -36,7 +36,8 @@ class SelectorIdentityTest {
         Selector one = selector(new Requirement("pod", Op.IN, List.of("a,b")));
         assertThat(two.canonical()).isNotEqualTo(one.canonical());
         assertThat(two).isNotEqualTo(one);
-        assertThat(IpSetDef.pods("x", two).id()).isNotEqualTo(IpSetDef.pods("x", one).id());
+        assertThat(IpSetDef.pods("x", two).id())
+                .isNotEqualTo(IpSetDef.pods("x", one).id());
         assertThat(IpSetDef.pods("x", two)).isNotEqualTo(IpSetDef.pods("x", one));
     }
 
@@ -45,7 +46,8 @@ class SelectorIdentityTest {
         // One requirement whose key contains the text of a separator and another requirement,
         // versus those two requirements: equal as "key OP (values)" joined with "; ".
         Selector tricky = selector(new Requirement("pod IN (a); pod", Op.IN, List.of("b")));
-        Selector pair = selector(new Requirement("pod", Op.IN, List.of("a")), new Requirement("pod", Op.IN, List.of("b")));
+        Selector pair =
+                selector(new Requirement("pod", Op.IN, List.of("a")), new Requirement("pod", Op.IN, List.of("b")));
         assertThat(tricky.canonical()).isNotEqualTo(pair.canonical());
         assertThat(IpSetDef.podsInNamespaces(tricky, Selector.ALL).id())
                 .isNotEqualTo(IpSetDef.podsInNamespaces(pair, Selector.ALL).id());
@@ -59,13 +61,18 @@ class SelectorIdentityTest {
         IpSetDef plain = IpSetDef.pods("x", Selector.ALL);
         assertThat(IpSetDef.pods("x pods={}", Selector.ALL).id()).isNotEqualTo(plain.id());
         IpSetDef http = IpSetDef.namedPort("x", null, Selector.ALL, "http", Protocol.TCP);
-        assertThat(IpSetDef.namedPort("x", null, Selector.ALL, "http/UDP", Protocol.TCP).id()).isNotEqualTo(http.id());
+        assertThat(IpSetDef.namedPort("x", null, Selector.ALL, "http/UDP", Protocol.TCP)
+                        .id())
+                .isNotEqualTo(http.id());
     }
 
     @Test
     void sameSelectorInAnotherOrderIsTheSameSet() {
-        Selector a = selector(new Requirement("pod", Op.IN, List.of("b", "a", "a")), new Requirement("app", Op.EXISTS, List.of()));
-        Selector b = selector(new Requirement("app", Op.EXISTS, List.of()), new Requirement("pod", Op.IN, List.of("a", "b")),
+        Selector a = selector(
+                new Requirement("pod", Op.IN, List.of("b", "a", "a")), new Requirement("app", Op.EXISTS, List.of()));
+        Selector b = selector(
+                new Requirement("app", Op.EXISTS, List.of()),
+                new Requirement("pod", Op.IN, List.of("a", "b")),
                 new Requirement("app", Op.EXISTS, List.of()));
         assertThat(a).isEqualTo(b);
         assertThat(IpSetDef.pods("x", a).id()).isEqualTo(IpSetDef.pods("x", b).id());
@@ -101,15 +108,23 @@ class SelectorIdentityTest {
                 String ip = NetpolWorld.ip(src);
                 boolean fromAOrB = src.equals("x/a") || src.equals("x/b");
                 if (!src.equals("x/a")) {
-                    assertThat(cluster.allowed(ip, xa, 6, 80)).as(src + " -> x/a").isEqualTo(fromAOrB);
+                    assertThat(cluster.allowed(ip, xa, 6, 80))
+                            .as(src + " -> x/a")
+                            .isEqualTo(fromAOrB);
                 }
                 // "a,b" is no label value: the peer is dropped and x/c admits nobody.
                 if (!src.equals("x/c")) {
-                    assertThat(cluster.allowed(ip, xc, 6, 80)).as(src + " -> x/c").isFalse();
+                    assertThat(cluster.allowed(ip, xc, 6, 80))
+                            .as(src + " -> x/c")
+                            .isFalse();
                 }
             }
-            assertThat(cluster.allowed("10.0.1.9", xa, 6, 80)).as("x/comma -> x/a").isFalse();
-            assertThat(cluster.allowed("10.0.1.9", xc, 6, 80)).as("x/comma -> x/c").isFalse();
+            assertThat(cluster.allowed("10.0.1.9", xa, 6, 80))
+                    .as("x/comma -> x/a")
+                    .isFalse();
+            assertThat(cluster.allowed("10.0.1.9", xc, 6, 80))
+                    .as("x/comma -> x/c")
+                    .isFalse();
         }
     }
 
@@ -117,10 +132,13 @@ class SelectorIdentityTest {
     void anInvalidValueIsReportedAndItsPeerMatchesNothing() {
         IncrementalPolicyCalculator calc = world();
         calc.upsertPolicy(policy("x", COMMA_SELECTOR));
-        assertThat(calc.problems()).extracting(PolicyProblem::field)
+        assertThat(calc.problems())
+                .extracting(PolicyProblem::field)
                 .containsExactlyInAnyOrder("spec.ingress[0].from[0].podSelector", "spec.ingress[0].from");
-        assertThat(calc.problems()).anySatisfy(p -> assertThat(p.message())
-                .contains("invalid label value \"a,b\"").endsWith("peer dropped"));
+        assertThat(calc.problems())
+                .anySatisfy(p -> assertThat(p.message())
+                        .contains("invalid label value \"a,b\"")
+                        .endsWith("peer dropped"));
         Rule rule = policyOn(calc, "x/c", "x/from-comma").getPolicy().getInboundRules(0);
         assertThat(rule.getAllPeers()).isFalse();
         assertThat(rule.getPeersList()).isEmpty();
@@ -137,28 +155,30 @@ class SelectorIdentityTest {
                   podSelector: {matchLabels: {pod: a}}
                   ingress: [{from: [{podSelector: {matchExpressions: [null]}}]}]
                 """));
-        assertThat(calc.problems()).anySatisfy(p -> assertThat(p.message()).contains("matchExpressions has an empty entry"));
+        assertThat(calc.problems())
+                .anySatisfy(p -> assertThat(p.message()).contains("matchExpressions has an empty entry"));
         Rule rule = policyOn(calc, "x/a", "x/peer").getPolicy().getInboundRules(0);
         assertThat(rule.getAllPeers()).isFalse();
         assertThat(rule.getPeersList()).isEmpty();
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "{matchLabels: {\"a b\": x}}",
-        "{matchLabels: {pod: \"a b\"}}",
-        "{matchLabels: {pod: -a}}",
-        "{matchExpressions: [{key: \"-pod\", operator: Exists}]}",
-        "{matchExpressions: [{key: \"pod-\", operator: Exists}]}",
-        "{matchExpressions: [{key: \"Example.com/pod\", operator: Exists}]}",
-        "{matchExpressions: [{key: \"/pod\", operator: Exists}]}",
-        "{matchExpressions: [{key: \"example.com/\", operator: Exists}]}",
-        "{matchExpressions: [{key: \"a/b/c\", operator: Exists}]}",
-        "{matchExpressions: [{key: \"k8s.io/a b\", operator: DoesNotExist}]}",
-        "{matchExpressions: [{key: pod, operator: NotIn, values: [a, \"b\\u00e9\"]}]}",
-        "{matchExpressions: [{key: pod, operator: In, values: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]}]}",
-        "{matchExpressions: [{key: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, operator: Exists}]}",
-    })
+    @ValueSource(
+            strings = {
+                "{matchLabels: {\"a b\": x}}",
+                "{matchLabels: {pod: \"a b\"}}",
+                "{matchLabels: {pod: -a}}",
+                "{matchExpressions: [{key: \"-pod\", operator: Exists}]}",
+                "{matchExpressions: [{key: \"pod-\", operator: Exists}]}",
+                "{matchExpressions: [{key: \"Example.com/pod\", operator: Exists}]}",
+                "{matchExpressions: [{key: \"/pod\", operator: Exists}]}",
+                "{matchExpressions: [{key: \"example.com/\", operator: Exists}]}",
+                "{matchExpressions: [{key: \"a/b/c\", operator: Exists}]}",
+                "{matchExpressions: [{key: \"k8s.io/a b\", operator: DoesNotExist}]}",
+                "{matchExpressions: [{key: pod, operator: NotIn, values: [a, \"b\\u00e9\"]}]}",
+                "{matchExpressions: [{key: pod, operator: In, values: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]}]}",
+                "{matchExpressions: [{key: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, operator: Exists}]}",
+            })
     void invalidKeysAndValuesAreReportedAndNarrow(String selector) {
         // As a peer (pod and namespace selector): the peer is dropped, the rule matches nothing.
         for (String peer : List.of("podSelector: " + selector, "namespaceSelector: " + selector)) {
@@ -170,7 +190,9 @@ class SelectorIdentityTest {
                       ingress: [{from: [{%s}]}]
                     """.formatted(peer)));
             assertThat(calc.problems()).as(peer).hasSize(2);
-            assertThat(calc.problems()).as(peer).anySatisfy(p -> assertThat(p.message()).containsPattern("invalid label (key|value)"));
+            assertThat(calc.problems())
+                    .as(peer)
+                    .anySatisfy(p -> assertThat(p.message()).containsPattern("invalid label (key|value)"));
             Rule rule = policyOn(calc, "x/a", "x/peer").getPolicy().getInboundRules(0);
             assertThat(rule.getAllPeers()).isFalse();
             assertThat(rule.getPeersList()).isEmpty();
@@ -185,18 +207,21 @@ class SelectorIdentityTest {
                 """.formatted(selector)));
         assertThat(calc.problems()).extracting(PolicyProblem::field).containsExactly("spec.podSelector");
         for (String pod : List.of("x/a", "x/b", "x/c")) {
-            assertThat(policyOn(calc, pod, "x/own").getPolicy().getInboundRulesList()).as(pod).isEmpty();
+            assertThat(policyOn(calc, pod, "x/own").getPolicy().getInboundRulesList())
+                    .as(pod)
+                    .isEmpty();
         }
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "{matchLabels: {pod: \"\"}}",
-        "{matchLabels: {example.com/pod-name_1.x: A.b-c_9}}",
-        "{matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [x, \"\"]}]}",
-        "{matchExpressions: [{key: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, operator: Exists}]}",
-        "{matchExpressions: [{key: pod, operator: In, values: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]}]}",
-    })
+    @ValueSource(
+            strings = {
+                "{matchLabels: {pod: \"\"}}",
+                "{matchLabels: {example.com/pod-name_1.x: A.b-c_9}}",
+                "{matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [x, \"\"]}]}",
+                "{matchExpressions: [{key: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, operator: Exists}]}",
+                "{matchExpressions: [{key: pod, operator: In, values: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]}]}",
+            })
     void validKeysAndValuesAreAccepted(String selector) {
         IncrementalPolicyCalculator calc = world();
         calc.upsertPolicy(policy("x", """
@@ -232,6 +257,9 @@ class SelectorIdentityTest {
     private static ActivePolicy policyOn(IncrementalPolicyCalculator calc, String pod, String policy) {
         String[] p = pod.split("/");
         NodeSnapshot s = calc.snapshot(NetpolWorld.node(p[0], p[1]));
-        return s.getPoliciesList().stream().filter(x -> x.getId().getName().equals(policy)).findFirst().orElseThrow();
+        return s.getPoliciesList().stream()
+                .filter(x -> x.getId().getName().equals(policy))
+                .findFirst()
+                .orElseThrow();
     }
 }

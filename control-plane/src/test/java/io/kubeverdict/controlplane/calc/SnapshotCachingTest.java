@@ -102,8 +102,10 @@ class SnapshotCachingTest {
 
     private Endpoint endpoint(String node, String ns, String pod) {
         return calc.snapshot(node).getEndpointsList().stream()
-                .filter(e -> e.getId().getNamespace().equals(ns) && e.getId().getPod().equals(pod))
-                .findFirst().orElseThrow();
+                .filter(e -> e.getId().getNamespace().equals(ns)
+                        && e.getId().getPod().equals(pod))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
@@ -174,11 +176,15 @@ class SnapshotCachingTest {
     void podAddressChange() {
         upsert(NetpolWorld.pod("y", "c", Map.of("pod", "c", "role", "client")));
         assertMatchesFresh();
-        upsert(Objects.pod("y", "c", Map.of("pod", "c", "role", "client"), NetpolWorld.node("y", "c"),
-                List.of("10.9.9.9", "fd00::9"), List.of()));
+        upsert(Objects.pod(
+                "y",
+                "c",
+                Map.of("pod", "c", "role", "client"),
+                NetpolWorld.node("y", "c"),
+                List.of("10.9.9.9", "fd00::9"),
+                List.of()));
         assertMatchesFresh();
-        upsert(Objects.pod("y", "b", Map.of("pod", "b"), NetpolWorld.node("y", "b"),
-                List.of("10.9.9.8"), List.of()));
+        upsert(Objects.pod("y", "b", Map.of("pod", "b"), NetpolWorld.node("y", "b"), List.of("10.9.9.8"), List.of()));
         assertMatchesFresh();
     }
 
@@ -186,8 +192,7 @@ class SnapshotCachingTest {
     void podMovesToAnotherNode() {
         upsert(Objects.pod("x", "a", Map.of("pod", "a"), "node-4", List.of("10.0.1.1"), List.of()));
         assertMatchesFresh();
-        upsert(Objects.pod("x", "a", Map.of("pod", "a", "role", "client"), "node-2",
-                List.of("10.0.1.1"), List.of()));
+        upsert(Objects.pod("x", "a", Map.of("pod", "a", "role", "client"), "node-2", List.of("10.0.1.1"), List.of()));
         assertMatchesFresh();
     }
 

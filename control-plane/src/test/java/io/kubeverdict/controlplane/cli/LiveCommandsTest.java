@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineDirectoryReader;
@@ -54,11 +53,15 @@ class LiveCommandsTest {
 
     @BeforeAll
     void start() throws Exception {
-        cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null, null,
-                        PolicySyncService.Options.defaults()),
-                new IncrementalPolicyCalculator(), new ControlPlane.Source.Manifests(Path.of(EXAMPLE), new EngineDirectoryReader()));
+        cp = ControlPlane.start(
+                new ControlPlane.Config(
+                        new InetSocketAddress("127.0.0.1", 0), null, null, PolicySyncService.Options.defaults()),
+                new IncrementalPolicyCalculator(),
+                new ControlPlane.Source.Manifests(Path.of(EXAMPLE), new EngineDirectoryReader()));
         cp.firstCalculation().get(60, TimeUnit.SECONDS);
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort())
+                .usePlaintext()
+                .build();
     }
 
     @AfterAll
@@ -73,7 +76,10 @@ class LiveCommandsTest {
     private Run run(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = ControlPlaneMain.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
+        int exit = ControlPlaneMain.commandLine()
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(args);
         return new Run(exit, out.toString(), err.toString());
     }
 
@@ -115,11 +121,21 @@ class LiveCommandsTest {
             @Override
             public void onCompleted() {}
         };
-        PolicySyncGrpc.newStub(channel).sync(SyncRequest.newBuilder().setNode(node).setAgentVersion("9.9.9")
-                .setAgentStartTime(com.google.protobuf.Timestamp.newBuilder().setSeconds(started.getEpochSecond())).build(), call);
+        PolicySyncGrpc.newStub(channel)
+                .sync(
+                        SyncRequest.newBuilder()
+                                .setNode(node)
+                                .setAgentVersion("9.9.9")
+                                .setAgentStartTime(com.google.protobuf.Timestamp.newBuilder()
+                                        .setSeconds(started.getEpochSecond()))
+                                .build(),
+                        call);
         assertThat(inSync.await(30, TimeUnit.SECONDS)).isTrue();
-        PolicySyncGrpc.newBlockingStub(channel).reportApplied(AppliedReport.newBuilder().setNode(node)
-                .setAppliedSequence(sequence[0]).build());
+        PolicySyncGrpc.newBlockingStub(channel)
+                .reportApplied(AppliedReport.newBuilder()
+                        .setNode(node)
+                        .setAppliedSequence(sequence[0])
+                        .build());
         agents.add(() -> call.requests.cancel("test over", null));
     }
 
@@ -135,13 +151,17 @@ class LiveCommandsTest {
         Run after = live("status");
         assertThat(after.exit()).as(after.out() + after.err()).isZero();
         List<String> lines = after.out().lines().toList();
-        assertThat(lines.get(0)).startsWith("NODE ").contains("STATE", "APPLIED/SENT", "LAG", "P50", "P99", "VERSION",
-                "UPTIME", "LAST CONTACT");
-        String node1 = lines.stream().filter(l -> l.startsWith("node-1")).findFirst().orElseThrow();
+        assertThat(lines.get(0))
+                .startsWith("NODE ")
+                .contains("STATE", "APPLIED/SENT", "LAG", "P50", "P99", "VERSION", "UPTIME", "LAST CONTACT");
+        String node1 =
+                lines.stream().filter(l -> l.startsWith("node-1")).findFirst().orElseThrow();
         assertThat(node1).contains("in-sync").contains("9.9.9").containsPattern("1h0m|59m");
         // Aligned columns: every row's STATE starts where the header's does.
         int state = lines.get(0).indexOf("STATE");
-        lines.stream().filter(l -> l.startsWith("node-")).forEach(l -> assertThat(l.substring(state)).matches("^\\S.*"));
+        lines.stream()
+                .filter(l -> l.startsWith("node-"))
+                .forEach(l -> assertThat(l.substring(state)).matches("^\\S.*"));
     }
 
     @Test
@@ -153,12 +173,12 @@ class LiveCommandsTest {
 
     Stream<Arguments> connections() {
         return Stream.of(
-                Arguments.of("z/a", "x/a", "80", "TCP", 1),      // default deny in x
-                Arguments.of("y/a", "x/a", "80", "TCP", 0),      // named port serve-80-tcp from ns y
+                Arguments.of("z/a", "x/a", "80", "TCP", 1), // default deny in x
+                Arguments.of("y/a", "x/a", "80", "TCP", 0), // named port serve-80-tcp from ns y
                 Arguments.of("y/a", "10.244.1.10", "80", "tcp", 0),
-                Arguments.of("y/c", "y/a", "80", "TCP", 1),      // y/c egress only to x/a
+                Arguments.of("y/c", "y/a", "80", "TCP", 1), // y/c egress only to x/a
                 Arguments.of("x/c", "x/b", "9000", "UDP", 0),
-                Arguments.of("x/a", "x/a", "81", "TCP", 0));     // loopback
+                Arguments.of("x/a", "x/a", "81", "TCP", 0)); // loopback
     }
 
     @ParameterizedTest(name = "{0} -> {1} {2}/{3}")
@@ -166,15 +186,40 @@ class LiveCommandsTest {
     void explainLiveSaysWhatExplainOfflineSays(String from, String to, String port, String protocol, int exit)
             throws Exception {
         for (String format : List.of("json", "yaml", "table")) {
-            Run offline = run("explain", "--manifests", EXAMPLE, "--from", from, "--to", to, "--port", port,
-                    "--protocol", protocol, "-o", format);
-            Run live = live("explain", "--from", from, "--to", to, "--port", port, "--protocol", protocol, "-o", format);
+            Run offline = run(
+                    "explain",
+                    "--manifests",
+                    EXAMPLE,
+                    "--from",
+                    from,
+                    "--to",
+                    to,
+                    "--port",
+                    port,
+                    "--protocol",
+                    protocol,
+                    "-o",
+                    format);
+            Run live =
+                    live("explain", "--from", from, "--to", to, "--port", port, "--protocol", protocol, "-o", format);
             assertThat(offline.exit()).as(format + offline.err()).isEqualTo(exit);
             assertThat(live.exit()).as(format + live.err()).isEqualTo(exit);
             assertThat(live.out()).as(format).isEqualTo(offline.out());
             if (format.equals("yaml")) {
-                assertThat(YAML.readTree(live.out())).isEqualTo(JSON.readTree(
-                        live("explain", "--from", from, "--to", to, "--port", port, "--protocol", protocol, "-o", "json").out()));
+                assertThat(YAML.readTree(live.out()))
+                        .isEqualTo(JSON.readTree(live(
+                                        "explain",
+                                        "--from",
+                                        from,
+                                        "--to",
+                                        to,
+                                        "--port",
+                                        port,
+                                        "--protocol",
+                                        protocol,
+                                        "-o",
+                                        "json")
+                                .out()));
             }
         }
     }
@@ -190,10 +235,13 @@ class LiveCommandsTest {
                     tier default: no rule matched, the tier's default denies
                 """);
         Run allowed = live("explain", "--from", "y/a", "--to", "x/a", "--port", "80", "--protocol", "TCP");
-        assertThat(allowed.out()).contains("80/TCP: ALLOW")
+        assertThat(allowed.out())
+                .contains("80/TCP: ALLOW")
                 .contains("    tier default: allowed by x/allow-a-from-y-web ingress[0]\n")
                 .doesNotContain("DENY");
-        assertThat(allowed.out().split("ALLOW", -1)).as("the verdict is said once").hasSize(2);
+        assertThat(allowed.out().split("ALLOW", -1))
+                .as("the verdict is said once")
+                .hasSize(2);
     }
 
     @ParameterizedTest
@@ -216,14 +264,16 @@ class LiveCommandsTest {
     void policiesOfAPodPerTierAndDirectionAndItsSets() throws Exception {
         Run r = live("policies", "x/a");
         assertThat(r.exit()).as(r.err()).isZero();
-        assertThat(r.out()).startsWith("x/a on node node-1 (10.244.1.10), labels pod=a\n")
+        assertThat(r.out())
+                .startsWith("x/a on node node-1 (10.244.1.10), labels pod=a\n")
                 .contains("default   ingress     x/allow-a-from-y-web, x/default-deny-ingress (no match: deny)\n")
                 .contains("-         egress      nothing: not isolated")
-                .contains("(named port)")                      // x/a's serve-80-tcp: x/allow-a-from-y-web's port
-                .contains("IN SET").contains("pods of namespace x with pod in (a), port serve-80-tcp/TCP")
-                .contains("x/allow-b-from-x ingress[0]")       // x/a is a peer of x/b's ingress (any pod of x)
-                .contains("y/c-egress-to-xa egress[0]")        // and of y/c's egress
-                .doesNotContain("s:");                          // readable definitions, not hashes
+                .contains("(named port)") // x/a's serve-80-tcp: x/allow-a-from-y-web's port
+                .contains("IN SET")
+                .contains("pods of namespace x with pod in (a), port serve-80-tcp/TCP")
+                .contains("x/allow-b-from-x ingress[0]") // x/a is a peer of x/b's ingress (any pod of x)
+                .contains("y/c-egress-to-xa egress[0]") // and of y/c's egress
+                .doesNotContain("s:"); // readable definitions, not hashes
 
         JsonNode json = JSON.readTree(live("policies", "x/a", "-o", "json").out());
         assertThat(json.get("id").get("pod").asText()).isEqualTo("a");
@@ -239,8 +289,20 @@ class LiveCommandsTest {
 
     @Test
     void liveAndOfflineInputsExcludeEachOther() {
-        assertThat(live("explain", "--manifests", EXAMPLE, "--from", "x/a", "--to", "x/b", "--port", "80",
-                "--protocol", "TCP").exit()).isEqualTo(2);
+        assertThat(live(
+                                "explain",
+                                "--manifests",
+                                EXAMPLE,
+                                "--from",
+                                "x/a",
+                                "--to",
+                                "x/b",
+                                "--port",
+                                "80",
+                                "--protocol",
+                                "TCP")
+                        .exit())
+                .isEqualTo(2);
         Run neither = run("matrix");
         assertThat(neither.exit()).isEqualTo(2);
         assertThat(neither.err()).contains("--manifests DIR").contains("--control-plane");

@@ -10,9 +10,9 @@ import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeStatus;
 import java.time.Duration;
 import java.time.Instant;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.dataformat.yaml.YAMLMapper;
@@ -23,15 +23,30 @@ class OutputFormatsTest {
 
     private static ListNodesResponse cluster() {
         return ListNodesResponse.newBuilder()
-                .addNodes(NodeStatus.newBuilder().setNode("node-1").setConnected(true).setInSync(true).setAgentVersion("0.1.0")
-                        .setSentSequence(12).setAppliedSequence(12)
-                        .setProgrammingLatencyP50(Durations.fromMillis(42)).setProgrammingLatencyP99(Durations.fromMillis(1500))
+                .addNodes(NodeStatus.newBuilder()
+                        .setNode("node-1")
+                        .setConnected(true)
+                        .setInSync(true)
+                        .setAgentVersion("0.1.0")
+                        .setSentSequence(12)
+                        .setAppliedSequence(12)
+                        .setProgrammingLatencyP50(Durations.fromMillis(42))
+                        .setProgrammingLatencyP99(Durations.fromMillis(1500))
                         .setProgrammingLatencySamples(9)
-                        .setAgentStartTime(Timestamps.fromMillis(NOW.minus(Duration.ofHours(3).plusMinutes(12)).toEpochMilli()))
-                        .setLastContact(Timestamps.fromMillis(NOW.minusSeconds(4).toEpochMilli())))
-                .addNodes(NodeStatus.newBuilder().setNode("node-22").setConnected(true).setInSync(true).setAgentVersion("0.1.0")
-                        .setSentSequence(130).setAppliedSequence(127).setLag(3)
-                        .setLastContact(Timestamps.fromMillis(NOW.minusSeconds(75).toEpochMilli())))
+                        .setAgentStartTime(Timestamps.fromMillis(
+                                NOW.minus(Duration.ofHours(3).plusMinutes(12)).toEpochMilli()))
+                        .setLastContact(
+                                Timestamps.fromMillis(NOW.minusSeconds(4).toEpochMilli())))
+                .addNodes(NodeStatus.newBuilder()
+                        .setNode("node-22")
+                        .setConnected(true)
+                        .setInSync(true)
+                        .setAgentVersion("0.1.0")
+                        .setSentSequence(130)
+                        .setAppliedSequence(127)
+                        .setLag(3)
+                        .setLastContact(
+                                Timestamps.fromMillis(NOW.minusSeconds(75).toEpochMilli())))
                 .addNodes(NodeStatus.newBuilder().setNode("node-3"))
                 .build();
     }
@@ -50,10 +65,12 @@ class OutputFormatsTest {
     @CsvSource({"json", "yaml"})
     void machineFormatsCarryTheProtoFieldsAndAgree(String format) {
         String text = Rendering.machine(OutputFormat.valueOf(format), cluster());
-        JsonNode tree = format.equals("json") ? JsonMapper.builder().build().readTree(text)
+        JsonNode tree = format.equals("json")
+                ? JsonMapper.builder().build().readTree(text)
                 : YAMLMapper.builder().build().readTree(text);
         assertThat(tree).isEqualTo(JsonMapper.builder().build().readTree(Rendering.json(cluster())));
-        assertThat(tree.get("nodes").get(0).get("programmingLatencyP99").asText()).isEqualTo("1.500s");
+        assertThat(tree.get("nodes").get(0).get("programmingLatencyP99").asText())
+                .isEqualTo("1.500s");
         assertThat(tree.get("nodes").get(0).get("lastContact").asText()).isEqualTo("2026-12-01T11:59:56Z");
         assertThat(text).endsWith("\n").doesNotStartWith("---");
     }
@@ -71,8 +88,16 @@ class OutputFormatsTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"PT0.0008S,800us", "PT0.042S,42ms", "PT1.5S,1.5s", "PT42S,42s", "PT4M12S,4m12s", "PT3H5M,3h5m",
-            "PT52H,2d4h", "PT-1S,0us"})
+    @CsvSource({
+        "PT0.0008S,800us",
+        "PT0.042S,42ms",
+        "PT1.5S,1.5s",
+        "PT42S,42s",
+        "PT4M12S,4m12s",
+        "PT3H5M,3h5m",
+        "PT52H,2d4h",
+        "PT-1S,0us"
+    })
     void compactDurations(Duration d, String expected) {
         assertThat(io.kubeverdict.controlplane.cli.Durations.compact(d)).isEqualTo(expected);
     }

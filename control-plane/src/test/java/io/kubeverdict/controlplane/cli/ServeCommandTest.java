@@ -45,19 +45,25 @@ class ServeCommandTest {
     @Test
     void eachAuthModeNeedsWhatItChecksWith(@TempDir Path dir) {
         String[][] refused = {
-                {"--manifests", dir.toString(), "--listen", "127.0.0.1:0"}, // token by default: no TokenReview here
-                {"--manifests", dir.toString(), "--listen", "127.0.0.1:0", "--auth", "mtls"},
-                {"--manifests", dir.toString(), "--listen", "127.0.0.1:0", "--auth", "sometimes"},
-                {"--kubeconfig", "k", "--listen", "127.0.0.1:0", "--agent-service-account", "just-a-name"},
-                {"--manifests", dir.toString(), "--listen", "0.0.0.0:0", "--auto-tls", "--auth", "none"},
-                {"--kubeconfig", "k", "--listen", "0.0.0.0:0", "--auto-tls", "--tls-cert", "c", "--tls-key", "k"},
-                {"--kubeconfig", "k", "--listen", "127.0.0.1:0", "--max-streams-per-caller", "1"},
-                {"--kubeconfig", "k", "--listen", "127.0.0.1:0", "--inspection-rate", "NaN"},
+            {"--manifests", dir.toString(), "--listen", "127.0.0.1:0"}, // token by default: no TokenReview here
+            {"--manifests", dir.toString(), "--listen", "127.0.0.1:0", "--auth", "mtls"},
+            {"--manifests", dir.toString(), "--listen", "127.0.0.1:0", "--auth", "sometimes"},
+            {"--kubeconfig", "k", "--listen", "127.0.0.1:0", "--agent-service-account", "just-a-name"},
+            {"--manifests", dir.toString(), "--listen", "0.0.0.0:0", "--auto-tls", "--auth", "none"},
+            {"--kubeconfig", "k", "--listen", "0.0.0.0:0", "--auto-tls", "--tls-cert", "c", "--tls-key", "k"},
+            {"--kubeconfig", "k", "--listen", "127.0.0.1:0", "--max-streams-per-caller", "1"},
+            {"--kubeconfig", "k", "--listen", "127.0.0.1:0", "--inspection-rate", "NaN"},
         };
-        String[] says = {"--auth token needs the Kubernetes API", "--auth mtls needs", "--auth must be token, mtls or none",
-                "--agent-service-account must be NAMESPACE/NAME", "--auto-tls makes its own certificate",
-                "--auto-tls makes its own certificate", "call limits must allow an agent's two streams",
-                "call limits must allow an agent's two streams"};
+        String[] says = {
+            "--auth token needs the Kubernetes API",
+            "--auth mtls needs",
+            "--auth must be token, mtls or none",
+            "--agent-service-account must be NAMESPACE/NAME",
+            "--auto-tls makes its own certificate",
+            "--auto-tls makes its own certificate",
+            "call limits must allow an agent's two streams",
+            "call limits must allow an agent's two streams"
+        };
         for (int i = 0; i < refused.length; i++) {
             StringWriter err = new StringWriter();
             String[] args = new String[refused[i].length + 1];
@@ -87,7 +93,8 @@ class ServeCommandTest {
         assertThat(serve.listen).isEqualTo(new HostPort("::1", 9443));
         assertThat(serve.metrics.bind()).as("empty disables").isNull();
         cl.parseArgs("--listen", ":9443", "--metrics-bind-address", "off");
-        assertThat(serve.listen.socketAddress().getAddress().isAnyLocalAddress()).isTrue();
+        assertThat(serve.listen.socketAddress().getAddress().isAnyLocalAddress())
+                .isTrue();
         assertThat(serve.metrics.socketAddress()).isNull();
 
         for (String bad : new String[] {"9443", "off", "::1:9443", "0.0.0.0:70000"}) {
@@ -99,11 +106,16 @@ class ServeCommandTest {
 
     @Test
     void versionOnTheRootAndEverySubcommand() {
-        for (String[] args : new String[][] {{"--version"}, {"control-plane", "--version"}, {"matrix", "--version"},
-                {"explain", "-V"}}) {
+        for (String[] args : new String[][] {
+            {"--version"}, {"control-plane", "--version"}, {"matrix", "--version"}, {"explain", "-V"}
+        }) {
             StringWriter out = new StringWriter();
-            assertThat(run(out, new StringWriter(), args)).as(String.join(" ", args)).isZero();
-            assertThat(out.toString().strip()).as(String.join(" ", args)).isEqualTo("kube-verdict " + BuildVersion.current());
+            assertThat(run(out, new StringWriter(), args))
+                    .as(String.join(" ", args))
+                    .isZero();
+            assertThat(out.toString().strip())
+                    .as(String.join(" ", args))
+                    .isEqualTo("kube-verdict " + BuildVersion.current());
         }
     }
 

@@ -40,19 +40,37 @@ class AutoTlsRbacTest {
 
     @Test
     void theRoleGrantsExactlyWhatAutoTlsUses() throws Exception {
-        AutoTls.Settings settings = AutoTls.Settings.defaults(NS,
-                AutoTls.Settings.serviceNames("kube-verdict-control-plane", NS));
+        AutoTls.Settings settings =
+                AutoTls.Settings.defaults(NS, AutoTls.Settings.serviceNames("kube-verdict-control-plane", NS));
         List<RecordedRequest> requests = new ArrayList<>();
-        try (KubernetesClient underTest = new KubernetesClientBuilder().withConfig(
-                new ConfigBuilder(client.getConfiguration()).withUserAgent(USER_AGENT).build()).build()) {
+        try (KubernetesClient underTest = new KubernetesClientBuilder()
+                .withConfig(new ConfigBuilder(client.getConfiguration())
+                        .withUserAgent(USER_AGENT)
+                        .build())
+                .build()) {
             AutoTls.start(underTest, settings, Clock.systemUTC()).close();
-            client.secrets().inNamespace(NS).resource(new SecretBuilder().withNewMetadata()
-                    .withName(AutoTls.Settings.DEFAULT_SECRET).withNamespace(NS).endMetadata()
-                    .withType("kubernetes.io/tls").addToStringData("tls.crt", "x").addToStringData("tls.key", "y")
-                    .build()).update();
-            client.configMaps().inNamespace(NS).resource(new ConfigMapBuilder().withNewMetadata()
-                    .withName(AutoTls.Settings.DEFAULT_CONFIG_MAP).withNamespace(NS).endMetadata()
-                    .addToData("ca.crt", "stale").build()).update();
+            client.secrets()
+                    .inNamespace(NS)
+                    .resource(new SecretBuilder()
+                            .withNewMetadata()
+                            .withName(AutoTls.Settings.DEFAULT_SECRET)
+                            .withNamespace(NS)
+                            .endMetadata()
+                            .withType("kubernetes.io/tls")
+                            .addToStringData("tls.crt", "x")
+                            .addToStringData("tls.key", "y")
+                            .build())
+                    .update();
+            client.configMaps()
+                    .inNamespace(NS)
+                    .resource(new ConfigMapBuilder()
+                            .withNewMetadata()
+                            .withName(AutoTls.Settings.DEFAULT_CONFIG_MAP)
+                            .withNamespace(NS)
+                            .endMetadata()
+                            .addToData("ca.crt", "stale")
+                            .build())
+                    .update();
             AutoTls.start(underTest, settings, Clock.systemUTC()).close();
         }
         for (RecordedRequest r; (r = server.takeRequest(200, TimeUnit.MILLISECONDS)) != null; ) {
@@ -63,7 +81,9 @@ class AutoTlsRbacTest {
 
         Set<ApiAccess> used = new TreeSet<>();
         for (RecordedRequest r : requests) {
-            assertThat(r.getPath()).as("namespaced to the control plane's own").startsWith("/api/v1/namespaces/" + NS + "/");
+            assertThat(r.getPath())
+                    .as("namespaced to the control plane's own")
+                    .startsWith("/api/v1/namespaces/" + NS + "/");
             used.add(ApiAccess.ofRequest(r.getMethod(), r.getPath()));
         }
         Role role = DeployManifests.find(Role.class, "kube-verdict-control-plane");
@@ -74,9 +94,14 @@ class AutoTlsRbacTest {
             }
             ApiAccess access = ApiAccess.ofRequest(r.getMethod(), r.getPath());
             List<String> names = role.getRules().stream()
-                    .filter(rule -> rule.getResources().contains(access.resource()) && rule.getVerbs().contains(access.verb()))
-                    .map(PolicyRule::getResourceNames).flatMap(List::stream).toList();
-            assertThat(names).as("the Role names the object of %s %s", r.getMethod(), r.getPath()).isNotEmpty();
+                    .filter(rule -> rule.getResources().contains(access.resource())
+                            && rule.getVerbs().contains(access.verb()))
+                    .map(PolicyRule::getResourceNames)
+                    .flatMap(List::stream)
+                    .toList();
+            assertThat(names)
+                    .as("the Role names the object of %s %s", r.getMethod(), r.getPath())
+                    .isNotEmpty();
             assertThat(r.getPath().split("\\?")[0]).endsWith("/" + names.get(0));
         }
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.deploy;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -10,8 +12,6 @@ import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewStatusBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -70,19 +70,64 @@ class ControlPlaneRbacTest {
     @Test
     void clusterRoleGrantsExactlyWhatTheControlPlaneUses() throws Exception {
         // A loaded 2-core CI machine can stall the mock server past the client's 10 s connect timeout.
-        patient = new KubernetesClientBuilder().withConfig(new ConfigBuilder(client.getConfiguration())
-                .withConnectionTimeout(60_000).withRequestTimeout(60_000).build()).build();
+        patient = new KubernetesClientBuilder()
+                .withConfig(new ConfigBuilder(client.getConfiguration())
+                        .withConnectionTimeout(60_000)
+                        .withRequestTimeout(60_000)
+                        .build())
+                .build();
         client = patient;
         // A cluster with an unusable policy, so the event recorder has something to report.
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("x").endMetadata().build()).create();
-        client.pods().inNamespace("x").resource(new PodBuilder().withNewMetadata().withName("a").withNamespace("x")
-                .addToLabels("app", "a").endMetadata().withNewSpec().withNodeName("n1").addNewContainer()
-                .withName("c").withImage("i").endContainer().endSpec().withNewStatus().withPhase("Running")
-                .withPodIP("10.0.0.1").endStatus().build()).create();
-        client.network().v1().networkPolicies().inNamespace("x").resource(new NetworkPolicyBuilder()
-                .withNewMetadata().withName("broken").withNamespace("x").endMetadata().withNewSpec()
-                .withNewPodSelector().endPodSelector().addNewIngress().addNewFrom().withNewIpBlock()
-                .withCidr("10.0.0.0/33").endIpBlock().endFrom().endIngress().endSpec().build()).create();
+        client.namespaces()
+                .resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName("x")
+                        .endMetadata()
+                        .build())
+                .create();
+        client.pods()
+                .inNamespace("x")
+                .resource(new PodBuilder()
+                        .withNewMetadata()
+                        .withName("a")
+                        .withNamespace("x")
+                        .addToLabels("app", "a")
+                        .endMetadata()
+                        .withNewSpec()
+                        .withNodeName("n1")
+                        .addNewContainer()
+                        .withName("c")
+                        .withImage("i")
+                        .endContainer()
+                        .endSpec()
+                        .withNewStatus()
+                        .withPhase("Running")
+                        .withPodIP("10.0.0.1")
+                        .endStatus()
+                        .build())
+                .create();
+        client.network()
+                .v1()
+                .networkPolicies()
+                .inNamespace("x")
+                .resource(new NetworkPolicyBuilder()
+                        .withNewMetadata()
+                        .withName("broken")
+                        .withNamespace("x")
+                        .endMetadata()
+                        .withNewSpec()
+                        .withNewPodSelector()
+                        .endPodSelector()
+                        .addNewIngress()
+                        .addNewFrom()
+                        .withNewIpBlock()
+                        .withCidr("10.0.0.0/33")
+                        .endIpBlock()
+                        .endFrom()
+                        .endIngress()
+                        .endSpec()
+                        .build())
+                .create();
         // The admin-tier policy APIs are installed and hold an object each; a Node.
         AdminPolicyCrds.installAll(client);
         client.nodes().resource(HouseWorld.nodes().get(0)).create();
@@ -97,62 +142,109 @@ class ControlPlaneRbacTest {
                 spec: {tier: Admin, priority: 1, subject: {namespaces: {}}, ingress: [{action: Pass, from: [{namespaces: {}}]}]}
                 """))) {
             AdminPolicyKind kind = AdminPolicyKind.of(p.getApiVersion(), p.getKind());
-            client.genericKubernetesResources(kind.apiVersion(), kind.kind()).resource(p).create();
+            client.genericKubernetesResources(kind.apiVersion(), kind.kind())
+                    .resource(p)
+                    .create();
         }
 
         // The API server's answer to the agent's token (CRUD mode cannot give a review its status).
-        server.expect().post().withPath("/apis/authentication.k8s.io/v1/tokenreviews").andReply(201, r -> {
-            TokenReview review = client.getKubernetesSerialization().unmarshal(r.getBody().readUtf8(), TokenReview.class);
-            review.setStatus("operator-token".equals(review.getSpec().getToken())
-                    ? new TokenReviewStatusBuilder().withAuthenticated(true).withAudiences("kube-verdict")
-                            .withNewUser().withUsername("system:serviceaccount:ops:inspector").endUser().build()
-                    : new TokenReviewStatusBuilder().withAuthenticated(true).withAudiences("kube-verdict")
-                            .withNewUser().withUsername("system:serviceaccount:kube-verdict:kube-verdict-agent")
-                            .withExtra(java.util.Map.of("authentication.kubernetes.io/node-name", List.of("n1")))
-                            .endUser().build());
-            return review;
-        }).always();
+        server.expect()
+                .post()
+                .withPath("/apis/authentication.k8s.io/v1/tokenreviews")
+                .andReply(201, r -> {
+                    TokenReview review = client.getKubernetesSerialization()
+                            .unmarshal(r.getBody().readUtf8(), TokenReview.class);
+                    review.setStatus(
+                            "operator-token".equals(review.getSpec().getToken())
+                                    ? new TokenReviewStatusBuilder()
+                                            .withAuthenticated(true)
+                                            .withAudiences("kube-verdict")
+                                            .withNewUser()
+                                            .withUsername("system:serviceaccount:ops:inspector")
+                                            .endUser()
+                                            .build()
+                                    : new TokenReviewStatusBuilder()
+                                            .withAuthenticated(true)
+                                            .withAudiences("kube-verdict")
+                                            .withNewUser()
+                                            .withUsername("system:serviceaccount:kube-verdict:kube-verdict-agent")
+                                            .withExtra(java.util.Map.of(
+                                                    "authentication.kubernetes.io/node-name", List.of("n1")))
+                                            .endUser()
+                                            .build());
+                    return review;
+                })
+                .always();
         // ...and its authorizer's, for an operator's inspection (kube-verdict-inspector bound).
-        server.expect().post().withPath("/apis/authorization.k8s.io/v1/subjectaccessreviews").andReply(201, r -> {
-            SubjectAccessReview review = client.getKubernetesSerialization().unmarshal(r.getBody().readUtf8(),
-                    SubjectAccessReview.class);
-            review.setStatus(new SubjectAccessReviewStatusBuilder().withAllowed(true).build());
-            return review;
-        }).always();
+        server.expect()
+                .post()
+                .withPath("/apis/authorization.k8s.io/v1/subjectaccessreviews")
+                .andReply(201, r -> {
+                    SubjectAccessReview review = client.getKubernetesSerialization()
+                            .unmarshal(r.getBody().readUtf8(), SubjectAccessReview.class);
+                    review.setStatus(new SubjectAccessReviewStatusBuilder()
+                            .withAllowed(true)
+                            .build());
+                    return review;
+                })
+                .always();
 
         Set<ApiAccess> used = new TreeSet<>();
-        Set<ApiAccess> awaited = Set.of(new ApiAccess("", "events", "create"),
+        Set<ApiAccess> awaited = Set.of(
+                new ApiAccess("", "events", "create"),
                 new ApiAccess("authentication.k8s.io", "tokenreviews", "create"),
                 new ApiAccess("authorization.k8s.io", "subjectaccessreviews", "create"));
         ManagedChannel agent = null;
-        try (KubernetesClient underTest = new KubernetesClientBuilder().withConfig(
-                        new ConfigBuilder(client.getConfiguration()).withUserAgent(USER_AGENT).build()).build();
-                ControlPlane cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0),
-                                null, null, PolicySyncService.Options.defaults(),
-                                new ControlPlane.Auth.Tokens("kube-verdict", "kube-verdict", "kube-verdict-agent"))
-                                .withAutoTls(AutoTls.Settings.defaults("kube-verdict",
+        try (KubernetesClient underTest = new KubernetesClientBuilder()
+                        .withConfig(new ConfigBuilder(client.getConfiguration())
+                                .withUserAgent(USER_AGENT)
+                                .build())
+                        .build();
+                ControlPlane cp = ControlPlane.start(
+                        new ControlPlane.Config(
+                                        new InetSocketAddress("127.0.0.1", 0),
+                                        null,
+                                        null,
+                                        PolicySyncService.Options.defaults(),
+                                        new ControlPlane.Auth.Tokens(
+                                                "kube-verdict", "kube-verdict", "kube-verdict-agent"))
+                                .withAutoTls(AutoTls.Settings.defaults(
+                                        "kube-verdict",
                                         AutoTls.Settings.serviceNames("kube-verdict-control-plane", "kube-verdict"))),
-                        new IncrementalPolicyCalculator(), new ControlPlane.Source.Kubernetes(underTest, Duration.ZERO))) {
+                        new IncrementalPolicyCalculator(),
+                        new ControlPlane.Source.Kubernetes(underTest, Duration.ZERO))) {
             cp.firstCalculation().get(60, TimeUnit.SECONDS);
             // An agent with its token, over the TLS the control plane made, trusting the CA bundle it
             // published (as the DaemonSet mounts it): the control plane reviews the token.
-            Path bundle = Files.writeString(Files.createTempFile("kube-verdict-ca", ".crt"), client.configMaps()
-                    .inNamespace("kube-verdict").withName(AutoTls.Settings.DEFAULT_CONFIG_MAP).get().getData().get("ca.crt"));
+            Path bundle = Files.writeString(
+                    Files.createTempFile("kube-verdict-ca", ".crt"),
+                    client.configMaps()
+                            .inNamespace("kube-verdict")
+                            .withName(AutoTls.Settings.DEFAULT_CONFIG_MAP)
+                            .get()
+                            .getData()
+                            .get("ca.crt"));
             bundle.toFile().deleteOnExit();
-            agent = ClientChannels.open("127.0.0.1:" + cp.grpcPort(),
+            agent = ClientChannels.open(
+                    "127.0.0.1:" + cp.grpcPort(),
                     new ClientChannels.Tls(null, null, bundle, "kube-verdict-control-plane.kube-verdict.svc"));
             Metadata token = new Metadata();
             token.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer agent-token");
-            try (TestAgent a = TestAgent.connect(ClientInterceptors.intercept(agent,
-                    MetadataUtils.newAttachHeadersInterceptor(token)), "n1", true)) {
+            try (TestAgent a = TestAgent.connect(
+                    ClientInterceptors.intercept(agent, MetadataUtils.newAttachHeadersInterceptor(token)),
+                    "n1",
+                    true)) {
                 a.readUntilInSync();
             }
             // An operator's token: the control plane asks the API server whether it may inspect.
             Metadata operator = new Metadata();
             operator.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer operator-token");
-            assertThat(ControlPlaneInspectionGrpc.newBlockingStub(agent).withInterceptors(
-                    MetadataUtils.newAttachHeadersInterceptor(operator)).withDeadlineAfter(60, TimeUnit.SECONDS)
-                    .listNodes(ListNodesRequest.getDefaultInstance()).getNodesList()).isNotEmpty();
+            assertThat(ControlPlaneInspectionGrpc.newBlockingStub(agent)
+                            .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(operator))
+                            .withDeadlineAfter(60, TimeUnit.SECONDS)
+                            .listNodes(ListNodesRequest.getDefaultInstance())
+                            .getNodesList())
+                    .isNotEmpty();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!used.containsAll(awaited) && System.nanoTime() < deadline) {
                 record(used, server.takeRequest(200, TimeUnit.MILLISECONDS));
@@ -173,7 +265,8 @@ class ControlPlaneRbacTest {
         assertThat(ApiAccess.grantedBy(DeployManifests.find(Role.class, "kube-verdict-control-plane")))
                 .containsAll(namespaced);
         ClusterRole role = DeployManifests.find(ClusterRole.class, "kube-verdict-control-plane");
-        assertThat(used).as("API permissions the control plane used")
+        assertThat(used)
+                .as("API permissions the control plane used")
                 .containsExactlyInAnyOrderElementsOf(ApiAccess.grantedBy(role));
     }
 

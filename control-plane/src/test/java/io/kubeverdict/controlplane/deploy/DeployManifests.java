@@ -26,7 +26,8 @@ final class DeployManifests {
             dir = dir.getParent();
         }
         if (dir == null) {
-            throw new IllegalStateException("deploy/base not found above " + Path.of("").toAbsolutePath());
+            throw new IllegalStateException(
+                    "deploy/base not found above " + Path.of("").toAbsolutePath());
         }
         return dir.resolve("deploy");
     }
@@ -58,12 +59,16 @@ final class DeployManifests {
 
     /** The pod template of a workload, or null for other kinds. */
     static PodTemplateSpec podTemplate(HasMetadata object) {
-        return object instanceof Deployment d ? d.getSpec().getTemplate()
+        return object instanceof Deployment d
+                ? d.getSpec().getTemplate()
                 : object instanceof DaemonSet ds ? ds.getSpec().getTemplate() : null;
     }
 
     static List<PodTemplateSpec> podTemplates(List<HasMetadata> objects) {
-        return objects.stream().map(DeployManifests::podTemplate).filter(Objects::nonNull).toList();
+        return objects.stream()
+                .map(DeployManifests::podTemplate)
+                .filter(Objects::nonNull)
+                .toList();
     }
 
     static <T extends HasMetadata> T find(Class<T> type, String name) {
@@ -71,8 +76,11 @@ final class DeployManifests {
     }
 
     static <T extends HasMetadata> T find(List<HasMetadata> objects, Class<T> type, String name) {
-        return objects.stream().filter(type::isInstance).map(type::cast)
-                .filter(o -> o.getMetadata().getName().equals(name)).findFirst()
+        return objects.stream()
+                .filter(type::isInstance)
+                .map(type::cast)
+                .filter(o -> o.getMetadata().getName().equals(name))
+                .findFirst()
                 .orElseThrow(() -> new IllegalStateException("no " + type.getSimpleName() + " named " + name));
     }
 }

@@ -26,8 +26,12 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 class DeployManifestsTest {
-    static final List<String> RECOMMENDED_LABELS = List.of("app.kubernetes.io/name", "app.kubernetes.io/instance",
-            "app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/version",
+    static final List<String> RECOMMENDED_LABELS = List.of(
+            "app.kubernetes.io/name",
+            "app.kubernetes.io/instance",
+            "app.kubernetes.io/component",
+            "app.kubernetes.io/part-of",
+            "app.kubernetes.io/version",
             "app.kubernetes.io/managed-by");
 
     @Test
@@ -40,13 +44,19 @@ class DeployManifestsTest {
             }
             for (HasMetadata object : DeployManifests.load(file)) {
                 assertThat(object).as(file + ": typed kind").isNotInstanceOf(GenericKubernetesResource.class);
-                assertThat(UnknownFields.of(object)).as(file + ": fields fabric8's model does not know").isEmpty();
+                assertThat(UnknownFields.of(object))
+                        .as(file + ": fields fabric8's model does not know")
+                        .isEmpty();
                 objects++;
             }
         }
         assertThat(objects).isGreaterThanOrEqualTo(9);
-        assertThat(DeployManifests.base()).as("rendered base").hasSize(objects)
-                .allSatisfy(o -> assertThat(UnknownFields.of(o)).as(o.getKind() + " rendered").isEmpty());
+        assertThat(DeployManifests.base())
+                .as("rendered base")
+                .hasSize(objects)
+                .allSatisfy(o -> assertThat(UnknownFields.of(o))
+                        .as(o.getKind() + " rendered")
+                        .isEmpty());
     }
 
     @Test
@@ -69,13 +79,17 @@ class DeployManifestsTest {
     @Test
     void everyObjectCarriesTheRecommendedLabelsOfOneVersion() {
         List<HasMetadata> objects = DeployManifests.base();
-        String version = DeployManifests.find(Deployment.class, "kube-verdict-control-plane").getMetadata()
-                .getLabels().get("app.kubernetes.io/version");
+        String version = DeployManifests.find(Deployment.class, "kube-verdict-control-plane")
+                .getMetadata()
+                .getLabels()
+                .get("app.kubernetes.io/version");
         assertThat(version).matches("\\d+\\.\\d+\\.\\d+.*");
         for (HasMetadata object : objects) {
             Map<String, String> labels = object.getMetadata().getLabels();
             String what = object.getKind() + "/" + object.getMetadata().getName();
-            assertThat(labels).as(what).containsKeys(RECOMMENDED_LABELS.toArray(String[]::new))
+            assertThat(labels)
+                    .as(what)
+                    .containsKeys(RECOMMENDED_LABELS.toArray(String[]::new))
                     .containsEntry("app.kubernetes.io/part-of", "kube-verdict")
                     .containsEntry("app.kubernetes.io/managed-by", "kustomize")
                     .containsEntry("app.kubernetes.io/version", version);
@@ -91,24 +105,40 @@ class DeployManifestsTest {
         Deployment cp = DeployManifests.find(objects, Deployment.class, "kube-verdict-control-plane");
         DaemonSet agent = DeployManifests.find(objects, DaemonSet.class, "kube-verdict-agent");
         Map<String, String> cpPods = cp.getSpec().getTemplate().getMetadata().getLabels();
-        Map<String, String> agentPods = agent.getSpec().getTemplate().getMetadata().getLabels();
-        List<Map<String, String>> cpSelectors = List.of(cp.getSpec().getSelector().getMatchLabels(),
-                DeployManifests.find(objects, Service.class, "kube-verdict-control-plane").getSpec().getSelector(),
-                DeployManifests.find(objects, PodDisruptionBudget.class, "kube-verdict-control-plane").getSpec()
-                        .getSelector().getMatchLabels(),
-                cp.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity()
-                        .getPreferredDuringSchedulingIgnoredDuringExecution().get(0).getPodAffinityTerm()
-                        .getLabelSelector().getMatchLabels());
+        Map<String, String> agentPods =
+                agent.getSpec().getTemplate().getMetadata().getLabels();
+        List<Map<String, String>> cpSelectors = List.of(
+                cp.getSpec().getSelector().getMatchLabels(),
+                DeployManifests.find(objects, Service.class, "kube-verdict-control-plane")
+                        .getSpec()
+                        .getSelector(),
+                DeployManifests.find(objects, PodDisruptionBudget.class, "kube-verdict-control-plane")
+                        .getSpec()
+                        .getSelector()
+                        .getMatchLabels(),
+                cp.getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getAffinity()
+                        .getPodAntiAffinity()
+                        .getPreferredDuringSchedulingIgnoredDuringExecution()
+                        .get(0)
+                        .getPodAffinityTerm()
+                        .getLabelSelector()
+                        .getMatchLabels());
         for (Map<String, String> selector : cpSelectors) {
             assertThat(cpPods).containsAllEntriesOf(selector);
-            assertThat(agentPods).as("a control-plane selector must not select agents").doesNotContainEntry(
-                    "app.kubernetes.io/name", selector.get("app.kubernetes.io/name"));
+            assertThat(agentPods)
+                    .as("a control-plane selector must not select agents")
+                    .doesNotContainEntry("app.kubernetes.io/name", selector.get("app.kubernetes.io/name"));
         }
         Map<String, String> agentSelector = agent.getSpec().getSelector().getMatchLabels();
         assertThat(agentPods).containsAllEntriesOf(agentSelector);
-        for (Map<String, String> selector : Stream.concat(cpSelectors.stream(), Stream.of(agentSelector)).toList()) {
-            assertThat(selector).isNotEmpty().doesNotContainKeys("app.kubernetes.io/version",
-                    "app.kubernetes.io/managed-by");
+        for (Map<String, String> selector :
+                Stream.concat(cpSelectors.stream(), Stream.of(agentSelector)).toList()) {
+            assertThat(selector)
+                    .isNotEmpty()
+                    .doesNotContainKeys("app.kubernetes.io/version", "app.kubernetes.io/managed-by");
         }
     }
 
@@ -116,10 +146,11 @@ class DeployManifestsTest {
     void imagesArePinnedInTheKustomizationOnly() throws Exception {
         Path base = DeployManifests.deployDir().resolve("base");
         for (Path file : DeployManifests.yamlFiles(base)) {
-            for (PodTemplateSpec template : DeployManifests.podTemplates(file.endsWith("kustomization.yaml") ? List.of()
-                    : DeployManifests.load(file))) {
+            for (PodTemplateSpec template : DeployManifests.podTemplates(
+                    file.endsWith("kustomization.yaml") ? List.of() : DeployManifests.load(file))) {
                 for (Container c : template.getSpec().getContainers()) {
-                    assertThat(Kustomize.imageName(c.getImage())).as(file + ": image without tag or digest")
+                    assertThat(Kustomize.imageName(c.getImage()))
+                            .as(file + ": image without tag or digest")
                             .isEqualTo(c.getImage());
                 }
             }
@@ -127,8 +158,9 @@ class DeployManifestsTest {
         for (HasMetadata object : DeployManifests.base()) {
             for (PodTemplateSpec template : DeployManifests.podTemplates(List.of(object))) {
                 String version = object.getMetadata().getLabels().get("app.kubernetes.io/version");
-                assertThat(template.getSpec().getContainers()).allSatisfy(c ->
-                        assertThat(c.getImage()).as("rendered image").endsWith(":" + version));
+                assertThat(template.getSpec().getContainers())
+                        .allSatisfy(c ->
+                                assertThat(c.getImage()).as("rendered image").endsWith(":" + version));
             }
         }
     }
@@ -146,7 +178,8 @@ class DeployManifestsTest {
         var pod = agent.getSpec().getTemplate().getSpec();
         assertThat(pod.getHostNetwork()).isTrue();
         assertThat(pod.getAutomountServiceAccountToken()).isFalse();
-        assertThat(DeployManifests.find(ServiceAccount.class, "kube-verdict-agent").getAutomountServiceAccountToken())
+        assertThat(DeployManifests.find(ServiceAccount.class, "kube-verdict-agent")
+                        .getAutomountServiceAccountToken())
                 .isFalse();
         assertThat(pod.getPriorityClassName()).isEqualTo("system-node-critical");
         var security = pod.getContainers().get(0).getSecurityContext();
@@ -162,15 +195,23 @@ class DeployManifestsTest {
 
     @Test
     void agentIsHardenedForProduction() {
-        PodSpec pod = DeployManifests.find(DaemonSet.class, "kube-verdict-agent").getSpec().getTemplate().getSpec();
+        PodSpec pod = DeployManifests.find(DaemonSet.class, "kube-verdict-agent")
+                .getSpec()
+                .getTemplate()
+                .getSpec();
         Container agent = pod.getContainers().get(0);
         assertThat(pod.getNodeSelector()).containsEntry("kubernetes.io/os", "linux");
         assertThat(pod.getSecurityContext().getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
         assertThat(agent.getStartupProbe()).isNotNull();
-        assertThat(agent.getLivenessProbe().getInitialDelaySeconds()).as("the startup probe replaces it").isNull();
+        assertThat(agent.getLivenessProbe().getInitialDelaySeconds())
+                .as("the startup probe replaces it")
+                .isNull();
         assertThat(agent.getVolumeMounts()).anySatisfy(m -> {
             assertThat(m.getMountPath()).isEqualTo("/run/xtables.lock");
-            var volume = pod.getVolumes().stream().filter(v -> v.getName().equals(m.getName())).findFirst().orElseThrow();
+            var volume = pod.getVolumes().stream()
+                    .filter(v -> v.getName().equals(m.getName()))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(volume.getHostPath().getPath()).isEqualTo("/run/xtables.lock");
             assertThat(volume.getHostPath().getType()).isEqualTo("FileOrCreate");
         });
@@ -178,22 +219,39 @@ class DeployManifestsTest {
 
     @Test
     void theAgentHasNoApiTokenButAProjectedTokenForTheControlPlane() {
-        PodSpec pod = DeployManifests.find(DaemonSet.class, "kube-verdict-agent").getSpec().getTemplate().getSpec();
+        PodSpec pod = DeployManifests.find(DaemonSet.class, "kube-verdict-agent")
+                .getSpec()
+                .getTemplate()
+                .getSpec();
         assertThat(pod.getAutomountServiceAccountToken()).isFalse();
         Container agent = pod.getContainers().get(0);
         assertThat(agent.getArgs()).contains("--auth=token", "--token-file=/var/run/secrets/kube-verdict/token");
-        var mount = agent.getVolumeMounts().stream().filter(m -> m.getMountPath().equals("/var/run/secrets/kube-verdict"))
-                .findFirst().orElseThrow();
-        var volume = pod.getVolumes().stream().filter(v -> v.getName().equals(mount.getName())).findFirst().orElseThrow();
+        var mount = agent.getVolumeMounts().stream()
+                .filter(m -> m.getMountPath().equals("/var/run/secrets/kube-verdict"))
+                .findFirst()
+                .orElseThrow();
+        var volume = pod.getVolumes().stream()
+                .filter(v -> v.getName().equals(mount.getName()))
+                .findFirst()
+                .orElseThrow();
         assertThat(volume.getProjected().getSources()).singleElement().satisfies(source -> {
             assertThat(source.getServiceAccountToken().getAudience()).isEqualTo("kube-verdict");
             assertThat(source.getServiceAccountToken().getPath()).isEqualTo("token");
             assertThat(source.getServiceAccountToken().getExpirationSeconds()).isLessThanOrEqualTo(3600L);
         });
-        Container cp = DeployManifests.find(Deployment.class, "kube-verdict-control-plane").getSpec().getTemplate()
-                .getSpec().getContainers().get(0);
-        assertThat(cp.getArgs()).contains("--auth=token", "--agent-service-account=kube-verdict/"
-                + DeployManifests.find(ServiceAccount.class, "kube-verdict-agent").getMetadata().getName());
+        Container cp = DeployManifests.find(Deployment.class, "kube-verdict-control-plane")
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .get(0);
+        assertThat(cp.getArgs())
+                .contains(
+                        "--auth=token",
+                        "--agent-service-account=kube-verdict/"
+                                + DeployManifests.find(ServiceAccount.class, "kube-verdict-agent")
+                                        .getMetadata()
+                                        .getName());
     }
 
     @Test
@@ -218,16 +276,20 @@ class DeployManifestsTest {
         PodDisruptionBudget pdb = DeployManifests.find(PodDisruptionBudget.class, "kube-verdict-control-plane");
         assertThat(pdb.getSpec().getMinAvailable()).isNull();
         assertThat(pdb.getSpec().getMaxUnavailable()).isEqualTo(new IntOrString(1));
-        assertThat(cp.getSpec().getReplicas()).isGreaterThan(pdb.getSpec().getMaxUnavailable().getIntVal());
+        assertThat(cp.getSpec().getReplicas())
+                .isGreaterThan(pdb.getSpec().getMaxUnavailable().getIntVal());
     }
 
     @Test
     void everyContainerProbesADeclaredPortAndReportsItsLogsOnError() {
         for (PodTemplateSpec template : DeployManifests.podTemplates(DeployManifests.base())) {
             for (Container c : template.getSpec().getContainers()) {
-                List<Integer> ports = c.getPorts().stream().map(ContainerPort::getContainerPort).toList();
+                List<Integer> ports = c.getPorts().stream()
+                        .map(ContainerPort::getContainerPort)
+                        .toList();
                 for (Probe probe : Stream.of(c.getStartupProbe(), c.getReadinessProbe(), c.getLivenessProbe())
-                        .filter(Objects::nonNull).toList()) {
+                        .filter(Objects::nonNull)
+                        .toList()) {
                     assertThat(ports).as(c.getName() + " probe port").contains(probePort(probe));
                 }
                 assertThat(c.getTerminationMessagePolicy()).as(c.getName()).isEqualTo("FallbackToLogsOnError");

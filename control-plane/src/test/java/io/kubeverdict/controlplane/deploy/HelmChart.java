@@ -34,7 +34,8 @@ final class HelmChart {
 
     static List<HasMetadata> template(String release, String namespace, String valuesYaml) {
         return Kustomize.documents(templateText(release, namespace, valuesYaml)).stream()
-                .map(DeployManifests::typed).toList();
+                .map(DeployManifests::typed)
+                .toList();
     }
 
     static String templateText(String release, String namespace, String valuesYaml) {
@@ -42,7 +43,10 @@ final class HelmChart {
             Path values = Files.createTempFile("kube-verdict-values", ".yaml");
             try {
                 Files.writeString(values, valuesYaml);
-                TemplateCommand template = new Helm(dir()).template().withName(release).withNamespace(namespace)
+                TemplateCommand template = new Helm(dir())
+                        .template()
+                        .withName(release)
+                        .withNamespace(namespace)
                         .withValuesFile(values);
                 return template.call();
             } finally {

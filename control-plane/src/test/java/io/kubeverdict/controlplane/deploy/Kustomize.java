@@ -23,13 +23,19 @@ import tools.jackson.dataformat.yaml.YAMLMapper;
 final class Kustomize {
     static final YAMLMapper YAML = YAMLMapper.builder().build();
 
-    private static final Set<String> FIELDS = Set.of("apiVersion", "kind", "resources", "components",
-            "configMapGenerator", "namespace", "labels", "images");
-    private static final Set<String> CLUSTER_SCOPED = Set.of("Namespace", "ClusterRole", "ClusterRoleBinding",
-            "CustomResourceDefinition", "PriorityClass", "StorageClass", "ValidatingWebhookConfiguration",
+    private static final Set<String> FIELDS = Set.of(
+            "apiVersion", "kind", "resources", "components", "configMapGenerator", "namespace", "labels", "images");
+    private static final Set<String> CLUSTER_SCOPED = Set.of(
+            "Namespace",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "CustomResourceDefinition",
+            "PriorityClass",
+            "StorageClass",
+            "ValidatingWebhookConfiguration",
             "MutatingWebhookConfiguration");
-    private static final Set<String> WITH_POD_TEMPLATE = Set.of("Deployment", "DaemonSet", "StatefulSet",
-            "ReplicaSet", "Job");
+    private static final Set<String> WITH_POD_TEMPLATE =
+            Set.of("Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job");
 
     private Kustomize() {}
 
@@ -59,7 +65,8 @@ final class Kustomize {
         }
         if (kustomization.has("namespace")) {
             String namespace = kustomization.get("namespace").asString();
-            objects.stream().filter(o -> !CLUSTER_SCOPED.contains(o.path("kind").asString()))
+            objects.stream()
+                    .filter(o -> !CLUSTER_SCOPED.contains(o.path("kind").asString()))
                     .forEach(o -> o.withObject("metadata").put("namespace", namespace));
         }
         for (JsonNode labels : kustomization.path("labels")) {
@@ -112,7 +119,8 @@ final class Kustomize {
             throw new UnsupportedOperationException(dir + ": name-hashed ConfigMaps are not rendered by this test");
         }
         ObjectNode map = YAML.createObjectNode().put("apiVersion", "v1").put("kind", "ConfigMap");
-        ObjectNode metadata = map.putObject("metadata").put("name", generator.get("name").asString());
+        ObjectNode metadata =
+                map.putObject("metadata").put("name", generator.get("name").asString());
         if (generator.has("namespace")) {
             metadata.put("namespace", generator.get("namespace").asString());
         }
@@ -123,7 +131,8 @@ final class Kustomize {
         for (JsonNode file : generator.path("files")) {
             String[] keyAndPath = file.asString().split("=", 2);
             Path path = dir.resolve(keyAndPath[keyAndPath.length - 1]);
-            String key = keyAndPath.length == 2 ? keyAndPath[0] : path.getFileName().toString();
+            String key =
+                    keyAndPath.length == 2 ? keyAndPath[0] : path.getFileName().toString();
             try {
                 data.put(key, Files.readString(path));
             } catch (IOException e) {
@@ -156,7 +165,8 @@ final class Kustomize {
     /** kustomize's images transformer: same image name (without tag or digest) gets the new name, tag or digest. */
     private static void setImage(ObjectNode object, JsonNode image) {
         requireOnly(image, Set.of("name", "newName", "newTag", "digest"), "images entry " + image);
-        JsonNode pod = object.path("kind").asString().equals("Pod") ? object.path("spec")
+        JsonNode pod = object.path("kind").asString().equals("Pod")
+                ? object.path("spec")
                 : object.path("spec").path("template").path("spec");
         for (String list : List.of("initContainers", "containers")) {
             for (JsonNode container : pod.path(list)) {
@@ -165,9 +175,11 @@ final class Kustomize {
                     continue;
                 }
                 String name = image.has("newName") ? image.get("newName").asString() : imageName(current);
-                String reference = image.has("digest") ? name + "@" + image.get("digest").asString()
-                        : image.has("newTag") ? name + ":" + image.get("newTag").asString()
-                        : name + current.substring(imageName(current).length());
+                String reference = image.has("digest")
+                        ? name + "@" + image.get("digest").asString()
+                        : image.has("newTag")
+                                ? name + ":" + image.get("newTag").asString()
+                                : name + current.substring(imageName(current).length());
                 ((ObjectNode) container).put("image", reference);
             }
         }

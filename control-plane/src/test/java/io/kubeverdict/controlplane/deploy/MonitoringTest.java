@@ -71,13 +71,19 @@ class MonitoringTest {
         for (JsonNode panel : panels()) {
             for (JsonNode target : panel.path("targets")) {
                 String expr = target.path("expr").asString().replaceAll("\\$__(rate_interval|interval|range)", "5m");
-                records.add(Map.of("record", "dashboard:panel_" + panel.path("id").asInt() + "_"
-                        + target.path("refId").asString(), "expr", expr));
+                records.add(Map.of(
+                        "record",
+                        "dashboard:panel_" + panel.path("id").asInt() + "_"
+                                + target.path("refId").asString(),
+                        "expr",
+                        expr));
             }
         }
         assertThat(records).hasSizeGreaterThan(10);
-        Files.writeString(work.resolve("dashboard.yaml"), Kustomize.YAML.writeValueAsString(
-                Map.of("groups", List.of(Map.of("name", "dashboard", "rules", records)))));
+        Files.writeString(
+                work.resolve("dashboard.yaml"),
+                Kustomize.YAML.writeValueAsString(
+                        Map.of("groups", List.of(Map.of("name", "dashboard", "rules", records)))));
         Promtool.Result check = Promtool.require().run(work, "check", "rules", "dashboard.yaml");
         assertThat(check.exitCode()).as(check.output()).isZero();
     }
@@ -92,14 +98,19 @@ class MonitoringTest {
         });
         Set<Integer> ids = new HashSet<>();
         for (JsonNode panel : panels()) {
-            assertThat(ids.add(panel.path("id").asInt())).as("unique panel id " + panel.path("id")).isTrue();
+            assertThat(ids.add(panel.path("id").asInt()))
+                    .as("unique panel id " + panel.path("id"))
+                    .isTrue();
             assertThat(panel.path("gridPos").path("w").asInt()).isBetween(1, 24);
             if (panel.path("type").asString().equals("row")) {
                 continue;
             }
-            assertThat(panel.path("datasource").path("uid").asString()).as(panel.path("title").asString())
+            assertThat(panel.path("datasource").path("uid").asString())
+                    .as(panel.path("title").asString())
                     .isEqualTo("${datasource}");
-            assertThat(panel.path("targets")).as(panel.path("title").asString()).isNotEmpty()
+            assertThat(panel.path("targets"))
+                    .as(panel.path("title").asString())
+                    .isNotEmpty()
                     .allSatisfy(t -> assertThat(t.path("expr").asString()).contains("kubeverdict_"));
         }
     }
@@ -117,15 +128,23 @@ class MonitoringTest {
                 named.addAll(metrics(target.path("expr").asString()));
             }
         }
-        assertThat(named).contains("kubeverdict_sync_in_sync", "kubeverdict_node_lag_messages",
-                "kubeverdict_programming_latency_seconds", "kubeverdict_queue_dropped_total",
-                "kubeverdict_queue_user_dropped_total", "kubeverdict_policy_problems");
+        assertThat(named)
+                .contains(
+                        "kubeverdict_sync_in_sync",
+                        "kubeverdict_node_lag_messages",
+                        "kubeverdict_programming_latency_seconds",
+                        "kubeverdict_queue_dropped_total",
+                        "kubeverdict_queue_user_dropped_total",
+                        "kubeverdict_policy_problems");
         Set<String> documented = documentedMetrics();
         Set<String> registered = registeredMeterNames();
         for (String metric : named) {
-            assertThat(documented).as(metric + " in docs/operations.md, \"## Metrics\"").contains(metric);
+            assertThat(documented)
+                    .as(metric + " in docs/operations.md, \"## Metrics\"")
+                    .contains(metric);
             String meter = metric.replaceFirst("_total$", "").replaceFirst("_seconds$", "");
-            assertThat(registered).as(metric + ": a meter registered in */src/main/java")
+            assertThat(registered)
+                    .as(metric + ": a meter registered in */src/main/java")
                     .containsAnyOf(metric, meter);
         }
     }
@@ -135,49 +154,72 @@ class MonitoringTest {
         List<ObjectNode> objects = Kustomize.build(DeployManifests.deployDir().resolve("overlays/monitoring"));
         ObjectNode service = object(objects, "Service", "kube-verdict-control-plane");
         ObjectNode serviceMonitor = object(objects, "ServiceMonitor", "kube-verdict-control-plane");
-        assertThat(labels(service.path("metadata"))).containsAllEntriesOf(
-                labels(serviceMonitor.path("spec").path("selector")));
-        assertThat(names(service.path("spec").path("ports"))).contains(
-                serviceMonitor.path("spec").path("endpoints").get(0).path("port").asString());
+        assertThat(labels(service.path("metadata")))
+                .containsAllEntriesOf(labels(serviceMonitor.path("spec").path("selector")));
+        assertThat(names(service.path("spec").path("ports")))
+                .contains(serviceMonitor
+                        .path("spec")
+                        .path("endpoints")
+                        .get(0)
+                        .path("port")
+                        .asString());
 
         ObjectNode agent = object(objects, "DaemonSet", "kube-verdict-agent");
         ObjectNode podMonitor = object(objects, "PodMonitor", "kube-verdict-agent");
         JsonNode pod = agent.path("spec").path("template");
-        assertThat(labels(pod.path("metadata"))).containsAllEntriesOf(labels(podMonitor.path("spec").path("selector")));
-        assertThat(names(pod.path("spec").path("containers").get(0).path("ports"))).contains(
-                podMonitor.path("spec").path("podMetricsEndpoints").get(0).path("port").asString());
+        assertThat(labels(pod.path("metadata")))
+                .containsAllEntriesOf(labels(podMonitor.path("spec").path("selector")));
+        assertThat(names(pod.path("spec").path("containers").get(0).path("ports")))
+                .contains(podMonitor
+                        .path("spec")
+                        .path("podMetricsEndpoints")
+                        .get(0)
+                        .path("port")
+                        .asString());
 
-        for (ObjectNode monitor : List.of(serviceMonitor, podMonitor, object(objects, "PrometheusRule", "kube-verdict"))) {
+        for (ObjectNode monitor :
+                List.of(serviceMonitor, podMonitor, object(objects, "PrometheusRule", "kube-verdict"))) {
             assertThat(monitor.path("metadata").path("namespace").asString()).isEqualTo("kube-verdict");
         }
         ObjectNode dashboard = object(objects, "ConfigMap", "kube-verdict-dashboard");
         assertThat(labels(dashboard.path("metadata"))).containsEntry("grafana_dashboard", "1");
-        assertThat(JsonMapper.builder().build().readTree(dashboard.path("data").path("kube-verdict.json").asString()))
+        assertThat(JsonMapper.builder()
+                        .build()
+                        .readTree(
+                                dashboard.path("data").path("kube-verdict.json").asString()))
                 .isEqualTo(dashboard());
     }
 
     @Test
     void theHelmChartCarriesTheComponentsRulesAndDashboard() throws IOException {
         Path files = HelmChart.dir().resolve("files");
-        assertThat(Files.readString(files.resolve("dashboard.json"))).as("copy " + component().resolve("dashboard.json")
-                + " to " + files).isEqualTo(Files.readString(component().resolve("dashboard.json")));
-        assertThat(Kustomize.YAML.readTree(files.resolve("prometheus-rules.yaml").toFile())).as("copy the spec of "
-                + component().resolve("prometheus-rule.yaml") + " to " + files).isEqualTo(ruleSpec());
+        assertThat(Files.readString(files.resolve("dashboard.json")))
+                .as("copy " + component().resolve("dashboard.json") + " to " + files)
+                .isEqualTo(Files.readString(component().resolve("dashboard.json")));
+        assertThat(Kustomize.YAML.readTree(
+                        files.resolve("prometheus-rules.yaml").toFile()))
+                .as("copy the spec of " + component().resolve("prometheus-rule.yaml") + " to " + files)
+                .isEqualTo(ruleSpec());
     }
 
     private static ObjectNode ruleSpec() {
         List<ObjectNode> rules = Kustomize.documents(component().resolve("prometheus-rule.yaml"));
-        return (ObjectNode) object(rules, "PrometheusRule", "kube-verdict").get("spec").deepCopy();
+        return (ObjectNode)
+                object(rules, "PrometheusRule", "kube-verdict").get("spec").deepCopy();
     }
 
     private static List<String> alertNames(JsonNode spec) {
         List<String> names = new ArrayList<>();
-        spec.path("groups").forEach(g -> g.path("rules").forEach(r -> names.add(r.path("alert").asString())));
+        spec.path("groups")
+                .forEach(g ->
+                        g.path("rules").forEach(r -> names.add(r.path("alert").asString())));
         return names;
     }
 
     private static JsonNode dashboard() throws IOException {
-        return JsonMapper.builder().build().readTree(Files.readString(component().resolve("dashboard.json")));
+        return JsonMapper.builder()
+                .build()
+                .readTree(Files.readString(component().resolve("dashboard.json")));
     }
 
     /** Every panel, rows' nested panels included. */
@@ -225,7 +267,9 @@ class MonitoringTest {
         try (Stream<Path> files = Files.walk(root)) {
             for (Path file : files.filter(p -> p.toString().endsWith(".java"))
                     .filter(p -> p.toString().contains("/src/main/java/"))
-                    .filter(p -> !p.toString().contains("/target/") && !p.toString().contains("/node_modules/")).toList()) {
+                    .filter(p ->
+                            !p.toString().contains("/target/") && !p.toString().contains("/node_modules/"))
+                    .toList()) {
                 Matcher m = CODE_METRIC.matcher(Files.readString(file));
                 while (m.find()) {
                     names.add(m.group(1));
@@ -237,13 +281,16 @@ class MonitoringTest {
     }
 
     private static ObjectNode object(List<ObjectNode> objects, String kind, String name) {
-        return objects.stream().filter(o -> o.path("kind").asString().equals(kind)
-                        && o.path("metadata").path("name").asString().equals(name)).findFirst()
+        return objects.stream()
+                .filter(o -> o.path("kind").asString().equals(kind)
+                        && o.path("metadata").path("name").asString().equals(name))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no " + kind + "/" + name));
     }
 
     private static Map<String, String> labels(JsonNode metadataOrSelector) {
-        JsonNode labels = metadataOrSelector.has("matchLabels") ? metadataOrSelector.get("matchLabels")
+        JsonNode labels = metadataOrSelector.has("matchLabels")
+                ? metadataOrSelector.get("matchLabels")
                 : metadataOrSelector.path("labels");
         Map<String, String> map = new java.util.TreeMap<>();
         labels.properties().forEach(e -> map.put(e.getKey(), e.getValue().asString()));

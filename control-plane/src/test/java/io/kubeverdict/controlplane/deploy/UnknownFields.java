@@ -29,8 +29,10 @@ final class UnknownFields {
             return;
         }
         for (Method getter : node.getClass().getMethods()) {
-            if (getter.getParameterCount() != 0 || Modifier.isStatic(getter.getModifiers())
-                    || !getter.getName().startsWith("get") || getter.getDeclaringClass() == Object.class) {
+            if (getter.getParameterCount() != 0
+                    || Modifier.isStatic(getter.getModifiers())
+                    || !getter.getName().startsWith("get")
+                    || getter.getDeclaringClass() == Object.class) {
                 continue;
             }
             Object value = invoke(getter, node);

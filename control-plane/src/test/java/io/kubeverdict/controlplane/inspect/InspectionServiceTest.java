@@ -5,16 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
-import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicy;
-import io.kubeverdict.proto.v1.Endpoint;
-import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.DescribeEndpointRequest;
+import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointDescription;
+import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
@@ -37,8 +37,12 @@ import org.junit.jupiter.api.Test;
 
 class InspectionServiceTest {
     private final SnapshotHub hub = new SnapshotHub();
-    private final PolicySyncService sync = new PolicySyncService(hub, new ControlPlaneMetrics(new SimpleMeterRegistry()),
-            NodeAuthorizer.allowAll(), Executors.newSingleThreadExecutor(), PolicySyncService.Options.defaults());
+    private final PolicySyncService sync = new PolicySyncService(
+            hub,
+            new ControlPlaneMetrics(new SimpleMeterRegistry()),
+            NodeAuthorizer.allowAll(),
+            Executors.newSingleThreadExecutor(),
+            PolicySyncService.Options.defaults());
     private final InspectionService inspection = new InspectionService(hub, sync, NodeAuthorizer.allowAll());
 
     @AfterEach
@@ -48,13 +52,28 @@ class InspectionServiceTest {
 
     /** n1 holds x/a (10.0.0.1), isolated for ingress by x/deny (no rules); n2 holds x/b (10.0.0.2), open. */
     private void publishCluster() {
-        hub.publish(NodeSnapshot.newBuilder().setNode("n1")
-                .addPolicies(ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("default").setName("x/deny"))
-                        .setPolicy(Policy.getDefaultInstance()))
-                .addEndpoints(endpoint("a", "10.0.0.1", TierInfo.newBuilder().setName("default")
-                        .setDefaultAction(Action.DENY).addIngressPolicies("x/deny").build()))
-                .build(), 0);
-        hub.publish(NodeSnapshot.newBuilder().setNode("n2").addEndpoints(endpoint("b", "10.0.0.2", null)).build(), 0);
+        hub.publish(
+                NodeSnapshot.newBuilder()
+                        .setNode("n1")
+                        .addPolicies(ActivePolicy.newBuilder()
+                                .setId(PolicyId.newBuilder().setTier("default").setName("x/deny"))
+                                .setPolicy(Policy.getDefaultInstance()))
+                        .addEndpoints(endpoint(
+                                "a",
+                                "10.0.0.1",
+                                TierInfo.newBuilder()
+                                        .setName("default")
+                                        .setDefaultAction(Action.DENY)
+                                        .addIngressPolicies("x/deny")
+                                        .build()))
+                        .build(),
+                0);
+        hub.publish(
+                NodeSnapshot.newBuilder()
+                        .setNode("n2")
+                        .addEndpoints(endpoint("b", "10.0.0.2", null))
+                        .build(),
+                0);
         hub.markReady();
     }
 
@@ -63,14 +82,23 @@ class InspectionServiceTest {
         if (tier != null) {
             we.addTiers(tier);
         }
-        return Endpoint.newBuilder().setId(EndpointId.newBuilder().setNamespace("x").setPod(pod)).setEndpoint(we).build();
+        return Endpoint.newBuilder()
+                .setId(EndpointId.newBuilder().setNamespace("x").setPod(pod))
+                .setEndpoint(we)
+                .build();
     }
 
     @Test
     void explainEvaluatesEgressAtTheSourceAndIngressAtTheDestination() {
         publishCluster();
-        Explanation toA = call((StreamObserver<Explanation> o) -> inspection.explain(ExplainRequest.newBuilder().setFrom("x/b").setTo("x/a")
-                .setTuple(Tuple.newBuilder().setDstPort(80)).build(), o)).get(0);
+        Explanation toA = call((StreamObserver<Explanation> o) -> inspection.explain(
+                        ExplainRequest.newBuilder()
+                                .setFrom("x/b")
+                                .setTo("x/a")
+                                .setTuple(Tuple.newBuilder().setDstPort(80))
+                                .build(),
+                        o))
+                .get(0);
         assertThat(toA.getTuple().getSrcIp()).isEqualTo("10.0.0.2");
         assertThat(toA.getTuple().getProtocol()).isEqualTo(Protocol.TCP_VALUE);
         assertThat(toA.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
@@ -80,34 +108,63 @@ class InspectionServiceTest {
         assertThat(toA.getSource().getPod()).isEqualTo("b");
         assertThat(toA.getDestination().getPod()).isEqualTo("a");
 
-        Explanation toB = call((StreamObserver<Explanation> o) -> inspection.explain(ExplainRequest.newBuilder().setFrom("x/a").setTo("x/b")
-                .setTuple(Tuple.newBuilder().setProtocol(Protocol.UDP_VALUE).setDstPort(53)).build(), o)).get(0);
+        Explanation toB = call((StreamObserver<Explanation> o) -> inspection.explain(
+                        ExplainRequest.newBuilder()
+                                .setFrom("x/a")
+                                .setTo("x/b")
+                                .setTuple(Tuple.newBuilder()
+                                        .setProtocol(Protocol.UDP_VALUE)
+                                        .setDstPort(53))
+                                .build(),
+                        o))
+                .get(0);
         assertThat(toB.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
 
-        Explanation external = call((StreamObserver<Explanation> o) -> inspection.explain(ExplainRequest.newBuilder().setTuple(Tuple.newBuilder()
-                .setSrcIp("192.0.2.1").setDstIp("10.0.0.1").setProtocol(Protocol.TCP_VALUE).setDstPort(80)).build(), o)).get(0);
+        Explanation external = call((StreamObserver<Explanation> o) -> inspection.explain(
+                        ExplainRequest.newBuilder()
+                                .setTuple(Tuple.newBuilder()
+                                        .setSrcIp("192.0.2.1")
+                                        .setDstIp("10.0.0.1")
+                                        .setProtocol(Protocol.TCP_VALUE)
+                                        .setDstPort(80))
+                                .build(),
+                        o))
+                .get(0);
         assertThat(external.getEgress().getEvaluated()).isFalse();
         assertThat(external.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
     }
 
     @Test
     void unknownPodIsInvalidArgumentAndNothingBeforeTheFirstCalculation() {
-        assertThat(error((StreamObserver<NodeSnapshot> o) -> inspection.getSnapshot(GetSnapshotRequest.newBuilder().setNode("n1").build(), o)))
+        assertThat(error((StreamObserver<NodeSnapshot> o) -> inspection.getSnapshot(
+                        GetSnapshotRequest.newBuilder().setNode("n1").build(), o)))
                 .isEqualTo(Status.Code.UNAVAILABLE);
         publishCluster();
-        assertThat(error((StreamObserver<Explanation> o) -> inspection.explain(ExplainRequest.newBuilder().setFrom("x/nope").setTo("x/a").build(), o)))
+        assertThat(error((StreamObserver<Explanation> o) -> inspection.explain(
+                        ExplainRequest.newBuilder()
+                                .setFrom("x/nope")
+                                .setTo("x/a")
+                                .build(),
+                        o)))
                 .isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(call((StreamObserver<NodeSnapshot> o) -> inspection.getSnapshot(
-                GetSnapshotRequest.newBuilder().setNode("n1").build(), o)).get(0).getEndpointsCount()).isEqualTo(1);
+                                GetSnapshotRequest.newBuilder().setNode("n1").build(), o))
+                        .get(0)
+                        .getEndpointsCount())
+                .isEqualTo(1);
         ListNodesResponse nodes = call((StreamObserver<ListNodesResponse> o) ->
-                inspection.listNodes(ListNodesRequest.getDefaultInstance(), o)).get(0);
+                        inspection.listNodes(ListNodesRequest.getDefaultInstance(), o))
+                .get(0);
         assertThat(nodes.getNodesList()).extracting(n -> n.getNode()).containsExactly("n1", "n2");
         assertThat(nodes.getNodesList()).noneMatch(n -> n.getConnected());
         assertThat(nodes.getSourceRevision()).isEmpty();
 
         hub.publishSourceRevision("abc123");
-        assertThat(call((StreamObserver<ListNodesResponse> o) -> inspection.listNodes(ListNodesRequest.getDefaultInstance(), o))
-                .get(0).getSourceRevision()).isEqualTo("abc123");
+        assertThat(call((StreamObserver<ListNodesResponse> o) ->
+                                inspection.listNodes(ListNodesRequest.getDefaultInstance(), o))
+                        .get(0)
+                        .getSourceRevision())
+                .isEqualTo("abc123");
     }
 
     /**
@@ -118,14 +175,24 @@ class InspectionServiceTest {
     @Test
     void anUnauthenticatedExplainIsRefusedAlikeForExistingAndMissingPodsBeforeAnyWork() {
         InspectionService guarded = new InspectionService(hub, sync, NodeAuthorizer.requireAgentToken());
-        ExplainRequest existing = ExplainRequest.newBuilder().setFrom("x/a")
-                .setTuple(Tuple.newBuilder().setDstIp("192.0.2.1")).build();
-        ExplainRequest missing = ExplainRequest.newBuilder().setFrom("nope/nope")
-                .setTuple(Tuple.newBuilder().setDstIp("192.0.2.1")).build();
-        assertThat(status((StreamObserver<Explanation> o) -> guarded.explain(existing, o)).getCode())
-                .as("before the first calculation").isEqualTo(Status.Code.UNAUTHENTICATED);
+        ExplainRequest existing = ExplainRequest.newBuilder()
+                .setFrom("x/a")
+                .setTuple(Tuple.newBuilder().setDstIp("192.0.2.1"))
+                .build();
+        ExplainRequest missing = ExplainRequest.newBuilder()
+                .setFrom("nope/nope")
+                .setTuple(Tuple.newBuilder().setDstIp("192.0.2.1"))
+                .build();
+        assertThat(status((StreamObserver<Explanation> o) -> guarded.explain(existing, o))
+                        .getCode())
+                .as("before the first calculation")
+                .isEqualTo(Status.Code.UNAUTHENTICATED);
         assertThat(status((StreamObserver<EndpointDescription> o) -> guarded.describeEndpoint(
-                DescribeEndpointRequest.newBuilder().setPod("x/a").build(), o)).getCode())
+                                DescribeEndpointRequest.newBuilder()
+                                        .setPod("x/a")
+                                        .build(),
+                                o))
+                        .getCode())
                 .isEqualTo(Status.Code.UNAUTHENTICATED);
         publishCluster();
         Status forExisting = status((StreamObserver<Explanation> o) -> guarded.explain(existing, o));
@@ -133,9 +200,13 @@ class InspectionServiceTest {
         assertThat(forExisting.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
         assertThat(forMissing.getCode()).isEqualTo(forExisting.getCode());
         assertThat(forMissing.getDescription()).isEqualTo(forExisting.getDescription());
-        Status byIp = status((StreamObserver<Explanation> o) -> guarded.explain(ExplainRequest.newBuilder()
-                .setTuple(Tuple.newBuilder().setSrcIp("192.0.2.7").setDstIp("192.0.2.1")).build(), o));
-        assertThat(byIp.getCode()).as("not an empty explanation for addresses of no pod")
+        Status byIp = status((StreamObserver<Explanation> o) -> guarded.explain(
+                ExplainRequest.newBuilder()
+                        .setTuple(Tuple.newBuilder().setSrcIp("192.0.2.7").setDstIp("192.0.2.1"))
+                        .build(),
+                o));
+        assertThat(byIp.getCode())
+                .as("not an empty explanation for addresses of no pod")
                 .isEqualTo(Status.Code.UNAUTHENTICATED);
     }
 

@@ -62,32 +62,48 @@ class ReflectionClientTest {
     void nodeReflectionClientListsServicesAndCallsInspection(@TempDir Path dir) throws Exception {
         ensureNodeModules();
         Files.writeString(dir.resolve("cluster.yaml"), MANIFESTS);
-        try (ControlPlane cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null,
-                        null, PolicySyncService.Options.defaults()), new IncrementalPolicyCalculator(),
+        try (ControlPlane cp = ControlPlane.start(
+                new ControlPlane.Config(
+                        new InetSocketAddress("127.0.0.1", 0), null, null, PolicySyncService.Options.defaults()),
+                new IncrementalPolicyCalculator(),
                 new ControlPlane.Source.Manifests(dir, new EngineDirectoryReader()))) {
             cp.firstCalculation().get(60, TimeUnit.SECONDS);
             String target = "127.0.0.1:" + cp.grpcPort();
 
             JsonObject allowed = run(target, "n1", "x/b", "x/a", 80);
             for (String version : List.of("v1alpha", "v1")) {
-                assertThat(allowed.getAsJsonObject(version).getAsJsonArray("services").toString())
-                        .contains("kubeverdict.v1.ControlPlaneInspection", "kubeverdict.v1.PolicySync",
-                                "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
+                assertThat(allowed.getAsJsonObject(version)
+                                .getAsJsonArray("services")
+                                .toString())
+                        .contains(
+                                "kubeverdict.v1.ControlPlaneInspection",
+                                "kubeverdict.v1.PolicySync",
+                                "grpc.health.v1.Health",
+                                "grpc.reflection.v1.ServerReflection",
                                 "grpc.reflection.v1alpha.ServerReflection");
             }
             assertThat(allowed.getAsJsonObject("listNodes").toString()).contains("\"n1\"", "\"n2\"");
-            assertThat(allowed.getAsJsonObject("snapshot").getAsJsonArray("endpoints").toString())
-                    .contains("\"pod\":\"a\"").doesNotContain("\"pod\":\"b\"");
+            assertThat(allowed.getAsJsonObject("snapshot")
+                            .getAsJsonArray("endpoints")
+                            .toString())
+                    .contains("\"pod\":\"a\"")
+                    .doesNotContain("\"pod\":\"b\"");
             JsonObject ex = allowed.getAsJsonObject("explain");
             assertThat(ex.get("verdict").getAsString()).isEqualTo("VERDICT_ALLOW");
-            assertThat(ex.getAsJsonObject("ingress").get("rule_id").getAsString()).isEqualTo("ingress[0]");
-            assertThat(ex.getAsJsonObject("ingress").getAsJsonObject("policy").get("name").getAsString())
+            assertThat(ex.getAsJsonObject("ingress").get("rule_id").getAsString())
+                    .isEqualTo("ingress[0]");
+            assertThat(ex.getAsJsonObject("ingress")
+                            .getAsJsonObject("policy")
+                            .get("name")
+                            .getAsString())
                     .isEqualTo("x/allow-b");
 
             JsonObject denied = run(target, "n1", "x/c", "x/a", 80).getAsJsonObject("explain");
             assertThat(denied.get("verdict").getAsString()).isEqualTo("VERDICT_DENY");
-            assertThat(denied.getAsJsonObject("ingress").get("isolated").getAsBoolean()).isTrue();
-            assertThat(denied.getAsJsonObject("egress").get("verdict").getAsString()).isEqualTo("VERDICT_ALLOW");
+            assertThat(denied.getAsJsonObject("ingress").get("isolated").getAsBoolean())
+                    .isTrue();
+            assertThat(denied.getAsJsonObject("egress").get("verdict").getAsString())
+                    .isEqualTo("VERDICT_ALLOW");
         }
     }
 
@@ -96,10 +112,16 @@ class ReflectionClientTest {
         File err = File.createTempFile("reflection", ".err");
         try {
             Process p = new ProcessBuilder("node", "reflection-check.js", target, node, from, to, String.valueOf(port))
-                    .directory(NODE_DIR.toFile()).redirectOutput(out).redirectError(err).start();
+                    .directory(NODE_DIR.toFile())
+                    .redirectOutput(out)
+                    .redirectError(err)
+                    .start();
             assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("node finished").isTrue();
-            assertThat(p.exitValue()).as("node failed: " + Files.readString(err.toPath())).isZero();
-            return JsonParser.parseString(Files.readString(out.toPath(), StandardCharsets.UTF_8)).getAsJsonObject();
+            assertThat(p.exitValue())
+                    .as("node failed: " + Files.readString(err.toPath()))
+                    .isZero();
+            return JsonParser.parseString(Files.readString(out.toPath(), StandardCharsets.UTF_8))
+                    .getAsJsonObject();
         } finally {
             out.delete();
             err.delete();
@@ -111,8 +133,11 @@ class ReflectionClientTest {
         if (Files.isDirectory(NODE_DIR.resolve("node_modules/grpc-js-reflection-client"))) {
             return;
         }
-        Process p = new ProcessBuilder("npm", "ci", "--no-audit", "--no-fund").directory(NODE_DIR.toFile())
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process p = new ProcessBuilder("npm", "ci", "--no-audit", "--no-fund")
+                .directory(NODE_DIR.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         assertThat(p.waitFor(300, TimeUnit.SECONDS)).as("npm ci finished").isTrue();
         assertThat(p.exitValue()).as("npm ci in " + NODE_DIR).isZero();
     }

@@ -18,17 +18,21 @@ class AdminManifestsTest {
     void loadsNodesAndAdminTierPoliciesOfBothVersions() throws Exception {
         LoadedManifests m = new ManifestLoader().load(DIR);
         assertThat(m.nodes()).extracting(n -> n.getMetadata().getName()).containsExactly("n1");
-        assertThat(m.adminPolicies()).extracting(p -> p.getKind() + " " + p.getMetadata().getName())
-                .containsExactly("AdminNetworkPolicy guard", "BaselineAdminNetworkPolicy default", "ClusterNetworkPolicy v2");
+        assertThat(m.adminPolicies())
+                .extracting(p -> p.getKind() + " " + p.getMetadata().getName())
+                .containsExactly(
+                        "AdminNetworkPolicy guard", "BaselineAdminNetworkPolicy default", "ClusterNetworkPolicy v2");
         assertThat(m.origins().get("Node n1")).isEqualTo(new Origin("01-cluster.yaml", 2, 5, 1));
         assertThat(m.origins().get("AdminNetworkPolicy guard")).isEqualTo(new Origin("02-admin.yaml", 1, 1, 1));
     }
 
     @Test
     void reportsTheReadersProblemsWithFileLineAndDocument() throws Exception {
-        List<String> problems = new ManifestLoader().load(DIR).problems().stream().map(Object::toString).toList();
-        assertThat(problems).containsExactly(
-                "02-admin.yaml:1:1 (document 1): AdminNetworkPolicy guard: spec.priority: priority 2000 outside 0-1000; evaluated at 1000");
+        List<String> problems = new ManifestLoader()
+                .load(DIR).problems().stream().map(Object::toString).toList();
+        assertThat(problems)
+                .containsExactly(
+                        "02-admin.yaml:1:1 (document 1): AdminNetworkPolicy guard: spec.priority: priority 2000 outside 0-1000; evaluated at 1000");
     }
 
     @Test
@@ -39,8 +43,10 @@ class AdminManifestsTest {
                 metadata: {name: n1}
                 spec: {podCIDRs: [10.244.1.0/24, 10.244.300.0/24]}
                 """);
-        assertThat(m.problems()).extracting(Object::toString).containsExactly(
-                "nodes.yaml:1:1 (document 1): Node n1: spec.podCIDRs[1]: invalid CIDR \"10.244.300.0/24\"; ignored");
+        assertThat(m.problems())
+                .extracting(Object::toString)
+                .containsExactly(
+                        "nodes.yaml:1:1 (document 1): Node n1: spec.podCIDRs[1]: invalid CIDR \"10.244.300.0/24\"; ignored");
         assertThat(m.nodes()).hasSize(1);
     }
 
@@ -52,16 +58,18 @@ class AdminManifestsTest {
                 kind: ClusterNetworkPolicy
                 metadata: {name: future}
                 spec: {}
-                """)).isInstanceOf(ManifestLoadException.class).hasMessage("cnp.yaml:1:1 (document 1): ClusterNetworkPolicy"
-                + " of apiVersion policy.networking.k8s.io/v1beta1 is not read: kube-verdict reads ClusterNetworkPolicy"
-                + " of policy.networking.k8s.io/v1alpha2 only");
+                """))
+                .isInstanceOf(ManifestLoadException.class)
+                .hasMessage("cnp.yaml:1:1 (document 1): ClusterNetworkPolicy"
+                        + " of apiVersion policy.networking.k8s.io/v1beta1 is not read: kube-verdict reads ClusterNetworkPolicy"
+                        + " of policy.networking.k8s.io/v1alpha2 only");
     }
 
     @Test
     void theOfflineClusterEnforcesThem() throws Exception {
         LoadedManifests m = new ManifestLoader().load(DIR);
-        OfflineCluster c = new OfflineCluster(new ClusterObjects(m.namespaces(), m.pods(), m.policies(),
-                m.adminPolicies(), m.nodes()));
+        OfflineCluster c = new OfflineCluster(
+                new ClusterObjects(m.namespaces(), m.pods(), m.policies(), m.adminPolicies(), m.nodes()));
         assertThat(c.allowed("10.1.0.1", "10.9.0.1", 6, 443)).isFalse(); // nodes peer: n1's address
         assertThat(c.explain("10.1.0.1", "10.9.0.1", 6, 443).getEgress().getReason())
                 .isEqualTo("denied by admin/guard egress[0]");

@@ -11,7 +11,9 @@ class EditDistanceTest {
         assertThat(EditDistance.atMost("pod", "pod", 0)).isTrue();
         assertThat(EditDistance.atMost("podd", "pod", 1)).isTrue();
         assertThat(EditDistance.atMost("po", "pod", 1)).isTrue();
-        assertThat(EditDistance.atMost("pdo", "pod", 1)).as("a swap is one edit").isTrue();
+        assertThat(EditDistance.atMost("pdo", "pod", 1))
+                .as("a swap is one edit")
+                .isTrue();
         assertThat(EditDistance.atMost("job", "pod", 1)).isFalse();
         assertThat(EditDistance.atMost("job", "pod", 2)).isTrue();
         assertThat(EditDistance.atMost("networkpolicie", "networkpolicy", 2)).isTrue();
@@ -20,6 +22,7 @@ class EditDistanceTest {
 
     @Test
     void aLongStringIsRefusedByItsLengthAlone() {
-        assertThat(EditDistance.atMost("x".repeat(16 * 1024 * 1024), "networkpolicy", 2)).isFalse();
+        assertThat(EditDistance.atMost("x".repeat(16 * 1024 * 1024), "networkpolicy", 2))
+                .isFalse();
     }
 }

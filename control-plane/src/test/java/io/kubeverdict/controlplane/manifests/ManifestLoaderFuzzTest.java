@@ -58,7 +58,8 @@ class ManifestLoaderFuzzTest {
             byte[] seed = SEED.getBytes(StandardCharsets.UTF_8);
             int at = data.consumeInt(0, seed.length);
             int cut = data.consumeInt(0, Math.min(64, seed.length - at));
-            byte[] splice = mode == 1 ? data.consumeRemainingAsBytes()
+            byte[] splice = mode == 1
+                    ? data.consumeRemainingAsBytes()
                     : data.consumeRemainingAsAsciiString().getBytes(StandardCharsets.UTF_8);
             bytes = new byte[seed.length - cut + splice.length];
             System.arraycopy(seed, 0, bytes, 0, at);

@@ -37,7 +37,9 @@ class ManifestLoaderTest {
         TreeMap<String, byte[]> m = new TreeMap<>();
         for (int i = 0; i < pathsAndContents.length; i += 2) {
             Object c = pathsAndContents[i + 1];
-            m.put((String) pathsAndContents[i], c instanceof byte[] b ? b : ((String) c).getBytes(StandardCharsets.UTF_8));
+            m.put(
+                    (String) pathsAndContents[i],
+                    c instanceof byte[] b ? b : ((String) c).getBytes(StandardCharsets.UTF_8));
         }
         return m;
     }
@@ -47,7 +49,9 @@ class ManifestLoaderTest {
         LoadedManifests m = new ManifestLoader().load(MIXED);
         assertThat(m.namespaces()).extracting(n -> n.getMetadata().getName()).containsExactly("shop");
         assertThat(m.pods()).extracting(p -> p.getMetadata().getName()).containsExactly("back", "front");
-        assertThat(m.policies()).extracting(p -> p.getMetadata().getName()).containsExactly("back-from-front", "front-narrowed");
+        assertThat(m.policies())
+                .extracting(p -> p.getMetadata().getName())
+                .containsExactly("back-from-front", "front-narrowed");
         // The List in sub/03-list.json redefines shop/front: later wins, reported.
         assertThat(m.pods().get(1).getMetadata().getLabels()).containsEntry("v", "2");
         assertThat(m.origins().get("Pod shop/front")).isEqualTo(new Origin("sub/03-list.json", 1, 2, 3));
@@ -60,17 +64,32 @@ class ManifestLoaderTest {
         List<String> problems = m.problems().stream().map(Object::toString).toList();
         assertThat(problems).noneSatisfy(p -> assertThat(p).containsAnyOf("Deployment", "ConfigMap"));
         assertThat(m.skipped().summary()).isEqualTo("skipped 2 objects of kinds not read: Deployment, ConfigMap");
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml:1:1 (document 1): shop/back-from-front: spec.ingress[0].from[1].ipBlock.cidr: invalid CIDR"));
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml:1:1 (document 1): shop/back-from-front: spec.ingress[0].ports[1].port: port 99999"));
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml:11:1 (document 2): shop/front-narrowed: "));
-        assertThat(problems).anySatisfy(p -> assertThat(p).startsWith("sub/03-list.json:2:3 (document 1): Pod shop/front defined again; replaces 01-cluster.yaml:9:1 (document 2)"));
+        assertThat(problems)
+                .anySatisfy(
+                        p -> assertThat(p)
+                                .startsWith(
+                                        "02-policies.yaml:1:1 (document 1): shop/back-from-front: spec.ingress[0].from[1].ipBlock.cidr: invalid CIDR"));
+        assertThat(problems)
+                .anySatisfy(
+                        p -> assertThat(p)
+                                .startsWith(
+                                        "02-policies.yaml:1:1 (document 1): shop/back-from-front: spec.ingress[0].ports[1].port: port 99999"));
+        assertThat(problems)
+                .anySatisfy(p -> assertThat(p).startsWith("02-policies.yaml:11:1 (document 2): shop/front-narrowed: "));
+        assertThat(problems)
+                .anySatisfy(
+                        p -> assertThat(p)
+                                .startsWith(
+                                        "sub/03-list.json:2:3 (document 1): Pod shop/front defined again; replaces 01-cluster.yaml:9:1 (document 2)"));
     }
 
     @Test
     void aPolicyWithAnUnusablePartIsNarrowedNotDropped() throws Exception {
         LoadedManifests m = new ManifestLoader().load(MIXED);
-        NetworkPolicy narrowed = m.policies().stream().filter(p -> p.getMetadata().getName().equals("front-narrowed"))
-                .findFirst().orElseThrow();
+        NetworkPolicy narrowed = m.policies().stream()
+                .filter(p -> p.getMetadata().getName().equals("front-narrowed"))
+                .findFirst()
+                .orElseThrow();
         IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
         m.namespaces().forEach(calc::upsertNamespace);
         m.pods().forEach(calc::upsertPod);
@@ -109,14 +128,17 @@ class ManifestLoaderTest {
         assertThat(rule.getPeersCount()).isZero();
         assertThat(rule.getPortsCount()).isZero();
         assertThat(n1.getIpSetsList()).isEmpty();
-        assertThat(n1.getEndpoints(0).getEndpoint().getTiers(0).getIngressPoliciesList()).containsExactly("x/p");
+        assertThat(n1.getEndpoints(0).getEndpoint().getTiers(0).getIngressPoliciesList())
+                .containsExactly("x/p");
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.kubeverdict.controlplane.manifests.BadManifests#all")
     void anyUnreadableFileOrDocumentRejectsTheWholeLoad(BadManifests.Case bad) {
-        ManifestLoadException e = catchThrowableOfType(ManifestLoadException.class, () -> new ManifestLoader(BadManifests.SMALL_LIMITS)
-                .load(files("a-good.yaml", GOOD, bad.file(), bad.content())));
+        ManifestLoadException e = catchThrowableOfType(
+                ManifestLoadException.class,
+                () -> new ManifestLoader(BadManifests.SMALL_LIMITS)
+                        .load(files("a-good.yaml", GOOD, bad.file(), bad.content())));
         assertThat(e).as("rejected").isNotNull();
         assertThat(e.errors()).hasSize(1);
         assertThat(e.getMessage()).startsWith(bad.where()).contains(bad.says());
@@ -125,11 +147,20 @@ class ManifestLoaderTest {
     @Test
     void errorsOfSeveralFilesAreAllReportedInFileOrder() {
         List<BadManifests.Case> all = BadManifests.all();
-        ManifestLoadException e = catchThrowableOfType(ManifestLoadException.class, () -> new ManifestLoader(BadManifests.SMALL_LIMITS)
-                .load(files("a/" + all.get(0).file(), all.get(0).content(), "b/" + all.get(1).file(), all.get(1).content())));
-        assertThat(e.errors()).extracting(Object::toString)
-                .satisfiesExactly(first -> assertThat(first).startsWith("a/" + all.get(0).where()),
-                        second -> assertThat(second).startsWith("b/" + all.get(1).where()));
+        ManifestLoadException e = catchThrowableOfType(
+                ManifestLoadException.class,
+                () -> new ManifestLoader(BadManifests.SMALL_LIMITS)
+                        .load(files(
+                                "a/" + all.get(0).file(),
+                                all.get(0).content(),
+                                "b/" + all.get(1).file(),
+                                all.get(1).content())));
+        assertThat(e.errors())
+                .extracting(Object::toString)
+                .satisfiesExactly(
+                        first -> assertThat(first).startsWith("a/" + all.get(0).where()),
+                        second ->
+                                assertThat(second).startsWith("b/" + all.get(1).where()));
         assertThat(e.getMessage()).endsWith("(and 1 more)");
     }
 
@@ -141,10 +172,12 @@ class ManifestLoaderTest {
         assertThat(new ManifestLoader().loadText("big.yaml", big).namespaces()).hasSize(1);
         String deep = "a: " + "[".repeat(200_000) + "]".repeat(200_000) + "\n";
         assertThatThrownBy(() -> new ManifestLoader().loadText("deep.yaml", deep))
-                .isInstanceOf(ManifestLoadException.class).hasMessageContaining("nesting depth");
+                .isInstanceOf(ManifestLoadException.class)
+                .hasMessageContaining("nesting depth");
         String deepJson = "{\"a\": " + "[".repeat(200_000) + "]".repeat(200_000) + "}";
         assertThatThrownBy(() -> new ManifestLoader().loadText("deep.json", deepJson))
-                .isInstanceOf(ManifestLoadException.class).hasMessageStartingWith("deep.json:1:");
+                .isInstanceOf(ManifestLoadException.class)
+                .hasMessageStartingWith("deep.json:1:");
     }
 
     @Test
@@ -176,8 +209,9 @@ class ManifestLoaderTest {
                 kind: List
                 items:
                 - {apiVersion: networking.k8s.io/v1, kind: NetworkPolicyList, items: []}
-                """)).isInstanceOf(ManifestLoadException.class).hasMessage(
-                "l.yaml:4:3 (document 1): a NetworkPolicyList inside a list is not supported");
+                """))
+                .isInstanceOf(ManifestLoadException.class)
+                .hasMessage("l.yaml:4:3 (document 1): a NetworkPolicyList inside a list is not supported");
     }
 
     @Test
@@ -206,8 +240,9 @@ class ManifestLoaderTest {
 
     @Test
     void splitDocumentsNumbersDocumentsLikeTheLoader() throws Exception {
-        assertThat(ManifestLoader.splitDocuments("a: 1\n---\n# only a comment\n---\nb: '---'\n...\n--- c: 3\n")
-                .stream().map(String::strip)).containsExactly("a: 1", "b: '---'", "c: 3");
+        assertThat(ManifestLoader.splitDocuments("a: 1\n---\n# only a comment\n---\nb: '---'\n...\n--- c: 3\n").stream()
+                        .map(String::strip))
+                .containsExactly("a: 1", "b: '---'", "c: 3");
         String text = Files.readString(MIXED.resolve("01-cluster.yaml"));
         List<String> docs = ManifestLoader.splitDocuments(text);
         Map<String, Origin> origins = new ManifestLoader().load(MIXED).origins();
@@ -241,17 +276,21 @@ class ManifestLoaderTest {
         var pods = new java.util.ArrayList<>(m.pods());
         var assigned = WhatIfDefaults.apply(pods, "10.5.0.0/30", WhatIfDefaults.DEFAULT_NODE);
         // Sorted by namespace/name; 10.5.0.1 is taken by a/has-ip, so a/q gets .2 and b/p .3.
-        assertThat(assigned).containsExactly(new WhatIfDefaults.Assignment("a/q", "10.5.0.2"),
-                new WhatIfDefaults.Assignment("b/p", "10.5.0.3"));
+        assertThat(assigned)
+                .containsExactly(
+                        new WhatIfDefaults.Assignment("a/q", "10.5.0.2"),
+                        new WhatIfDefaults.Assignment("b/p", "10.5.0.3"));
         assertThat(pods.get(0).getSpec().getNodeName()).isEqualTo("real");
         assertThat(pods.get(0).getStatus().getPhase()).isEqualTo("Running");
         assertThat(pods.get(2).getSpec().getNodeName()).isEqualTo(WhatIfDefaults.DEFAULT_NODE);
         assertThat(pods.get(1).getStatus().getPodIP()).isNull(); // hostNetwork left alone
-        var onePod = new java.util.ArrayList<>(new ManifestLoader().loadText("t.yaml", """
+        var onePod = new java.util.ArrayList<>(
+                new ManifestLoader().loadText("t.yaml", """
                 apiVersion: v1
                 kind: Pod
                 metadata: {namespace: b, name: p}
                 """).pods());
-        assertThatThrownBy(() -> WhatIfDefaults.apply(onePod, "10.5.0.0/32", "n")).hasMessageContaining("exhausted");
+        assertThatThrownBy(() -> WhatIfDefaults.apply(onePod, "10.5.0.0/32", "n"))
+                .hasMessageContaining("exhausted");
     }
 }

@@ -28,8 +28,12 @@ public final class MockKubernetesExtension implements BeforeEachCallback, AfterE
     @Override
     public void beforeEach(ExtensionContext context) throws IllegalAccessException {
         Map<ServerRequest, Queue<ServerResponse>> expectations = new HashMap<>();
-        KubernetesMockServer server = new KubernetesMockServer(new Context(Serialization.jsonMapper()),
-                new MockWebServer(), expectations, new OffLoopWatchCloseDispatcher(expectations), false);
+        KubernetesMockServer server = new KubernetesMockServer(
+                new Context(Serialization.jsonMapper()),
+                new MockWebServer(),
+                expectations,
+                new OffLoopWatchCloseDispatcher(expectations),
+                false);
         server.init();
         Cluster cluster = new Cluster(server, server.createClient());
         context.getStore(STORE).put(Cluster.class, cluster);
@@ -58,7 +62,8 @@ public final class MockKubernetesExtension implements BeforeEachCallback, AfterE
                 if (Modifier.isStatic(field.getModifiers()) || Modifier.isFinal(field.getModifiers())) {
                     continue;
                 }
-                Object value = field.getType() == KubernetesMockServer.class ? cluster.server()
+                Object value = field.getType() == KubernetesMockServer.class
+                        ? cluster.server()
                         : field.getType() == KubernetesClient.class ? cluster.client() : null;
                 if (value != null) {
                     field.setAccessible(true);

@@ -33,21 +33,27 @@ class MockKubernetesTest {
     void watchesClosedWhileEventsAreSentStallNeitherRequestsNorShutdown() throws Exception {
         client.pods().inNamespace("x").resource(pod(0)).create();
         AtomicBoolean writing = new AtomicBoolean(true);
-        Thread writer = new Thread(() -> {
-            // Bounded: at most a few thousand edits, ended by the test.
-            for (int i = 1; writing.get() && i < 20_000; i++) {
-                client.pods().inNamespace("x").resource(pod(i)).update();
-            }
-        }, "pod-writer");
+        Thread writer = new Thread(
+                () -> {
+                    // Bounded: at most a few thousand edits, ended by the test.
+                    for (int i = 1; writing.get() && i < 20_000; i++) {
+                        client.pods().inNamespace("x").resource(pod(i)).update();
+                    }
+                },
+                "pod-writer");
         writer.start();
         try {
             for (int round = 0; round < ROUNDS; round++) {
                 CountDownLatch seen = new CountDownLatch(3);
                 Watch watch = client.pods().inNamespace("x").watch(new CountingWatcher(seen));
-                assertThat(seen.await(60, TimeUnit.SECONDS)).as("events of round %d", round).isTrue();
+                assertThat(seen.await(60, TimeUnit.SECONDS))
+                        .as("events of round %d", round)
+                        .isTrue();
                 watch.close();
                 // A stalled event loop leaves this request waiting until the client gives up.
-                assertThat(client.pods().inNamespace("x").withName("a").get()).as("round %d", round).isNotNull();
+                assertThat(client.pods().inNamespace("x").withName("a").get())
+                        .as("round %d", round)
+                        .isNotNull();
             }
         } finally {
             writing.set(false);
@@ -57,8 +63,13 @@ class MockKubernetesTest {
     }
 
     private static Pod pod(int generation) {
-        return new PodBuilder().withNewMetadata().withNamespace("x").withName("a")
-                .addToLabels("generation", Integer.toString(generation)).endMetadata().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withNamespace("x")
+                .withName("a")
+                .addToLabels("generation", Integer.toString(generation))
+                .endMetadata()
+                .build();
     }
 
     private record CountingWatcher(CountDownLatch seen) implements Watcher<Pod> {

@@ -41,6 +41,7 @@ final class OffLoopWatchCloseDispatcher extends Dispatcher implements Resetable,
     private final KubernetesMixedDispatcher delegate;
     /** The CRUD dispatcher's watches, and the lock its changes hold while they notify them. */
     private final Set<?> watches;
+
     private final Lock changes;
 
     OffLoopWatchCloseDispatcher(Map<ServerRequest, Queue<ServerResponse>> expectations) {
@@ -56,8 +57,8 @@ final class OffLoopWatchCloseDispatcher extends Dispatcher implements Resetable,
             field.setAccessible(true);
             return field.get(instance);
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("fabric8's mock server changed: no field " + type.getSimpleName()
-                    + "." + name, e);
+            throw new IllegalStateException(
+                    "fabric8's mock server changed: no field " + type.getSimpleName() + "." + name, e);
         }
     }
 

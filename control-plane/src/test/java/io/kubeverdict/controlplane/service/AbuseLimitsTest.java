@@ -50,8 +50,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class AbuseLimitsTest {
     /** Idle longer than the test: what closes the silent sockets is the handshake timeout. */
-    private static final ServerLimits LIMITS = ServerLimits.defaults().withMaxInboundMessageBytes(64 * 1024)
+    private static final ServerLimits LIMITS = ServerLimits.defaults()
+            .withMaxInboundMessageBytes(64 * 1024)
             .withTimeouts(Duration.ofSeconds(1), Duration.ofMinutes(1));
+
     private static final CallLimits.Config CALL_LIMITS = new CallLimits.Config(2, 5, 5, 100).limitingLoopback();
 
     private ControlPlane cp;
@@ -73,35 +75,47 @@ class AbuseLimitsTest {
 
     private ManagedChannel channelFrom(String localAddress) throws IOException {
         InetAddress local = InetAddress.getByName(localAddress);
-        ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext()
+        ManagedChannel c = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort())
+                .usePlaintext()
                 .localSocketPicker(new NettyChannelBuilder.LocalSocketPicker() {
                     @Override
                     public SocketAddress createSocketAddress(SocketAddress remote, io.grpc.Attributes attrs) {
                         return new InetSocketAddress(local, 0);
                     }
-                }).build();
+                })
+                .build();
         channels.add(c);
         return c;
     }
 
     private String metrics() throws IOException {
-        try (InputStream in = URI.create("http://127.0.0.1:" + cp.metricsPort() + "/metrics").toURL().openStream()) {
+        try (InputStream in = URI.create("http://127.0.0.1:" + cp.metricsPort() + "/metrics")
+                .toURL()
+                .openStream()) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
     }
 
     private static double refused(String text, String reason) {
-        return text.lines().filter(l -> l.startsWith("kubeverdict_grpc_calls_refused_total{")
+        return text.lines()
+                .filter(l -> l.startsWith("kubeverdict_grpc_calls_refused_total{")
                         && l.contains("reason=\"" + reason + "\""))
-                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
+                .sum();
     }
 
     @Test
     void misuseIsRefusedWhileHealthStaysServingAndTheAgentKeepsItsStream(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("a.yaml"), ControlPlaneManifestsTest.pod("a", "10.0.0.1"));
-        cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0),
-                        new InetSocketAddress("127.0.0.1", 0), null, PolicySyncService.Options.defaults(),
-                        new ControlPlane.Auth.None(), LIMITS, CALL_LIMITS),
+        cp = ControlPlane.start(
+                new ControlPlane.Config(
+                        new InetSocketAddress("127.0.0.1", 0),
+                        new InetSocketAddress("127.0.0.1", 0),
+                        null,
+                        PolicySyncService.Options.defaults(),
+                        new ControlPlane.Auth.None(),
+                        LIMITS,
+                        CALL_LIMITS),
                 new TestDoubleCalculator(),
                 new ControlPlane.Source.Manifests(dir, new EngineDirectoryReader(), ControlPlaneManifestsTest.QUICK));
         ManagedChannel agentChannel = channelFrom("127.0.0.1");
@@ -125,8 +139,12 @@ class AbuseLimitsTest {
             // A message over the limit is refused unread.
             String huge = "x".repeat(100 * 1024);
             assertThatThrownBy(() -> ControlPlaneInspectionGrpc.newBlockingStub(attacker)
-                    .explain(ExplainRequest.newBuilder().setFrom(huge).setTo("x/a").build()))
-                    .isInstanceOfSatisfying(StatusRuntimeException.class,
+                            .explain(ExplainRequest.newBuilder()
+                                    .setFrom(huge)
+                                    .setTo("x/a")
+                                    .build()))
+                    .isInstanceOfSatisfying(
+                            StatusRuntimeException.class,
                             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
 
             // Two streams per caller; the third is refused.
@@ -157,14 +175,19 @@ class AbuseLimitsTest {
             assertThat(limited).isPositive();
             // ...and nobody else is starved by it.
             assertThat(ControlPlaneInspectionGrpc.newBlockingStub(agentChannel)
-                    .listNodes(ListNodesRequest.getDefaultInstance()).getNodesList()).isNotEmpty();
-            assertThat(HealthGrpc.newBlockingStub(channelFrom("127.0.0.1")).check(HealthCheckRequest.getDefaultInstance())
-                    .getStatus()).isEqualTo(ServingStatus.SERVING);
+                            .listNodes(ListNodesRequest.getDefaultInstance())
+                            .getNodesList())
+                    .isNotEmpty();
+            assertThat(HealthGrpc.newBlockingStub(channelFrom("127.0.0.1"))
+                            .check(HealthCheckRequest.getDefaultInstance())
+                            .getStatus())
+                    .isEqualTo(ServingStatus.SERVING);
 
             // The silent and garbage connections are closed by the server (handshake timeout).
             for (Socket s : sockets) {
                 s.setSoTimeout(15_000);
-                assertThat(readUntilClosed(s)).as("connection from port %d closed by the server", s.getLocalPort())
+                assertThat(readUntilClosed(s))
+                        .as("connection from port %d closed by the server", s.getLocalPort())
                         .isTrue();
             }
 

@@ -20,10 +20,15 @@ class CalculationLoopTest {
         SnapshotHub hub = new SnapshotHub();
         // What a subscriber of n1 sees at each wake-up: (revision, endpoints of n1).
         List<String> seen = new CopyOnWriteArrayList<>();
-        hub.subscribe("n1", () -> seen.add(hub.sourceRevision() + ":" + hub.current("n1").snapshot().getEndpointsCount()));
-        try (CalculationLoop loop = new CalculationLoop(new TestDoubleCalculator(), hub,
-                new ControlPlaneMetrics(new SimpleMeterRegistry()), 1, p -> { })) {
-            loop.change("pod/upsert", c -> c.upsertPod(Objects.pod("x", "a", Map.of(), "n1", List.of("10.0.0.1"), List.of())));
+        hub.subscribe(
+                "n1",
+                () -> seen.add(hub.sourceRevision() + ":"
+                        + hub.current("n1").snapshot().getEndpointsCount()));
+        try (CalculationLoop loop = new CalculationLoop(
+                new TestDoubleCalculator(), hub, new ControlPlaneMetrics(new SimpleMeterRegistry()), 1, p -> {})) {
+            loop.change(
+                    "pod/upsert",
+                    c -> c.upsertPod(Objects.pod("x", "a", Map.of(), "n1", List.of("10.0.0.1"), List.of())));
             loop.sourceRevision("manifests", "r1");
             loop.sourceSynced("manifests");
             loop.start();
@@ -32,7 +37,9 @@ class CalculationLoopTest {
             assertThat(hub.current("n1").snapshot().getEndpointsCount()).isEqualTo(1);
 
             seen.clear();
-            loop.change("pod/upsert", c -> c.upsertPod(Objects.pod("x", "b", Map.of(), "n1", List.of("10.0.0.2"), List.of())));
+            loop.change(
+                    "pod/upsert",
+                    c -> c.upsertPod(Objects.pod("x", "b", Map.of(), "n1", List.of("10.0.0.2"), List.of())));
             loop.sourceRevision("manifests", "r2");
             loop.query(c -> null).get(30, TimeUnit.SECONDS);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -49,8 +56,8 @@ class CalculationLoopTest {
     @Test
     void aRevisionWithoutChangesIsStillPublished() throws Exception {
         SnapshotHub hub = new SnapshotHub();
-        try (CalculationLoop loop = new CalculationLoop(new TestDoubleCalculator(), hub,
-                new ControlPlaneMetrics(new SimpleMeterRegistry()), 1, p -> { })) {
+        try (CalculationLoop loop = new CalculationLoop(
+                new TestDoubleCalculator(), hub, new ControlPlaneMetrics(new SimpleMeterRegistry()), 1, p -> {})) {
             loop.sourceSynced("manifests");
             loop.start();
             loop.firstCalculation().get(30, TimeUnit.SECONDS);
@@ -107,15 +114,21 @@ class CalculationLoopTest {
     void aFailedEventIsRetriedAndTheFirstCalculationWaitsForIt() throws Exception {
         SnapshotHub hub = new SnapshotHub();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (CalculationLoop loop = new CalculationLoop(new FlakyCalculator("a", 2), hub,
-                new ControlPlaneMetrics(registry), 1, p -> { })) {
-            loop.change("pod/upsert", c -> c.upsertPod(Objects.pod("x", "a", Map.of(), "n1", List.of("10.0.0.1"), List.of())));
+        try (CalculationLoop loop =
+                new CalculationLoop(new FlakyCalculator("a", 2), hub, new ControlPlaneMetrics(registry), 1, p -> {})) {
+            loop.change(
+                    "pod/upsert",
+                    c -> c.upsertPod(Objects.pod("x", "a", Map.of(), "n1", List.of("10.0.0.1"), List.of())));
             loop.sourceSynced("kubernetes");
             loop.start();
             loop.firstCalculation().get(30, TimeUnit.SECONDS);
-            assertThat(hub.current("n1").snapshot().getEndpointsCount()).as("published with the retried pod").isEqualTo(1);
-            assertThat(counter(registry, "kubeverdict_event_failures_total", "pod/upsert")).isEqualTo(2);
-            assertThat(registry.find("kubeverdict_events_retrying").gauge().value()).isZero();
+            assertThat(hub.current("n1").snapshot().getEndpointsCount())
+                    .as("published with the retried pod")
+                    .isEqualTo(1);
+            assertThat(counter(registry, "kubeverdict_event_failures_total", "pod/upsert"))
+                    .isEqualTo(2);
+            assertThat(registry.find("kubeverdict_events_retrying").gauge().value())
+                    .isZero();
         }
     }
 
@@ -124,21 +137,29 @@ class CalculationLoopTest {
     void aNewerChangeOfTheSameObjectSupersedesAFailedOne() throws Exception {
         SnapshotHub hub = new SnapshotHub();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (CalculationLoop loop = new CalculationLoop(new FlakyCalculator("a", 1), hub,
-                new ControlPlaneMetrics(registry), 1, p -> { })) {
+        try (CalculationLoop loop =
+                new CalculationLoop(new FlakyCalculator("a", 1), hub, new ControlPlaneMetrics(registry), 1, p -> {})) {
             loop.sourceSynced("kubernetes");
             loop.start();
             loop.firstCalculation().get(30, TimeUnit.SECONDS);
-            loop.change("pod/upsert", "pod/x/a",
+            loop.change(
+                    "pod/upsert",
+                    "pod/x/a",
                     c -> c.upsertPod(Objects.pod("x", "a", Map.of(), "n1", List.of("10.0.0.1"), List.of())));
             loop.query(c -> null).get(30, TimeUnit.SECONDS);
-            assertThat(registry.find("kubeverdict_events_retrying").gauge().value()).isEqualTo(1);
-            loop.change("pod/upsert", "pod/x/a",
+            assertThat(registry.find("kubeverdict_events_retrying").gauge().value())
+                    .isEqualTo(1);
+            loop.change(
+                    "pod/upsert",
+                    "pod/x/a",
                     c -> c.upsertPod(Objects.pod("x", "a", Map.of(), "n1", List.of("10.0.0.2"), List.of())));
             loop.query(c -> null).get(30, TimeUnit.SECONDS);
-            assertThat(registry.find("kubeverdict_events_retrying").gauge().value()).isZero();
-            await(() -> hub.current("n1") != null
-                    && hub.current("n1").snapshot().toString().contains("10.0.0.2"), "the newer pod published");
+            assertThat(registry.find("kubeverdict_events_retrying").gauge().value())
+                    .isZero();
+            await(
+                    () -> hub.current("n1") != null
+                            && hub.current("n1").snapshot().toString().contains("10.0.0.2"),
+                    "the newer pod published");
         }
     }
 }

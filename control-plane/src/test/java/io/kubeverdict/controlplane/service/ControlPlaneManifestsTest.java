@@ -41,8 +41,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * load metrics say so until it loads again; a dead thread makes the service fail.
  */
 class ControlPlaneManifestsTest {
-    static final ManifestDirectorySource.Timing QUICK = new ManifestDirectorySource.Timing(Duration.ofMillis(20),
-            Duration.ofSeconds(60), Duration.ofMillis(20));
+    static final ManifestDirectorySource.Timing QUICK =
+            new ManifestDirectorySource.Timing(Duration.ofMillis(20), Duration.ofSeconds(60), Duration.ofMillis(20));
 
     private ControlPlane cp;
     private ManagedChannel channel;
@@ -80,19 +80,29 @@ class ControlPlaneManifestsTest {
     }
 
     private void start(Path dir, TestDoubleCalculator calc) throws Exception {
-        cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0),
-                        new InetSocketAddress("127.0.0.1", 0), null, PolicySyncService.Options.defaults()),
-                calc, new ControlPlane.Source.Manifests(dir, new EngineDirectoryReader(BadManifests.SMALL_LIMITS), QUICK));
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
+        cp = ControlPlane.start(
+                new ControlPlane.Config(
+                        new InetSocketAddress("127.0.0.1", 0),
+                        new InetSocketAddress("127.0.0.1", 0),
+                        null,
+                        PolicySyncService.Options.defaults()),
+                calc,
+                new ControlPlane.Source.Manifests(dir, new EngineDirectoryReader(BadManifests.SMALL_LIMITS), QUICK));
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort())
+                .usePlaintext()
+                .build();
     }
 
     private ServingStatus health() {
-        return HealthGrpc.newBlockingStub(channel).check(HealthCheckRequest.getDefaultInstance()).getStatus();
+        return HealthGrpc.newBlockingStub(channel)
+                .check(HealthCheckRequest.getDefaultInstance())
+                .getStatus();
     }
 
     private int readyz() throws IOException {
         HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + cp.metricsPort() + "/readyz")
-                .toURL().openConnection();
+                .toURL()
+                .openConnection();
         try {
             return c.getResponseCode();
         } finally {
@@ -102,11 +112,16 @@ class ControlPlaneManifestsTest {
 
     private double metric(String name) throws IOException {
         String text;
-        try (var in = URI.create("http://127.0.0.1:" + cp.metricsPort() + "/metrics").toURL().openStream()) {
+        try (var in = URI.create("http://127.0.0.1:" + cp.metricsPort() + "/metrics")
+                .toURL()
+                .openStream()) {
             text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
-        return text.lines().filter(l -> l.startsWith(name + " ")).mapToDouble(l -> Double.parseDouble(l.split(" ")[1]))
-                .findFirst().orElseThrow(() -> new AssertionError(name + " not exported"));
+        return text.lines()
+                .filter(l -> l.startsWith(name + " "))
+                .mapToDouble(l -> Double.parseDouble(l.split(" ")[1]))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(name + " not exported"));
     }
 
     private static void await(BooleanSupplier condition, String what) throws InterruptedException {
@@ -130,32 +145,41 @@ class ControlPlaneManifestsTest {
         Files.write(dir.resolve(bad.file()), bad.content());
         start(dir, new TestDoubleCalculator());
         // The first load is tried before start returns.
-        assertThat(cp.notReadyReason()).startsWith("manifest load rejected: " + bad.where()).contains(bad.says());
+        assertThat(cp.notReadyReason())
+                .startsWith("manifest load rejected: " + bad.where())
+                .contains(bad.says());
         assertThat(cp.hub().isReady()).isFalse();
         assertThat(cp.hub().all()).isEmpty();
         assertThat(health()).isEqualTo(ServingStatus.NOT_SERVING);
         assertThat(readyz()).isEqualTo(503);
         assertThat(metric("kubeverdict_manifest_load_ok")).isZero();
         assertThat(metric("kubeverdict_manifest_load_errors_total")).isEqualTo(1);
-        assertThat(metric("kubeverdict_manifest_last_success_timestamp_seconds")).isZero();
-        assertThat(ControlPlaneInspectionGrpc.newBlockingStub(channel).listNodes(ListNodesRequest.getDefaultInstance())
-                .getNodesList()).isEmpty();
+        assertThat(metric("kubeverdict_manifest_last_success_timestamp_seconds"))
+                .isZero();
+        assertThat(ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                        .listNodes(ListNodesRequest.getDefaultInstance())
+                        .getNodesList())
+                .isEmpty();
 
         try (TestAgent agent = TestAgent.connect(channel, "n1", true)) {
             Files.delete(dir.resolve(bad.file()));
             agent.readUntilInSync(); // the first message comes only from the first good load
-            assertThat(agent.state("n1").getEndpointsList()).extracting(e -> e.getId().getPod()).containsExactly("a");
+            assertThat(agent.state("n1").getEndpointsList())
+                    .extracting(e -> e.getId().getPod())
+                    .containsExactly("a");
         }
         await(() -> health() == ServingStatus.SERVING, "SERVING");
         assertThat(readyz()).isEqualTo(200);
         assertThat(metric("kubeverdict_manifest_load_ok")).isEqualTo(1);
         assertThat(metric("kubeverdict_manifest_load_errors_total")).isEqualTo(1);
-        assertThat(metric("kubeverdict_manifest_last_success_timestamp_seconds")).isPositive();
+        assertThat(metric("kubeverdict_manifest_last_success_timestamp_seconds"))
+                .isPositive();
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("io.kubeverdict.controlplane.manifests.BadManifests#all")
-    void afterAGoodLoadABadDirectoryChangesNothingUntilItLoads(BadManifests.Case bad, @TempDir Path dir) throws Exception {
+    void afterAGoodLoadABadDirectoryChangesNothingUntilItLoads(BadManifests.Case bad, @TempDir Path dir)
+            throws Exception {
         Files.writeString(dir.resolve("a.yaml"), pod("a", "10.0.0.1"));
         Files.writeString(dir.resolve(bad.file()), policyFor(bad.file()));
         start(dir, new TestDoubleCalculator());
@@ -167,12 +191,15 @@ class ControlPlaneManifestsTest {
             Files.write(dir.resolve(bad.file()), bad.content());
             Files.writeString(dir.resolve("b.yaml"), pod("b", "10.0.0.2"));
             await(() -> !cp.ready(), "readiness off");
-            assertThat(cp.notReadyReason()).startsWith("manifest load rejected: " + bad.where()).contains(bad.says());
+            assertThat(cp.notReadyReason())
+                    .startsWith("manifest load rejected: " + bad.where())
+                    .contains(bad.says());
             assertThat(health()).isEqualTo(ServingStatus.NOT_SERVING);
             assertThat(readyz()).isEqualTo(503);
             assertThat(metric("kubeverdict_manifest_load_ok")).isZero();
             assertThat(metric("kubeverdict_manifest_load_errors_total")).isEqualTo(1);
-            assertThat(cp.hub().current("n1").snapshot().getEndpointsList()).extracting(e -> e.getId().getPod())
+            assertThat(cp.hub().current("n1").snapshot().getEndpointsList())
+                    .extracting(e -> e.getId().getPod())
                     .containsExactly("a");
 
             // Fixed: the agent's open stream gets exactly what the good directory adds.
@@ -207,8 +234,11 @@ class ControlPlaneManifestsTest {
             placed.readUntilInSync(); // no Node object, but a pod is placed on it
             assertThat(placed.state("n1").getEndpointsCount()).isEqualTo(1);
         }
-        assertThat(ControlPlaneInspectionGrpc.newBlockingStub(channel).listNodes(ListNodesRequest.getDefaultInstance())
-                .getNodesList()).extracting(n -> n.getNode()).doesNotContain("nl");
+        assertThat(ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                        .listNodes(ListNodesRequest.getDefaultInstance())
+                        .getNodesList())
+                .extracting(n -> n.getNode())
+                .doesNotContain("nl");
     }
 
     @Test

@@ -24,8 +24,8 @@ import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.Protocol;
-import io.kubeverdict.proto.v1.ToAgent.PayloadCase;
 import io.kubeverdict.proto.v1.ToAgent;
+import io.kubeverdict.proto.v1.ToAgent.PayloadCase;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.testing.tier.MockApiTest;
@@ -52,10 +52,28 @@ class RealCalculationMockClusterTest {
     private ManagedChannel channel;
 
     static Pod pod(String ns, String name, String node, String ip, Map<String, String> labels) {
-        return new PodBuilder().withNewMetadata().withNamespace(ns).withName(name).withLabels(labels).endMetadata()
-                .withNewSpec().withNodeName(node).addNewContainer().withName("c").withImage("i")
-                .addNewPort().withName("http").withContainerPort(80).endPort().endContainer().endSpec()
-                .withNewStatus().withPhase("Running").withPodIP(ip).endStatus().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withNamespace(ns)
+                .withName(name)
+                .withLabels(labels)
+                .endMetadata()
+                .withNewSpec()
+                .withNodeName(node)
+                .addNewContainer()
+                .withName("c")
+                .withImage("i")
+                .addNewPort()
+                .withName("http")
+                .withContainerPort(80)
+                .endPort()
+                .endContainer()
+                .endSpec()
+                .withNewStatus()
+                .withPhase("Running")
+                .withPodIP(ip)
+                .endStatus()
+                .build();
     }
 
     @AfterEach
@@ -79,41 +97,91 @@ class RealCalculationMockClusterTest {
 
     @Test
     void policyLifecycleProducesOrderedDeltas() throws Exception {
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("x")
-                .addToLabels("team", "x").endMetadata().build()).create();
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("y")
-                .addToLabels("team", "y").endMetadata().build()).create();
-        client.pods().inNamespace("x").resource(pod("x", "a", "n1", "10.0.0.1", Map.of("app", "a"))).create();
-        client.pods().inNamespace("x").resource(pod("x", "b", "n2", "10.0.0.2", Map.of("app", "b"))).create();
-        client.pods().inNamespace("y").resource(pod("y", "c", "n2", "10.0.1.3", Map.of("app", "c"))).create();
+        client.namespaces()
+                .resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName("x")
+                        .addToLabels("team", "x")
+                        .endMetadata()
+                        .build())
+                .create();
+        client.namespaces()
+                .resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName("y")
+                        .addToLabels("team", "y")
+                        .endMetadata()
+                        .build())
+                .create();
+        client.pods()
+                .inNamespace("x")
+                .resource(pod("x", "a", "n1", "10.0.0.1", Map.of("app", "a")))
+                .create();
+        client.pods()
+                .inNamespace("x")
+                .resource(pod("x", "b", "n2", "10.0.0.2", Map.of("app", "b")))
+                .create();
+        client.pods()
+                .inNamespace("y")
+                .resource(pod("y", "c", "n2", "10.0.1.3", Map.of("app", "c")))
+                .create();
 
-        cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null, null,
-                        PolicySyncService.Options.defaults()), new IncrementalPolicyCalculator(),
+        cp = ControlPlane.start(
+                new ControlPlane.Config(
+                        new InetSocketAddress("127.0.0.1", 0), null, null, PolicySyncService.Options.defaults()),
+                new IncrementalPolicyCalculator(),
                 new ControlPlane.Source.Kubernetes(client, Duration.ZERO));
         cp.firstCalculation().get(60, TimeUnit.SECONDS);
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort())
+                .usePlaintext()
+                .build();
 
         try (TestAgent n1 = TestAgent.connect(channel, "n1", true)) {
             n1.readUntilInSync();
-            assertThat(n1.state("n1").getEndpointsList()).extracting(e -> e.getId().getPod()).containsExactly("a");
+            assertThat(n1.state("n1").getEndpointsList())
+                    .extracting(e -> e.getId().getPod())
+                    .containsExactly("a");
             assertThat(n1.state("n1").getPoliciesList()).isEmpty();
 
             // A policy selecting a: set, then policy, then endpoint (now isolated).
-            client.network().v1().networkPolicies().inNamespace("x").resource(new NetworkPolicyBuilder()
-                    .withNewMetadata().withNamespace("x").withName("allow-b").endMetadata()
-                    .withNewSpec().withNewPodSelector().addToMatchLabels("app", "a").endPodSelector()
-                    .addNewIngress().addNewFrom().withNewPodSelector().addToMatchLabels("app", "b").endPodSelector()
-                    .endFrom().addNewPort().withPort(new IntOrString("http")).endPort().endIngress()
-                    .endSpec().build()).create();
+            client.network()
+                    .v1()
+                    .networkPolicies()
+                    .inNamespace("x")
+                    .resource(new NetworkPolicyBuilder()
+                            .withNewMetadata()
+                            .withNamespace("x")
+                            .withName("allow-b")
+                            .endMetadata()
+                            .withNewSpec()
+                            .withNewPodSelector()
+                            .addToMatchLabels("app", "a")
+                            .endPodSelector()
+                            .addNewIngress()
+                            .addNewFrom()
+                            .withNewPodSelector()
+                            .addToMatchLabels("app", "b")
+                            .endPodSelector()
+                            .endFrom()
+                            .addNewPort()
+                            .withPort(new IntOrString("http"))
+                            .endPort()
+                            .endIngress()
+                            .endSpec()
+                            .build())
+                    .create();
             List<ToAgent> added = new ArrayList<>();
-            while (added.isEmpty() || added.get(added.size() - 1).getPayloadCase() != PayloadCase.WORKLOAD_ENDPOINT_UPDATE) {
+            while (added.isEmpty()
+                    || added.get(added.size() - 1).getPayloadCase() != PayloadCase.WORKLOAD_ENDPOINT_UPDATE) {
                 added.add(n1.nextDelta());
             }
-            assertThat(added).extracting(ToAgent::getPayloadCase)
+            assertThat(added)
+                    .extracting(ToAgent::getPayloadCase)
                     .startsWith(PayloadCase.IP_SET_UPDATE)
                     .contains(PayloadCase.ACTIVE_POLICY_UPDATE)
                     .endsWith(PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
-            assertThat(added).allSatisfy(m -> assertThat(m.getEventTimeUnixNanos()).isPositive());
+            assertThat(added)
+                    .allSatisfy(m -> assertThat(m.getEventTimeUnixNanos()).isPositive());
             ToAgent ep = added.get(added.size() - 1);
             assertThat(ep.getWorkloadEndpointUpdate().getEndpoint().getTiersList())
                     .anySatisfy(t -> assertThat(t.getIngressPoliciesList()).contains("x/allow-b"));
@@ -121,15 +189,24 @@ class RealCalculationMockClusterTest {
                     .anySatisfy(s -> assertThat(s.getMembersList()).containsExactly("10.0.0.2"));
 
             // b2 joins the peer set: one member delta, nothing else.
-            client.pods().inNamespace("x").resource(pod("x", "b2", "n3", "10.0.0.4", Map.of("app", "b"))).create();
+            client.pods()
+                    .inNamespace("x")
+                    .resource(pod("x", "b2", "n3", "10.0.0.4", Map.of("app", "b")))
+                    .create();
             ToAgent delta = n1.nextDelta();
             assertThat(delta.getPayloadCase()).isEqualTo(PayloadCase.IP_SET_DELTA_UPDATE);
             assertThat(delta.getIpSetDeltaUpdate().getAddedMembersList()).containsExactly("10.0.0.4");
 
             // Relabelling b out of the peer set removes its address (one message: with half the
             // set changing, the service sends the whole set instead of a delta).
-            client.pods().inNamespace("x").withName("b").edit(p -> new PodBuilder(p).editMetadata()
-                    .addToLabels("app", "not-b").endMetadata().build());
+            client.pods()
+                    .inNamespace("x")
+                    .withName("b")
+                    .edit(p -> new PodBuilder(p)
+                            .editMetadata()
+                            .addToLabels("app", "not-b")
+                            .endMetadata()
+                            .build());
             ToAgent removed = n1.nextDelta();
             assertThat(removed.getPayloadCase()).isIn(PayloadCase.IP_SET_DELTA_UPDATE, PayloadCase.IP_SET_UPDATE);
             assertThat(n1.state("n1").getIpSetsList())
@@ -137,25 +214,49 @@ class RealCalculationMockClusterTest {
                     .noneSatisfy(s -> assertThat(s.getMembersList()).contains("10.0.0.2"));
 
             // Live explain agrees: b2 -> a:80 allowed by the rule, c -> a:80 denied.
-            Explanation ok = ControlPlaneInspectionGrpc.newBlockingStub(channel).explain(ExplainRequest.newBuilder()
-                    .setFrom("x/b2").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(Protocol.TCP_VALUE).setDstPort(80)).build());
+            Explanation ok = ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                    .explain(ExplainRequest.newBuilder()
+                            .setFrom("x/b2")
+                            .setTo("x/a")
+                            .setTuple(Tuple.newBuilder()
+                                    .setProtocol(Protocol.TCP_VALUE)
+                                    .setDstPort(80))
+                            .build());
             assertThat(ok.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
             assertThat(ok.getIngress().getPolicy().getName()).isEqualTo("x/allow-b");
-            Explanation no = ControlPlaneInspectionGrpc.newBlockingStub(channel).explain(ExplainRequest.newBuilder()
-                    .setFrom("y/c").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(Protocol.TCP_VALUE).setDstPort(80)).build());
+            Explanation no = ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                    .explain(ExplainRequest.newBuilder()
+                            .setFrom("y/c")
+                            .setTo("x/a")
+                            .setTuple(Tuple.newBuilder()
+                                    .setProtocol(Protocol.TCP_VALUE)
+                                    .setDstPort(80))
+                            .build());
             assertThat(no.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
 
             // Deleting the policy: endpoint first, then the policy, then its sets.
-            client.network().v1().networkPolicies().inNamespace("x").withName("allow-b").delete();
+            client.network()
+                    .v1()
+                    .networkPolicies()
+                    .inNamespace("x")
+                    .withName("allow-b")
+                    .delete();
             List<ToAgent> gone = new ArrayList<>();
-            while (gone.isEmpty() || gone.get(gone.size() - 1).getPayloadCase() != PayloadCase.IP_SET_REMOVE
+            while (gone.isEmpty()
+                    || gone.get(gone.size() - 1).getPayloadCase() != PayloadCase.IP_SET_REMOVE
                     || !n1.state("n1").getIpSetsList().isEmpty()) {
                 gone.add(n1.nextDelta());
             }
             assertThat(gone.get(0).getPayloadCase()).isEqualTo(PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
             assertThat(gone).extracting(ToAgent::getPayloadCase).contains(PayloadCase.ACTIVE_POLICY_REMOVE);
-            assertThat(gone.indexOf(gone.stream().filter(ToAgent::hasActivePolicyRemove).findFirst().orElseThrow()))
-                    .isLessThan(gone.indexOf(gone.stream().filter(ToAgent::hasIpSetRemove).findFirst().orElseThrow()));
+            assertThat(gone.indexOf(gone.stream()
+                            .filter(ToAgent::hasActivePolicyRemove)
+                            .findFirst()
+                            .orElseThrow()))
+                    .isLessThan(gone.indexOf(gone.stream()
+                            .filter(ToAgent::hasIpSetRemove)
+                            .findFirst()
+                            .orElseThrow()));
 
             // Deleting a's namespace's pod removes the endpoint; the agent ends equal to the snapshot.
             client.pods().inNamespace("x").withName("a").delete();
@@ -168,38 +269,72 @@ class RealCalculationMockClusterTest {
     }
 
     static Node node(String name, String... podCidrs) {
-        return new NodeBuilder().withNewMetadata().withName(name).endMetadata()
-                .withNewSpec().withPodCIDR(podCidrs[0]).withPodCIDRs(podCidrs).endSpec().build();
+        return new NodeBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .endMetadata()
+                .withNewSpec()
+                .withPodCIDR(podCidrs[0])
+                .withPodCIDRs(podCidrs)
+                .endSpec()
+                .build();
     }
 
     @Test
     void aNodesPodCidrsReachItsAgentFirstInTheSnapshotAndWhenTheyChange() throws Exception {
         client.nodes().resource(node("n1", "10.0.0.0/24", "fd00::/64")).create();
         client.nodes().resource(node("n2", "10.0.1.0/24")).create();
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("x").endMetadata().build()).create();
-        client.pods().inNamespace("x").resource(pod("x", "a", "n1", "10.0.0.1", Map.of("app", "a"))).create();
+        client.namespaces()
+                .resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName("x")
+                        .endMetadata()
+                        .build())
+                .create();
+        client.pods()
+                .inNamespace("x")
+                .resource(pod("x", "a", "n1", "10.0.0.1", Map.of("app", "a")))
+                .create();
 
-        cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null, null,
-                        PolicySyncService.Options.defaults()), new IncrementalPolicyCalculator(),
+        cp = ControlPlane.start(
+                new ControlPlane.Config(
+                        new InetSocketAddress("127.0.0.1", 0), null, null, PolicySyncService.Options.defaults()),
+                new IncrementalPolicyCalculator(),
                 new ControlPlane.Source.Kubernetes(client, Duration.ZERO));
         cp.firstCalculation().get(60, TimeUnit.SECONDS);
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort())
+                .usePlaintext()
+                .build();
 
         try (TestAgent n1 = TestAgent.connect(channel, "n1", true)) {
             List<ToAgent> snapshot = new ArrayList<>();
             while (snapshot.isEmpty() || !snapshot.get(snapshot.size() - 1).hasInSync()) {
                 snapshot.add(n1.next());
             }
-            assertThat(snapshot).extracting(ToAgent::getPayloadCase).containsExactly(
-                    PayloadCase.NODE_UPDATE, PayloadCase.WORKLOAD_ENDPOINT_UPDATE, PayloadCase.IN_SYNC);
+            assertThat(snapshot)
+                    .extracting(ToAgent::getPayloadCase)
+                    .containsExactly(
+                            PayloadCase.NODE_UPDATE, PayloadCase.WORKLOAD_ENDPOINT_UPDATE, PayloadCase.IN_SYNC);
             assertThat(snapshot.get(0).getNodeUpdate().getPodCidrsList()).containsExactly("10.0.0.0/24", "fd00::/64");
 
             // Another node's change sends nothing here: the next message is n1's own change.
-            client.nodes().withName("n2").edit(n -> new NodeBuilder(n).editSpec()
-                    .withPodCIDR("10.0.2.0/24").withPodCIDRs("10.0.2.0/24").endSpec().build());
+            client.nodes()
+                    .withName("n2")
+                    .edit(n -> new NodeBuilder(n)
+                            .editSpec()
+                            .withPodCIDR("10.0.2.0/24")
+                            .withPodCIDRs("10.0.2.0/24")
+                            .endSpec()
+                            .build());
             // Still holding x/a's address (outside the node's ranges it would be refused, and its endpoint removed).
-            client.nodes().withName("n1").edit(n -> new NodeBuilder(n).editSpec()
-                    .withPodCIDR("10.0.0.0/16").withPodCIDRs("10.0.0.0/16").endSpec().build());
+            client.nodes()
+                    .withName("n1")
+                    .edit(n -> new NodeBuilder(n)
+                            .editSpec()
+                            .withPodCIDR("10.0.0.0/16")
+                            .withPodCIDRs("10.0.0.0/16")
+                            .endSpec()
+                            .build());
             ToAgent changed = n1.nextDelta();
             assertThat(changed.getNodeUpdate().getPodCidrsList()).containsExactly("10.0.0.0/16");
 
@@ -207,7 +342,9 @@ class RealCalculationMockClusterTest {
             ToAgent removed = n1.nextDelta();
             assertThat(removed.getPayloadCase()).isEqualTo(PayloadCase.NODE_UPDATE);
             assertThat(removed.getNodeUpdate().getPodCidrsList()).isEmpty();
-            assertThat(n1.state("n1").getEndpointsList()).extracting(e -> e.getId().getPod()).containsExactly("a");
+            assertThat(n1.state("n1").getEndpointsList())
+                    .extracting(e -> e.getId().getPod())
+                    .containsExactly("a");
         }
     }
 }

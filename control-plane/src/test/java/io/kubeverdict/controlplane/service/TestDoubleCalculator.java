@@ -54,8 +54,10 @@ public class TestDoubleCalculator implements PolicyCalculator {
 
     @Override
     public void upsertPod(Pod pod) {
-        record("pod+" + pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName());
-        Pod old = pods.put(pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName(), pod);
+        record("pod+" + pod.getMetadata().getNamespace() + "/"
+                + pod.getMetadata().getName());
+        Pod old = pods.put(
+                pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName(), pod);
         touch(old);
         touch(pod);
     }
@@ -68,8 +70,10 @@ public class TestDoubleCalculator implements PolicyCalculator {
 
     @Override
     public void upsertPolicy(NetworkPolicy policy) {
-        record("np+" + policy.getMetadata().getNamespace() + "/" + policy.getMetadata().getName());
-        policies.put(policy.getMetadata().getNamespace() + "/" + policy.getMetadata().getName(), policy);
+        record("np+" + policy.getMetadata().getNamespace() + "/"
+                + policy.getMetadata().getName());
+        policies.put(
+                policy.getMetadata().getNamespace() + "/" + policy.getMetadata().getName(), policy);
     }
 
     @Override
@@ -136,16 +140,22 @@ public class TestDoubleCalculator implements PolicyCalculator {
     public NodeSnapshot snapshot(String node) {
         NodeSnapshot.Builder b = NodeSnapshot.newBuilder().setNode(node);
         for (Pod p : pods.values()) {
-            if (p.getSpec() == null || !node.equals(p.getSpec().getNodeName())
-                    || p.getStatus() == null || p.getStatus().getPodIP() == null) {
+            if (p.getSpec() == null
+                    || !node.equals(p.getSpec().getNodeName())
+                    || p.getStatus() == null
+                    || p.getStatus().getPodIP() == null) {
                 continue;
             }
-            WorkloadEndpoint.Builder we = WorkloadEndpoint.newBuilder().addIps(p.getStatus().getPodIP());
+            WorkloadEndpoint.Builder we =
+                    WorkloadEndpoint.newBuilder().addIps(p.getStatus().getPodIP());
             if (p.getMetadata().getLabels() != null) {
                 we.putAllLabels(p.getMetadata().getLabels());
             }
-            b.addEndpoints(Endpoint.newBuilder().setId(EndpointId.newBuilder()
-                    .setNamespace(p.getMetadata().getNamespace()).setPod(p.getMetadata().getName())).setEndpoint(we));
+            b.addEndpoints(Endpoint.newBuilder()
+                    .setId(EndpointId.newBuilder()
+                            .setNamespace(p.getMetadata().getNamespace())
+                            .setPod(p.getMetadata().getName()))
+                    .setEndpoint(we));
         }
         return b.build();
     }

@@ -36,14 +36,16 @@ class AdminManifestSourceTest {
     void nodesAndAdminPoliciesFlowAsChanges(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("a.yaml"), NODE.formatted("worker") + "---\n" + ANP.formatted(1) + "---\n" + CNP);
         RecordingSink sink = new RecordingSink();
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, new EngineDirectoryReader(), sink,
-                ManifestDirectorySourceTest.QUICK, new RecordingListener())) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(
+                dir, new EngineDirectoryReader(), sink, ManifestDirectorySourceTest.QUICK, new RecordingListener())) {
             src.start();
             assertThat(sink.log()).containsExactlyInAnyOrder("node+n1", "anp+guard", "cnp+v2");
             assertThat(sink.kinds).contains("node/upsert", "adminnetworkpolicy/upsert", "clusternetworkpolicy/upsert");
 
             // The ANP's priority and the node's labels change; the CNP is unchanged and stays quiet.
-            Files.writeString(dir.resolve("a.yaml"), NODE.formatted("control-plane") + "---\n" + ANP.formatted(2) + "---\n" + CNP);
+            Files.writeString(
+                    dir.resolve("a.yaml"),
+                    NODE.formatted("control-plane") + "---\n" + ANP.formatted(2) + "---\n" + CNP);
             await(() -> sink.log().size() >= 5, "two changes");
             assertThat(sink.log().subList(3, sink.log().size())).containsExactlyInAnyOrder("node+n1", "anp+guard");
 

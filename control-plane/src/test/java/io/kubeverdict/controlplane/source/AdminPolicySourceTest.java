@@ -48,17 +48,18 @@ class AdminPolicySourceTest {
     }
 
     private KubernetesSource source(KubernetesClient client, RecordingSink sink, Duration absenceGrace) {
-        return new KubernetesSource(client, sink, 0, Duration.ofMillis(100), absenceGrace, new AdminPolicyApis.Listener() {
-            @Override
-            public void served(AdminPolicyKind kind, boolean on) {
-                served.add(kind.shortName() + (on ? "+" : "-"));
-            }
+        return new KubernetesSource(
+                client, sink, 0, Duration.ofMillis(100), absenceGrace, new AdminPolicyApis.Listener() {
+                    @Override
+                    public void served(AdminPolicyKind kind, boolean on) {
+                        served.add(kind.shortName() + (on ? "+" : "-"));
+                    }
 
-            @Override
-            public void unknown(AdminPolicyKind kind, boolean on) {
-                unknown.add(kind.shortName() + (on ? "?" : "="));
-            }
-        });
+                    @Override
+                    public void unknown(AdminPolicyKind kind, boolean on) {
+                        unknown.add(kind.shortName() + (on ? "?" : "="));
+                    }
+                });
     }
 
     /** Waits until the mock server has answered this many more GETs of {@code path} (requests are taken in order). */
@@ -71,14 +72,17 @@ class AdminPolicySourceTest {
                 seen++;
             }
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + count + " requests of " + path + " (saw " + seen + ")");
+                throw new AssertionError(
+                        "timed out waiting for " + count + " requests of " + path + " (saw " + seen + ")");
             }
         }
     }
 
     private void create(GenericKubernetesResource p) {
         AdminPolicyKind kind = AdminPolicyKind.of(p.getApiVersion(), p.getKind());
-        client.genericKubernetesResources(kind.apiVersion(), kind.kind()).resource(p).create();
+        client.genericKubernetesResources(kind.apiVersion(), kind.kind())
+                .resource(p)
+                .create();
     }
 
     private static GenericKubernetesResource anp(String name, int priority) {
@@ -105,7 +109,8 @@ class AdminPolicySourceTest {
 
             // Changed, added, removed.
             client.genericKubernetesResources(AdminPolicyKind.ADMIN_NETWORK_POLICY.apiVersion(), "AdminNetworkPolicy")
-                    .withName("first").edit(o -> {
+                    .withName("first")
+                    .edit(o -> {
                         ((Map<String, Object>) o.getAdditionalProperties().get("spec")).put("priority", 20);
                         return o;
                     });
@@ -113,15 +118,17 @@ class AdminPolicySourceTest {
             create(anp("second", 30));
             await(() -> sink.log().contains("anp+second"), "a second ANP");
             client.genericKubernetesResources(AdminPolicyKind.ADMIN_NETWORK_POLICY.apiVersion(), "AdminNetworkPolicy")
-                    .withName("first").delete();
+                    .withName("first")
+                    .delete();
             await(() -> sink.log().contains("anp-first"), "the delete");
 
             // The CRD goes away: so do its objects.
             AdminPolicyCrds.uninstall(client, AdminPolicyKind.ADMIN_NETWORK_POLICY);
             await(() -> sink.log().contains("anp-second"), "objects of a removed CRD deleted");
             assertThat(served).endsWith("anp-");
-            assertThat(sink.log()).filteredOn(e -> e.startsWith("anp")).containsExactly(
-                    "anp+first", "anp+first", "anp+second", "anp-first", "anp-second");
+            assertThat(sink.log())
+                    .filteredOn(e -> e.startsWith("anp"))
+                    .containsExactly("anp+first", "anp+first", "anp+second", "anp-first", "anp-second");
         }
     }
 
@@ -146,8 +153,13 @@ class AdminPolicySourceTest {
             assertThat(served).containsExactlyInAnyOrder("anp+", "banp+", "cnp+");
 
             // Node changes flow through: relabel, then delete.
-            client.nodes().withName("node-1").edit(n -> new NodeBuilder(n).editMetadata()
-                    .addToLabels("role", "control-plane").endMetadata().build());
+            client.nodes()
+                    .withName("node-1")
+                    .edit(n -> new NodeBuilder(n)
+                            .editMetadata()
+                            .addToLabels("role", "control-plane")
+                            .endMetadata()
+                            .build());
             await(() -> sink.log().stream().filter("node+node-1"::equals).count() == 2, "the node update");
             client.nodes().withName("node-1").delete();
             await(() -> sink.log().contains("node-node-1"), "the node delete");
@@ -191,11 +203,18 @@ class AdminPolicySourceTest {
     void failingDiscoveryAtStartHoldsTheInitialStateBackUntilItAnswers() throws Exception {
         AdminPolicyCrds.install(client, AdminPolicyKind.ADMIN_NETWORK_POLICY);
         create(anp("guard", 1));
-        server.expect().get().withPath(V1ALPHA1).andReturn(500, "etcd leader changed").times(25);
+        server.expect()
+                .get()
+                .withPath(V1ALPHA1)
+                .andReturn(500, "etcd leader changed")
+                .times(25);
         RecordingSink sink = new RecordingSink();
         // One request per discovery attempt (the client's own retries of a 500 would blur the count).
         try (KubernetesClient noRetries = new KubernetesClientBuilder()
-                        .withConfig(new ConfigBuilder(client.getConfiguration()).withRequestRetryBackoffLimit(0).build()).build();
+                        .withConfig(new ConfigBuilder(client.getConfiguration())
+                                .withRequestRetryBackoffLimit(0)
+                                .build())
+                        .build();
                 KubernetesSource source = source(noRetries, sink, Duration.ofHours(1))) {
             var started = source.start();
             awaitRequests(V1ALPHA1, 15); // more failures than the old give-up (10)

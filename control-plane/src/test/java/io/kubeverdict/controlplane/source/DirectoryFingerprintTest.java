@@ -26,20 +26,26 @@ class DirectoryFingerprintTest {
 
         // The same size, written again: the modification time tells.
         Files.writeString(dir.resolve("a.yaml"), "a: 2\n");
-        Files.setLastModifiedTime(dir.resolve("a.yaml"), FileTime.fromMillis(
-                Files.getLastModifiedTime(dir.resolve("a.yaml")).toMillis() + 1000));
+        Files.setLastModifiedTime(
+                dir.resolve("a.yaml"),
+                FileTime.fromMillis(
+                        Files.getLastModifiedTime(dir.resolve("a.yaml")).toMillis() + 1000));
         DirectoryFingerprint second = DirectoryFingerprint.of(dir);
         assertThat(second).isNotEqualTo(first);
 
         // Renamed over, even with the old size and time: the file's identity tells.
         Files.writeString(dir.resolve(".a.yaml.tmp"), "a: 3\n");
         Files.setLastModifiedTime(dir.resolve(".a.yaml.tmp"), Files.getLastModifiedTime(dir.resolve("a.yaml")));
-        Files.move(dir.resolve(".a.yaml.tmp"), dir.resolve("a.yaml"), StandardCopyOption.ATOMIC_MOVE,
+        Files.move(
+                dir.resolve(".a.yaml.tmp"),
+                dir.resolve("a.yaml"),
+                StandardCopyOption.ATOMIC_MOVE,
                 StandardCopyOption.REPLACE_EXISTING);
         assertThat(DirectoryFingerprint.of(dir)).isNotEqualTo(second);
 
         Files.writeString(dir.resolve("b.yml"), "b: 1\n");
-        assertThat(DirectoryFingerprint.of(dir).entries()).extracting(DirectoryFingerprint.Entry::path)
+        assertThat(DirectoryFingerprint.of(dir).entries())
+                .extracting(DirectoryFingerprint.Entry::path)
                 .containsExactly("a.yaml", "b.yml");
     }
 
@@ -50,25 +56,35 @@ class DirectoryFingerprintTest {
         Files.writeString(sub.resolve("b.yaml"), "b: 1\n");
         Instant now = Instant.now();
         Duration settle = Duration.ofSeconds(5);
-        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, now)).as("just written").isFalse();
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, now))
+                .as("just written")
+                .isFalse();
 
         FileTime old = FileTime.from(now.minusSeconds(60));
         for (Path p : new Path[] {dir.resolve("a.yaml"), sub.resolve("b.yaml"), sub, dir}) {
             Files.setLastModifiedTime(p, old);
         }
         assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, now)).isTrue();
-        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, Duration.ofSeconds(61), now)).isFalse();
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, Duration.ofSeconds(61), now))
+                .isFalse();
 
         // A file of a copy in progress (its time kept, as cp -p does) shows by its directory's time.
         Files.writeString(sub.resolve("c.yaml"), "c: 1\n");
         Files.setLastModifiedTime(sub.resolve("c.yaml"), old);
-        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now())).as("sub's entry created").isFalse();
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now()))
+                .as("sub's entry created")
+                .isFalse();
         Files.setLastModifiedTime(sub, old);
-        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now())).isTrue();
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now()))
+                .isTrue();
 
         Files.delete(dir.resolve("a.yaml"));
-        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now())).as("an entry removed").isFalse();
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now()))
+                .as("an entry removed")
+                .isFalse();
         Files.setLastModifiedTime(dir, FileTime.from(Instant.now().plusSeconds(3600)));
-        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now())).as("a future time").isFalse();
+        assertThat(DirectoryFingerprint.of(dir).quietFor(dir, settle, Instant.now()))
+                .as("a future time")
+                .isFalse();
     }
 }

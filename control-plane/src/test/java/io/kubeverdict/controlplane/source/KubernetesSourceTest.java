@@ -25,20 +25,58 @@ class KubernetesSourceTest {
     KubernetesClient client;
 
     static Pod pod(String ns, String name, String node, String ip, Map<String, String> labels) {
-        return new PodBuilder().withNewMetadata().withNamespace(ns).withName(name).withLabels(labels)
-                .withManagedFields(new ManagedFieldsEntryBuilder().withManager("kubectl").withOperation("Apply").build())
+        return new PodBuilder()
+                .withNewMetadata()
+                .withNamespace(ns)
+                .withName(name)
+                .withLabels(labels)
+                .withManagedFields(new ManagedFieldsEntryBuilder()
+                        .withManager("kubectl")
+                        .withOperation("Apply")
+                        .build())
                 .endMetadata()
-                .withNewSpec().withNodeName(node).addNewContainer().withName("c").withImage("i").endContainer().endSpec()
-                .withNewStatus().withPhase("Running").withPodIP(ip).endStatus().build();
+                .withNewSpec()
+                .withNodeName(node)
+                .addNewContainer()
+                .withName("c")
+                .withImage("i")
+                .endContainer()
+                .endSpec()
+                .withNewStatus()
+                .withPhase("Running")
+                .withPodIP(ip)
+                .endStatus()
+                .build();
     }
 
     @Test
     void informersDeliverInitialStateThenChanges() throws Exception {
-        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("x").endMetadata().build()).create();
-        client.pods().inNamespace("x").resource(pod("x", "a", "n1", "10.0.0.1", Map.of("app", "a"))).create();
-        client.network().v1().networkPolicies().inNamespace("x").resource(new NetworkPolicyBuilder()
-                .withNewMetadata().withNamespace("x").withName("p").endMetadata()
-                .withNewSpec().withNewPodSelector().endPodSelector().endSpec().build()).create();
+        client.namespaces()
+                .resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName("x")
+                        .endMetadata()
+                        .build())
+                .create();
+        client.pods()
+                .inNamespace("x")
+                .resource(pod("x", "a", "n1", "10.0.0.1", Map.of("app", "a")))
+                .create();
+        client.network()
+                .v1()
+                .networkPolicies()
+                .inNamespace("x")
+                .resource(new NetworkPolicyBuilder()
+                        .withNewMetadata()
+                        .withNamespace("x")
+                        .withName("p")
+                        .endMetadata()
+                        .withNewSpec()
+                        .withNewPodSelector()
+                        .endPodSelector()
+                        .endSpec()
+                        .build())
+                .create();
 
         RecordingSink sink = new RecordingSink();
         try (KubernetesSource source = new KubernetesSource(client, sink, 0)) {
@@ -47,15 +85,29 @@ class KubernetesSourceTest {
             assertThat(sink.synced).containsExactly("kubernetes");
             assertThat(sink.log()).containsExactlyInAnyOrder("ns+x", "pod+x/a", "np+x/p");
 
-            client.pods().inNamespace("x").withName("a").edit(p -> new PodBuilder(p).editMetadata()
-                    .addToLabels("app", "changed").endMetadata().build());
+            client.pods()
+                    .inNamespace("x")
+                    .withName("a")
+                    .edit(p -> new PodBuilder(p)
+                            .editMetadata()
+                            .addToLabels("app", "changed")
+                            .endMetadata()
+                            .build());
             await(() -> sink.log().size() == 4, "label update");
             assertThat(sink.log().get(3)).isEqualTo("pod+x/a");
             assertThat(sink.calc.snapshot("n1").getEndpoints(0).getEndpoint().getLabelsMap())
                     .containsEntry("app", "changed");
 
-            client.pods().inNamespace("x").resource(pod("x", "b", "n2", "10.0.0.2", Map.of())).create();
-            client.network().v1().networkPolicies().inNamespace("x").withName("p").delete();
+            client.pods()
+                    .inNamespace("x")
+                    .resource(pod("x", "b", "n2", "10.0.0.2", Map.of()))
+                    .create();
+            client.network()
+                    .v1()
+                    .networkPolicies()
+                    .inNamespace("x")
+                    .withName("p")
+                    .delete();
             client.pods().inNamespace("x").withName("a").delete();
             client.namespaces().withName("x").delete();
             await(() -> sink.log().size() == 8, "creates and deletes");
@@ -67,12 +119,37 @@ class KubernetesSourceTest {
 
     @Test
     void theControlPlanesClientDeliversWhatTheCalculationReadsOfAWholePod() throws Exception {
-        Pod whole = new PodBuilder(pod("x", "a", "n1", "10.0.0.1", Map.of("app", "a"))).editSpec()
-                .addNewVolume().withName("data").withNewEmptyDir().endEmptyDir().endVolume()
-                .editFirstContainer().addNewPort().withName("http").withContainerPort(8080).endPort()
-                .addNewEnv().withName("A").withValue("1").endEnv().endContainer().endSpec()
-                .editStatus().addNewPodIP().withIp("10.0.0.1").endPodIP().addNewPodIP().withIp("fd00::1").endPodIP()
-                .addNewCondition().withType("Ready").withStatus("True").endCondition().endStatus().build();
+        Pod whole = new PodBuilder(pod("x", "a", "n1", "10.0.0.1", Map.of("app", "a")))
+                .editSpec()
+                .addNewVolume()
+                .withName("data")
+                .withNewEmptyDir()
+                .endEmptyDir()
+                .endVolume()
+                .editFirstContainer()
+                .addNewPort()
+                .withName("http")
+                .withContainerPort(8080)
+                .endPort()
+                .addNewEnv()
+                .withName("A")
+                .withValue("1")
+                .endEnv()
+                .endContainer()
+                .endSpec()
+                .editStatus()
+                .addNewPodIP()
+                .withIp("10.0.0.1")
+                .endPodIP()
+                .addNewPodIP()
+                .withIp("fd00::1")
+                .endPodIP()
+                .addNewCondition()
+                .withType("Ready")
+                .withStatus("True")
+                .endCondition()
+                .endStatus()
+                .build();
         client.pods().inNamespace("x").resource(whole).create();
         Pod[] seen = new Pod[1];
         ClusterEventSink capture = lastPodInto(seen);
@@ -81,9 +158,13 @@ class KubernetesSourceTest {
             source.start().get(30, java.util.concurrent.TimeUnit.SECONDS);
             await(() -> seen[0] != null, "the pod");
         }
-        assertThat(PodModel.of(seen[0])).isEqualTo(PodModel.of(client.pods().inNamespace("x").withName("a").get()));
+        assertThat(PodModel.of(seen[0]))
+                .isEqualTo(
+                        PodModel.of(client.pods().inNamespace("x").withName("a").get()));
         assertThat(PodModel.of(seen[0]).ips()).containsExactly("10.0.0.1", "fd00::1");
-        assertThat(PodModel.of(seen[0]).namedPorts()).extracting(PodModel.NamedPort::name).containsExactly("http");
+        assertThat(PodModel.of(seen[0]).namedPorts())
+                .extracting(PodModel.NamedPort::name)
+                .containsExactly("http");
         assertThat(seen[0].getSpec().getVolumes()).isEmpty();
         assertThat(seen[0].getSpec().getContainers().get(0).getEnv()).isEmpty();
         assertThat(seen[0].getStatus().getConditions()).isEmpty();
@@ -93,8 +174,17 @@ class KubernetesSourceTest {
 
     @Test
     void managedFieldsAreTrimmedBeforeTheCalculationSeesThem() throws Exception {
-        client.pods().inNamespace("x").resource(pod("x", "a", "n1", "10.0.0.1", Map.of())).create();
-        assertThat(client.pods().inNamespace("x").withName("a").get().getMetadata().getManagedFields()).isNotEmpty();
+        client.pods()
+                .inNamespace("x")
+                .resource(pod("x", "a", "n1", "10.0.0.1", Map.of()))
+                .create();
+        assertThat(client.pods()
+                        .inNamespace("x")
+                        .withName("a")
+                        .get()
+                        .getMetadata()
+                        .getManagedFields())
+                .isNotEmpty();
         Pod[] seen = new Pod[1];
         ClusterEventSink capture = lastPodInto(seen);
         try (KubernetesSource source = new KubernetesSource(client, capture, 0)) {
@@ -108,7 +198,8 @@ class KubernetesSourceTest {
     private static ClusterEventSink lastPodInto(Pod[] seen) {
         return new ClusterEventSink() {
             @Override
-            public void change(String kind, java.util.function.Consumer<io.kubeverdict.controlplane.calc.PolicyCalculator> c) {
+            public void change(
+                    String kind, java.util.function.Consumer<io.kubeverdict.controlplane.calc.PolicyCalculator> c) {
                 c.accept(new io.kubeverdict.controlplane.service.TestDoubleCalculator() {
                     @Override
                     public void upsertPod(Pod pod) {

@@ -24,8 +24,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class ManifestDirectorySourceTest {
-    static final ManifestDirectorySource.Timing QUICK = new ManifestDirectorySource.Timing(Duration.ofMillis(20),
-            Duration.ofSeconds(60), Duration.ofMillis(20));
+    static final ManifestDirectorySource.Timing QUICK =
+            new ManifestDirectorySource.Timing(Duration.ofMillis(20), Duration.ofSeconds(60), Duration.ofMillis(20));
 
     static String pod(String ns, String name, String app, String ip) {
         return """
@@ -60,8 +60,8 @@ class ManifestDirectorySourceTest {
         return file.endsWith(".json") ? POLICY_JSON : POLICY;
     }
 
-    private static ManifestDirectorySource source(Path dir, DirectoryReader loader, RecordingSink sink,
-            RecordingListener listener) {
+    private static ManifestDirectorySource source(
+            Path dir, DirectoryReader loader, RecordingSink sink, RecordingListener listener) {
         return new ManifestDirectorySource(dir, loader, sink, QUICK, listener);
     }
 
@@ -125,8 +125,11 @@ class ManifestDirectorySourceTest {
         assertThat(sink.log()).isEmpty();
         assertThat(sink.synced).isEmpty();
         assertThat(sink.revisions).isEmpty();
-        assertThat(listener.rejected).singleElement().asString()
-                .startsWith("manifest load rejected: " + bad.where()).contains(bad.says());
+        assertThat(listener.rejected)
+                .singleElement()
+                .asString()
+                .startsWith("manifest load rejected: " + bad.where())
+                .contains(bad.says());
 
         // Retried without a change: the same bytes are not parsed or reported again.
         assertThat(src.reload()).isEqualTo(ManifestDirectorySource.Outcome.REJECTED);
@@ -157,7 +160,9 @@ class ManifestDirectorySourceTest {
         assertThat(src.reload()).isEqualTo(ManifestDirectorySource.Outcome.REJECTED);
         assertThat(sink.log()).containsExactlyInAnyOrder("ns+x", "pod+x/a", "np+x/deny-all");
         assertThat(sink.revisions).containsExactly(good + "@3");
-        assertThat(listener.lastRejected()).startsWith("manifest load rejected: " + bad.where()).contains(bad.says());
+        assertThat(listener.lastRejected())
+                .startsWith("manifest load rejected: " + bad.where())
+                .contains(bad.says());
 
         Files.writeString(dir.resolve(bad.file()), policyFor(bad.file()));
         assertThat(src.reload()).isEqualTo(ManifestDirectorySource.Outcome.APPLIED);
@@ -185,7 +190,9 @@ class ManifestDirectorySourceTest {
             src.start(); // the first attempt fails: start still returns, the watcher retries
             await(() -> sink.synced.contains("manifests"), "a load after three failures");
             assertThat(sink.log()).containsExactly("pod+x/a");
-            assertThat(listener.rejected).hasSize(3).allSatisfy(r -> assertThat(r).startsWith("manifest load failed: "));
+            assertThat(listener.rejected)
+                    .hasSize(3)
+                    .allSatisfy(r -> assertThat(r).startsWith("manifest load failed: "));
             assertThat(listener.died).isEmpty();
             Files.writeString(dir.resolve("b.yaml"), pod("x", "b", "b", "10.0.0.2"));
             await(() -> sink.log().contains("pod+x/b"), "a later update");
@@ -204,7 +211,9 @@ class ManifestDirectorySourceTest {
             assertThat(sink.log()).containsExactly("pod+x/a");
 
             deleteRecursively(dir);
-            await(() -> listener.rejected.stream().anyMatch(r -> r.contains("does not exist")), "the deletion reported");
+            await(
+                    () -> listener.rejected.stream().anyMatch(r -> r.contains("does not exist")),
+                    "the deletion reported");
             assertThat(sink.log()).containsExactly("pod+x/a"); // a missing directory is no empty cluster
 
             Files.createDirectories(dir);
@@ -243,9 +252,10 @@ class ManifestDirectorySourceTest {
         Files.setLastModifiedTime(dir, old);
         RecordingSink sink = new RecordingSink();
         // Settles for an hour (the files are two hours old): a start that waited for it would time out.
-        ManifestDirectorySource.Timing hour = new ManifestDirectorySource.Timing(Duration.ofHours(1),
-                Duration.ofHours(2), Duration.ofMillis(50));
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, engine(), sink, hour, new RecordingListener())) {
+        ManifestDirectorySource.Timing hour =
+                new ManifestDirectorySource.Timing(Duration.ofHours(1), Duration.ofHours(2), Duration.ofMillis(50));
+        try (ManifestDirectorySource src =
+                new ManifestDirectorySource(dir, engine(), sink, hour, new RecordingListener())) {
             assertTimeoutPreemptively(Duration.ofSeconds(60), src::start);
             assertThat(sink.log()).containsExactly("pod+x/a");
             assertThat(sink.synced).contains("manifests");
@@ -258,9 +268,10 @@ class ManifestDirectorySourceTest {
         Files.writeString(dir.resolve("pods.yaml"), both);
         RecordingSink sink = new RecordingSink();
         // Settles for a second: far longer than the pause between the two writes below.
-        ManifestDirectorySource.Timing slow = new ManifestDirectorySource.Timing(Duration.ofSeconds(1),
-                Duration.ofSeconds(60), Duration.ofMillis(50));
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, engine(), sink, slow, new RecordingListener())) {
+        ManifestDirectorySource.Timing slow = new ManifestDirectorySource.Timing(
+                Duration.ofSeconds(1), Duration.ofSeconds(60), Duration.ofMillis(50));
+        try (ManifestDirectorySource src =
+                new ManifestDirectorySource(dir, engine(), sink, slow, new RecordingListener())) {
             src.start();
             assertThat(sink.log()).containsExactly("pod+x/a", "pod+x/b");
             String next = pod("x", "a", "a2", "10.0.0.1") + "---\n" + pod("x", "b", "b2", "10.0.0.2");
@@ -289,9 +300,13 @@ class ManifestDirectorySourceTest {
             assertThat(sink.log()).containsExactly("pod+x/a");
             // What the kubelet does: write the new version aside, then rename a new link over "..data".
             Path v2 = Files.createDirectories(dir.resolve("..v2"));
-            Files.writeString(v2.resolve("pods.yaml"), pod("x", "a", "a", "10.0.0.1") + "---\n" + pod("x", "b", "b", "10.0.0.2"));
+            Files.writeString(
+                    v2.resolve("pods.yaml"), pod("x", "a", "a", "10.0.0.1") + "---\n" + pod("x", "b", "b", "10.0.0.2"));
             Files.createSymbolicLink(dir.resolve("..data_tmp"), v2.getFileName());
-            Files.move(dir.resolve("..data_tmp"), dir.resolve("..data"), StandardCopyOption.ATOMIC_MOVE,
+            Files.move(
+                    dir.resolve("..data_tmp"),
+                    dir.resolve("..data"),
+                    StandardCopyOption.ATOMIC_MOVE,
                     StandardCopyOption.REPLACE_EXISTING);
             await(() -> sink.log().contains("pod+x/b"), "the new version");
             assertThat(sink.log()).containsExactly("pod+x/a", "pod+x/b");

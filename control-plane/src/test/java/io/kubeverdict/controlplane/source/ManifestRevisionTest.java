@@ -49,18 +49,34 @@ class ManifestRevisionTest {
     @Test
     void contentPathsAndBoundariesCount() {
         String base = ManifestRevision.of(Map.of("a.yaml", b("x: 1"), "b.yaml", b("y: 2")));
-        assertThat(ManifestRevision.of(Map.of("a.yaml", b("x: 1"), "b.yaml", b("y: 3")))).isNotEqualTo(base);
-        assertThat(ManifestRevision.of(Map.of("a.yaml", b("x: 1"), "c.yaml", b("y: 2")))).isNotEqualTo(base);
+        assertThat(ManifestRevision.of(Map.of("a.yaml", b("x: 1"), "b.yaml", b("y: 3"))))
+                .isNotEqualTo(base);
+        assertThat(ManifestRevision.of(Map.of("a.yaml", b("x: 1"), "c.yaml", b("y: 2"))))
+                .isNotEqualTo(base);
         // Moving bytes from one file to the next changes the revision (lengths are hashed).
-        assertThat(ManifestRevision.of(Map.of("a.yaml", b("x: 1y"), "b.yaml", b(": 2")))).isNotEqualTo(base);
+        assertThat(ManifestRevision.of(Map.of("a.yaml", b("x: 1y"), "b.yaml", b(": 2"))))
+                .isNotEqualTo(base);
         assertThat(ManifestRevision.of(Map.of("a.yaml", b("x: 1")))).isNotEqualTo(base);
     }
 
     @Test
     void filesTheLoaderDoesNotReadAreIgnored() {
         String base = ManifestRevision.of(Map.of("a.yaml", b("x: 1"), "c.json", b("{}")));
-        assertThat(ManifestRevision.of(Map.of("a.yaml", b("x: 1"), "c.json", b("{}"), "README.md", b("hi"),
-                "a.yaml.swp", b("junk"), "d/e.txt", b("t"), ".a.yaml", b("hidden"), "..data/a.yaml", b("x: 1"))))
+        assertThat(ManifestRevision.of(Map.of(
+                        "a.yaml",
+                        b("x: 1"),
+                        "c.json",
+                        b("{}"),
+                        "README.md",
+                        b("hi"),
+                        "a.yaml.swp",
+                        b("junk"),
+                        "d/e.txt",
+                        b("t"),
+                        ".a.yaml",
+                        b("hidden"),
+                        "..data/a.yaml",
+                        b("x: 1"))))
                 .isEqualTo(base);
     }
 
@@ -75,10 +91,11 @@ class ManifestRevisionTest {
         Files.createDirectories(dir.resolve(".hidden"));
         Files.writeString(dir.resolve(".hidden/x.yaml"), "kind: Pod\n"); // nor is anything hidden
         Files.writeString(dir.resolve(".#pods.yaml"), "lock");
-        assertThat(ManifestRevision.read(dir)).isEqualTo(ManifestRevision.of(Map.of(
-                "pods.yaml", b("kind: Pod\n"),
-                "sub/deeper/np.yml", b("kind: NetworkPolicy\n"),
-                "sub/list.json", b("{}"))));
+        assertThat(ManifestRevision.read(dir))
+                .isEqualTo(ManifestRevision.of(Map.of(
+                        "pods.yaml", b("kind: Pod\n"),
+                        "sub/deeper/np.yml", b("kind: NetworkPolicy\n"),
+                        "sub/list.json", b("{}"))));
         Files.writeString(dir.resolve("notes.txt"), "still ignored");
         String before = ManifestRevision.read(dir);
         assertThat(ManifestRevision.read(dir)).isEqualTo(before);

@@ -34,6 +34,7 @@ final class AgentView {
     final Map<EndpointId, Endpoint> endpoints = new HashMap<>();
     /** The last NodeUpdate's pod ranges. */
     List<String> podCidrs = List.of();
+
     final List<ToAgent> received = new ArrayList<>();
     boolean inSync;
     long lastSequence;
@@ -78,12 +79,15 @@ final class AgentView {
         switch (m.getPayloadCase()) {
             case IP_SET_UPDATE -> {
                 setTypes.put(m.getIpSetUpdate().getId(), m.getIpSetUpdate().getType());
-                sets.put(m.getIpSetUpdate().getId(), new HashSet<>(m.getIpSetUpdate().getMembersList()));
+                sets.put(
+                        m.getIpSetUpdate().getId(),
+                        new HashSet<>(m.getIpSetUpdate().getMembersList()));
             }
             case IP_SET_DELTA_UPDATE -> {
                 Set<String> s = sets.get(m.getIpSetDeltaUpdate().getId());
                 if (s == null) {
-                    throw new AssertionError("delta for unknown set " + m.getIpSetDeltaUpdate().getId());
+                    throw new AssertionError(
+                            "delta for unknown set " + m.getIpSetDeltaUpdate().getId());
                 }
                 s.removeAll(m.getIpSetDeltaUpdate().getRemovedMembersList());
                 s.addAll(m.getIpSetDeltaUpdate().getAddedMembersList());
@@ -102,7 +106,8 @@ final class AgentView {
                 Policy p = m.getActivePolicyUpdate().getPolicy();
                 for (String id : setsOf(p)) {
                     if (!sets.containsKey(id)) {
-                        throw new AssertionError("policy " + m.getActivePolicyUpdate().getId() + " before set " + id);
+                        throw new AssertionError(
+                                "policy " + m.getActivePolicyUpdate().getId() + " before set " + id);
                     }
                 }
                 policies.put(m.getActivePolicyUpdate().getId(), p);
@@ -117,8 +122,10 @@ final class AgentView {
                 policies.remove(id);
             }
             case WORKLOAD_ENDPOINT_UPDATE -> {
-                Endpoint e = Endpoint.newBuilder().setId(m.getWorkloadEndpointUpdate().getId())
-                        .setEndpoint(m.getWorkloadEndpointUpdate().getEndpoint()).build();
+                Endpoint e = Endpoint.newBuilder()
+                        .setId(m.getWorkloadEndpointUpdate().getId())
+                        .setEndpoint(m.getWorkloadEndpointUpdate().getEndpoint())
+                        .build();
                 for (PolicyId id : policiesOf(e)) {
                     if (!policies.containsKey(id)) {
                         throw new AssertionError("endpoint " + e.getId() + " before policy " + id);
@@ -126,7 +133,8 @@ final class AgentView {
                 }
                 endpoints.put(e.getId(), e);
             }
-            case WORKLOAD_ENDPOINT_REMOVE -> endpoints.remove(m.getWorkloadEndpointRemove().getId());
+            case WORKLOAD_ENDPOINT_REMOVE ->
+                endpoints.remove(m.getWorkloadEndpointRemove().getId());
             case NODE_UPDATE -> podCidrs = List.copyOf(m.getNodeUpdate().getPodCidrsList());
             case IN_SYNC -> inSync = true;
             default -> throw new AssertionError("empty message " + m);
@@ -135,11 +143,21 @@ final class AgentView {
 
     /** The state as a snapshot with canonical ordering, for comparison. */
     NodeSnapshot toSnapshot(String node) {
-        return canonical(NodeSnapshot.newBuilder().setNode(node)
-                .addAllIpSets(sets.entrySet().stream().map(e -> IpSet.newBuilder().setId(e.getKey())
-                        .setType(setTypes.get(e.getKey())).addAllMembers(e.getValue()).build()).toList())
+        return canonical(NodeSnapshot.newBuilder()
+                .setNode(node)
+                .addAllIpSets(sets.entrySet().stream()
+                        .map(e -> IpSet.newBuilder()
+                                .setId(e.getKey())
+                                .setType(setTypes.get(e.getKey()))
+                                .addAllMembers(e.getValue())
+                                .build())
+                        .toList())
                 .addAllPolicies(policies.entrySet().stream()
-                        .map(e -> ActivePolicy.newBuilder().setId(e.getKey()).setPolicy(e.getValue()).build()).toList())
+                        .map(e -> ActivePolicy.newBuilder()
+                                .setId(e.getKey())
+                                .setPolicy(e.getValue())
+                                .build())
+                        .toList())
                 .addAllEndpoints(endpoints.values())
                 .addAllPodCidrs(podCidrs)
                 .build());
@@ -147,17 +165,26 @@ final class AgentView {
 
     /** Sorts everything whose order carries no meaning (objects by id, set members); pod ranges stay as sent. */
     static NodeSnapshot canonical(NodeSnapshot s) {
-        return NodeSnapshot.newBuilder().setNode(s.getNode())
+        return NodeSnapshot.newBuilder()
+                .setNode(s.getNode())
                 .addAllIpSets(s.getIpSetsList().stream()
-                        .map(x -> x.toBuilder().clearMembers()
-                                .addAllMembers(x.getMembersList().stream().sorted().toList()).build())
-                        .sorted((a, b) -> a.getId().compareTo(b.getId())).toList())
+                        .map(x -> x.toBuilder()
+                                .clearMembers()
+                                .addAllMembers(
+                                        x.getMembersList().stream().sorted().toList())
+                                .build())
+                        .sorted((a, b) -> a.getId().compareTo(b.getId()))
+                        .toList())
                 .addAllPolicies(s.getPoliciesList().stream()
                         .sorted((a, b) -> (a.getId().getTier() + "/" + a.getId().getName())
-                                .compareTo(b.getId().getTier() + "/" + b.getId().getName())).toList())
+                                .compareTo(b.getId().getTier() + "/" + b.getId().getName()))
+                        .toList())
                 .addAllEndpoints(s.getEndpointsList().stream()
-                        .sorted((a, b) -> (a.getId().getNamespace() + "/" + a.getId().getPod())
-                                .compareTo(b.getId().getNamespace() + "/" + b.getId().getPod())).toList())
+                        .sorted((a, b) -> (a.getId().getNamespace() + "/"
+                                        + a.getId().getPod())
+                                .compareTo(b.getId().getNamespace() + "/"
+                                        + b.getId().getPod()))
+                        .toList())
                 .addAllPodCidrs(s.getPodCidrsList())
                 .build();
     }

@@ -11,10 +11,9 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
-import io.kubeverdict.runtime.grpc.GrpcServer;
-import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.AppliedReport;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.ListNodesRequest;
@@ -23,6 +22,7 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
+import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.micrometer.core.instrument.Gauge;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -39,8 +39,8 @@ import org.junit.jupiter.api.Test;
  * hub entries, metric series) once their streams end, and ListNodes pages.
  */
 class ClientNamedNodesTest {
-    private static final NodeSnapshot KNOWN = snapshot("node-1", List.of(), List.of(),
-            List.of(podEndpoint("x", "a", "10.0.0.1")));
+    private static final NodeSnapshot KNOWN =
+            snapshot("node-1", List.of(), List.of(), List.of(podEndpoint("x", "a", "10.0.0.1")));
 
     private SyncServerFixture f;
     private GrpcServer inspectEndpoint;
@@ -52,10 +52,15 @@ class ClientNamedNodesTest {
         f = new SyncServerFixture();
         f.hub.publish(KNOWN, 0);
         f.hub.markReady();
-        inspectEndpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), null,
-                List.<BindableService>of(new InspectionService(f.hub, f.sync, NodeAuthorizer.allowAll()))).start();
+        inspectEndpoint = GrpcEndpoint.create(
+                        new InetSocketAddress("127.0.0.1", 0),
+                        null,
+                        List.<BindableService>of(new InspectionService(f.hub, f.sync, NodeAuthorizer.allowAll())))
+                .start();
         // The client's default 4 MiB inbound limit, as grpcurl and the agents have it.
-        inspectChannel = NettyChannelBuilder.forAddress("127.0.0.1", inspectEndpoint.port()).usePlaintext().build();
+        inspectChannel = NettyChannelBuilder.forAddress("127.0.0.1", inspectEndpoint.port())
+                .usePlaintext()
+                .build();
         inspection = ControlPlaneInspectionGrpc.newBlockingStub(inspectChannel).withDeadlineAfter(60, TimeUnit.SECONDS);
     }
 
@@ -70,8 +75,10 @@ class ClientNamedNodesTest {
         List<NodeStatus> out = new ArrayList<>();
         String token = "";
         do {
-            ListNodesResponse page = inspection.listNodes(ListNodesRequest.newBuilder().setPageSize(pageSize)
-                    .setPageToken(token).build());
+            ListNodesResponse page = inspection.listNodes(ListNodesRequest.newBuilder()
+                    .setPageSize(pageSize)
+                    .setPageToken(token)
+                    .build());
             pageSizes.add(page.getNodesCount());
             out.addAll(page.getNodesList());
             token = page.getNextPageToken();
@@ -81,7 +88,8 @@ class ClientNamedNodesTest {
 
     private List<String> lagSeries() {
         List<String> nodes = new ArrayList<>();
-        for (Gauge g : f.metrics.registry().find("kubeverdict_node_lag_messages").gauges()) {
+        for (Gauge g :
+                f.metrics.registry().find("kubeverdict_node_lag_messages").gauges()) {
             nodes.add(g.getId().getTag("node"));
         }
         return nodes;
@@ -108,20 +116,25 @@ class ClientNamedNodesTest {
         assertThat(listed).hasSize(madeUp + 1);
         assertThat(sizes).containsExactly(500, 500, 500, 1);
         assertThat(listed).extracting(NodeStatus::getNode).isSorted().doesNotHaveDuplicates();
-        assertThat(listed).allSatisfy(s -> assertThat(s.getAgentVersion().length())
-                .isLessThanOrEqualTo(PolicySyncService.MAX_AGENT_VERSION));
+        assertThat(listed)
+                .allSatisfy(s -> assertThat(s.getAgentVersion().length())
+                        .isLessThanOrEqualTo(PolicySyncService.MAX_AGENT_VERSION));
         assertThat(lagSeries()).containsExactly("node-1");
 
         // Reports from made-up names do not create series either.
-        PolicySyncGrpc.newBlockingStub(f.channel).reportApplied(AppliedReport.newBuilder()
-                .setNode(agents.get(0).node()).setAppliedSequence(1).build());
+        PolicySyncGrpc.newBlockingStub(f.channel)
+                .reportApplied(AppliedReport.newBuilder()
+                        .setNode(agents.get(0).node())
+                        .setAppliedSequence(1)
+                        .build());
         assertThat(lagSeries()).containsExactly("node-1");
 
         for (TestAgent a : agents) {
             a.close();
         }
         await(() -> inspection.listNodes(ListNodesRequest.getDefaultInstance()).getNodesCount() == 1);
-        NodeStatus left = inspection.listNodes(ListNodesRequest.getDefaultInstance()).getNodes(0);
+        NodeStatus left =
+                inspection.listNodes(ListNodesRequest.getDefaultInstance()).getNodes(0);
         assertThat(left.getNode()).isEqualTo("node-1");
         assertThat(left.getConnected()).isTrue();
         assertThat(f.hub.entries()).isEqualTo(1);
@@ -129,9 +142,13 @@ class ClientNamedNodesTest {
         // A node of the cluster stays listed after its agent leaves, and its series goes.
         real.close();
         await(() -> lagSeries().isEmpty());
-        await(() -> !inspection.listNodes(ListNodesRequest.getDefaultInstance()).getNodes(0).getConnected());
+        await(() -> !inspection
+                .listNodes(ListNodesRequest.getDefaultInstance())
+                .getNodes(0)
+                .getConnected());
         assertThat(inspection.listNodes(ListNodesRequest.getDefaultInstance()).getNodesList())
-                .extracting(NodeStatus::getNode).containsExactly("node-1");
+                .extracting(NodeStatus::getNode)
+                .containsExactly("node-1");
     }
 
     @Test
@@ -142,14 +159,18 @@ class ClientNamedNodesTest {
             NodeSnapshot joined = snapshot("node-2", List.of(), List.of(), List.of(podEndpoint("x", "b", "10.0.0.2")));
             f.hub.publish(joined, 0);
             early.readUntil(joined);
-            PolicySyncGrpc.newBlockingStub(f.channel).reportApplied(AppliedReport.newBuilder()
-                    .setNode("node-2").setAppliedSequence(early.view.received.size()).build());
+            PolicySyncGrpc.newBlockingStub(f.channel)
+                    .reportApplied(AppliedReport.newBuilder()
+                            .setNode("node-2")
+                            .setAppliedSequence(early.view.received.size())
+                            .build());
             assertThat(lagSeries()).containsExactly("node-2");
         }
         await(() -> lagSeries().isEmpty());
         // Known now: it stays listed while disconnected.
         assertThat(inspection.listNodes(ListNodesRequest.getDefaultInstance()).getNodesList())
-                .extracting(NodeStatus::getNode).containsExactly("node-1", "node-2");
+                .extracting(NodeStatus::getNode)
+                .containsExactly("node-1", "node-2");
     }
 
     @Test
@@ -167,10 +188,17 @@ class ClientNamedNodesTest {
             assertThat(sizes).containsExactly(1000, 201);
             sizes.clear();
             List<NodeStatus> small = allPages(7, sizes);
-            assertThat(small).extracting(NodeStatus::getNode).isSorted().doesNotHaveDuplicates().hasSize(1201);
+            assertThat(small)
+                    .extracting(NodeStatus::getNode)
+                    .isSorted()
+                    .doesNotHaveDuplicates()
+                    .hasSize(1201);
             assertThat(sizes).hasSize(172).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(7));
-            assertThatThrownBy(() -> inspection.listNodes(ListNodesRequest.newBuilder().setPageToken("not a token!").build()))
-                    .isInstanceOfSatisfying(StatusRuntimeException.class,
+            assertThatThrownBy(() -> inspection.listNodes(ListNodesRequest.newBuilder()
+                            .setPageToken("not a token!")
+                            .build()))
+                    .isInstanceOfSatisfying(
+                            StatusRuntimeException.class,
                             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
         } finally {
             agents.forEach(TestAgent::close);
@@ -180,10 +208,13 @@ class ClientNamedNodesTest {
     @Test
     void namesThatNoNodeCouldHaveAreRefused() {
         for (String bad : List.of("Node-1", "node_1", "-node", "node.", "a".repeat(254), "node 1", "n\u00e9")) {
-            assertThatThrownBy(() -> PolicySyncGrpc.newBlockingStub(f.channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .sync(SyncRequest.newBuilder().setNode(bad).build()).next())
+            assertThatThrownBy(() -> PolicySyncGrpc.newBlockingStub(f.channel)
+                            .withDeadlineAfter(10, TimeUnit.SECONDS)
+                            .sync(SyncRequest.newBuilder().setNode(bad).build())
+                            .next())
                     .as(bad)
-                    .isInstanceOfSatisfying(StatusRuntimeException.class,
+                    .isInstanceOfSatisfying(
+                            StatusRuntimeException.class,
                             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
         }
         assertThat(f.hub.entries()).isEqualTo(1);

@@ -25,11 +25,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class PolicySyncServiceTest {
-    private static final NodeSnapshot A = snapshot("n1",
+    private static final NodeSnapshot A = snapshot(
+            "n1",
             List.of(ipSet("s1", "10.0.0.1", "10.0.0.2")),
             List.of(allowIngressFrom("x/allow-a", "s1")),
             List.of(podEndpoint("x", "a", "10.0.0.1", "x/allow-a"), podEndpoint("x", "b", "10.0.0.2")));
-    private static final NodeSnapshot B = snapshot("n1",
+    private static final NodeSnapshot B = snapshot(
+            "n1",
             List.of(ipSet("s1", "10.0.0.1", "10.0.0.3")),
             List.of(allowIngressFrom("x/allow-a", "s1")),
             List.of(podEndpoint("x", "a", "10.0.0.1", "x/allow-a")));
@@ -51,16 +53,19 @@ class PolicySyncServiceTest {
         try (TestAgent agent = f.agent("n1")) {
             agent.readUntilInSync();
             assertThat(agent.state("n1")).isEqualTo(AgentView.canonical(A));
-            assertThat(agent.view.received).allSatisfy(m -> assertThat(m.getEventTimeUnixNanos()).isZero());
+            assertThat(agent.view.received)
+                    .allSatisfy(m -> assertThat(m.getEventTimeUnixNanos()).isZero());
             assertThat(agent.view.received.get(0).getSequence()).isEqualTo(1);
 
             f.hub.publish(B, 1234567L);
             agent.readUntil(B);
 
             // Half of the 2-member set changed: replacing it is no larger than a delta.
-            assertThat(agent.view.deltas).extracting(ToAgent::getPayloadCase).containsExactly(
-                    PayloadCase.IP_SET_UPDATE, PayloadCase.WORKLOAD_ENDPOINT_REMOVE);
-            assertThat(agent.view.deltas).allSatisfy(m -> assertThat(m.getEventTimeUnixNanos()).isEqualTo(1234567L));
+            assertThat(agent.view.deltas)
+                    .extracting(ToAgent::getPayloadCase)
+                    .containsExactly(PayloadCase.IP_SET_UPDATE, PayloadCase.WORKLOAD_ENDPOINT_REMOVE);
+            assertThat(agent.view.deltas)
+                    .allSatisfy(m -> assertThat(m.getEventTimeUnixNanos()).isEqualTo(1234567L));
         }
     }
 
@@ -71,14 +76,18 @@ class PolicySyncServiceTest {
         for (int i = 0; i < 3000; i++) {
             many.add("fd00::" + Integer.toHexString(i));
         }
-        NodeSnapshot big = A.toBuilder().setIpSets(0, ipSet("s1", many.toArray(String[]::new))).build();
+        NodeSnapshot big = A.toBuilder()
+                .setIpSets(0, ipSet("s1", many.toArray(String[]::new)))
+                .build();
         f = new SyncServerFixture();
         f.hub.publish(A, 0);
         f.hub.markReady();
         try (TestAgent agent = f.agent("n1")) {
             agent.readUntilInSync();
             ToAgent first = agent.view.received.get(agent.view.received.size() - 1);
-            assertThat(first.getInSync().getChangeBoundaries()).as("announced in the first InSync").isTrue();
+            assertThat(first.getInSync().getChangeBoundaries())
+                    .as("announced in the first InSync")
+                    .isTrue();
 
             f.hub.publish(B, 1111L);
             agent.readUntil(B);
@@ -89,14 +98,20 @@ class PolicySyncServiceTest {
 
             // Each change ends with exactly one boundary, carrying the change's event time (the
             // programming latency is measured to it), right after the change's last message.
-            assertThat(agent.boundaries()).extracting(ToAgent::getEventTimeUnixNanos).containsExactly(1111L, 2222L, 3333L);
-            assertThat(agent.boundaries()).allSatisfy(b -> assertThat(b.getInSync().getChangeBoundaries()).isTrue());
-            List<ToAgent> after = agent.view.received.subList(agent.view.received.indexOf(first) + 1,
-                    agent.view.received.size());
+            assertThat(agent.boundaries())
+                    .extracting(ToAgent::getEventTimeUnixNanos)
+                    .containsExactly(1111L, 2222L, 3333L);
+            assertThat(agent.boundaries())
+                    .allSatisfy(
+                            b -> assertThat(b.getInSync().getChangeBoundaries()).isTrue());
+            List<ToAgent> after =
+                    agent.view.received.subList(agent.view.received.indexOf(first) + 1, agent.view.received.size());
             assertThat(after.get(after.size() - 1).hasInSync()).isTrue();
             for (int i = 0; i < after.size() - 1; i++) {
                 if (after.get(i).hasInSync()) {
-                    assertThat(after.get(i + 1).hasInSync()).as("an empty change at %d", i).isFalse();
+                    assertThat(after.get(i + 1).hasInSync())
+                            .as("an empty change at %d", i)
+                            .isFalse();
                 }
             }
         }
@@ -108,7 +123,9 @@ class PolicySyncServiceTest {
         for (int i = 0; i < 3000; i++) {
             many.add("fd00::" + Integer.toHexString(i));
         }
-        NodeSnapshot big = A.toBuilder().setIpSets(0, ipSet("s1", many.toArray(String[]::new))).build();
+        NodeSnapshot big = A.toBuilder()
+                .setIpSets(0, ipSet("s1", many.toArray(String[]::new)))
+                .build();
         f = new SyncServerFixture(new PolicySyncService.Options(4096, Duration.ofSeconds(60), Duration.ofSeconds(1)));
         f.hub.publish(A, 0);
         f.hub.markReady();
@@ -118,13 +135,13 @@ class PolicySyncServiceTest {
             agent.readUntil(big);
             assertThat(agent.deltas().size()).as("chunks").isGreaterThan(5);
             assertThat(agent.boundaries()).hasSize(1);
-            assertThat(agent.view.received.get(agent.view.received.size() - 1).hasInSync()).isTrue();
+            assertThat(agent.view.received.get(agent.view.received.size() - 1).hasInSync())
+                    .isTrue();
         }
     }
 
     @Test
-    void sharedSetChangeReachesStreamsAtDifferentSequencesWithTheSamePayloadAndTheirOwnSequence()
-            throws Exception {
+    void sharedSetChangeReachesStreamsAtDifferentSequencesWithTheSamePayloadAndTheirOwnSequence() throws Exception {
         List<String> members = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             members.add("10.1.0." + i);
@@ -134,18 +151,27 @@ class PolicySyncServiceTest {
         var after = ipSet("shared", members.toArray(String[]::new));
         // n1 has more endpoints than n2, so its snapshot takes more messages: the streams'
         // sequences differ when the shared set changes. Parts are reused instances, as from the engine.
-        NodeSnapshot n1a = snapshot("n1", List.of(before), List.of(allowIngressFrom("x/p", "shared")), List.of(
-                podEndpoint("x", "a", "10.0.0.1", "x/p"), podEndpoint("x", "b", "10.0.0.2", "x/p"),
-                podEndpoint("x", "c", "10.0.0.3", "x/p")));
-        NodeSnapshot n2a = snapshot("n2", List.of(before), List.of(allowIngressFrom("y/p", "shared")), List.of(
-                podEndpoint("y", "d", "10.0.0.4", "y/p")));
+        NodeSnapshot n1a = snapshot(
+                "n1",
+                List.of(before),
+                List.of(allowIngressFrom("x/p", "shared")),
+                List.of(
+                        podEndpoint("x", "a", "10.0.0.1", "x/p"),
+                        podEndpoint("x", "b", "10.0.0.2", "x/p"),
+                        podEndpoint("x", "c", "10.0.0.3", "x/p")));
+        NodeSnapshot n2a = snapshot(
+                "n2",
+                List.of(before),
+                List.of(allowIngressFrom("y/p", "shared")),
+                List.of(podEndpoint("y", "d", "10.0.0.4", "y/p")));
         NodeSnapshot n1b = n1a.toBuilder().setIpSets(0, after).build();
         NodeSnapshot n2b = n2a.toBuilder().setIpSets(0, after).build();
         f = new SyncServerFixture();
         f.hub.publish(n1a, 0);
         f.hub.publish(n2a, 0);
         f.hub.markReady();
-        try (TestAgent one = f.agent("n1"); TestAgent two = f.agent("n2")) {
+        try (TestAgent one = f.agent("n1");
+                TestAgent two = f.agent("n2")) {
             one.readUntilInSync();
             two.readUntilInSync();
             long seq1 = one.view.received.get(one.view.received.size() - 1).getSequence();
@@ -206,7 +232,9 @@ class PolicySyncServiceTest {
         first.close();
         // Changes while the agent is away, including removals it never heard of.
         f.hub.publish(B, 10);
-        NodeSnapshot c = B.toBuilder().addEndpoints(podEndpoint("y", "c", "10.0.9.9", "x/allow-a")).build();
+        NodeSnapshot c = B.toBuilder()
+                .addEndpoints(podEndpoint("y", "c", "10.0.9.9", "x/allow-a"))
+                .build();
         f.hub.publish(c, 20);
         try (TestAgent second = f.agent("n1")) {
             second.readUntilInSync();
@@ -237,21 +265,27 @@ class PolicySyncServiceTest {
             assertThat(before.getSentSequence()).isEqualTo(last);
             assertThat(before.getLag()).isEqualTo(last);
 
-            PolicySyncGrpc.newBlockingStub(f.channel).reportApplied(AppliedReport.newBuilder()
-                    .setNode("n1").setAppliedSequence(last).build());
+            PolicySyncGrpc.newBlockingStub(f.channel)
+                    .reportApplied(AppliedReport.newBuilder()
+                            .setNode("n1")
+                            .setAppliedSequence(last)
+                            .build());
 
             NodeStatus after = status("n1");
             assertThat(after.getAppliedSequence()).isEqualTo(last);
             assertThat(after.getLag()).isZero();
             assertThat(f.metrics.programmingLatencyTimer().count()).isEqualTo(1);
             // What `kube-verdict status` shows: in sync, the node's latency window, last contact.
-            assertThat(before.getInSync()).as("no report yet: the first snapshot is not applied").isFalse();
+            assertThat(before.getInSync())
+                    .as("no report yet: the first snapshot is not applied")
+                    .isFalse();
             assertThat(after.getInSync()).isTrue();
             assertThat(after.getProgrammingLatencySamples()).isEqualTo(1);
             assertThat(com.google.protobuf.util.Durations.toNanos(after.getProgrammingLatencyP99()))
                     .isEqualTo(com.google.protobuf.util.Durations.toNanos(after.getProgrammingLatencyP50()))
                     .isPositive();
-            assertThat(com.google.protobuf.util.Timestamps.toNanos(after.getLastContact())).isGreaterThanOrEqualTo(eventTime);
+            assertThat(com.google.protobuf.util.Timestamps.toNanos(after.getLastContact()))
+                    .isGreaterThanOrEqualTo(eventTime);
             assertThat(f.sync.nodeCounts()).isEqualTo(new ControlPlaneMetrics.NodeCounts(1, 0, 0, 0, 0));
         }
     }
@@ -262,7 +296,8 @@ class PolicySyncServiceTest {
         f.hub.publish(A, 0);
         f.hub.publishSourceRevision("r1");
         f.hub.markReady();
-        try (TestAgent agent = f.agent("n1"); TestAgent other = f.agent("n2")) {
+        try (TestAgent agent = f.agent("n1");
+                TestAgent other = f.agent("n2")) {
             agent.readUntilInSync();
             other.readUntilInSync();
             awaitStatus("n1", s -> s.getSourceRevision().equals("r1"));
@@ -278,17 +313,23 @@ class PolicySyncServiceTest {
         }
     }
 
-    private void awaitStatus(String node, java.util.function.Predicate<NodeStatus> condition) throws InterruptedException {
+    private void awaitStatus(String node, java.util.function.Predicate<NodeStatus> condition)
+            throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (!condition.test(status(node))) {
-            assertThat(System.nanoTime()).as("status of " + node + ": " + status(node)).isLessThan(deadline);
+            assertThat(System.nanoTime())
+                    .as("status of " + node + ": " + status(node))
+                    .isLessThan(deadline);
             Thread.sleep(10);
         }
     }
 
     private NodeStatus status(String node) {
         // The inspection service reads the same registry; here straight from the sync service.
-        return f.sync.nodeStatuses().stream().filter(s -> s.getNode().equals(node)).findFirst().orElseThrow();
+        return f.sync.nodeStatuses().stream()
+                .filter(s -> s.getNode().equals(node))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
@@ -303,7 +344,9 @@ class PolicySyncServiceTest {
         NodeSnapshot last = null;
         for (int i = 0; i < 2000; i++) {
             Endpoint e = podEndpoint("x", "a", "10.0.0.1", "x/allow-a");
-            e = e.toBuilder().setEndpoint(e.getEndpoint().toBuilder().putLabels("v", i + fat)).build();
+            e = e.toBuilder()
+                    .setEndpoint(e.getEndpoint().toBuilder().putLabels("v", i + fat))
+                    .build();
             last = A.toBuilder().setEndpoints(0, e).build();
             f.hub.publish(last, 1000 + i);
         }
@@ -311,8 +354,8 @@ class PolicySyncServiceTest {
         // Far fewer messages than versions went out: the rest collapsed into the latest state.
         assertThat(sentWhileStuck).isLessThan(500);
         for (SyncSession s : sessions("n1")) {
-            assertThat(s.pendingMessages()).isLessThanOrEqualTo(A.getEndpointsCount() + A.getPoliciesCount()
-                    + A.getIpSetsCount() + 1);
+            assertThat(s.pendingMessages())
+                    .isLessThanOrEqualTo(A.getEndpointsCount() + A.getPoliciesCount() + A.getIpSetsCount() + 1);
         }
         slow.request(Integer.MAX_VALUE);
         slow.readUntilInSync();
@@ -323,15 +366,25 @@ class PolicySyncServiceTest {
 
     @Test
     void agentStuckForTooLongIsCutAndCanResync() throws Exception {
-        f = new SyncServerFixture(new PolicySyncService.Options(1 << 20, Duration.ofMillis(300), Duration.ofMillis(50)));
+        f = new SyncServerFixture(
+                new PolicySyncService.Options(1 << 20, Duration.ofMillis(300), Duration.ofMillis(50)));
         f.hub.publish(A, 0);
         f.hub.markReady();
         TestAgent stuck = TestAgent.connect(f.channel, "n1", false);
         String fat = "y".repeat(50_000);
         NodeSnapshot last = A;
-        for (int i = 0; f.metrics.registry().get("kubeverdict_sync_streams_cut_total").counter().count() == 0; i++) {
+        for (int i = 0;
+                f.metrics
+                                .registry()
+                                .get("kubeverdict_sync_streams_cut_total")
+                                .counter()
+                                .count()
+                        == 0;
+                i++) {
             Endpoint e = podEndpoint("x", "a", "10.0.0.1", "x/allow-a");
-            e = e.toBuilder().setEndpoint(e.getEndpoint().toBuilder().putLabels("v", i + fat)).build();
+            e = e.toBuilder()
+                    .setEndpoint(e.getEndpoint().toBuilder().putLabels("v", i + fat))
+                    .build();
             last = A.toBuilder().setEndpoints(0, e).build();
             f.hub.publish(last, 1);
             Thread.sleep(20);
@@ -369,6 +422,7 @@ class PolicySyncServiceTest {
 
     @SuppressWarnings("unused")
     private static final Class<?> INSPECTION = ControlPlaneInspectionGrpc.class;
+
     @SuppressWarnings("unused")
     private static final ListNodesRequest LIST = ListNodesRequest.getDefaultInstance();
 }

@@ -13,12 +13,12 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
-import io.kubeverdict.runtime.grpc.GrpcServer;
-import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -61,9 +61,14 @@ class ReconnectHerdTest {
     }
 
     private void startServer(int port) throws Exception {
-        sync = new PolicySyncService(hub, metrics, NodeAuthorizer.allowAll(), executor,
+        sync = new PolicySyncService(
+                hub,
+                metrics,
+                NodeAuthorizer.allowAll(),
+                executor,
                 PolicySyncService.Options.defaults().withMaxConcurrentSnapshots(PERMITS));
-        endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", port), null, List.<BindableService>of(sync)).start();
+        endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", port), null, List.<BindableService>of(sync))
+                .start();
         endpoint.setServing(true);
     }
 
@@ -93,8 +98,11 @@ class ReconnectHerdTest {
             members.add("10.2." + (i / 250) + "." + (i % 250));
         }
         members.add(sharedMember);
-        return snapshot("node-" + n, List.of(ipSet("s:shared", members.toArray(String[]::new))),
-                List.of(allowIngressFrom("ns-" + n + "/allow", "s:shared")), eps);
+        return snapshot(
+                "node-" + n,
+                List.of(ipSet("s:shared", members.toArray(String[]::new))),
+                List.of(allowIngressFrom("ns-" + n + "/allow", "s:shared")),
+                eps);
     }
 
     @Test
@@ -107,7 +115,9 @@ class ReconnectHerdTest {
         int port = endpoint.port();
         List<TestAgent> agents = new ArrayList<>();
         for (int n = 0; n < AGENTS; n++) {
-            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port)
+                    .usePlaintext()
+                    .build();
             channels.add(ch);
             agents.add(TestAgent.connect(ch, "node-" + n, true));
         }
@@ -124,7 +134,8 @@ class ReconnectHerdTest {
             hub.publish(node(n, "10.3.0.2"), 0);
         }
         startServer(port);
-        ManagedChannel probe = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+        ManagedChannel probe =
+                NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
         channels.add(probe);
         var health = HealthGrpc.newBlockingStub(probe);
 
@@ -136,9 +147,15 @@ class ReconnectHerdTest {
         long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(120); // bounds the loop; readUntilInSync reports
         do {
             ServingStatus status = health.withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .check(HealthCheckRequest.getDefaultInstance()).getStatus();
-            assertThat(status).as("health while %d agents are in line", sessionsNotInSync()).isEqualTo(ServingStatus.SERVING);
-            maxSending = Math.max(maxSending, (int) metrics.registry().get("kubeverdict_sync_snapshots_sending").gauge().value());
+                    .check(HealthCheckRequest.getDefaultInstance())
+                    .getStatus();
+            assertThat(status)
+                    .as("health while %d agents are in line", sessionsNotInSync())
+                    .isEqualTo(ServingStatus.SERVING);
+            maxSending = Math.max(maxSending, (int) metrics.registry()
+                    .get("kubeverdict_sync_snapshots_sending")
+                    .gauge()
+                    .value());
             Thread.sleep(2);
         } while (sessionsNotInSync() > 0 && System.nanoTime() < giveUp);
         for (int n = 0; n < AGENTS; n++) {
@@ -147,8 +164,13 @@ class ReconnectHerdTest {
             assertThat(a.state("node-" + n)).isEqualTo(AgentView.canonical(node(n, "10.3.0.2")));
         }
         assertThat(maxSending).isLessThanOrEqualTo(PERMITS);
-        assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.SERVING);
-        assertThat(metrics.registry().get("kubeverdict_sync_snapshots_waiting").gauge().value()).isZero();
+        assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
+                .isEqualTo(ServingStatus.SERVING);
+        assertThat(metrics.registry()
+                        .get("kubeverdict_sync_snapshots_waiting")
+                        .gauge()
+                        .value())
+                .isZero();
         returned.forEach(TestAgent::close);
     }
 }

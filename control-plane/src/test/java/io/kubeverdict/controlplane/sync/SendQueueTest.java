@@ -19,10 +19,12 @@ class SendQueueTest {
     void everyTaskRunsOnceWithinTheParallelismAndFewHandOffs() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(4);
         AtomicInteger handOffs = new AtomicInteger();
-        SendQueue q = new SendQueue(r -> {
-            handOffs.incrementAndGet();
-            pool.execute(r);
-        }, 2);
+        SendQueue q = new SendQueue(
+                r -> {
+                    handOffs.incrementAndGet();
+                    pool.execute(r);
+                },
+                2);
         int tasks = 20_000;
         AtomicIntegerArray runs = new AtomicIntegerArray(tasks);
         AtomicInteger concurrent = new AtomicInteger();
@@ -44,7 +46,9 @@ class SendQueueTest {
                     }
                 });
             }
-            assertThat(done.await(30, TimeUnit.SECONDS)).as("every task ran (no lost wake-up)").isTrue();
+            assertThat(done.await(30, TimeUnit.SECONDS))
+                    .as("every task ran (no lost wake-up)")
+                    .isTrue();
             for (int i = 0; i < tasks; i++) {
                 assertThat(runs.get(i)).as("task %d", i).isEqualTo(1);
             }
@@ -79,7 +83,9 @@ class SendQueueTest {
                         }
                     });
                 }
-                assertThat(done.await(10, TimeUnit.SECONDS)).as("round %d: a submitted task was left behind", round).isTrue();
+                assertThat(done.await(10, TimeUnit.SECONDS))
+                        .as("round %d: a submitted task was left behind", round)
+                        .isTrue();
             }
         } finally {
             producers.shutdownNow();
@@ -91,10 +97,12 @@ class SendQueueTest {
     void aBurstIsRunByAsManyRunnersAsAllowed() throws Exception {
         AtomicInteger handOffs = new AtomicInteger();
         java.util.List<Runnable> parked = new java.util.ArrayList<>();
-        SendQueue q = new SendQueue(r -> {
-            handOffs.incrementAndGet();
-            parked.add(r); // runners start only when we say
-        }, 2);
+        SendQueue q = new SendQueue(
+                r -> {
+                    handOffs.incrementAndGet();
+                    parked.add(r); // runners start only when we say
+                },
+                2);
         AtomicInteger ran = new AtomicInteger();
         for (int i = 0; i < 1000; i++) {
             q.submit(ran::incrementAndGet);
@@ -109,10 +117,12 @@ class SendQueueTest {
 
     @Test
     void aRejectingExecutorLeavesNoRunnerCounted() {
-        SendQueue q = new SendQueue(r -> {
-            throw new RejectedExecutionException("shut down");
-        }, 2);
-        assertThatThrownBy(() -> q.submit(() -> { })).isInstanceOf(RejectedExecutionException.class);
+        SendQueue q = new SendQueue(
+                r -> {
+                    throw new RejectedExecutionException("shut down");
+                },
+                2);
+        assertThatThrownBy(() -> q.submit(() -> {})).isInstanceOf(RejectedExecutionException.class);
         assertThat(q.running()).isZero();
     }
 }

@@ -73,7 +73,9 @@ class SnapshotAdmissionTest {
         List<Endpoint> eps = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             Endpoint e = podEndpoint("x", "p" + i, "10.0.0." + (i + 1));
-            eps.add(e.toBuilder().setEndpoint(e.getEndpoint().toBuilder().putLabels("fat", "z".repeat(20_000))).build());
+            eps.add(e.toBuilder()
+                    .setEndpoint(e.getEndpoint().toBuilder().putLabels("fat", "z".repeat(20_000)))
+                    .build());
         }
         return snapshot(node, List.of(), List.of(), eps);
     }
@@ -95,17 +97,22 @@ class SnapshotAdmissionTest {
         try (TestAgent waiting = f.agent("n2")) {
             await(() -> gauge("kubeverdict_sync_snapshots_waiting") == 1);
             assertThat(waiting.buffered()).as("nothing before its turn").isZero();
-            assertThat(f.sync.sessionsOf("n2")).hasSize(1).allSatisfy(s -> assertThat(s.isClosed()).isFalse());
+            assertThat(f.sync.sessionsOf("n2"))
+                    .hasSize(1)
+                    .allSatisfy(s -> assertThat(s.isClosed()).isFalse());
 
             slow.request(Integer.MAX_VALUE);
             slow.readUntilInSync();
             assertThat(slow.state("n1")).isEqualTo(AgentView.canonical(n1));
             waiting.readUntilInSync();
             assertThat(waiting.state("n2")).isEqualTo(AgentView.canonical(n2));
-            await(() -> gauge("kubeverdict_sync_snapshots_sending") == 0 && gauge("kubeverdict_sync_snapshots_waiting") == 0);
+            await(() -> gauge("kubeverdict_sync_snapshots_sending") == 0
+                    && gauge("kubeverdict_sync_snapshots_waiting") == 0);
 
             // Deltas need no permit: a change reaches an in-sync stream at once.
-            NodeSnapshot n2b = n2.toBuilder().addEndpoints(podEndpoint("y", "c", "10.0.1.2")).build();
+            NodeSnapshot n2b = n2.toBuilder()
+                    .addEndpoints(podEndpoint("y", "c", "10.0.1.2"))
+                    .build();
             f.hub.publish(n2b, 1);
             waiting.readUntil(n2b);
         } finally {
@@ -131,7 +138,8 @@ class SnapshotAdmissionTest {
             holder.close(); // cancelled before its InSync: the permit passes to n3
             last.readUntilInSync();
             assertThat(last.state("n3")).isEqualTo(AgentView.canonical(n3));
-            await(() -> gauge("kubeverdict_sync_snapshots_sending") == 0 && gauge("kubeverdict_sync_snapshots_waiting") == 0);
+            await(() -> gauge("kubeverdict_sync_snapshots_sending") == 0
+                    && gauge("kubeverdict_sync_snapshots_waiting") == 0);
         }
     }
 

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 class SnapshotDiffNodeUpdateTest {
     private final SnapshotDiff diff = new SnapshotDiff(1 << 20);
 
-    private static final NodeSnapshot POLICIES = snapshot("n1",
+    private static final NodeSnapshot POLICIES = snapshot(
+            "n1",
             List.of(ipSet("s1", "10.244.1.2")),
             List.of(allowIngressFrom("x/allow-a", "s1")),
             List.of(podEndpoint("x", "a", "10.244.1.1", "x/allow-a")));
@@ -29,7 +30,8 @@ class SnapshotDiffNodeUpdateTest {
 
     private List<ToAgent> messages(NodeSnapshot from, NodeSnapshot to) {
         return diff.diff(IndexedSnapshot.of(from, 1, 0), IndexedSnapshot.of(to, 2, 0)).stream()
-                .map(Payload::message).toList();
+                .map(Payload::message)
+                .toList();
     }
 
     private static List<PayloadCase> kinds(List<ToAgent> msgs) {
@@ -37,8 +39,9 @@ class SnapshotDiffNodeUpdateTest {
     }
 
     private static ToAgent nodeUpdate(String... cidrs) {
-        return ToAgent.newBuilder().setNodeUpdate(io.kubeverdict.proto.v1.NodeUpdate.newBuilder()
-                .addAllPodCidrs(List.of(cidrs))).build();
+        return ToAgent.newBuilder()
+                .setNodeUpdate(io.kubeverdict.proto.v1.NodeUpdate.newBuilder().addAllPodCidrs(List.of(cidrs)))
+                .build();
     }
 
     @Test
@@ -46,8 +49,12 @@ class SnapshotDiffNodeUpdateTest {
         NodeSnapshot full = withRanges(POLICIES, "10.244.1.0/24", "fd00:1::/64");
         List<ToAgent> msgs = messages(IndexedSnapshot.empty("n1").snapshot(), full);
 
-        assertThat(kinds(msgs)).containsExactly(PayloadCase.NODE_UPDATE, PayloadCase.IP_SET_UPDATE,
-                PayloadCase.ACTIVE_POLICY_UPDATE, PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
+        assertThat(kinds(msgs))
+                .containsExactly(
+                        PayloadCase.NODE_UPDATE,
+                        PayloadCase.IP_SET_UPDATE,
+                        PayloadCase.ACTIVE_POLICY_UPDATE,
+                        PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
         assertThat(msgs.get(0)).isEqualTo(nodeUpdate("10.244.1.0/24", "fd00:1::/64"));
         AgentView v = new AgentView();
         msgs.forEach(v::apply);
@@ -70,9 +77,14 @@ class SnapshotDiffNodeUpdateTest {
     void changedRangesAreSentWholeAndFirstRemovedOnesAsAnEmptyNodeUpdate() {
         NodeSnapshot before = withRanges(POLICIES, "10.244.1.0/24");
         // An endpoint change at the same time: the NodeUpdate still comes first.
-        NodeSnapshot after = withRanges(snapshot("n1", POLICIES.getIpSetsList(), POLICIES.getPoliciesList(),
-                List.of(podEndpoint("x", "a", "10.244.1.1", "x/allow-a"), podEndpoint("x", "b", "10.244.1.3"))),
-                "10.244.1.0/24", "10.244.2.0/24");
+        NodeSnapshot after = withRanges(
+                snapshot(
+                        "n1",
+                        POLICIES.getIpSetsList(),
+                        POLICIES.getPoliciesList(),
+                        List.of(podEndpoint("x", "a", "10.244.1.1", "x/allow-a"), podEndpoint("x", "b", "10.244.1.3"))),
+                "10.244.1.0/24",
+                "10.244.2.0/24");
 
         List<ToAgent> changed = messages(before, after);
         assertThat(kinds(changed)).containsExactly(PayloadCase.NODE_UPDATE, PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
@@ -84,8 +96,9 @@ class SnapshotDiffNodeUpdateTest {
     @Test
     void equalRangesInAnotherListNeedNoMessage() {
         NodeSnapshot a = withRanges(POLICIES, "10.244.1.0/24");
-        NodeSnapshot b = withRanges(NodeSnapshot.newBuilder(POLICIES).build(), new ArrayList<>(List.of("10.244.1.0/24"))
-                .toArray(String[]::new));
+        NodeSnapshot b = withRanges(
+                NodeSnapshot.newBuilder(POLICIES).build(),
+                new ArrayList<>(List.of("10.244.1.0/24")).toArray(String[]::new));
         assertThat(messages(a, b)).isEmpty();
     }
 }

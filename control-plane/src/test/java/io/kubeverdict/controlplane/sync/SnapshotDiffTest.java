@@ -27,7 +27,8 @@ class SnapshotDiffTest {
         return IndexedSnapshot.of(s, 1, 0);
     }
 
-    private static final NodeSnapshot FULL = snapshot("n1",
+    private static final NodeSnapshot FULL = snapshot(
+            "n1",
             List.of(ipSet("s1", "10.0.0.1", "10.0.0.2"), ipSet("s2", "10.0.1.1")),
             List.of(allowIngressFrom("x/allow-a", "s1"), allowIngressFrom("x/allow-b", "s2")),
             List.of(podEndpoint("x", "a", "10.0.0.1", "x/allow-a"), podEndpoint("x", "b", "10.0.0.2", "x/allow-b")));
@@ -44,10 +45,11 @@ class SnapshotDiffTest {
     @Test
     void fullSnapshotAddsSetsThenPoliciesThenEndpoints() {
         List<ToAgent> msgs = messages(diff, IndexedSnapshot.empty("n1"), idx(FULL));
-        assertThat(kinds(msgs)).containsExactly(
-                PayloadCase.IP_SET_UPDATE, PayloadCase.IP_SET_UPDATE,
-                PayloadCase.ACTIVE_POLICY_UPDATE, PayloadCase.ACTIVE_POLICY_UPDATE,
-                PayloadCase.WORKLOAD_ENDPOINT_UPDATE, PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
+        assertThat(kinds(msgs))
+                .containsExactly(
+                        PayloadCase.IP_SET_UPDATE, PayloadCase.IP_SET_UPDATE,
+                        PayloadCase.ACTIVE_POLICY_UPDATE, PayloadCase.ACTIVE_POLICY_UPDATE,
+                        PayloadCase.WORKLOAD_ENDPOINT_UPDATE, PayloadCase.WORKLOAD_ENDPOINT_UPDATE);
         AgentView v = new AgentView();
         msgs.forEach(v::apply);
         assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(FULL));
@@ -56,13 +58,15 @@ class SnapshotDiffTest {
     @Test
     void emptyingRemovesEndpointsThenPoliciesThenSets() {
         List<ToAgent> msgs = messages(diff, idx(FULL), IndexedSnapshot.empty("n1"));
-        assertThat(kinds(msgs)).containsExactly(
-                PayloadCase.WORKLOAD_ENDPOINT_REMOVE, PayloadCase.WORKLOAD_ENDPOINT_REMOVE,
-                PayloadCase.ACTIVE_POLICY_REMOVE, PayloadCase.ACTIVE_POLICY_REMOVE,
-                PayloadCase.IP_SET_REMOVE, PayloadCase.IP_SET_REMOVE);
+        assertThat(kinds(msgs))
+                .containsExactly(
+                        PayloadCase.WORKLOAD_ENDPOINT_REMOVE, PayloadCase.WORKLOAD_ENDPOINT_REMOVE,
+                        PayloadCase.ACTIVE_POLICY_REMOVE, PayloadCase.ACTIVE_POLICY_REMOVE,
+                        PayloadCase.IP_SET_REMOVE, PayloadCase.IP_SET_REMOVE);
         AgentView v = AgentView.of(FULL);
         msgs.forEach(v::apply);
-        assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(IndexedSnapshot.empty("n1").snapshot()));
+        assertThat(v.toSnapshot("n1"))
+                .isEqualTo(AgentView.canonical(IndexedSnapshot.empty("n1").snapshot()));
     }
 
     @Test
@@ -76,17 +80,26 @@ class SnapshotDiffTest {
         for (int i = 0; i < 50; i++) {
             many.add("10.1.0." + i);
         }
-        NodeSnapshot a = snapshot("n1", List.of(ipSet("s1", many.toArray(String[]::new))),
-                List.of(allowIngressFrom("x/p", "s1")), List.of(podEndpoint("x", "a", "10.0.0.1", "x/p")));
+        NodeSnapshot a = snapshot(
+                "n1",
+                List.of(ipSet("s1", many.toArray(String[]::new))),
+                List.of(allowIngressFrom("x/p", "s1")),
+                List.of(podEndpoint("x", "a", "10.0.0.1", "x/p")));
         List<String> changed = new ArrayList<>(many.subList(1, 50));
         changed.add("10.1.1.1");
-        NodeSnapshot b = a.toBuilder().setIpSets(0, ipSet("s1", changed.toArray(String[]::new))).build();
+        NodeSnapshot b = a.toBuilder()
+                .setIpSets(0, ipSet("s1", changed.toArray(String[]::new)))
+                .build();
 
         List<ToAgent> msgs = messages(diff, idx(a), idx(b));
 
         assertThat(kinds(msgs)).containsOnly(PayloadCase.IP_SET_DELTA_UPDATE);
-        List<String> added = msgs.stream().flatMap(m -> m.getIpSetDeltaUpdate().getAddedMembersList().stream()).toList();
-        List<String> removed = msgs.stream().flatMap(m -> m.getIpSetDeltaUpdate().getRemovedMembersList().stream()).toList();
+        List<String> added = msgs.stream()
+                .flatMap(m -> m.getIpSetDeltaUpdate().getAddedMembersList().stream())
+                .toList();
+        List<String> removed = msgs.stream()
+                .flatMap(m -> m.getIpSetDeltaUpdate().getRemovedMembersList().stream())
+                .toList();
         assertThat(added).containsExactly("10.1.1.1");
         assertThat(removed).containsExactly("10.1.0.0");
     }
@@ -116,10 +129,16 @@ class SnapshotDiffTest {
     @Test
     void sharedSetContentIsBuiltOnceForEveryNewAgent() {
         IpSet shared = ipSet("shared", "10.1.0.1", "10.1.0.2");
-        NodeSnapshot n1 = snapshot("n1", List.of(shared, ipSet("own1", "10.3.0.1")),
-                List.of(allowIngressFrom("x/p", "shared", "own1")), List.of());
-        NodeSnapshot n2 = snapshot("n2", List.of(shared, ipSet("own2", "10.3.0.2")),
-                List.of(allowIngressFrom("y/p", "shared", "own2")), List.of());
+        NodeSnapshot n1 = snapshot(
+                "n1",
+                List.of(shared, ipSet("own1", "10.3.0.1")),
+                List.of(allowIngressFrom("x/p", "shared", "own1")),
+                List.of());
+        NodeSnapshot n2 = snapshot(
+                "n2",
+                List.of(shared, ipSet("own2", "10.3.0.2")),
+                List.of(allowIngressFrom("y/p", "shared", "own2")),
+                List.of());
 
         List<Payload> d1 = diff.diff(IndexedSnapshot.empty("n1"), idx(n1));
         List<Payload> d2 = diff.diff(IndexedSnapshot.empty("n2"), idx(n2));
@@ -132,14 +151,21 @@ class SnapshotDiffTest {
 
     @Test
     void endpointSwitchingPolicyIsUpdatedBeforeOldPolicyAndSetAreRemoved() {
-        NodeSnapshot b = snapshot("n1", List.of(ipSet("s2", "10.0.1.1")), List.of(allowIngressFrom("x/allow-b", "s2")),
+        NodeSnapshot b = snapshot(
+                "n1",
+                List.of(ipSet("s2", "10.0.1.1")),
+                List.of(allowIngressFrom("x/allow-b", "s2")),
                 List.of(podEndpoint("x", "a", "10.0.0.1", "x/allow-b")));
         List<ToAgent> msgs = messages(diff, idx(FULL), idx(b));
         AgentView v = AgentView.of(FULL);
         msgs.forEach(v::apply); // AgentView throws if a removal precedes the update that frees it
         assertThat(v.toSnapshot("n1")).isEqualTo(AgentView.canonical(b));
-        assertThat(kinds(msgs)).containsExactly(PayloadCase.WORKLOAD_ENDPOINT_UPDATE,
-                PayloadCase.WORKLOAD_ENDPOINT_REMOVE, PayloadCase.ACTIVE_POLICY_REMOVE, PayloadCase.IP_SET_REMOVE);
+        assertThat(kinds(msgs))
+                .containsExactly(
+                        PayloadCase.WORKLOAD_ENDPOINT_UPDATE,
+                        PayloadCase.WORKLOAD_ENDPOINT_REMOVE,
+                        PayloadCase.ACTIVE_POLICY_REMOVE,
+                        PayloadCase.IP_SET_REMOVE);
     }
 
     @Test
@@ -149,18 +175,27 @@ class SnapshotDiffTest {
         for (int i = 0; i < 5000; i++) {
             members.add("fd00::" + Integer.toHexString(i));
         }
-        NodeSnapshot s = snapshot("n1", List.of(ipSet("big", members.toArray(String[]::new))),
-                List.of(allowIngressFrom("x/p", "big")), List.of(podEndpoint("x", "a", "10.0.0.1", "x/p")));
+        NodeSnapshot s = snapshot(
+                "n1",
+                List.of(ipSet("big", members.toArray(String[]::new))),
+                List.of(allowIngressFrom("x/p", "big")),
+                List.of(podEndpoint("x", "a", "10.0.0.1", "x/p")));
 
         List<ToAgent> msgs = messages(small, IndexedSnapshot.empty("n1"), idx(s));
 
         assertThat(msgs.get(0).getPayloadCase()).isEqualTo(PayloadCase.IP_SET_UPDATE);
-        assertThat(msgs.stream().filter(m -> m.getPayloadCase() == PayloadCase.IP_SET_DELTA_UPDATE).count())
+        assertThat(msgs.stream()
+                        .filter(m -> m.getPayloadCase() == PayloadCase.IP_SET_DELTA_UPDATE)
+                        .count())
                 .isGreaterThan(10);
         // With the sender's envelope (largest sequence and event time) every message stays within budget.
         for (ToAgent m : msgs) {
-            assertThat(m.toBuilder().setSequence(Long.MAX_VALUE).setEventTimeUnixNanos(Long.MAX_VALUE).build()
-                    .getSerializedSize()).isLessThanOrEqualTo(4096);
+            assertThat(m.toBuilder()
+                            .setSequence(Long.MAX_VALUE)
+                            .setEventTimeUnixNanos(Long.MAX_VALUE)
+                            .build()
+                            .getSerializedSize())
+                    .isLessThanOrEqualTo(4096);
         }
         AgentView v = new AgentView();
         msgs.forEach(v::apply);
@@ -171,7 +206,9 @@ class SnapshotDiffTest {
         for (int i = 0; i < 1000; i++) {
             changed.add("fd01::" + Integer.toHexString(i));
         }
-        NodeSnapshot s2 = s.toBuilder().setIpSets(0, ipSet("big", changed.toArray(String[]::new))).build();
+        NodeSnapshot s2 = s.toBuilder()
+                .setIpSets(0, ipSet("big", changed.toArray(String[]::new)))
+                .build();
         List<ToAgent> delta = messages(small, idx(s), idx(s2));
         assertThat(delta).allSatisfy(m -> assertThat(m.getSerializedSize()).isLessThan(4096 - 40));
         delta.forEach(v::apply);
@@ -193,9 +230,14 @@ class SnapshotDiffTest {
         for (int i = 2000; i < 5000; i++) { // a third kept: added + removed exceed the new size, a replacement before
             after.add(String.format("fd00::%04x", i));
         }
-        NodeSnapshot a = snapshot("n1", List.of(ipSet("big", before.toArray(String[]::new))),
-                List.of(allowIngressFrom("x/p", "big")), List.of(podEndpoint("x", "a", "10.0.0.1", "x/p")));
-        NodeSnapshot b = a.toBuilder().setIpSets(0, ipSet("big", after.toArray(String[]::new))).build();
+        NodeSnapshot a = snapshot(
+                "n1",
+                List.of(ipSet("big", before.toArray(String[]::new))),
+                List.of(allowIngressFrom("x/p", "big")),
+                List.of(podEndpoint("x", "a", "10.0.0.1", "x/p")));
+        NodeSnapshot b = a.toBuilder()
+                .setIpSets(0, ipSet("big", after.toArray(String[]::new)))
+                .build();
 
         List<ToAgent> msgs = messages(small, idx(a), idx(b));
 
@@ -253,8 +295,13 @@ class SnapshotDiffTest {
         Endpoint b = FULL.getEndpoints(1);
         Endpoint aCopy = a.toBuilder().build();
         Endpoint bMoved = podEndpoint("x", "b", "10.0.0.9", "x/allow-b");
-        NodeSnapshot reordered = FULL.toBuilder().clearEndpoints().addEndpoints(b).addEndpoints(a).build();
-        NodeSnapshot copiedAndChanged = FULL.toBuilder().setEndpoints(0, aCopy).setEndpoints(1, bMoved).build();
+        NodeSnapshot reordered = FULL.toBuilder()
+                .clearEndpoints()
+                .addEndpoints(b)
+                .addEndpoints(a)
+                .build();
+        NodeSnapshot copiedAndChanged =
+                FULL.toBuilder().setEndpoints(0, aCopy).setEndpoints(1, bMoved).build();
 
         assertThat(messages(diff, idx(FULL), idx(reordered))).isEmpty();
         List<ToAgent> msgs = messages(diff, idx(FULL), idx(copiedAndChanged));
@@ -276,8 +323,10 @@ class SnapshotDiffTest {
             NodeSnapshot next = shared.build();
 
             List<ToAgent> byIdentity = messages(diff, idx(prev), idx(next));
-            List<ToAgent> byContent = messages(new SnapshotDiff(1 << 20), 
-                    idx(NodeSnapshot.parseFrom(prev.toByteArray())), idx(NodeSnapshot.parseFrom(next.toByteArray())));
+            List<ToAgent> byContent = messages(
+                    new SnapshotDiff(1 << 20),
+                    idx(NodeSnapshot.parseFrom(prev.toByteArray())),
+                    idx(NodeSnapshot.parseFrom(next.toByteArray())));
 
             assertThat(byIdentity).isEqualTo(byContent);
             prev = next;
@@ -296,9 +345,14 @@ class SnapshotDiffTest {
                     after.add(after.get(0)); // and a duplicate
                 }
             }
-            NodeSnapshot a = snapshot("n1", List.of(ipSet("s", before.toArray(String[]::new))),
-                    List.of(allowIngressFrom("x/p", "s")), List.of());
-            NodeSnapshot b = a.toBuilder().setIpSets(0, ipSet("s", after.toArray(String[]::new))).build();
+            NodeSnapshot a = snapshot(
+                    "n1",
+                    List.of(ipSet("s", before.toArray(String[]::new))),
+                    List.of(allowIngressFrom("x/p", "s")),
+                    List.of());
+            NodeSnapshot b = a.toBuilder()
+                    .setIpSets(0, ipSet("s", after.toArray(String[]::new)))
+                    .build();
 
             List<ToAgent> msgs = messages(diff, idx(a), idx(b));
 
@@ -307,10 +361,18 @@ class SnapshotDiffTest {
                 assertThat(msgs.get(0).getIpSetUpdate().getMembersList()).isEqualTo(after);
                 continue;
             }
-            List<String> added = msgs.stream().flatMap(m -> m.getIpSetDeltaUpdate().getAddedMembersList().stream()).toList();
-            List<String> removed = msgs.stream().flatMap(m -> m.getIpSetDeltaUpdate().getRemovedMembersList().stream()).toList();
-            assertThat(added).as("round %d", round).isEqualTo(after.stream().filter(m -> !before.contains(m)).toList());
-            assertThat(removed).as("round %d", round).isEqualTo(before.stream().filter(m -> !after.contains(m)).toList());
+            List<String> added = msgs.stream()
+                    .flatMap(m -> m.getIpSetDeltaUpdate().getAddedMembersList().stream())
+                    .toList();
+            List<String> removed = msgs.stream()
+                    .flatMap(m -> m.getIpSetDeltaUpdate().getRemovedMembersList().stream())
+                    .toList();
+            assertThat(added)
+                    .as("round %d", round)
+                    .isEqualTo(after.stream().filter(m -> !before.contains(m)).toList());
+            assertThat(removed)
+                    .as("round %d", round)
+                    .isEqualTo(before.stream().filter(m -> !after.contains(m)).toList());
         }
     }
 
@@ -357,8 +419,10 @@ class SnapshotDiffTest {
             for (int t = 0; t < threads; t++) {
                 String node = "n" + t;
                 results.add(pool.submit(() -> {
-                    NodeSnapshot a = snapshot(node, List.of(before), List.of(allowIngressFrom("x/p", "shared")), List.of());
-                    NodeSnapshot b = snapshot(node, List.of(after), List.of(allowIngressFrom("x/p", "shared")), List.of());
+                    NodeSnapshot a =
+                            snapshot(node, List.of(before), List.of(allowIngressFrom("x/p", "shared")), List.of());
+                    NodeSnapshot b =
+                            snapshot(node, List.of(after), List.of(allowIngressFrom("x/p", "shared")), List.of());
                     start.await();
                     return messages(diff, idx(a), idx(b)).get(0);
                 }));

@@ -18,7 +18,8 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class StampedMessageTest {
-    private static final MethodDescriptor.Marshaller<ToAgent> PLAIN = ProtoUtils.marshaller(ToAgent.getDefaultInstance());
+    private static final MethodDescriptor.Marshaller<ToAgent> PLAIN =
+            ProtoUtils.marshaller(ToAgent.getDefaultInstance());
     private static final long[] ENVELOPE_VALUES = {0, 1, 127, 128, 300, 1L << 35, Long.MAX_VALUE, -1, Long.MIN_VALUE};
 
     /** Every kind of payload the diff produces, from random transitions, plus InSync. */
@@ -33,7 +34,10 @@ class StampedMessageTest {
             prev = next;
         }
         // The node's ranges, and their removal: a NodeUpdate without fields is an empty payload.
-        NodeSnapshot ranged = prev.toBuilder().addPodCidrs("10.244.1.0/24").addPodCidrs("fd00:1::/64").build();
+        NodeSnapshot ranged = prev.toBuilder()
+                .addPodCidrs("10.244.1.0/24")
+                .addPodCidrs("fd00:1::/64")
+                .build();
         out.addAll(diff.diff(IndexedSnapshot.of(prev, 60, 0), IndexedSnapshot.of(ranged, 61, 0)));
         out.addAll(diff.diff(IndexedSnapshot.of(ranged, 61, 0), IndexedSnapshot.of(prev, 62, 0)));
         out.add(Payload.IN_SYNC);
@@ -43,7 +47,8 @@ class StampedMessageTest {
     @Test
     void wireBytesEqualThePlainMarshallersForEveryPayloadAndEnvelope() throws Exception {
         List<Payload> payloads = payloads();
-        assertThat(payloads.stream().map(p -> p.message().getPayloadCase()).distinct()).hasSize(ToAgent.PayloadCase.values().length - 1);
+        assertThat(payloads.stream().map(p -> p.message().getPayloadCase()).distinct())
+                .hasSize(ToAgent.PayloadCase.values().length - 1);
         for (Payload p : payloads) {
             for (long seq : ENVELOPE_VALUES) {
                 for (long time : ENVELOPE_VALUES) {
@@ -53,8 +58,12 @@ class StampedMessageTest {
                     assertThat(((KnownLength) stream).available()).isEqualTo(plain.length);
                     ByteArrayOutputStream drained = new ByteArrayOutputStream();
                     assertThat(((Drainable) stream).drainTo(drained)).isEqualTo(plain.length);
-                    assertThat(drained.toByteArray()).as("%s seq %d time %d", p, seq, time).isEqualTo(plain);
-                    assertThat(StampedMessage.MARSHALLER.parse(StampedMessage.MARSHALLER.stream(m)).toProto())
+                    assertThat(drained.toByteArray())
+                            .as("%s seq %d time %d", p, seq, time)
+                            .isEqualTo(plain);
+                    assertThat(StampedMessage.MARSHALLER
+                                    .parse(StampedMessage.MARSHALLER.stream(m))
+                                    .toProto())
                             .isEqualTo(m.toProto());
                 }
             }
@@ -94,9 +103,11 @@ class StampedMessageTest {
     void aPayloadIsSerializedOnceAndCarriesNoEnvelope() {
         Payload p = payloads().get(0);
         assertThat(p.encoded()).isSameAs(p.encoded());
-        assertThatThrownBy(() -> new Payload(p.message().toBuilder().setSequence(1).build()))
+        assertThatThrownBy(
+                        () -> new Payload(p.message().toBuilder().setSequence(1).build()))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new Payload(p.message().toBuilder().setEventTimeUnixNanos(1).build()))
+        assertThatThrownBy(() -> new Payload(
+                        p.message().toBuilder().setEventTimeUnixNanos(1).build()))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 }

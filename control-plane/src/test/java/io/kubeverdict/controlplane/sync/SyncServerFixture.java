@@ -4,9 +4,9 @@ package io.kubeverdict.controlplane.sync;
 import io.grpc.BindableService;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.service.GrpcEndpoint;
-import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
@@ -26,10 +26,13 @@ final class SyncServerFixture implements AutoCloseable {
 
     SyncServerFixture(PolicySyncService.Options options) throws Exception {
         sync = new PolicySyncService(hub, metrics, NodeAuthorizer.allowAll(), executor, options);
-        endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), null, List.<BindableService>of(sync)).start();
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", endpoint.port()).usePlaintext()
+        endpoint = GrpcEndpoint.create(new InetSocketAddress("127.0.0.1", 0), null, List.<BindableService>of(sync))
+                .start();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", endpoint.port())
+                .usePlaintext()
                 // A fixed, small window so that a client that does not read stops the server quickly.
-                .flowControlWindow(64 * 1024).build();
+                .flowControlWindow(64 * 1024)
+                .build();
     }
 
     SyncServerFixture() throws Exception {

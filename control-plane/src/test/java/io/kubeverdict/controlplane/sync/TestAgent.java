@@ -42,9 +42,14 @@ public final class TestAgent implements AutoCloseable {
         return connect(PolicySyncGrpc.newStub(channel).withWaitForReady(), node, true, "test");
     }
 
-    private static TestAgent connect(PolicySyncGrpc.PolicySyncStub stub, String node, boolean autoRead, String agentVersion) {
+    private static TestAgent connect(
+            PolicySyncGrpc.PolicySyncStub stub, String node, boolean autoRead, String agentVersion) {
         TestAgent a = new TestAgent(node);
-        stub.sync(SyncRequest.newBuilder().setNode(node).setAgentVersion(agentVersion).build(),
+        stub.sync(
+                SyncRequest.newBuilder()
+                        .setNode(node)
+                        .setAgentVersion(agentVersion)
+                        .build(),
                 new ClientResponseObserver<SyncRequest, ToAgent>() {
                     @Override
                     public void beforeStart(ClientCallStreamObserver<SyncRequest> requestStream) {
@@ -131,7 +136,8 @@ public final class TestAgent implements AutoCloseable {
 
     /** Whether the last message read was an InSync (the end of the snapshot or of a change). */
     private boolean atBoundary() {
-        return !view.received.isEmpty() && view.received.get(view.received.size() - 1).hasInSync();
+        return !view.received.isEmpty()
+                && view.received.get(view.received.size() - 1).hasInSync();
     }
 
     /** Reads (applying messages) until the stream ends; returns how it ended. */

@@ -33,14 +33,23 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
 
     private record Policy(int kindOrder, String name, boolean admin, int priority, Map<?, ?> spec) {}
 
-    private enum Outcome { ALLOW, DENY, PASS, NONE }
+    private enum Outcome {
+        ALLOW,
+        DENY,
+        PASS,
+        NONE
+    }
 
     private final List<Policy> adminTier = new ArrayList<>();
     private final List<Policy> baselineTier = new ArrayList<>();
     private final List<Node> nodes;
 
-    AdminReferenceEvaluator(List<Namespace> namespaces, List<Pod> pods, List<NetworkPolicy> policies,
-                            List<GenericKubernetesResource> adminPolicies, List<Node> nodes) {
+    AdminReferenceEvaluator(
+            List<Namespace> namespaces,
+            List<Pod> pods,
+            List<NetworkPolicy> policies,
+            List<GenericKubernetesResource> adminPolicies,
+            List<Node> nodes) {
         super(namespaces, pods, policies);
         this.nodes = nodes;
         for (Node n : nodes) {
@@ -56,11 +65,13 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
             switch (g.getKind()) {
                 case "AdminNetworkPolicy" -> adminTier.add(new Policy(0, name, true, priority(spec), spec));
                 case "BaselineAdminNetworkPolicy" -> baselineTier.add(new Policy(1, name, false, 1001, spec));
-                default -> ("Admin".equals(spec.get("tier")) ? adminTier : baselineTier)
-                        .add(new Policy(2, name, "Admin".equals(spec.get("tier")), priority(spec), spec));
+                default ->
+                    ("Admin".equals(spec.get("tier")) ? adminTier : baselineTier)
+                            .add(new Policy(2, name, "Admin".equals(spec.get("tier")), priority(spec), spec));
             }
         }
-        Comparator<Policy> order = Comparator.comparingInt(Policy::priority).thenComparing(Policy::name)
+        Comparator<Policy> order = Comparator.comparingInt(Policy::priority)
+                .thenComparing(Policy::name)
                 .thenComparingInt(Policy::kindOrder);
         adminTier.sort(order);
         baselineTier.sort(order);
@@ -87,8 +98,15 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
         return firstMatch(baselineTier, local, egress, remote, remoteIp, dst, protocol, port) != Outcome.DENY;
     }
 
-    private Outcome firstMatch(List<Policy> tier, Pod local, boolean egress, Pod remote, String remoteIp, Pod dst,
-                               String protocol, int port) {
+    private Outcome firstMatch(
+            List<Policy> tier,
+            Pod local,
+            boolean egress,
+            Pod remote,
+            String remoteIp,
+            Pod dst,
+            String protocol,
+            int port) {
         for (Policy p : tier) {
             if (!subject(p.spec().get("subject"), local)) {
                 continue;
@@ -97,7 +115,8 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
             for (Object o : rules == null ? List.of() : rules) {
                 Map<?, ?> rule = (Map<?, ?>) o;
                 String action = (String) rule.get("action");
-                Outcome written = action.equals("Deny") ? Outcome.DENY : action.equals("Pass") ? Outcome.PASS : Outcome.ALLOW;
+                Outcome written =
+                        action.equals("Deny") ? Outcome.DENY : action.equals("Pass") ? Outcome.PASS : Outcome.ALLOW;
                 List<?> peers = (List<?>) rule.get(egress ? "to" : "from");
                 List<?> ports = (List<?>) (rule.containsKey("protocols") ? rule.get("protocols") : rule.get("ports"));
                 if (invalid(peers, ports, written)) {
@@ -123,8 +142,8 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
             }
             if (peer.containsKey("domainNames")) {
                 // Allow/Accept only; names of two or more labels (upstream's validation)
-                if (written != Outcome.ALLOW || ((List<?>) peer.get("domainNames")).stream()
-                        .anyMatch(n -> !((String) n).contains("."))) {
+                if (written != Outcome.ALLOW
+                        || ((List<?>) peer.get("domainNames")).stream().anyMatch(n -> !((String) n).contains("."))) {
                     return true;
                 }
                 nonPodPeer = true;
@@ -139,8 +158,10 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
             }
             nonPodPeer |= peer.containsKey("nodes");
         }
-        boolean named = ports != null && ports.stream().anyMatch(p -> ((Map<?, ?>) p).containsKey("namedPort")
-                || ((Map<?, ?>) p).containsKey("destinationNamedPort"));
+        boolean named = ports != null
+                && ports.stream()
+                        .anyMatch(p -> ((Map<?, ?>) p).containsKey("namedPort")
+                                || ((Map<?, ?>) p).containsKey("destinationNamedPort"));
         return named && nonPodPeer;
     }
 
@@ -151,7 +172,8 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
             return inNamespaces(s.get("namespaces"), pod);
         }
         Map<?, ?> pods = (Map<?, ?>) s.get("pods");
-        return inNamespaces(pods.get("namespaceSelector"), pod) && labelsMatch(pods.get("podSelector"), pod.getMetadata().getLabels());
+        return inNamespaces(pods.get("namespaceSelector"), pod)
+                && labelsMatch(pods.get("podSelector"), pod.getMetadata().getLabels());
     }
 
     /** domainNames peers match nothing here: offline, no DNS answer was received. */
@@ -163,7 +185,9 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
             }
             if (peer.containsKey("pods") && remote != null) {
                 Map<?, ?> p = (Map<?, ?>) peer.get("pods");
-                if (inNamespaces(p.get("namespaceSelector"), remote) && labelsMatch(p.get("podSelector"), remote.getMetadata().getLabels())) {
+                if (inNamespaces(p.get("namespaceSelector"), remote)
+                        && labelsMatch(
+                                p.get("podSelector"), remote.getMetadata().getLabels())) {
                     return true;
                 }
             }
@@ -178,7 +202,8 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
                 for (Node n : nodes) {
                     if (labelsMatch(peer.get("nodes"), n.getMetadata().getLabels())) {
                         for (NodeAddress a : n.getStatus().getAddresses()) {
-                            if (a.getType().endsWith("IP") && big(a.getAddress()).equals(big(remoteIp))) {
+                            if (a.getType().endsWith("IP")
+                                    && big(a.getAddress()).equals(big(remoteIp))) {
                                 return true;
                             }
                         }
@@ -202,11 +227,13 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
                     return true;
                 }
             } else if (p.containsKey("portRange")) {
-                if (protocolOf((Map<?, ?>) p.get("portRange")).equals(protocol) && inRange((Map<?, ?>) p.get("portRange"), port)) {
+                if (protocolOf((Map<?, ?>) p.get("portRange")).equals(protocol)
+                        && inRange((Map<?, ?>) p.get("portRange"), port)) {
                     return true;
                 }
             } else if (p.containsKey("namedPort") || p.containsKey("destinationNamedPort")) {
-                String name = (String) (p.containsKey("namedPort") ? p.get("namedPort") : p.get("destinationNamedPort"));
+                String name =
+                        (String) (p.containsKey("namedPort") ? p.get("namedPort") : p.get("destinationNamedPort"));
                 if (namedPortOf(dst, name, protocol, port)) {
                     return true;
                 }
@@ -216,7 +243,9 @@ final class AdminReferenceEvaluator extends ReferenceEvaluator {
                 if (!proto.toUpperCase().equals(protocol)) {
                     continue;
                 }
-                if (dp.containsKey("number") ? ((Number) dp.get("number")).intValue() == port : inRange((Map<?, ?>) dp.get("range"), port)) {
+                if (dp.containsKey("number")
+                        ? ((Number) dp.get("number")).intValue() == port
+                        : inRange((Map<?, ?>) dp.get("range"), port)) {
                     return true;
                 }
             }

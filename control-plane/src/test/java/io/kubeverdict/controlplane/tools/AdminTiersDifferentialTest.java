@@ -34,9 +34,10 @@ class AdminTiersDifferentialTest {
             long seed = seed0 + i;
             RandomAdminCluster c = new RandomAdminCluster(seed);
             withAdmin += c.adminPolicies.isEmpty() ? 0 : 1;
-            OfflineCluster cluster = new OfflineCluster(new ClusterObjects(c.namespaces, c.pods, c.policies,
-                    c.adminPolicies, c.nodes));
-            AdminReferenceEvaluator ref = new AdminReferenceEvaluator(c.namespaces, c.pods, c.policies, c.adminPolicies, c.nodes);
+            OfflineCluster cluster =
+                    new OfflineCluster(new ClusterObjects(c.namespaces, c.pods, c.policies, c.adminPolicies, c.nodes));
+            AdminReferenceEvaluator ref =
+                    new AdminReferenceEvaluator(c.namespaces, c.pods, c.policies, c.adminPolicies, c.nodes);
             Set<String> addresses = new LinkedHashSet<>(List.of(OUTSIDE));
             for (int n = 0; n < 3; n++) {
                 addresses.add(RandomAdminCluster.nodeV4(n));
@@ -62,9 +63,10 @@ class AdminTiersDifferentialTest {
                             boolean expected = ref.allowed(s, d, proto, port);
                             boolean actual = cluster.allowed(s, d, number, port);
                             if (actual != expected) {
-                                throw new AssertionError("seed " + seed + ": " + s + " -> " + d + " " + proto + "/" + port
-                                        + " expected " + expected + " got " + actual + "\n"
-                                        + cluster.explain(s, d, number, port) + describe(c, cluster));
+                                throw new AssertionError(
+                                        "seed " + seed + ": " + s + " -> " + d + " " + proto + "/" + port
+                                                + " expected " + expected + " got " + actual + "\n"
+                                                + cluster.explain(s, d, number, port) + describe(c, cluster));
                             }
                             checks++;
                             denied += expected ? 0 : 1;

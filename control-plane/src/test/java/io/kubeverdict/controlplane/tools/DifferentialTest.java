@@ -38,8 +38,8 @@ class DifferentialTest {
                     }
                 }
             }
-            assertThat(cluster.endpoints()).as("endpoints, seed %d", seed).hasSize((int) c.pods.stream()
-                    .filter(ReferenceEvaluator::isEndpoint).count());
+            assertThat(cluster.endpoints()).as("endpoints, seed %d", seed).hasSize((int)
+                    c.pods.stream().filter(ReferenceEvaluator::isEndpoint).count());
             for (String s : addresses) {
                 for (String d : addresses) {
                     if (s.contains(":") != d.contains(":") || s.equals(d)) {
@@ -51,14 +51,16 @@ class DifferentialTest {
                             boolean expected = ref.allowed(s, d, proto, port);
                             boolean actual = cluster.allowed(s, d, protoNumber, port);
                             if (actual != expected) {
-                                throw new AssertionError("seed " + seed + ": " + s + " -> " + d + " " + proto + "/" + port
-                                        + " expected " + expected + " got " + actual + "\n" + describe(c, cluster));
+                                throw new AssertionError(
+                                        "seed " + seed + ": " + s + " -> " + d + " " + proto + "/" + port + " expected "
+                                                + expected + " got " + actual + "\n" + describe(c, cluster));
                             }
                             checks++;
                         }
                     }
                     boolean icmpExpected = ref.allowed(s, d, "ICMP", 0);
-                    if (cluster.allowed(s, d, s.contains(":") ? Protocol.ICMPV6_VALUE : Protocol.ICMP_VALUE, 0) != icmpExpected) {
+                    if (cluster.allowed(s, d, s.contains(":") ? Protocol.ICMPV6_VALUE : Protocol.ICMP_VALUE, 0)
+                            != icmpExpected) {
                         throw new AssertionError("seed " + seed + ": " + s + " -> " + d + " ICMP expected "
                                 + icmpExpected + "\n" + describe(c, cluster));
                     }

@@ -31,7 +31,10 @@ class ReferenceEvaluator {
 
     ReferenceEvaluator(List<Namespace> namespaces, List<Pod> pods, List<NetworkPolicy> policies) {
         for (Namespace n : namespaces) {
-            Map<String, String> l = new HashMap<>(n.getMetadata().getLabels() == null ? Map.of() : n.getMetadata().getLabels());
+            Map<String, String> l = new HashMap<>(
+                    n.getMetadata().getLabels() == null
+                            ? Map.of()
+                            : n.getMetadata().getLabels());
             l.put("kubernetes.io/metadata.name", n.getMetadata().getName());
             nsLabels.put(n.getMetadata().getName(), l);
         }
@@ -42,9 +45,12 @@ class ReferenceEvaluator {
     /** "Pods that are scheduled, have an IP, are not hostNetwork and not terminal (Succeeded, Failed) take part." */
     static boolean isEndpoint(Pod p) {
         String phase = p.getStatus().getPhase();
-        return p.getSpec().getNodeName() != null && !Boolean.TRUE.equals(p.getSpec().getHostNetwork())
-                && !"Succeeded".equals(phase) && !"Failed".equals(phase)
-                && p.getStatus().getPodIPs() != null && !p.getStatus().getPodIPs().isEmpty();
+        return p.getSpec().getNodeName() != null
+                && !Boolean.TRUE.equals(p.getSpec().getHostNetwork())
+                && !"Succeeded".equals(phase)
+                && !"Failed".equals(phase)
+                && p.getStatus().getPodIPs() != null
+                && !p.getStatus().getPodIPs().isEmpty();
     }
 
     Pod podWithIp(String ip) {
@@ -72,7 +78,9 @@ class ReferenceEvaluator {
         if (src != null && src == dst) {
             return true; // loopback: never leaves the pod
         }
-        if (src == null && dst != null && nodeAddresses(dst.getSpec().getNodeName()).contains(big(srcIp))) {
+        if (src == null
+                && dst != null
+                && nodeAddresses(dst.getSpec().getNodeName()).contains(big(srcIp))) {
             return true;
         }
         boolean egressOk = src == null || verdict(src, true, dst, dstIp, dst, protocol, port);
@@ -82,9 +90,11 @@ class ReferenceEvaluator {
 
     /** The addresses of a node: its hostNetwork pods' and those {@link #nodeAddress} adds. */
     java.util.Set<BigInteger> nodeAddresses(String node) {
-        java.util.Set<BigInteger> out = new java.util.HashSet<>(extraNodeAddresses.getOrDefault(node, java.util.Set.of()));
+        java.util.Set<BigInteger> out =
+                new java.util.HashSet<>(extraNodeAddresses.getOrDefault(node, java.util.Set.of()));
         for (Pod p : pods) {
-            if (Boolean.TRUE.equals(p.getSpec().getHostNetwork()) && node.equals(p.getSpec().getNodeName())
+            if (Boolean.TRUE.equals(p.getSpec().getHostNetwork())
+                    && node.equals(p.getSpec().getNodeName())
                     && p.getStatus().getPodIPs() != null) {
                 p.getStatus().getPodIPs().forEach(ip -> out.add(big(ip.getIp())));
             }
@@ -109,7 +119,8 @@ class ReferenceEvaluator {
     }
 
     /** The NetworkPolicy verdict of one direction, or null when no policy isolates the pod in it. */
-    Boolean networkPolicies(Pod local, boolean egress, Pod remote, String remoteIp, Pod dst, String protocol, int port) {
+    Boolean networkPolicies(
+            Pod local, boolean egress, Pod remote, String remoteIp, Pod dst, String protocol, int port) {
         boolean isolated = false;
         boolean allowedByRule = false;
         for (NetworkPolicy np : policies) {
@@ -119,13 +130,15 @@ class ReferenceEvaluator {
             isolated = true;
             if (egress) {
                 for (NetworkPolicyEgressRule rule : list(np.getSpec().getEgress())) {
-                    if (peersMatch(np, rule.getTo(), remote, remoteIp) && portsMatch(rule.getPorts(), dst, protocol, port)) {
+                    if (peersMatch(np, rule.getTo(), remote, remoteIp)
+                            && portsMatch(rule.getPorts(), dst, protocol, port)) {
                         allowedByRule = true;
                     }
                 }
             } else {
                 for (NetworkPolicyIngressRule rule : list(np.getSpec().getIngress())) {
-                    if (peersMatch(np, rule.getFrom(), remote, remoteIp) && portsMatch(rule.getPorts(), dst, protocol, port)) {
+                    if (peersMatch(np, rule.getFrom(), remote, remoteIp)
+                            && portsMatch(rule.getPorts(), dst, protocol, port)) {
                         allowedByRule = true;
                     }
                 }
@@ -144,7 +157,8 @@ class ReferenceEvaluator {
     }
 
     boolean selects(NetworkPolicy np, Pod p) {
-        return isEndpoint(p) && p.getMetadata().getNamespace().equals(np.getMetadata().getNamespace())
+        return isEndpoint(p)
+                && p.getMetadata().getNamespace().equals(np.getMetadata().getNamespace())
                 && matches(np.getSpec().getPodSelector(), p.getMetadata().getLabels());
     }
 
@@ -165,8 +179,11 @@ class ReferenceEvaluator {
             String ns = remote.getMetadata().getNamespace();
             boolean nsOk = peer.getNamespaceSelector() == null
                     ? ns.equals(np.getMetadata().getNamespace())
-                    : matches(peer.getNamespaceSelector(), nsLabels.getOrDefault(ns, Map.of("kubernetes.io/metadata.name", ns)));
-            boolean podOk = peer.getPodSelector() == null || matches(peer.getPodSelector(), remote.getMetadata().getLabels());
+                    : matches(
+                            peer.getNamespaceSelector(),
+                            nsLabels.getOrDefault(ns, Map.of("kubernetes.io/metadata.name", ns)));
+            boolean podOk = peer.getPodSelector() == null
+                    || matches(peer.getPodSelector(), remote.getMetadata().getLabels());
             if (nsOk && podOk) {
                 return true;
             }
@@ -199,7 +216,8 @@ class ReferenceEvaluator {
                 for (Container c : dst.getSpec().getContainers()) {
                     for (ContainerPort cp : list(c.getPorts())) {
                         String cproto = cp.getProtocol() == null ? "TCP" : cp.getProtocol();
-                        if (p.getPort().getStrVal().equals(cp.getName()) && cproto.equals(protocol)
+                        if (p.getPort().getStrVal().equals(cp.getName())
+                                && cproto.equals(protocol)
                                 && cp.getContainerPort() == port) {
                             return true;
                         }
@@ -258,8 +276,12 @@ class ReferenceEvaluator {
         }
         int bits = v6 ? 128 : 32;
         int len = Integer.parseInt(parts[1]);
-        BigInteger mask = BigInteger.ONE.shiftLeft(bits).subtract(BigInteger.ONE)
-                .shiftRight(len).not().and(BigInteger.ONE.shiftLeft(bits).subtract(BigInteger.ONE));
+        BigInteger mask = BigInteger.ONE
+                .shiftLeft(bits)
+                .subtract(BigInteger.ONE)
+                .shiftRight(len)
+                .not()
+                .and(BigInteger.ONE.shiftLeft(bits).subtract(BigInteger.ONE));
         return big(parts[0]).and(mask).equals(big(ip).and(mask));
     }
 

@@ -49,8 +49,10 @@ class UpstreamAdminPolicyCasesTest {
 
     static Stream<Case> cases() {
         return Stream.of(
-            c("AdminNetworkPolicy ingress TCP: Allow, Deny and Pass, first match by rule order",
-                step(put(anp("""
+                c(
+                        "AdminNetworkPolicy ingress TCP: Allow, Deny and Pass, first match by rule order",
+                        step(
+                                put(anp("""
                     metadata: {name: ingress-tcp}
                     spec:
                       priority: 10
@@ -61,20 +63,40 @@ class UpstreamAdminPolicyCasesTest {
                       - {name: pass-gryffindor-80, action: Pass, from: [{namespaces: %s}], ports: [{portNumber: {protocol: TCP, port: 80}}]}
                       - {name: deny-gryffindor, action: Deny, from: [{namespaces: %s}], ports: [{portNumber: {port: 80}}, {portNumber: {port: 8080}}]}
                       - {name: deny-hufflepuff, action: Deny, from: [{namespaces: %s}]}
-                    """.formatted(RAVENCLAW, SLYTHERIN, SLYTHERIN, GRYFFINDOR, GRYFFINDOR, HUFFLEPUFF))),
-                    probe(TCP, 80, r -> r.peers(ns("hufflepuff"), ns("ravenclaw"), false)),
-                    probe(TCP, 8080, r -> r.peers(ns("slytherin").or(ns("gryffindor")).or(ns("hufflepuff")), ns("ravenclaw"), false)),
-                    probe(UDP, 53, r -> r.peers(ns("hufflepuff"), ns("ravenclaw"), false))),
-                // A NetworkPolicy isolating ravenclaw: the admin Allow still wins, the Pass now reaches it.
-                step(putNp("ravenclaw", """
+                    """.formatted(
+                                                RAVENCLAW, SLYTHERIN, SLYTHERIN, GRYFFINDOR, GRYFFINDOR, HUFFLEPUFF))),
+                                probe(TCP, 80, r -> r.peers(ns("hufflepuff"), ns("ravenclaw"), false)),
+                                probe(
+                                        TCP,
+                                        8080,
+                                        r -> r.peers(
+                                                ns("slytherin")
+                                                        .or(ns("gryffindor"))
+                                                        .or(ns("hufflepuff")),
+                                                ns("ravenclaw"),
+                                                false)),
+                                probe(UDP, 53, r -> r.peers(ns("hufflepuff"), ns("ravenclaw"), false))),
+                        // A NetworkPolicy isolating ravenclaw: the admin Allow still wins, the Pass now reaches it.
+                        step(
+                                putNp("ravenclaw", """
                     metadata: {name: deny-ingress}
                     spec: {podSelector: {}, policyTypes: [Ingress]}
                     """),
-                    probe(TCP, 80, r -> r.peers(any(), ns("ravenclaw"), false).peers(ns("slytherin"), ns("ravenclaw"), true)
-                        .sameNodeHostsAllowed()),
-                    probe(UDP, 53, r -> r.peers(any(), ns("ravenclaw"), false).sameNodeHostsAllowed()))),
-            c("AdminNetworkPolicy egress UDP, then a NetworkPolicy egress deny in the Pass target",
-                step(put(anp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(any(), ns("ravenclaw"), false)
+                                                .peers(ns("slytherin"), ns("ravenclaw"), true)
+                                                .sameNodeHostsAllowed()),
+                                probe(
+                                        UDP,
+                                        53,
+                                        r -> r.peers(any(), ns("ravenclaw"), false)
+                                                .sameNodeHostsAllowed()))),
+                c(
+                        "AdminNetworkPolicy egress UDP, then a NetworkPolicy egress deny in the Pass target",
+                        step(
+                                put(anp("""
                     metadata: {name: egress-udp}
                     spec:
                       priority: 20
@@ -85,17 +107,28 @@ class UpstreamAdminPolicyCasesTest {
                       - {name: pass-hufflepuff-53, action: Pass, to: [{namespaces: %s}], ports: [{portNumber: {protocol: UDP, port: 53}}]}
                       - {name: deny-hufflepuff, action: Deny, to: [{namespaces: %s}], ports: [{portRange: {protocol: UDP, start: 1, end: 65535}}]}
                     """.formatted(SLYTHERIN, RAVENCLAW, RAVENCLAW, HUFFLEPUFF, HUFFLEPUFF))),
-                    probe(UDP, 53, r -> {}),
-                    probe(UDP, 5353, r -> r.peers(ns("slytherin"), ns("ravenclaw").or(ns("hufflepuff")), false)),
-                    probe(TCP, 80, r -> {})),
-                step(putNp("slytherin", """
+                                probe(UDP, 53, r -> {}),
+                                probe(
+                                        UDP,
+                                        5353,
+                                        r -> r.peers(
+                                                ns("slytherin"), ns("ravenclaw").or(ns("hufflepuff")), false)),
+                                probe(TCP, 80, r -> {})),
+                        step(
+                                putNp("slytherin", """
                     metadata: {name: deny-egress}
                     spec: {podSelector: {}, policyTypes: [Egress]}
                     """),
-                    probe(UDP, 53, r -> r.peers(ns("slytherin"), any(), false).peers(ns("slytherin"), ns("ravenclaw"), true)),
-                    probe(UDP, 5353, r -> r.peers(ns("slytherin"), any(), false)))),
-            c("AdminNetworkPolicy SCTP ingress and UDP egress with port ranges",
-                step(put(anp("""
+                                probe(
+                                        UDP,
+                                        53,
+                                        r -> r.peers(ns("slytherin"), any(), false)
+                                                .peers(ns("slytherin"), ns("ravenclaw"), true)),
+                                probe(UDP, 5353, r -> r.peers(ns("slytherin"), any(), false)))),
+                c(
+                        "AdminNetworkPolicy SCTP ingress and UDP egress with port ranges",
+                        step(
+                                put(anp("""
                     metadata: {name: ranges}
                     spec:
                       priority: 30
@@ -105,12 +138,17 @@ class UpstreamAdminPolicyCasesTest {
                       egress:
                       - {action: Deny, to: [{pods: {namespaceSelector: %s, podSelector: {matchLabels: {replica: "1"}}}}], ports: [{portRange: {protocol: UDP, start: 5000, end: 6000}}]}
                     """.formatted(HUFFLEPUFF, GRYFFINDOR, RAVENCLAW))),
-                    probe(SCTP, 9003, r -> r.peers(ns("gryffindor"), ns("hufflepuff"), false)),
-                    probe(SCTP, 9005, r -> {}),
-                    probe(UDP, 5353, r -> r.peers(ns("hufflepuff"), is("ravenclaw/luna-lovegood-1"), false)),
-                    probe(UDP, 53, r -> {}))),
-            c("AdminNetworkPolicy gress rules: ingress and egress of one subject",
-                step(put(anp("""
+                                probe(SCTP, 9003, r -> r.peers(ns("gryffindor"), ns("hufflepuff"), false)),
+                                probe(SCTP, 9005, r -> {}),
+                                probe(
+                                        UDP,
+                                        5353,
+                                        r -> r.peers(ns("hufflepuff"), is("ravenclaw/luna-lovegood-1"), false)),
+                                probe(UDP, 53, r -> {}))),
+                c(
+                        "AdminNetworkPolicy gress rules: ingress and egress of one subject",
+                        step(
+                                put(anp("""
                     metadata: {name: gress}
                     spec:
                       priority: 15
@@ -118,10 +156,15 @@ class UpstreamAdminPolicyCasesTest {
                       ingress: [{action: Deny, from: [{namespaces: %s}]}]
                       egress: [{action: Deny, to: [{namespaces: %s}]}]
                     """.formatted(GRYFFINDOR, SLYTHERIN, SLYTHERIN))),
-                    probe(TCP, 80, r -> r.peers(is("gryffindor/harry-potter-0"), ns("slytherin"), false)
-                        .peers(ns("slytherin"), is("gryffindor/harry-potter-0"), false)))),
-            c("AdminNetworkPolicy priority: the lower value wins; equal priorities go by name",
-                step(put(anp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(is("gryffindor/harry-potter-0"), ns("slytherin"), false)
+                                                .peers(ns("slytherin"), is("gryffindor/harry-potter-0"), false)))),
+                c(
+                        "AdminNetworkPolicy priority: the lower value wins; equal priorities go by name",
+                        step(
+                                put(anp("""
                     metadata: {name: allow-80}
                     spec:
                       priority: 5
@@ -134,43 +177,55 @@ class UpstreamAdminPolicyCasesTest {
                       subject: {namespaces: %s}
                       ingress: [{action: Deny, from: [{namespaces: {}}]}]
                     """.formatted(RAVENCLAW))),
-                    probe(TCP, 80, r -> r.peers(any(), ns("ravenclaw"), true)),
-                    probe(TCP, 8080, r -> r.peers(houses(), ns("ravenclaw"), false))),
-                step(put(anp("""
+                                probe(TCP, 80, r -> r.peers(any(), ns("ravenclaw"), true)),
+                                probe(TCP, 8080, r -> r.peers(houses(), ns("ravenclaw"), false))),
+                        step(
+                                put(anp("""
                     metadata: {name: allow-80}
                     spec:
                       priority: 20
                       subject: {namespaces: %s}
                       ingress: [{action: Allow, from: [{namespaces: {}}], ports: [{portNumber: {port: 80}}]}]
                     """.formatted(RAVENCLAW))),
-                    probe(TCP, 80, r -> r.peers(houses(), ns("ravenclaw"), false))),
-                step(put(anp("""
+                                probe(TCP, 80, r -> r.peers(houses(), ns("ravenclaw"), false))),
+                        step(
+                                put(anp("""
                     metadata: {name: allow-80}
                     spec:
                       priority: 10
                       subject: {namespaces: %s}
                       ingress: [{action: Allow, from: [{namespaces: {}}], ports: [{portNumber: {port: 80}}]}]
                     """.formatted(RAVENCLAW))),
-                    probe(TCP, 80, r -> {}),
-                    problems(p -> assertThat(p).anySatisfy(x -> assertThat(x.toString()).contains("AdminNetworkPolicy allow-80: spec.priority")
-                        .contains("also that of AdminNetworkPolicy deny-all").contains("allow-80 is evaluated first"))))),
-            c("AdminNetworkPolicy, NetworkPolicy and BaselineAdminNetworkPolicy together",
-                step(put(banp("""
+                                probe(TCP, 80, r -> {}),
+                                problems(p -> assertThat(p)
+                                        .anySatisfy(x -> assertThat(x.toString())
+                                                .contains("AdminNetworkPolicy allow-80: spec.priority")
+                                                .contains("also that of AdminNetworkPolicy deny-all")
+                                                .contains("allow-80 is evaluated first"))))),
+                c(
+                        "AdminNetworkPolicy, NetworkPolicy and BaselineAdminNetworkPolicy together",
+                        step(put(banp("""
                     metadata: {name: default}
                     spec:
                       subject: {namespaces: {}}
                       ingress: [{name: deny-all, action: Deny, from: [{namespaces: {}}]}]
-                    """)),
-                    probe(TCP, 80, r -> r.peers(houses(), houses(), false))),
-                step(putNp("ravenclaw", """
+                    """)), probe(TCP, 80, r -> r.peers(houses(), houses(), false))),
+                        step(
+                                putNp("ravenclaw", """
                     metadata: {name: from-gryffindor}
                     spec:
                       podSelector: {}
                       ingress: [{from: [{namespaceSelector: %s}]}]
                     """.formatted(GRYFFINDOR)),
-                    probe(TCP, 80, r -> r.peers(houses(), houses(), false).peers(hosts(), ns("ravenclaw"), false)
-                        .peers(ns("gryffindor"), ns("ravenclaw"), true).sameNodeHostsAllowed())),
-                step(put(anp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(houses(), houses(), false)
+                                                .peers(hosts(), ns("ravenclaw"), false)
+                                                .peers(ns("gryffindor"), ns("ravenclaw"), true)
+                                                .sameNodeHostsAllowed())),
+                        step(
+                                put(anp("""
                     metadata: {name: ravenclaw-guard}
                     spec:
                       priority: 1
@@ -179,9 +234,14 @@ class UpstreamAdminPolicyCasesTest {
                       - {action: Pass, from: [{namespaces: %s}]}
                       - {action: Deny, from: [{namespaces: %s}]}
                     """.formatted(RAVENCLAW, SLYTHERIN, GRYFFINDOR))),
-                    probe(TCP, 80, r -> r.peers(houses(), houses(), false).peers(hosts(), ns("ravenclaw"), false)
-                        .sameNodeHostsAllowed())),
-                step(put(banp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(houses(), houses(), false)
+                                                .peers(hosts(), ns("ravenclaw"), false)
+                                                .sameNodeHostsAllowed())),
+                        step(
+                                put(banp("""
                     metadata: {name: default}
                     spec:
                       subject: {namespaces: {}}
@@ -195,14 +255,35 @@ class UpstreamAdminPolicyCasesTest {
                       subject: {namespaces: %s}
                       ingress: [{action: Pass, from: [{namespaces: %s}]}]
                     """.formatted(HUFFLEPUFF, SLYTHERIN))),
-                    probe(TCP, 80, r -> r.peers(houses(), houses(), false).peers(hosts(), ns("ravenclaw"), false)
-                        .sameNodeHostsAllowed().peers(ns("slytherin"), houses().and(ns("ravenclaw").negate()), true)),
-                    explain("slytherin/draco-malfoy-0", "hufflepuff/cedric-diggory-1", TCP, 80, "passed by admin/hufflepuff-pass"
-                        + " ingress[0] → allowed by baseline/default ingress[0] (allow-slytherin)"),
-                    explain("slytherin/draco-malfoy-0", "ravenclaw/luna-lovegood-1", TCP, 80, "passed by admin/ravenclaw-guard"
-                        + " ingress[0] → no rule matched: denied by the default of tier default"))),
-            c("inline CIDR peers (networks) match pods and nodes alike",
-                step(put(anp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(houses(), houses(), false)
+                                                .peers(hosts(), ns("ravenclaw"), false)
+                                                .sameNodeHostsAllowed()
+                                                .peers(
+                                                        ns("slytherin"),
+                                                        houses().and(ns("ravenclaw")
+                                                                .negate()),
+                                                        true)),
+                                explain(
+                                        "slytherin/draco-malfoy-0",
+                                        "hufflepuff/cedric-diggory-1",
+                                        TCP,
+                                        80,
+                                        "passed by admin/hufflepuff-pass"
+                                                + " ingress[0] → allowed by baseline/default ingress[0] (allow-slytherin)"),
+                                explain(
+                                        "slytherin/draco-malfoy-0",
+                                        "ravenclaw/luna-lovegood-1",
+                                        TCP,
+                                        80,
+                                        "passed by admin/ravenclaw-guard"
+                                                + " ingress[0] → no rule matched: denied by the default of tier default"))),
+                c(
+                        "inline CIDR peers (networks) match pods and nodes alike",
+                        step(
+                                put(anp("""
                     metadata: {name: cidr}
                     spec:
                       priority: 40
@@ -211,8 +292,13 @@ class UpstreamAdminPolicyCasesTest {
                       - {action: Allow, to: [{namespaces: %s}]}
                       - {action: Deny, to: [{networks: [10.1.0.0/16]}]}
                     """.formatted(GRYFFINDOR, RAVENCLAW))),
-                    probe(TCP, 80, r -> r.peers(ns("gryffindor"), houses(), false).peers(ns("gryffindor"), ns("ravenclaw"), true))),
-                step(put(anp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(ns("gryffindor"), houses(), false)
+                                                .peers(ns("gryffindor"), ns("ravenclaw"), true))),
+                        step(
+                                put(anp("""
                     metadata: {name: cidr}
                     spec:
                       priority: 40
@@ -221,18 +307,30 @@ class UpstreamAdminPolicyCasesTest {
                       - {action: Allow, to: [{namespaces: %s}]}
                       - {action: Deny, to: [{networks: [10.1.0.0/16, 192.168.0.1/32]}]}
                     """.formatted(GRYFFINDOR, RAVENCLAW))),
-                    probe(TCP, 80, r -> r.peers(ns("gryffindor"), houses(), false).peers(ns("gryffindor"), ns("ravenclaw"), true)
-                        .peers(ns("gryffindor"), is("forbidden-forest/centaur-0"), false))),
-                step(put(banp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(ns("gryffindor"), houses(), false)
+                                                .peers(ns("gryffindor"), ns("ravenclaw"), true)
+                                                .peers(ns("gryffindor"), is("forbidden-forest/centaur-0"), false))),
+                        step(
+                                put(banp("""
                     metadata: {name: default}
                     spec:
                       subject: {namespaces: %s}
                       egress: [{action: Deny, to: [{networks: [192.168.0.0/24]}]}]
                     """.formatted(SLYTHERIN))),
-                    probe(TCP, 80, r -> r.peers(ns("gryffindor"), houses(), false).peers(ns("gryffindor"), ns("ravenclaw"), true)
-                        .peers(ns("gryffindor"), is("forbidden-forest/centaur-0"), false).peers(ns("slytherin"), hosts(), false)))),
-            c("named ports resolve on the destination pod, ingress and egress",
-                step(put(anp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(ns("gryffindor"), houses(), false)
+                                                .peers(ns("gryffindor"), ns("ravenclaw"), true)
+                                                .peers(ns("gryffindor"), is("forbidden-forest/centaur-0"), false)
+                                                .peers(ns("slytherin"), hosts(), false)))),
+                c(
+                        "named ports resolve on the destination pod, ingress and egress",
+                        step(
+                                put(anp("""
                     metadata: {name: named}
                     spec:
                       priority: 50
@@ -240,25 +338,37 @@ class UpstreamAdminPolicyCasesTest {
                       ingress: [{action: Deny, from: [{namespaces: {}}], ports: [{namedPort: web}]}]
                       egress: [{action: Deny, to: [{pods: {namespaceSelector: {}, podSelector: {matchLabels: {replica: "1"}}}}], ports: [{namedPort: dns}]}]
                     """.formatted(RAVENCLAW))),
-                    probe(TCP, 80, r -> r.peers(houses(), ns("ravenclaw"), false)),
-                    probe(TCP, 8080, r -> {}),
-                    probe(UDP, 53, r -> r.peers(ns("ravenclaw"), houses().and(replica("1")), false)),
-                    probe(UDP, 5353, r -> {}))),
-            c("node peers match the nodes' addresses and follow Node changes",
-                step(put(anp("""
+                                probe(TCP, 80, r -> r.peers(houses(), ns("ravenclaw"), false)),
+                                probe(TCP, 8080, r -> {}),
+                                probe(UDP, 53, r -> r.peers(ns("ravenclaw"), houses().and(replica("1")), false)),
+                                probe(UDP, 5353, r -> {}))),
+                c(
+                        "node peers match the nodes' addresses and follow Node changes",
+                        step(
+                                put(anp("""
                     metadata: {name: no-control-plane}
                     spec:
                       priority: 60
                       subject: {namespaces: %s}
                       egress: [{action: Deny, to: [{nodes: {matchLabels: {role: control-plane}}}]}]
                     """.formatted(GRYFFINDOR))),
-                    probe(TCP, 80, r -> r.peers(ns("gryffindor"), is("forbidden-forest/centaur-1"), false))),
-                step(w -> w.putNode(HouseWorld.node(0, Map.of("role", "control-plane"))),
-                    probe(TCP, 80, r -> r.peers(ns("gryffindor"), hosts(), false))),
-                step(w -> w.deleteNode("node-2"),
-                    probe(TCP, 80, r -> r.peers(ns("gryffindor"), is("forbidden-forest/centaur-0"), false)))),
-            c("ClusterNetworkPolicy admin and baseline tiers: Accept, Deny, baseline Pass, protocols",
-                step(put(cnp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(ns("gryffindor"), is("forbidden-forest/centaur-1"), false))),
+                        step(
+                                w -> w.putNode(HouseWorld.node(0, Map.of("role", "control-plane"))),
+                                probe(TCP, 80, r -> r.peers(ns("gryffindor"), hosts(), false))),
+                        step(
+                                w -> w.deleteNode("node-2"),
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(ns("gryffindor"), is("forbidden-forest/centaur-0"), false)))),
+                c(
+                        "ClusterNetworkPolicy admin and baseline tiers: Accept, Deny, baseline Pass, protocols",
+                        step(
+                                put(cnp("""
                     metadata: {name: admin-ravenclaw}
                     spec:
                       tier: Admin
@@ -276,14 +386,28 @@ class UpstreamAdminPolicyCasesTest {
                       ingress:
                       - {name: gryffindor-passes, action: Pass, from: [{namespaces: %s}]}
                       - {name: deny-all, action: Deny, from: [{namespaces: {}}]}
-                    """.formatted(GRYFFINDOR))),
-                    probe(TCP, 80, r -> r.peers(houses(), houses(), false).peers(ns("gryffindor"), houses(), true)
-                        .peers(ns("slytherin"), ns("ravenclaw"), true)),
-                    probe(TCP, 8080, r -> r.peers(houses(), houses(), false).peers(ns("gryffindor"), houses(), true)
-                        .peers(ns("slytherin"), ns("ravenclaw"), false)),
-                    explain("gryffindor/harry-potter-0", "hufflepuff/cedric-diggory-0", TCP, 80,
-                        "passed by baseline/cnp:baseline ingress[0] (gryffindor-passes) → every tier passed")),
-                step(put(cnp("""
+                    """.formatted(
+                                                GRYFFINDOR))),
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(houses(), houses(), false)
+                                                .peers(ns("gryffindor"), houses(), true)
+                                                .peers(ns("slytherin"), ns("ravenclaw"), true)),
+                                probe(
+                                        TCP,
+                                        8080,
+                                        r -> r.peers(houses(), houses(), false)
+                                                .peers(ns("gryffindor"), houses(), true)
+                                                .peers(ns("slytherin"), ns("ravenclaw"), false)),
+                                explain(
+                                        "gryffindor/harry-potter-0",
+                                        "hufflepuff/cedric-diggory-0",
+                                        TCP,
+                                        80,
+                                        "passed by baseline/cnp:baseline ingress[0] (gryffindor-passes) → every tier passed")),
+                        step(
+                                put(cnp("""
                     metadata: {name: admin-ravenclaw}
                     spec:
                       tier: Admin
@@ -293,13 +417,27 @@ class UpstreamAdminPolicyCasesTest {
                       - {action: Accept, from: [{namespaces: %s}], protocols: [{udp: {destinationPort: {range: {start: 5000, end: 6000}}}}, {destinationNamedPort: sctp-b}]}
                       - {action: Deny, from: [{namespaces: %s}]}
                     """.formatted(RAVENCLAW, SLYTHERIN, SLYTHERIN))),
-                    probe(UDP, 5353, r -> r.peers(houses(), houses(), false).peers(ns("gryffindor"), houses(), true)
-                        .peers(ns("slytherin"), ns("ravenclaw"), true)),
-                    probe(SCTP, 9005, r -> r.peers(houses(), houses(), false).peers(ns("gryffindor"), houses(), true)
-                        .peers(ns("slytherin"), ns("ravenclaw"), true)),
-                    probe(SCTP, 9003, r -> r.peers(houses(), houses(), false).peers(ns("gryffindor"), houses(), true)))),
-            c("both API versions in one admin tier, ordered by priority",
-                step(put(anp("""
+                                probe(
+                                        UDP,
+                                        5353,
+                                        r -> r.peers(houses(), houses(), false)
+                                                .peers(ns("gryffindor"), houses(), true)
+                                                .peers(ns("slytherin"), ns("ravenclaw"), true)),
+                                probe(
+                                        SCTP,
+                                        9005,
+                                        r -> r.peers(houses(), houses(), false)
+                                                .peers(ns("gryffindor"), houses(), true)
+                                                .peers(ns("slytherin"), ns("ravenclaw"), true)),
+                                probe(
+                                        SCTP,
+                                        9003,
+                                        r -> r.peers(houses(), houses(), false)
+                                                .peers(ns("gryffindor"), houses(), true)))),
+                c(
+                        "both API versions in one admin tier, ordered by priority",
+                        step(
+                                put(anp("""
                     metadata: {name: v1-deny}
                     spec:
                       priority: 20
@@ -313,8 +451,9 @@ class UpstreamAdminPolicyCasesTest {
                       subject: {namespaces: %s}
                       ingress: [{action: Pass, from: [{namespaces: %s}]}]
                     """.formatted(RAVENCLAW, SLYTHERIN))),
-                    probe(TCP, 80, r -> {})),
-                step(put(cnp("""
+                                probe(TCP, 80, r -> {})),
+                        step(
+                                put(cnp("""
                     metadata: {name: v2-pass}
                     spec:
                       tier: Admin
@@ -322,35 +461,47 @@ class UpstreamAdminPolicyCasesTest {
                       subject: {namespaces: %s}
                       ingress: [{action: Pass, from: [{namespaces: %s}]}]
                     """.formatted(RAVENCLAW, SLYTHERIN))),
-                    probe(TCP, 80, r -> r.peers(ns("slytherin"), ns("ravenclaw"), false)))),
-            c("admin rules do not isolate; hostNetwork pods are never subjects or pod peers",
-                step(put(anp("""
+                                probe(TCP, 80, r -> r.peers(ns("slytherin"), ns("ravenclaw"), false)))),
+                c(
+                        "admin rules do not isolate; hostNetwork pods are never subjects or pod peers",
+                        step(put(anp("""
                     metadata: {name: allow-only}
                     spec:
                       priority: 1
                       subject: {namespaces: {}}
                       ingress: [{action: Allow, from: [{namespaces: %s}]}]
-                    """.formatted(SLYTHERIN))),
-                    probe(TCP, 80, r -> {})),
-                step(put(anp("""
+                    """.formatted(SLYTHERIN))), probe(TCP, 80, r -> {})),
+                        step(
+                                put(anp("""
                     metadata: {name: deny-pods}
                     spec:
                       priority: 2
                       subject: {namespaces: {}}
                       ingress: [{action: Deny, from: [{namespaces: {}}]}]
                     """)),
-                    probe(TCP, 80, r -> r.peers(houses(), houses(), false).peers(ns("slytherin"), houses(), true))),
-                step(put(anp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(houses(), houses(), false)
+                                                .peers(ns("slytherin"), houses(), true))),
+                        step(
+                                put(anp("""
                     metadata: {name: deny-nodes}
                     spec:
                       priority: 3
                       subject: {namespaces: {}}
                       egress: [{action: Deny, to: [{networks: [192.168.0.0/16]}]}]
                     """)),
-                    probe(TCP, 80, r -> r.peers(houses(), houses(), false).peers(ns("slytherin"), houses(), true)
-                        .peers(houses(), hosts(), false)))),
-            c("invalid objects fail closed: Allow matches nothing, Deny and Pass deny all",
-                step(put(anp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(houses(), houses(), false)
+                                                .peers(ns("slytherin"), houses(), true)
+                                                .peers(houses(), hosts(), false)))),
+                c(
+                        "invalid objects fail closed: Allow matches nothing, Deny and Pass deny all",
+                        step(
+                                put(anp("""
                     metadata: {name: broken-allow}
                     spec:
                       priority: 1
@@ -359,21 +510,31 @@ class UpstreamAdminPolicyCasesTest {
                       - {action: Allow, from: [{}]}
                       - {action: Deny, from: [{namespaces: %s}]}
                     """.formatted(RAVENCLAW, SLYTHERIN))),
-                    probe(TCP, 80, r -> r.peers(ns("slytherin"), ns("ravenclaw"), false)),
-                    problems(p -> assertThat(p).anySatisfy(x -> assertThat(x.toString())
-                        .startsWith("AdminNetworkPolicy broken-allow: spec.ingress[0].from[0]: sets none of")
-                        .endsWith("; the rule matches no traffic")))),
-                step(put(anp("""
+                                probe(TCP, 80, r -> r.peers(ns("slytherin"), ns("ravenclaw"), false)),
+                                problems(p -> assertThat(p)
+                                        .anySatisfy(x -> assertThat(x.toString())
+                                                .startsWith(
+                                                        "AdminNetworkPolicy broken-allow: spec.ingress[0].from[0]: sets none of")
+                                                .endsWith("; the rule matches no traffic")))),
+                        step(
+                                put(anp("""
                     metadata: {name: broken-pass}
                     spec:
                       priority: 2
                       subject: {namespaces: %s}
                       egress: [{action: Pass, to: [{networks: [not-a-cidr]}]}]
                     """.formatted(HUFFLEPUFF))),
-                    probe(TCP, 80, r -> r.peers(ns("slytherin"), ns("ravenclaw"), false).peers(ns("hufflepuff"), any(), false)),
-                    problems(p -> assertThat(p).anySatisfy(x -> assertThat(x.toString())
-                        .contains("spec.egress[0].to[0].networks[0]: invalid CIDR").endsWith("the rule denies all traffic")))),
-                step(put(anp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(ns("slytherin"), ns("ravenclaw"), false)
+                                                .peers(ns("hufflepuff"), any(), false)),
+                                problems(p -> assertThat(p)
+                                        .anySatisfy(x -> assertThat(x.toString())
+                                                .contains("spec.egress[0].to[0].networks[0]: invalid CIDR")
+                                                .endsWith("the rule denies all traffic")))),
+                        step(
+                                put(anp("""
                     metadata: {name: broken-subject}
                     spec:
                       priority: 3
@@ -381,20 +542,38 @@ class UpstreamAdminPolicyCasesTest {
                       ingress: [{action: Allow, from: [{namespaces: {}}]}]
                       egress: [{action: Deny, to: [{namespaces: %s}]}]
                     """.formatted(GRYFFINDOR, GRYFFINDOR))),
-                    probe(TCP, 80, r -> r.peers(ns("slytherin"), ns("ravenclaw"), false).peers(ns("hufflepuff"), any(), false)
-                        .peers(houses(), ns("gryffindor"), false))),
-                step(put(banp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(ns("slytherin"), ns("ravenclaw"), false)
+                                                .peers(ns("hufflepuff"), any(), false)
+                                                .peers(houses(), ns("gryffindor"), false))),
+                        step(
+                                put(banp("""
                     metadata: {name: not-default}
                     spec:
                       subject: {namespaces: {}}
                       ingress: [{action: Allow, from: [{namespaces: {}}]}]
                     """)),
-                    probe(TCP, 80, r -> r.peers(ns("slytherin"), ns("ravenclaw"), false).peers(ns("hufflepuff"), any(), false)
-                        .peers(houses(), ns("gryffindor"), false)),
-                    problems(p -> assertThat(p).extracting(PolicyProblem::toString)
-                        .anySatisfy(x -> assertThat(x).startsWith("BaselineAdminNetworkPolicy not-default: metadata.name"))
-                        .anySatisfy(x -> assertThat(x).startsWith("AdminNetworkPolicy broken-subject: spec.subject: sets both")))),
-                step(put(cnp("""
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(ns("slytherin"), ns("ravenclaw"), false)
+                                                .peers(ns("hufflepuff"), any(), false)
+                                                .peers(houses(), ns("gryffindor"), false)),
+                                problems(
+                                        p -> assertThat(p)
+                                                .extracting(PolicyProblem::toString)
+                                                .anySatisfy(
+                                                        x -> assertThat(x)
+                                                                .startsWith(
+                                                                        "BaselineAdminNetworkPolicy not-default: metadata.name"))
+                                                .anySatisfy(
+                                                        x -> assertThat(x)
+                                                                .startsWith(
+                                                                        "AdminNetworkPolicy broken-subject: spec.subject: sets both")))),
+                        step(
+                                put(cnp("""
                     metadata: {name: out-of-range}
                     spec:
                       tier: Admin
@@ -402,10 +581,20 @@ class UpstreamAdminPolicyCasesTest {
                       subject: {namespaces: %s}
                       ingress: [{action: Deny, from: [{namespaces: %s}], protocols: [{tcp: {destinationPort: {number: 80}}}]}]
                     """.formatted(SLYTHERIN, RAVENCLAW))),
-                    probe(TCP, 80, r -> r.peers(ns("slytherin"), ns("ravenclaw"), false).peers(ns("hufflepuff"), any(), false)
-                        .peers(houses(), ns("gryffindor"), false).peers(ns("ravenclaw"), ns("slytherin"), false)),
-                    problems(p -> assertThat(p).extracting(PolicyProblem::toString).anySatisfy(x -> assertThat(x)
-                        .isEqualTo("ClusterNetworkPolicy out-of-range: spec.priority: priority 5000 outside 0-1000; evaluated at 1000"))))));
+                                probe(
+                                        TCP,
+                                        80,
+                                        r -> r.peers(ns("slytherin"), ns("ravenclaw"), false)
+                                                .peers(ns("hufflepuff"), any(), false)
+                                                .peers(houses(), ns("gryffindor"), false)
+                                                .peers(ns("ravenclaw"), ns("slytherin"), false)),
+                                problems(
+                                        p -> assertThat(p)
+                                                .extracting(PolicyProblem::toString)
+                                                .anySatisfy(
+                                                        x -> assertThat(x)
+                                                                .isEqualTo(
+                                                                        "ClusterNetworkPolicy out-of-range: spec.priority: priority 5000 outside 0-1000; evaluated at 1000"))))));
     }
 
     // ---- the runner ----
@@ -450,7 +639,9 @@ class UpstreamAdminPolicyCasesTest {
             String src = cluster.member(from).orElseThrow().ips().get(0);
             String dst = cluster.member(to).orElseThrow().ips().get(0);
             var e = cluster.explain(src, dst, protocol.getNumber(), port);
-            assertThat(e.getIngress().getReason()).as("step %d: explain %s -> %s", step, from, to).isEqualTo(reason);
+            assertThat(e.getIngress().getReason())
+                    .as("step %d: explain %s -> %s", step, from, to)
+                    .isEqualTo(reason);
         }
     }
 
@@ -619,7 +810,8 @@ class UpstreamAdminPolicyCasesTest {
         }
 
         void putNp(NetworkPolicy np) {
-            policies.put(np.getMetadata().getNamespace() + "/" + np.getMetadata().getName(), np);
+            policies.put(
+                    np.getMetadata().getNamespace() + "/" + np.getMetadata().getName(), np);
             calc.upsertPolicy(np);
         }
 
@@ -634,9 +826,12 @@ class UpstreamAdminPolicyCasesTest {
         }
 
         void assertSameAsFromScratch() {
-            IncrementalPolicyCalculator fresh = new ClusterObjects(new ArrayList<>(namespaces.values()),
-                    new ArrayList<>(pods.values()), new ArrayList<>(policies.values()),
-                    new ArrayList<>(adminPolicies.values()), new ArrayList<>(nodes.values()))
+            IncrementalPolicyCalculator fresh = new ClusterObjects(
+                            new ArrayList<>(namespaces.values()),
+                            new ArrayList<>(pods.values()),
+                            new ArrayList<>(policies.values()),
+                            new ArrayList<>(adminPolicies.values()),
+                            new ArrayList<>(nodes.values()))
                     .feed(new IncrementalPolicyCalculator());
             assertThat(calc.nodes()).isEqualTo(fresh.nodes());
             for (String node : fresh.nodes()) {

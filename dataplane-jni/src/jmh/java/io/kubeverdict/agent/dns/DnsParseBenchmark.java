@@ -65,11 +65,15 @@ public class DnsParseBenchmark {
             case "one-a":
                 return DnsMessages.response("api.test", 1).a("api.test", 60, "192.0.2.10");
             case "cname-chain":
-                return DnsMessages.response("www.svc.test", 1).cname("www.svc.test", 300, "lb.svc.test")
-                        .cname("lb.svc.test", 60, "edge.svc.test").a("edge.svc.test", 30, "198.51.100.7")
-                        .a("edge.svc.test", 30, "198.51.100.8").aaaa("edge.svc.test", 30, "2001:db8::7");
+                return DnsMessages.response("www.svc.test", 1)
+                        .cname("www.svc.test", 300, "lb.svc.test")
+                        .cname("lb.svc.test", 60, "edge.svc.test")
+                        .a("edge.svc.test", 30, "198.51.100.7")
+                        .a("edge.svc.test", 30, "198.51.100.8")
+                        .aaaa("edge.svc.test", 30, "2001:db8::7");
             case "fifty-answers":
-                DnsMessages m = DnsMessages.response("www.svc.test", 1).cname("www.svc.test", 120, "pool.svc.test")
+                DnsMessages m = DnsMessages.response("www.svc.test", 1)
+                        .cname("www.svc.test", 120, "pool.svc.test")
                         .cname("pool.svc.test", 90, "pool-2.svc.test");
                 for (int i = 0; i < 48; i++) {
                     m.a("pool-2.svc.test", 100 + i, "10.97.0." + (i + 1));

@@ -67,35 +67,53 @@ public class ApplyChangeBenchmark {
     public void setUp() throws Exception {
         NodeSnapshot snapshot = new SyntheticCluster(42, 16).snapshot;
         for (IpSet set : snapshot.getIpSetsList()) {
-            apply(ToAgent.newBuilder().setIpSetUpdate(IpSetUpdate.newBuilder()
-                    .setId(set.getId()).setType(set.getType()).addAllMembers(set.getMembersList())));
+            apply(ToAgent.newBuilder()
+                    .setIpSetUpdate(IpSetUpdate.newBuilder()
+                            .setId(set.getId())
+                            .setType(set.getType())
+                            .addAllMembers(set.getMembersList())));
         }
         for (ActivePolicy p : snapshot.getPoliciesList()) {
-            apply(ToAgent.newBuilder().setActivePolicyUpdate(
-                    ActivePolicyUpdate.newBuilder().setId(p.getId()).setPolicy(p.getPolicy())));
+            apply(ToAgent.newBuilder()
+                    .setActivePolicyUpdate(
+                            ActivePolicyUpdate.newBuilder().setId(p.getId()).setPolicy(p.getPolicy())));
         }
         for (Endpoint e : snapshot.getEndpointsList()) {
-            apply(ToAgent.newBuilder().setWorkloadEndpointUpdate(
-                    WorkloadEndpointUpdate.newBuilder().setId(e.getId()).setEndpoint(e.getEndpoint())));
+            apply(ToAgent.newBuilder()
+                    .setWorkloadEndpointUpdate(
+                            WorkloadEndpointUpdate.newBuilder().setId(e.getId()).setEndpoint(e.getEndpoint())));
         }
         enforcer.enforce(assembler.snapshot(), sequence);
-        long members = snapshot.getIpSetsList().stream().mapToLong(IpSet::getMembersCount).sum();
+        long members = snapshot.getIpSetsList().stream()
+                .mapToLong(IpSet::getMembersCount)
+                .sum();
         if ("member".equals(change)) {
             // A rule's peer set (s0 is named by many rules), and a cluster pod not yet in it.
             String pod = SyntheticCluster.v4(123_457);
             toggle = new ToAgent.Builder[] {
-                ToAgent.newBuilder().setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder().setId("s0").addAddedMembers(pod)),
-                ToAgent.newBuilder().setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder().setId("s0").addRemovedMembers(pod)),
+                ToAgent.newBuilder()
+                        .setIpSetDeltaUpdate(
+                                IpSetDeltaUpdate.newBuilder().setId("s0").addAddedMembers(pod)),
+                ToAgent.newBuilder()
+                        .setIpSetDeltaUpdate(
+                                IpSetDeltaUpdate.newBuilder().setId("s0").addRemovedMembers(pod)),
             };
         } else {
             Endpoint e = snapshot.getEndpoints(5);
-            WorkloadEndpoint relabelled = e.getEndpoint().toBuilder().putLabels("app", "other")
-                    .clearTiers().addTiers(snapshot.getEndpoints(6).getEndpoint().getTiers(0)).build();
+            WorkloadEndpoint relabelled = e.getEndpoint().toBuilder()
+                    .putLabels("app", "other")
+                    .clearTiers()
+                    .addTiers(snapshot.getEndpoints(6).getEndpoint().getTiers(0))
+                    .build();
             toggle = new ToAgent.Builder[] {
-                ToAgent.newBuilder().setWorkloadEndpointUpdate(
-                        WorkloadEndpointUpdate.newBuilder().setId(e.getId()).setEndpoint(relabelled)),
-                ToAgent.newBuilder().setWorkloadEndpointUpdate(
-                        WorkloadEndpointUpdate.newBuilder().setId(e.getId()).setEndpoint(e.getEndpoint())),
+                ToAgent.newBuilder()
+                        .setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                                .setId(e.getId())
+                                .setEndpoint(relabelled)),
+                ToAgent.newBuilder()
+                        .setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                                .setId(e.getId())
+                                .setEndpoint(e.getEndpoint())),
             };
         }
         applyNext();
@@ -103,8 +121,13 @@ public class ApplyChangeBenchmark {
         if (!enforcer.lastIndexUpdate().incremental()) {
             throw new IllegalStateException("the change was not applied incrementally: " + enforcer.lastIndexUpdate());
         }
-        System.out.printf("%n[setup] %s change: %d ip sets, %d members, %d endpoints; first update: %s%n", change,
-                snapshot.getIpSetsCount(), members, snapshot.getEndpointsCount(), enforcer.lastIndexUpdate().summary());
+        System.out.printf(
+                "%n[setup] %s change: %d ip sets, %d members, %d endpoints; first update: %s%n",
+                change,
+                snapshot.getIpSetsCount(),
+                members,
+                snapshot.getEndpointsCount(),
+                enforcer.lastIndexUpdate().summary());
     }
 
     private void apply(ToAgent.Builder message) throws ResyncRequiredException {
@@ -129,8 +152,8 @@ public class ApplyChangeBenchmark {
     public EnforcedState fullRecompile() throws Exception {
         applyNext();
         NodeSnapshot snapshot = assembler.snapshot();
-        recompiled.swap(new EnforcedState(snapshot, SnapshotIndex.compile(snapshot), SelectedAddresses.of(snapshot),
-                sequence, 0));
+        recompiled.swap(new EnforcedState(
+                snapshot, SnapshotIndex.compile(snapshot), SelectedAddresses.of(snapshot), sequence, 0));
         return recompiled.current();
     }
 }

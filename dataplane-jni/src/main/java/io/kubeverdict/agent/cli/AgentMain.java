@@ -21,6 +21,7 @@ public final class AgentMain {
     }
 
     public static void main(String[] args) {
-        System.exit(KubeVerdictCommand.forArgs(DESCRIPTION, args, subcommands().toArray()).execute(args));
+        System.exit(KubeVerdictCommand.forArgs(DESCRIPTION, args, subcommands().toArray())
+                .execute(args));
     }
 }

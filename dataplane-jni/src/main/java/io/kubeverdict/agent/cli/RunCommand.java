@@ -23,14 +23,17 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-@Command(name = "agent", mixinStandardHelpOptions = true,
+@Command(
+        name = "agent",
+        mixinStandardHelpOptions = true,
         description = {
-                "Enforce this node's policies: sync from the control plane, program nftables, decide queued packets.",
-                "",
-                "Fail-open vs fail-closed (see DESIGN.md): if the agent is killed, new connections of policy-selected "
-                        + "pods are accepted unchecked with --fail-open and dropped without it, until it runs again. "
-                        + "A clean stop (SIGTERM) keeps the table when fail-closed and removes it when fail-open "
-                        + "(see --on-exit)."})
+            "Enforce this node's policies: sync from the control plane, program nftables, decide queued packets.",
+            "",
+            "Fail-open vs fail-closed (see DESIGN.md): if the agent is killed, new connections of policy-selected "
+                    + "pods are accepted unchecked with --fail-open and dropped without it, until it runs again. "
+                    + "A clean stop (SIGTERM) keeps the table when fail-closed and removes it when fail-open "
+                    + "(see --on-exit)."
+        })
 final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--node", description = "This node's name (as the control plane knows it).")
@@ -39,55 +42,87 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--hostname-override", description = "Same as --node (kube-network-policies' spelling).")
     String hostnameOverride;
 
-    @Option(names = "--control-plane", required = true, paramLabel = "HOST:PORT", converter = HostPort.Target.class,
+    @Option(
+            names = "--control-plane",
+            required = true,
+            paramLabel = "HOST:PORT",
+            converter = HostPort.Target.class,
             description = "The control plane's PolicySync address (HOST:PORT or [IPv6]:PORT).")
     HostPort controlPlane;
 
-    @Option(names = "--fail-open", description = "Let new connections of selected pods through while the agent is down "
-            + "or its queue is full (default: drop them).")
+    @Option(
+            names = "--fail-open",
+            description = "Let new connections of selected pods through while the agent is down "
+                    + "or its queue is full (default: drop them).")
     boolean failOpen;
 
-    @Option(names = "--on-exit", defaultValue = "auto", paramLabel = "auto|keep|remove",
+    @Option(
+            names = "--on-exit",
+            defaultValue = "auto",
+            paramLabel = "auto|keep|remove",
             description = "What a clean stop (SIGTERM) does with the nftables table: keep it (new connections of "
                     + "selected pods are dropped until an agent is back) or remove it (nothing enforced). "
                     + "auto: keep when fail-closed, remove when fail-open (default ${DEFAULT-VALUE}).")
     String onExit;
 
-    @Option(names = "--cut-action", defaultValue = "drop", paramLabel = "drop|reset|none",
+    @Option(
+            names = "--cut-action",
+            defaultValue = "drop",
+            paramLabel = "drop|reset|none",
             description = "What established connections get once a change makes the policy deny them: drop "
                     + "their packets, reset them (TCP; others are dropped), or none (leave them; only new "
                     + "connections are judged) (default ${DEFAULT-VALUE}).")
     String cutAction;
 
-    @Option(names = "--nfqueue-id", defaultValue = "100", description = "The NFQUEUE number (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--nfqueue-id",
+            defaultValue = "100",
+            description = "The NFQUEUE number (default ${DEFAULT-VALUE}).")
     int queueId;
 
-    @Option(names = "--queues", paramLabel = "N",
+    @Option(
+            names = "--queues",
+            paramLabel = "N",
             description = "Verdict queues --nfqueue-id .. --nfqueue-id + N - 1, one verdict thread each; the kernel "
                     + "sends each new connection to the queue of the CPU that handles it (default: one per CPU "
                     + "the agent may use, at most " + AgentConfig.DEFAULT_MAX_QUEUES + ").")
     Integer queues;
 
-    @Option(names = "--queue-length", defaultValue = "" + AgentConfig.DEFAULT_QUEUE_LENGTH, paramLabel = "N",
+    @Option(
+            names = "--queue-length",
+            defaultValue = "" + AgentConfig.DEFAULT_QUEUE_LENGTH,
+            paramLabel = "N",
             description = "Packets that may wait for a verdict on each verdict queue; when a queue is full the kernel "
                     + "drops new connections' first packets (accepts them unchecked with --fail-open) "
                     + "(1.." + io.kubeverdict.jni.NfQueue.MAX_LENGTH + ", default ${DEFAULT-VALUE}).")
     int queueLength;
 
-    @Option(names = "--dns-queue-id", paramLabel = "N",
+    @Option(
+            names = "--dns-queue-id",
+            paramLabel = "N",
             description = "The NFQUEUE number for DNS answers to pods with domain-name rules (default: the first "
                     + "after the verdict queues, --nfqueue-id + --queues).")
     Integer dnsQueueId;
 
-    @Option(names = "--dns-min-ttl", defaultValue = "30", paramLabel = "SECONDS",
-            description = "An address learned from a DNS answer is allowed at least this long (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--dns-min-ttl",
+            defaultValue = "30",
+            paramLabel = "SECONDS",
+            description =
+                    "An address learned from a DNS answer is allowed at least this long (default ${DEFAULT-VALUE}).")
     long dnsMinTtl;
 
-    @Option(names = "--dns-max-ttl", defaultValue = "3600", paramLabel = "SECONDS",
+    @Option(
+            names = "--dns-max-ttl",
+            defaultValue = "3600",
+            paramLabel = "SECONDS",
             description = "... and at most this long, whatever the answer's TTL (default ${DEFAULT-VALUE}).")
     long dnsMaxTtl;
 
-    @Option(names = "--dns-resolvers", defaultValue = "auto", paramLabel = "auto|IP[,IP...]",
+    @Option(
+            names = "--dns-resolvers",
+            defaultValue = "auto",
+            paramLabel = "auto|IP[,IP...]",
             description = "The DNS servers, as pods address them (the cluster DNS Service IP, node-local DNS), "
                     + "whose answers pods learn domain names' addresses from; answers from any other server teach "
                     + "nothing. auto: the nameservers of the agent's /etc/resolv.conf (with dnsPolicy "
@@ -95,7 +130,10 @@ final class RunCommand implements Callable<Integer> {
                     + "(default ${DEFAULT-VALUE}).")
     String dnsResolvers;
 
-    @Option(names = "--queue-path", defaultValue = "auto", paramLabel = "auto|nft|xtables",
+    @Option(
+            names = "--queue-path",
+            defaultValue = "auto",
+            paramLabel = "auto|nft|xtables",
             description = "How packets reach the queue: nft's queue expression or the xtables NFQUEUE target "
                     + "(default: detect).")
     String queuePath;
@@ -104,19 +142,30 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     MetricsOptions metrics = new MetricsOptions(":9101");
 
-    @Option(names = "--inspect-listen", defaultValue = "127.0.0.1:9102", paramLabel = "HOST:PORT",
+    @Option(
+            names = "--inspect-listen",
+            defaultValue = "127.0.0.1:9102",
+            paramLabel = "HOST:PORT",
             converter = HostPort.ListenOrOff.class,
-            description = "AgentInspection + health + reflection gRPC listen address (HOST:PORT, [IPv6]:PORT or :PORT); "
-                    + "off disables (default ${DEFAULT-VALUE}). It has no authentication and WatchVerdicts shows the "
-                    + "node's connections: an address other than loopback needs --insecure.")
+            description =
+                    "AgentInspection + health + reflection gRPC listen address (HOST:PORT, [IPv6]:PORT or :PORT); "
+                            + "off disables (default ${DEFAULT-VALUE}). It has no authentication and WatchVerdicts shows the "
+                            + "node's connections: an address other than loopback needs --insecure.")
     HostPort inspectListen;
 
-    @Option(names = "--policy-verdict-series", defaultValue = "50", paramLabel = "N",
-            description = "kubeverdict_policy_verdicts_total: the first N distinct deciding policies get their own "
-                    + "series, later ones count as policy=\"other\"; 0 disables the counter (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--policy-verdict-series",
+            defaultValue = "50",
+            paramLabel = "N",
+            description =
+                    "kubeverdict_policy_verdicts_total: the first N distinct deciding policies get their own "
+                            + "series, later ones count as policy=\"other\"; 0 disables the counter (default ${DEFAULT-VALUE}).")
     int policyVerdictSeries;
 
-    @Option(names = "--verdict-upload-rate", defaultValue = "1000", paramLabel = "N",
+    @Option(
+            names = "--verdict-upload-rate",
+            defaultValue = "1000",
+            paramLabel = "N",
             description = "kube-verdict observe: most verdicts per second sent to the control plane while someone "
                     + "observes this node (more are sampled, the rest counted as lost); 0 never sends any "
                     + "(default ${DEFAULT-VALUE}).")
@@ -125,7 +174,10 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     InsecureOption insecure;
 
-    @Option(names = "--table", defaultValue = RulesetConfig.DEFAULT_TABLE, hidden = true,
+    @Option(
+            names = "--table",
+            defaultValue = RulesetConfig.DEFAULT_TABLE,
+            hidden = true,
             description = "Name of our nftables table (tests run several agents).")
     String table;
 
@@ -135,39 +187,58 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     LoggingOptions logging = new LoggingOptions();
 
-    @Option(names = "--auth", defaultValue = "token", paramLabel = "token|mtls|none",
+    @Option(
+            names = "--auth",
+            defaultValue = "token",
+            paramLabel = "token|mtls|none",
             description = "How this agent proves its node to the control plane. token (default): the projected "
                     + "ServiceAccount token in --token-file on every call; mtls: the client certificate "
                     + "(--tls-cert/--tls-key); none.")
     String auth;
 
-    @Option(names = "--token-file", defaultValue = "/var/run/secrets/kube-verdict/token", paramLabel = "FILE",
+    @Option(
+            names = "--token-file",
+            defaultValue = "/var/run/secrets/kube-verdict/token",
+            paramLabel = "FILE",
             description = "The projected ServiceAccount token (audience kube-verdict), re-read on every call so the "
                     + "kubelet's rotation is picked up. Default: ${DEFAULT-VALUE}.")
     Path tokenFile;
 
-    @Option(names = "--state-dir", defaultValue = "/var/lib/kube-verdict", paramLabel = "DIR|none",
+    @Option(
+            names = "--state-dir",
+            defaultValue = "/var/lib/kube-verdict",
+            paramLabel = "DIR|none",
             description = "Where the last enforced state is kept (a hostPath): after a reboot or restart the agent "
                     + "enforces it before the control plane answers. none: keep nothing. Default: ${DEFAULT-VALUE}.")
     String stateDir;
 
-    @Option(names = "--state-max-age", defaultValue = "" + AgentConfig.State.DEFAULT_MAX_AGE_SECONDS,
-            paramLabel = "SECONDS", description = "A kept state older than this is not enforced at start "
-                    + "(default ${DEFAULT-VALUE}: a week).")
+    @Option(
+            names = "--state-max-age",
+            defaultValue = "" + AgentConfig.State.DEFAULT_MAX_AGE_SECONDS,
+            paramLabel = "SECONDS",
+            description =
+                    "A kept state older than this is not enforced at start " + "(default ${DEFAULT-VALUE}: a week).")
     long stateMaxAge;
 
-    @Option(names = "--pod-cidr", paramLabel = "CIDR",
+    @Option(
+            names = "--pod-cidr",
+            paramLabel = "CIDR",
             description = "This node's pod address range, besides the Node's spec.podCIDRs the control plane sends "
                     + "(for CNIs that allocate otherwise; repeat for several). New connections of an address in "
                     + "them that the state does not know yet are held, then judged or dropped.")
     List<String> podCidrs = new ArrayList<>();
 
-    @Option(names = "--hold-queue-id", paramLabel = "N",
+    @Option(
+            names = "--hold-queue-id",
+            paramLabel = "N",
             description = "The NFQUEUE number where the pod address guard holds packets (default: the first free one "
                     + "after the DNS queue).")
     Integer holdQueueId;
 
-    @Option(names = "--pod-guard-hold", defaultValue = "" + AgentConfig.Guard.DEFAULT_HOLD_MILLIS, paramLabel = "MS",
+    @Option(
+            names = "--pod-guard-hold",
+            defaultValue = "" + AgentConfig.Guard.DEFAULT_HOLD_MILLIS,
+            paramLabel = "MS",
             description = "How long a new connection of a pod address the state does not know yet is held before "
                     + "it is dropped (accepted with --fail-open); default ${DEFAULT-VALUE}.")
     long podGuardHold;
@@ -184,10 +255,13 @@ final class RunCommand implements Callable<Integer> {
         }
         Agent agent = Agent.start(config);
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            agent.close();
-            stopped.countDown();
-        }, "kv-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            agent.close();
+                            stopped.countDown();
+                        },
+                        "kv-shutdown"));
         stopped.await();
         return 0;
     }
@@ -196,14 +270,15 @@ final class RunCommand implements Callable<Integer> {
         insecure.checkPlaintextListen("--inspect-listen", inspectListen);
         String name = node != null ? node : hostnameOverride != null ? hostnameOverride : hostname();
         ControlPlaneChannel.Tls tls = tlsOptions.enabled()
-                ? new ControlPlaneChannel.Tls(tlsOptions.cert(), tlsOptions.key(), tlsOptions.ca(), tlsOptions.serverName())
+                ? new ControlPlaneChannel.Tls(
+                        tlsOptions.cert(), tlsOptions.key(), tlsOptions.ca(), tlsOptions.serverName())
                 : null;
         Path token = switch (auth) {
             case "token" -> {
                 if (tls == null) {
                     // The token is this node's identity: it travels in plaintext only on purpose.
-                    insecure.checkPlaintextTarget("--control-plane", controlPlane, "the token would travel in plaintext: "
-                            + "give --tls-ca");
+                    insecure.checkPlaintextTarget(
+                            "--control-plane", controlPlane, "the token would travel in plaintext: " + "give --tls-ca");
                 }
                 yield tokenFile;
             }
@@ -217,27 +292,46 @@ final class RunCommand implements Callable<Integer> {
             default -> throw new IllegalArgumentException("--auth must be token, mtls or none, not " + auth);
         };
         int queueCount = queues != null ? queues : AgentConfig.defaultQueues();
-        return new AgentConfig(name, controlPlane.toString(), failOpen, queueId, queuePath(queuePath), table,
-                metrics.socketAddress(), inspectListen == null ? null : inspectListen.socketAddress(), tls,
-                token, removeTableOnExit(onExit, failOpen),
-                CutAction.parse(cutAction), new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate),
-                new AgentConfig.Dns(dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount),
-                        dnsMinTtl, dnsMaxTtl, dnsResolvers(dnsResolvers, Path.of("/etc/resolv.conf"))), queueCount,
+        return new AgentConfig(
+                name,
+                controlPlane.toString(),
+                failOpen,
+                queueId,
+                queuePath(queuePath),
+                table,
+                metrics.socketAddress(),
+                inspectListen == null ? null : inspectListen.socketAddress(),
+                tls,
+                token,
+                removeTableOnExit(onExit, failOpen),
+                CutAction.parse(cutAction),
+                new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate),
+                new AgentConfig.Dns(
+                        dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount),
+                        dnsMinTtl,
+                        dnsMaxTtl,
+                        dnsResolvers(dnsResolvers, Path.of("/etc/resolv.conf"))),
+                queueCount,
                 "none".equals(stateDir) ? AgentConfig.State.OFF : new AgentConfig.State(Path.of(stateDir), stateMaxAge),
-                guard(queueCount), queueLength);
+                guard(queueCount),
+                queueLength);
     }
 
     private AgentConfig.Guard guard(int queueCount) {
         int dnsQueue = dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount);
-        return new AgentConfig.Guard(podCidrs, holdQueueId != null ? holdQueueId
-                : AgentConfig.Guard.defaultQueueId(dnsQueue, queueId, queueCount), podGuardHold);
+        return new AgentConfig.Guard(
+                podCidrs,
+                holdQueueId != null ? holdQueueId : AgentConfig.Guard.defaultQueueId(dnsQueue, queueId, queueCount),
+                podGuardHold);
     }
 
     /** The --dns-resolvers addresses: the list given, or (auto) resolv.conf's nameservers, or none. */
     static java.util.List<String> dnsResolvers(String value, Path resolvConf) {
         if (!"auto".equals(value)) {
-            java.util.List<String> given = java.util.Arrays.stream(value.split(",")).map(String::strip)
-                    .filter(a -> !a.isEmpty()).toList();
+            java.util.List<String> given = java.util.Arrays.stream(value.split(","))
+                    .map(String::strip)
+                    .filter(a -> !a.isEmpty())
+                    .toList();
             io.kubeverdict.agent.dns.DnsResolvers.of(given); // throws on a word that is not an address
             return given;
         }

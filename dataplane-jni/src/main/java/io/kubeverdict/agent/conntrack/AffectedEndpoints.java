@@ -125,7 +125,10 @@ public final class AffectedEndpoints {
             for (TierInfo tier : e.getEndpoint().getTiersList()) {
                 for (List<String> names : List.of(tier.getIngressPoliciesList(), tier.getEgressPoliciesList())) {
                     for (String name : names) {
-                        if (changed(PolicyId.newBuilder().setTier(tier.getName()).setName(name).build())) {
+                        if (changed(PolicyId.newBuilder()
+                                .setTier(tier.getName())
+                                .setName(name)
+                                .build())) {
                             return true;
                         }
                     }

@@ -58,6 +58,7 @@ public final class ConntrackRejudger implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ConntrackRejudger.class);
     /** Per-address dumps (2 per address) a pass may make before it dumps by mark alone. */
     static final int MAX_ADDRESS_DUMPS = 32;
+
     static final int DUMP_ATTEMPTS = 3;
     private static final long RETRY_FIRST_MILLIS = 200;
     private static final long RETRY_MAX_MILLIS = 5000;
@@ -88,9 +89,10 @@ public final class ConntrackRejudger implements AutoCloseable {
     private final Object lock = new Object();
     private final Map<EndpointId, Pending> pending = new LinkedHashMap<>();
     private EnforcedState latest;
-    private LearnedAddresses latestLearned = LearnedAddresses.NONE; // the addresses pods learned from DNS, as latest numbers them
-    private long changes;     // generations handed to changed()
-    private long judgedUpTo;  // every connection affected by the first judgedUpTo of them is judged
+    private LearnedAddresses latestLearned =
+            LearnedAddresses.NONE; // the addresses pods learned from DNS, as latest numbers them
+    private long changes; // generations handed to changed()
+    private long judgedUpTo; // every connection affected by the first judgedUpTo of them is judged
     private volatile boolean running = true;
     private final Thread thread;
 
@@ -103,8 +105,13 @@ public final class ConntrackRejudger implements AutoCloseable {
      * @param opener opens the conntrack table; called on the re-judging thread (the process's
      *     network namespace), again after a failure that may have broken the socket
      */
-    public ConntrackRejudger(Supplier<ConntrackTable> opener, LocalAddresses localAddresses, VerdictsInFlight inFlight,
-                             CutSink sink, RejudgeObserver observer, LongSupplier nanoTime) {
+    public ConntrackRejudger(
+            Supplier<ConntrackTable> opener,
+            LocalAddresses localAddresses,
+            VerdictsInFlight inFlight,
+            CutSink sink,
+            RejudgeObserver observer,
+            LongSupplier nanoTime) {
         this.opener = opener;
         this.localAddresses = localAddresses;
         this.inFlight = inFlight;
@@ -183,7 +190,8 @@ public final class ConntrackRejudger implements AutoCloseable {
                     covers = changes;
                 }
                 if (!inFlight.awaitAnswered(IN_FLIGHT_TIMEOUT_MILLIS)) {
-                    log.warn("the verdict loop did not answer its batch within {} ms; judging connections anyway",
+                    log.warn(
+                            "the verdict loop did not answer its batch within {} ms; judging connections anyway",
                             IN_FLIGHT_TIMEOUT_MILLIS);
                 }
             } catch (InterruptedException e) {
@@ -221,8 +229,8 @@ public final class ConntrackRejudger implements AutoCloseable {
     }
 
     /** One pass over a batch of endpoints, judged by {@code state}; returns those to retry. */
-    private Map<EndpointId, Pending> pass(Map<EndpointId, Pending> batch, EnforcedState state,
-                                         LearnedAddresses learned) {
+    private Map<EndpointId, Pending> pass(
+            Map<EndpointId, Pending> batch, EnforcedState state, LearnedAddresses learned) {
         if (table == null) {
             table = opener.get();
         }
@@ -244,13 +252,20 @@ public final class ConntrackRejudger implements AutoCloseable {
             familyDump(IpAddress.V6, batch, pass); // the kernel cannot filter IPv6 addresses (see class doc)
         }
         if (pass.cut > 0 || !pass.failed.isEmpty()) {
-            log.info("sequence {}: judged {} established connections of {} endpoints again, cut {}{}{}",
-                    state.sequence(), pass.examined, batch.size(), pass.cut,
+            log.info(
+                    "sequence {}: judged {} established connections of {} endpoints again, cut {}{}{}",
+                    state.sequence(),
+                    pass.examined,
+                    batch.size(),
+                    pass.cut,
                     pass.vanished > 0 ? ", " + pass.vanished + " gone before their cut" : "",
                     pass.failed.isEmpty() ? "" : "; " + pass.failed.size() + " endpoints to retry");
         } else {
-            log.debug("sequence {}: judged {} established connections of {} endpoints again, none cut",
-                    state.sequence(), pass.examined, batch.size());
+            log.debug(
+                    "sequence {}: judged {} established connections of {} endpoints again, none cut",
+                    state.sequence(),
+                    pass.examined,
+                    batch.size());
         }
         return pass.failed;
     }
@@ -290,7 +305,8 @@ public final class ConntrackRejudger implements AutoCloseable {
                 }
             }
         }
-        ConntrackQuery q = unjudged ? ConntrackQuery.marked(family, 0, FlowMarks.CUT)
+        ConntrackQuery q = unjudged
+                ? ConntrackQuery.marked(family, 0, FlowMarks.CUT)
                 : ConntrackQuery.marked(family, FlowMarks.ADMITTED, FlowMarks.OURS);
         if (!dump(q)) {
             for (Pending p : byAddress.values()) {
@@ -391,7 +407,8 @@ public final class ConntrackRejudger implements AutoCloseable {
                 if (table.setMark(entries, i, FlowMarks.CUT, FlowMarks.OURS)) {
                     cut++;
                     observer.cut(entries.protocol(i), nanoTime.getAsLong() - p.sinceNanos());
-                    sink.cut(tuple, entries.hasPorts(i) ? entries.originalSourcePort(i) : 0, entries.id(i), code, state);
+                    sink.cut(
+                            tuple, entries.hasPorts(i) ? entries.originalSourcePort(i) : 0, entries.id(i), code, state);
                 } else {
                     vanished++;
                     observer.vanished();

@@ -20,26 +20,41 @@ import org.slf4j.LoggerFactory;
  */
 public final class DnsLearner {
     /** Outcomes, counted in {@link #counts()} (index = outcome). */
-    public static final int LEARNED = 0;        // a response that taught at least one new address
-    public static final int REFRESHED = 1;      // matched, every address already known
-    public static final int NO_MATCH = 2;       // a response for names the pod does not watch
-    public static final int NOT_WATCHED = 3;    // for an address that is no watching pod
-    public static final int NOT_DNS = 4;        // not UDP/TCP from port 53, or no message (TCP ACK)
+    public static final int LEARNED = 0; // a response that taught at least one new address
+
+    public static final int REFRESHED = 1; // matched, every address already known
+    public static final int NO_MATCH = 2; // a response for names the pod does not watch
+    public static final int NOT_WATCHED = 3; // for an address that is no watching pod
+    public static final int NOT_DNS = 4; // not UDP/TCP from port 53, or no message (TCP ACK)
     public static final int NOT_A_RESPONSE = 5;
-    public static final int TRUNCATED = 6;      // TC set, or a cut copy
+    public static final int TRUNCATED = 6; // TC set, or a cut copy
     public static final int MALFORMED = 7;
     public static final int UNSUPPORTED = 8;
-    public static final int SET_FULL = 9;       // matched, but the node was full and the pod's set empty
+    public static final int SET_FULL = 9; // matched, but the node was full and the pod's set empty
     public static final int TCP_NOT_LEARNED = 10; // DNS over TCP: never learned from (see tcp)
-    public static final int QUERY_RECORDED = 11;  // a watching pod's query to an allowed resolver
+    public static final int QUERY_RECORDED = 11; // a watching pod's query to an allowed resolver
     public static final int QUERY_TO_OTHER_SERVER = 12; // ... to a server not in --dns-resolvers
-    public static final int UNSOLICITED = 13;     // a response no recorded query matches (ID, question, flow)
-    static final String[] OUTCOMES = {"learned", "refreshed", "no_match", "not_watched", "not_dns",
-        "not_a_response", "truncated", "malformed", "unsupported", "set_full", "tcp_not_learned",
-        "query_recorded", "query_to_other_server", "unsolicited"};
+    public static final int UNSOLICITED = 13; // a response no recorded query matches (ID, question, flow)
+    static final String[] OUTCOMES = {
+        "learned",
+        "refreshed",
+        "no_match",
+        "not_watched",
+        "not_dns",
+        "not_a_response",
+        "truncated",
+        "malformed",
+        "unsupported",
+        "set_full",
+        "tcp_not_learned",
+        "query_recorded",
+        "query_to_other_server",
+        "unsolicited"
+    };
 
     /** Queries in flight the node remembers at most, and a pod (more push out the oldest). */
     static final int QUERY_CAPACITY = 8192;
+
     static final int QUERIES_PER_POD = 256;
     /** How long a query waits for its answer (stub resolvers give up after 5 s, then retry). */
     static final long QUERY_LIFETIME_NANOS = 10_000_000_000L;
@@ -56,8 +71,8 @@ public final class DnsLearner {
     private final long minTtlSeconds;
     private final long maxTtlSeconds;
     private final DnsResolvers resolvers;
-    private final OutstandingQueries queries = new OutstandingQueries(QUERY_CAPACITY, QUERIES_PER_POD,
-            QUERY_LIFETIME_NANOS);
+    private final OutstandingQueries queries =
+            new OutstandingQueries(QUERY_CAPACITY, QUERIES_PER_POD, QUERY_LIFETIME_NANOS);
     private final AtomicLongArray counts = new AtomicLongArray(OUTCOMES.length);
     private final AtomicLongArray learnedAddresses = new AtomicLongArray(1);
     private final AtomicLongArray answers = new AtomicLongArray(1);
@@ -65,7 +80,8 @@ public final class DnsLearner {
     /** @param resolvers the servers whose answers teach (their queries are recorded); none: nothing is learned */
     public DnsLearner(long minTtlSeconds, long maxTtlSeconds, DnsResolvers resolvers) {
         if (minTtlSeconds < 0 || maxTtlSeconds < minTtlSeconds) {
-            throw new IllegalArgumentException("TTL bounds must be 0 <= min <= max, got " + minTtlSeconds + ", " + maxTtlSeconds);
+            throw new IllegalArgumentException(
+                    "TTL bounds must be 0 <= min <= max, got " + minTtlSeconds + ", " + maxTtlSeconds);
         }
         this.minTtlSeconds = minTtlSeconds;
         this.maxTtlSeconds = maxTtlSeconds;
@@ -128,12 +144,29 @@ public final class DnsLearner {
         }
         int parsed = parser.parseQuery(buf, segment.payloadOffset, segment.payloadLength);
         if (parsed != DnsResponseParser.OK) {
-            return parsed == DnsResponseParser.TRUNCATED ? TRUNCATED : parsed == DnsResponseParser.UNSUPPORTED
-                    ? UNSUPPORTED : parsed == DnsResponseParser.NOT_A_QUERY ? NOT_A_RESPONSE : MALFORMED;
+            return parsed == DnsResponseParser.TRUNCATED
+                    ? TRUNCATED
+                    : parsed == DnsResponseParser.UNSUPPORTED
+                            ? UNSUPPORTED
+                            : parsed == DnsResponseParser.NOT_A_QUERY ? NOT_A_RESPONSE : MALFORMED;
         }
-        queries.record(view, endpoint, segment.family, segment.srcHi, segment.srcLo, segment.srcPort, segment.dstHi,
-                segment.dstLo, segment.dstPort, parser.id(), parser.questionType(), parser.questionClass(),
-                parser.chainNames(), parser.chainOffset(0), parser.chainNameLength(0), view.now());
+        queries.record(
+                view,
+                endpoint,
+                segment.family,
+                segment.srcHi,
+                segment.srcLo,
+                segment.srcPort,
+                segment.dstHi,
+                segment.dstLo,
+                segment.dstPort,
+                parser.id(),
+                parser.questionType(),
+                parser.questionClass(),
+                parser.chainNames(),
+                parser.chainOffset(0),
+                parser.chainNameLength(0),
+                view.now());
         return QUERY_RECORDED;
     }
 
@@ -160,7 +193,7 @@ public final class DnsLearner {
     private int message(LearnedAddressBook.View view, int endpoint, ByteBuffer buf, int at, int length) {
         int parsed = parser.parse(buf, at, length);
         switch (parsed) {
-            case DnsResponseParser.OK -> { }
+            case DnsResponseParser.OK -> {}
             case DnsResponseParser.NOT_A_RESPONSE -> {
                 return NOT_A_RESPONSE;
             }
@@ -175,9 +208,22 @@ public final class DnsLearner {
             }
         }
         // Only the answer to a question this pod asked this resolver, in this flow, with this ID.
-        if (!queries.consume(view, segment.family, segment.dstHi, segment.dstLo, segment.dstPort, segment.srcHi,
-                segment.srcLo, segment.srcPort, parser.id(), parser.questionType(), parser.questionClass(),
-                parser.chainNames(), parser.chainOffset(0), parser.chainNameLength(0), view.now())) {
+        if (!queries.consume(
+                view,
+                segment.family,
+                segment.dstHi,
+                segment.dstLo,
+                segment.dstPort,
+                segment.srcHi,
+                segment.srcLo,
+                segment.srcPort,
+                parser.id(),
+                parser.questionType(),
+                parser.questionClass(),
+                parser.chainNames(),
+                parser.chainOffset(0),
+                parser.chainNameLength(0),
+                view.now())) {
             return UNSOLICITED;
         }
         answers.addAndGet(0, parser.answerCount());
@@ -189,8 +235,9 @@ public final class DnsLearner {
             int parent = parser.chainParent(c);
             long mask = parent >= 0 ? chainMask[parent] : 0;
             for (int w = 0; w < watched; w++) {
-                if ((mask & (1L << w)) == 0 && matches(view.patterns(watches[w]), names, parser.chainOffset(c),
-                        parser.chainNameLength(c))) {
+                if ((mask & (1L << w)) == 0
+                        && matches(
+                                view.patterns(watches[w]), names, parser.chainOffset(c), parser.chainNameLength(c))) {
                     mask |= 1L << w;
                 }
             }
@@ -218,8 +265,14 @@ public final class DnsLearner {
                     continue;
                 }
                 // the question name: what the pod asked for, shown by inspection and explain
-                int r = set.learn(parser.addressFamily(a), parser.addressHi(a), parser.addressLo(a), expiresAt,
-                        names, parser.chainOffset(0), parser.chainNameLength(0));
+                int r = set.learn(
+                        parser.addressFamily(a),
+                        parser.addressHi(a),
+                        parser.addressLo(a),
+                        expiresAt,
+                        names,
+                        parser.chainOffset(0),
+                        parser.chainNameLength(0));
                 if (r > 0) {
                     learnedAddresses.incrementAndGet(0);
                     outcome = LEARNED;

@@ -36,8 +36,13 @@ public final class DnsLoop implements AutoCloseable {
      * @param views the current generation's learned addresses (null before the first state)
      * @param holdNanos told, per packet, how long it was held: from the batch's arrival to its verdict
      */
-    public DnsLoop(NfQueue queue, int batchSize, Supplier<LearnedAddressBook.View> views, DnsLearner learner,
-                   LearnedAddressBook book, LongConsumer holdNanos) {
+    public DnsLoop(
+            NfQueue queue,
+            int batchSize,
+            Supplier<LearnedAddressBook.View> views,
+            DnsLearner learner,
+            LearnedAddressBook book,
+            LongConsumer holdNanos) {
         this.batch = queue.batch(batchSize);
         this.views = Objects.requireNonNull(views);
         this.learner = Objects.requireNonNull(learner);

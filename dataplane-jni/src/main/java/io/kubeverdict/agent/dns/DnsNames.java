@@ -17,7 +17,10 @@ public final class DnsNames {
             if (c > 0x20 && c < 0x7f && c != '\\') {
                 s.append((char) c);
             } else {
-                s.append('\\').append((char) ('0' + c / 100)).append((char) ('0' + c / 10 % 10)).append((char) ('0' + c % 10));
+                s.append('\\')
+                        .append((char) ('0' + c / 100))
+                        .append((char) ('0' + c / 10 % 10))
+                        .append((char) ('0' + c % 10));
             }
         }
         return s.toString();

@@ -44,6 +44,7 @@ public final class DnsResponseParser {
     public static final int MAX_RECORDS = 256;
     /** Names on a chain (the question name plus CNAME targets). */
     public static final int MAX_CHAIN = 16;
+
     private static final int NAME_SLOT = 256;
 
     // The chain: names (lower-case dotted), the chain index each was reached from, smallest TTL so far.

@@ -33,12 +33,14 @@ public final class DnsRuleset {
     static final int QUERY_PRIORITY = -150;
     /** After SNAT and un-DNAT (100): the answer's source is the address the pod asked. */
     static final int ANSWER_PRIORITY = 150;
+
     public static final String COMMENT = "managed by kube-verdict: DNS answers for domain-name rules";
 
     private DnsRuleset() {}
 
     /** Removes any earlier DNS table of ours (any family) and builds it anew, in one transaction. */
-    public static String replaceTable(String table, int queue, QueuePath path, TableLayout layout, PodAddresses watched) {
+    public static String replaceTable(
+            String table, int queue, QueuePath path, TableLayout layout, PodAddresses watched) {
         StringBuilder s = new StringBuilder(deleteTable(table));
         if (layout == TableLayout.INET) {
             table(s, table, "inet", queue, path, true, true, watched);
@@ -53,8 +55,15 @@ public final class DnsRuleset {
         return layout == TableLayout.INET ? List.of("inet") : List.of("ip", "ip6");
     }
 
-    private static void table(StringBuilder s, String table, String family, int queue, QueuePath path, boolean v4,
-                              boolean v6, PodAddresses watched) {
+    private static void table(
+            StringBuilder s,
+            String table,
+            String family,
+            int queue,
+            QueuePath path,
+            boolean v4,
+            boolean v6,
+            PodAddresses watched) {
         s.append("table ").append(family).append(' ').append(table).append(" {\n");
         s.append("\tcomment \"").append(COMMENT).append("\"\n");
         if (v4) {
@@ -64,31 +73,56 @@ public final class DnsRuleset {
             set(s, SET_V6, "ipv6_addr", watched.v6());
         }
         // The xtables path puts a placeholder here that the shim replaces; accept = what bypass does.
-        s.append("\tchain ").append(CHAIN_QUEUE).append(" {\n\t\t")
-                .append(path == QueuePath.XT_NFQUEUE ? "accept" : "queue num " + queue + " bypass").append("\n\t}\n");
+        s.append("\tchain ")
+                .append(CHAIN_QUEUE)
+                .append(" {\n\t\t")
+                .append(path == QueuePath.XT_NFQUEUE ? "accept" : "queue num " + queue + " bypass")
+                .append("\n\t}\n");
         // Queries before DNAT, answers after it is undone: both as the pod sees them (the DNS
         // Service's IP), which is what --dns-resolvers names and what the agent matches.
-        s.append("\tchain ").append(CHAIN_QUERIES).append(" {\n\t\ttype filter hook prerouting priority ")
-                .append(QUERY_PRIORITY).append("; policy accept;\n");
+        s.append("\tchain ")
+                .append(CHAIN_QUERIES)
+                .append(" {\n\t\ttype filter hook prerouting priority ")
+                .append(QUERY_PRIORITY)
+                .append("; policy accept;\n");
         if (v4) {
-            s.append("\t\tct direction original ip saddr @").append(SET_V4).append(" udp dport 53 goto ")
-                    .append(CHAIN_QUEUE).append('\n');
+            s.append("\t\tct direction original ip saddr @")
+                    .append(SET_V4)
+                    .append(" udp dport 53 goto ")
+                    .append(CHAIN_QUEUE)
+                    .append('\n');
         }
         if (v6) {
-            s.append("\t\tct direction original ip6 saddr @").append(SET_V6).append(" udp dport 53 goto ")
-                    .append(CHAIN_QUEUE).append('\n');
+            s.append("\t\tct direction original ip6 saddr @")
+                    .append(SET_V6)
+                    .append(" udp dport 53 goto ")
+                    .append(CHAIN_QUEUE)
+                    .append('\n');
         }
         s.append("\t}\n");
-        s.append("\tchain ").append(CHAIN_ANSWERS).append(" {\n\t\ttype filter hook postrouting priority ")
-                .append(ANSWER_PRIORITY).append("; policy accept;\n");
+        s.append("\tchain ")
+                .append(CHAIN_ANSWERS)
+                .append(" {\n\t\ttype filter hook postrouting priority ")
+                .append(ANSWER_PRIORITY)
+                .append("; policy accept;\n");
         for (String l4 : List.of("udp", "tcp")) {
             if (v4) {
-                s.append("\t\tct direction reply ip daddr @").append(SET_V4).append(' ').append(l4)
-                        .append(" sport 53 goto ").append(CHAIN_QUEUE).append('\n');
+                s.append("\t\tct direction reply ip daddr @")
+                        .append(SET_V4)
+                        .append(' ')
+                        .append(l4)
+                        .append(" sport 53 goto ")
+                        .append(CHAIN_QUEUE)
+                        .append('\n');
             }
             if (v6) {
-                s.append("\t\tct direction reply ip6 daddr @").append(SET_V6).append(' ').append(l4)
-                        .append(" sport 53 goto ").append(CHAIN_QUEUE).append('\n');
+                s.append("\t\tct direction reply ip6 daddr @")
+                        .append(SET_V6)
+                        .append(' ')
+                        .append(l4)
+                        .append(" sport 53 goto ")
+                        .append(CHAIN_QUEUE)
+                        .append('\n');
             }
         }
         s.append("\t}\n");
@@ -137,11 +171,15 @@ public final class DnsRuleset {
         s.append("\t}\n");
     }
 
-    private static void elements(StringBuilder s, String verb, String table, TableLayout layout, String set,
-                                 Collection<String> elements) {
+    private static void elements(
+            StringBuilder s, String verb, String table, TableLayout layout, String set, Collection<String> elements) {
         if (!elements.isEmpty()) {
-            s.append(verb).append(" element ").append(setRef(table, layout, set))
-                    .append(" { ").append(String.join(", ", elements)).append(" }\n");
+            s.append(verb)
+                    .append(" element ")
+                    .append(setRef(table, layout, set))
+                    .append(" { ")
+                    .append(String.join(", ", elements))
+                    .append(" }\n");
         }
     }
 

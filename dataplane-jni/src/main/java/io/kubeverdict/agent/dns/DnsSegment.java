@@ -14,6 +14,7 @@ public final class DnsSegment {
     public static final int OK = 0;
     /** Not UDP/TCP from or to port 53, or a later fragment: nothing to read. */
     public static final int NOT_DNS = 1;
+
     public static final int TRUNCATED = 2;
     public static final int MALFORMED = 3;
 

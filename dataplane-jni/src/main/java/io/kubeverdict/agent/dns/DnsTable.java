@@ -57,7 +57,8 @@ public final class DnsTable {
             nft.run(DnsRuleset.replaceTable(table, queue, path, layout, watched));
             if (path == QueuePath.XT_NFQUEUE) {
                 for (String family : DnsRuleset.families(layout)) {
-                    int nfproto = family.equals("inet") ? XtQueueRule.FAMILY_INET
+                    int nfproto = family.equals("inet")
+                            ? XtQueueRule.FAMILY_INET
                             : family.equals("ip") ? XtQueueRule.FAMILY_IPV4 : XtQueueRule.FAMILY_IPV6;
                     XtQueueRule.install(nfproto, table, DnsRuleset.CHAIN_QUEUE, queue, true);
                 }

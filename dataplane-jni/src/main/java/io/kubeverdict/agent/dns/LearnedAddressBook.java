@@ -133,8 +133,12 @@ public final class LearnedAddressBook {
         private final DomainPattern[][] patterns;
         private final LongSupplier clock;
 
-        View(SnapshotIndex index, LearnedSet[][] byEndpoint, int[][] watches, DomainPattern[][] patterns,
-             LongSupplier clock) {
+        View(
+                SnapshotIndex index,
+                LearnedSet[][] byEndpoint,
+                int[][] watches,
+                DomainPattern[][] patterns,
+                LongSupplier clock) {
             this.index = index;
             this.byEndpoint = byEndpoint;
             this.watches = watches;

@@ -99,6 +99,7 @@ public final class LearnedSet {
 
     /** A removed slot: probes go on past it; an insert may reuse it. */
     private static final Slot REMOVED = new Slot(0, 0, 0, Long.MIN_VALUE, new byte[0]);
+
     private static final int MIN_CAPACITY = 16;
 
     private final int limit;

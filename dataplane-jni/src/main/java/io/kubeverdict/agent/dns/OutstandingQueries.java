@@ -33,7 +33,7 @@ final class OutstandingQueries {
     private final long[] podLo;
     private final long[] serverHi;
     private final long[] serverLo;
-    private final int[] ports;   // pod port << 16 | server port
+    private final int[] ports; // pod port << 16 | server port
     private final int[] idTypeClass0; // id << 16 | qtype
     private final int[] qclass;
     private final long[] expires;
@@ -90,8 +90,23 @@ final class OutstandingQueries {
     }
 
     /** Records a query of endpoint {@code endpoint} (of view); evicts to make room. */
-    void record(LearnedAddressBook.View view, int endpoint, int fam, long pHi, long pLo, int podPort, long sHi,
-                long sLo, int serverPort, int id, int qtype, int qcls, byte[] name, int from, int length, long now) {
+    void record(
+            LearnedAddressBook.View view,
+            int endpoint,
+            int fam,
+            long pHi,
+            long pLo,
+            int podPort,
+            long sHi,
+            long sLo,
+            int serverPort,
+            int id,
+            int qtype,
+            int qcls,
+            byte[] name,
+            int from,
+            int length,
+            long now) {
         bind(view);
         expire(now);
         if (podCount[endpoint] >= perPod) {
@@ -144,15 +159,36 @@ final class OutstandingQueries {
      * Whether an answer from (server, serverPort) to (pod, podPort) with this ID and question
      * answers a recorded, unexpired query; if so the record is consumed.
      */
-    boolean consume(LearnedAddressBook.View view, int fam, long pHi, long pLo, int podPort, long sHi, long sLo,
-                    int serverPort, int id, int qtype, int qcls, byte[] name, int from, int length, long now) {
+    boolean consume(
+            LearnedAddressBook.View view,
+            int fam,
+            long pHi,
+            long pLo,
+            int podPort,
+            long sHi,
+            long sLo,
+            int serverPort,
+            int id,
+            int qtype,
+            int qcls,
+            byte[] name,
+            int from,
+            int length,
+            long now) {
         bind(view);
         expire(now);
         int p = podPort << 16 | serverPort;
         int itc = id << 16 | qtype;
         for (int r = bucket[hash(fam, pLo, podPort, id) & (bucket.length - 1)]; r != NONE; r = nextInBucket[r]) {
-            if (family[r] == fam && podLo[r] == pLo && podHi[r] == pHi && ports[r] == p && idTypeClass0[r] == itc
-                    && qclass[r] == qcls && serverLo[r] == sLo && serverHi[r] == sHi && nameLength[r] == length
+            if (family[r] == fam
+                    && podLo[r] == pLo
+                    && podHi[r] == pHi
+                    && ports[r] == p
+                    && idTypeClass0[r] == itc
+                    && qclass[r] == qcls
+                    && serverLo[r] == sLo
+                    && serverHi[r] == sHi
+                    && nameLength[r] == length
                     && Arrays.equals(names, r * NAME_SLOT, r * NAME_SLOT + length, name, from, from + length)) {
                 remove(r);
                 return true;
@@ -249,8 +285,17 @@ final class OutstandingQueries {
         Object[] saved = new Object[kept];
         for (int i = 0; i < kept; i++) {
             int r = keep[i];
-            saved[i] = new Object[] {family[r], podHi[r], podLo[r], ports[r], serverHi[r], serverLo[r], idTypeClass0[r],
-                qclass[r], Arrays.copyOfRange(names, r * NAME_SLOT, r * NAME_SLOT + nameLength[r])};
+            saved[i] = new Object[] {
+                family[r],
+                podHi[r],
+                podLo[r],
+                ports[r],
+                serverHi[r],
+                serverLo[r],
+                idTypeClass0[r],
+                qclass[r],
+                Arrays.copyOfRange(names, r * NAME_SLOT, r * NAME_SLOT + nameLength[r])
+            };
         }
         bound = view;
         podOldest = new int[endpointCount];
@@ -262,8 +307,22 @@ final class OutstandingQueries {
             int ps = (Integer) f[3];
             int itc = (Integer) f[6];
             byte[] nm = (byte[]) f[8];
-            record(view, endpoints[i], (Integer) f[0], (Long) f[1], (Long) f[2], ps >>> 16, (Long) f[4], (Long) f[5],
-                    ps & 0xffff, itc >>> 16, itc & 0xffff, (Integer) f[7], nm, 0, nm.length,
+            record(
+                    view,
+                    endpoints[i],
+                    (Integer) f[0],
+                    (Long) f[1],
+                    (Long) f[2],
+                    ps >>> 16,
+                    (Long) f[4],
+                    (Long) f[5],
+                    ps & 0xffff,
+                    itc >>> 16,
+                    itc & 0xffff,
+                    (Integer) f[7],
+                    nm,
+                    0,
+                    nm.length,
                     savedExpires[i] - lifetimeNanos);
         }
     }

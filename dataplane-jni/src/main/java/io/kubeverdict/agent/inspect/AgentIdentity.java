@@ -2,5 +2,4 @@
 package io.kubeverdict.agent.inspect;
 
 /** Static facts about this agent, for GetStatus. */
-public record AgentIdentity(String node, String version, String kernelPath, int queueId, boolean failOpen) {
-}
+public record AgentIdentity(String node, String version, String kernelPath, int queueId, boolean failOpen) {}

@@ -15,8 +15,8 @@ import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.ExplainRequest;
-import io.kubeverdict.proto.v1.LearnedDomains;
 import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.LearnedDomains;
 import io.kubeverdict.proto.v1.ListEndpointsRequest;
 import io.kubeverdict.proto.v1.ListEndpointsResponse;
 import io.kubeverdict.proto.v1.Tuple;
@@ -32,8 +32,12 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
     private final Supplier<Optional<QueueCounters>> queue;
     private final VerdictFeed feed;
 
-    public AgentInspectionService(AgentIdentity identity, StateHolder state, SyncStatus sync,
-                                  Supplier<Optional<QueueCounters>> queue, VerdictFeed feed) {
+    public AgentInspectionService(
+            AgentIdentity identity,
+            StateHolder state,
+            SyncStatus sync,
+            Supplier<Optional<QueueCounters>> queue,
+            VerdictFeed feed) {
         this.identity = identity;
         this.state = state;
         this.sync = sync;
@@ -90,7 +94,8 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
         StateHolder.Generation generation = state.generation();
         if (generation == null) {
             response.onError(Status.FAILED_PRECONDITION
-                    .withDescription("no policy state applied yet (not in sync)").asRuntimeException());
+                    .withDescription("no policy state applied yet (not in sync)")
+                    .asRuntimeException());
             return;
         }
         EnforcedState current = generation.state();
@@ -99,7 +104,8 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
             tuple.setSrcIp(address(current, tuple.getSrcIp(), request.getFrom(), "source"));
             tuple.setDstIp(address(current, tuple.getDstIp(), request.getTo(), "destination"));
         } catch (IllegalArgumentException e) {
-            response.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+            response.onError(
+                    Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
             return;
         }
         // with what the pods learned from DNS, as the verdict loop decides
@@ -119,7 +125,8 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
             throw new IllegalArgumentException("give a " + role + " address (or a local pod namespace/name)");
         }
         for (Endpoint e : current.snapshot().getEndpointsList()) {
-            if ((e.getId().getNamespace() + "/" + e.getId().getPod()).equals(pod) && e.getEndpoint().getIpsCount() > 0) {
+            if ((e.getId().getNamespace() + "/" + e.getId().getPod()).equals(pod)
+                    && e.getEndpoint().getIpsCount() > 0) {
                 return e.getEndpoint().getIps(0);
             }
         }
@@ -130,7 +137,8 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
     public void watchVerdicts(WatchVerdictsRequest request, StreamObserver<Explanation> response) {
         if (!request.getIp().isEmpty() && IpAddress.tryParse(request.getIp()) == null) {
             response.onError(Status.INVALID_ARGUMENT
-                    .withDescription(request.getIp() + " is not an IP address").asRuntimeException());
+                    .withDescription(request.getIp() + " is not an IP address")
+                    .asRuntimeException());
             return;
         }
         feed.watch(request, (ServerCallStreamObserver<Explanation>) response);

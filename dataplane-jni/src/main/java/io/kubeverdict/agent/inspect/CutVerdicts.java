@@ -31,17 +31,25 @@ public final class CutVerdicts implements CutSink {
     @Override
     public void cut(PacketTuple tuple, int srcPort, int conntrackId, int decisionCode, EnforcedState state) {
         if (log.isDebugEnabled()) {
-            log.debug("cut {} (source port {}, conntrack id {}): {}", tuple, srcPort, Integer.toUnsignedString(conntrackId),
+            log.debug(
+                    "cut {} (source port {}, conntrack id {}): {}",
+                    tuple,
+                    srcPort,
+                    Integer.toUnsignedString(conntrackId),
                     new DecisionText(state.index()).describe(decisionCode));
         }
         if (feed.watchers() == 0) {
             return; // nobody to explain it to
         }
-        Explanation explanation = new Explainer(state.index()).explain(tuple).toBuilder()
-                .setVerdict(Verdict.VERDICT_DENY)
-                .setCut(ConnectionCut.newBuilder().setSrcPort(srcPort).setAction(action)
-                        .setAppliedSequence(state.sequence()).setConntrackId(conntrackId))
-                .build();
+        Explanation explanation = new Explainer(state.index())
+                .explain(tuple).toBuilder()
+                        .setVerdict(Verdict.VERDICT_DENY)
+                        .setCut(ConnectionCut.newBuilder()
+                                .setSrcPort(srcPort)
+                                .setAction(action)
+                                .setAppliedSequence(state.sequence())
+                                .setConntrackId(conntrackId))
+                        .build();
         feed.publishCut(tuple, explanation);
     }
 }

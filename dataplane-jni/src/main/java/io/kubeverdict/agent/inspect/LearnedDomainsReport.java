@@ -19,8 +19,8 @@ import java.util.List;
  * called per inspection request only.
  */
 final class LearnedDomainsReport {
-    private static final Comparator<LearnedSet.Entry> BY_NAME_THEN_ADDRESS = Comparator
-            .comparing(LearnedSet.Entry::name)
+    private static final Comparator<LearnedSet.Entry> BY_NAME_THEN_ADDRESS = Comparator.comparing(
+                    LearnedSet.Entry::name)
             .thenComparingInt(LearnedSet.Entry::family)
             .thenComparing(LearnedSet.Entry::hi, Long::compareUnsigned)
             .thenComparing(LearnedSet.Entry::lo, Long::compareUnsigned);
@@ -40,7 +40,8 @@ final class LearnedDomainsReport {
                 LearnedDomains.Builder b = LearnedDomains.newBuilder()
                         .setEndpoint(index.endpointId(e))
                         .setDomainNames(DomainNames.newBuilder()
-                                .addAllPatterns(index.domainPatterns(d)).setLearnedSetId(index.domainSetId(d)));
+                                .addAllPatterns(index.domainPatterns(d))
+                                .setLearnedSetId(index.domainSetId(d)));
                 if (set != null) {
                     List<LearnedSet.Entry> entries = new ArrayList<>(set.entries(now));
                     entries.sort(BY_NAME_THEN_ADDRESS);
@@ -57,11 +58,13 @@ final class LearnedDomainsReport {
 
     private static LearnedAddress address(LearnedSet.Entry entry, long now) {
         long left = Math.max(0, entry.expiresAtNanos() - now);
-        IpAddress ip = entry.family() == IpAddress.V4 ? IpAddress.v4((int) entry.lo()) : IpAddress.v6(entry.hi(), entry.lo());
+        IpAddress ip =
+                entry.family() == IpAddress.V4 ? IpAddress.v4((int) entry.lo()) : IpAddress.v6(entry.hi(), entry.lo());
         return LearnedAddress.newBuilder()
                 .setAddress(ip.toString())
                 .setName(entry.name())
-                .setExpiresIn(Duration.newBuilder().setSeconds(left / 1_000_000_000L).setNanos((int) (left % 1_000_000_000L)))
+                .setExpiresIn(
+                        Duration.newBuilder().setSeconds(left / 1_000_000_000L).setNanos((int) (left % 1_000_000_000L)))
                 .build();
     }
 }

@@ -258,7 +258,9 @@ public final class VerdictFeed implements AutoCloseable {
 
     private record Watcher(IpAddress ip, Verdict verdict, Sink stream) {
         boolean matches(PacketTuple p, Verdict given) {
-            return (ip == null || ip.family() == p.family && (is(p.srcHi, p.srcLo, p.family) || is(p.dstHi, p.dstLo, p.family)))
+            return (ip == null
+                            || ip.family() == p.family
+                                    && (is(p.srcHi, p.srcLo, p.family) || is(p.dstHi, p.dstLo, p.family)))
                     && (verdict == Verdict.VERDICT_UNSPECIFIED || verdict == Verdict.UNRECOGNIZED || verdict == given);
         }
 

@@ -10,15 +10,15 @@ import io.kubeverdict.runtime.metrics.Histograms;
 import io.kubeverdict.runtime.metrics.ProcessMetrics;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
-import java.util.concurrent.TimeUnit;
-import java.util.Optional;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
-import io.micrometer.core.instrument.Tags;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -48,8 +48,12 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
     }
 
     /** @param policyVerdictSeries see {@link PolicyVerdictMetrics}; 0: no per-policy verdict counter */
-    public AgentMetrics(SyncStatus sync, StateHolder state, Supplier<Optional<QueueCounters>> queue, Clock clock,
-                        int policyVerdictSeries) {
+    public AgentMetrics(
+            SyncStatus sync,
+            StateHolder state,
+            Supplier<Optional<QueueCounters>> queue,
+            Clock clock,
+            int policyVerdictSeries) {
         this(sync, state, new int[] {-1}, q -> queue.get(), clock, policyVerdictSeries);
     }
 
@@ -59,8 +63,13 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
      *     a negative number: one series without the label
      * @param readQueue the kernel's counters of one queue, empty when it is not bound
      */
-    public AgentMetrics(SyncStatus sync, StateHolder state, int[] queues, IntFunction<Optional<QueueCounters>> readQueue,
-                        Clock clock, int policyVerdictSeries) {
+    public AgentMetrics(
+            SyncStatus sync,
+            StateHolder state,
+            int[] queues,
+            IntFunction<Optional<QueueCounters>> readQueue,
+            Clock clock,
+            int policyVerdictSeries) {
         this.clock = clock;
         this.sync = sync;
         this.state = state;
@@ -74,42 +83,94 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
             cachedQueues.add(cached);
             Tags tags = queue < 0 ? Tags.empty() : Tags.of("queue", Integer.toString(queue));
             // From /proc/net/netfilter/nfnetlink_queue; the kernel restarts them when the queue is rebound.
-            FunctionCounter.builder("kubeverdict_queue_packets", cached, c -> c.get().map(QueueCounters::idSequence).orElse(0L))
-                    .description("Packets the kernel put on our NFQUEUE since it was bound (its id sequence)").tags(tags)
+            FunctionCounter.builder(
+                            "kubeverdict_queue_packets",
+                            cached,
+                            c -> c.get().map(QueueCounters::idSequence).orElse(0L))
+                    .description("Packets the kernel put on our NFQUEUE since it was bound (its id sequence)")
+                    .tags(tags)
                     .register(registry);
-            FunctionCounter.builder("kubeverdict_queue_dropped", cached, c -> c.get().map(QueueCounters::dropped).orElse(0L))
-                    .description("Packets the kernel dropped because our queue was full").tags(tags).register(registry);
-            FunctionCounter.builder("kubeverdict_queue_user_dropped", cached, c -> c.get().map(QueueCounters::userDropped).orElse(0L))
-                    .description("Packets the kernel could not deliver to the agent's socket").tags(tags).register(registry);
-            Gauge.builder("kubeverdict_queue_waiting", cached, c -> c.get().map(QueueCounters::waiting).orElse(0L))
-                    .description("Packets waiting on our queue for a verdict now").tags(tags).register(registry);
+            FunctionCounter.builder(
+                            "kubeverdict_queue_dropped",
+                            cached,
+                            c -> c.get().map(QueueCounters::dropped).orElse(0L))
+                    .description("Packets the kernel dropped because our queue was full")
+                    .tags(tags)
+                    .register(registry);
+            FunctionCounter.builder(
+                            "kubeverdict_queue_user_dropped",
+                            cached,
+                            c -> c.get().map(QueueCounters::userDropped).orElse(0L))
+                    .description("Packets the kernel could not deliver to the agent's socket")
+                    .tags(tags)
+                    .register(registry);
+            Gauge.builder(
+                            "kubeverdict_queue_waiting",
+                            cached,
+                            c -> c.get().map(QueueCounters::waiting).orElse(0L))
+                    .description("Packets waiting on our queue for a verdict now")
+                    .tags(tags)
+                    .register(registry);
             Gauge.builder("kubeverdict_queue_bound", cached, c -> c.get().isPresent() ? 1 : 0)
-                    .description("1 when our queue is bound").tags(tags).register(registry);
+                    .description("1 when our queue is bound")
+                    .tags(tags)
+                    .register(registry);
         }
         this.queueCounters = cachedQueues;
 
         gauge("kubeverdict_sync_connected", sync, s -> s.connected() ? 1 : 0, "1 while the sync stream is open");
-        gauge("kubeverdict_sync_in_sync", sync, s -> s.inSync() ? 1 : 0, "1 once the current stream's state is applied");
+        gauge(
+                "kubeverdict_sync_in_sync",
+                sync,
+                s -> s.inSync() ? 1 : 0,
+                "1 once the current stream's state is applied");
         gauge("kubeverdict_sync_applied_sequence", sync, SyncStatus::appliedSequence, "Sequence of the enforced state");
-        gauge("kubeverdict_sync_received_sequence", sync, SyncStatus::receivedSequence, "Sequence of the last message received");
-        gauge("kubeverdict_sync_seconds_since_last_message", sync,
+        gauge(
+                "kubeverdict_sync_received_sequence",
+                sync,
+                SyncStatus::receivedSequence,
+                "Sequence of the last message received");
+        gauge(
+                "kubeverdict_sync_seconds_since_last_message",
+                sync,
                 s -> s.lastMessageNanos() == 0 ? Double.NaN : (System.nanoTime() - s.lastMessageNanos()) / 1e9,
                 "Seconds since the control plane last sent anything");
         FunctionCounter.builder("kubeverdict_sync_reconnects", sync, SyncStatus::reconnects)
-                .description("Reconnects to the control plane").register(registry);
+                .description("Reconnects to the control plane")
+                .register(registry);
         FunctionCounter.builder("kubeverdict_sync_resyncs", sync, SyncStatus::resyncs)
                 .description("Streams abandoned for a sequence gap, a message that did not fit or a failed apply")
                 .register(registry);
         FunctionCounter.builder("kubeverdict_sync_messages", sync, SyncStatus::messages)
-                .description("Messages received from the control plane").register(registry);
-        programmingLatency = Histograms.timer(registry, "kubeverdict_sync_programming_latency",
+                .description("Messages received from the control plane")
+                .register(registry);
+        programmingLatency = Histograms.timer(
+                registry,
+                "kubeverdict_sync_programming_latency",
                 "From the control plane seeing a change to its effect in this node's kernel "
-                        + "(two clocks: meaningful when they are synchronised)", PROGRAMMING_SECONDS);
+                        + "(two clocks: meaningful when they are synchronised)",
+                PROGRAMMING_SECONDS);
 
-        gauge("kubeverdict_endpoints", state, s -> size(s.current(), c -> c.snapshot().getEndpointsCount()), "Local endpoints in the enforced state");
-        gauge("kubeverdict_policies", state, s -> size(s.current(), c -> c.snapshot().getPoliciesCount()), "Policies in the enforced state");
-        gauge("kubeverdict_ip_sets", state, s -> size(s.current(), c -> c.snapshot().getIpSetsCount()), "IP sets in the enforced state");
-        gauge("kubeverdict_selected_addresses", state, s -> size(s.current(), c -> c.selected().size()), "Local pod addresses whose new connections are queued");
+        gauge(
+                "kubeverdict_endpoints",
+                state,
+                s -> size(s.current(), c -> c.snapshot().getEndpointsCount()),
+                "Local endpoints in the enforced state");
+        gauge(
+                "kubeverdict_policies",
+                state,
+                s -> size(s.current(), c -> c.snapshot().getPoliciesCount()),
+                "Policies in the enforced state");
+        gauge(
+                "kubeverdict_ip_sets",
+                state,
+                s -> size(s.current(), c -> c.snapshot().getIpSetsCount()),
+                "IP sets in the enforced state");
+        gauge(
+                "kubeverdict_selected_addresses",
+                state,
+                s -> size(s.current(), c -> c.selected().size()),
+                "Local pod addresses whose new connections are queued");
     }
 
     private <T> void gauge(String name, T target, ToDoubleFunction<T> value, String description) {

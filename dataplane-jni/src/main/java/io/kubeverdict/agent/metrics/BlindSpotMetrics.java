@@ -33,14 +33,26 @@ public final class BlindSpotMetrics {
     }
 
     /** Registers the gauges, starting from {@code first} (the detection the agent logged at start). */
-    public static BlindSpotMetrics register(MeterRegistry registry, Supplier<BridgeBlindSpots> detector, BridgeBlindSpots first) {
+    public static BlindSpotMetrics register(
+            MeterRegistry registry, Supplier<BridgeBlindSpots> detector, BridgeBlindSpots first) {
         BlindSpotMetrics metrics = new BlindSpotMetrics(detector, System::nanoTime, first);
-        String help = "Linux bridges with ports whose bridged traffic skips the inet forward hook (br_netfilter not loaded "
-                + "or bridge-nf-call-iptables/ip6tables 0): same-node pod-to-pod traffic on them is not enforced";
-        Gauge.builder("kubeverdict_agent_blind_spots", metrics, m -> m.current().ipv4().size())
-                .description(help).tag("family", "ipv4").register(registry);
-        Gauge.builder("kubeverdict_agent_blind_spots", metrics, m -> m.current().ipv6().size())
-                .description(help).tag("family", "ipv6").register(registry);
+        String help =
+                "Linux bridges with ports whose bridged traffic skips the inet forward hook (br_netfilter not loaded "
+                        + "or bridge-nf-call-iptables/ip6tables 0): same-node pod-to-pod traffic on them is not enforced";
+        Gauge.builder(
+                        "kubeverdict_agent_blind_spots",
+                        metrics,
+                        m -> m.current().ipv4().size())
+                .description(help)
+                .tag("family", "ipv4")
+                .register(registry);
+        Gauge.builder(
+                        "kubeverdict_agent_blind_spots",
+                        metrics,
+                        m -> m.current().ipv6().size())
+                .description(help)
+                .tag("family", "ipv6")
+                .register(registry);
         return metrics;
     }
 

@@ -27,9 +27,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class ConntrackMetrics implements RejudgeObserver {
     /** Explicit buckets from a change being applied to its connections being cut (seconds). */
     static final Duration[] CUT_LATENCY_BUCKETS = {
-            Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50),
-            Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1),
-            Duration.ofMillis(2500), Duration.ofSeconds(5), Duration.ofSeconds(10)};
+        Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50),
+        Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1),
+        Duration.ofMillis(2500), Duration.ofSeconds(5), Duration.ofSeconds(10)
+    };
 
     private final MeterRegistry registry;
     private final Counter examined;
@@ -52,16 +53,20 @@ public final class ConntrackMetrics implements RejudgeObserver {
     ConntrackMetrics(MeterRegistry registry, Path proc) {
         this.registry = registry;
         examined = Counter.builder("kubeverdict_conntrack_flows_examined")
-                .description("Established connections judged again after a change (or at start)").register(registry);
+                .description("Established connections judged again after a change (or at start)")
+                .register(registry);
         received = Counter.builder("kubeverdict_conntrack_entries_received")
-                .description("Conntrack entries the kernel's filtered dumps delivered to the agent").register(registry);
+                .description("Conntrack entries the kernel's filtered dumps delivered to the agent")
+                .register(registry);
         vanished = Counter.builder("kubeverdict_conntrack_flows_vanished")
-                .description("Connections the policy denied that ended before they could be cut").register(registry);
+                .description("Connections the policy denied that ended before they could be cut")
+                .register(registry);
         String[] protocols = {"tcp", "udp", "sctp", "other"};
         for (int i = 0; i < protocols.length; i++) {
             cutByProtocol[i] = Counter.builder("kubeverdict_conntrack_flows_cut")
                     .description("Established connections cut because the policy now denies them")
-                    .tag("protocol", protocols[i]).register(registry);
+                    .tag("protocol", protocols[i])
+                    .register(registry);
         }
         cutLatency = Timer.builder("kubeverdict_conntrack_cut_latency")
                 .description("From a change being applied to a connection it denies being cut")
@@ -72,18 +77,23 @@ public final class ConntrackMetrics implements RejudgeObserver {
                 .serviceLevelObjectives(CUT_LATENCY_BUCKETS)
                 .register(registry);
         incompletePasses = Counter.builder("kubeverdict_conntrack_rejudge_incomplete")
-                .description("Passes that left endpoints to retry (a dump or a cut failed)").register(registry);
+                .description("Passes that left endpoints to retry (a dump or a cut failed)")
+                .register(registry);
         Gauge.builder("kubeverdict_conntrack_endpoints_pending", pending, AtomicInteger::get)
                 .description("Endpoints whose connections wait to be judged again; above 0 for long, "
-                        + "connections the policy denies may still be open").register(registry);
+                        + "connections the policy denies may still be open")
+                .register(registry);
         this.proc = new ProcConntrack(proc);
         Gauge.builder("kubeverdict_conntrack_entries", this.proc, p -> p.read("sys/net/netfilter/nf_conntrack_count"))
-                .description("Entries in the node's conntrack table").register(registry);
+                .description("Entries in the node's conntrack table")
+                .register(registry);
         Gauge.builder("kubeverdict_conntrack_entries_max", this.proc, p -> p.read("sys/net/netfilter/nf_conntrack_max"))
-                .description("The conntrack table's limit (nf_conntrack_max)").register(registry);
+                .description("The conntrack table's limit (nf_conntrack_max)")
+                .register(registry);
         FunctionCounter.builder("kubeverdict_conntrack_table_full_drops", this.proc, ProcConntrack::tableFullDrops)
                 .description("Packets the kernel dropped because the conntrack table was full (the drop column "
-                        + "of /proc/net/stat/nf_conntrack)").register(registry);
+                        + "of /proc/net/stat/nf_conntrack)")
+                .register(registry);
     }
 
     @Override
@@ -109,16 +119,26 @@ public final class ConntrackMetrics implements RejudgeObserver {
 
     @Override
     public void dumpFailed(int errno) {
-        dumpErrors.computeIfAbsent(errno, e -> Counter.builder("kubeverdict_conntrack_dump_errors")
-                .description("Conntrack dumps that failed (retried), by errno").tag("errno", Errno.name(e))
-                .register(registry)).increment();
+        dumpErrors
+                .computeIfAbsent(
+                        errno,
+                        e -> Counter.builder("kubeverdict_conntrack_dump_errors")
+                                .description("Conntrack dumps that failed (retried), by errno")
+                                .tag("errno", Errno.name(e))
+                                .register(registry))
+                .increment();
     }
 
     @Override
     public void cutFailed(int errno) {
-        cutErrors.computeIfAbsent(errno, e -> Counter.builder("kubeverdict_conntrack_cut_errors")
-                .description("Conntrack updates that failed (their endpoint is retried), by errno")
-                .tag("errno", Errno.name(e)).register(registry)).increment();
+        cutErrors
+                .computeIfAbsent(
+                        errno,
+                        e -> Counter.builder("kubeverdict_conntrack_cut_errors")
+                                .description("Conntrack updates that failed (their endpoint is retried), by errno")
+                                .tag("errno", Errno.name(e))
+                                .register(registry))
+                .increment();
     }
 
     @Override

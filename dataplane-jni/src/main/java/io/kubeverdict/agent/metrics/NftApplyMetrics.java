@@ -21,15 +21,21 @@ public final class NftApplyMetrics {
 
     public NftApplyMetrics(MeterRegistry registry) {
         String help = "Time one nftables transaction of the agent took (start: the whole table; update: set elements)";
-        start = Histograms.timerBuilder("kubeverdict_nft_apply", help, APPLY_SECONDS).tag("operation", "start")
+        start = Histograms.timerBuilder("kubeverdict_nft_apply", help, APPLY_SECONDS)
+                .tag("operation", "start")
                 .register(registry);
-        update = Histograms.timerBuilder("kubeverdict_nft_apply", help, APPLY_SECONDS).tag("operation", "update")
+        update = Histograms.timerBuilder("kubeverdict_nft_apply", help, APPLY_SECONDS)
+                .tag("operation", "update")
                 .register(registry);
         String failures = "nftables transactions that failed (the stream resyncs and the apply is retried)";
-        startFailures = Counter.builder("kubeverdict_nft_apply_failures").description(failures)
-                .tag("operation", "start").register(registry);
-        updateFailures = Counter.builder("kubeverdict_nft_apply_failures").description(failures)
-                .tag("operation", "update").register(registry);
+        startFailures = Counter.builder("kubeverdict_nft_apply_failures")
+                .description(failures)
+                .tag("operation", "start")
+                .register(registry);
+        updateFailures = Counter.builder("kubeverdict_nft_apply_failures")
+                .description(failures)
+                .tag("operation", "update")
+                .register(registry);
     }
 
     /** Records one transaction. */

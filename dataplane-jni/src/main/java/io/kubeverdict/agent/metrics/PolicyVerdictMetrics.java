@@ -90,7 +90,8 @@ public final class PolicyVerdictMetrics {
     }
 
     private Counter resolve(SnapshotIndex index, int code) {
-        String direction = Decision.index(code) == Decision.NO_ENDPOINT ? "none"
+        String direction = Decision.index(code) == Decision.NO_ENDPOINT
+                ? "none"
                 : Decision.directionName(Decision.direction(code));
         String verdict = Decision.allowed(code) ? "allow" : "deny";
         String reason;
@@ -122,11 +123,13 @@ public final class PolicyVerdictMetrics {
             }
         }
         String key = direction + '\0' + verdict + '\0' + reason + '\0' + policy;
-        return counters.computeIfAbsent(key, k -> Counter.builder("kubeverdict_policy_verdicts")
-                .description("First packets by what decided them: the deciding policy (the first "
-                        + maxPolicies + " distinct ones; later ones count as other), or the tier default")
-                .tags("direction", direction, "verdict", verdict, "reason", reason, "policy", policy)
-                .register(registry));
+        return counters.computeIfAbsent(
+                key,
+                k -> Counter.builder("kubeverdict_policy_verdicts")
+                        .description("First packets by what decided them: the deciding policy (the first " + maxPolicies
+                                + " distinct ones; later ones count as other), or the tier default")
+                        .tags("direction", direction, "verdict", verdict, "reason", reason, "policy", policy)
+                        .register(registry));
     }
 
     /** The name itself while fewer than maxPolicies names are in use (or it already is), else "other". */

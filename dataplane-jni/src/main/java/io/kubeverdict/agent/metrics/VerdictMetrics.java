@@ -45,17 +45,23 @@ public final class VerdictMetrics implements VerdictObserver {
         }
         for (int reason = PacketParser.OK + 1; reason < PacketParser.RESULTS; reason++) {
             unreadable[reason] = Counter.builder("kubeverdict_malformed_packets")
-                    .description("Queued packets the agent could not read, by reason; they were dropped (also when fail-open)")
+                    .description(
+                            "Queued packets the agent could not read, by reason; they were dropped (also when fail-open)")
                     .tags("reason", PacketParser.describe(reason))
                     .register(registry);
         }
         judgeFailures = Counter.builder("kubeverdict_judge_failures")
-                .description("Packets whose verdict function threw; they got the default verdict").register(registry);
+                .description("Packets whose verdict function threw; they got the default verdict")
+                .register(registry);
         queueFailures = Counter.builder("kubeverdict_queue_failures")
-                .description("Failed receive/verdict calls on the queue").register(registry);
-        processing = Histograms.timer(registry, "kubeverdict_packet_processing",
+                .description("Failed receive/verdict calls on the queue")
+                .register(registry);
+        processing = Histograms.timer(
+                registry,
+                "kubeverdict_packet_processing",
                 "Time from a packet's parse to its verdict decision in the agent, sampled: one packet in "
-                        + io.kubeverdict.agent.verdict.VerdictLoop.TIMING_SAMPLE + " is timed", PROCESSING_SECONDS);
+                        + io.kubeverdict.agent.verdict.VerdictLoop.TIMING_SAMPLE + " is timed",
+                PROCESSING_SECONDS);
     }
 
     @Override

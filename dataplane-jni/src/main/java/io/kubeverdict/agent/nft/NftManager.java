@@ -45,7 +45,8 @@ public final class NftManager {
      * A manager for table {@code table}; {@code forcedPath} null means: probe the kernel
      * ({@link QueuePathProbe}), otherwise use that path (tests, or an operator override).
      */
-    public static NftManager create(Nftables nft, String table, int queueNumber, boolean failOpen, QueuePath forcedPath) {
+    public static NftManager create(
+            Nftables nft, String table, int queueNumber, boolean failOpen, QueuePath forcedPath) {
         return create(nft, table, queueNumber, failOpen, forcedPath, null);
     }
 
@@ -54,23 +55,43 @@ public final class NftManager {
      * means: one inet table, falling back to ip + ip6 tables when nft_compat refuses the xtables
      * target in the inet family.
      */
-    public static NftManager create(Nftables nft, String table, int queueNumber, boolean failOpen, QueuePath forcedPath,
-                                    TableLayout forcedLayout) {
+    public static NftManager create(
+            Nftables nft,
+            String table,
+            int queueNumber,
+            boolean failOpen,
+            QueuePath forcedPath,
+            TableLayout forcedLayout) {
         return create(nft, table, queueNumber, failOpen, forcedPath, forcedLayout, CutAction.DROP);
     }
 
     /** Like {@link #create(Nftables, String, int, boolean, QueuePath, TableLayout)}, with what cut connections get. */
-    public static NftManager create(Nftables nft, String table, int queueNumber, boolean failOpen, QueuePath forcedPath,
-                                    TableLayout forcedLayout, CutAction cutAction) {
+    public static NftManager create(
+            Nftables nft,
+            String table,
+            int queueNumber,
+            boolean failOpen,
+            QueuePath forcedPath,
+            TableLayout forcedLayout,
+            CutAction cutAction) {
         return create(nft, table, queueNumber, 1, failOpen, forcedPath, forcedLayout, cutAction);
     }
 
     /** Like {@link #create(Nftables, String, int, boolean, QueuePath, TableLayout, CutAction)}, over {@code queues} queues. */
-    public static NftManager create(Nftables nft, String table, int queueNumber, int queues, boolean failOpen,
-                                    QueuePath forcedPath, TableLayout forcedLayout, CutAction cutAction) {
+    public static NftManager create(
+            Nftables nft,
+            String table,
+            int queueNumber,
+            int queues,
+            boolean failOpen,
+            QueuePath forcedPath,
+            TableLayout forcedLayout,
+            CutAction cutAction) {
         QueuePath path = forcedPath != null ? forcedPath : QueuePathProbe.detect(nft, table);
         TableLayout layout = forcedLayout != null ? forcedLayout : TableLayout.INET;
-        return new NftManager(nft, new RulesetConfig(table, queueNumber, failOpen, path, layout, cutAction, queues),
+        return new NftManager(
+                nft,
+                new RulesetConfig(table, queueNumber, failOpen, path, layout, cutAction, queues),
                 forcedLayout != null);
     }
 
@@ -152,21 +173,32 @@ public final class NftManager {
 
     private void installXtRules() {
         for (String family : RulesetRenderer.families(config)) {
-            int nfproto = family.equals("inet") ? XtQueueRule.FAMILY_INET
+            int nfproto = family.equals("inet")
+                    ? XtQueueRule.FAMILY_INET
                     : family.equals("ip") ? XtQueueRule.FAMILY_IPV4 : XtQueueRule.FAMILY_IPV6;
-            XtQueueRule.install(nfproto, config.table(), RulesetRenderer.CHAIN_QUEUE, config.queueNumber(), config.queues(),
+            XtQueueRule.install(
+                    nfproto,
+                    config.table(),
+                    RulesetRenderer.CHAIN_QUEUE,
+                    config.queueNumber(),
+                    config.queues(),
                     config.failOpen());
         }
     }
 
     /** Errnos with which nft_compat turns down a target for a family it does not serve. */
     private static boolean compatRefusedFamily(int errno) {
-        return errno == Errno.EOPNOTSUPP || errno == Errno.EINVAL || errno == Errno.EAFNOSUPPORT
-                || errno == Errno.EPROTONOSUPPORT || errno == Errno.ENOENT;
+        return errno == Errno.EOPNOTSUPP
+                || errno == Errno.EINVAL
+                || errno == Errno.EAFNOSUPPORT
+                || errno == Errno.EPROTONOSUPPORT
+                || errno == Errno.ENOENT;
     }
 
     private boolean tableExists() {
         String tables = nft.run("list tables");
-        return Pattern.compile("(?m)^table (inet|ip|ip6) " + Pattern.quote(config.table()) + "$").matcher(tables).find();
+        return Pattern.compile("(?m)^table (inet|ip|ip6) " + Pattern.quote(config.table()) + "$")
+                .matcher(tables)
+                .find();
     }
 }

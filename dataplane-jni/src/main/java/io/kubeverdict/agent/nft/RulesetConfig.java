@@ -11,8 +11,14 @@ package io.kubeverdict.agent.nft;
  *     on the queue (agent down); false: they are dropped until the agent answers
  * @param cutAction what happens to packets of connections the agent cut ({@link FlowMarks#CUT})
  */
-public record RulesetConfig(String table, int queueNumber, boolean failOpen, QueuePath path, TableLayout layout,
-                            CutAction cutAction, int queues) {
+public record RulesetConfig(
+        String table,
+        int queueNumber,
+        boolean failOpen,
+        QueuePath path,
+        TableLayout layout,
+        CutAction cutAction,
+        int queues) {
     public static final String DEFAULT_TABLE = "kube_verdict";
 
     /** One inet table; cut connections are dropped. */
@@ -26,8 +32,8 @@ public record RulesetConfig(String table, int queueNumber, boolean failOpen, Que
     }
 
     /** One queue. */
-    public RulesetConfig(String table, int queueNumber, boolean failOpen, QueuePath path, TableLayout layout,
-                         CutAction cutAction) {
+    public RulesetConfig(
+            String table, int queueNumber, boolean failOpen, QueuePath path, TableLayout layout, CutAction cutAction) {
         this(table, queueNumber, failOpen, path, layout, cutAction, 1);
     }
 

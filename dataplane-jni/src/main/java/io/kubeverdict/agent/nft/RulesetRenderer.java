@@ -44,6 +44,7 @@ public final class RulesetRenderer {
     public static final String SET_V6 = "pods6";
     /** The pod address guard: the node's pod ranges, and the addresses in them the state knows. */
     public static final String GUARD_V4 = "guard4";
+
     public static final String GUARD_V6 = "guard6";
     public static final String KNOWN_V4 = "known4";
     public static final String KNOWN_V6 = "known6";
@@ -75,8 +76,8 @@ public final class RulesetRenderer {
         return config.layout() == TableLayout.INET ? List.of("inet") : List.of("ip", "ip6");
     }
 
-    private static void table(StringBuilder s, RulesetConfig config, String family, boolean v4, boolean v6,
-                              PodAddresses addresses) {
+    private static void table(
+            StringBuilder s, RulesetConfig config, String family, boolean v4, boolean v6, PodAddresses addresses) {
         boolean cuts = config.cutAction() != CutAction.NONE;
         s.append("table ").append(family).append(' ').append(config.table()).append(" {\n");
         s.append("\tcomment \"").append(COMMENT).append("\"\n");
@@ -90,7 +91,11 @@ public final class RulesetRenderer {
             intervalSet(s, GUARD_V6, "ipv6_addr", addresses.guard().ranges6());
             set(s, KNOWN_V6, "ipv6_addr", addresses.guard().known6());
         }
-        s.append("\tchain ").append(CHAIN_QUEUE).append(" {\n\t\t").append(queueStatement(config)).append("\n\t}\n");
+        s.append("\tchain ")
+                .append(CHAIN_QUEUE)
+                .append(" {\n\t\t")
+                .append(queueStatement(config))
+                .append("\n\t}\n");
         if (cuts) {
             s.append("\tchain ").append(CHAIN_CUT).append(" {\n");
             if (config.cutAction() == CutAction.RESET) {
@@ -101,7 +106,11 @@ public final class RulesetRenderer {
 
         s.append("\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n");
         if (cuts) {
-            s.append("\t\t").append(cutMatch()).append(" goto ").append(CHAIN_CUT).append('\n');
+            s.append("\t\t")
+                    .append(cutMatch())
+                    .append(" goto ")
+                    .append(CHAIN_CUT)
+                    .append('\n');
         }
         for (String match : forwardMatches(v4, v6)) {
             queueRule(s, match);
@@ -112,7 +121,11 @@ public final class RulesetRenderer {
         s.append("\t}\n");
         s.append("\tchain input {\n\t\ttype filter hook input priority filter; policy accept;\n");
         if (cuts) {
-            s.append("\t\t").append(cutMatch()).append(" goto ").append(CHAIN_CUT).append('\n');
+            s.append("\t\t")
+                    .append(cutMatch())
+                    .append(" goto ")
+                    .append(CHAIN_CUT)
+                    .append('\n');
         }
         for (String match : inputMatches(v4, v6)) {
             queueRule(s, match);
@@ -126,7 +139,11 @@ public final class RulesetRenderer {
             // cut chain sends from the forward and input hooks leave through here: let them out.
             s.append("\tchain output {\n\t\ttype filter hook output priority filter; policy accept;\n");
             s.append("\t\t").append(cutMatch()).append(" tcp flags & rst == rst accept\n");
-            s.append("\t\t").append(cutMatch()).append(" goto ").append(CHAIN_CUT).append('\n');
+            s.append("\t\t")
+                    .append(cutMatch())
+                    .append(" goto ")
+                    .append(CHAIN_CUT)
+                    .append('\n');
             s.append("\t}\n");
         }
 
@@ -207,12 +224,19 @@ public final class RulesetRenderer {
     }
 
     private static void queueRule(StringBuilder s, String match) {
-        s.append("\t\tct state new ").append(match).append(" goto ").append(CHAIN_QUEUE).append('\n');
+        s.append("\t\tct state new ")
+                .append(match)
+                .append(" goto ")
+                .append(CHAIN_QUEUE)
+                .append('\n');
     }
 
     private static void admitRule(StringBuilder s, String match) {
-        s.append("\t\tct state new ").append(match).append(" ct mark set ct mark | ")
-                .append(FlowMarks.hex(FlowMarks.ADMITTED)).append('\n');
+        s.append("\t\tct state new ")
+                .append(match)
+                .append(" ct mark set ct mark | ")
+                .append(FlowMarks.hex(FlowMarks.ADMITTED))
+                .append('\n');
     }
 
     /** The queue chain's rule as nft text (a placeholder on the xtables path). */
@@ -223,7 +247,8 @@ public final class RulesetRenderer {
         if (config.queues() == 1) {
             return "queue num " + config.queueNumber() + (config.failOpen() ? " bypass" : "");
         }
-        return "queue num " + config.queueNumber() + "-" + config.lastQueue() + (config.failOpen() ? " fanout,bypass" : " fanout");
+        return "queue num " + config.queueNumber() + "-" + config.lastQueue()
+                + (config.failOpen() ? " fanout,bypass" : " fanout");
     }
 
     /**
@@ -273,8 +298,16 @@ public final class RulesetRenderer {
     public static String deleteTable(RulesetConfig config) {
         StringBuilder s = new StringBuilder();
         for (String family : List.of("inet", "ip", "ip6")) {
-            s.append("add table ").append(family).append(' ').append(config.table()).append('\n');
-            s.append("delete table ").append(family).append(' ').append(config.table()).append('\n');
+            s.append("add table ")
+                    .append(family)
+                    .append(' ')
+                    .append(config.table())
+                    .append('\n');
+            s.append("delete table ")
+                    .append(family)
+                    .append(' ')
+                    .append(config.table())
+                    .append('\n');
         }
         return s.toString();
     }
@@ -287,7 +320,11 @@ public final class RulesetRenderer {
 
     /** A set of CIDRs; overlapping ones merge. */
     private static void intervalSet(StringBuilder s, String name, String type, Collection<String> elements) {
-        s.append("\tset ").append(name).append(" {\n\t\ttype ").append(type).append("\n\t\tflags interval\n\t\tauto-merge\n");
+        s.append("\tset ")
+                .append(name)
+                .append(" {\n\t\ttype ")
+                .append(type)
+                .append("\n\t\tflags interval\n\t\tauto-merge\n");
         if (!elements.isEmpty()) {
             s.append("\t\telements = { ").append(String.join(", ", elements)).append(" }\n");
         }
@@ -302,10 +339,15 @@ public final class RulesetRenderer {
         s.append("\t}\n");
     }
 
-    private static void elements(StringBuilder s, String verb, RulesetConfig config, String set, Collection<String> elements) {
+    private static void elements(
+            StringBuilder s, String verb, RulesetConfig config, String set, Collection<String> elements) {
         if (!elements.isEmpty()) {
-            s.append(verb).append(" element ").append(setRef(config, set))
-                    .append(" { ").append(String.join(", ", elements)).append(" }\n");
+            s.append(verb)
+                    .append(" element ")
+                    .append(setRef(config, set))
+                    .append(" { ")
+                    .append(String.join(", ", elements))
+                    .append(" }\n");
         }
     }
 

@@ -63,7 +63,8 @@ public final class VerdictUplink implements AutoCloseable {
     private boolean closed;
 
     /** @param perSecond most verdicts uploaded per second (more are sampled and counted as lost) */
-    public VerdictUplink(Channel channel, String node, VerdictFeed feed, int perSecond, MeterRegistry registry, Clock clock) {
+    public VerdictUplink(
+            Channel channel, String node, VerdictFeed feed, int perSecond, MeterRegistry registry, Clock clock) {
         this.channel = channel;
         this.node = node;
         this.feed = feed;
@@ -75,10 +76,12 @@ public final class VerdictUplink implements AutoCloseable {
             return t;
         });
         sent = Counter.builder("kubeverdict_observe_events_sent")
-                .description("Verdict events uploaded to the control plane for kube-verdict observe").register(registry);
+                .description("Verdict events uploaded to the control plane for kube-verdict observe")
+                .register(registry);
         lostCounter = Counter.builder("kubeverdict_observe_events_lost")
                 .description("Verdict events not uploaded while observed: sampled out above the upload rate, or the "
-                        + "upload queue was full").register(registry);
+                        + "upload queue was full")
+                .register(registry);
         FunctionCounter.builder("kubeverdict_verdict_feed_dropped", feed, VerdictFeed::dropped)
                 .description("Verdicts the watch feed lost: its ring was full, or a watcher was not ready")
                 .register(registry);
@@ -141,7 +144,9 @@ public final class VerdictUplink implements AutoCloseable {
         failureLog.reset();
         unsubscribe();
         if (demand.getWanted()) {
-            VerdictSampler sampler = new VerdictSampler(perSecond, System::nanoTime,
+            VerdictSampler sampler = new VerdictSampler(
+                    perSecond,
+                    System::nanoTime,
                     () -> ThreadLocalRandom.current().nextDouble());
             subscription = feed.subscribe(demand.getVerdict(), new VerdictFeed.Sink() {
                 @Override
@@ -163,10 +168,13 @@ public final class VerdictUplink implements AutoCloseable {
 
     private VerdictEvent event(Explanation verdict) {
         long millis = clock.millis();
-        return VerdictEvent.newBuilder().setNode(node)
-                .setTime(Timestamp.newBuilder().setSeconds(Math.floorDiv(millis, 1000))
+        return VerdictEvent.newBuilder()
+                .setNode(node)
+                .setTime(Timestamp.newBuilder()
+                        .setSeconds(Math.floorDiv(millis, 1000))
                         .setNanos((int) Math.floorMod(millis, 1000) * 1_000_000))
-                .setExplanation(verdict).build();
+                .setExplanation(verdict)
+                .build();
     }
 
     private void flush() {
@@ -179,7 +187,10 @@ public final class VerdictUplink implements AutoCloseable {
                 List<VerdictEvent> batch = new ArrayList<>(Math.min(BATCH, queue.size()));
                 queue.drainTo(batch, BATCH);
                 long lostNow = lost.get();
-                c.onNext(VerdictUpload.newBuilder().addAllEvents(batch).setLost(lostNow).build());
+                c.onNext(VerdictUpload.newBuilder()
+                        .addAllEvents(batch)
+                        .setLost(lostNow)
+                        .build());
                 sent.increment(batch.size());
                 lostReported = lostNow;
             }
@@ -200,10 +211,14 @@ public final class VerdictUplink implements AutoCloseable {
         }
         long suppressed = failureLog.tryAcquire();
         if (suppressed >= 0) {
-            log.info("verdict upload stream ended ({}); reconnecting{}", t == null ? "closed by the control plane" : t.toString(),
+            log.info(
+                    "verdict upload stream ended ({}); reconnecting{}",
+                    t == null ? "closed by the control plane" : t.toString(),
                     suppressed > 0 ? " (" + suppressed + " similar suppressed)" : "");
         }
-        long delay = Backoff.DEFAULT.delay(attempt++, ThreadLocalRandom.current().nextDouble()).toMillis();
+        long delay = Backoff.DEFAULT
+                .delay(attempt++, ThreadLocalRandom.current().nextDouble())
+                .toMillis();
         executor.schedule(this::connect, delay, TimeUnit.MILLISECONDS);
     }
 

@@ -55,12 +55,18 @@ public final class PacketParser {
     /** Human-readable name of a result code, for logs and metric tags. */
     public static String describe(int result) {
         switch (result) {
-            case OK: return "ok";
-            case TRUNCATED: return "truncated";
-            case MALFORMED: return "malformed";
-            case TOO_MANY_HEADERS: return "too_many_headers";
-            case BEYOND_COPY: return "beyond_copy";
-            default: return "unknown";
+            case OK:
+                return "ok";
+            case TRUNCATED:
+                return "truncated";
+            case MALFORMED:
+                return "malformed";
+            case TOO_MANY_HEADERS:
+                return "too_many_headers";
+            case BEYOND_COPY:
+                return "beyond_copy";
+            default:
+                return "unknown";
         }
     }
 
@@ -136,7 +142,8 @@ public final class PacketParser {
                     if (at + 2 > end) {
                         return TRUNCATED;
                     }
-                    int size = next == IPV6_AH ? ((buf.get(at + 1) & 0xff) + 2) * 4 : ((buf.get(at + 1) & 0xff) + 1) * 8;
+                    int size =
+                            next == IPV6_AH ? ((buf.get(at + 1) & 0xff) + 2) * 4 : ((buf.get(at + 1) & 0xff) + 1) * 8;
                     next = buf.get(at) & 0xff;
                     at += size;
                     break;

@@ -56,7 +56,10 @@ public final class StateFile {
         ByteBuffer bytes = ByteBuffer.wrap(StateFileFormat.encode(state));
         Files.createDirectories(path.getParent());
         try {
-            try (FileChannel out = FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            try (FileChannel out = FileChannel.open(
+                    temporary,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING)) {
                 while (bytes.hasRemaining()) {
                     out.write(bytes);

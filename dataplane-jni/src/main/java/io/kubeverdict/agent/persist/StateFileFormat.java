@@ -18,6 +18,7 @@ public final class StateFileFormat {
     static final byte[] MAGIC = "KVSTATE\n".getBytes(StandardCharsets.US_ASCII);
     /** Bumped when the layout or the payload's meaning changes incompatibly; other versions are not read. */
     public static final int VERSION = 1;
+
     static final int HEADER_BYTES = MAGIC.length + 4 + 8 + 32;
     /** A state written this far in the future (by the reading clock) is refused: that clock or the writer's jumped. */
     public static final long FUTURE_TOLERANCE_MILLIS = 5 * 60_000L;
@@ -63,7 +64,11 @@ public final class StateFileFormat {
     public static byte[] encode(PersistedNodeState state) {
         byte[] payload = state.toByteArray();
         ByteBuffer out = ByteBuffer.allocate(HEADER_BYTES + payload.length);
-        out.put(MAGIC).putInt(VERSION).putLong(payload.length).put(sha256(payload)).put(payload);
+        out.put(MAGIC)
+                .putInt(VERSION)
+                .putLong(payload.length)
+                .put(sha256(payload))
+                .put(payload);
         return out.array();
     }
 
@@ -89,7 +94,8 @@ public final class StateFileFormat {
         byte[] checksum = new byte[32];
         in.get(checksum);
         if (length != file.length - HEADER_BYTES) {
-            return Decoded.refused(length > file.length - HEADER_BYTES ? Refusal.TRUNCATED : Refusal.CHECKSUM_MISMATCH,
+            return Decoded.refused(
+                    length > file.length - HEADER_BYTES ? Refusal.TRUNCATED : Refusal.CHECKSUM_MISMATCH,
                     "header says " + length + " payload bytes, the file has " + (file.length - HEADER_BYTES));
         }
         byte[] payload = Arrays.copyOfRange(file, HEADER_BYTES, file.length);
@@ -110,8 +116,9 @@ public final class StateFileFormat {
             return Decoded.refused(Refusal.FROM_THE_FUTURE, "written " + (-age / 1000) + " s ahead of this clock");
         }
         if (age > maxAgeMillis) {
-            return Decoded.refused(Refusal.TOO_OLD, "written " + (age / 1000) + " s ago, the maximum is "
-                    + (maxAgeMillis / 1000) + " s");
+            return Decoded.refused(
+                    Refusal.TOO_OLD,
+                    "written " + (age / 1000) + " s ago, the maximum is " + (maxAgeMillis / 1000) + " s");
         }
         return new Decoded(state, null, null);
     }

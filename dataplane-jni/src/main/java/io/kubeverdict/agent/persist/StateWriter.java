@@ -93,9 +93,13 @@ public final class StateWriter implements AutoCloseable {
 
     private boolean write(Pending state) {
         try {
-            file.write(PersistedNodeState.newBuilder().setNode(node).setSequence(state.sequence())
-                    .setWrittenUnixMillis(clock.millis()).setAgentVersion(agentVersion)
-                    .setSnapshot(state.snapshot()).build());
+            file.write(PersistedNodeState.newBuilder()
+                    .setNode(node)
+                    .setSequence(state.sequence())
+                    .setWrittenUnixMillis(clock.millis())
+                    .setAgentVersion(agentVersion)
+                    .setSnapshot(state.snapshot())
+                    .build());
             written.incrementAndGet();
             if (failing) {
                 failing = false;
@@ -106,8 +110,11 @@ public final class StateWriter implements AutoCloseable {
             failed.incrementAndGet();
             if (!failing) {
                 failing = true;
-                log.warn("could not write the state file {}: {}; enforcing from memory, a restart before it is "
-                        + "written again starts from the older file", file.path(), e.toString());
+                log.warn(
+                        "could not write the state file {}: {}; enforcing from memory, a restart before it is "
+                                + "written again starts from the older file",
+                        file.path(),
+                        e.toString());
             }
             return false;
         }

@@ -5,9 +5,16 @@ import io.grpc.ManagedChannel;
 import io.kubeverdict.agent.conntrack.ConntrackRejudger;
 import io.kubeverdict.agent.conntrack.ConntrackTable;
 import io.kubeverdict.agent.conntrack.LocalAddresses;
-import io.kubeverdict.agent.inspect.CutVerdicts;
+import io.kubeverdict.agent.dns.DnsLearner;
+import io.kubeverdict.agent.dns.DnsLoop;
+import io.kubeverdict.agent.dns.DnsMetrics;
+import io.kubeverdict.agent.dns.DnsResolvers;
+import io.kubeverdict.agent.dns.DnsTable;
+import io.kubeverdict.agent.dns.LearnedAddressBook;
+import io.kubeverdict.agent.dns.WatchedAddresses;
 import io.kubeverdict.agent.inspect.AgentIdentity;
 import io.kubeverdict.agent.inspect.AgentInspectionService;
+import io.kubeverdict.agent.inspect.CutVerdicts;
 import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.metrics.AgentMetrics;
 import io.kubeverdict.agent.metrics.BlindSpotMetrics;
@@ -20,18 +27,11 @@ import io.kubeverdict.agent.observe.VerdictUplink;
 import io.kubeverdict.agent.state.GenerationListener;
 import io.kubeverdict.agent.state.PodGuard;
 import io.kubeverdict.agent.state.StateEnforcer;
-import io.kubeverdict.agent.dns.DnsLearner;
-import io.kubeverdict.agent.dns.DnsLoop;
-import io.kubeverdict.agent.dns.DnsMetrics;
-import io.kubeverdict.agent.dns.DnsResolvers;
-import io.kubeverdict.agent.dns.DnsTable;
-import io.kubeverdict.agent.dns.LearnedAddressBook;
-import io.kubeverdict.agent.dns.WatchedAddresses;
 import io.kubeverdict.agent.state.StateHolder;
-import io.kubeverdict.agent.sync.Enforcer;
 import io.kubeverdict.agent.sync.AppliedReporter;
 import io.kubeverdict.agent.sync.Backoff;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
+import io.kubeverdict.agent.sync.Enforcer;
 import io.kubeverdict.agent.sync.SnapshotAssembler;
 import io.kubeverdict.agent.sync.SyncClient;
 import io.kubeverdict.agent.sync.SyncStatus;
@@ -113,10 +113,12 @@ public final class Agent implements AutoCloseable {
     private AgentMetrics metrics;
     /** The sync client's enforcer until the kernel side is set up. */
     private final PendingEnforcer pending = new PendingEnforcer();
+
     private DnsTable dnsTable;
     private DnsLearner learner;
     /** Bytes of a DNS response copied to the agent: UDP answers up to EDNS 4096 fit, as do TCP segments of MTU 9000. */
     static final int DNS_COPY_BYTES = 9216;
+
     private static final int DNS_BATCH = 32;
 
     private Agent(AgentConfig config) {
@@ -147,47 +149,77 @@ public final class Agent implements AutoCloseable {
         LearnedAddressBook book = new LearnedAddressBook();
         state = new StateHolder(config.failOpen() ? 1 : 0, book);
         AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
-        sync = new SyncClient(channel,
-                SyncRequest.newBuilder().setNode(config.node()).setAgentVersion(VERSION)
-                        .setAgentStartTime(processStart()).build(),
-                () -> new SnapshotAssembler(config.node()),
-                pending,
-                (sequence, eventTime) -> {
-                    reporter.applied(sequence, eventTime);
-                    metrics.applied(sequence, eventTime); // set before pending was ready
-                    GrpcServer health = inspection; // null until started below (or never asked for)
-                    if (health != null) {
-                        health.setServing(true);
-                    }
-                },
-                Backoff.DEFAULT, () -> ThreadLocalRandom.current().nextDouble(), status).start();
+        sync = new SyncClient(
+                        channel,
+                        SyncRequest.newBuilder()
+                                .setNode(config.node())
+                                .setAgentVersion(VERSION)
+                                .setAgentStartTime(processStart())
+                                .build(),
+                        () -> new SnapshotAssembler(config.node()),
+                        pending,
+                        (sequence, eventTime) -> {
+                            reporter.applied(sequence, eventTime);
+                            metrics.applied(sequence, eventTime); // set before pending was ready
+                            GrpcServer health = inspection; // null until started below (or never asked for)
+                            if (health != null) {
+                                health.setServing(true);
+                            }
+                        },
+                        Backoff.DEFAULT,
+                        () -> ThreadLocalRandom.current().nextDouble(),
+                        status)
+                .start();
         log.info("syncing from {}", config.controlPlane());
         NativeLibrary.ensureAvailable();
         Clock clock = Clock.systemUTC();
         nft = new Nftables();
-        manager = NftManager.create(nft, config.table(), config.queueId(), config.queues(), config.failOpen(),
-                config.queuePath(), null, config.cutAction());
-        log.info("node {}: queues {}..{} of {} packets via {}, {}, established connections the policy denies: {}", config.node(),
-                config.queueId(), lastQueue(), config.queueLength(), kernelPath(manager.path()),
+        manager = NftManager.create(
+                nft,
+                config.table(),
+                config.queueId(),
+                config.queues(),
+                config.failOpen(),
+                config.queuePath(),
+                null,
+                config.cutAction());
+        log.info(
+                "node {}: queues {}..{} of {} packets via {}, {}, established connections the policy denies: {}",
+                config.node(),
+                config.queueId(),
+                lastQueue(),
+                config.queueLength(),
+                kernelPath(manager.path()),
                 config.failOpen() ? "fail-open" : "fail-closed",
-                config.cutAction() == CutAction.NONE ? "left open" : config.cutAction().flag());
+                config.cutAction() == CutAction.NONE
+                        ? "left open"
+                        : config.cutAction().flag());
 
         // One queue and one verdict thread per queue: the kernel spreads new connections over them.
         List<NfQueue> queues = new ArrayList<>();
         for (int id = config.queueId(); id <= lastQueue(); id++) {
-            NfQueue queue = new NfQueue(id, NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0),
-                    NfQueue.COPY_BYTES, config.queueLength());
+            NfQueue queue = new NfQueue(
+                    id,
+                    NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0),
+                    NfQueue.COPY_BYTES,
+                    config.queueLength());
             opened.add(queue);
             queues.add(queue);
         }
-        metrics = new AgentMetrics(status, state, queueIds(), Agent::readQueue, clock,
+        metrics = new AgentMetrics(
+                status,
+                state,
+                queueIds(),
+                Agent::readQueue,
+                clock,
                 config.telemetry().policyVerdictSeries());
         opened.add(metrics);
         for (NfQueue queue : queues) {
             io.micrometer.core.instrument.Gauge.builder("kubeverdict_queue_length", queue::length)
                     .description("Packets that may wait on our queue (--queue-length); beyond it the kernel drops "
                             + "new connections' first packets, or lets them through uncounted when fail-open")
-                    .tags("queue", Integer.toString(queue.number())).register(metrics.registry());
+                    .tags("queue", Integer.toString(queue.number()))
+                    .register(metrics.registry());
         }
         BridgeBlindSpots blindSpots = BridgeBlindSpots.detect(); // audit M10: reported, not refused (operations.md)
         if (blindSpots.none()) {
@@ -200,26 +232,39 @@ public final class Agent implements AutoCloseable {
         VerdictFeed feed = new VerdictFeed(4096, state::generation);
         for (NfQueue queue : queues) {
             // per thread: the feed's rings and the policy counters' cache are single-producer
-            Judge judge = new ObservedJudge(state, feed.producer(), metrics.policyVerdicts().forAnotherThread());
+            Judge judge = new ObservedJudge(
+                    state, feed.producer(), metrics.policyVerdicts().forAnotherThread());
             VerdictLoop loop = new VerdictLoop(queue, BATCH, judge, metrics.verdicts(), config.failOpen());
             opened.add(loop); // closed before the queues (reverse order)
             loops.add(loop);
         }
         // The pod address guard's hold queue: the verdict loops move the first packets of pod
         // addresses the state does not know yet there, to be judged once it does (or time out).
-        NfQueue holdQueue = new NfQueue(config.guard().queueId(), NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0),
-                NfQueue.COPY_BYTES, HoldLoop.QUEUE_LENGTH);
+        NfQueue holdQueue = new NfQueue(
+                config.guard().queueId(),
+                NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0),
+                NfQueue.COPY_BYTES,
+                HoldLoop.QUEUE_LENGTH);
         opened.add(holdQueue);
-        opened.add(new HoldLoop(holdQueue, new ObservedJudge(state, feed.producer(), metrics.policyVerdicts().forAnotherThread()),
-                TimeUnit.MILLISECONDS.toNanos(config.guard().holdMillis()), config.failOpen(), new HoldMetrics(metrics.registry())));
+        opened.add(new HoldLoop(
+                holdQueue,
+                new ObservedJudge(
+                        state, feed.producer(), metrics.policyVerdicts().forAnotherThread()),
+                TimeUnit.MILLISECONDS.toNanos(config.guard().holdMillis()),
+                config.failOpen(),
+                new HoldMetrics(metrics.registry())));
         for (int i = 0; i < loops.size(); i++) {
             loops.get(i).holdTo(queues.get(i), config.guard().queueId(), config.failOpen());
         }
         opened.add(feed);
         GenerationListener established = GenerationListener.NONE;
         if (config.cutAction() != CutAction.NONE) {
-            ConntrackRejudger rejudger = new ConntrackRejudger(ConntrackTable::open, LocalAddresses.INTERFACES,
-                    this::awaitAnswered, new CutVerdicts(feed, config.cutAction()), new ConntrackMetrics(metrics.registry()),
+            ConntrackRejudger rejudger = new ConntrackRejudger(
+                    ConntrackTable::open,
+                    LocalAddresses.INTERFACES,
+                    this::awaitAnswered,
+                    new CutVerdicts(feed, config.cutAction()),
+                    new ConntrackMetrics(metrics.registry()),
                     System::nanoTime);
             opened.add(rejudger); // closed before the feed it reports to
             // The first generation of a stream (the agent's start, a resync) judges every selected
@@ -229,11 +274,18 @@ public final class Agent implements AutoCloseable {
 
         // DNS answers to pods with domain-name rules: their own queue (whole responses copied, no
         // GSO: segments), learned before they are accepted; the DNS table bypasses when unbound.
-        DnsLearner learner = new DnsLearner(config.dns().minTtlSeconds(), config.dns().maxTtlSeconds(),
+        DnsLearner learner = new DnsLearner(
+                config.dns().minTtlSeconds(),
+                config.dns().maxTtlSeconds(),
                 DnsResolvers.of(config.dns().resolvers()));
         NfQueue dnsQueue = new NfQueue(config.dns().queueId(), NfQueue.FLAG_FAIL_OPEN, DNS_COPY_BYTES);
         opened.add(dnsQueue);
-        DnsLoop dnsLoop = new DnsLoop(dnsQueue, DNS_BATCH, state::learned, learner, book,
+        DnsLoop dnsLoop = new DnsLoop(
+                dnsQueue,
+                DNS_BATCH,
+                state::learned,
+                learner,
+                book,
                 DnsMetrics.register(metrics.registry(), learner, book));
         opened.add(dnsLoop);
         dnsTable = new DnsTable(nft, config.table() + "_dns", config.dns().queueId(), manager);
@@ -241,8 +293,14 @@ public final class Agent implements AutoCloseable {
 
         if (config.telemetry().verdictUploadPerSecond() > 0) {
             // kube-verdict observe: uploads verdicts only while the control plane asks for them.
-            opened.add(new VerdictUplink(channel, config.node(), feed, config.telemetry().verdictUploadPerSecond(),
-                    metrics.registry(), clock).start()); // closed before the channel (reverse order)
+            opened.add(new VerdictUplink(
+                            channel,
+                            config.node(),
+                            feed,
+                            config.telemetry().verdictUploadPerSecond(),
+                            metrics.registry(),
+                            clock)
+                    .start()); // closed before the channel (reverse order)
         }
         Enforcer enforcer = dnsAfter(new StateEnforcer(state, kernel, clock, established, this::podGuard));
         Enforcer unkept = enforcer;
@@ -256,13 +314,14 @@ public final class Agent implements AutoCloseable {
         // The servers start while the first snapshot is fetched and written: nothing on the way to
         // enforcing waits for them. /healthz says "not enforcing yet" until the table is written.
         if (config.inspectListen() != null) {
-            AgentIdentity identity = new AgentIdentity(config.node(), VERSION, kernelPath(manager.path()),
-                    config.queueId(), config.failOpen());
+            AgentIdentity identity = new AgentIdentity(
+                    config.node(), VERSION, kernelPath(manager.path()), config.queueId(), config.failOpen());
             // Health: NOT_SERVING until an in-sync state is in the kernel, then SERVING also while the
             // control plane is away (the agent keeps enforcing).
             inspection = GrpcServer.builder(config.inspectListen())
                     .service(new AgentInspectionService(identity, state, status, this::readQueues, feed))
-                    .build().start();
+                    .build()
+                    .start();
             opened.add(inspection);
             if (status.everApplied()) { // applied before the server existed: the listener saw null
                 inspection.setServing(true);
@@ -270,7 +329,9 @@ public final class Agent implements AutoCloseable {
             log.info("inspection gRPC on {}", inspection.listenSockets());
         }
         if (config.metricsListen() != null) {
-            metricsHttp = MetricsEndpoint.start(config.metricsListen(), metrics.registry(),
+            metricsHttp = MetricsEndpoint.start(
+                    config.metricsListen(),
+                    metrics.registry(),
                     List.of(new MetricsEndpoint.Probe("/healthz", status::everApplied, "not enforcing yet")));
             opened.add(metricsHttp);
             log.info("metrics on http://{}:{}/metrics", config.metricsListen().getHostString(), metricsHttp.port());
@@ -286,11 +347,14 @@ public final class Agent implements AutoCloseable {
     private void guardAlone(Enforcer enforcer) {
         try {
             enforcer.enforce(NodeSnapshot.newBuilder().setNode(config.node()).build(), 0);
-            log.info("enforcing the pod address guard alone on {} until the control plane's first snapshot",
+            log.info(
+                    "enforcing the pod address guard alone on {} until the control plane's first snapshot",
                     config.guard().podCidrs());
         } catch (Exception e) {
-            log.warn("could not enforce the pod address guard alone: {}; nothing is enforced until the control "
-                    + "plane's first snapshot", e.toString());
+            log.warn(
+                    "could not enforce the pod address guard alone: {}; nothing is enforced until the control "
+                            + "plane's first snapshot",
+                    e.toString());
         }
     }
 
@@ -366,8 +430,10 @@ public final class Agent implements AutoCloseable {
     /** When this JVM started, for the control plane's status (uptime). */
     private static com.google.protobuf.Timestamp processStart() {
         long millis = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
-        return com.google.protobuf.Timestamp.newBuilder().setSeconds(Math.floorDiv(millis, 1000))
-                .setNanos((int) Math.floorMod(millis, 1000) * 1_000_000).build();
+        return com.google.protobuf.Timestamp.newBuilder()
+                .setSeconds(Math.floorDiv(millis, 1000))
+                .setNanos((int) Math.floorMod(millis, 1000) * 1_000_000)
+                .build();
     }
 
     static String kernelPath(QueuePath path) {
@@ -420,7 +486,8 @@ public final class Agent implements AutoCloseable {
                     log.warn("could not remove nftables table {}: {}", config.table(), e.toString());
                 }
             } else {
-                log.info("nftables table {} kept: new connections of selected pods are dropped until an agent is back",
+                log.info(
+                        "nftables table {} kept: new connections of selected pods are dropped until an agent is back",
                         config.table());
             }
             manager = null;

@@ -3,10 +3,10 @@ package io.kubeverdict.agent.run;
 
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
+import io.kubeverdict.agent.sync.ControlPlaneChannel;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.List;
-import io.kubeverdict.agent.sync.ControlPlaneChannel;
 
 /**
  * Everything the agent process is told at start.
@@ -27,10 +27,25 @@ import io.kubeverdict.agent.sync.ControlPlaneChannel;
  * @param queueLength packets that may wait for a verdict on each verdict queue; the kernel drops the
  *     overflow (accepts it, fail-open) (1..{@value io.kubeverdict.jni.NfQueue#MAX_LENGTH})
  */
-public record AgentConfig(String node, String controlPlane, boolean failOpen, int queueId, QueuePath queuePath,
-                          String table, InetSocketAddress metricsListen, InetSocketAddress inspectListen, ControlPlaneChannel.Tls tls,
-                          Path tokenFile, boolean removeTableOnExit, CutAction cutAction, Telemetry telemetry, Dns dns,
-                          int queues, State state, Guard guard, int queueLength) {
+public record AgentConfig(
+        String node,
+        String controlPlane,
+        boolean failOpen,
+        int queueId,
+        QueuePath queuePath,
+        String table,
+        InetSocketAddress metricsListen,
+        InetSocketAddress inspectListen,
+        ControlPlaneChannel.Tls tls,
+        Path tokenFile,
+        boolean removeTableOnExit,
+        CutAction cutAction,
+        Telemetry telemetry,
+        Dns dns,
+        int queues,
+        State state,
+        Guard guard,
+        int queueLength) {
     /** Most queues (verdict threads) one agent runs. */
     public static final int MAX_QUEUES = 64;
     /** The default number of queues is one per CPU the agent may use, at most this many. */
@@ -86,8 +101,9 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
                 throw new IllegalArgumentException("--dns-queue-id must be 0..65535, got " + queueId);
             }
             if (minTtlSeconds < 0 || maxTtlSeconds < minTtlSeconds || maxTtlSeconds > 7 * 24 * 3600) {
-                throw new IllegalArgumentException("--dns-min-ttl/--dns-max-ttl: need 0 <= min <= max <= 604800 seconds, got "
-                        + minTtlSeconds + ", " + maxTtlSeconds);
+                throw new IllegalArgumentException(
+                        "--dns-min-ttl/--dns-max-ttl: need 0 <= min <= max <= 604800 seconds, got " + minTtlSeconds
+                                + ", " + maxTtlSeconds);
             }
             resolvers = List.copyOf(resolvers);
         }
@@ -99,7 +115,8 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
 
         /** The queue right after the verdict queues, the default TTL bounds. */
         public static Dns defaults(int policyQueueId, int policyQueues) {
-            return new Dns(defaultQueueId(policyQueueId, policyQueues), DEFAULT_MIN_TTL_SECONDS, DEFAULT_MAX_TTL_SECONDS);
+            return new Dns(
+                    defaultQueueId(policyQueueId, policyQueues), DEFAULT_MIN_TTL_SECONDS, DEFAULT_MAX_TTL_SECONDS);
         }
 
         /** The first queue after {@code queueId .. queueId + queues - 1} (wrapping at 65536). */
@@ -190,8 +207,8 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
             throw new IllegalArgumentException("a cut action is required");
         }
         if (queues < 1 || queues > MAX_QUEUES || queueId + queues - 1 > 65535) {
-            throw new IllegalArgumentException("--queues must be 1.." + MAX_QUEUES + " with --nfqueue-id + queues - 1 <= 65535, got "
-                    + queues + " from " + queueId);
+            throw new IllegalArgumentException("--queues must be 1.." + MAX_QUEUES
+                    + " with --nfqueue-id + queues - 1 <= 65535, got " + queues + " from " + queueId);
         }
         if (dns == null) {
             dns = Dns.defaults(queueId, queues);
@@ -204,8 +221,8 @@ public record AgentConfig(String node, String controlPlane, boolean failOpen, in
             guard = Guard.defaults(dns.queueId(), queueId, queues);
         }
         if (queueLength < 1 || queueLength > io.kubeverdict.jni.NfQueue.MAX_LENGTH) {
-            throw new IllegalArgumentException("--queue-length must be 1.." + io.kubeverdict.jni.NfQueue.MAX_LENGTH + ", got "
-                    + queueLength);
+            throw new IllegalArgumentException(
+                    "--queue-length must be 1.." + io.kubeverdict.jni.NfQueue.MAX_LENGTH + ", got " + queueLength);
         }
         if (guard.queueId() == dns.queueId() || (guard.queueId() >= queueId && guard.queueId() < queueId + queues)) {
             throw new IllegalArgumentException("--hold-queue-id must differ from the verdict queues " + queueId + ".."

@@ -34,10 +34,11 @@ final class KeptState {
      * file current behind each later generation. The file's writer joins {@code opened}, the
      * agent's list of what it closes in reverse order.
      */
-    static Enforcer keptAcrossRuns(AgentConfig config, Enforcer enforcer, Clock clock, List<AutoCloseable> opened,
-                                   MeterRegistry registry) {
+    static Enforcer keptAcrossRuns(
+            AgentConfig config, Enforcer enforcer, Clock clock, List<AutoCloseable> opened, MeterRegistry registry) {
         StateFile file = new StateFile(config.state().directory(), config.node());
-        StateWriter writer = new StateWriter(file, config.node(), Agent.VERSION, clock, STATE_WRITE_INTERVAL_NANOS).start();
+        StateWriter writer =
+                new StateWriter(file, config.node(), Agent.VERSION, clock, STATE_WRITE_INTERVAL_NANOS).start();
         opened.add(writer); // closed after the sync client: the last state offered is written
         String outcome = enforceKept(config, file, enforcer, clock);
         StateFileMetrics.register(registry, writer, outcome);
@@ -49,14 +50,19 @@ final class KeptState {
 
     /** @return how it went, for the start-state metric */
     private static String enforceKept(AgentConfig config, StateFile file, Enforcer enforcer, Clock clock) {
-        StateFileFormat.Decoded kept = file.read(config.node(), clock.millis(),
+        StateFileFormat.Decoded kept = file.read(
+                config.node(),
+                clock.millis(),
                 TimeUnit.SECONDS.toMillis(config.state().maxAgeSeconds()));
         if (!kept.usable()) {
             if (kept.refusal() == StateFileFormat.Refusal.MISSING) {
                 log.info("no state file {}: nothing is enforced until the control plane's first snapshot", file.path());
             } else {
-                log.warn("state file {} not enforced: {}{}; nothing is enforced until the control plane's first snapshot",
-                        file.path(), kept.refusal().text(), kept.detail() == null ? "" : " (" + kept.detail() + ")");
+                log.warn(
+                        "state file {} not enforced: {}{}; nothing is enforced until the control plane's first snapshot",
+                        file.path(),
+                        kept.refusal().text(),
+                        kept.detail() == null ? "" : " (" + kept.detail() + ")");
             }
             return kept.refusal().name().toLowerCase(Locale.ROOT);
         }
@@ -64,13 +70,20 @@ final class KeptState {
         try {
             enforcer.enforce(state.getSnapshot(), state.getSequence());
         } catch (Exception e) {
-            log.warn("state file {}: enforcing its state failed: {}; nothing is enforced until the control plane's "
-                    + "first snapshot", file.path(), e.toString());
+            log.warn(
+                    "state file {}: enforcing its state failed: {}; nothing is enforced until the control plane's "
+                            + "first snapshot",
+                    file.path(),
+                    e.toString());
             return "failed";
         }
-        log.info("enforcing the kept state of sequence {} from {} ({} endpoints, written {} s ago by agent {}) until the "
-                        + "control plane's first snapshot", state.getSequence(), file.path(),
-                state.getSnapshot().getEndpointsCount(), (clock.millis() - state.getWrittenUnixMillis()) / 1000,
+        log.info(
+                "enforcing the kept state of sequence {} from {} ({} endpoints, written {} s ago by agent {}) until the "
+                        + "control plane's first snapshot",
+                state.getSequence(),
+                file.path(),
+                state.getSnapshot().getEndpointsCount(),
+                (clock.millis() - state.getWrittenUnixMillis()) / 1000,
                 state.getAgentVersion());
         return "enforced";
     }

@@ -33,8 +33,12 @@ final class KernelSets implements SelectedSetsProgrammer {
         List<String> all = new ArrayList<>(selected.ipv4());
         all.addAll(selected.ipv6());
         SelectedAddresses.Guarded g = selected.guarded();
-        PodAddresses addresses = PodAddresses.of(all).withGuard(new PodAddresses.Guard(
-                new java.util.TreeSet<>(g.ranges4()), new java.util.TreeSet<>(g.ranges6()), g.known4(), g.known6()));
+        PodAddresses addresses = PodAddresses.of(all)
+                .withGuard(new PodAddresses.Guard(
+                        new java.util.TreeSet<>(g.ranges4()),
+                        new java.util.TreeSet<>(g.ranges6()),
+                        g.known4(),
+                        g.known6()));
         boolean wholeTable = !started;
         long begin = System.nanoTime();
         boolean ok = false;
@@ -50,8 +54,12 @@ final class KernelSets implements SelectedSetsProgrammer {
         if (!started) {
             boolean leftover = manager.start(addresses);
             started = true;
-            log.info("nftables table {} written ({}), {} selected addresses, queue path {}",
-                    manager.config().table(), leftover ? "replaced a leftover" : "new", selected.size(), manager.path());
+            log.info(
+                    "nftables table {} written ({}), {} selected addresses, queue path {}",
+                    manager.config().table(),
+                    leftover ? "replaced a leftover" : "new",
+                    selected.size(),
+                    manager.path());
         } else {
             manager.update(addresses);
         }

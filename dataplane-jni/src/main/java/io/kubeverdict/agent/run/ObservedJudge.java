@@ -31,7 +31,8 @@ final class ObservedJudge implements Judge {
     @Override
     public int decide(PacketTuple packet) {
         StateHolder.Generation current = state.generation();
-        if (current != null && current.state().guard().holds(packet, current.state().index())) {
+        if (current != null
+                && current.state().guard().holds(packet, current.state().index())) {
             return Judge.HOLD;
         }
         int code = state.decide(current, packet);

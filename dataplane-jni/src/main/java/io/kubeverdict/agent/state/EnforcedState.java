@@ -9,11 +9,20 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
  * the kernel queues, the stream sequence it corresponds to, and its pod address guard. Immutable;
  * replaced as a whole.
  */
-public record EnforcedState(NodeSnapshot snapshot, SnapshotIndex index, SelectedAddresses selected,
-                            long sequence, long appliedAtMillis, PodGuard guard) {
+public record EnforcedState(
+        NodeSnapshot snapshot,
+        SnapshotIndex index,
+        SelectedAddresses selected,
+        long sequence,
+        long appliedAtMillis,
+        PodGuard guard) {
 
-    public EnforcedState(NodeSnapshot snapshot, SnapshotIndex index, SelectedAddresses selected, long sequence,
-                         long appliedAtMillis) {
+    public EnforcedState(
+            NodeSnapshot snapshot,
+            SnapshotIndex index,
+            SelectedAddresses selected,
+            long sequence,
+            long appliedAtMillis) {
         this(snapshot, index, selected, sequence, appliedAtMillis, PodGuard.NONE);
     }
 }

@@ -27,6 +27,7 @@ public final class PodGuard {
     private final long[] ranges;
     /** Per node address: family, hi, lo. */
     private final long[] nodeAddresses;
+
     private final Set<String> nodeAddressText;
 
     private PodGuard(List<Cidr> cidrs, Set<IpAddress> nodeAddresses) {
@@ -82,7 +83,10 @@ public final class PodGuard {
 
     /** The ranges as canonical CIDR text, IPv4 or IPv6 (for the kernel's guard sets). */
     public List<String> cidrs(int family) {
-        return cidrs.stream().filter(c -> c.family() == family).map(Cidr::toString).toList();
+        return cidrs.stream()
+                .filter(c -> c.family() == family)
+                .map(Cidr::toString)
+                .toList();
     }
 
     /** The node's own addresses inside the ranges (never held). */
@@ -107,7 +111,8 @@ public final class PodGuard {
 
     private boolean inRanges(int family, long hi, long lo) {
         for (int i = 0; i < ranges.length; i += 5) {
-            if (ranges[i] == family && compare(hi, lo, ranges[i + 1], ranges[i + 2]) >= 0
+            if (ranges[i] == family
+                    && compare(hi, lo, ranges[i + 1], ranges[i + 2]) >= 0
                     && compare(hi, lo, ranges[i + 3], ranges[i + 4]) <= 0) {
                 return true;
             }

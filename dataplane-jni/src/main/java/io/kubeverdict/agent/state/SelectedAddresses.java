@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.state;
 
+import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.TierInfo;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
-import io.kubeverdict.policy.IpAddress;
 import java.util.TreeSet;
 
 /**
@@ -60,8 +60,10 @@ public record SelectedAddresses(Set<String> ipv4, Set<String> ipv6, Guarded guar
                 (ip.family() == IpAddress.V6 ? known6 : known4).add(ip.toString());
             }
         }
-        return new SelectedAddresses(selected.ipv4(), selected.ipv6(), new Guarded(guard.cidrs(IpAddress.V4),
-                guard.cidrs(IpAddress.V6), known4, known6));
+        return new SelectedAddresses(
+                selected.ipv4(),
+                selected.ipv6(),
+                new Guarded(guard.cidrs(IpAddress.V4), guard.cidrs(IpAddress.V6), known4, known6));
     }
 
     public static SelectedAddresses of(NodeSnapshot snapshot) {

@@ -44,8 +44,12 @@ public final class StateEnforcer implements Enforcer {
     }
 
     /** @param guards the pod address guard of each generation (the node's pod ranges, its own addresses) */
-    public StateEnforcer(StateHolder holder, SelectedSetsProgrammer kernel, Clock clock, GenerationListener listener,
-                         Function<NodeSnapshot, PodGuard> guards) {
+    public StateEnforcer(
+            StateHolder holder,
+            SelectedSetsProgrammer kernel,
+            Clock clock,
+            GenerationListener listener,
+            Function<NodeSnapshot, PodGuard> guards) {
         this.holder = holder;
         this.kernel = kernel;
         this.clock = clock;
@@ -62,14 +66,21 @@ public final class StateEnforcer implements Enforcer {
                 : before.index().update(before.snapshot(), snapshot);
         long micros = (System.nanoTime() - start) / 1000;
         if (update.defect() != null) {
-            log.warn("sequence {}: updating the index failed, compiled it instead (a bug; please report it)",
-                    sequence, update.defect());
+            log.warn(
+                    "sequence {}: updating the index failed, compiled it instead (a bug; please report it)",
+                    sequence,
+                    update.defect());
         }
         if (update.incremental()) {
             log.debug("sequence {}: index updated in {} µs ({})", sequence, micros, update.summary());
         } else {
-            log.info("sequence {}: index compiled in {} ms ({}): {} endpoints, {} ip sets, {} problems", sequence,
-                    micros / 1000, update.summary(), snapshot.getEndpointsCount(), snapshot.getIpSetsCount(),
+            log.info(
+                    "sequence {}: index compiled in {} ms ({}): {} endpoints, {} ip sets, {} problems",
+                    sequence,
+                    micros / 1000,
+                    update.summary(),
+                    snapshot.getEndpointsCount(),
+                    snapshot.getIpSetsCount(),
                     update.index().problemCount());
         }
         lastIndexUpdate = update;

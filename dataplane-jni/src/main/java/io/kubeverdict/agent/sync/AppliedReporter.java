@@ -47,7 +47,10 @@ public final class AppliedReporter implements AppliedListener {
 
     private void send(long sequence) {
         AppliedReport report = AppliedReport.newBuilder()
-                .setNode(node).setAppliedSequence(sequence).setAgentVersion(agentVersion).build();
+                .setNode(node)
+                .setAppliedSequence(sequence)
+                .setAgentVersion(agentVersion)
+                .build();
         stub.withDeadlineAfter(10, TimeUnit.SECONDS).reportApplied(report, new StreamObserver<>() {
             @Override
             public void onNext(AppliedAck ack) {}
@@ -56,7 +59,8 @@ public final class AppliedReporter implements AppliedListener {
             public void onError(Throwable t) {
                 if (SyncClient.refusal(t) != null) {
                     // Refused for this node (identity, wrong node): nothing retries it by itself.
-                    log.warn("the control plane REFUSED ReportApplied({}) of node {}: {}", sequence, node, t.toString());
+                    log.warn(
+                            "the control plane REFUSED ReportApplied({}) of node {}: {}", sequence, node, t.toString());
                 } else {
                     log.debug("ReportApplied({}) failed: {}", sequence, t.toString());
                 }

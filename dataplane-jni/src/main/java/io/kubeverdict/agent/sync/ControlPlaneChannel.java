@@ -27,7 +27,8 @@ public final class ControlPlaneChannel {
 
     /** @param tls null for plaintext; @param tokenFile null: no token */
     public static ManagedChannel open(String target, Tls tls, Path tokenFile) throws IOException {
-        return ClientChannels.open(target,
+        return ClientChannels.open(
+                target,
                 tls == null ? null : new ClientChannels.Tls(tls.cert(), tls.key(), tls.ca(), tls.serverName()),
                 tokenFile == null ? null : new TokenFileCredentials(tokenFile));
     }

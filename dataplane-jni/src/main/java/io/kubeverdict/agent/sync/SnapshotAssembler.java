@@ -57,7 +57,11 @@ public final class SnapshotAssembler {
 
         IpSet render(String id) {
             if (rendered == null) {
-                rendered = IpSet.newBuilder().setId(id).setTypeValue(type).addAllMembers(members).build();
+                rendered = IpSet.newBuilder()
+                        .setId(id)
+                        .setTypeValue(type)
+                        .addAllMembers(members)
+                        .build();
             }
             return rendered;
         }
@@ -69,6 +73,7 @@ public final class SnapshotAssembler {
     private final Map<EndpointId, Endpoint> endpoints = new TreeMap<>(ENDPOINT_ORDER);
     /** The node's pod ranges (the last NodeUpdate's usable ones, canonical), and what it could not use. */
     private List<String> podCidrs = List.of();
+
     private List<String> podCidrProblems = List.of();
     private long lastSequence = -1; // none seen since creation or reset
     // Whether a message was applied since creation or reset: the sequence is a uint64, so no value
@@ -115,8 +120,8 @@ public final class SnapshotAssembler {
                 IpSetDeltaUpdate d = message.getIpSetDeltaUpdate();
                 SetState set = ipSets.get(d.getId());
                 if (set == null) {
-                    throw new ResyncRequiredException("delta for unknown ip set " + d.getId()
-                            + " at sequence " + message.getSequence());
+                    throw new ResyncRequiredException(
+                            "delta for unknown ip set " + d.getId() + " at sequence " + message.getSequence());
                 }
                 // Removals first: a member both removed and added in one delta stays.
                 boolean changed = set.members.removeAll(d.getRemovedMembersList());
@@ -126,18 +131,30 @@ public final class SnapshotAssembler {
                 }
             }
             case IP_SET_REMOVE -> ipSets.remove(message.getIpSetRemove().getId());
-            case ACTIVE_POLICY_UPDATE -> policies.put(message.getActivePolicyUpdate().getId(),
-                    ActivePolicy.newBuilder().setId(message.getActivePolicyUpdate().getId())
-                            .setPolicy(message.getActivePolicyUpdate().getPolicy()).build());
-            case ACTIVE_POLICY_REMOVE -> policies.remove(message.getActivePolicyRemove().getId());
-            case WORKLOAD_ENDPOINT_UPDATE -> endpoints.put(message.getWorkloadEndpointUpdate().getId(),
-                    Endpoint.newBuilder().setId(message.getWorkloadEndpointUpdate().getId())
-                            .setEndpoint(withIpv4MappedAsIpv4(message.getWorkloadEndpointUpdate().getEndpoint())).build());
-            case WORKLOAD_ENDPOINT_REMOVE -> endpoints.remove(message.getWorkloadEndpointRemove().getId());
+            case ACTIVE_POLICY_UPDATE ->
+                policies.put(
+                        message.getActivePolicyUpdate().getId(),
+                        ActivePolicy.newBuilder()
+                                .setId(message.getActivePolicyUpdate().getId())
+                                .setPolicy(message.getActivePolicyUpdate().getPolicy())
+                                .build());
+            case ACTIVE_POLICY_REMOVE ->
+                policies.remove(message.getActivePolicyRemove().getId());
+            case WORKLOAD_ENDPOINT_UPDATE ->
+                endpoints.put(
+                        message.getWorkloadEndpointUpdate().getId(),
+                        Endpoint.newBuilder()
+                                .setId(message.getWorkloadEndpointUpdate().getId())
+                                .setEndpoint(withIpv4MappedAsIpv4(
+                                        message.getWorkloadEndpointUpdate().getEndpoint()))
+                                .build());
+            case WORKLOAD_ENDPOINT_REMOVE ->
+                endpoints.remove(message.getWorkloadEndpointRemove().getId());
             case NODE_UPDATE -> replacePodCidrs(message.getNodeUpdate().getPodCidrsList());
-            case IN_SYNC -> { }
-            default -> throw new ResyncRequiredException("message without a known payload at sequence "
-                    + message.getSequence() + " (newer control plane?)");
+            case IN_SYNC -> {}
+            default ->
+                throw new ResyncRequiredException("message without a known payload at sequence " + message.getSequence()
+                        + " (newer control plane?)");
         }
         lastSequence = message.getSequence();
         started = true;

@@ -12,6 +12,7 @@ import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.runtime.FatalThreads;
+import io.kubeverdict.runtime.logging.LogLimiter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +21,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
-import io.kubeverdict.runtime.logging.LogLimiter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -68,13 +68,20 @@ public final class SyncClient implements AutoCloseable {
     private volatile StreamListener active;
     /** Streams in a row that ended before InSync (sync thread only); picks the backoff band. */
     private int failedAttempts;
+
     private long lastRetryLogNanos;
     /** Why the control plane refused the last stream (not in the cluster, not allowed), or null. */
     private volatile Status refusal;
 
-    public SyncClient(Channel channel, SyncRequest request, Supplier<SnapshotAssembler> builders,
-                      Enforcer enforcer, AppliedListener listener, Backoff backoff,
-                      DoubleSupplier random, SyncStatus status) {
+    public SyncClient(
+            Channel channel,
+            SyncRequest request,
+            Supplier<SnapshotAssembler> builders,
+            Enforcer enforcer,
+            AppliedListener listener,
+            Backoff backoff,
+            DoubleSupplier random,
+            SyncStatus status) {
         this.channel = channel;
         this.request = request;
         this.builders = builders;
@@ -124,12 +131,21 @@ public final class SyncClient implements AutoCloseable {
             Status refused = refusal;
             if (refused != null && loudRetry()) {
                 // Nothing changes by itself here: a wrong --node, identity or RBAC. Say so loudly.
-                log.error("the control plane REFUSED node {}: {} {}; enforcing sequence {} meanwhile, retrying in {} ms "
-                        + "(attempt {})", request.getNode(), refused.getCode(), refused.getDescription(),
-                        status.appliedSequence(), delay.toMillis(), failedAttempts);
+                log.error(
+                        "the control plane REFUSED node {}: {} {}; enforcing sequence {} meanwhile, retrying in {} ms "
+                                + "(attempt {})",
+                        request.getNode(),
+                        refused.getCode(),
+                        refused.getDescription(),
+                        status.appliedSequence(),
+                        delay.toMillis(),
+                        failedAttempts);
             } else if (refused == null && loudRetry()) {
-                log.info("reconnecting to the control plane in {} ms (attempt {}), enforcing sequence {}",
-                        delay.toMillis(), failedAttempts, status.appliedSequence());
+                log.info(
+                        "reconnecting to the control plane in {} ms (attempt {}), enforcing sequence {}",
+                        delay.toMillis(),
+                        failedAttempts,
+                        status.appliedSequence());
             }
             try {
                 Thread.sleep(delay.toMillis());
@@ -202,7 +218,9 @@ public final class SyncClient implements AutoCloseable {
                     try {
                         if (builder.apply(message) == ToAgent.PayloadCase.NODE_UPDATE // checks the sequence too
                                 && !builder.podCidrProblems().isEmpty()) {
-                            log.warn("sequence {}: the node's pod ranges: {}", message.getSequence(),
+                            log.warn(
+                                    "sequence {}: the node's pod ranges: {}",
+                                    message.getSequence(),
                                     builder.podCidrProblems());
                         }
                     } catch (ResyncRequiredException e) {
@@ -215,8 +233,12 @@ public final class SyncClient implements AutoCloseable {
                         inSync = true;
                         boundaries = message.getInSync().getChangeBoundaries();
                         refusal = null;
-                        log.info("in sync at sequence {}{}", message.getSequence(),
-                                boundaries ? "" : " (the control plane marks no change boundaries: enforcing what has arrived)");
+                        log.info(
+                                "in sync at sequence {}{}",
+                                message.getSequence(),
+                                boundaries
+                                        ? ""
+                                        : " (the control plane marks no change boundaries: enforcing what has arrived)");
                     }
                     if (inSync && endsCompleteState(burst, i, boundaries)) {
                         // Ask for more before the (possibly slow) enforce, as much as was applied.

@@ -13,7 +13,12 @@ import io.kubeverdict.policy.PacketTuple;
  */
 final class HeldPackets {
     /** Why a held packet was answered. */
-    enum Outcome { ALLOWED, DENIED, TIMED_OUT, OVERFLOW }
+    enum Outcome {
+        ALLOWED,
+        DENIED,
+        TIMED_OUT,
+        OVERFLOW
+    }
 
     /** Sends one held packet's verdict. */
     interface Answer {

@@ -70,13 +70,18 @@ public final class HoldLoop implements AutoCloseable {
                 long now = System.nanoTime();
                 for (int i = 0; i < n; i++) {
                     int id = batch.packetId(i);
-                    if (PacketParser.parse(buffer, batch.dataOffset(i), batch.copiedLength(i), batch.packetLength(i), tuple)
+                    if (PacketParser.parse(
+                                    buffer, batch.dataOffset(i), batch.copiedLength(i), batch.packetLength(i), tuple)
                             != PacketParser.OK) {
-                        answer.answer(id, false, HeldPackets.Outcome.DENIED, 0); // the verdict loop parsed it: cannot happen
+                        answer.answer(
+                                id, false, HeldPackets.Outcome.DENIED, 0); // the verdict loop parsed it: cannot happen
                         continue;
                     }
                     if (log.isDebugEnabled()) {
-                        log.debug("hold queue {}: holding packet {} until a state knows its pod address", queue.number(), id);
+                        log.debug(
+                                "hold queue {}: holding packet {} until a state knows its pod address",
+                                queue.number(),
+                                id);
                     }
                     held.hold(id, tuple, now, answer);
                 }

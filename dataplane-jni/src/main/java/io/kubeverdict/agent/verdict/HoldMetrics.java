@@ -20,20 +20,26 @@ public final class HoldMetrics {
     public HoldMetrics(MeterRegistry registry) {
         this.registry = registry;
         for (HeldPackets.Outcome outcome : HeldPackets.Outcome.values()) {
-            answered.put(outcome, Counter.builder("kubeverdict_guard_packets")
-                    .description("First packets the pod address guard held (their pod address was not known yet), by "
-                            + "outcome: allowed or denied once a state knew it, timed_out, overflow")
-                    .tag("outcome", outcome.name().toLowerCase(java.util.Locale.ROOT)).register(registry));
+            answered.put(
+                    outcome,
+                    Counter.builder("kubeverdict_guard_packets")
+                            .description(
+                                    "First packets the pod address guard held (their pod address was not known yet), by "
+                                            + "outcome: allowed or denied once a state knew it, timed_out, overflow")
+                            .tag("outcome", outcome.name().toLowerCase(java.util.Locale.ROOT))
+                            .register(registry));
         }
         heldSeconds = DistributionSummary.builder("kubeverdict_guard_hold_seconds")
                 .description("How long a held first packet waited for a state that knows its pod address")
-                .serviceLevelObjectives(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5).register(registry);
+                .serviceLevelObjectives(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5)
+                .register(registry);
     }
 
     void watch(IntSupplier held) {
         this.held = held;
         Gauge.builder("kubeverdict_guard_held", held, IntSupplier::getAsInt)
-                .description("First packets waiting now for a state that knows their pod address").register(registry);
+                .description("First packets waiting now for a state that knows their pod address")
+                .register(registry);
     }
 
     void answered(HeldPackets.Outcome outcome, long heldNanos) {

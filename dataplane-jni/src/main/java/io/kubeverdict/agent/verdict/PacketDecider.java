@@ -61,7 +61,8 @@ final class PacketDecider {
         }
         boolean allow = Decision.allowed(code);
         try {
-            observer.decided(tuple.family, tuple.protocol, allow, timed ? System.nanoTime() - start : VerdictObserver.NOT_TIMED);
+            observer.decided(
+                    tuple.family, tuple.protocol, allow, timed ? System.nanoTime() - start : VerdictObserver.NOT_TIMED);
         } catch (RuntimeException e) {
             // Counting a verdict never changes it (the audit's L2): a failing meter costs a count, not the policy.
         }

@@ -20,8 +20,15 @@ import java.util.Optional;
  * @param userDropped packets the kernel could not send to the listener (its socket was full)
  * @param idSequence the last packet id handed out
  */
-public record QueueCounters(int queue, long portId, long waiting, int copyMode, long copyRange,
-                            long dropped, long userDropped, long idSequence) {
+public record QueueCounters(
+        int queue,
+        long portId,
+        long waiting,
+        int copyMode,
+        long copyRange,
+        long dropped,
+        long userDropped,
+        long idSequence) {
 
     /** The file as seen from the calling thread's network namespace. */
     public static final Path PROC_FILE = Path.of("/proc/thread-self/net/netfilter/nfnetlink_queue");
@@ -35,9 +42,15 @@ public record QueueCounters(int queue, long portId, long waiting, int copyMode, 
                 continue;
             }
             try {
-                out.add(new QueueCounters(Integer.parseInt(f[0]), Long.parseLong(f[1]), Long.parseLong(f[2]),
-                        Integer.parseInt(f[3]), Long.parseLong(f[4]), Long.parseLong(f[5]),
-                        Long.parseLong(f[6]), Long.parseLong(f[7])));
+                out.add(new QueueCounters(
+                        Integer.parseInt(f[0]),
+                        Long.parseLong(f[1]),
+                        Long.parseLong(f[2]),
+                        Integer.parseInt(f[3]),
+                        Long.parseLong(f[4]),
+                        Long.parseLong(f[5]),
+                        Long.parseLong(f[6]),
+                        Long.parseLong(f[7])));
             } catch (NumberFormatException e) {
                 // not a counter line
             }
@@ -50,7 +63,9 @@ public record QueueCounters(int queue, long portId, long waiting, int copyMode, 
         if (!Files.exists(file)) {
             return Optional.empty(); // nfnetlink_queue not loaded yet
         }
-        return parse(Files.readString(file)).stream().filter(c -> c.queue == queue).findFirst();
+        return parse(Files.readString(file)).stream()
+                .filter(c -> c.queue == queue)
+                .findFirst();
     }
 
     /** The counters of the given queues that are bound, in the order given; one read of the file. */
@@ -86,7 +101,7 @@ public record QueueCounters(int queue, long portId, long waiting, int copyMode, 
             userDropped += c.userDropped;
             ids += c.idSequence;
         }
-        return Optional.of(new QueueCounters(first.queue, first.portId, waiting, first.copyMode, first.copyRange,
-                dropped, userDropped, ids));
+        return Optional.of(new QueueCounters(
+                first.queue, first.portId, waiting, first.copyMode, first.copyRange, dropped, userDropped, ids));
     }
 }

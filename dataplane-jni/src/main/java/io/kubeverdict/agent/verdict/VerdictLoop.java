@@ -21,6 +21,7 @@ import java.util.Objects;
 public final class VerdictLoop implements AutoCloseable {
     /** How long one receive waits before the loop checks whether it should stop. */
     static final int RECEIVE_TIMEOUT_MILLIS = 100;
+
     private static final long BACKOFF_MILLIS = 50;
     /**
      * One packet in this many is timed for the processing-time histogram (a power of two); the
@@ -37,6 +38,7 @@ public final class VerdictLoop implements AutoCloseable {
     private volatile Judge judge;
     /** Whether packets the judge holds go to a hold queue ({@link #holdTo}); without one they are dropped. */
     private volatile boolean holding;
+
     private volatile boolean running = true;
     // Batches taken from the queue / answered: a batch is answered once its verdicts are sent.
     private volatile long batchesTaken;
@@ -50,7 +52,8 @@ public final class VerdictLoop implements AutoCloseable {
      * @param judgeFailureAllows the verdict when the judge throws (the agent's fail mode); packets
      *     the parser cannot read are dropped whatever it is
      */
-    public VerdictLoop(NfQueue queue, int batchSize, Judge judge, VerdictObserver observer, boolean judgeFailureAllows) {
+    public VerdictLoop(
+            NfQueue queue, int batchSize, Judge judge, VerdictObserver observer, boolean judgeFailureAllows) {
         this.batch = queue.batch(batchSize);
         this.judge = Objects.requireNonNull(judge);
         this.observer = Objects.requireNonNull(observer);
@@ -125,7 +128,8 @@ public final class VerdictLoop implements AutoCloseable {
             if (timed) {
                 untilTimed = TIMING_SAMPLE - 1;
             }
-            switch (decider.verdict(current, buffer, batch.dataOffset(i), batch.copiedLength(i), batch.packetLength(i), timed)) {
+            switch (decider.verdict(
+                    current, buffer, batch.dataOffset(i), batch.copiedLength(i), batch.packetLength(i), timed)) {
                 case PacketDecider.ACCEPT -> batch.accept(i);
                 case PacketDecider.HOLD -> {
                     if (holding) {

@@ -33,35 +33,62 @@ class RunCommandTest {
         assertThat(c.queueId()).isEqualTo(100);
         assertThat(c.queuePath()).isNull();
         assertThat(c.metricsListen().getPort()).isEqualTo(9101);
-        assertThat(c.inspectListen()).as("loopback only by default").isEqualTo(new InetSocketAddress("127.0.0.1", 9102));
+        assertThat(c.inspectListen())
+                .as("loopback only by default")
+                .isEqualTo(new InetSocketAddress("127.0.0.1", 9102));
         assertThat(c.tls().ca()).isEqualTo(Path.of("ca.pem"));
         assertThat(c.tls().cert()).isNull();
         assertThat(c.cutAction()).isEqualTo(CutAction.DROP);
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--cut-action", "reset").cutAction()).isEqualTo(CutAction.RESET);
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--cut-action", "none").cutAction()).isEqualTo(CutAction.NONE);
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--cut-action", "reset")
+                        .cutAction())
+                .isEqualTo(CutAction.RESET);
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--cut-action", "none")
+                        .cutAction())
+                .isEqualTo(CutAction.NONE);
 
-        AgentConfig d = parse("--hostname-override", "n2", "--control-plane", "localhost:1", "--fail-open", "--nfqueue-id", "7",
-                "--queue-path", "xtables", "--metrics-bind-address", "off", "--inspect-listen", "127.0.0.1:0");
+        AgentConfig d = parse(
+                "--hostname-override",
+                "n2",
+                "--control-plane",
+                "localhost:1",
+                "--fail-open",
+                "--nfqueue-id",
+                "7",
+                "--queue-path",
+                "xtables",
+                "--metrics-bind-address",
+                "off",
+                "--inspect-listen",
+                "127.0.0.1:0");
         assertThat(d.node()).isEqualTo("n2");
         assertThat(d.failOpen()).isTrue();
         assertThat(d.queueId()).isEqualTo(7);
         assertThat(d.queuePath()).isEqualTo(QueuePath.XT_NFQUEUE);
         assertThat(d.metricsListen()).isNull();
         assertThat(d.inspectListen()).isEqualTo(new InetSocketAddress("127.0.0.1", 0));
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queue-path", "nft").queuePath()).isEqualTo(QueuePath.NFT_QUEUE);
-        assertThat(parse("--control-plane", "localhost:1").node()).as("kernel host name").isNotBlank();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queue-path", "nft")
+                        .queuePath())
+                .isEqualTo(QueuePath.NFT_QUEUE);
+        assertThat(parse("--control-plane", "localhost:1").node())
+                .as("kernel host name")
+                .isNotBlank();
     }
 
     @Test
     void telemetryAndLoggingFlags() throws Exception {
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1").telemetry()).isEqualTo(AgentConfig.Telemetry.DEFAULTS);
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--policy-verdict-series", "0").telemetry()
-                .policyVerdictSeries()).isZero();
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--policy-verdict-series", "-1"))
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1").telemetry())
+                .isEqualTo(AgentConfig.Telemetry.DEFAULTS);
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--policy-verdict-series", "0")
+                        .telemetry()
+                        .policyVerdictSeries())
+                .isZero();
+        assertThatThrownBy(
+                        () -> parse("--node", "n", "--control-plane", "localhost:1", "--policy-verdict-series", "-1"))
                 .hasMessageContaining(">= 0");
         RunCommand command = new RunCommand();
-        new CommandLine(command).parseArgs("--node", "n", "--control-plane", "localhost:1", "--log-level", "warn",
-                "--log-format", "json");
+        new CommandLine(command)
+                .parseArgs(
+                        "--node", "n", "--control-plane", "localhost:1", "--log-level", "warn", "--log-format", "json");
         assertThat(command.logging.format()).isEqualTo(io.kubeverdict.runtime.logging.LogFormat.json);
         assertThat(command.logging.level()).isEqualTo(ch.qos.logback.classic.Level.WARN);
     }
@@ -75,22 +102,31 @@ class RunCommandTest {
         AgentConfig four = parse("--node", "n", "--control-plane", "localhost:1", "--nfqueue-id", "7", "--queues", "4");
         assertThat(four.queues()).isEqualTo(4);
         assertThat(four.dns().queueId()).isEqualTo(11);
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queues", "1").dns().queueId()).isEqualTo(101);
-        AgentConfig dnsBelow = parse("--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--dns-queue-id", "99");
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queues", "1")
+                        .dns()
+                        .queueId())
+                .isEqualTo(101);
+        AgentConfig dnsBelow =
+                parse("--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--dns-queue-id", "99");
         assertThat(dnsBelow.dns().queueId()).isEqualTo(99);
-        assertThat(dnsBelow.guard().queueId()).as("the hold queue skips the verdict queues").isEqualTo(104);
+        assertThat(dnsBelow.guard().queueId())
+                .as("the hold queue skips the verdict queues")
+                .isEqualTo(104);
         assertThat(four.guard().queueId()).as("after the DNS queue").isEqualTo(12);
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--hold-queue-id", "101"))
+        assertThatThrownBy(() -> parse(
+                        "--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--hold-queue-id", "101"))
                 .hasMessageContaining("--hold-queue-id");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--pod-cidr", "10.0.0.0/33"))
                 .hasMessageContaining("--pod-cidr");
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--dns-queue-id", "102"))
+        assertThatThrownBy(() -> parse(
+                        "--node", "n", "--control-plane", "localhost:1", "--queues", "4", "--dns-queue-id", "102"))
                 .hasMessageContaining("outside the verdict queues 100..103");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queues", "0"))
                 .hasMessageContaining("--queues");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queues", "65"))
                 .hasMessageContaining("--queues");
-        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--nfqueue-id", "65535", "--queues", "2"))
+        assertThatThrownBy(() -> parse(
+                        "--node", "n", "--control-plane", "localhost:1", "--nfqueue-id", "65535", "--queues", "2"))
                 .hasMessageContaining("65535");
     }
 
@@ -98,7 +134,9 @@ class RunCommandTest {
     void theQueueLengthHasABoundedDefaultAndAFlag() throws Exception {
         AgentConfig c = parse("--node", "n", "--control-plane", "localhost:1");
         assertThat(c.queueLength()).isEqualTo(AgentConfig.DEFAULT_QUEUE_LENGTH).isEqualTo(8192);
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queue-length", "8").queueLength()).isEqualTo(8);
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--queue-length", "8")
+                        .queueLength())
+                .isEqualTo(8);
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queue-length", "0"))
                 .hasMessageContaining("--queue-length");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--queue-length", "65537"))
@@ -122,18 +160,34 @@ class RunCommandTest {
     @Test
     void theTokenTravelsInPlaintextOnlyToLoopbackOrOnPurpose() throws Exception {
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:9443"))
-                .hasMessageContaining("--control-plane cp:9443").hasMessageContaining("--tls-ca")
+                .hasMessageContaining("--control-plane cp:9443")
+                .hasMessageContaining("--tls-ca")
                 .hasMessageContaining("--insecure");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "10.0.0.1:9443"))
                 .hasMessageContaining("plaintext");
-        assertThat(parse("--node", "n", "--control-plane", "[::1]:9443").tokenFile()).isNotNull();
-        assertThat(parse("--node", "n", "--control-plane", "cp:9443", "--auth", "none").tokenFile()).isNull();
-        assertThat(parse("--node", "n", "--control-plane", "cp:9443", "--token-file", "/t", "--insecure").tokenFile())
+        assertThat(parse("--node", "n", "--control-plane", "[::1]:9443").tokenFile())
+                .isNotNull();
+        assertThat(parse("--node", "n", "--control-plane", "cp:9443", "--auth", "none")
+                        .tokenFile())
+                .isNull();
+        assertThat(parse("--node", "n", "--control-plane", "cp:9443", "--token-file", "/t", "--insecure")
+                        .tokenFile())
                 .isEqualTo(Path.of("/t"));
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:9443", "--auth", "mtls", "--tls-ca", "ca"))
                 .hasMessageContaining("--auth mtls needs");
-        AgentConfig mtls = parse("--node", "n", "--control-plane", "cp:9443", "--auth", "mtls", "--tls-ca", "ca",
-                "--tls-cert", "c", "--tls-key", "k");
+        AgentConfig mtls = parse(
+                "--node",
+                "n",
+                "--control-plane",
+                "cp:9443",
+                "--auth",
+                "mtls",
+                "--tls-ca",
+                "ca",
+                "--tls-cert",
+                "c",
+                "--tls-key",
+                "k");
         assertThat(mtls.tokenFile()).isNull();
         assertThat(mtls.tls().cert()).isEqualTo(Path.of("c"));
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:9443", "--auth", "maybe"))
@@ -143,21 +197,42 @@ class RunCommandTest {
     @Test
     void plaintextInspectionBeyondLoopbackOnlyWithInsecure() throws Exception {
         for (String address : new String[] {"0.0.0.0:9102", ":9102", "10.0.0.5:9102", "[::]:9102"}) {
-            assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", address))
-                    .as(address).hasMessageContaining("--inspect-listen").hasMessageContaining("--insecure");
+            assertThatThrownBy(
+                            () -> parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", address))
+                    .as(address)
+                    .hasMessageContaining("--inspect-listen")
+                    .hasMessageContaining("--insecure");
         }
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", "[::1]:9102").inspectListen())
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", "[::1]:9102")
+                        .inspectListen())
                 .isEqualTo(new InetSocketAddress("::1", 9102));
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", "10.0.0.5:9102", "--insecure")
-                .inspectListen().getPort()).isEqualTo(9102);
+        assertThat(parse(
+                                "--node",
+                                "n",
+                                "--control-plane",
+                                "localhost:1",
+                                "--inspect-listen",
+                                "10.0.0.5:9102",
+                                "--insecure")
+                        .inspectListen()
+                        .getPort())
+                .isEqualTo(9102);
     }
 
     @Test
     void aCleanStopKeepsTheTableWhenFailClosedUnlessTold() throws Exception {
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1").removeTableOnExit()).as("fail-closed").isFalse();
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--fail-open").removeTableOnExit()).as("fail-open").isTrue();
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--on-exit", "remove").removeTableOnExit()).isTrue();
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--fail-open", "--on-exit", "keep").removeTableOnExit())
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1").removeTableOnExit())
+                .as("fail-closed")
+                .isFalse();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--fail-open")
+                        .removeTableOnExit())
+                .as("fail-open")
+                .isTrue();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--on-exit", "remove")
+                        .removeTableOnExit())
+                .isTrue();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--fail-open", "--on-exit", "keep")
+                        .removeTableOnExit())
                 .isFalse();
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--on-exit", "later"))
                 .hasMessageContaining("auto, keep or remove");
@@ -165,19 +240,35 @@ class RunCommandTest {
 
     @Test
     void addressesParseWithTheSharedParser() throws Exception {
-        AgentConfig c = parse("--node", "n", "--control-plane", "[fd00::1]:9443", "--metrics-bind-address", "[::1]:9101",
-                "--inspect-listen", "0.0.0.0:9102", "--insecure");
-        assertThat(c.tokenFile()).as("--insecure: the token goes in plaintext, on purpose").isNotNull();
+        AgentConfig c = parse(
+                "--node",
+                "n",
+                "--control-plane",
+                "[fd00::1]:9443",
+                "--metrics-bind-address",
+                "[::1]:9101",
+                "--inspect-listen",
+                "0.0.0.0:9102",
+                "--insecure");
+        assertThat(c.tokenFile())
+                .as("--insecure: the token goes in plaintext, on purpose")
+                .isNotNull();
         assertThat(c.controlPlane()).isEqualTo("[fd00::1]:9443");
         assertThat(c.metricsListen()).isEqualTo(new InetSocketAddress("::1", 9101));
         assertThat(c.inspectListen()).isEqualTo(new InetSocketAddress("0.0.0.0", 9102));
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", ":9102", "--insecure").inspectListen())
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", ":9102", "--insecure")
+                        .inspectListen())
                 .isEqualTo(new InetSocketAddress(9102));
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", "off").inspectListen()).isNull();
-        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--metrics-bind-address=").metricsListen()).isNull();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--inspect-listen", "off")
+                        .inspectListen())
+                .isNull();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--metrics-bind-address=")
+                        .metricsListen())
+                .isNull();
 
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp"))
-                .hasMessageContaining("--control-plane").hasMessageContaining("HOST:PORT");
+                .hasMessageContaining("--control-plane")
+                .hasMessageContaining("HOST:PORT");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", ":9443"))
                 .hasMessageContaining("with a host");
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "cp:0"))
@@ -194,18 +285,27 @@ class RunCommandTest {
             StringWriter out = new StringWriter();
             int code = AgentMain.commandLine().setOut(new PrintWriter(out)).execute(args);
             assertThat(code).as(String.join(" ", args)).isZero();
-            assertThat(out.toString().strip()).as(String.join(" ", args)).isEqualTo("kube-verdict " + BuildVersion.current());
+            assertThat(out.toString().strip())
+                    .as(String.join(" ", args))
+                    .isEqualTo("kube-verdict " + BuildVersion.current());
         }
     }
 
     @Test
-    void dnsResolversAreTheListGivenOrTheNameserversOfResolvConf(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
-        assertThat(RunCommand.dnsResolvers("10.96.0.10, fd00::a", dir.resolve("absent"))).containsExactly("10.96.0.10", "fd00::a");
-        assertThatThrownBy(() -> RunCommand.dnsResolvers("10.96.0.10,kube-dns", dir)).hasMessageContaining("kube-dns");
+    void dnsResolversAreTheListGivenOrTheNameserversOfResolvConf(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        assertThat(RunCommand.dnsResolvers("10.96.0.10, fd00::a", dir.resolve("absent")))
+                .containsExactly("10.96.0.10", "fd00::a");
+        assertThatThrownBy(() -> RunCommand.dnsResolvers("10.96.0.10,kube-dns", dir))
+                .hasMessageContaining("kube-dns");
         Path conf = dir.resolve("resolv.conf");
-        java.nio.file.Files.writeString(conf, "search x.svc.cluster.local\nnameserver 169.254.20.10\nnameserver 10.96.0.10\n"
-                + "nameserver fe80::1%eth0\noptions ndots:5\n");
+        java.nio.file.Files.writeString(
+                conf,
+                "search x.svc.cluster.local\nnameserver 169.254.20.10\nnameserver 10.96.0.10\n"
+                        + "nameserver fe80::1%eth0\noptions ndots:5\n");
         assertThat(RunCommand.dnsResolvers("auto", conf)).containsExactly("169.254.20.10", "10.96.0.10");
-        assertThat(RunCommand.dnsResolvers("auto", dir.resolve("absent"))).as("none: nothing is learned").isEmpty();
+        assertThat(RunCommand.dnsResolvers("auto", dir.resolve("absent")))
+                .as("none: nothing is learned")
+                .isEmpty();
     }
 }

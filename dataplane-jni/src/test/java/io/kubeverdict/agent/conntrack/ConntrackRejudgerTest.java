@@ -53,11 +53,17 @@ class ConntrackRejudgerTest {
     private ConntrackRejudger rejudger;
 
     private ConntrackRejudger start() {
-        rejudger = new ConntrackRejudger(() -> table, () -> Set.of(IpAddress.parse(NODE_IP)), timeout -> {
-            table.events.add("await verdicts");
-            return true;
-        }, (tuple, srcPort, id, code, state) -> cuts.add(tuple + " from port " + srcPort + " id " + id + ": "
-                + new DecisionText(state.index()).describe(code) + " at " + state.sequence()), observer, System::nanoTime);
+        rejudger = new ConntrackRejudger(
+                () -> table,
+                () -> Set.of(IpAddress.parse(NODE_IP)),
+                timeout -> {
+                    table.events.add("await verdicts");
+                    return true;
+                },
+                (tuple, srcPort, id, code, state) -> cuts.add(tuple + " from port " + srcPort + " id " + id + ": "
+                        + new DecisionText(state.index()).describe(code) + " at " + state.sequence()),
+                observer,
+                System::nanoTime);
         return rejudger;
     }
 
@@ -74,16 +80,20 @@ class ConntrackRejudgerTest {
 
     /** b (10.0.0.2) admits set sa (10.0.0.1) on these TCP ports; c (10.0.0.3) admits sa on 81 (or b unselected). */
     private static NodeSnapshot snapshot(boolean bSelected, int... bPorts) {
-        return node().addIpSets(set("sa", "10.0.0.1")).addPolicies(allowFrom("pb", "sa", bPorts))
+        return node().addIpSets(set("sa", "10.0.0.1"))
+                .addPolicies(allowFrom("pb", "sa", bPorts))
                 .addPolicies(allowFrom("pc", "sa", 81))
                 .addEndpoints(endpoint("a", "10.0.0.1"))
                 .addEndpoints(bSelected ? endpoint("b", "10.0.0.2", "pb") : endpoint("b", "10.0.0.2"))
-                .addEndpoints(endpoint("c", "10.0.0.3", "pc")).build();
+                .addEndpoints(endpoint("c", "10.0.0.3", "pc"))
+                .build();
     }
 
     private void judge(EnforcedState before, EnforcedState now, boolean everything) throws InterruptedException {
         rejudger.changed(before, now, everything);
-        assertThat(rejudger.awaitJudged(10_000)).as("judged; events %s", table.events).isTrue();
+        assertThat(rejudger.awaitJudged(10_000))
+                .as("judged; events %s", table.events)
+                .isTrue();
     }
 
     @Test
@@ -100,14 +110,17 @@ class ConntrackRejudgerTest {
         EnforcedState before = state(snapshot(true, 80, 81), 1);
         EnforcedState after = state(snapshot(true, 80), 2);
         judge(null, before, true);
-        assertThat(cuts).as("at start: the policy admits TCP only").containsExactly(
-                "10.0.0.1 -> 10.0.0.2 proto 17 port 81 from port 1005 id 7: DENY ingress: no rule matched: denied by the default of tier default at 1");
+        assertThat(cuts)
+                .as("at start: the policy admits TCP only")
+                .containsExactly(
+                        "10.0.0.1 -> 10.0.0.2 proto 17 port 81 from port 1005 id 7: DENY ingress: no rule matched: denied by the default of tier default at 1");
 
         cuts.clear();
         table.events.clear();
         judge(before, after, false);
-        assertThat(cuts).containsExactly(
-                "10.0.0.1 -> 10.0.0.2 proto 6 port 81 from port 1001 id 2: DENY ingress: no rule matched: denied by the default of tier default at 2");
+        assertThat(cuts)
+                .containsExactly(
+                        "10.0.0.1 -> 10.0.0.2 proto 6 port 81 from port 1001 id 2: DENY ingress: no rule matched: denied by the default of tier default at 2");
         assertThat(table.markOf(2)).isEqualTo(FlowMarks.CUT);
         assertThat(table.markOf(1)).as("still allowed").isEqualTo(A);
         assertThat(table.markOf(4)).as("closed already").isEqualTo(A);
@@ -116,10 +129,15 @@ class ConntrackRejudgerTest {
         assertThat(observer.cut.get()).isEqualTo(2);
         assertThat(observer.lastPending).isZero();
         List<ConntrackQuery> last = table.queries.subList(table.queries.size() - 2, table.queries.size());
-        assertThat(last).as("only b's admitted, uncut connections, from and to it").containsExactly(
-                ConntrackQuery.of(IpAddress.parse("10.0.0.2"), ConntrackQuery.Match.ORIGINAL_SOURCE, A, FlowMarks.OURS),
-                ConntrackQuery.of(IpAddress.parse("10.0.0.2"), ConntrackQuery.Match.REPLY_SOURCE, A, FlowMarks.OURS));
-        assertThat(table.events).as("verdicts in flight answered before dumping")
+        assertThat(last)
+                .as("only b's admitted, uncut connections, from and to it")
+                .containsExactly(
+                        ConntrackQuery.of(
+                                IpAddress.parse("10.0.0.2"), ConntrackQuery.Match.ORIGINAL_SOURCE, A, FlowMarks.OURS),
+                        ConntrackQuery.of(
+                                IpAddress.parse("10.0.0.2"), ConntrackQuery.Match.REPLY_SOURCE, A, FlowMarks.OURS));
+        assertThat(table.events)
+                .as("verdicts in flight answered before dumping")
                 .containsExactly("await verdicts", "dump", "dump", "mark 2");
     }
 
@@ -130,9 +148,15 @@ class ConntrackRejudgerTest {
     @Test
     void anErrorOnTheRejudgingThreadIsFatal() throws Exception {
         try (FatalThreads.Observed observed = FatalThreads.observeForTest()) {
-            rejudger = new ConntrackRejudger(() -> table, () -> Set.of(IpAddress.parse(NODE_IP)), timeout -> {
-                throw new AssertionError("in flight");
-            }, (tuple, srcPort, id, code, state) -> cuts.add("cut"), observer, System::nanoTime);
+            rejudger = new ConntrackRejudger(
+                    () -> table,
+                    () -> Set.of(IpAddress.parse(NODE_IP)),
+                    timeout -> {
+                        throw new AssertionError("in flight");
+                    },
+                    (tuple, srcPort, id, code, state) -> cuts.add("cut"),
+                    observer,
+                    System::nanoTime);
             rejudger.changed(null, state(snapshot(true, 80), 1), true);
             long deadline = System.nanoTime() + 30_000_000_000L;
             while (FatalThreads.healthy() && System.nanoTime() < deadline) {
@@ -156,7 +180,9 @@ class ConntrackRejudgerTest {
         assertThat(table.markOf(2)).isEqualTo(FlowMarks.CUT);
         assertThat(table.markOf(1)).as("allowed, now known as admitted").isEqualTo(A);
         assertThat(table.markOf(3)).as("the node's own connection").isZero();
-        assertThat(table.queries).contains(ConntrackQuery.of(IpAddress.parse("10.0.0.2"), ConntrackQuery.Match.REPLY_SOURCE, 0, FlowMarks.CUT));
+        assertThat(table.queries)
+                .contains(ConntrackQuery.of(
+                        IpAddress.parse("10.0.0.2"), ConntrackQuery.Match.REPLY_SOURCE, 0, FlowMarks.CUT));
     }
 
     @Test
@@ -186,7 +212,8 @@ class ConntrackRejudgerTest {
 
     @Test
     void aFailedCutIsRetriedAndAVanishedConnectionIsCounted() throws Exception {
-        table.entries.addAll(List.of(Entry.of(6, "10.0.0.1", 1001, "10.0.0.2", 81, A, 2),
+        table.entries.addAll(List.of(
+                Entry.of(6, "10.0.0.1", 1001, "10.0.0.2", 81, A, 2),
                 Entry.of(6, "10.0.0.1", 1002, "10.0.0.2", 81, A, 3)));
         start();
         EnforcedState before = state(snapshot(true, 80, 81), 1);
@@ -217,8 +244,9 @@ class ConntrackRejudgerTest {
         judge(null, s1, true);
         int queriesBefore = table.queries.size();
         judge(s1, state(after.build(), 2), false);
-        assertThat(table.queries.subList(queriesBefore, table.queries.size())).containsExactly(
-                ConntrackQuery.marked(4, A, FlowMarks.OURS), ConntrackQuery.marked(6, A, FlowMarks.OURS));
+        assertThat(table.queries.subList(queriesBefore, table.queries.size()))
+                .containsExactly(
+                        ConntrackQuery.marked(4, A, FlowMarks.OURS), ConntrackQuery.marked(6, A, FlowMarks.OURS));
         assertThat(observer.cut.get()).isEqualTo(20);
         assertThat(table.markOf(999)).isEqualTo(A);
         for (int i = 0; i < 20; i++) {
@@ -229,11 +257,14 @@ class ConntrackRejudgerTest {
 
     @Test
     void ipv6ConnectionsComeFromOneMarkFilteredDumpMatchedHere() throws Exception {
-        NodeSnapshot.Builder before = node().addIpSets(set("sa", "10.0.0.1", "fd00::1")).addPolicies(allowFrom("pb", "sa", 80, 81))
+        NodeSnapshot.Builder before = node().addIpSets(set("sa", "10.0.0.1", "fd00::1"))
+                .addPolicies(allowFrom("pb", "sa", 80, 81))
                 .addEndpoints(endpoint("b", List.of("10.0.0.2", "fd00::2"), "pb"));
-        NodeSnapshot.Builder after = node().addIpSets(set("sa", "10.0.0.1", "fd00::1")).addPolicies(allowFrom("pb", "sa", 80))
+        NodeSnapshot.Builder after = node().addIpSets(set("sa", "10.0.0.1", "fd00::1"))
+                .addPolicies(allowFrom("pb", "sa", 80))
                 .addEndpoints(endpoint("b", List.of("10.0.0.2", "fd00::2"), "pb"));
-        table.entries.addAll(List.of(Entry.of(6, "fd00::1", 1001, "fd00::2", 81, A, 2),
+        table.entries.addAll(List.of(
+                Entry.of(6, "fd00::1", 1001, "fd00::2", 81, A, 2),
                 Entry.of(6, "fd00::1", 1002, "fd00::2", 80, A, 3),
                 Entry.of(6, "fd00::1", 1003, "fd00::99", 81, A, 4)));
         start();
@@ -242,10 +273,11 @@ class ConntrackRejudgerTest {
         int queriesBefore = table.queries.size();
         judge(s1, state(after.build(), 2), false);
         IpAddress b = IpAddress.parse("10.0.0.2");
-        assertThat(table.queries.subList(queriesBefore, table.queries.size())).containsExactly(
-                ConntrackQuery.of(b, ConntrackQuery.Match.ORIGINAL_SOURCE, A, FlowMarks.OURS),
-                ConntrackQuery.of(b, ConntrackQuery.Match.REPLY_SOURCE, A, FlowMarks.OURS),
-                ConntrackQuery.marked(6, A, FlowMarks.OURS));
+        assertThat(table.queries.subList(queriesBefore, table.queries.size()))
+                .containsExactly(
+                        ConntrackQuery.of(b, ConntrackQuery.Match.ORIGINAL_SOURCE, A, FlowMarks.OURS),
+                        ConntrackQuery.of(b, ConntrackQuery.Match.REPLY_SOURCE, A, FlowMarks.OURS),
+                        ConntrackQuery.marked(6, A, FlowMarks.OURS));
         assertThat(table.markOf(2)).isEqualTo(FlowMarks.CUT);
         assertThat(table.markOf(3)).isEqualTo(A);
         assertThat(table.markOf(4)).as("not b's").isEqualTo(A);
@@ -254,8 +286,17 @@ class ConntrackRejudgerTest {
     @Test
     void theDecisionIsTheVerdictFunctionsOnTheTupleAfterDnat() throws Exception {
         // opened to a service address, answered by b:81 (DNAT): judged as 10.0.0.1 -> 10.0.0.2:81
-        table.entries.add(new Entry(6, IpAddress.parse("10.0.0.1"), 1000, IpAddress.parse("10.96.0.1"), 443,
-                IpAddress.parse("10.0.0.2"), 81, A, 1, 3));
+        table.entries.add(new Entry(
+                6,
+                IpAddress.parse("10.0.0.1"),
+                1000,
+                IpAddress.parse("10.96.0.1"),
+                443,
+                IpAddress.parse("10.0.0.2"),
+                81,
+                A,
+                1,
+                3));
         start();
         EnforcedState before = state(snapshot(true, 80, 81), 1);
         judge(null, before, true);
@@ -270,20 +311,37 @@ class ConntrackRejudgerTest {
 
     @Test
     void connectionsToAddressesThePodLearnedFromDnsAreJudgedWithWhatItLearned() throws Exception {
-        DomainNames api = DomainNames.newBuilder().addPatterns("api.test").setLearnedSetId("d:api").build();
-        Rule toApi = Rule.newBuilder().setAction(Action.ALLOW).setRuleId("egress[0]")
-                .addPeers(Peer.newBuilder().setDomainNames(api))
-                .addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(443)).build();
-        ActivePolicy egress = ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("default").setName("api"))
-                .setPolicy(Policy.newBuilder().addOutboundRules(toApi)).build();
-        WorkloadEndpoint a = WorkloadEndpoint.newBuilder().addIps("10.0.0.1").addDomainWatches(api)
-                .addTiers(TierInfo.newBuilder().setName("default").setDefaultAction(Action.DENY).addEgressPolicies("api"))
+        DomainNames api = DomainNames.newBuilder()
+                .addPatterns("api.test")
+                .setLearnedSetId("d:api")
                 .build();
-        NodeSnapshot snapshot = node().addPolicies(egress).addEndpoints(Endpoint.newBuilder()
-                .setId(EndpointId.newBuilder().setNamespace("x").setPod("a")).setEndpoint(a)).build();
+        Rule toApi = Rule.newBuilder()
+                .setAction(Action.ALLOW)
+                .setRuleId("egress[0]")
+                .addPeers(Peer.newBuilder().setDomainNames(api))
+                .addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(443))
+                .build();
+        ActivePolicy egress = ActivePolicy.newBuilder()
+                .setId(PolicyId.newBuilder().setTier("default").setName("api"))
+                .setPolicy(Policy.newBuilder().addOutboundRules(toApi))
+                .build();
+        WorkloadEndpoint a = WorkloadEndpoint.newBuilder()
+                .addIps("10.0.0.1")
+                .addDomainWatches(api)
+                .addTiers(TierInfo.newBuilder()
+                        .setName("default")
+                        .setDefaultAction(Action.DENY)
+                        .addEgressPolicies("api"))
+                .build();
+        NodeSnapshot snapshot = node().addPolicies(egress)
+                .addEndpoints(Endpoint.newBuilder()
+                        .setId(EndpointId.newBuilder().setNamespace("x").setPod("a"))
+                        .setEndpoint(a))
+                .build();
         long learnedAddress = IpAddress.parse("192.0.2.10").lo();
         LearnedAddresses learned = (endpoint, set, family, hi, lo) -> family == IpAddress.V4 && lo == learnedAddress;
-        table.entries.addAll(List.of(Entry.of(6, "10.0.0.1", 1000, "192.0.2.10", 443, A, 1),
+        table.entries.addAll(List.of(
+                Entry.of(6, "10.0.0.1", 1000, "192.0.2.10", 443, A, 1),
                 Entry.of(6, "10.0.0.1", 1001, "192.0.2.11", 443, A, 2)));
         start();
         rejudger.changed(null, state(snapshot, 1), true, learned);

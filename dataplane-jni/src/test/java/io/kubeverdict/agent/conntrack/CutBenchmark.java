@@ -10,6 +10,11 @@ import io.kubeverdict.agent.testing.AgentProcess;
 import io.kubeverdict.agent.testing.Messages;
 import io.kubeverdict.agent.testing.PodPair;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
+import io.kubeverdict.jni.Conntrack;
+import io.kubeverdict.jni.ConntrackEntries;
+import io.kubeverdict.jni.ConntrackQuery;
+import io.kubeverdict.jni.NetnsThread;
+import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicyUpdate;
 import io.kubeverdict.proto.v1.Peer;
@@ -18,11 +23,6 @@ import io.kubeverdict.proto.v1.PortMatch;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Rule;
 import io.kubeverdict.proto.v1.ToAgent;
-import io.kubeverdict.jni.Conntrack;
-import io.kubeverdict.jni.ConntrackEntries;
-import io.kubeverdict.jni.ConntrackQuery;
-import io.kubeverdict.jni.NetnsThread;
-import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.testing.flow.LongLivedFlow;
 import io.kubeverdict.testing.flow.LongLivedFlow.Kind;
 import io.kubeverdict.testing.flow.UdpEchoServer;
@@ -98,7 +98,10 @@ public final class CutBenchmark {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--cost-rounds" -> costRounds = Integer.parseInt(args[++i]);
-                case "--unrelated" -> unrelated = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--unrelated" ->
+                    unrelated = Arrays.stream(args[++i].split(","))
+                            .mapToInt(Integer::parseInt)
+                            .toArray();
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -106,11 +109,22 @@ public final class CutBenchmark {
             pods.echoServerOnB(TCP_KEPT);
             pods.echoServerOnB(TCP_CUT);
             try (UdpEchoServer udp = UdpEchoServer.start(pods.b.inside(), UDP_CUT);
-                 ScriptedControlPlane cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
-                 AgentProcess agent = AgentProcess.start(pods.node.name(), List.of("--node", "node-1",
-                         "--control-plane", "127.0.0.1:" + CP_PORT, "--nfqueue-id", "11",
-                         "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "off",
-                         "--auth", "none"))) {
+                    ScriptedControlPlane cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
+                    AgentProcess agent = AgentProcess.start(
+                            pods.node.name(),
+                            List.of(
+                                    "--node",
+                                    "node-1",
+                                    "--control-plane",
+                                    "127.0.0.1:" + CP_PORT,
+                                    "--nfqueue-id",
+                                    "11",
+                                    "--metrics-bind-address",
+                                    "127.0.0.1:" + METRICS_PORT,
+                                    "--inspect-listen",
+                                    "off",
+                                    "--auth",
+                                    "none"))) {
                 pods.awaitConnectivity(TCP_CUT);
                 CutBenchmark bench = new CutBenchmark(pods, cp, agent);
                 bench.start();
@@ -135,17 +149,26 @@ public final class CutBenchmark {
     }
 
     private ToAgent policy(boolean allowCut) {
-        Rule.Builder rule = Rule.newBuilder().setAction(Action.ALLOW).addPeers(Peer.newBuilder().setIpSetId("pods-a"))
-                .addPorts(port(Protocol.TCP, TCP_KEPT)).setRuleId("ingress[0]");
+        Rule.Builder rule = Rule.newBuilder()
+                .setAction(Action.ALLOW)
+                .addPeers(Peer.newBuilder().setIpSetId("pods-a"))
+                .addPorts(port(Protocol.TCP, TCP_KEPT))
+                .setRuleId("ingress[0]");
         if (allowCut) {
             rule.addPorts(port(Protocol.TCP, TCP_CUT)).addPorts(port(Protocol.UDP, UDP_CUT));
         }
-        return ToAgent.newBuilder().setSequence(++seq).setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                .setId(Messages.policyId(POLICY)).setPolicy(Policy.newBuilder().addInboundRules(rule))).build();
+        return ToAgent.newBuilder()
+                .setSequence(++seq)
+                .setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                        .setId(Messages.policyId(POLICY))
+                        .setPolicy(Policy.newBuilder().addInboundRules(rule)))
+                .build();
     }
 
     private void start() throws Exception {
-        stream.send(ipSet(1, "pods-a", PodPair.A_IP), endpoint(2, "x", "a", PodPair.A_IP),
+        stream.send(
+                ipSet(1, "pods-a", PodPair.A_IP),
+                endpoint(2, "x", "a", PodPair.A_IP),
                 endpoint(3, "x", "b", PodPair.B_IP, POLICY));
         seq = 3;
         stream.send(policy(true), inSync(++seq));
@@ -171,7 +194,7 @@ public final class CutBenchmark {
         List<Double> tcpAfterRefused = new ArrayList<>();
         for (int round = 0; round <= rounds; round++) { // round 0 warms up
             try (LongLivedFlow tcp = LongLivedFlow.open(Kind.TCP, pods.a.inside(), PodPair.B_IP, TCP_CUT, 2);
-                 LongLivedFlow udp = LongLivedFlow.open(Kind.UDP, pods.a.inside(), PodPair.B_IP, UDP_CUT, 2)) {
+                    LongLivedFlow udp = LongLivedFlow.open(Kind.UDP, pods.a.inside(), PodPair.B_IP, UDP_CUT, 2)) {
                 if (!tcp.awaitEchoes(50, 10_000) || !udp.awaitEchoes(50, 10_000)) {
                     throw new IllegalStateException("flows did not start: " + tcp + "; " + udp + "\n" + agent.log());
                 }
@@ -198,7 +221,8 @@ public final class CutBenchmark {
             }
             change(true);
         }
-        System.out.printf("%nPart 1: %d rounds, ms after the change was handed to the control plane's stream%n", rounds);
+        System.out.printf(
+                "%nPart 1: %d rounds, ms after the change was handed to the control plane's stream%n", rounds);
         System.out.printf("%-44s %8s %8s %8s %8s%n", "", "p50", "p99", "min", "max");
         row("ReportApplied received", applied);
         row("first refused new TCP connection (start)", refused);
@@ -213,7 +237,14 @@ public final class CutBenchmark {
 
     private static void row(String name, List<Double> values) {
         double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        System.out.printf(Locale.ROOT, "%-44s %8.1f %8.1f %8.1f %8.1f%n", name, quantile(v, 0.5), quantile(v, 0.99), v[0], v[v.length - 1]);
+        System.out.printf(
+                Locale.ROOT,
+                "%-44s %8.1f %8.1f %8.1f %8.1f%n",
+                name,
+                quantile(v, 0.5),
+                quantile(v, 0.99),
+                v[0],
+                v[v.length - 1]);
     }
 
     /** Nearest-rank quantile. */
@@ -277,8 +308,9 @@ public final class CutBenchmark {
         List<String> lines = new ArrayList<>();
         for (int i = 0; i < unrelated; i++) {
             int mark = i % 2 == 0 ? 0 : FlowMarks.ADMITTED;
-            lines.add("-I -p tcp -s 10." + (100 + i / 65536) + "." + (i / 256 % 256) + "." + (i % 256) + " -d 10.99.0.1 --sport "
-                    + (1024 + i % 60000) + " --dport 443 --state ESTABLISHED -t 3600 -u ASSURED -m " + mark);
+            lines.add("-I -p tcp -s 10." + (100 + i / 65536) + "." + (i / 256 % 256) + "." + (i % 256)
+                    + " -d 10.99.0.1 --sport " + (1024 + i % 60000)
+                    + " --dport 443 --state ESTABLISHED -t 3600 -u ASSURED -m " + mark);
         }
         insert(lines);
         String count = pods.node.exec("conntrack", "-C").strip();
@@ -289,8 +321,9 @@ public final class CutBenchmark {
         for (int round = 0; round <= rounds; round++) {
             List<String> flows = new ArrayList<>();
             for (int k = 0; k < 10; k++) {
-                flows.add("-I -p tcp -s " + PodPair.A_IP + " -d " + PodPair.B_IP + " --sport " + (50000 + round * 10 + k)
-                        + " --dport " + TCP_CUT + " --state ESTABLISHED -t 600 -u ASSURED -m " + FlowMarks.ADMITTED);
+                flows.add("-I -p tcp -s " + PodPair.A_IP + " -d " + PodPair.B_IP + " --sport "
+                        + (50000 + round * 10 + k) + " --dport " + TCP_CUT
+                        + " --state ESTABLISHED -t 600 -u ASSURED -m " + FlowMarks.ADMITTED);
             }
             insert(flows);
             Metrics before = Metrics.read(this);
@@ -306,7 +339,8 @@ public final class CutBenchmark {
             change(true);
             Metrics.await(this, reverted, 0); // its pass is over before the next round counts
         }
-        System.out.printf("%nPart 2: %d unrelated entries (node table: %s entries, agent's gauge: %.0f), %d changes that each cut 10 connections of b%n",
+        System.out.printf(
+                "%nPart 2: %d unrelated entries (node table: %s entries, agent's gauge: %.0f), %d changes that each cut 10 connections of b%n",
                 unrelated, count, metric("kubeverdict_conntrack_entries"), rounds);
         System.out.printf("%-44s %8s %8s %8s %8s%n", "", "p50", "p99", "min", "max");
         row("entries the kernel delivered per change", received);
@@ -323,8 +357,11 @@ public final class CutBenchmark {
                 List<Double> out = new ArrayList<>();
                 try (Conntrack ct = new Conntrack()) {
                     ConntrackEntries into = new ConntrackEntries(1024);
-                    ConntrackQuery q = ConntrackQuery.of(IpAddress.parse(PodPair.B_IP), ConntrackQuery.Match.REPLY_SOURCE,
-                            FlowMarks.ADMITTED, FlowMarks.OURS);
+                    ConntrackQuery q = ConntrackQuery.of(
+                            IpAddress.parse(PodPair.B_IP),
+                            ConntrackQuery.Match.REPLY_SOURCE,
+                            FlowMarks.ADMITTED,
+                            FlowMarks.OURS);
                     for (int i = 0; i <= times; i++) {
                         long start = System.nanoTime();
                         ct.dump(q, into);
@@ -369,7 +406,8 @@ public final class CutBenchmark {
     private record Metrics(double received, double examined, double cut, double passes, double passSeconds) {
         static Metrics read(CutBenchmark b) throws Exception {
             String t = b.scrape();
-            return new Metrics(metric(t, "kubeverdict_conntrack_entries_received_total"),
+            return new Metrics(
+                    metric(t, "kubeverdict_conntrack_entries_received_total"),
                     metric(t, "kubeverdict_conntrack_flows_examined_total"),
                     metric(t, "kubeverdict_conntrack_flows_cut_total{protocol=\"tcp\"}"),
                     metric(t, "kubeverdict_conntrack_rejudge_seconds_count"),

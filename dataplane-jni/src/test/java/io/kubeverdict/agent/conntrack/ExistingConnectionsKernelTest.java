@@ -70,6 +70,7 @@ class ExistingConnectionsKernelTest {
     private static final String POLICY = "x/b-ingress";
     /** How long a connection must stay silent to count as cut; how long we wait for that. */
     private static final long QUIET_MILLIS = 1000;
+
     private static final long CUT_TIMEOUT_MILLIS = 15_000;
 
     private PodPair pods;
@@ -112,9 +113,19 @@ class ExistingConnectionsKernelTest {
     // ------------------------------------------------------------------ scripting
 
     private AgentProcess startAgent(String... extraArgs) throws Exception {
-        List<String> args = new ArrayList<>(List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
-                "--nfqueue-id", "9", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT,
-                "--inspect-listen", "127.0.0.1:" + INSPECT_PORT, "--auth", "none"));
+        List<String> args = new ArrayList<>(List.of(
+                "--node",
+                "node-1",
+                "--control-plane",
+                "127.0.0.1:" + CP_PORT,
+                "--nfqueue-id",
+                "9",
+                "--metrics-bind-address",
+                "127.0.0.1:" + METRICS_PORT,
+                "--inspect-listen",
+                "127.0.0.1:" + INSPECT_PORT,
+                "--auth",
+                "none"));
         args.addAll(List.of(extraArgs));
         AgentProcess agent = AgentProcess.start(pods.node.name(), args);
         agents.add(agent);
@@ -143,11 +154,17 @@ class ExistingConnectionsKernelTest {
 
     /** b's ingress policy: allow the members of set pods-a on these ports. */
     private static ToAgent policy(long seq, PortMatch... ports) {
-        return ToAgent.newBuilder().setSequence(seq).setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                .setId(Messages.policyId(POLICY))
-                .setPolicy(Policy.newBuilder().addInboundRules(Rule.newBuilder().setAction(Action.ALLOW)
-                        .addPeers(Peer.newBuilder().setIpSetId("pods-a")).addAllPorts(List.of(ports))
-                        .setRuleId("ingress[0]")))).build();
+        return ToAgent.newBuilder()
+                .setSequence(seq)
+                .setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                        .setId(Messages.policyId(POLICY))
+                        .setPolicy(Policy.newBuilder()
+                                .addInboundRules(Rule.newBuilder()
+                                        .setAction(Action.ALLOW)
+                                        .addPeers(Peer.newBuilder().setIpSetId("pods-a"))
+                                        .addAllPorts(List.of(ports))
+                                        .setRuleId("ingress[0]"))))
+                .build();
     }
 
     private static ToAgent dualStack(ToAgent endpointUpdate, String ip6) {
@@ -156,15 +173,24 @@ class ExistingConnectionsKernelTest {
         return b.build();
     }
 
-    private static final PortMatch[] ALL_PORTS = {port(Protocol.TCP, TCP_KEPT), port(Protocol.TCP, TCP_DENIED),
-            port(Protocol.UDP, UDP_KEPT), port(Protocol.UDP, UDP_DENIED), port(Protocol.SCTP, SCTP_PORT)};
+    private static final PortMatch[] ALL_PORTS = {
+        port(Protocol.TCP, TCP_KEPT),
+        port(Protocol.TCP, TCP_DENIED),
+        port(Protocol.UDP, UDP_KEPT),
+        port(Protocol.UDP, UDP_DENIED),
+        port(Protocol.SCTP, SCTP_PORT)
+    };
     private static final PortMatch[] KEPT_PORTS = {port(Protocol.TCP, TCP_KEPT), port(Protocol.UDP, UDP_KEPT)};
 
     /** A full state on a new stream: a and b dual-stack, b isolated for ingress (unless bSelected is false). */
     private static long sendState(ScriptedControlPlane.Stream stream, boolean bSelected, PortMatch... ports) {
         ToAgent b = bSelected ? endpoint(4, "x", "b", PodPair.B_IP, POLICY) : endpoint(4, "x", "b", PodPair.B_IP);
-        stream.send(ipSet(1, "pods-a", PodPair.A_IP, PodPair.A_IP6), policy(2, ports),
-                dualStack(endpoint(3, "x", "a", PodPair.A_IP), PodPair.A_IP6), dualStack(b, PodPair.B_IP6), inSync(5));
+        stream.send(
+                ipSet(1, "pods-a", PodPair.A_IP, PodPair.A_IP6),
+                policy(2, ports),
+                dualStack(endpoint(3, "x", "a", PodPair.A_IP), PodPair.A_IP6),
+                dualStack(b, PodPair.B_IP6),
+                inSync(5));
         return 5;
     }
 
@@ -176,10 +202,14 @@ class ExistingConnectionsKernelTest {
     }
 
     private static void assertCut(LongLivedFlow f, AgentProcess agent) throws Exception {
-        assertThat(f.awaitStopped(QUIET_MILLIS, CUT_TIMEOUT_MILLIS)).as("cut: %s\n%s", f, agent.log()).isTrue();
+        assertThat(f.awaitStopped(QUIET_MILLIS, CUT_TIMEOUT_MILLIS))
+                .as("cut: %s\n%s", f, agent.log())
+                .isTrue();
         long echoed = f.echoed();
         Thread.sleep(QUIET_MILLIS);
-        assertThat(f.echoed()).as("nothing gets through a cut connection: %s", f).isEqualTo(echoed);
+        assertThat(f.echoed())
+                .as("nothing gets through a cut connection: %s", f)
+                .isEqualTo(echoed);
     }
 
     private static void assertKeptGoing(LongLivedFlow f, long lostBefore) throws Exception {
@@ -222,10 +252,15 @@ class ExistingConnectionsKernelTest {
 
     /** The node's conntrack entries with the CUT bit, as "proto source sport dport" (original direction). */
     private List<String> cutEntries() throws Exception {
-        String listing = pods.node.tryExec("conntrack", "-L", "-f", "ipv4", "-m", FlowMarks.CUT + "/" + FlowMarks.CUT).output()
-                + pods.node.tryExec("conntrack", "-L", "-f", "ipv6", "-m", FlowMarks.CUT + "/" + FlowMarks.CUT).output();
+        String listing = pods.node
+                        .tryExec("conntrack", "-L", "-f", "ipv4", "-m", FlowMarks.CUT + "/" + FlowMarks.CUT)
+                        .output()
+                + pods.node
+                        .tryExec("conntrack", "-L", "-f", "ipv6", "-m", FlowMarks.CUT + "/" + FlowMarks.CUT)
+                        .output();
         List<String> out = new ArrayList<>();
-        Matcher m = Pattern.compile("(?m)^(\\w+)\\s.*?src=(\\S+) dst=\\S+ sport=(\\d+) dport=(\\d+)").matcher(listing);
+        Matcher m = Pattern.compile("(?m)^(\\w+)\\s.*?src=(\\S+) dst=\\S+ sport=(\\d+) dport=(\\d+)")
+                .matcher(listing);
         while (m.find()) {
             out.add(m.group(1) + " " + m.group(2) + " " + m.group(3) + " " + m.group(4));
         }
@@ -235,36 +270,44 @@ class ExistingConnectionsKernelTest {
     /** WatchVerdicts (denials) over a channel whose socket lives in the node namespace. */
     private BlockingQueue<Explanation> watchDenials() throws Exception {
         EventLoopGroup loops = NetnsEventLoops.group(pods.node.path(), 1);
-        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", INSPECT_PORT).usePlaintext()
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", INSPECT_PORT)
+                .usePlaintext()
                 .directExecutor() // no shared gRPC threads started from the namespace
-                .eventLoopGroup(loops).channelFactory(() -> {
+                .eventLoopGroup(loops)
+                .channelFactory(() -> {
                     try {
                         return Netns.call(pods.node.path(), NioSocketChannel::new);
                     } catch (Exception e) {
                         throw new IllegalStateException(e);
                     }
-                }).build();
+                })
+                .build();
         closeables.add(() -> loops.shutdownGracefully(0, 1, TimeUnit.SECONDS));
         closeables.add(() -> channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
         BlockingQueue<Explanation> denials = new LinkedBlockingQueue<>();
-        AgentInspectionGrpc.newStub(channel).watchVerdicts(
-                WatchVerdictsRequest.newBuilder().setVerdict(Verdict.VERDICT_DENY).build(), new StreamObserver<>() {
-                    @Override
-                    public void onNext(Explanation e) {
-                        denials.add(e);
-                    }
+        AgentInspectionGrpc.newStub(channel)
+                .watchVerdicts(
+                        WatchVerdictsRequest.newBuilder()
+                                .setVerdict(Verdict.VERDICT_DENY)
+                                .build(),
+                        new StreamObserver<>() {
+                            @Override
+                            public void onNext(Explanation e) {
+                                denials.add(e);
+                            }
 
-                    @Override
-                    public void onError(Throwable t) {}
+                            @Override
+                            public void onError(Throwable t) {}
 
-                    @Override
-                    public void onCompleted() {}
-                });
+                            @Override
+                            public void onCompleted() {}
+                        });
         Thread.sleep(500); // registered before the change
         return denials;
     }
 
-    private static List<Explanation> cutsWithin(BlockingQueue<Explanation> denials, int atLeast) throws InterruptedException {
+    private static List<Explanation> cutsWithin(BlockingQueue<Explanation> denials, int atLeast)
+            throws InterruptedException {
         List<Explanation> cuts = new ArrayList<>();
         long deadline = System.currentTimeMillis() + 10_000;
         while (cuts.size() < atLeast && System.currentTimeMillis() < deadline) {
@@ -311,29 +354,42 @@ class ExistingConnectionsKernelTest {
             assertThat(cut.getTuple().getSrcIp()).isIn(PodPair.A_IP, PodPair.A_IP6);
             assertThat(cut.getTuple().getDstPort()).isIn(TCP_DENIED, UDP_DENIED);
             assertThat(cut.getDestination().getPod()).isEqualTo("b");
-            assertThat(cut.getIngress().getReason()).as("the deciding policy's default").contains("no rule matched");
+            assertThat(cut.getIngress().getReason())
+                    .as("the deciding policy's default")
+                    .contains("no rule matched");
             assertThat(cut.getCut().getAction()).isEqualTo("drop");
             assertThat(cut.getCut().getAppliedSequence()).isEqualTo(seq);
-            assertThat(cut.getCut().getSrcPort()).isIn(tcpDenied.localPort(), udpDenied.localPort(), tcp6Denied.localPort());
+            assertThat(cut.getCut().getSrcPort())
+                    .isIn(tcpDenied.localPort(), udpDenied.localPort(), tcp6Denied.localPort());
         }
-        assertThat(cutEntries()).as("exactly the denied connections carry the cut mark").containsExactlyInAnyOrder(
-                "tcp " + PodPair.A_IP + " " + tcpDenied.localPort() + " " + TCP_DENIED,
-                "udp " + PodPair.A_IP + " " + udpDenied.localPort() + " " + UDP_DENIED,
-                "tcp " + PodPair.A_IP6 + " " + tcp6Denied.localPort() + " " + TCP_DENIED);
+        assertThat(cutEntries())
+                .as("exactly the denied connections carry the cut mark")
+                .containsExactlyInAnyOrder(
+                        "tcp " + PodPair.A_IP + " " + tcpDenied.localPort() + " " + TCP_DENIED,
+                        "udp " + PodPair.A_IP + " " + udpDenied.localPort() + " " + UDP_DENIED,
+                        "tcp " + PodPair.A_IP6 + " " + tcp6Denied.localPort() + " " + TCP_DENIED);
 
         String metrics = metrics();
-        assertThat(metric(metrics, "kubeverdict_conntrack_flows_cut_total{protocol=\"tcp\"}")).isEqualTo(2);
-        assertThat(metric(metrics, "kubeverdict_conntrack_flows_cut_total{protocol=\"udp\"}")).isEqualTo(1);
-        assertThat(metric(metrics, "kubeverdict_conntrack_flows_examined_total")).isGreaterThanOrEqualTo(5);
-        assertThat(metric(metrics, "kubeverdict_conntrack_cut_latency_seconds_count")).isEqualTo(3);
+        assertThat(metric(metrics, "kubeverdict_conntrack_flows_cut_total{protocol=\"tcp\"}"))
+                .isEqualTo(2);
+        assertThat(metric(metrics, "kubeverdict_conntrack_flows_cut_total{protocol=\"udp\"}"))
+                .isEqualTo(1);
+        assertThat(metric(metrics, "kubeverdict_conntrack_flows_examined_total"))
+                .isGreaterThanOrEqualTo(5);
+        assertThat(metric(metrics, "kubeverdict_conntrack_cut_latency_seconds_count"))
+                .isEqualTo(3);
         assertThat(metric(metrics, "kubeverdict_conntrack_endpoints_pending")).isZero();
         assertThat(metrics).contains("kubeverdict_conntrack_cut_latency_seconds_bucket{le=\"1.0\"}");
 
         // New connections to the denied ports are refused; reverting lets them through again.
-        assertThat(pods.canConnect(TCP_DENIED, 1500)).as("new connection denied").isFalse();
+        assertThat(pods.canConnect(TCP_DENIED, 1500))
+                .as("new connection denied")
+                .isFalse();
         stream.send(policy(++seq, ALL_PORTS));
         awaitApplied(agent, seq);
-        assertThat(pods.canConnect(TCP_DENIED, 3000)).as("reverted: new connections pass\n%s", agent.log()).isTrue();
+        assertThat(pods.canConnect(TCP_DENIED, 3000))
+                .as("reverted: new connections pass\n%s", agent.log())
+                .isTrue();
         flow(Kind.UDP, PodPair.B_IP, UDP_DENIED);
         assertKeptGoing(tcpKept, tcpLost);
     }
@@ -354,14 +410,16 @@ class ExistingConnectionsKernelTest {
         closeables.add(fromNode);
         long lost = tcpKept.lost();
 
-        stream.send(dualStack(endpoint(++seq, "x", "b", PodPair.B_IP, POLICY), PodPair.B_IP6),
-                policy(++seq, KEPT_PORTS));
+        stream.send(
+                dualStack(endpoint(++seq, "x", "b", PodPair.B_IP, POLICY), PodPair.B_IP6), policy(++seq, KEPT_PORTS));
         awaitApplied(agent, seq);
 
         assertCut(tcpDenied, agent);
         assertCut(udpDenied, agent);
         assertKeptGoing(tcpKept, lost);
-        assertThat(PodPair.echoes(fromNode)).as("the node's own connection is not the policy's").isTrue();
+        assertThat(PodPair.echoes(fromNode))
+                .as("the node's own connection is not the policy's")
+                .isTrue();
         assertThat(cutEntries()).hasSize(2);
     }
 
@@ -393,13 +451,25 @@ class ExistingConnectionsKernelTest {
         AgentProcess agent = startAgent();
         ScriptedControlPlane.Stream stream = streamOf(agent);
         // b admits a on TCP 8080 and 8081; c (another local pod, no namespace) admits anyone.
-        Policy cPolicy = Policy.newBuilder().addInboundRules(Rule.newBuilder().setAction(Action.ALLOW).setAllPeers(true)
-                .setRuleId("ingress[0]")).build();
-        stream.send(ipSet(1, "pods-a", PodPair.A_IP), policy(2, port(Protocol.TCP, TCP_KEPT), port(Protocol.TCP, TCP_DENIED)),
-                ToAgent.newBuilder().setSequence(3).setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                        .setId(Messages.policyId("x/c-open")).setPolicy(cPolicy)).build(),
-                endpoint(4, "x", "a", PodPair.A_IP), endpoint(5, "x", "b", PodPair.B_IP, POLICY),
-                endpoint(6, "x", "c", "10.77.1.3", "x/c-open"), inSync(7));
+        Policy cPolicy = Policy.newBuilder()
+                .addInboundRules(Rule.newBuilder()
+                        .setAction(Action.ALLOW)
+                        .setAllPeers(true)
+                        .setRuleId("ingress[0]"))
+                .build();
+        stream.send(
+                ipSet(1, "pods-a", PodPair.A_IP),
+                policy(2, port(Protocol.TCP, TCP_KEPT), port(Protocol.TCP, TCP_DENIED)),
+                ToAgent.newBuilder()
+                        .setSequence(3)
+                        .setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                                .setId(Messages.policyId("x/c-open"))
+                                .setPolicy(cPolicy))
+                        .build(),
+                endpoint(4, "x", "a", PodPair.A_IP),
+                endpoint(5, "x", "b", PodPair.B_IP, POLICY),
+                endpoint(6, "x", "c", "10.77.1.3", "x/c-open"),
+                inSync(7));
         long seq = 7;
         awaitApplied(agent, seq);
         awaitPasses(1, agent); // the first state's pass, over every selected endpoint
@@ -451,7 +521,8 @@ class ExistingConnectionsKernelTest {
         while (cutEntries().size() < expected.size() && System.currentTimeMillis() < deadline) {
             Thread.sleep(50);
         }
-        assertThat(cutEntries()).as("exactly the 10 connections to 8081 carry the cut mark\n%s", agent.log())
+        assertThat(cutEntries())
+                .as("exactly the 10 connections to 8081 carry the cut mark\n%s", agent.log())
                 .containsExactlyInAnyOrderElementsOf(expected);
 
         // On the wire: every one of the 990 still echoes, none of the 10 does.
@@ -464,16 +535,20 @@ class ExistingConnectionsKernelTest {
         assertThat(silent).as("kept connections that no longer echo").isEmpty();
         for (Socket s : denied) {
             s.setSoTimeout(300);
-            assertThat(PodPair.echoes(s)).as("a cut connection echoes nothing (port %d)", s.getLocalPort()).isFalse();
+            assertThat(PodPair.echoes(s))
+                    .as("a cut connection echoes nothing (port %d)", s.getLocalPort())
+                    .isFalse();
         }
 
         String metrics = metrics();
-        assertThat(metric(metrics, "kubeverdict_conntrack_flows_cut_total{protocol=\"tcp\"}")).isEqualTo(10);
+        assertThat(metric(metrics, "kubeverdict_conntrack_flows_cut_total{protocol=\"tcp\"}"))
+                .isEqualTo(10);
         // b's 1000 connections were judged again; c's 500 were not even delivered by the kernel.
         double examined = metric(metrics, "kubeverdict_conntrack_flows_examined_total") - examinedBefore;
         assertThat(examined).as("only the affected endpoint's connections").isBetween(1000.0, 1010.0);
-        String admitted = pods.node.tryExec("conntrack", "-L", "-d", "10.77.1.3", "-m",
-                FlowMarks.ADMITTED + "/" + FlowMarks.OURS).output();
+        String admitted = pods.node
+                .tryExec("conntrack", "-L", "-d", "10.77.1.3", "-m", FlowMarks.ADMITTED + "/" + FlowMarks.OURS)
+                .output();
         assertThat(admitted).contains("500 flow entries");
     }
 
@@ -488,13 +563,17 @@ class ExistingConnectionsKernelTest {
         first.kill();
         // Fail-open and down: a new connection passes unchecked (bypass), established ones go on.
         LongLivedFlow unchecked = flow(Kind.UDP, PodPair.B_IP, UDP_DENIED);
-        assertThat(admitted.awaitEchoes(10, 5000)).as("established connections are untouched while the agent is down").isTrue();
+        assertThat(admitted.awaitEchoes(10, 5000))
+                .as("established connections are untouched while the agent is down")
+                .isTrue();
         long lost = kept.lost();
 
         AgentProcess second = startAgent("--fail-open");
         ScriptedControlPlane.Stream stream = streamOf(second);
         // Connected, not in sync: it has no state to judge by, so nothing is cut yet.
-        assertThat(admitted.awaitEchoes(10, 5000)).as("untouched before InSync: %s", admitted).isTrue();
+        assertThat(admitted.awaitEchoes(10, 5000))
+                .as("untouched before InSync: %s", admitted)
+                .isTrue();
         seq = sendState(stream, true, KEPT_PORTS); // the state changed while the agent was away
         awaitApplied(second, seq);
 
@@ -510,11 +589,15 @@ class ExistingConnectionsKernelTest {
         long seq = sendState(stream, true, ALL_PORTS);
         awaitApplied(agent, seq);
         // This kernel has no SCTP sockets: crafted INITs from a, counted where they arrive in b.
-        pods.b.exec("nft", "add table inet kvt_count; add chain inet kvt_count in { type filter hook input priority 0; }; "
-                + "add rule inet kvt_count in meta l4proto sctp counter");
+        pods.b.exec(
+                "nft",
+                "add table inet kvt_count; add chain inet kvt_count in { type filter hook input priority 0; }; "
+                        + "add rule inet kvt_count in meta l4proto sctp counter");
         byte[] init = Crafted.ipv4(132, PodPair.A_IP, PodPair.B_IP, Crafted.sctpInit(5000, SCTP_PORT));
         RawSender.send(pods.a, 4, PodPair.B_IP, init);
-        assertThat(awaitSctpArrivals(1)).as("the association's INIT admitted\n%s", agent.log()).isEqualTo(1);
+        assertThat(awaitSctpArrivals(1))
+                .as("the association's INIT admitted\n%s", agent.log())
+                .isEqualTo(1);
 
         stream.send(policy(++seq, KEPT_PORTS));
         awaitApplied(agent, seq);
@@ -522,7 +605,8 @@ class ExistingConnectionsKernelTest {
         while (cutEntries().isEmpty() && System.currentTimeMillis() < deadline) {
             Thread.sleep(50);
         }
-        assertThat(cutEntries()).as("the association is cut\n%s", agent.log())
+        assertThat(cutEntries())
+                .as("the association is cut\n%s", agent.log())
                 .containsExactly("sctp " + PodPair.A_IP + " 5000 " + SCTP_PORT);
         RawSender.send(pods.a, 4, PodPair.B_IP, init); // its retransmission
         Thread.sleep(500);
@@ -533,7 +617,8 @@ class ExistingConnectionsKernelTest {
         long deadline = System.currentTimeMillis() + 5000;
         long n;
         do {
-            Matcher m = Pattern.compile("counter packets (\\d+)").matcher(pods.b.exec("nft", "list", "table", "inet", "kvt_count"));
+            Matcher m = Pattern.compile("counter packets (\\d+)")
+                    .matcher(pods.b.exec("nft", "list", "table", "inet", "kvt_count"));
             n = m.find() ? Long.parseLong(m.group(1)) : -1;
             if (n >= expected) {
                 return n;

@@ -18,11 +18,11 @@ final class FakeConntrackTable implements ConntrackTable {
     final List<Entry> entries = new CopyOnWriteArrayList<>();
     final List<ConntrackQuery> queries = new CopyOnWriteArrayList<>();
     final List<String> events = new CopyOnWriteArrayList<>();
-    volatile int failDumps;          // the next n dumps fail with dumpErrno
+    volatile int failDumps; // the next n dumps fail with dumpErrno
     volatile int dumpErrno;
-    volatile int failMarks;          // the next n mark updates fail with markErrno
+    volatile int failMarks; // the next n mark updates fail with markErrno
     volatile int markErrno;
-    volatile Integer vanishOnMark;   // this id disappears just before its update
+    volatile Integer vanishOnMark; // this id disappears just before its update
 
     @Override
     public synchronized int dump(ConntrackQuery q, ConntrackEntries into) {
@@ -48,7 +48,7 @@ final class FakeConntrackTable implements ConntrackTable {
                         continue;
                     }
                 }
-                default -> { }
+                default -> {}
             }
             out.add(e);
         }

@@ -95,9 +95,14 @@ class MidStreamPickupKernelTest {
 
             judge.allow = false; // the policy now denies it
             deleteEntry(dp, s.getLocalPort());
-            assertThat(roundTrip(s, "after")).as("the picked-up packet was judged and dropped").isFalse();
-            assertThat(judge.asked.size()).as("a mid-stream packet reached the queue as new").isGreaterThan(judgedBefore);
-            assertThat(judge.asked.get(judgedBefore)).as("judged in the direction of its sender")
+            assertThat(roundTrip(s, "after"))
+                    .as("the picked-up packet was judged and dropped")
+                    .isFalse();
+            assertThat(judge.asked.size())
+                    .as("a mid-stream packet reached the queue as new")
+                    .isGreaterThan(judgedBefore);
+            assertThat(judge.asked.get(judgedBefore))
+                    .as("judged in the direction of its sender")
                     .isEqualTo(CLIENT4 + " -> " + SERVER4 + " proto 6 port 80");
         }
     }
@@ -114,7 +119,9 @@ class MidStreamPickupKernelTest {
 
             judge.allow = false;
             deleteEntry(dp, s.getLocalPort());
-            assertThat(roundTrip(s, "after")).as("deleting is no cut: the connection still works").isTrue();
+            assertThat(roundTrip(s, "after"))
+                    .as("deleting is no cut: the connection still works")
+                    .isTrue();
             assertThat(judge.asked).as("nothing was queued").hasSize(judgedBefore);
         }
     }

@@ -27,28 +27,41 @@ final class TestSnapshots {
     }
 
     static IpSet set(String id, String... members) {
-        return IpSet.newBuilder().setId(id).setType(IpSetType.IP).addAllMembers(List.of(members)).build();
+        return IpSet.newBuilder()
+                .setId(id)
+                .setType(IpSetType.IP)
+                .addAllMembers(List.of(members))
+                .build();
     }
 
     /** A policy allowing ingress from the set's members on TCP ports. */
     static ActivePolicy allowFrom(String name, String setId, int... tcpPorts) {
-        Rule.Builder rule = Rule.newBuilder().setAction(Action.ALLOW).addPeers(Peer.newBuilder().setIpSetId(setId))
+        Rule.Builder rule = Rule.newBuilder()
+                .setAction(Action.ALLOW)
+                .addPeers(Peer.newBuilder().setIpSetId(setId))
                 .setRuleId("ingress[0]");
         for (int port : tcpPorts) {
             rule.addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(port));
         }
-        return ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("default").setName(name))
-                .setPolicy(Policy.newBuilder().addInboundRules(rule)).build();
+        return ActivePolicy.newBuilder()
+                .setId(PolicyId.newBuilder().setTier("default").setName(name))
+                .setPolicy(Policy.newBuilder().addInboundRules(rule))
+                .build();
     }
 
     /** An endpoint; with policy names, selected by them for ingress (tier default, default deny). */
     static Endpoint endpoint(String pod, List<String> ips, String... ingressPolicies) {
         WorkloadEndpoint.Builder ep = WorkloadEndpoint.newBuilder().addAllIps(ips);
         if (ingressPolicies.length > 0) {
-            ep.addTiers(TierInfo.newBuilder().setName("default").setDefaultAction(Action.DENY)
+            ep.addTiers(TierInfo.newBuilder()
+                    .setName("default")
+                    .setDefaultAction(Action.DENY)
                     .addAllIngressPolicies(List.of(ingressPolicies)));
         }
-        return Endpoint.newBuilder().setId(EndpointId.newBuilder().setNamespace("x").setPod(pod)).setEndpoint(ep).build();
+        return Endpoint.newBuilder()
+                .setId(EndpointId.newBuilder().setNamespace("x").setPod(pod))
+                .setEndpoint(ep)
+                .build();
     }
 
     static Endpoint endpoint(String pod, String ip, String... ingressPolicies) {

@@ -92,12 +92,29 @@ public final class DnsBenchmark {
             }
         }
         try (PodPair pods = PodPair.create("kvb-dns");
-             DnsStubServer dns = DnsStubServer.start(pods.b.inside(), DnsBenchmark::answer);
-             ScriptedControlPlane cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
-             AgentProcess agent = AgentProcess.start(pods.node.name(), List.of("--node", "node-1",
-                     "--control-plane", "127.0.0.1:" + CP_PORT, "--nfqueue-id", "31", "--dns-queue-id", "32",
-                     "--dns-min-ttl", "1", "--dns-resolvers", PodPair.B_IP + "," + PodPair.B_IP6, "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT,
-                     "--inspect-listen", "off", "--auth", "none"))) {
+                DnsStubServer dns = DnsStubServer.start(pods.b.inside(), DnsBenchmark::answer);
+                ScriptedControlPlane cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
+                AgentProcess agent = AgentProcess.start(
+                        pods.node.name(),
+                        List.of(
+                                "--node",
+                                "node-1",
+                                "--control-plane",
+                                "127.0.0.1:" + CP_PORT,
+                                "--nfqueue-id",
+                                "31",
+                                "--dns-queue-id",
+                                "32",
+                                "--dns-min-ttl",
+                                "1",
+                                "--dns-resolvers",
+                                PodPair.B_IP + "," + PodPair.B_IP6,
+                                "--metrics-bind-address",
+                                "127.0.0.1:" + METRICS_PORT,
+                                "--inspect-listen",
+                                "off",
+                                "--auth",
+                                "none"))) {
             DnsBenchmark bench = new DnsBenchmark(pods, cp, agent, names, fresh);
             System.out.printf("load average at start: %s%n", loadAverage());
             bench.run(rounds, queries);
@@ -121,15 +138,19 @@ public final class DnsBenchmark {
 
     /** a's egress: DNS to b, and (watching) TCP 443 to *.svc.test. */
     private void state(boolean watching) throws Exception {
-        List<io.kubeverdict.proto.v1.Rule> rules = new ArrayList<>(List.of(allow("egress[0]",
-                List.of(block(PodPair.B_IP + "/32")), List.of(port(Protocol.UDP, 53), port(Protocol.TCP, 53)))));
+        List<io.kubeverdict.proto.v1.Rule> rules = new ArrayList<>(List.of(allow(
+                "egress[0]",
+                List.of(block(PodPair.B_IP + "/32")),
+                List.of(port(Protocol.UDP, 53), port(Protocol.TCP, 53)))));
         if (watching) {
             rules.add(allow("egress[1]", List.<Peer>of(domains(NAMES)), List.of(port(Protocol.TCP, 443))));
         }
         ActivePolicy policy = Snapshots.policy("default", "x/a-egress", List.of(), rules);
         Endpoint a = Snapshots.endpoint("x/a", List.of(PodPair.A_IP), np(List.of(), List.of("x/a-egress")));
         if (watching) {
-            a = a.toBuilder().setEndpoint(a.getEndpoint().toBuilder().addDomainWatches(NAMES)).build();
+            a = a.toBuilder()
+                    .setEndpoint(a.getEndpoint().toBuilder().addDomainWatches(NAMES))
+                    .build();
         }
         stream.send(policyUpdate(++seq, policy), endpointUpdate(++seq, a));
         if (seq == 2) {
@@ -174,27 +195,35 @@ public final class DnsBenchmark {
         String m = metrics();
         long[] w = concat(watch);
         long[] b = concat(base);
-        System.out.printf("%n%d rounds x %d queries per state, interleaved; %s%n", rounds, queries,
-                fresh ? "a new name and address per query" : names + " names cycling");
+        System.out.printf(
+                "%n%d rounds x %d queries per state, interleaved; %s%n",
+                rounds, queries, fresh ? "a new name and address per query" : names + " names cycling");
         System.out.printf("responses the agent's DNS queue saw: WATCH %.0f, BASE %.0f%n", dnsWatch, dnsBase);
         System.out.printf("%-38s %10s %10s%n", "lookup round trip (us)", "p50", "p99");
         row("BASE (not queued)", q(b, 0.50), q(b, 0.99));
         row("WATCH (queued, learned, accepted)", q(w, 0.50), q(w, 0.99));
         row("added (WATCH - BASE)", q(w, 0.50) - q(b, 0.50), q(w, 0.99) - q(b, 0.99));
-        System.out.printf("%-38s %10.2f %10.2f%n", "ratio WATCH / BASE", q(w, 0.50) / q(b, 0.50), q(w, 0.99) / q(b, 0.99));
+        System.out.printf(
+                "%-38s %10.2f %10.2f%n", "ratio WATCH / BASE", q(w, 0.50) / q(b, 0.50), q(w, 0.99) / q(b, 0.99));
         double[] perRound = new double[watch.size()];
         for (int r = 0; r < perRound.length; r++) {
             perRound[r] = q(watch.get(r), 0.5) / q(base.get(r), 0.5);
         }
         Arrays.sort(perRound);
-        System.out.printf("per-round p50 ratio: median %.2f, min %.2f, max %.2f%n", perRound[perRound.length / 2],
-                perRound[0], perRound[perRound.length - 1]);
+        System.out.printf(
+                "per-round p50 ratio: median %.2f, min %.2f, max %.2f%n",
+                perRound[perRound.length / 2], perRound[0], perRound[perRound.length - 1]);
         double holdCount = metric(m, "kubeverdict_dns_response_hold_seconds_count");
         double holdSum = metric(m, "kubeverdict_dns_response_hold_seconds_sum");
-        System.out.printf("agent's hold (batch arrival to verdict) over %.0f responses: mean %.1f us, p50 <= %.1f us,"
-                + " p99 <= %.1f us (histogram bucket bounds)%n", holdCount, holdSum / holdCount * 1e6,
-                bucketBound(m, holdCount, 0.50) * 1e6, bucketBound(m, holdCount, 0.99) * 1e6);
-        System.out.printf("outcomes: learned %.0f, refreshed %.0f%n",
+        System.out.printf(
+                "agent's hold (batch arrival to verdict) over %.0f responses: mean %.1f us, p50 <= %.1f us,"
+                        + " p99 <= %.1f us (histogram bucket bounds)%n",
+                holdCount,
+                holdSum / holdCount * 1e6,
+                bucketBound(m, holdCount, 0.50) * 1e6,
+                bucketBound(m, holdCount, 0.99) * 1e6);
+        System.out.printf(
+                "outcomes: learned %.0f, refreshed %.0f%n",
                 metric(m, "kubeverdict_dns_responses_total{outcome=\"learned\"}"),
                 metric(m, "kubeverdict_dns_responses_total{outcome=\"refreshed\"}"));
     }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.dns;
 
+import static io.kubeverdict.agent.dns.DnsStubClient.A;
+import static io.kubeverdict.agent.dns.DnsStubClient.AAAA;
 import static io.kubeverdict.agent.testing.Messages.endpointUpdate;
 import static io.kubeverdict.agent.testing.Messages.inSync;
 import static io.kubeverdict.agent.testing.Messages.policyUpdate;
-import static io.kubeverdict.agent.dns.DnsStubClient.A;
-import static io.kubeverdict.agent.dns.DnsStubClient.AAAA;
 import static io.kubeverdict.policy.Snapshots.allow;
 import static io.kubeverdict.policy.Snapshots.block;
 import static io.kubeverdict.policy.Snapshots.domainNames;
@@ -57,6 +57,7 @@ class DnsEgressKernelTest {
      * retransmission (1 s), so a refused try is exactly one drop the agent counts before it returns.
      */
     private static final int REFUSED_TIMEOUT = 700;
+
     private static final int DNS_TIMEOUT = 3000;
     private static final long MAX_TTL_SECONDS = 3;
     private static final DomainNames NAMES = domainNames("d:test-names", "*.svc.test", "api.test");
@@ -81,23 +82,50 @@ class DnsEgressKernelTest {
         rogue = DnsStubServer.startUdp(pods.b.inside(), ROGUE_DNS, DnsEgressKernelTest::answer);
         pods.awaitConnectivity(PORT);
         // Without an agent every address of the range answers: a refusal below is the agent's.
-        assertThat(pods.canConnect("10.78.0.99", PORT, ALLOWED_TIMEOUT)).as("no agent: 10.78/16 reachable (%s)",
-                pods.lastFailure()).isTrue();
-        assertThat(pods.canConnect("fd78::99", PORT, ALLOWED_TIMEOUT)).as("no agent: fd78::/64 reachable (%s)",
-                pods.lastFailure()).isTrue();
-        assertThat(DnsStubClient.udp(pods.a.inside(), PodPair.B_IP, "api.test", A, DNS_TIMEOUT)).hasSize(1);
+        assertThat(pods.canConnect("10.78.0.99", PORT, ALLOWED_TIMEOUT))
+                .as("no agent: 10.78/16 reachable (%s)", pods.lastFailure())
+                .isTrue();
+        assertThat(pods.canConnect("fd78::99", PORT, ALLOWED_TIMEOUT))
+                .as("no agent: fd78::/64 reachable (%s)", pods.lastFailure())
+                .isTrue();
+        assertThat(DnsStubClient.udp(pods.a.inside(), PodPair.B_IP, "api.test", A, DNS_TIMEOUT))
+                .hasSize(1);
 
         cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
-        agent = AgentProcess.start(pods.node.name(), List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
-                "--nfqueue-id", "21", "--queues", "2", "--dns-queue-id", "23", "--dns-min-ttl", "1", "--dns-max-ttl", "" + MAX_TTL_SECONDS,
-                "--dns-resolvers", PodPair.B_IP + "," + PodPair.B_IP6,
-                "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "off", "--auth", "none"));
+        agent = AgentProcess.start(
+                pods.node.name(),
+                List.of(
+                        "--node",
+                        "node-1",
+                        "--control-plane",
+                        "127.0.0.1:" + CP_PORT,
+                        "--nfqueue-id",
+                        "21",
+                        "--queues",
+                        "2",
+                        "--dns-queue-id",
+                        "23",
+                        "--dns-min-ttl",
+                        "1",
+                        "--dns-max-ttl",
+                        "" + MAX_TTL_SECONDS,
+                        "--dns-resolvers",
+                        PodPair.B_IP + "," + PodPair.B_IP6,
+                        "--metrics-bind-address",
+                        "127.0.0.1:" + METRICS_PORT,
+                        "--inspect-listen",
+                        "off",
+                        "--auth",
+                        "none"));
         ScriptedControlPlane.Stream stream = cp.pollStream(60_000);
         if (stream == null) {
             throw new AssertionError("agent opened no Sync stream within 60 s; its log:\n" + agent.log());
         }
-        stream.send(policyUpdate(1, egressPolicy()), endpointUpdate(2, client()),
-                endpointUpdate(3, Snapshots.endpoint("x/b", List.of(PodPair.B_IP, PodPair.B_IP6))), inSync(4));
+        stream.send(
+                policyUpdate(1, egressPolicy()),
+                endpointUpdate(2, client()),
+                endpointUpdate(3, Snapshots.endpoint("x/b", List.of(PodPair.B_IP, PodPair.B_IP6))),
+                inSync(4));
         try {
             cp.awaitReport(4);
         } catch (AssertionError e) {
@@ -129,15 +157,27 @@ class DnsEgressKernelTest {
 
     /** a's egress: DNS to b and to the rogue server (ipBlocks), TCP 8080 to the watched names only. */
     private static ActivePolicy egressPolicy() {
-        return Snapshots.policy("default", "x/a-egress", List.of(), List.of(
-                allow("egress[0]", List.of(block(PodPair.B_IP + "/32"), block(PodPair.B_IP6 + "/128"), block(ROGUE_DNS + "/32")),
-                        List.of(port(Protocol.UDP, 53), port(Protocol.TCP, 53))),
-                allow("egress[1]", List.of(domains(NAMES)), List.of(port(Protocol.TCP, PORT)))));
+        return Snapshots.policy(
+                "default",
+                "x/a-egress",
+                List.of(),
+                List.of(
+                        allow(
+                                "egress[0]",
+                                List.of(
+                                        block(PodPair.B_IP + "/32"),
+                                        block(PodPair.B_IP6 + "/128"),
+                                        block(ROGUE_DNS + "/32")),
+                                List.of(port(Protocol.UDP, 53), port(Protocol.TCP, 53))),
+                        allow("egress[1]", List.of(domains(NAMES)), List.of(port(Protocol.TCP, PORT)))));
     }
 
     private static Endpoint client() {
-        Endpoint a = Snapshots.endpoint("x/a", List.of(PodPair.A_IP, PodPair.A_IP6), np(List.of(), List.of("x/a-egress")));
-        return a.toBuilder().setEndpoint(a.getEndpoint().toBuilder().addDomainWatches(NAMES)).build();
+        Endpoint a =
+                Snapshots.endpoint("x/a", List.of(PodPair.A_IP, PodPair.A_IP6), np(List.of(), List.of("x/a-egress")));
+        return a.toBuilder()
+                .setEndpoint(a.getEndpoint().toBuilder().addDomainWatches(NAMES))
+                .build();
     }
 
     // ------------------------------------------------------------------ the DNS server's zone
@@ -226,21 +266,34 @@ class DnsEgressKernelTest {
 
     @Test
     void reachesWhatItResolvedForTheWatchedNamesAndNothingElse() throws Exception {
-        assertThat(refused("10.78.0.10")).as("api.test's address before a asked for it\n%s", agent.log()).isTrue();
+        assertThat(refused("10.78.0.10"))
+                .as("api.test's address before a asked for it\n%s", agent.log())
+                .isTrue();
         assertThat(resolve("api.test", A)).containsExactly("10.78.0.10");
-        assertThat(reaches("10.78.0.10")).as("api.test's address after the answer (%s)\n%s", pods.lastFailure(),
-                agent.log()).isTrue();
+        assertThat(reaches("10.78.0.10"))
+                .as("api.test's address after the answer (%s)\n%s", pods.lastFailure(), agent.log())
+                .isTrue();
 
-        assertThat(resolve("A.Svc.TEST", A)).as("names match case-insensitively").containsExactly("10.78.0.12");
-        assertThat(reaches("10.78.0.12")).as("a.svc.test over IPv4 (%s)", pods.lastFailure()).isTrue();
+        assertThat(resolve("A.Svc.TEST", A))
+                .as("names match case-insensitively")
+                .containsExactly("10.78.0.12");
+        assertThat(reaches("10.78.0.12"))
+                .as("a.svc.test over IPv4 (%s)", pods.lastFailure())
+                .isTrue();
         assertThat(resolve("a.svc.test", AAAA)).containsExactly("fd78:0:0:0:0:0:0:12");
-        assertThat(reaches("fd78::12")).as("a.svc.test over IPv6 (%s)", pods.lastFailure()).isTrue();
+        assertThat(reaches("fd78::12"))
+                .as("a.svc.test over IPv6 (%s)", pods.lastFailure())
+                .isTrue();
 
         assertThat(resolveOverTcp("tcp.svc.test", A)).as("an answer over TCP").containsExactly("10.78.0.21");
-        assertThat(refused("10.78.0.21")).as("answers over TCP teach nothing (H3): fail-closed").isTrue();
+        assertThat(refused("10.78.0.21"))
+                .as("answers over TCP teach nothing (H3): fail-closed")
+                .isTrue();
 
         assertThat(resolve("other.test", A)).containsExactly("10.78.0.20");
-        assertThat(refused("10.78.0.20")).as("resolved, but for a name a does not watch").isTrue();
+        assertThat(refused("10.78.0.20"))
+                .as("resolved, but for a name a does not watch")
+                .isTrue();
         assertThat(refused("10.78.0.11")).as("an address no answer carried").isTrue();
         assertThat(refused("fd78::11")).as("an IPv6 address no answer carried").isTrue();
         assertThat(resolve("svc.test", A)).as("no records").isEmpty();
@@ -248,17 +301,23 @@ class DnsEgressKernelTest {
 
     @Test
     void answersFromAServerThatIsNoConfiguredResolverTeachNothing() throws Exception {
-        List<String> rogueAnswer = strings(DnsStubClient.udp(pods.a.inside(), ROGUE_DNS, "rogue.svc.test", A, DNS_TIMEOUT));
+        List<String> rogueAnswer =
+                strings(DnsStubClient.udp(pods.a.inside(), ROGUE_DNS, "rogue.svc.test", A, DNS_TIMEOUT));
         assertThat(rogueAnswer).as("the rogue server answers").containsExactly("10.78.0.40");
-        assertThat(refused("10.78.0.40")).as("M5: learned only from --dns-resolvers\n%s", agent.log()).isTrue();
+        assertThat(refused("10.78.0.40"))
+                .as("M5: learned only from --dns-resolvers\n%s", agent.log())
+                .isTrue();
         assertThat(resolve("rogue.svc.test", A)).containsExactly("10.78.0.40");
-        assertThat(reaches("10.78.0.40")).as("the same answer from the configured resolver teaches (%s)",
-                pods.lastFailure()).isTrue();
+        assertThat(reaches("10.78.0.40"))
+                .as("the same answer from the configured resolver teaches (%s)", pods.lastFailure())
+                .isTrue();
     }
 
     @Test
     void theFirstConnectionAfterEveryAnswerSucceeds() throws Exception {
-        assertThat(refused(poolAddress(TRIES, A))).as("the pool's addresses are not open by themselves").isTrue();
+        assertThat(refused(poolAddress(TRIES, A)))
+                .as("the pool's addresses are not open by themselves")
+                .isTrue();
         double dropsBefore = tcpDrops();
         for (int i = 0; i < TRIES; i++) {
             int qtype = i % 4 == 3 ? AAAA : A;
@@ -266,12 +325,17 @@ class DnsEgressKernelTest {
             List<String> answer = resolve(name, qtype);
             assertThat(answer).as("try %d: the answer for %s", i, name).hasSize(1);
             String address = answer.get(0);
-            assertThat(reaches(address)).as("try %d: the first connection to %s right after the answer for %s (%s)\n%s",
-                    i, address, name, pods.lastFailure(), agent.log()).isTrue();
+            assertThat(reaches(address))
+                    .as(
+                            "try %d: the first connection to %s right after the answer for %s (%s)\n%s",
+                            i, address, name, pods.lastFailure(), agent.log())
+                    .isTrue();
         }
         // A first SYN dropped and its retransmission allowed would still connect: the agent's
         // drop count shows that no SYN of the tries was refused at all.
-        assertThat(tcpDrops()).as("SYNs the agent dropped during the %d tries", TRIES).isEqualTo(dropsBefore);
+        assertThat(tcpDrops())
+                .as("SYNs the agent dropped during the %d tries", TRIES)
+                .isEqualTo(dropsBefore);
     }
 
     @Test
@@ -280,17 +344,29 @@ class DnsEgressKernelTest {
         long answered = System.nanoTime();
         assertThat(resolve("long.svc.test", A)).containsExactly("10.78.0.31");
         assertThat(resolve("zero.svc.test", A)).containsExactly("10.78.0.32");
-        assertThat(reaches("10.78.0.32")).as("TTL 0 is raised to --dns-min-ttl (%s)", pods.lastFailure()).isTrue();
+        assertThat(reaches("10.78.0.32"))
+                .as("TTL 0 is raised to --dns-min-ttl (%s)", pods.lastFailure())
+                .isTrue();
         try (Socket open = pods.connectAToB("10.78.0.30", PORT, ALLOWED_TIMEOUT)) {
-            assertThat(open).as("connected while 10.78.0.30 was valid (%s)", pods.lastFailure()).isNotNull();
+            assertThat(open)
+                    .as("connected while 10.78.0.30 was valid (%s)", pods.lastFailure())
+                    .isNotNull();
             sleepUntil(answered + 1_500_000_000L);
-            assertThat(refused("10.78.0.30")).as("TTL 1 s ended: a new connection is refused").isTrue();
-            assertThat(PodPair.echoes(open)).as("the connection opened while it was valid stays").isTrue();
+            assertThat(refused("10.78.0.30"))
+                    .as("TTL 1 s ended: a new connection is refused")
+                    .isTrue();
+            assertThat(PodPair.echoes(open))
+                    .as("the connection opened while it was valid stays")
+                    .isTrue();
         }
         sleepUntil(answered + MAX_TTL_SECONDS * 1_000_000_000L + 500_000_000L);
-        assertThat(refused("10.78.0.31")).as("TTL 3600 s is cut to --dns-max-ttl %d s", MAX_TTL_SECONDS).isTrue();
+        assertThat(refused("10.78.0.31"))
+                .as("TTL 3600 s is cut to --dns-max-ttl %d s", MAX_TTL_SECONDS)
+                .isTrue();
         assertThat(resolve("expire.svc.test", A)).containsExactly("10.78.0.30");
-        assertThat(reaches("10.78.0.30")).as("a new answer teaches it again (%s)", pods.lastFailure()).isTrue();
+        assertThat(reaches("10.78.0.30"))
+                .as("a new answer teaches it again (%s)", pods.lastFailure())
+                .isTrue();
     }
 
     @Test
@@ -301,15 +377,19 @@ class DnsEgressKernelTest {
             assertThat(answer).as("48 addresses at the end of the chain").hasSize(48);
             for (int i : new int[] {0, 19, 39, 40, 47}) {
                 if (overTcp) {
-                    assertThat(refused(answer.get(i))).as("%s: address %d, %s: TCP teaches nothing", name, i,
-                            answer.get(i)).isTrue();
+                    assertThat(refused(answer.get(i)))
+                            .as("%s: address %d, %s: TCP teaches nothing", name, i, answer.get(i))
+                            .isTrue();
                 } else {
-                    assertThat(reaches(answer.get(i))).as("%s: address %d, %s (%s)", name, i, answer.get(i),
-                            pods.lastFailure()).isTrue();
+                    assertThat(reaches(answer.get(i)))
+                            .as("%s: address %d, %s (%s)", name, i, answer.get(i), pods.lastFailure())
+                            .isTrue();
                 }
             }
         }
-        assertThat(refused("10.78.200.41")).as("next to the answer's addresses, not in it").isTrue();
+        assertThat(refused("10.78.200.41"))
+                .as("next to the answer's addresses, not in it")
+                .isTrue();
     }
 
     private static void sleepUntil(long nanoTime) throws InterruptedException {

@@ -42,14 +42,20 @@ class DnsHotPathAllocationTest {
         }
         byte[] query = DnsPackets.udpQuery("10.0.0.1", "10.96.0.10", DnsStubClient.query(0x1234, "www.svc.test", 1));
         byte[] udp = DnsPackets.udp("10.96.0.10", "10.0.0.1", m.bytes());
-        byte[] tcp = DnsPackets.tcp("10.96.0.10", "10.0.0.1",
-                DnsMessages.response("api.test", 28).aaaa("api.test", 60, "2001:db8::10").bytes());
+        byte[] tcp = DnsPackets.tcp(
+                "10.96.0.10",
+                "10.0.0.1",
+                DnsMessages.response("api.test", 28)
+                        .aaaa("api.test", 60, "2001:db8::10")
+                        .bytes());
         ByteBuffer slots = ByteBuffer.allocateDirect(3 * 9232).order(ByteOrder.nativeOrder());
         slots.put(16, udp);
         slots.put(9232 + 16, tcp);
         slots.put(2 * 9232 + 16, query);
-        PacketTuple learned = new PacketTuple().set(IpAddress.parse("10.0.0.1"), IpAddress.parse("10.97.0.7"), Protocol.TCP_VALUE, 443);
-        PacketTuple denied = new PacketTuple().set(IpAddress.parse("10.0.0.1"), IpAddress.parse("10.98.0.7"), Protocol.TCP_VALUE, 443);
+        PacketTuple learned = new PacketTuple()
+                .set(IpAddress.parse("10.0.0.1"), IpAddress.parse("10.97.0.7"), Protocol.TCP_VALUE, 443);
+        PacketTuple denied = new PacketTuple()
+                .set(IpAddress.parse("10.0.0.1"), IpAddress.parse("10.98.0.7"), Protocol.TCP_VALUE, 443);
         int[] sink = new int[2];
         Runnable work = () -> {
             for (int i = 0; i < 20_000; i++) {
@@ -66,7 +72,9 @@ class DnsHotPathAllocationTest {
         long before = threads.getCurrentThreadAllocatedBytes();
         work.run();
         long allocated = threads.getCurrentThreadAllocatedBytes() - before;
-        assertThat(allocated).as("bytes allocated for 20k queries, 40k responses and 40k verdicts").isLessThan(16 * 1024);
+        assertThat(allocated)
+                .as("bytes allocated for 20k queries, 40k responses and 40k verdicts")
+                .isLessThan(16 * 1024);
         assertThat(learner.count(DnsLearner.REFRESHED)).isGreaterThan(35_000);
         assertThat(learner.count(DnsLearner.TCP_NOT_LEARNED)).isEqualTo(40_000);
         assertThat(Decision.allowed(state.decide(learned))).isTrue();

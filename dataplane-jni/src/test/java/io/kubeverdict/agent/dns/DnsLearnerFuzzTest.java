@@ -41,7 +41,8 @@ class DnsLearnerFuzzTest {
         clock.addAndGet(DnsLearner.QUERY_LIFETIME_NANOS); // earlier runs' queries expire
         int id = data.consumeInt(0, 0xffff);
         int qtype = data.consumeBoolean() ? 1 : 28;
-        String name = data.consumeBoolean() ? "api.test" : data.consumeAsciiString(30).toLowerCase() + ".svc.test";
+        String name =
+                data.consumeBoolean() ? "api.test" : data.consumeAsciiString(30).toLowerCase() + ".svc.test";
         int how = data.consumeInt(0, 5);
         int split = data.consumeInt(0, 600);
         byte[] answer = data.consumeRemainingAsBytes();
@@ -53,7 +54,8 @@ class DnsLearnerFuzzTest {
         int asked = handle(DnsPackets.udp(POD, 40000, RESOLVER, 53, query));
         assertThat(asked).isIn(DnsLearner.QUERY_RECORDED, DnsLearner.MALFORMED, DnsLearner.TRUNCATED);
         String askedName = parser.parseQuery(ByteBuffer.wrap(query), 0, query.length) == DnsResponseParser.OK
-                ? parser.chainName(0) : null;
+                ? parser.chainName(0)
+                : null;
         int outcome = switch (how) {
             case 0 -> handle(DnsPackets.tcp(RESOLVER, POD, answer));
             case 1 -> split(answer, split);
@@ -64,7 +66,9 @@ class DnsLearnerFuzzTest {
         };
         assertThat(outcome).isBetween(DnsLearner.LEARNED, DnsLearner.UNSOLICITED);
         if (how < 5) {
-            assertThat(learner.addressesLearned()).as("forged or split: nothing learned").isEqualTo(learnedBefore);
+            assertThat(learner.addressesLearned())
+                    .as("forged or split: nothing learned")
+                    .isEqualTo(learnedBefore);
             assertThat(outcome).isNotIn(DnsLearner.LEARNED, DnsLearner.REFRESHED);
         } else if (outcome == DnsLearner.LEARNED || outcome == DnsLearner.REFRESHED || outcome == DnsLearner.NO_MATCH) {
             // it answered the question asked: same ID, name, type; and it is consumed
@@ -73,7 +77,8 @@ class DnsLearnerFuzzTest {
             assertThat(parser.questionType()).isEqualTo(qtype);
             assertThat(asked).isEqualTo(DnsLearner.QUERY_RECORDED);
             assertThat(parser.chainName(0)).isEqualTo(askedName);
-            assertThat(handle(DnsPackets.udp(RESOLVER, 53, POD, 40000, answer))).as("an answer teaches once")
+            assertThat(handle(DnsPackets.udp(RESOLVER, 53, POD, 40000, answer)))
+                    .as("an answer teaches once")
                     .isIn(DnsLearner.UNSOLICITED);
         }
         assertThat(book.size()).isLessThanOrEqualTo(256);
@@ -82,7 +87,10 @@ class DnsLearnerFuzzTest {
 
     /** The message in two TCP segments, split at any point (the length prefix included). */
     private int split(byte[] message, int at) {
-        byte[] stream = ByteBuffer.allocate(2 + message.length).putShort((short) message.length).put(message).array();
+        byte[] stream = ByteBuffer.allocate(2 + message.length)
+                .putShort((short) message.length)
+                .put(message)
+                .array();
         int cut = Math.min(at, stream.length);
         int first = handle(DnsPackets.tcpRaw(RESOLVER, POD, Arrays.copyOfRange(stream, 0, cut)));
         int second = handle(DnsPackets.tcpRaw(RESOLVER, POD, Arrays.copyOfRange(stream, cut, stream.length)));

@@ -55,8 +55,12 @@ final class DnsMessages {
 
     DnsMessages aaaa(String owner, long ttl, String address) {
         io.kubeverdict.policy.IpAddress a = io.kubeverdict.policy.IpAddress.parse(address);
-        return record(owner, DnsResponseParser.TYPE_AAAA, 1, ttl, java.nio.ByteBuffer.allocate(16)
-                .putLong(a.hi()).putLong(a.lo()).array());
+        return record(
+                owner,
+                DnsResponseParser.TYPE_AAAA,
+                1,
+                ttl,
+                java.nio.ByteBuffer.allocate(16).putLong(a.hi()).putLong(a.lo()).array());
     }
 
     DnsMessages cname(String owner, long ttl, String target) {

@@ -17,7 +17,8 @@ class DnsMetricsTest {
     }
 
     private static void assertHoldBuckets(ProcessMetrics process) {
-        LongConsumer hold = DnsMetrics.register(process.registry(), new DnsLearner(1, 10, DnsResolvers.none()), new LearnedAddressBook());
+        LongConsumer hold = DnsMetrics.register(
+                process.registry(), new DnsLearner(1, 10, DnsResolvers.none()), new LearnedAddressBook());
         hold.accept(15_000);
         hold.accept(40_000);
         hold.accept(3_000_000);

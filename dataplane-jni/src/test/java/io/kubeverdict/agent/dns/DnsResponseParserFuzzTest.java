@@ -43,7 +43,9 @@ class DnsResponseParserFuzzTest {
             checkConsistent();
             long before = THREADS.getCurrentThreadAllocatedBytes();
             parser.parse(exact, 0, message.length);
-            assertThat(THREADS.getCurrentThreadAllocatedBytes() - before).as("bytes allocated parsing again").isZero();
+            assertThat(THREADS.getCurrentThreadAllocatedBytes() - before)
+                    .as("bytes allocated parsing again")
+                    .isZero();
         } else {
             assertThat(parser.addressCount()).isZero();
             assertThat(parser.chainCount()).isZero();
@@ -65,19 +67,24 @@ class DnsResponseParserFuzzTest {
         // As a UDP response to the watching pod that asked nothing: the learner never throws, never learns.
         byte[] packet = DnsPackets.udp("10.96.0.10", "10.0.0.1", message.length > 65000 ? new byte[0] : message);
         int outcome = learner.handle(view, ByteBuffer.wrap(packet), 0, packet.length);
-        assertThat(outcome).isBetween(DnsLearner.LEARNED, DnsLearner.UNSOLICITED).isNotIn(DnsLearner.LEARNED,
-                DnsLearner.REFRESHED, DnsLearner.NO_MATCH, DnsLearner.SET_FULL);
+        assertThat(outcome)
+                .isBetween(DnsLearner.LEARNED, DnsLearner.UNSOLICITED)
+                .isNotIn(DnsLearner.LEARNED, DnsLearner.REFRESHED, DnsLearner.NO_MATCH, DnsLearner.SET_FULL);
         assertThat(book.size()).isZero();
     }
 
     private void checkConsistent() {
         assertThat(parser.chainCount()).isBetween(1, DnsResponseParser.MAX_CHAIN);
-        assertThat(parser.addressCount()).isLessThanOrEqualTo(Math.min(parser.answerCount(), DnsResponseParser.MAX_RECORDS));
+        assertThat(parser.addressCount())
+                .isLessThanOrEqualTo(Math.min(parser.answerCount(), DnsResponseParser.MAX_RECORDS));
         for (int c = 0; c < parser.chainCount(); c++) {
             assertThat(parser.chainNameLength(c)).isBetween(0, DnsResponseParser.MAX_NAME);
             assertThat(parser.chainParent(c)).isLessThan(c);
             String name = parser.chainName(c);
-            assertThat(name).isEqualTo(name.toLowerCase(java.util.Locale.ROOT)).doesNotStartWith(".").doesNotContain("..");
+            assertThat(name)
+                    .isEqualTo(name.toLowerCase(java.util.Locale.ROOT))
+                    .doesNotStartWith(".")
+                    .doesNotContain("..");
         }
         for (int a = 0; a < parser.addressCount(); a++) {
             assertThat(parser.addressFamily(a)).isIn(4, 6);

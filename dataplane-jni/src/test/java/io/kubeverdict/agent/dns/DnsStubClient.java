@@ -26,7 +26,8 @@ final class DnsStubClient {
     private DnsStubClient() {}
 
     /** The addresses of the answer to (name, qtype) from server:53 over UDP, asked from inside in. */
-    static List<InetAddress> udp(InNamespace in, String server, String name, int qtype, int timeoutMillis) throws Exception {
+    static List<InetAddress> udp(InNamespace in, String server, String name, int qtype, int timeoutMillis)
+            throws Exception {
         return in.call(() -> {
             try (DatagramSocket s = new DatagramSocket()) {
                 s.setSoTimeout(timeoutMillis);
@@ -53,13 +54,18 @@ final class DnsStubClient {
     }
 
     /** The same over TCP (a new connection per query, as a resolver retrying after TC). */
-    static List<InetAddress> tcp(InNamespace in, String server, String name, int qtype, int timeoutMillis) throws Exception {
+    static List<InetAddress> tcp(InNamespace in, String server, String name, int qtype, int timeoutMillis)
+            throws Exception {
         return in.call(() -> {
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress(server, 53), timeoutMillis);
                 s.setSoTimeout(timeoutMillis);
                 byte[] q = query(1, name, qtype);
-                s.getOutputStream().write(ByteBuffer.allocate(2 + q.length).putShort((short) q.length).put(q).array());
+                s.getOutputStream()
+                        .write(ByteBuffer.allocate(2 + q.length)
+                                .putShort((short) q.length)
+                                .put(q)
+                                .array());
                 DataInputStream in2 = new DataInputStream(s.getInputStream());
                 byte[] answer = new byte[in2.readUnsignedShort()];
                 in2.readFully(answer);
@@ -69,8 +75,13 @@ final class DnsStubClient {
     }
 
     static byte[] query(int id, String name, int qtype) {
-        ByteBuffer b = ByteBuffer.allocate(12 + name.length() + 2 + 4).putShort((short) id).putShort((short) 0x0100)
-                .putShort((short) 1).putShort((short) 0).putShort((short) 0).putShort((short) 0);
+        ByteBuffer b = ByteBuffer.allocate(12 + name.length() + 2 + 4)
+                .putShort((short) id)
+                .putShort((short) 0x0100)
+                .putShort((short) 1)
+                .putShort((short) 0)
+                .putShort((short) 0)
+                .putShort((short) 0);
         for (String label : name.split("\\.")) {
             byte[] l = label.getBytes(StandardCharsets.US_ASCII);
             b.put((byte) l.length).put(l);

@@ -91,7 +91,8 @@ final class DnsStubServer implements AutoCloseable {
             try {
                 DatagramPacket p = new DatagramPacket(buf, buf.length);
                 udp.receive(p);
-                byte[] answer = answer(ByteBuffer.wrap(p.getData(), 0, p.getLength()).slice());
+                byte[] answer =
+                        answer(ByteBuffer.wrap(p.getData(), 0, p.getLength()).slice());
                 udp.send(new DatagramPacket(answer, answer.length, p.getSocketAddress()));
             } catch (IOException | RuntimeException e) {
                 if (udp.isClosed()) {
@@ -114,12 +115,17 @@ final class DnsStubServer implements AutoCloseable {
     }
 
     private void serveTcp(Socket s) {
-        try (s; DataInputStream in = new DataInputStream(s.getInputStream()); OutputStream out = s.getOutputStream()) {
+        try (s;
+                DataInputStream in = new DataInputStream(s.getInputStream());
+                OutputStream out = s.getOutputStream()) {
             while (true) {
                 byte[] query = new byte[in.readUnsignedShort()];
                 in.readFully(query);
                 byte[] answer = answer(ByteBuffer.wrap(query));
-                out.write(ByteBuffer.allocate(2 + answer.length).putShort((short) answer.length).put(answer).array());
+                out.write(ByteBuffer.allocate(2 + answer.length)
+                        .putShort((short) answer.length)
+                        .put(answer)
+                        .array());
                 out.flush();
             }
         } catch (IOException | RuntimeException e) {

@@ -44,8 +44,12 @@ class LearnedSetTest {
         assertThat(set.evicted()).isEqualTo(1_000_000 - set.size());
         assertThat(set.nameBytesHeld()).isLessThanOrEqualTo(4096L * "r999999.attacker.test".length());
         assertThat(set.contains(4, 0, 0x0A00_0000L + 999_999, 0)).isTrue();
-        assertThat(set.contains(4, 0, 0x0A00_0000L + 1_000_000 - 4096 + 256, 0)).as("among the newest: kept").isTrue();
-        assertThat(set.contains(4, 0, 0x0A00_0000L + 1_000_000 - 4097, 0)).as("evicted").isFalse();
+        assertThat(set.contains(4, 0, 0x0A00_0000L + 1_000_000 - 4096 + 256, 0))
+                .as("among the newest: kept")
+                .isTrue();
+        assertThat(set.contains(4, 0, 0x0A00_0000L + 1_000_000 - 4097, 0))
+                .as("evicted")
+                .isFalse();
     }
 
     @Test
@@ -72,7 +76,9 @@ class LearnedSetTest {
         for (int i = 0; i < 5; i++) {
             assertThat(learn(a, i + 1, (i + 10) * S, "a.test")).isOne();
         }
-        assertThat(learn(b, 100, 60 * S, "b.test")).as("b is empty and the node full").isEqualTo(-1);
+        assertThat(learn(b, 100, 60 * S, "b.test"))
+                .as("b is empty and the node full")
+                .isEqualTo(-1);
         assertThat(learn(a, 6, 60 * S, "a.test")).as("a evicts its own oldest").isOne();
         assertThat(a.size()).isEqualTo(5);
         assertThat(node.used()).isEqualTo(5);
@@ -146,7 +152,9 @@ class LearnedSetTest {
             stop.set(true);
             reader.join(10_000);
         }
-        assertThat(misses.get()).as("misses of the stable address in %d questions", asked.get()).isZero();
+        assertThat(misses.get())
+                .as("misses of the stable address in %d questions", asked.get())
+                .isZero();
         assertThat(set.size()).isLessThanOrEqualTo(64);
     }
 }

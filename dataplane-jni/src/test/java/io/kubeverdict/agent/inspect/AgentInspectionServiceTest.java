@@ -14,33 +14,33 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.agent.dns.LearnedAddressBook;
 import io.kubeverdict.agent.dns.LearnedSet;
-import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
 import io.kubeverdict.agent.testing.SnapshotFixtures;
+import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.proto.v1.Action;
+import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.proto.v1.ExplainRequest;
-import io.kubeverdict.proto.v1.LearnedDomains;
-import io.kubeverdict.proto.v1.ListEndpointsResponse;
 import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.LearnedDomains;
 import io.kubeverdict.proto.v1.ListEndpointsRequest;
-import io.kubeverdict.proto.v1.Protocol;
-import io.kubeverdict.proto.v1.Tuple;
-import io.kubeverdict.proto.v1.Verdict;
-import io.kubeverdict.proto.v1.WatchVerdictsRequest;
-import io.kubeverdict.proto.v1.Action;
-import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.ListEndpointsResponse;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.Peer;
 import io.kubeverdict.proto.v1.Policy;
 import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Rule;
 import io.kubeverdict.proto.v1.TierInfo;
+import io.kubeverdict.proto.v1.Tuple;
+import io.kubeverdict.proto.v1.Verdict;
+import io.kubeverdict.proto.v1.WatchVerdictsRequest;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import java.net.InetSocketAddress;
@@ -69,10 +69,17 @@ class AgentInspectionServiceTest {
         feed = new VerdictFeed(256, state::generation);
         AgentIdentity identity = new AgentIdentity("node-1", "test", "xtables-nfqueue", 7, true);
         server = GrpcServer.builder(new InetSocketAddress("127.0.0.1", 0))
-                .service(new AgentInspectionService(identity, state, sync,
-                        () -> java.util.Optional.of(new QueueCounters(7, 99, 10, 2, 128, 2, 1, 500)), feed))
-                .build().start();
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+                .service(new AgentInspectionService(
+                        identity,
+                        state,
+                        sync,
+                        () -> java.util.Optional.of(new QueueCounters(7, 99, 10, 2, 128, 2, 1, 500)),
+                        feed))
+                .build()
+                .start();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port())
+                .usePlaintext()
+                .build();
         inspect = AgentInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
     }
 
@@ -99,8 +106,11 @@ class AgentInspectionServiceTest {
         assertThat(before.getQueueDropped()).isEqualTo(2);
         assertThat(before.getQueueUserDropped()).isEqualTo(1);
         assertThat(before.getEndpoints()).isZero();
-        assertThatThrownBy(() -> inspect.explain(ExplainRequest.newBuilder().setTuple(tuple("10.0.0.2", "10.0.0.1", 80)).build()))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+        assertThatThrownBy(() -> inspect.explain(ExplainRequest.newBuilder()
+                        .setTuple(tuple("10.0.0.2", "10.0.0.1", 80))
+                        .build()))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION));
 
         enforce();
@@ -108,30 +118,44 @@ class AgentInspectionServiceTest {
         assertThat(after.getEndpoints()).isEqualTo(3);
         assertThat(after.getPolicies()).isEqualTo(1);
         assertThat(after.getIpSets()).isEqualTo(1);
-        assertThat(inspect.listEndpoints(ListEndpointsRequest.getDefaultInstance()).getEndpointsList())
-                .extracting(e -> e.getId().getPod()).containsExactly("a", "b", "c");
+        assertThat(inspect.listEndpoints(ListEndpointsRequest.getDefaultInstance())
+                        .getEndpointsList())
+                .extracting(e -> e.getId().getPod())
+                .containsExactly("a", "b", "c");
     }
 
     @Test
     void explainsWithTheCurrentIndex() throws Exception {
         enforce();
-        Explanation allowed = inspect.explain(ExplainRequest.newBuilder().setTuple(tuple("10.0.0.2", "10.0.0.1", 80)).build());
+        Explanation allowed = inspect.explain(ExplainRequest.newBuilder()
+                .setTuple(tuple("10.0.0.2", "10.0.0.1", 80))
+                .build());
         assertThat(allowed.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
         assertThat(allowed.getIngress().getPolicy().getName()).isEqualTo("x/allow-from-b");
         assertThat(allowed.getIngress().getRuleId()).isEqualTo("ingress[0]");
 
         Explanation denied = inspect.explain(ExplainRequest.newBuilder()
-                .setFrom("x/c").setTo("x/a").setTuple(Tuple.newBuilder().setProtocol(Protocol.TCP_VALUE).setDstPort(80)).build());
+                .setFrom("x/c")
+                .setTo("x/a")
+                .setTuple(Tuple.newBuilder().setProtocol(Protocol.TCP_VALUE).setDstPort(80))
+                .build());
         assertThat(denied.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
         assertThat(denied.getSource().getPod()).isEqualTo("c");
         assertThat(denied.getDestination().getPod()).isEqualTo("a");
         assertThat(denied.getIngress().getIsolated()).isTrue();
 
-        assertThatThrownBy(() -> inspect.explain(ExplainRequest.newBuilder().setTuple(tuple("nonsense", "10.0.0.1", 80)).build()))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+        assertThatThrownBy(() -> inspect.explain(ExplainRequest.newBuilder()
+                        .setTuple(tuple("nonsense", "10.0.0.1", 80))
+                        .build()))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
-        assertThatThrownBy(() -> inspect.explain(ExplainRequest.newBuilder().setFrom("y/nowhere").setTo("x/a").build()))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+        assertThatThrownBy(() -> inspect.explain(ExplainRequest.newBuilder()
+                        .setFrom("y/nowhere")
+                        .setTo("x/a")
+                        .build()))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
     }
 
@@ -139,80 +163,116 @@ class AgentInspectionServiceTest {
     void learnedAddressesShowWithTheirNameAndExpiryAndExplainNamesTheDomain() throws Exception {
         new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.domainNames(), 3);
         LearnedAddressBook.View view = state.learned();
-        int client = view.index().endpointAt(IpAddress.V4, 0, IpAddress.parse("10.0.0.1").lo());
+        int client = view.index()
+                .endpointAt(IpAddress.V4, 0, IpAddress.parse("10.0.0.1").lo());
         LearnedSet svc = view.set(client, view.watchesOf(client)[1]);
         byte[] name = "a.svc.test".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         long in30s = clock.get() + 30_000_000_000L;
         svc.learn(IpAddress.V4, 0, IpAddress.parse("192.0.2.30").lo(), in30s, name, 0, name.length);
-        svc.learn(IpAddress.V6, IpAddress.parse("2001:db8::30").hi(), IpAddress.parse("2001:db8::30").lo(), in30s,
-                name, 0, name.length);
+        svc.learn(
+                IpAddress.V6,
+                IpAddress.parse("2001:db8::30").hi(),
+                IpAddress.parse("2001:db8::30").lo(),
+                in30s,
+                name,
+                0,
+                name.length);
 
         ListEndpointsResponse listed = inspect.listEndpoints(ListEndpointsRequest.getDefaultInstance());
-        assertThat(listed.getLearnedList()).extracting(d -> d.getEndpoint().getPod() + " " + d.getDomainNames().getPatternsList())
+        assertThat(listed.getLearnedList())
+                .extracting(
+                        d -> d.getEndpoint().getPod() + " " + d.getDomainNames().getPatternsList())
                 .containsExactly("client [api.test]", "client [*.svc.test]");
         LearnedDomains learned = listed.getLearned(1);
-        assertThat(learned.getAddressesList()).extracting(a -> a.getName() + " " + a.getAddress() + " " + a.getExpiresIn().getSeconds())
+        assertThat(learned.getAddressesList())
+                .extracting(a -> a.getName() + " " + a.getAddress() + " "
+                        + a.getExpiresIn().getSeconds())
                 .containsExactly("a.svc.test 192.0.2.30 30", "a.svc.test 2001:db8::30 30");
         AgentStatus status = inspect.getStatus(AgentStatusRequest.getDefaultInstance());
         assertThat(status.getLearnedAddresses()).isEqualTo(2);
         assertThat(status.getLearnedSets()).isEqualTo(2);
 
-        Explanation viaName = inspect.explain(ExplainRequest.newBuilder().setTuple(tuple("10.0.0.1", "192.0.2.30", 443)).build());
+        Explanation viaName = inspect.explain(ExplainRequest.newBuilder()
+                .setTuple(tuple("10.0.0.1", "192.0.2.30", 443))
+                .build());
         assertThat(viaName.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
         assertThat(viaName.getEgress().getLearnedDomain()).isEqualTo("a.svc.test");
-        assertThat(viaName.getEgress().getReason()).contains("admin/names egress[1]").contains("a.svc.test");
+        assertThat(viaName.getEgress().getReason())
+                .contains("admin/names egress[1]")
+                .contains("a.svc.test");
 
         clock.addAndGet(31_000_000_000L); // expired: gone from inspection and from the verdict
-        assertThat(inspect.listEndpoints(ListEndpointsRequest.getDefaultInstance()).getLearned(1).getAddressesCount()).isZero();
-        Explanation expired = inspect.explain(ExplainRequest.newBuilder().setTuple(tuple("10.0.0.1", "192.0.2.30", 443)).build());
+        assertThat(inspect.listEndpoints(ListEndpointsRequest.getDefaultInstance())
+                        .getLearned(1)
+                        .getAddressesCount())
+                .isZero();
+        Explanation expired = inspect.explain(ExplainRequest.newBuilder()
+                .setTuple(tuple("10.0.0.1", "192.0.2.30", 443))
+                .build());
         assertThat(expired.getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
         assertThat(expired.getEgress().getLearnedDomain()).isEmpty();
     }
 
     @Test
     void healthTurnsServingWhenTold() {
-        HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
-        assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.NOT_SERVING);
+        HealthGrpc.HealthBlockingStub health =
+                HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+        assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
+                .isEqualTo(ServingStatus.NOT_SERVING);
         server.setServing(true);
-        assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.SERVING);
-        assertThat(health.check(HealthCheckRequest.newBuilder().setService(AgentInspectionGrpc.SERVICE_NAME).build())
-                .getStatus()).isEqualTo(ServingStatus.SERVING);
+        assertThat(health.check(HealthCheckRequest.getDefaultInstance()).getStatus())
+                .isEqualTo(ServingStatus.SERVING);
+        assertThat(health.check(HealthCheckRequest.newBuilder()
+                                .setService(AgentInspectionGrpc.SERVICE_NAME)
+                                .build())
+                        .getStatus())
+                .isEqualTo(ServingStatus.SERVING);
     }
 
     @Test
     void reflectionListsTheServicesInBothProtocolVersions() throws Exception {
         BlockingQueue<List<String>> v1 = new LinkedBlockingQueue<>();
-        var v1Call = io.grpc.reflection.v1.ServerReflectionGrpc.newStub(channel).serverReflectionInfo(new StreamObserver<>() {
-            @Override
-            public void onNext(io.grpc.reflection.v1.ServerReflectionResponse r) {
-                v1.add(r.getListServicesResponse().getServiceList().stream().map(s -> s.getName()).toList());
-            }
+        var v1Call = io.grpc.reflection.v1.ServerReflectionGrpc.newStub(channel)
+                .serverReflectionInfo(new StreamObserver<>() {
+                    @Override
+                    public void onNext(io.grpc.reflection.v1.ServerReflectionResponse r) {
+                        v1.add(r.getListServicesResponse().getServiceList().stream()
+                                .map(s -> s.getName())
+                                .toList());
+                    }
 
-            @Override
-            public void onError(Throwable t) {}
+                    @Override
+                    public void onError(Throwable t) {}
 
-            @Override
-            public void onCompleted() {}
-        });
-        v1Call.onNext(io.grpc.reflection.v1.ServerReflectionRequest.newBuilder().setListServices("").build());
+                    @Override
+                    public void onCompleted() {}
+                });
+        v1Call.onNext(io.grpc.reflection.v1.ServerReflectionRequest.newBuilder()
+                .setListServices("")
+                .build());
         assertThat(v1.poll(10, TimeUnit.SECONDS)).contains("kubeverdict.v1.AgentInspection", "grpc.health.v1.Health");
         v1Call.onCompleted();
 
         BlockingQueue<List<String>> v1alpha = new LinkedBlockingQueue<>();
         @SuppressWarnings("deprecation")
-        var alphaCall = io.grpc.reflection.v1alpha.ServerReflectionGrpc.newStub(channel).serverReflectionInfo(new StreamObserver<>() {
-            @Override
-            public void onNext(io.grpc.reflection.v1alpha.ServerReflectionResponse r) {
-                v1alpha.add(r.getListServicesResponse().getServiceList().stream().map(s -> s.getName()).toList());
-            }
+        var alphaCall = io.grpc.reflection.v1alpha.ServerReflectionGrpc.newStub(channel)
+                .serverReflectionInfo(new StreamObserver<>() {
+                    @Override
+                    public void onNext(io.grpc.reflection.v1alpha.ServerReflectionResponse r) {
+                        v1alpha.add(r.getListServicesResponse().getServiceList().stream()
+                                .map(s -> s.getName())
+                                .toList());
+                    }
 
-            @Override
-            public void onError(Throwable t) {}
+                    @Override
+                    public void onError(Throwable t) {}
 
-            @Override
-            public void onCompleted() {}
-        });
-        alphaCall.onNext(io.grpc.reflection.v1alpha.ServerReflectionRequest.newBuilder().setListServices("").build());
+                    @Override
+                    public void onCompleted() {}
+                });
+        alphaCall.onNext(io.grpc.reflection.v1alpha.ServerReflectionRequest.newBuilder()
+                .setListServices("")
+                .build());
         assertThat(v1alpha.poll(10, TimeUnit.SECONDS)).contains("kubeverdict.v1.AgentInspection");
         alphaCall.onCompleted();
     }
@@ -223,7 +283,11 @@ class AgentInspectionServiceTest {
         BlockingQueue<Explanation> denied = new LinkedBlockingQueue<>();
         BlockingQueue<Explanation> ofB = new LinkedBlockingQueue<>();
         AgentInspectionGrpc.AgentInspectionStub async = AgentInspectionGrpc.newStub(channel);
-        async.watchVerdicts(WatchVerdictsRequest.newBuilder().setVerdict(Verdict.VERDICT_DENY).build(), collect(denied));
+        async.watchVerdicts(
+                WatchVerdictsRequest.newBuilder()
+                        .setVerdict(Verdict.VERDICT_DENY)
+                        .build(),
+                collect(denied));
         async.watchVerdicts(WatchVerdictsRequest.newBuilder().setIp("10.0.0.2").build(), collect(ofB));
         SyncClientAwait.until(() -> feed.watchers() == 2);
 
@@ -258,36 +322,49 @@ class AgentInspectionServiceTest {
     @Test
     void watchedVerdictsNameTheAdminPassThatLedToTheDecision() throws Exception {
         NodeSnapshot base = SnapshotFixtures.allowFromB();
-        NodeSnapshot.Builder tiered = base.toBuilder().addPolicies(ActivePolicy.newBuilder()
-                .setId(PolicyId.newBuilder().setTier("admin").setName("ops-guard"))
-                .setPolicy(Policy.newBuilder().addInboundRules(Rule.newBuilder().setAction(Action.PASS)
-                        .setRuleId("ingress[0] (b-to-np)").addPeers(Peer.newBuilder().setIpSetId("set-b")))));
+        NodeSnapshot.Builder tiered = base.toBuilder()
+                .addPolicies(ActivePolicy.newBuilder()
+                        .setId(PolicyId.newBuilder().setTier("admin").setName("ops-guard"))
+                        .setPolicy(Policy.newBuilder()
+                                .addInboundRules(Rule.newBuilder()
+                                        .setAction(Action.PASS)
+                                        .setRuleId("ingress[0] (b-to-np)")
+                                        .addPeers(Peer.newBuilder().setIpSetId("set-b")))));
         WorkloadEndpoint.Builder a = tiered.getEndpointsBuilder(0).getEndpointBuilder();
         List<TierInfo> tiers = List.copyOf(a.getTiersList());
-        a.clearTiers().addTiers(TierInfo.newBuilder().setName("admin").setDefaultAction(Action.PASS)
-                .addIngressPolicies("ops-guard")).addAllTiers(tiers);
+        a.clearTiers()
+                .addTiers(TierInfo.newBuilder()
+                        .setName("admin")
+                        .setDefaultAction(Action.PASS)
+                        .addIngressPolicies("ops-guard"))
+                .addAllTiers(tiers);
         new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(tiered.build(), 13);
         BlockingQueue<Explanation> seen = new LinkedBlockingQueue<>();
-        AgentInspectionGrpc.newStub(channel).watchVerdicts(WatchVerdictsRequest.newBuilder().setIp("10.0.0.2").build(),
-                collect(seen));
+        AgentInspectionGrpc.newStub(channel)
+                .watchVerdicts(
+                        WatchVerdictsRequest.newBuilder().setIp("10.0.0.2").build(), collect(seen));
         SyncClientAwait.until(() -> feed.watchers() == 1);
 
-        PacketTuple p = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
+        PacketTuple p =
+                new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
         feed.publish(p, state.decide(p));
 
         Explanation e = seen.poll(10, TimeUnit.SECONDS);
         assertThat(e).isNotNull();
         assertThat(e.getVerdict()).isEqualTo(Verdict.VERDICT_ALLOW);
         assertThat(e.getIngress().getReason())
-                .isEqualTo("passed by admin/ops-guard ingress[0] (b-to-np) → allowed by default/x/allow-from-b ingress[0]");
-        assertThat(e.getIngress().getPassedList()).singleElement()
+                .isEqualTo(
+                        "passed by admin/ops-guard ingress[0] (b-to-np) → allowed by default/x/allow-from-b ingress[0]");
+        assertThat(e.getIngress().getPassedList())
+                .singleElement()
                 .satisfies(step -> assertThat(step.getAction()).isEqualTo(Action.PASS))
                 .satisfies(step -> assertThat(step.getPolicy().getName()).isEqualTo("ops-guard"));
     }
 
     @Test
     void anUnwatchedFeedTakesNothing() {
-        PacketTuple p = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
+        PacketTuple p =
+                new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
         for (int i = 0; i < 10_000; i++) {
             feed.publish(p, 1);
         }
@@ -310,7 +387,12 @@ class AgentInspectionServiceTest {
     }
 
     private static Tuple tuple(String src, String dst, int port) {
-        return Tuple.newBuilder().setSrcIp(src).setDstIp(dst).setProtocol(Protocol.TCP_VALUE).setDstPort(port).build();
+        return Tuple.newBuilder()
+                .setSrcIp(src)
+                .setDstIp(dst)
+                .setProtocol(Protocol.TCP_VALUE)
+                .setDstPort(port)
+                .build();
     }
 
     /** Polling wait for conditions other threads make true. */

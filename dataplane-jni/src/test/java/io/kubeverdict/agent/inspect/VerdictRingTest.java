@@ -34,8 +34,12 @@ class VerdictRingTest {
         List<String> out = new ArrayList<>();
         int n = ring.drain((p, code) -> out.add(p.source() + ">" + p.destination() + ":" + p.dstPort + "/" + code), 10);
         assertThat(n).isEqualTo(4);
-        assertThat(out).containsExactly("10.0.0.0>10.0.1.0:1000/0", "10.0.0.1>10.0.1.1:1001/1",
-                "10.0.0.2>10.0.1.2:1002/2", "10.0.0.3>10.0.1.3:1003/3");
+        assertThat(out)
+                .containsExactly(
+                        "10.0.0.0>10.0.1.0:1000/0",
+                        "10.0.0.1>10.0.1.1:1001/1",
+                        "10.0.0.2>10.0.1.2:1002/2",
+                        "10.0.0.3>10.0.1.3:1003/3");
 
         assertThat(ring.offer(packet(9), 9)).as("room again after drain").isTrue();
         assertThat(ring.drain((p, code) -> out.add("" + code), 10)).isEqualTo(1);
@@ -49,10 +53,12 @@ class VerdictRingTest {
         int[] seen = new int[1];
         Thread consumer = new Thread(() -> {
             while (seen[0] + ring.dropped() < total) {
-                ring.drain((p, code) -> {
-                    sum[0] += code;
-                    seen[0]++;
-                }, 256);
+                ring.drain(
+                        (p, code) -> {
+                            sum[0] += code;
+                            seen[0]++;
+                        },
+                        256);
             }
         });
         consumer.start();

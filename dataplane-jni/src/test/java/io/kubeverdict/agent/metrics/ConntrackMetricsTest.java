@@ -21,7 +21,8 @@ class ConntrackMetricsTest {
         Files.createDirectories(proc.resolve("net/stat"));
         Files.writeString(proc.resolve("sys/net/netfilter/nf_conntrack_count"), "1234\n");
         Files.writeString(proc.resolve("sys/net/netfilter/nf_conntrack_max"), "262144\n");
-        Files.writeString(proc.resolve("net/stat/nf_conntrack"),
+        Files.writeString(
+                proc.resolve("net/stat/nf_conntrack"),
                 "entries  clashres found new invalid ignore delete chainlength insert insert_failed drop early_drop\n"
                         + "00000010  00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 0000000a 00000001\n"
                         + "00000010  00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000005 00000000\n");
@@ -53,6 +54,8 @@ class ConntrackMetricsTest {
         assertThat(text).contains("kubeverdict_conntrack_cut_latency_seconds_bucket{le=\"2.5\"} 2");
         assertThat(text).contains("kubeverdict_conntrack_entries 1234.0");
         assertThat(text).contains("kubeverdict_conntrack_entries_max 262144.0");
-        assertThat(text).as("the drop column summed over CPUs (hex)").contains("kubeverdict_conntrack_table_full_drops_total 15.0");
+        assertThat(text)
+                .as("the drop column summed over CPUs (hex)")
+                .contains("kubeverdict_conntrack_table_full_drops_total 15.0");
     }
 }

@@ -27,31 +27,38 @@ class RulesetRendererTest {
     void queueStatementFollowsPathAndFailureMode(QueuePath path, boolean failOpen, String expected) {
         RulesetConfig config = new RulesetConfig("t", 7, failOpen, path);
         assertThat(RulesetRenderer.queueStatement(config)).isEqualTo(expected);
-        assertThat(RulesetRenderer.replaceTable(config, PodAddresses.EMPTY)).contains("chain to_queue {\n\t\t" + expected + "\n");
+        assertThat(RulesetRenderer.replaceTable(config, PodAddresses.EMPTY))
+                .contains("chain to_queue {\n\t\t" + expected + "\n");
     }
 
     @Test
     void replaceTableDeletesAndRebuildsInOneText() {
-        String text = RulesetRenderer.replaceTable(NFT_OPEN, PodAddresses.of(List.of("10.0.0.2", "10.0.0.1", "fd00::1")));
-        assertThat(text).startsWith("add table inet kube_verdict\ndelete table inet kube_verdict\n"
-                + "add table ip kube_verdict\ndelete table ip kube_verdict\n"
-                + "add table ip6 kube_verdict\ndelete table ip6 kube_verdict\n"
-                + "table inet kube_verdict {\n");
+        String text =
+                RulesetRenderer.replaceTable(NFT_OPEN, PodAddresses.of(List.of("10.0.0.2", "10.0.0.1", "fd00::1")));
+        assertThat(text)
+                .startsWith("add table inet kube_verdict\ndelete table inet kube_verdict\n"
+                        + "add table ip kube_verdict\ndelete table ip kube_verdict\n"
+                        + "add table ip6 kube_verdict\ndelete table ip6 kube_verdict\n"
+                        + "table inet kube_verdict {\n");
         assertThat(text).contains("comment \"managed by kube-verdict\"");
         assertThat(text).contains("set pods4 {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1, 10.0.0.2 }\n");
         assertThat(text).contains("set pods6 {\n\t\ttype ipv6_addr\n\t\telements = { fd00::1 }\n");
-        assertThat(text).contains("type filter hook forward priority filter; policy accept;\n"
-                + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
-                + "\t\tct state new ip saddr @pods4 goto to_queue\n"
-                + "\t\tct state new ip daddr @pods4 goto to_queue\n"
-                + "\t\tct state new ip6 saddr @pods6 goto to_queue\n"
-                + "\t\tct state new ip6 daddr @pods6 goto to_queue\n");
-        assertThat(text).contains("type filter hook input priority filter; policy accept;\n"
-                + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
-                + "\t\tct state new ip saddr @pods4 goto to_queue\n"
-                + "\t\tct state new ip6 saddr @pods6 goto to_queue\n");
-        String output = text.substring(text.indexOf("chain output {"), text.indexOf("}", text.indexOf("chain output {")));
-        assertThat(output).as("node-originated traffic is never queued: the output hook only stops cut connections")
+        assertThat(text)
+                .contains("type filter hook forward priority filter; policy accept;\n"
+                        + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
+                        + "\t\tct state new ip saddr @pods4 goto to_queue\n"
+                        + "\t\tct state new ip daddr @pods4 goto to_queue\n"
+                        + "\t\tct state new ip6 saddr @pods6 goto to_queue\n"
+                        + "\t\tct state new ip6 daddr @pods6 goto to_queue\n");
+        assertThat(text)
+                .contains("type filter hook input priority filter; policy accept;\n"
+                        + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
+                        + "\t\tct state new ip saddr @pods4 goto to_queue\n"
+                        + "\t\tct state new ip6 saddr @pods6 goto to_queue\n");
+        String output =
+                text.substring(text.indexOf("chain output {"), text.indexOf("}", text.indexOf("chain output {")));
+        assertThat(output)
+                .as("node-originated traffic is never queued: the output hook only stops cut connections")
                 .doesNotContain("to_queue")
                 .contains("ct mark & 0x04000000 == 0x04000000 tcp flags & rst == rst accept\n"
                         + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n");
@@ -59,30 +66,39 @@ class RulesetRendererTest {
 
     @Test
     void thePodAddressGuardQueuesAddressesOfItsRangesThatAreNotKnown() {
-        PodAddresses guarded = PodAddresses.of(List.of("10.0.0.1")).withGuard(new PodAddresses.Guard(
-                java.util.Set.of("10.0.0.0/24"), java.util.Set.of("fd00::/64"), java.util.Set.of("10.0.0.1", "10.0.0.254"),
-                java.util.Set.of()));
+        PodAddresses guarded = PodAddresses.of(List.of("10.0.0.1"))
+                .withGuard(new PodAddresses.Guard(
+                        java.util.Set.of("10.0.0.0/24"),
+                        java.util.Set.of("fd00::/64"),
+                        java.util.Set.of("10.0.0.1", "10.0.0.254"),
+                        java.util.Set.of()));
         String text = RulesetRenderer.replaceTable(NFT_OPEN, guarded);
-        assertThat(text).contains("set guard4 {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\tauto-merge\n"
-                + "\t\telements = { 10.0.0.0/24 }\n");
+        assertThat(text)
+                .contains("set guard4 {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\tauto-merge\n"
+                        + "\t\telements = { 10.0.0.0/24 }\n");
         assertThat(text).contains("set known4 {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1, 10.0.0.254 }\n");
-        assertThat(text).contains("\t\tct state new ip6 daddr @pods6 goto to_queue\n"
-                + "\t\tct state new ip saddr @guard4 ip saddr != @known4 goto to_queue\n"
-                + "\t\tct state new ip daddr @guard4 ip daddr != @known4 goto to_queue\n"
-                + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 goto to_queue\n"
-                + "\t\tct state new ip6 daddr @guard6 ip6 daddr != @known6 goto to_queue\n");
-        assertThat(text).contains("\t\tct state new ip6 saddr @pods6 goto to_queue\n"
-                + "\t\tct state new ip saddr @guard4 ip saddr != @known4 goto to_queue\n"
-                + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 goto to_queue\n\t}\n");
+        assertThat(text)
+                .contains("\t\tct state new ip6 daddr @pods6 goto to_queue\n"
+                        + "\t\tct state new ip saddr @guard4 ip saddr != @known4 goto to_queue\n"
+                        + "\t\tct state new ip daddr @guard4 ip daddr != @known4 goto to_queue\n"
+                        + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 goto to_queue\n"
+                        + "\t\tct state new ip6 daddr @guard6 ip6 daddr != @known6 goto to_queue\n");
+        assertThat(text)
+                .contains("\t\tct state new ip6 saddr @pods6 goto to_queue\n"
+                        + "\t\tct state new ip saddr @guard4 ip saddr != @known4 goto to_queue\n"
+                        + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 goto to_queue\n\t}\n");
         String admitted = text.substring(text.indexOf("chain forward_admitted"));
-        assertThat(admitted).as("only selected pods' connections are marked admitted").doesNotContain("guard");
+        assertThat(admitted)
+                .as("only selected pods' connections are marked admitted")
+                .doesNotContain("guard");
 
         // A new pod: known first, and only then (the same transaction) the rest; new ranges replace the old.
-        PodAddresses next = PodAddresses.of(List.of("10.0.0.1")).withGuard(new PodAddresses.Guard(
-                java.util.Set.of("10.0.1.0/24"), java.util.Set.of("fd00::/64"),
-                java.util.Set.of("10.0.0.1", "10.0.0.254", "10.0.0.7"), java.util.Set.of()));
-        assertThat(RulesetRenderer.diff(NFT_OPEN, guarded, next)).isEqualTo(
-                "add element inet kube_verdict known4 { 10.0.0.7 }\n"
+        PodAddresses next = PodAddresses.of(List.of("10.0.0.1"))
+                .withGuard(new PodAddresses.Guard(
+                        java.util.Set.of("10.0.1.0/24"), java.util.Set.of("fd00::/64"),
+                        java.util.Set.of("10.0.0.1", "10.0.0.254", "10.0.0.7"), java.util.Set.of()));
+        assertThat(RulesetRenderer.diff(NFT_OPEN, guarded, next))
+                .isEqualTo("add element inet kube_verdict known4 { 10.0.0.7 }\n"
                         + "flush set inet kube_verdict guard4\n"
                         + "add element inet kube_verdict guard4 { 10.0.1.0/24 }\n");
         assertThat(RulesetRenderer.diff(NFT_OPEN, next, next)).isEmpty();
@@ -91,14 +107,16 @@ class RulesetRendererTest {
     @Test
     void whatLeavesTheQueueAcceptedIsMarkedAdmittedInTheNextBaseChain() {
         String text = RulesetRenderer.replaceTable(NFT_OPEN, PodAddresses.EMPTY);
-        assertThat(text).contains("chain forward_admitted {\n\t\ttype filter hook forward priority filter + 1; policy accept;\n"
-                + "\t\tct state new ip saddr @pods4 ct mark set ct mark | 0x08000000\n"
-                + "\t\tct state new ip daddr @pods4 ct mark set ct mark | 0x08000000\n"
-                + "\t\tct state new ip6 saddr @pods6 ct mark set ct mark | 0x08000000\n"
-                + "\t\tct state new ip6 daddr @pods6 ct mark set ct mark | 0x08000000\n\t}\n");
-        assertThat(text).contains("chain input_admitted {\n\t\ttype filter hook input priority filter + 1; policy accept;\n"
-                + "\t\tct state new ip saddr @pods4 ct mark set ct mark | 0x08000000\n"
-                + "\t\tct state new ip6 saddr @pods6 ct mark set ct mark | 0x08000000\n\t}\n");
+        assertThat(text)
+                .contains("chain forward_admitted {\n\t\ttype filter hook forward priority filter + 1; policy accept;\n"
+                        + "\t\tct state new ip saddr @pods4 ct mark set ct mark | 0x08000000\n"
+                        + "\t\tct state new ip daddr @pods4 ct mark set ct mark | 0x08000000\n"
+                        + "\t\tct state new ip6 saddr @pods6 ct mark set ct mark | 0x08000000\n"
+                        + "\t\tct state new ip6 daddr @pods6 ct mark set ct mark | 0x08000000\n\t}\n");
+        assertThat(text)
+                .contains("chain input_admitted {\n\t\ttype filter hook input priority filter + 1; policy accept;\n"
+                        + "\t\tct state new ip saddr @pods4 ct mark set ct mark | 0x08000000\n"
+                        + "\t\tct state new ip6 saddr @pods6 ct mark set ct mark | 0x08000000\n\t}\n");
     }
 
     @Test
@@ -109,8 +127,11 @@ class RulesetRendererTest {
         assertThat(RulesetRenderer.replaceTable(drop, PodAddresses.EMPTY)).contains("chain cut {\n\t\tdrop\n\t}\n");
         assertThat(RulesetRenderer.replaceTable(reset, PodAddresses.EMPTY))
                 .contains("chain cut {\n\t\tmeta l4proto tcp reject with tcp reset\n\t\tdrop\n\t}\n");
-        assertThat(RulesetRenderer.replaceTable(none, PodAddresses.EMPTY)).doesNotContain("chain cut").doesNotContain("hook output")
-                .doesNotContain("0x04000000").contains("ct mark set ct mark | 0x08000000");
+        assertThat(RulesetRenderer.replaceTable(none, PodAddresses.EMPTY))
+                .doesNotContain("chain cut")
+                .doesNotContain("hook output")
+                .doesNotContain("0x04000000")
+                .contains("ct mark set ct mark | 0x08000000");
         assertThat(CutAction.parse("reset")).isEqualTo(CutAction.RESET);
         assertThatThrownBy(() -> CutAction.parse("rst")).hasMessageContaining("drop, reset or none");
     }
@@ -122,14 +143,24 @@ class RulesetRendererTest {
         String ip = text.substring(text.indexOf("table ip kv {"), text.indexOf("table ip6 kv {"));
         String ip6 = text.substring(text.indexOf("table ip6 kv {"));
         assertThat(text).doesNotContain("table inet kv {").contains("delete table inet kv\n");
-        assertThat(ip).contains("set pods4").contains("elements = { 10.0.0.1 }").contains("ip saddr @pods4 goto to_queue")
-                .contains("chain to_queue {\n\t\tdrop\n").doesNotContain("pods6").doesNotContain("ip6");
-        assertThat(ip6).contains("set pods6").contains("elements = { fd00::1 }").contains("ip6 daddr @pods6 goto to_queue")
+        assertThat(ip)
+                .contains("set pods4")
+                .contains("elements = { 10.0.0.1 }")
+                .contains("ip saddr @pods4 goto to_queue")
+                .contains("chain to_queue {\n\t\tdrop\n")
+                .doesNotContain("pods6")
+                .doesNotContain("ip6");
+        assertThat(ip6)
+                .contains("set pods6")
+                .contains("elements = { fd00::1 }")
+                .contains("ip6 daddr @pods6 goto to_queue")
                 .doesNotContain("pods4");
         assertThat(RulesetRenderer.diff(split, PodAddresses.EMPTY, PodAddresses.of(List.of("10.0.0.9", "fd00::9"))))
                 .isEqualTo("add element ip kv pods4 { 10.0.0.9 }\nadd element ip6 kv pods6 { fd00::9 }\n");
-        assertThat(RulesetRenderer.resync(split, PodAddresses.EMPTY)).isEqualTo("flush set ip kv pods4\nflush set ip6 kv pods6\n"
-                + "flush set ip kv guard4\nflush set ip6 kv guard6\nflush set ip kv known4\nflush set ip6 kv known6\n");
+        assertThat(RulesetRenderer.resync(split, PodAddresses.EMPTY))
+                .isEqualTo(
+                        "flush set ip kv pods4\nflush set ip6 kv pods6\n"
+                                + "flush set ip kv guard4\nflush set ip6 kv guard6\nflush set ip kv known4\nflush set ip6 kv known6\n");
         assertThat(RulesetRenderer.families(split)).containsExactly("ip", "ip6");
     }
 
@@ -142,11 +173,17 @@ class RulesetRendererTest {
         return Stream.of(
                 Arguments.of(List.of(), List.of(), ""),
                 Arguments.of(List.of("10.0.0.1"), List.of("10.0.0.1"), ""),
-                Arguments.of(List.of(), List.of("10.0.0.1", "fd00::2"),
+                Arguments.of(
+                        List.of(),
+                        List.of("10.0.0.1", "fd00::2"),
                         "add element inet kube_verdict pods4 { 10.0.0.1 }\nadd element inet kube_verdict pods6 { fd00::2 }\n"),
-                Arguments.of(List.of("10.0.0.1", "10.0.0.2"), List.of("10.0.0.2", "10.0.0.3"),
+                Arguments.of(
+                        List.of("10.0.0.1", "10.0.0.2"),
+                        List.of("10.0.0.2", "10.0.0.3"),
                         "add element inet kube_verdict pods4 { 10.0.0.3 }\ndelete element inet kube_verdict pods4 { 10.0.0.1 }\n"),
-                Arguments.of(List.of("fd00::1", "fd00::2"), List.of(),
+                Arguments.of(
+                        List.of("fd00::1", "fd00::2"),
+                        List.of(),
                         "delete element inet kube_verdict pods6 { fd00::1, fd00::2 }\n"),
                 Arguments.of(List.of("fd00:0:0::1"), List.of("FD00::1"), ""));
     }
@@ -154,7 +191,8 @@ class RulesetRendererTest {
     @ParameterizedTest
     @MethodSource("diffs")
     void diffTouchesOnlyChangedElements(List<String> from, List<String> to, String expected) {
-        assertThat(RulesetRenderer.diff(NFT_OPEN, PodAddresses.of(from), PodAddresses.of(to))).isEqualTo(expected);
+        assertThat(RulesetRenderer.diff(NFT_OPEN, PodAddresses.of(from), PodAddresses.of(to)))
+                .isEqualTo(expected);
     }
 
     @Test
@@ -188,39 +226,50 @@ class RulesetRendererTest {
     @Test
     void rejectsNamesAndPrefixes() {
         for (String bad : List.of("example.com", "10.0.0.0/24", "", "fe80::1%eth0", "10.0.0")) {
-            assertThatThrownBy(() -> PodAddresses.of(List.of(bad))).as(bad).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> PodAddresses.of(List.of(bad)))
+                    .as(bad)
+                    .isInstanceOf(IllegalArgumentException.class);
         }
     }
 
     @Test
     void configRejectsBadNamesAndQueues() {
-        assertThatThrownBy(() -> new RulesetConfig("bad name", 1, true, QueuePath.NFT_QUEUE)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new RulesetConfig("t", 65536, true, QueuePath.NFT_QUEUE)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new RulesetConfig("bad name", 1, true, QueuePath.NFT_QUEUE))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new RulesetConfig("t", 65536, true, QueuePath.NFT_QUEUE))
+                .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new RulesetConfig("t", 1, true, null)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
     void severalQueuesAreOneRangeWithCpuFanout() {
-        RulesetConfig open = new RulesetConfig("t", 100, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 4);
-        RulesetConfig closed = new RulesetConfig("t", 100, false, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 4);
+        RulesetConfig open =
+                new RulesetConfig("t", 100, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 4);
+        RulesetConfig closed =
+                new RulesetConfig("t", 100, false, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 4);
         assertThat(RulesetRenderer.queueStatement(open)).isEqualTo("queue num 100-103 fanout,bypass");
         assertThat(RulesetRenderer.queueStatement(closed)).isEqualTo("queue num 100-103 fanout");
         assertThat(RulesetRenderer.replaceTable(open, PodAddresses.of(List.of("10.0.0.1"))))
                 .contains("queue num 100-103 fanout,bypass")
-                .startsWith(RulesetRenderer.deleteTable(open)); // leftovers of any earlier run go in the same transaction
+                .startsWith(
+                        RulesetRenderer.deleteTable(open)); // leftovers of any earlier run go in the same transaction
         // the xtables path keeps its placeholder; the shim installs --queue-balance (NftManagerKernelTest)
-        assertThat(RulesetRenderer.queueStatement(open.withPath(QueuePath.XT_NFQUEUE))).isEqualTo("accept");
+        assertThat(RulesetRenderer.queueStatement(open.withPath(QueuePath.XT_NFQUEUE)))
+                .isEqualTo("accept");
         assertThat(open.withLayout(TableLayout.SPLIT).queues()).isEqualTo(4);
         assertThat(open.lastQueue()).isEqualTo(103);
     }
 
     @Test
     void aQueueRangeMustFitAndHoldOne() {
-        assertThatThrownBy(() -> new RulesetConfig("t", 65534, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 3))
+        assertThatThrownBy(() ->
+                        new RulesetConfig("t", 65534, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 3))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new RulesetConfig("t", 1, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 0))
+        assertThatThrownBy(
+                        () -> new RulesetConfig("t", 1, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 0))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThat(new RulesetConfig("t", 65534, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 2).lastQueue())
+        assertThat(new RulesetConfig("t", 65534, true, QueuePath.NFT_QUEUE, TableLayout.INET, CutAction.DROP, 2)
+                        .lastQueue())
                 .isEqualTo(65535);
     }
 }

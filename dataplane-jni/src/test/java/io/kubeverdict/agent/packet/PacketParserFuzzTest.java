@@ -30,12 +30,14 @@ class PacketParserFuzzTest {
 
     private final PacketTuple tuple = new PacketTuple();
     private final PacketTuple other = new PacketTuple();
-    private final ByteBuffer batch = ByteBuffer.allocateDirect(SLOTS * SLOT_SIZE).order(ByteOrder.nativeOrder());
+    private final ByteBuffer batch =
+            ByteBuffer.allocateDirect(SLOTS * SLOT_SIZE).order(ByteOrder.nativeOrder());
 
     @FuzzTest
     void anyCopiedBytes(byte[] packet) {
         int result = parseAtTheEnd(packet, ByteOrder.BIG_ENDIAN, 0, tuple);
-        assertThat(result).isIn(PacketParser.OK, PacketParser.TRUNCATED, PacketParser.MALFORMED, PacketParser.TOO_MANY_HEADERS);
+        assertThat(result)
+                .isIn(PacketParser.OK, PacketParser.TRUNCATED, PacketParser.MALFORMED, PacketParser.TOO_MANY_HEADERS);
         if (result == PacketParser.OK) {
             checkConsistent(packet, tuple);
         }
@@ -48,7 +50,8 @@ class PacketParserFuzzTest {
         for (int slot = 0; slot < SLOTS; slot++) {
             for (byte canary : new byte[] {0, (byte) 0xff, 0x45}) {
                 fill(copied, slot, canary);
-                assertSameAnswer(copiedResult, PacketParser.parse(batch, slot * SLOT_SIZE + DATA_OFFSET, copied.length, other));
+                assertSameAnswer(
+                        copiedResult, PacketParser.parse(batch, slot * SLOT_SIZE + DATA_OFFSET, copied.length, other));
             }
         }
     }
@@ -102,7 +105,8 @@ class PacketParserFuzzTest {
             int headerLength = (p[0] & 0x0f) * 4;
             boolean firstFragment = (ByteBuffer.wrap(p, 6, 2).getShort() & 0x1fff) == 0;
             if (firstFragment && (t.protocol == 6 || t.protocol == 17 || t.protocol == 132)) {
-                assertThat(t.dstPort).isEqualTo(ByteBuffer.wrap(p, headerLength + 2, 2).getShort() & 0xffff);
+                assertThat(t.dstPort)
+                        .isEqualTo(ByteBuffer.wrap(p, headerLength + 2, 2).getShort() & 0xffff);
             } else {
                 assertThat(t.dstPort).isZero();
             }

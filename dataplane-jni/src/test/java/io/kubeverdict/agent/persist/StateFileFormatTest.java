@@ -21,8 +21,13 @@ class StateFileFormatTest {
 
     @BeforeEach
     void encode() throws Exception {
-        state = PersistedNodeState.newBuilder().setNode("node-1").setSequence(42).setWrittenUnixMillis(NOW - 60_000)
-                .setAgentVersion("test").setSnapshot(SnapshotFixtures.allowFromB()).build();
+        state = PersistedNodeState.newBuilder()
+                .setNode("node-1")
+                .setSequence(42)
+                .setWrittenUnixMillis(NOW - 60_000)
+                .setAgentVersion("test")
+                .setSnapshot(SnapshotFixtures.allowFromB())
+                .build();
         file = StateFileFormat.encode(state);
     }
 
@@ -41,7 +46,9 @@ class StateFileFormatTest {
     void everyTruncationIsRefusedWithoutThrowing() {
         for (int length = 0; length < file.length; length++) {
             Decoded decoded = decode(Arrays.copyOf(file, length));
-            assertThat(decoded.usable()).as("%d of %d bytes", length, file.length).isFalse();
+            assertThat(decoded.usable())
+                    .as("%d of %d bytes", length, file.length)
+                    .isFalse();
             assertThat(decoded.refusal()).isIn(Refusal.NOT_A_STATE_FILE, Refusal.TRUNCATED);
         }
     }
@@ -58,8 +65,12 @@ class StateFileFormatTest {
     @Test
     void aPayloadThatIsNotTheStateButMatchesItsChecksumIsRefused() {
         byte[] garbage = {(byte) 0xff, (byte) 0xff, (byte) 0xff};
-        byte[] forged = ByteBuffer.allocate(StateFileFormat.HEADER_BYTES + garbage.length).put(file, 0, 12)
-                .putLong(garbage.length).put(sha256(garbage)).put(garbage).array();
+        byte[] forged = ByteBuffer.allocate(StateFileFormat.HEADER_BYTES + garbage.length)
+                .put(file, 0, 12)
+                .putLong(garbage.length)
+                .put(sha256(garbage))
+                .put(garbage)
+                .array();
         assertThat(decode(forged).refusal()).isEqualTo(Refusal.UNPARSABLE);
     }
 
@@ -67,18 +78,23 @@ class StateFileFormatTest {
     void anotherNodesFileIsRefused() {
         assertThat(StateFileFormat.decode(file, "node-2", NOW, DAY).refusal()).isEqualTo(Refusal.FOREIGN_NODE);
         // The snapshot inside must be this node's too, not only the label on it.
-        byte[] relabelled = StateFileFormat.encode(state.toBuilder().setSnapshot(state.getSnapshot().toBuilder()
-                .setNode("node-2")).build());
+        byte[] relabelled = StateFileFormat.encode(state.toBuilder()
+                .setSnapshot(state.getSnapshot().toBuilder().setNode("node-2"))
+                .build());
         assertThat(decode(relabelled).refusal()).isEqualTo(Refusal.FOREIGN_NODE);
     }
 
     @Test
     void aStateOlderThanTheMaximumOrFromTheFutureIsRefused() {
-        assertThat(StateFileFormat.decode(file, "node-1", NOW + DAY, DAY).refusal()).isEqualTo(Refusal.TOO_OLD);
-        assertThat(StateFileFormat.decode(file, "node-1", NOW - 10 * 60_000, DAY).refusal())
-                .as("the reading clock jumped back 10 minutes").isEqualTo(Refusal.FROM_THE_FUTURE);
+        assertThat(StateFileFormat.decode(file, "node-1", NOW + DAY, DAY).refusal())
+                .isEqualTo(Refusal.TOO_OLD);
+        assertThat(StateFileFormat.decode(file, "node-1", NOW - 10 * 60_000, DAY)
+                        .refusal())
+                .as("the reading clock jumped back 10 minutes")
+                .isEqualTo(Refusal.FROM_THE_FUTURE);
         assertThat(StateFileFormat.decode(file, "node-1", NOW - 61_000, DAY).usable())
-                .as("within the clocks' tolerance").isTrue();
+                .as("within the clocks' tolerance")
+                .isTrue();
     }
 
     @Test

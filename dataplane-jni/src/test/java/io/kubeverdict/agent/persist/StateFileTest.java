@@ -23,8 +23,12 @@ class StateFileTest {
     Path dir;
 
     private static PersistedNodeState state(long sequence) throws Exception {
-        return PersistedNodeState.newBuilder().setNode("node-1").setSequence(sequence).setWrittenUnixMillis(NOW)
-                .setSnapshot(SnapshotFixtures.allowFromB()).build();
+        return PersistedNodeState.newBuilder()
+                .setNode("node-1")
+                .setSequence(sequence)
+                .setWrittenUnixMillis(NOW)
+                .setSnapshot(SnapshotFixtures.allowFromB())
+                .build();
     }
 
     @Test

@@ -37,8 +37,10 @@ class StateWriterTest {
             for (long sequence = 1; sequence <= 50; sequence++) {
                 writer.offer(snapshot, sequence);
             }
-            await(() -> file.read("node-1", clock.millis(), DAY).usable()
-                    && file.read("node-1", clock.millis(), DAY).state().getSequence() == 50, "sequence 50 on disk");
+            await(
+                    () -> file.read("node-1", clock.millis(), DAY).usable()
+                            && file.read("node-1", clock.millis(), DAY).state().getSequence() == 50,
+                    "sequence 50 on disk");
             assertThat(writer.failing()).isFalse();
 
             // The file's place taken by a directory: every write fails, the previous file stays readable.
@@ -47,13 +49,15 @@ class StateWriterTest {
             writer.offer(snapshot, 51);
             await(writer::failing, "the failure reported");
             assertThat(writer.failed()).isPositive();
-            assertThat(file.read("node-1", clock.millis(), DAY).state().getSequence()).isEqualTo(50);
+            assertThat(file.read("node-1", clock.millis(), DAY).state().getSequence())
+                    .isEqualTo(50);
 
             // It retries the state it could not write, and says when it works again.
             Files.delete(blocker);
             Files.deleteIfExists(blocker.getParent()); // the writer's next try may remove the empty directory first
             await(() -> !writer.failing(), "writes working again");
-            assertThat(file.read("node-1", clock.millis(), DAY).state().getSequence()).isEqualTo(51);
+            assertThat(file.read("node-1", clock.millis(), DAY).state().getSequence())
+                    .isEqualTo(51);
         }
     }
 
@@ -65,6 +69,7 @@ class StateWriterTest {
         await(() -> writer.written() == 1, "the first write");
         writer.offer(SnapshotFixtures.allowFromB(), 2); // waits an hour's interval
         writer.close();
-        assertThat(file.read("node-1", System.currentTimeMillis(), DAY).state().getSequence()).isEqualTo(2);
+        assertThat(file.read("node-1", System.currentTimeMillis(), DAY).state().getSequence())
+                .isEqualTo(2);
     }
 }

@@ -13,6 +13,7 @@ import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.grpc.stub.StreamObserver;
 import io.kubeverdict.agent.persist.StateFileFormat;
 import io.kubeverdict.agent.testing.AgentProcess;
 import io.kubeverdict.agent.testing.NetnsEventLoops;
@@ -24,6 +25,7 @@ import io.kubeverdict.proto.v1.ActivePolicyUpdate;
 import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
+import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.Peer;
 import io.kubeverdict.proto.v1.PersistedNodeState;
 import io.kubeverdict.proto.v1.Policy;
@@ -31,18 +33,16 @@ import io.kubeverdict.proto.v1.PortMatch;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Rule;
 import io.kubeverdict.proto.v1.ToAgent;
-import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
-import io.grpc.stub.StreamObserver;
 import io.kubeverdict.testing.tier.KernelTest;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -95,8 +95,23 @@ class AgentKernelTest {
     }
 
     private AgentProcess startAgent(boolean failOpen, String... extraArgs) throws Exception {
-        List<String> args = new ArrayList<>(List.of("--node", "node-1", "--control-plane", "127.0.0.1:" + CP_PORT,
-                "--nfqueue-id", "7", "--queues", "2", "--queue-length", "512", "--metrics-bind-address", "127.0.0.1:" + METRICS_PORT, "--inspect-listen", "127.0.0.1:" + INSPECT_PORT, "--auth", "none"));
+        List<String> args = new ArrayList<>(List.of(
+                "--node",
+                "node-1",
+                "--control-plane",
+                "127.0.0.1:" + CP_PORT,
+                "--nfqueue-id",
+                "7",
+                "--queues",
+                "2",
+                "--queue-length",
+                "512",
+                "--metrics-bind-address",
+                "127.0.0.1:" + METRICS_PORT,
+                "--inspect-listen",
+                "127.0.0.1:" + INSPECT_PORT,
+                "--auth",
+                "none"));
         if (failOpen) {
             args.add("--fail-open");
         }
@@ -113,15 +128,22 @@ class AgentKernelTest {
 
     /** The same, with b allowing a on these TCP ports. */
     private static long sendSnapshot(ScriptedControlPlane.Stream stream, long seq, int... allowedPorts) {
-        Rule.Builder rule = Rule.newBuilder().setAction(Action.ALLOW).addPeers(Peer.newBuilder().setIpSetId("pods-a"))
+        Rule.Builder rule = Rule.newBuilder()
+                .setAction(Action.ALLOW)
+                .addPeers(Peer.newBuilder().setIpSetId("pods-a"))
                 .setRuleId("ingress[0]");
         for (int port : allowedPorts) {
             rule.addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(port));
         }
-        ToAgent policy = ToAgent.newBuilder().setSequence(seq + 1).setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                .setId(io.kubeverdict.agent.testing.Messages.policyId("x/b-from-a"))
-                .setPolicy(Policy.newBuilder().addInboundRules(rule))).build();
-        stream.send(ipSet(seq, "pods-a", PodPair.A_IP, PodPair.A_IP6), policy,
+        ToAgent policy = ToAgent.newBuilder()
+                .setSequence(seq + 1)
+                .setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                        .setId(io.kubeverdict.agent.testing.Messages.policyId("x/b-from-a"))
+                        .setPolicy(Policy.newBuilder().addInboundRules(rule)))
+                .build();
+        stream.send(
+                ipSet(seq, "pods-a", PodPair.A_IP, PodPair.A_IP6),
+                policy,
                 dualStack(endpoint(seq + 2, "x", "a", PodPair.A_IP), PodPair.A_IP6),
                 dualStack(endpoint(seq + 3, "x", "b", PodPair.B_IP, "x/b-from-a"), PodPair.B_IP6),
                 inSync(seq + 4));
@@ -132,7 +154,8 @@ class AgentKernelTest {
     private ScriptedControlPlane.Stream streamOf(AgentProcess agent) throws Exception {
         ScriptedControlPlane.Stream stream = cp.pollStream(60_000);
         if (stream == null) {
-            throw new AssertionError("agent opened no Sync stream within 60 s (alive: " + agent.alive() + "); its log:\n" + agent.log());
+            throw new AssertionError(
+                    "agent opened no Sync stream within 60 s (alive: " + agent.alive() + "); its log:\n" + agent.log());
         }
         return stream;
     }
@@ -153,8 +176,12 @@ class AgentKernelTest {
 
     @Test
     void enforcesAfterInSyncAndServesStatusAndHealth() throws Exception {
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("no agent: open").isTrue();
-        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("no agent: IPv6 open (%s)", pods.lastFailure()).isTrue();
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("no agent: open")
+                .isTrue();
+        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT))
+                .as("no agent: IPv6 open (%s)", pods.lastFailure())
+                .isTrue();
         AgentProcess agent = startAgent(false, "--on-exit", "remove");
         ScriptedControlPlane.Stream stream = streamOf(agent);
         assertThat(stream.request.getNode()).isEqualTo("node-1");
@@ -162,38 +189,53 @@ class AgentKernelTest {
         awaitEnforcing(agent, next - 1);
 
         EventLoopGroup loops = NetnsEventLoops.group(pods.node.path(), 1);
-        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", INSPECT_PORT).usePlaintext()
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", INSPECT_PORT)
+                .usePlaintext()
                 .directExecutor() // no shared gRPC threads started from the namespace
-                .eventLoopGroup(loops).channelFactory(() -> {
+                .eventLoopGroup(loops)
+                .channelFactory(() -> {
                     // the channel's socket is opened where it is constructed: in the node namespace
                     try {
                         return Netns.call(pods.node.path(), NioSocketChannel::new);
                     } catch (Exception e) {
                         throw new IllegalStateException(e);
                     }
-                }).build();
+                })
+                .build();
         try {
             // Watch the agent's denials while traffic runs.
             BlockingQueue<Explanation> denials = new LinkedBlockingQueue<>();
-            AgentInspectionGrpc.newStub(channel).watchVerdicts(
-                    WatchVerdictsRequest.newBuilder().setVerdict(Verdict.VERDICT_DENY).build(), new StreamObserver<>() {
-                        @Override
-                        public void onNext(Explanation e) {
-                            denials.add(e);
-                        }
+            AgentInspectionGrpc.newStub(channel)
+                    .watchVerdicts(
+                            WatchVerdictsRequest.newBuilder()
+                                    .setVerdict(Verdict.VERDICT_DENY)
+                                    .build(),
+                            new StreamObserver<>() {
+                                @Override
+                                public void onNext(Explanation e) {
+                                    denials.add(e);
+                                }
 
-                        @Override
-                        public void onError(Throwable t) {}
+                                @Override
+                                public void onError(Throwable t) {}
 
-                        @Override
-                        public void onCompleted() {}
-                    });
+                                @Override
+                                public void onCompleted() {}
+                            });
             Thread.sleep(500); // the watch is registered before the packets come
 
-            assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("a -> b:8080 allowed\n" + agent.log()).isTrue();
-            assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("a -> b:8081 denied").isFalse();
-            assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT)).as("IPv6 a -> b:8080 allowed").isTrue();
-            assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("IPv6 a -> b:8081 denied").isFalse();
+            assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
+                    .as("a -> b:8080 allowed\n" + agent.log())
+                    .isTrue();
+            assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                    .as("a -> b:8081 denied")
+                    .isFalse();
+            assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT))
+                    .as("IPv6 a -> b:8080 allowed")
+                    .isTrue();
+            assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT))
+                    .as("IPv6 a -> b:8081 denied")
+                    .isFalse();
 
             Explanation denial = denials.poll(10, TimeUnit.SECONDS);
             assertThat(denial).as("the denial streamed by WatchVerdicts").isNotNull();
@@ -204,7 +246,8 @@ class AgentKernelTest {
             assertThat(denial.getIngress().getIsolated()).isTrue();
             assertThat(denial.getIngress().getReason()).contains("no rule matched");
 
-            AgentStatus status = AgentInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+            AgentStatus status = AgentInspectionGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
                     .getStatus(AgentStatusRequest.getDefaultInstance());
             assertThat(status.getInSync()).isTrue();
             assertThat(status.getAppliedSequence()).isEqualTo(next - 1);
@@ -212,8 +255,11 @@ class AgentKernelTest {
             assertThat(status.getQueueTotal()).as("nothing waiting").isZero();
             assertThat(status.getQueueId()).isEqualTo(7);
             assertThat(status.getKernelPath()).isIn("nft-queue", "xtables-nfqueue");
-            assertThat(HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.SERVING);
+            assertThat(HealthGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(10, TimeUnit.SECONDS)
+                            .check(HealthCheckRequest.getDefaultInstance())
+                            .getStatus())
+                    .isEqualTo(ServingStatus.SERVING);
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             loops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
@@ -224,17 +270,25 @@ class AgentKernelTest {
         assertThat(verdicts(metrics, "drop")).as("dropped SYNs counted").isGreaterThanOrEqualTo(1);
         assertThat(verdicts(metrics, "accept")).as("accepted SYNs counted").isGreaterThanOrEqualTo(1);
         // --queues 2: both verdict queues bound, each with its own kernel counters; the DNS queue follows the range
-        assertThat(metrics).contains("kubeverdict_queue_bound{queue=\"7\"} 1.0").contains("kubeverdict_queue_bound{queue=\"8\"} 1.0");
-        assertThat(metrics).as("--queue-length 512 on every verdict queue")
-                .contains("kubeverdict_queue_length{queue=\"7\"} 512.0").contains("kubeverdict_queue_length{queue=\"8\"} 512.0");
+        assertThat(metrics)
+                .contains("kubeverdict_queue_bound{queue=\"7\"} 1.0")
+                .contains("kubeverdict_queue_bound{queue=\"8\"} 1.0");
+        assertThat(metrics)
+                .as("--queue-length 512 on every verdict queue")
+                .contains("kubeverdict_queue_length{queue=\"7\"} 512.0")
+                .contains("kubeverdict_queue_length{queue=\"8\"} 512.0");
         assertThat(pods.node.exec("cat", "/proc/net/netfilter/nfnetlink_queue")).containsPattern("(?m)^\\s*9\\s");
 
         // Clean stop with --on-exit=remove: the table goes, nothing stays blocked.
         assertThat(agent.stop()).as("SIGTERM exit (the JVM reports 128+15)").isIn(0, 143);
         assertThat(agent.log()).contains("nftables table kube_verdict removed");
         assertThat(pods.node.exec("nft", "list", "tables")).doesNotContain("kube_verdict");
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("after a clean stop: open").isTrue();
-        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("after a clean stop: IPv6 open").isTrue();
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("after a clean stop: open")
+                .isTrue();
+        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT))
+                .as("after a clean stop: IPv6 open")
+                .isTrue();
     }
 
     private static double verdicts(String metrics, String verdict) {
@@ -256,24 +310,40 @@ class AgentKernelTest {
         assertThat(established).as("allowed connection\n" + agent.log()).isNotNull();
 
         agent.kill();
-        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("killed, fail-closed: new connections dropped").isFalse();
-        assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT)).as("killed, fail-closed: IPv6 dropped").isFalse();
-        assertThat(PodPair.echoes(established)).as("established connections keep working").isTrue();
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
+                .as("killed, fail-closed: new connections dropped")
+                .isFalse();
+        assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT))
+                .as("killed, fail-closed: IPv6 dropped")
+                .isFalse();
+        assertThat(PodPair.echoes(established))
+                .as("established connections keep working")
+                .isTrue();
 
         AgentProcess restarted = startAgent(false);
         ScriptedControlPlane.Stream stream = streamOf(restarted);
         // Before InSync the restarted agent answers the leftover table's queue with the default: drop.
-        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("restarted, not in sync yet").isFalse();
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
+                .as("restarted, not in sync yet")
+                .isFalse();
         next = sendSnapshot(stream, 1);
         awaitEnforcing(restarted, next - 1);
-        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("enforcing again: allowed\n" + restarted.log()).isTrue();
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("enforcing again: denied").isFalse();
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
+                .as("enforcing again: allowed\n" + restarted.log())
+                .isTrue();
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("enforcing again: denied")
+                .isFalse();
 
         // A clean stop of a fail-closed agent (a rolling update) keeps the table: still closed.
         assertThat(restarted.stop()).as("SIGTERM exit (the JVM reports 128+15)").isIn(0, 143);
         assertThat(restarted.log()).contains("nftables table kube_verdict kept");
-        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("stopped, fail-closed: new connections dropped").isFalse();
-        assertThat(PodPair.echoes(established)).as("established connections keep working").isTrue();
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
+                .as("stopped, fail-closed: new connections dropped")
+                .isFalse();
+        assertThat(PodPair.echoes(established))
+                .as("established connections keep working")
+                .isTrue();
         established.close();
     }
 
@@ -296,19 +366,29 @@ class AgentKernelTest {
         cp.close();
         cp = null; // nothing answers on the control plane's port from here on
         pods.node.exec("nft", "delete", "table", "inet", "kube_verdict");
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("rebooted: no table, nothing enforced").isTrue();
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("rebooted: no table, nothing enforced")
+                .isTrue();
 
         AgentProcess restarted = startAgent(false, "--state-dir", keep);
         awaitLog(restarted, "enforcing the kept state of sequence " + (next - 1));
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("kept state: denied\n" + restarted.log()).isFalse();
-        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("kept state: IPv6 denied").isFalse();
-        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("kept state: allowed").isTrue();
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("kept state: denied\n" + restarted.log())
+                .isFalse();
+        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT))
+                .as("kept state: IPv6 denied")
+                .isFalse();
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
+                .as("kept state: allowed")
+                .isTrue();
 
         // The control plane comes back with a change: 8081 allowed now. The agent reconnects (backoff) and applies it.
         cp = ScriptedControlPlane.inNetns(pods.node.path(), CP_PORT);
         long last = sendSnapshot(streamOf(restarted), 1, ALLOWED, DENIED) - 1;
         awaitEnforcing(restarted, last);
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("the control plane's change\n" + restarted.log()).isTrue();
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("the control plane's change\n" + restarted.log())
+                .isTrue();
         awaitCondition(() -> keptSequence(file) == last, "the new state kept", restarted);
     }
 
@@ -318,29 +398,43 @@ class AgentKernelTest {
         cp.close();
         cp = null;
         Path file = stateDir.resolve("node-1.state");
-        PersistedNodeState foreign = PersistedNodeState.newBuilder().setNode("node-2").setSequence(9)
+        PersistedNodeState foreign = PersistedNodeState.newBuilder()
+                .setNode("node-2")
+                .setSequence(9)
                 .setWrittenUnixMillis(System.currentTimeMillis())
-                .setSnapshot(io.kubeverdict.agent.testing.SnapshotFixtures.allowFromB().toBuilder().setNode("node-2")).build();
+                .setSnapshot(io.kubeverdict.agent.testing.SnapshotFixtures.allowFromB().toBuilder()
+                        .setNode("node-2"))
+                .build();
         Files.write(file, StateFileFormat.encode(foreign));
         AgentProcess agent = startAgent(false, "--state-dir", stateDir.toString());
         awaitLog(agent, "state file " + file + " not enforced: written for another node");
         assertThat(agent.log()).doesNotContain("enforcing the kept state");
-        assertThat(pods.node.tryExec("nft", "list", "table", "inet", "kube_verdict").exitCode()).as("no table written").isNotZero();
+        assertThat(pods.node
+                        .tryExec("nft", "list", "table", "inet", "kube_verdict")
+                        .exitCode())
+                .as("no table written")
+                .isNotZero();
         agent.kill();
 
-        byte[] intact = StateFileFormat.encode(foreign.toBuilder().setNode("node-1")
-                .setSnapshot(foreign.getSnapshot().toBuilder().setNode("node-1")).build());
+        byte[] intact = StateFileFormat.encode(foreign.toBuilder()
+                .setNode("node-1")
+                .setSnapshot(foreign.getSnapshot().toBuilder().setNode("node-1"))
+                .build());
 
         // Truncated, on a node whose pod ranges the agent is told: the guard alone holds every pod
         // address (none is known) until the control plane answers, and then drops (fail-closed).
         Files.write(file, java.util.Arrays.copyOf(intact, intact.length / 2));
-        AgentProcess again = startAgent(false, "--state-dir", stateDir.toString(), "--pod-cidr", "10.77.0.0/16",
-                "--pod-guard-hold", "500");
+        AgentProcess again = startAgent(
+                false, "--state-dir", stateDir.toString(), "--pod-cidr", "10.77.0.0/16", "--pod-guard-hold", "500");
         awaitLog(again, "state file " + file + " not enforced: truncated");
         awaitLog(again, "enforcing the pod address guard alone");
         assertThat(again.log()).doesNotContain("enforcing the kept state");
-        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("guard alone: held, then dropped\n" + again.log()).isFalse();
-        assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT)).as("IPv6 outside the given ranges: free").isTrue();
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
+                .as("guard alone: held, then dropped\n" + again.log())
+                .isFalse();
+        assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT))
+                .as("IPv6 outside the given ranges: free")
+                .isTrue();
     }
 
     /**
@@ -350,32 +444,41 @@ class AgentKernelTest {
      */
     @Test
     void aPodThatSendsBeforeItsStateArrivesIsHeldThenJudged() throws Exception {
-        AgentProcess agent = startAgent(false, "--pod-cidr", "10.77.0.0/16", "--pod-cidr", "fd77::/16",
-                "--pod-guard-hold", "60000");
+        AgentProcess agent =
+                startAgent(false, "--pod-cidr", "10.77.0.0/16", "--pod-cidr", "fd77::/16", "--pod-guard-hold", "60000");
         ScriptedControlPlane.Stream stream = streamOf(agent);
         // The state knows b (isolated: a may reach 8080 only) but not a yet.
         long seq = 1;
-        stream.send(ipSet(seq, "pods-a", PodPair.A_IP, PodPair.A_IP6), policyAllowingFromA(seq + 1, ALLOWED),
-                dualStack(endpoint(seq + 2, "x", "b", PodPair.B_IP, "x/b-from-a"), PodPair.B_IP6), inSync(seq + 3));
+        stream.send(
+                ipSet(seq, "pods-a", PodPair.A_IP, PodPair.A_IP6),
+                policyAllowingFromA(seq + 1, ALLOWED),
+                dualStack(endpoint(seq + 2, "x", "b", PodPair.B_IP, "x/b-from-a"), PodPair.B_IP6),
+                inSync(seq + 3));
         awaitEnforcing(agent, seq + 3);
         awaitLog(agent, "nftables table kube_verdict written");
 
-        java.util.concurrent.CompletableFuture<Boolean> allowed = java.util.concurrent.CompletableFuture.supplyAsync(
-                () -> connects(ALLOWED, 120_000));
+        java.util.concurrent.CompletableFuture<Boolean> allowed =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> connects(ALLOWED, 120_000));
         awaitLog(agent, "holding packet");
         // Long enough to outlast the wait for a's state on a busy machine; it ends in a timeout.
-        java.util.concurrent.CompletableFuture<Boolean> denied = java.util.concurrent.CompletableFuture.supplyAsync(
-                () -> connects(DENIED, 30_000));
+        java.util.concurrent.CompletableFuture<Boolean> denied =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> connects(DENIED, 30_000));
         awaitCondition(() -> agent.log().split("holding packet", -1).length > 2, "both first packets held", agent);
-        assertThat(allowed).as("held: nothing delivered before a's state arrives").isNotDone();
+        assertThat(allowed)
+                .as("held: nothing delivered before a's state arrives")
+                .isNotDone();
         assertThat(denied).isNotDone();
 
         // a's state arrives: the held packets are judged by it.
         stream.send(dualStack(endpoint(seq + 4, "x", "a", PodPair.A_IP), PodPair.A_IP6));
         awaitEnforcing(agent, seq + 4);
-        assertThat(allowed.get(150, TimeUnit.SECONDS)).as("allowed once known\n" + agent.log()).isTrue();
+        assertThat(allowed.get(150, TimeUnit.SECONDS))
+                .as("allowed once known\n" + agent.log())
+                .isTrue();
         // The denied one's SYN was dropped when judged; its retries are not held any more, and dropped too.
-        assertThat(denied.get(150, TimeUnit.SECONDS)).as("denied once known: never delivered").isFalse();
+        assertThat(denied.get(150, TimeUnit.SECONDS))
+                .as("denied once known: never delivered")
+                .isFalse();
         // a is known now: its new connections are not held.
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).isTrue();
     }
@@ -389,18 +492,25 @@ class AgentKernelTest {
     }
 
     private static ToAgent policyAllowingFromA(long seq, int port) {
-        return ToAgent.newBuilder().setSequence(seq).setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                .setId(io.kubeverdict.agent.testing.Messages.policyId("x/b-from-a"))
-                .setPolicy(Policy.newBuilder().addInboundRules(Rule.newBuilder().setAction(Action.ALLOW)
-                        .addPeers(Peer.newBuilder().setIpSetId("pods-a"))
-                        .addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(port))
-                        .setRuleId("ingress[0]")))).build();
+        return ToAgent.newBuilder()
+                .setSequence(seq)
+                .setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                        .setId(io.kubeverdict.agent.testing.Messages.policyId("x/b-from-a"))
+                        .setPolicy(Policy.newBuilder()
+                                .addInboundRules(Rule.newBuilder()
+                                        .setAction(Action.ALLOW)
+                                        .addPeers(Peer.newBuilder().setIpSetId("pods-a"))
+                                        .addPorts(PortMatch.newBuilder()
+                                                .setProtocol(Protocol.TCP)
+                                                .setPort(port))
+                                        .setRuleId("ingress[0]"))))
+                .build();
     }
 
     private static long keptSequence(Path file) {
         try {
-            StateFileFormat.Decoded decoded = StateFileFormat.decode(Files.readAllBytes(file), "node-1",
-                    System.currentTimeMillis(), 3_600_000);
+            StateFileFormat.Decoded decoded =
+                    StateFileFormat.decode(Files.readAllBytes(file), "node-1", System.currentTimeMillis(), 3_600_000);
             return decoded.usable() ? decoded.state().getSequence() : -1;
         } catch (java.io.IOException e) {
             return -1;
@@ -428,17 +538,25 @@ class AgentKernelTest {
         AgentProcess agent = startAgent(true);
         long next = sendSnapshot(streamOf(agent), 1);
         awaitEnforcing(agent, next - 1);
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("enforcing: denied\n" + agent.log()).isFalse();
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("enforcing: denied\n" + agent.log())
+                .isFalse();
 
         agent.kill();
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("killed, fail-open: bypassed").isTrue();
-        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT)).as("killed, fail-open: IPv6 bypassed").isTrue();
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("killed, fail-open: bypassed")
+                .isTrue();
+        assertThat(pods.canConnect(PodPair.B_IP6, DENIED, CONNECT_TIMEOUT))
+                .as("killed, fail-open: IPv6 bypassed")
+                .isTrue();
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).isTrue();
 
         AgentProcess restarted = startAgent(true);
         next = sendSnapshot(streamOf(restarted), 1);
         awaitEnforcing(restarted, next - 1);
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("enforcing again: denied\n" + restarted.log()).isFalse();
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("enforcing again: denied\n" + restarted.log())
+                .isFalse();
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).isTrue();
     }
 
@@ -452,19 +570,21 @@ class AgentKernelTest {
         AtomicLong ok = new AtomicLong();
         AtomicInteger failed = new AtomicInteger();
         AtomicInteger running = new AtomicInteger(1);
-        Thread load = new Thread(() -> {
-            while (running.get() == 1) {
-                try {
-                    if (pods.canConnect(ALLOWED, 3000)) {
-                        ok.incrementAndGet();
-                    } else {
-                        failed.incrementAndGet();
+        Thread load = new Thread(
+                () -> {
+                    while (running.get() == 1) {
+                        try {
+                            if (pods.canConnect(ALLOWED, 3000)) {
+                                ok.incrementAndGet();
+                            } else {
+                                failed.incrementAndGet();
+                            }
+                        } catch (Exception e) {
+                            failed.incrementAndGet();
+                        }
                     }
-                } catch (Exception e) {
-                    failed.incrementAndGet();
-                }
-            }
-        }, "connection-load");
+                },
+                "connection-load");
         load.start();
         // Churn that never changes a's right to reach b:8080: other pods come and go, the set of
         // allowed sources grows and shrinks around a, the policy is re-sent.
@@ -481,8 +601,12 @@ class AgentKernelTest {
         load.join(10_000);
 
         assertThat(load.isAlive()).as("no connection hangs").isFalse();
-        assertThat(failed.get()).as("connections wrongly refused (of %d)\n%s", ok.get() + failed.get(), agent.log()).isZero();
+        assertThat(failed.get())
+                .as("connections wrongly refused (of %d)\n%s", ok.get() + failed.get(), agent.log())
+                .isZero();
         assertThat(ok.get()).isPositive();
-        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("still enforcing").isFalse();
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("still enforcing")
+                .isFalse();
     }
 }

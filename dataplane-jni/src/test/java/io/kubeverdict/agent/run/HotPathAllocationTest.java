@@ -35,8 +35,10 @@ class HotPathAllocationTest {
         PolicyVerdictMetrics policyVerdicts = new PolicyVerdictMetrics(registry, 10);
         try (VerdictFeed feed = new VerdictFeed(1024, state::generation)) {
             ObservedJudge judge = new ObservedJudge(state, feed, policyVerdicts);
-            PacketTuple allowed = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
-            PacketTuple denied = new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), Protocol.UDP_VALUE, 53);
+            PacketTuple allowed = new PacketTuple()
+                    .set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
+            PacketTuple denied = new PacketTuple()
+                    .set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), Protocol.UDP_VALUE, 53);
             VerdictRing watchedRing = new VerdictRing(1024); // what a watched feed does: copy in, or drop when full
             int[] sink = new int[1];
             Runnable packets = () -> {
@@ -55,7 +57,8 @@ class HotPathAllocationTest {
             // a few hundred bytes of slack for timer ring rotation; per-packet allocation would be megabytes
             assertThat(allocated).as("bytes allocated for 200k packets").isLessThan(16 * 1024);
             assertThat(sink[0]).isNotZero();
-            assertThat(registry.get("kubeverdict_policy_verdicts").counters()).as("one series per deciding reason")
+            assertThat(registry.get("kubeverdict_policy_verdicts").counters())
+                    .as("one series per deciding reason")
                     .hasSize(2);
         }
         registry.close();

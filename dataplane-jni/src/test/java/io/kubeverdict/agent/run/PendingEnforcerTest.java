@@ -13,7 +13,8 @@ import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 
 class PendingEnforcerTest {
-    private static final NodeSnapshot SNAPSHOT = NodeSnapshot.newBuilder().setNode("n1").build();
+    private static final NodeSnapshot SNAPSHOT =
+            NodeSnapshot.newBuilder().setNode("n1").build();
 
     @Test
     void aSnapshotWaitsForTheEnforcerThenGoesToIt() throws Exception {
@@ -39,8 +40,11 @@ class PendingEnforcerTest {
     void aFailedSetUpFailsTheSnapshotInsteadOfApplyingIt() {
         PendingEnforcer pending = new PendingEnforcer();
         pending.failed(new IllegalStateException("no queue"));
-        pending.ready((snapshot, sequence) -> { throw new AssertionError("must not run"); });
-        assertThatThrownBy(() -> pending.enforce(SNAPSHOT, 1)).isInstanceOf(IllegalStateException.class)
+        pending.ready((snapshot, sequence) -> {
+            throw new AssertionError("must not run");
+        });
+        assertThatThrownBy(() -> pending.enforce(SNAPSHOT, 1))
+                .isInstanceOf(IllegalStateException.class)
                 .hasRootCauseMessage("no queue");
     }
 

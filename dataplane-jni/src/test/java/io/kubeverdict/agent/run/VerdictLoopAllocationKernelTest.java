@@ -42,13 +42,15 @@ class VerdictLoopAllocationKernelTest {
         new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.allowFromB(), 1);
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         try (DpTestbed bed = DpTestbed.create();
-             VerdictFeed feed = new VerdictFeed(1024, state::generation);
-             Dataplane dp = Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS);
-             NetnsThread client = new NetnsThread(bed.client.path())) {
+                VerdictFeed feed = new VerdictFeed(1024, state::generation);
+                Dataplane dp = Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS);
+                NetnsThread client = new NetnsThread(bed.client.path())) {
             ObservedJudge judge = new ObservedJudge(state, feed.producer(), new PolicyVerdictMetrics(registry, 10));
             dp.listen(judge, new VerdictMetrics(registry), false);
             Thread loop = Thread.getAllStackTraces().keySet().stream()
-                    .filter(t -> t.getName().equals("verdict-loop-q" + QUEUE)).findFirst().orElseThrow();
+                    .filter(t -> t.getName().equals("verdict-loop-q" + QUEUE))
+                    .findFirst()
+                    .orElseThrow();
 
             sendFlows(client, dp, FLOWS); // warm up: JIT, meters' lazily built structures, first batches
             long before = threads.getThreadAllocatedBytes(loop.getId());
@@ -56,7 +58,8 @@ class VerdictLoopAllocationKernelTest {
             long allocated = threads.getThreadAllocatedBytes(loop.getId()) - before;
             // idle receive timeouts and timer ring rotation may take a few hundred bytes; per-packet
             // (or per-batch) allocation would be hundreds of kilobytes
-            assertThat(allocated).as("bytes the verdict thread allocated for " + FLOWS + " queued packets")
+            assertThat(allocated)
+                    .as("bytes the verdict thread allocated for " + FLOWS + " queued packets")
                     .isLessThan(16 * 1024);
         } finally {
             registry.close();
@@ -79,6 +82,8 @@ class VerdictLoopAllocationKernelTest {
         while (dp.queue().received() < target && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
-        assertThat(dp.queue().received()).as("every flow's first packet reached the queue").isGreaterThanOrEqualTo(target);
+        assertThat(dp.queue().received())
+                .as("every flow's first packet reached the queue")
+                .isGreaterThanOrEqualTo(target);
     }
 }

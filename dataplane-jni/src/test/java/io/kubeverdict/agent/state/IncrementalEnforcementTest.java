@@ -96,16 +96,22 @@ class IncrementalEnforcementTest {
         SyntheticCluster cluster = new SyntheticCluster(7, 512);
         NodeSnapshot snapshot = cluster.snapshot;
         for (IpSet set : snapshot.getIpSetsList()) {
-            assembler.apply(message(ToAgent.newBuilder().setIpSetUpdate(IpSetUpdate.newBuilder()
-                    .setId(set.getId()).setType(set.getType()).addAllMembers(set.getMembersList()))));
+            assembler.apply(message(ToAgent.newBuilder()
+                    .setIpSetUpdate(IpSetUpdate.newBuilder()
+                            .setId(set.getId())
+                            .setType(set.getType())
+                            .addAllMembers(set.getMembersList()))));
         }
         for (ActivePolicy p : snapshot.getPoliciesList()) {
-            assembler.apply(message(ToAgent.newBuilder().setActivePolicyUpdate(
-                    io.kubeverdict.proto.v1.ActivePolicyUpdate.newBuilder().setId(p.getId()).setPolicy(p.getPolicy()))));
+            assembler.apply(message(ToAgent.newBuilder()
+                    .setActivePolicyUpdate(io.kubeverdict.proto.v1.ActivePolicyUpdate.newBuilder()
+                            .setId(p.getId())
+                            .setPolicy(p.getPolicy()))));
         }
         for (Endpoint e : snapshot.getEndpointsList()) {
-            assembler.apply(message(ToAgent.newBuilder().setWorkloadEndpointUpdate(
-                    WorkloadEndpointUpdate.newBuilder().setId(e.getId()).setEndpoint(e.getEndpoint()))));
+            assembler.apply(message(ToAgent.newBuilder()
+                    .setWorkloadEndpointUpdate(
+                            WorkloadEndpointUpdate.newBuilder().setId(e.getId()).setEndpoint(e.getEndpoint()))));
         }
         enforcer.enforce(assembler.snapshot(), sequence);
         SnapshotIndex compiled = holder.current().index();
@@ -115,12 +121,13 @@ class IncrementalEnforcementTest {
         PacketTuple fromPod = null;
         for (PacketTuple p : cluster.packets) {
             if (p.family == IpAddress.V4 && holder.current().index().endpointAt(IpAddress.V4, 0, p.dstLo) >= 0) {
-                fromPod = new PacketTuple().set(IpAddress.parse(pod), IpAddress.v4((int) p.dstLo), p.protocol, p.dstPort);
+                fromPod =
+                        new PacketTuple().set(IpAddress.parse(pod), IpAddress.v4((int) p.dstLo), p.protocol, p.dstPort);
                 break;
             }
         }
-        assembler.apply(message(ToAgent.newBuilder().setIpSetDeltaUpdate(
-                IpSetDeltaUpdate.newBuilder().setId("s7").addAddedMembers(pod))));
+        assembler.apply(message(ToAgent.newBuilder()
+                .setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder().setId("s7").addAddedMembers(pod))));
         NodeSnapshot afterMember = assembler.snapshot();
         enforcer.enforce(afterMember, sequence);
         assertThat(enforcer.lastIndexUpdate().incremental()).isTrue();
@@ -129,10 +136,14 @@ class IncrementalEnforcementTest {
 
         // One endpoint's labels and tiers change (a pod relabelled: other policies select it).
         Endpoint e = afterMember.getEndpoints(5);
-        WorkloadEndpoint relabelled = e.getEndpoint().toBuilder().putLabels("app", "other")
-                .clearTiers().addTiers(afterMember.getEndpoints(6).getEndpoint().getTiers(0)).build();
-        assembler.apply(message(ToAgent.newBuilder().setWorkloadEndpointUpdate(
-                WorkloadEndpointUpdate.newBuilder().setId(e.getId()).setEndpoint(relabelled))));
+        WorkloadEndpoint relabelled = e.getEndpoint().toBuilder()
+                .putLabels("app", "other")
+                .clearTiers()
+                .addTiers(afterMember.getEndpoints(6).getEndpoint().getTiers(0))
+                .build();
+        assembler.apply(message(ToAgent.newBuilder()
+                .setWorkloadEndpointUpdate(
+                        WorkloadEndpointUpdate.newBuilder().setId(e.getId()).setEndpoint(relabelled))));
         NodeSnapshot afterEndpoint = assembler.snapshot();
         enforcer.enforce(afterEndpoint, sequence);
         assertThat(enforcer.lastIndexUpdate().incremental()).isTrue();
@@ -141,8 +152,8 @@ class IncrementalEnforcementTest {
         assertThat(holder.current().index()).isNotSameAs(compiled);
     }
 
-    private static void assertSameVerdicts(SnapshotIndex enforced, SnapshotIndex fresh, List<PacketTuple> packets,
-                                           PacketTuple extra) {
+    private static void assertSameVerdicts(
+            SnapshotIndex enforced, SnapshotIndex fresh, List<PacketTuple> packets, PacketTuple extra) {
         List<PacketTuple> all = new ArrayList<>(packets);
         all.add(extra);
         for (PacketTuple p : all) {
@@ -182,7 +193,8 @@ class IncrementalEnforcementTest {
             for (int k = random.nextInt(3); k > 0; k--) {
                 d.addAddedMembers(member(random, type));
             }
-            if (assembler.snapshot().getIpSetsList().stream().noneMatch(s -> s.getId().equals(set))) {
+            if (assembler.snapshot().getIpSetsList().stream()
+                    .noneMatch(s -> s.getId().equals(set))) {
                 return fullSet(random, set, type); // a delta for a removed set would be a resync
             }
             return message(ToAgent.newBuilder().setIpSetDeltaUpdate(d));
@@ -191,20 +203,25 @@ class IncrementalEnforcementTest {
             return fullSet(random, set, type); // the control plane replaces small sets whole
         }
         if (x < 61) {
-            return message(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId(set)));
+            return message(
+                    ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId(set)));
         }
         if (x < 67) {
             return policy(random, random.nextInt(POLICIES));
         }
         if (x < 69) {
-            return message(ToAgent.newBuilder().setActivePolicyRemove(ActivePolicyRemove.newBuilder()
-                    .setId(PolicyId.newBuilder().setTier("default").setName("p" + random.nextInt(POLICIES)))));
+            return message(ToAgent.newBuilder()
+                    .setActivePolicyRemove(ActivePolicyRemove.newBuilder()
+                            .setId(PolicyId.newBuilder().setTier("default").setName("p" + random.nextInt(POLICIES)))));
         }
         if (x < 93) {
             return endpoint(random, random.nextInt(ENDPOINTS + 4)); // some are new
         }
-        return message(ToAgent.newBuilder().setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
-                .setId(EndpointId.newBuilder().setNamespace("ns").setPod("pod" + random.nextInt(ENDPOINTS + 4)))));
+        return message(ToAgent.newBuilder()
+                .setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
+                        .setId(EndpointId.newBuilder()
+                                .setNamespace("ns")
+                                .setPod("pod" + random.nextInt(ENDPOINTS + 4)))));
     }
 
     private ToAgent fullSet(Random random, String id, IpSetType type) {
@@ -223,8 +240,10 @@ class IncrementalEnforcementTest {
         for (int r = random.nextInt(3); r > 0; r--) {
             policy.addOutboundRules(rule(random, "egress[" + r + "]"));
         }
-        return message(ToAgent.newBuilder().setActivePolicyUpdate(io.kubeverdict.proto.v1.ActivePolicyUpdate.newBuilder()
-                .setId(PolicyId.newBuilder().setTier("default").setName("p" + p)).setPolicy(policy)));
+        return message(ToAgent.newBuilder()
+                .setActivePolicyUpdate(io.kubeverdict.proto.v1.ActivePolicyUpdate.newBuilder()
+                        .setId(PolicyId.newBuilder().setTier("default").setName("p" + p))
+                        .setPolicy(policy)));
     }
 
     private static Rule rule(Random random, String id) {
@@ -259,8 +278,10 @@ class IncrementalEnforcementTest {
             }
             w.addTiers(tier);
         }
-        return message(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
-                .setId(EndpointId.newBuilder().setNamespace("ns").setPod("pod" + e)).setEndpoint(w)));
+        return message(ToAgent.newBuilder()
+                .setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                        .setId(EndpointId.newBuilder().setNamespace("ns").setPod("pod" + e))
+                        .setEndpoint(w)));
     }
 
     private static String member(Random random, IpSetType type) {
@@ -274,7 +295,11 @@ class IncrementalEnforcementTest {
 
     private static PacketTuple packet(Random random) {
         boolean v6 = random.nextBoolean();
-        return new PacketTuple().set(IpAddress.parse(address(random, v6)), IpAddress.parse(address(random, v6)),
-                random.nextInt(6) == 0 ? Protocol.UDP_VALUE : Protocol.TCP_VALUE, random.nextBoolean() ? 80 : 8080);
+        return new PacketTuple()
+                .set(
+                        IpAddress.parse(address(random, v6)),
+                        IpAddress.parse(address(random, v6)),
+                        random.nextInt(6) == 0 ? Protocol.UDP_VALUE : Protocol.TCP_VALUE,
+                        random.nextBoolean() ? 80 : 8080);
     }
 }

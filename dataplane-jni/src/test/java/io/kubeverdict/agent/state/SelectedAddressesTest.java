@@ -17,17 +17,32 @@ class SelectedAddressesTest {
         if (tier != null) {
             ep.addTiers(tier);
         }
-        return Endpoint.newBuilder().setId(EndpointId.newBuilder().setNamespace("x").setPod(pod)).setEndpoint(ep).build();
+        return Endpoint.newBuilder()
+                .setId(EndpointId.newBuilder().setNamespace("x").setPod(pod))
+                .setEndpoint(ep)
+                .build();
     }
 
     @Test
     void endpointsWithAPolicyInEitherDirectionAreSelectedWithAllTheirAddresses() {
         NodeSnapshot snapshot = NodeSnapshot.newBuilder()
-                .addEndpoints(endpoint("ingress", TierInfo.newBuilder().setName("default").addIngressPolicies("x/p").build(),
-                        "10.0.0.1", "fd00::1"))
-                .addEndpoints(endpoint("egress", TierInfo.newBuilder().setName("default").addEgressPolicies("x/q").build(),
+                .addEndpoints(endpoint(
+                        "ingress",
+                        TierInfo.newBuilder()
+                                .setName("default")
+                                .addIngressPolicies("x/p")
+                                .build(),
+                        "10.0.0.1",
+                        "fd00::1"))
+                .addEndpoints(endpoint(
+                        "egress",
+                        TierInfo.newBuilder()
+                                .setName("default")
+                                .addEgressPolicies("x/q")
+                                .build(),
                         "10.0.0.2"))
-                .addEndpoints(endpoint("empty-tier", TierInfo.newBuilder().setName("admin").build(), "10.0.0.3"))
+                .addEndpoints(endpoint(
+                        "empty-tier", TierInfo.newBuilder().setName("admin").build(), "10.0.0.3"))
                 .addEndpoints(endpoint("no-tier", null, "10.0.0.4", "fd00::4"))
                 .build();
 
@@ -41,8 +56,8 @@ class SelectedAddressesTest {
     @Test
     void equalContentIsEqualWhateverTheOrder() {
         SelectedAddresses a = new SelectedAddresses(java.util.Set.of("10.0.0.2", "10.0.0.1"), java.util.Set.of());
-        SelectedAddresses b = new SelectedAddresses(new java.util.LinkedHashSet<>(java.util.List.of("10.0.0.1", "10.0.0.2")),
-                java.util.Set.of());
+        SelectedAddresses b = new SelectedAddresses(
+                new java.util.LinkedHashSet<>(java.util.List.of("10.0.0.1", "10.0.0.2")), java.util.Set.of());
         assertThat(a).isEqualTo(b);
         assertThat(SelectedAddresses.of(NodeSnapshot.getDefaultInstance())).isEqualTo(SelectedAddresses.NONE);
     }

@@ -21,13 +21,16 @@ class StateEnforcerTest {
     private final List<EnforcedState> seenByKernelStep = new ArrayList<>();
     private boolean kernelFails;
 
-    private final StateEnforcer enforcer = new StateEnforcer(holder, selected -> {
-        seenByKernelStep.add(holder.current());
-        if (kernelFails) {
-            throw new IllegalStateException("nft failed");
-        }
-        programmed.add(selected);
-    }, Clock.systemUTC());
+    private final StateEnforcer enforcer = new StateEnforcer(
+            holder,
+            selected -> {
+                seenByKernelStep.add(holder.current());
+                if (kernelFails) {
+                    throw new IllegalStateException("nft failed");
+                }
+                programmed.add(selected);
+            },
+            Clock.systemUTC());
 
     private static PacketTuple tcp(String src, String dst, int port) {
         return new PacketTuple().set(IpAddress.parse(src), IpAddress.parse(dst), Protocol.TCP_VALUE, port);
@@ -35,8 +38,10 @@ class StateEnforcerTest {
 
     @Test
     void beforeAnyStateTheDefaultDecides() {
-        assertThat(Decision.allowed(new StateHolder(0).decide(tcp("10.0.0.9", "10.0.0.1", 80)))).isFalse();
-        assertThat(Decision.allowed(new StateHolder(1).decide(tcp("10.0.0.9", "10.0.0.1", 80)))).isTrue();
+        assertThat(Decision.allowed(new StateHolder(0).decide(tcp("10.0.0.9", "10.0.0.1", 80))))
+                .isFalse();
+        assertThat(Decision.allowed(new StateHolder(1).decide(tcp("10.0.0.9", "10.0.0.1", 80))))
+                .isTrue();
     }
 
     @Test
@@ -45,10 +50,15 @@ class StateEnforcerTest {
         enforcer.enforce(snapshot, 7);
 
         assertThat(seenByKernelStep).hasSize(1);
-        assertThat(seenByKernelStep.get(0).sequence()).as("index already swapped when sets change").isEqualTo(7);
-        assertThat(programmed).containsExactly(new SelectedAddresses(java.util.Set.of("10.0.0.1"), java.util.Set.of("fd00::1")));
-        assertThat(Decision.allowed(holder.decide(tcp("10.0.0.2", "10.0.0.1", 80)))).isTrue();
-        assertThat(Decision.allowed(holder.decide(tcp("10.0.0.3", "10.0.0.1", 80)))).isFalse();
+        assertThat(seenByKernelStep.get(0).sequence())
+                .as("index already swapped when sets change")
+                .isEqualTo(7);
+        assertThat(programmed)
+                .containsExactly(new SelectedAddresses(java.util.Set.of("10.0.0.1"), java.util.Set.of("fd00::1")));
+        assertThat(Decision.allowed(holder.decide(tcp("10.0.0.2", "10.0.0.1", 80))))
+                .isTrue();
+        assertThat(Decision.allowed(holder.decide(tcp("10.0.0.3", "10.0.0.1", 80))))
+                .isFalse();
         assertThat(holder.current().snapshot()).isEqualTo(snapshot);
     }
 
@@ -58,13 +68,16 @@ class StateEnforcerTest {
         enforcer.enforce(SnapshotFixtures.allowFromB().toBuilder().clearIpSets().build(), 2);
         assertThat(programmed).hasSize(1);
         assertThat(holder.current().sequence()).isEqualTo(2);
-        assertThat(Decision.allowed(holder.decide(tcp("10.0.0.2", "10.0.0.1", 80)))).as("set gone: b no longer allowed").isFalse();
+        assertThat(Decision.allowed(holder.decide(tcp("10.0.0.2", "10.0.0.1", 80))))
+                .as("set gone: b no longer allowed")
+                .isFalse();
     }
 
     @Test
     void aFailedKernelUpdateIsRetriedWithTheNextGeneration() throws Exception {
         kernelFails = true;
-        assertThatThrownBy(() -> enforcer.enforce(SnapshotFixtures.allowFromB(), 1)).hasMessageContaining("nft failed");
+        assertThatThrownBy(() -> enforcer.enforce(SnapshotFixtures.allowFromB(), 1))
+                .hasMessageContaining("nft failed");
         kernelFails = false;
         enforcer.enforce(SnapshotFixtures.allowFromB(), 2);
         assertThat(programmed).hasSize(1);

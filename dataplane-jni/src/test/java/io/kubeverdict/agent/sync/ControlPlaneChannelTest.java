@@ -16,10 +16,10 @@ import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.TlsServerCredentials;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.services.HealthStatusManager;
-import io.grpc.TlsServerCredentials;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.SyncRequest;
@@ -54,12 +54,19 @@ class ControlPlaneChannelTest {
                 .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE);
         try (ScriptedControlPlane cp = ScriptedControlPlane.withCredentials(server.build())) {
             // Our node's certificate, the cluster CA, and the server's name checked against its certificate.
-            ManagedChannel channel = ControlPlaneChannel.open(cp.target(),
-                    new ControlPlaneChannel.Tls(nodeCert, node.key(), ca, "control-plane.test"));
+            ManagedChannel channel = ControlPlaneChannel.open(
+                    cp.target(), new ControlPlaneChannel.Tls(nodeCert, node.key(), ca, "control-plane.test"));
             BlockingQueue<NodeSnapshot> applied = new LinkedBlockingQueue<>();
-            try (SyncClient client = new SyncClient(channel, SyncRequest.newBuilder().setNode("node-1").build(),
-                    () -> new SnapshotAssembler("node-1"), (s, seq) -> applied.add(s), (seq, t) -> { }, FAST,
-                    () -> 0.5, new SyncStatus()).start()) {
+            try (SyncClient client = new SyncClient(
+                            channel,
+                            SyncRequest.newBuilder().setNode("node-1").build(),
+                            () -> new SnapshotAssembler("node-1"),
+                            (s, seq) -> applied.add(s),
+                            (seq, t) -> {},
+                            FAST,
+                            () -> 0.5,
+                            new SyncStatus())
+                    .start()) {
                 cp.nextStream().send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
                 NodeSnapshot snapshot = applied.poll(10, TimeUnit.SECONDS);
                 assertThat(snapshot).isNotNull();
@@ -69,17 +76,26 @@ class ControlPlaneChannelTest {
             }
 
             // A certificate from another CA never gets a stream.
-            ManagedChannel rogue = ControlPlaneChannel.open(cp.target(),
-                    new ControlPlaneChannel.Tls(rogueCert, rogueNode.key(), ca, "control-plane.test"));
+            ManagedChannel rogue = ControlPlaneChannel.open(
+                    cp.target(), new ControlPlaneChannel.Tls(rogueCert, rogueNode.key(), ca, "control-plane.test"));
             SyncStatus status = new SyncStatus();
-            try (SyncClient client = new SyncClient(rogue, SyncRequest.newBuilder().setNode("node-1").build(),
-                    () -> new SnapshotAssembler("node-1"), (s, seq) -> applied.add(s), (seq, t) -> { }, FAST,
-                    () -> 0.5, status).start()) {
+            try (SyncClient client = new SyncClient(
+                            rogue,
+                            SyncRequest.newBuilder().setNode("node-1").build(),
+                            () -> new SnapshotAssembler("node-1"),
+                            (s, seq) -> applied.add(s),
+                            (seq, t) -> {},
+                            FAST,
+                            () -> 0.5,
+                            status)
+                    .start()) {
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                 while (status.reconnects() < 2 && System.nanoTime() < deadline) {
                     Thread.sleep(20);
                 }
-                assertThat(status.reconnects()).as("handshakes refused, retried").isGreaterThanOrEqualTo(2);
+                assertThat(status.reconnects())
+                        .as("handshakes refused, retried")
+                        .isGreaterThanOrEqualTo(2);
                 assertThat(cp.pollStream(200)).isNull();
                 assertThat(status.connected()).isFalse();
             } finally {
@@ -95,35 +111,50 @@ class ControlPlaneChannelTest {
         BlockingQueue<String> seen = new LinkedBlockingQueue<>();
         Metadata.Key<String> authorization = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
         HealthStatusManager health = new HealthStatusManager();
-        Server server = Grpc.newServerBuilderForPort(0, TlsServerCredentials.newBuilder()
-                        .keyManager(serverPair.cert().toFile(), serverPair.key().toFile()).build())
+        Server server = Grpc.newServerBuilderForPort(
+                        0,
+                        TlsServerCredentials.newBuilder()
+                                .keyManager(
+                                        serverPair.cert().toFile(),
+                                        serverPair.key().toFile())
+                                .build())
                 .addService(ServerInterceptors.intercept(health.getHealthService(), new ServerInterceptor() {
                     @Override
-                    public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                            ServerCallHandler<Q, R> next) {
+                    public <Q, R> ServerCall.Listener<Q> interceptCall(
+                            ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
                         seen.add(String.valueOf(headers.get(authorization)));
                         return next.startCall(call, headers);
                     }
-                })).build().start();
+                }))
+                .build()
+                .start();
         Path token = dir.resolve("token");
         Files.writeString(token, "first-token\n");
-        ManagedChannel channel = ControlPlaneChannel.open("127.0.0.1:" + server.getPort(),
-                new ControlPlaneChannel.Tls(null, null, pki.caFile, "control-plane.test"), token);
+        ManagedChannel channel = ControlPlaneChannel.open(
+                "127.0.0.1:" + server.getPort(),
+                new ControlPlaneChannel.Tls(null, null, pki.caFile, "control-plane.test"),
+                token);
         try {
-            HealthGrpc.HealthBlockingStub stub = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+            HealthGrpc.HealthBlockingStub stub =
+                    HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
             stub.check(HealthCheckRequest.getDefaultInstance());
             assertThat(seen.poll(5, TimeUnit.SECONDS)).isEqualTo("Bearer first-token");
             Files.writeString(token, "rotated-token"); // the kubelet rewrote it
-            HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance());
+            HealthGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .check(HealthCheckRequest.getDefaultInstance());
             assertThat(seen.poll(5, TimeUnit.SECONDS)).isEqualTo("Bearer rotated-token");
             Files.delete(token);
-            assertThatThrownBy(() -> HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .check(HealthCheckRequest.getDefaultInstance()))
+            assertThatThrownBy(() -> HealthGrpc.newBlockingStub(channel)
+                            .withDeadlineAfter(10, TimeUnit.SECONDS)
+                            .check(HealthCheckRequest.getDefaultInstance()))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
                         assertThat(e.getStatus().getDescription()).contains(token.toString());
                     });
-            assertThat(seen.poll(200, TimeUnit.MILLISECONDS)).as("no call without identity").isNull();
+            assertThat(seen.poll(200, TimeUnit.MILLISECONDS))
+                    .as("no call without identity")
+                    .isNull();
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);

@@ -9,7 +9,6 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.kubeverdict.policy.Cidr;
 import io.kubeverdict.policy.SnapshotIndex;
-import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.ActivePolicyRemove;
 import io.kubeverdict.proto.v1.ActivePolicyUpdate;
@@ -67,7 +66,8 @@ class SnapshotAssemblerFuzzTest {
     private static final int MAX_MESSAGES = 64;
     private static final String[] SET_IDS = {"s0", "s1", "s2", ""};
     private static final String[] MEMBERS = {
-        "10.0.0.1", "10.0.0.2", "fd00::1", "10.0.0.1,tcp:80", "fd00::2,udp:53", "10.0.0.300", "", "x"};
+        "10.0.0.1", "10.0.0.2", "fd00::1", "10.0.0.1,tcp:80", "fd00::2,udp:53", "10.0.0.300", "", "x"
+    };
     private static final String[] CIDRS = {"10.0.0.0/8", "0.0.0.0/0", "fd00::/64", "10.0.0.1/33", "::/0", "junk"};
     private static final String[] TIERS = {"default", "admin", ""};
     private static final String[] NAMES = {"ns/a", "ns/b", ""};
@@ -105,8 +105,11 @@ class SnapshotAssemblerFuzzTest {
     @Test
     void aSetOfAnUnknownTypeRendersAndMatchesNothing() throws Exception {
         SnapshotAssembler assembler = new SnapshotAssembler(NODE);
-        assembler.apply(ToAgent.newBuilder().setSequence(1)
-                .setIpSetUpdate(IpSetUpdate.newBuilder().setId("s0").setTypeValue(7).addMembers("10.0.0.1")).build());
+        assembler.apply(ToAgent.newBuilder()
+                .setSequence(1)
+                .setIpSetUpdate(
+                        IpSetUpdate.newBuilder().setId("s0").setTypeValue(7).addMembers("10.0.0.1"))
+                .build());
 
         NodeSnapshot snapshot = assembler.snapshot();
         assertThat(snapshot.getIpSets(0).getTypeValue()).isEqualTo(7);
@@ -118,10 +121,19 @@ class SnapshotAssemblerFuzzTest {
     void aSequenceAbove2To63StillDetectsAGap() throws Exception {
         SnapshotAssembler assembler = new SnapshotAssembler(NODE);
         long big = Long.parseUnsignedLong("10851025925711500950");
-        assembler.apply(ToAgent.newBuilder().setSequence(big).setInSync(InSync.getDefaultInstance()).build());
-        assembler.apply(ToAgent.newBuilder().setSequence(big + 1).setInSync(InSync.getDefaultInstance()).build());
+        assembler.apply(ToAgent.newBuilder()
+                .setSequence(big)
+                .setInSync(InSync.getDefaultInstance())
+                .build());
+        assembler.apply(ToAgent.newBuilder()
+                .setSequence(big + 1)
+                .setInSync(InSync.getDefaultInstance())
+                .build());
 
-        ToAgent late = ToAgent.newBuilder().setSequence(big + 3).setInSync(InSync.getDefaultInstance()).build();
+        ToAgent late = ToAgent.newBuilder()
+                .setSequence(big + 3)
+                .setInSync(InSync.getDefaultInstance())
+                .build();
         assertThatThrownBy(() -> assembler.apply(late)).isInstanceOf(SequenceGapException.class);
         assertThat(assembler.lastSequence()).isEqualTo(big + 1);
     }
@@ -133,16 +145,22 @@ class SnapshotAssemblerFuzzTest {
         String rejection = model.rejection(message);
         try {
             ToAgent.PayloadCase applied = assembler.apply(message);
-            assertThat(rejection).as("applied although %s: %s", rejection, message).isNull();
+            assertThat(rejection)
+                    .as("applied although %s: %s", rejection, message)
+                    .isNull();
             assertThat(applied).isEqualTo(message.getPayloadCase());
             assertThat(assembler.lastSequence()).isEqualTo(message.getSequence());
             model.apply(message);
         } catch (ResyncRequiredException e) {
-            assertThat(rejection).as("rejected (%s) although the contract allows %s", e.getMessage(), message).isNotNull();
+            assertThat(rejection)
+                    .as("rejected (%s) although the contract allows %s", e.getMessage(), message)
+                    .isNotNull();
             if (rejection.equals(Model.GAP)) {
                 assertThat(e).isInstanceOf(SequenceGapException.class);
             }
-            assertThat(assembler.snapshot()).as("a rejected message changed the state").isEqualTo(before);
+            assertThat(assembler.snapshot())
+                    .as("a rejected message changed the state")
+                    .isEqualTo(before);
             assertThat(assembler.lastSequence()).isEqualTo(sequenceBefore);
             return false;
         }
@@ -199,11 +217,16 @@ class SnapshotAssemblerFuzzTest {
                 b.setIpSetDeltaUpdate(d);
             }
             case 3 -> b.setIpSetRemove(IpSetRemove.newBuilder().setId(setId(data)));
-            case 4 -> b.setActivePolicyUpdate(ActivePolicyUpdate.newBuilder().setId(policyId(data)).setPolicy(policy(data)));
+            case 4 ->
+                b.setActivePolicyUpdate(
+                        ActivePolicyUpdate.newBuilder().setId(policyId(data)).setPolicy(policy(data)));
             case 5 -> b.setActivePolicyRemove(ActivePolicyRemove.newBuilder().setId(policyId(data)));
-            case 6 -> b.setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
-                    .setId(endpointId(data)).setEndpoint(endpoint(data)));
-            case 7 -> b.setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder().setId(endpointId(data)));
+            case 6 ->
+                b.setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                        .setId(endpointId(data))
+                        .setEndpoint(endpoint(data)));
+            case 7 ->
+                b.setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder().setId(endpointId(data)));
             // Both forms of InSync (with and without change boundaries), picked from the sequence
             // rather than from a new byte, so the regression inputs decode as they did before.
             case 8 -> b.setInSync(InSync.newBuilder().setChangeBoundaries((b.getSequence() & 1) == 1));
@@ -214,7 +237,7 @@ class SnapshotAssemblerFuzzTest {
                 }
                 b.setNodeUpdate(u);
             }
-            default -> { } // no payload (or one from a newer control plane)
+            default -> {} // no payload (or one from a newer control plane)
         }
         return b.build();
     }
@@ -239,12 +262,17 @@ class SnapshotAssemblerFuzzTest {
     }
 
     private static PolicyId policyId(FuzzedDataProvider data) {
-        return PolicyId.newBuilder().setTier(data.pickValue(TIERS)).setName(data.pickValue(NAMES)).build();
+        return PolicyId.newBuilder()
+                .setTier(data.pickValue(TIERS))
+                .setName(data.pickValue(NAMES))
+                .build();
     }
 
     private static EndpointId endpointId(FuzzedDataProvider data) {
-        return EndpointId.newBuilder().setNamespace(data.pickValue(new String[] {"ns", "other"}))
-                .setPod(data.pickValue(new String[] {"a", "b", "c"})).build();
+        return EndpointId.newBuilder()
+                .setNamespace(data.pickValue(new String[] {"ns", "other"}))
+                .setPod(data.pickValue(new String[] {"a", "b", "c"}))
+                .build();
     }
 
     private static Policy policy(FuzzedDataProvider data) {
@@ -257,17 +285,25 @@ class SnapshotAssemblerFuzzTest {
         }
         Policy.Builder p = Policy.newBuilder();
         for (int n = data.consumeInt(0, 3); n > 0; n--) {
-            Rule.Builder r = Rule.newBuilder().setActionValue(data.consumeInt(0, 4)).setAllPeers(data.consumeBoolean())
+            Rule.Builder r = Rule.newBuilder()
+                    .setActionValue(data.consumeInt(0, 4))
+                    .setAllPeers(data.consumeBoolean())
                     .setRuleId("r" + n);
             for (int k = data.consumeInt(0, 2); k > 0; k--) {
-                r.addPeers(data.consumeBoolean() ? Peer.newBuilder().setIpSetId(setId(data))
-                        : Peer.newBuilder().setIpBlock(IpBlock.newBuilder().setCidr(data.pickValue(CIDRS))));
+                r.addPeers(
+                        data.consumeBoolean()
+                                ? Peer.newBuilder().setIpSetId(setId(data))
+                                : Peer.newBuilder()
+                                        .setIpBlock(IpBlock.newBuilder().setCidr(data.pickValue(CIDRS))));
             }
             for (int k = data.consumeInt(0, 2); k > 0; k--) {
-                r.addPorts(data.consumeBoolean()
-                        ? PortMatch.newBuilder().setNamedPortIpSetId(setId(data))
-                        : PortMatch.newBuilder().setProtocolValue(data.pickValue(new int[] {6, 17, 132, 0, 1}))
-                                .setPort(data.consumeInt(0, 70000)).setEndPort(data.consumeInt(0, 70000)));
+                r.addPorts(
+                        data.consumeBoolean()
+                                ? PortMatch.newBuilder().setNamedPortIpSetId(setId(data))
+                                : PortMatch.newBuilder()
+                                        .setProtocolValue(data.pickValue(new int[] {6, 17, 132, 0, 1}))
+                                        .setPort(data.consumeInt(0, 70000))
+                                        .setEndPort(data.consumeInt(0, 70000)));
             }
             if (data.consumeBoolean()) {
                 p.addInboundRules(r);
@@ -284,8 +320,8 @@ class SnapshotAssemblerFuzzTest {
             e.addIps(member(data));
         }
         for (int n = data.consumeInt(0, 2); n > 0; n--) {
-            TierInfo.Builder t = TierInfo.newBuilder().setName(data.pickValue(TIERS))
-                    .setDefaultActionValue(data.consumeInt(0, 4));
+            TierInfo.Builder t =
+                    TierInfo.newBuilder().setName(data.pickValue(TIERS)).setDefaultActionValue(data.consumeInt(0, 4));
             if (data.consumeBoolean()) {
                 t.addIngressPolicies(data.pickValue(NAMES));
             }
@@ -326,7 +362,8 @@ class SnapshotAssemblerFuzzTest {
             if (m.getPayloadCase() == ToAgent.PayloadCase.PAYLOAD_NOT_SET) {
                 return "no payload";
             }
-            if (m.hasIpSetDeltaUpdate() && !sets.containsKey(m.getIpSetDeltaUpdate().getId())) {
+            if (m.hasIpSetDeltaUpdate()
+                    && !sets.containsKey(m.getIpSetDeltaUpdate().getId())) {
                 return "a delta for an unknown set";
             }
             return null;
@@ -336,8 +373,13 @@ class SnapshotAssemblerFuzzTest {
             switch (m.getPayloadCase()) {
                 case IP_SET_UPDATE -> {
                     IpSetUpdate u = m.getIpSetUpdate();
-                    sets.put(u.getId(), IpSet.newBuilder().setId(u.getId()).setTypeValue(u.getTypeValue())
-                            .addAllMembers(new TreeSet<>(u.getMembersList())).build());
+                    sets.put(
+                            u.getId(),
+                            IpSet.newBuilder()
+                                    .setId(u.getId())
+                                    .setTypeValue(u.getTypeValue())
+                                    .addAllMembers(new TreeSet<>(u.getMembersList()))
+                                    .build());
                 }
                 case IP_SET_DELTA_UPDATE -> {
                     IpSetDeltaUpdate d = m.getIpSetDeltaUpdate();
@@ -345,16 +387,32 @@ class SnapshotAssemblerFuzzTest {
                     TreeSet<String> members = new TreeSet<>(old.getMembersList());
                     members.removeAll(d.getRemovedMembersList());
                     members.addAll(d.getAddedMembersList());
-                    sets.put(d.getId(), old.toBuilder().clearMembers().addAllMembers(members).build());
+                    sets.put(
+                            d.getId(),
+                            old.toBuilder()
+                                    .clearMembers()
+                                    .addAllMembers(members)
+                                    .build());
                 }
                 case IP_SET_REMOVE -> sets.remove(m.getIpSetRemove().getId());
-                case ACTIVE_POLICY_UPDATE -> policies.put(m.getActivePolicyUpdate().getId(), ActivePolicy.newBuilder()
-                        .setId(m.getActivePolicyUpdate().getId()).setPolicy(m.getActivePolicyUpdate().getPolicy()).build());
-                case ACTIVE_POLICY_REMOVE -> policies.remove(m.getActivePolicyRemove().getId());
-                case WORKLOAD_ENDPOINT_UPDATE -> endpoints.put(m.getWorkloadEndpointUpdate().getId(), Endpoint.newBuilder()
-                        .setId(m.getWorkloadEndpointUpdate().getId()).setEndpoint(m.getWorkloadEndpointUpdate().getEndpoint())
-                        .build());
-                case WORKLOAD_ENDPOINT_REMOVE -> endpoints.remove(m.getWorkloadEndpointRemove().getId());
+                case ACTIVE_POLICY_UPDATE ->
+                    policies.put(
+                            m.getActivePolicyUpdate().getId(),
+                            ActivePolicy.newBuilder()
+                                    .setId(m.getActivePolicyUpdate().getId())
+                                    .setPolicy(m.getActivePolicyUpdate().getPolicy())
+                                    .build());
+                case ACTIVE_POLICY_REMOVE ->
+                    policies.remove(m.getActivePolicyRemove().getId());
+                case WORKLOAD_ENDPOINT_UPDATE ->
+                    endpoints.put(
+                            m.getWorkloadEndpointUpdate().getId(),
+                            Endpoint.newBuilder()
+                                    .setId(m.getWorkloadEndpointUpdate().getId())
+                                    .setEndpoint(m.getWorkloadEndpointUpdate().getEndpoint())
+                                    .build());
+                case WORKLOAD_ENDPOINT_REMOVE ->
+                    endpoints.remove(m.getWorkloadEndpointRemove().getId());
                 case NODE_UPDATE -> {
                     LinkedHashSet<String> usable = new LinkedHashSet<>();
                     for (String text : m.getNodeUpdate().getPodCidrsList()) {
@@ -365,7 +423,7 @@ class SnapshotAssemblerFuzzTest {
                     }
                     podCidrs = List.copyOf(usable);
                 }
-                default -> { }
+                default -> {}
             }
             started = true;
             last = m.getSequence();
@@ -380,8 +438,13 @@ class SnapshotAssemblerFuzzTest {
         }
 
         NodeSnapshot snapshot() {
-            return NodeSnapshot.newBuilder().setNode(NODE).addAllIpSets(sets.values())
-                    .addAllPolicies(policies.values()).addAllEndpoints(endpoints.values()).addAllPodCidrs(podCidrs).build();
+            return NodeSnapshot.newBuilder()
+                    .setNode(NODE)
+                    .addAllIpSets(sets.values())
+                    .addAllPolicies(policies.values())
+                    .addAllEndpoints(endpoints.values())
+                    .addAllPodCidrs(podCidrs)
+                    .build();
         }
     }
 }

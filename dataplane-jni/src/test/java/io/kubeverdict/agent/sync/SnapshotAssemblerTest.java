@@ -45,24 +45,32 @@ class SnapshotAssemblerTest {
     }
 
     private ToAgent setUpdate(String id, IpSetType type, List<String> members) {
-        return next(ToAgent.newBuilder().setIpSetUpdate(IpSetUpdate.newBuilder().setId(id).setType(type).addAllMembers(members)));
+        return next(ToAgent.newBuilder()
+                .setIpSetUpdate(IpSetUpdate.newBuilder().setId(id).setType(type).addAllMembers(members)));
     }
 
     private ToAgent delta(String id, List<String> added, List<String> removed) {
-        return next(ToAgent.newBuilder().setIpSetDeltaUpdate(
-                IpSetDeltaUpdate.newBuilder().setId(id).addAllAddedMembers(added).addAllRemovedMembers(removed)));
+        return next(ToAgent.newBuilder()
+                .setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder()
+                        .setId(id)
+                        .addAllAddedMembers(added)
+                        .addAllRemovedMembers(removed)));
     }
 
     private ToAgent policyUpdate(String tier, String name, String ruleId) {
-        return next(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                .setId(PolicyId.newBuilder().setTier(tier).setName(name))
-                .setPolicy(Policy.newBuilder().addInboundRules(Rule.newBuilder().setRuleId(ruleId).setAllPeers(true)))));
+        return next(ToAgent.newBuilder()
+                .setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                        .setId(PolicyId.newBuilder().setTier(tier).setName(name))
+                        .setPolicy(Policy.newBuilder()
+                                .addInboundRules(
+                                        Rule.newBuilder().setRuleId(ruleId).setAllPeers(true)))));
     }
 
     private ToAgent endpointUpdate(String ns, String pod, String ip) {
-        return next(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
-                .setId(EndpointId.newBuilder().setNamespace(ns).setPod(pod))
-                .setEndpoint(WorkloadEndpoint.newBuilder().addIps(ip))));
+        return next(ToAgent.newBuilder()
+                .setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                        .setId(EndpointId.newBuilder().setNamespace(ns).setPod(pod))
+                        .setEndpoint(WorkloadEndpoint.newBuilder().addIps(ip))));
     }
 
     private static void applyAll(SnapshotAssembler a, List<ToAgent> messages) throws ResyncRequiredException {
@@ -83,12 +91,14 @@ class SnapshotAssemblerTest {
             }
         }
         for (ActivePolicy p : s.getPoliciesList()) {
-            out.add(next(ToAgent.newBuilder().setActivePolicyUpdate(
-                    ActivePolicyUpdate.newBuilder().setId(p.getId()).setPolicy(p.getPolicy()))));
+            out.add(next(ToAgent.newBuilder()
+                    .setActivePolicyUpdate(
+                            ActivePolicyUpdate.newBuilder().setId(p.getId()).setPolicy(p.getPolicy()))));
         }
         for (Endpoint e : s.getEndpointsList()) {
-            out.add(next(ToAgent.newBuilder().setWorkloadEndpointUpdate(
-                    WorkloadEndpointUpdate.newBuilder().setId(e.getId()).setEndpoint(e.getEndpoint()))));
+            out.add(next(ToAgent.newBuilder()
+                    .setWorkloadEndpointUpdate(
+                            WorkloadEndpointUpdate.newBuilder().setId(e.getId()).setEndpoint(e.getEndpoint()))));
         }
         out.add(next(ToAgent.newBuilder().setInSync(InSync.getDefaultInstance())));
         return out;
@@ -105,12 +115,17 @@ class SnapshotAssemblerTest {
             b.addIpSets(IpSet.newBuilder().setId("s" + s).setType(IpSetType.IP).addAllMembers(members));
         }
         for (int p = 0; p < 4; p++) {
-            b.addPolicies(ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("default").setName("ns/p" + p))
-                    .setPolicy(Policy.newBuilder().addInboundRules(Rule.newBuilder().setRuleId("ingress[0]").setAllPeers(true))));
+            b.addPolicies(ActivePolicy.newBuilder()
+                    .setId(PolicyId.newBuilder().setTier("default").setName("ns/p" + p))
+                    .setPolicy(Policy.newBuilder()
+                            .addInboundRules(
+                                    Rule.newBuilder().setRuleId("ingress[0]").setAllPeers(true))));
         }
         for (int e = 0; e < 6; e++) {
-            b.addEndpoints(Endpoint.newBuilder().setId(EndpointId.newBuilder().setNamespace("ns").setPod("pod" + e))
-                    .setEndpoint(WorkloadEndpoint.newBuilder().addIps("10.9.0." + e).putLabels("app", "x" + e)));
+            b.addEndpoints(Endpoint.newBuilder()
+                    .setId(EndpointId.newBuilder().setNamespace("ns").setPod("pod" + e))
+                    .setEndpoint(
+                            WorkloadEndpoint.newBuilder().addIps("10.9.0." + e).putLabels("app", "x" + e)));
         }
         return b.build();
     }
@@ -131,52 +146,75 @@ class SnapshotAssemblerTest {
     @Test
     void orderIsDeterministicWhateverTheArrivalOrder() throws Exception {
         SnapshotAssembler a = new SnapshotAssembler("n1");
-        applyAll(a, List.of(endpointUpdate("y", "b", "10.0.0.2"), endpointUpdate("x", "z", "10.0.0.3"),
-                policyUpdate("default", "y/p", "ingress[0]"), policyUpdate("admin", "z", "ingress[0]"),
-                setUpdate("b", IpSetType.IP, List.of("10.0.0.9", "10.0.0.10")), setUpdate("a", IpSetType.IP, List.of())));
+        applyAll(
+                a,
+                List.of(
+                        endpointUpdate("y", "b", "10.0.0.2"),
+                        endpointUpdate("x", "z", "10.0.0.3"),
+                        policyUpdate("default", "y/p", "ingress[0]"),
+                        policyUpdate("admin", "z", "ingress[0]"),
+                        setUpdate("b", IpSetType.IP, List.of("10.0.0.9", "10.0.0.10")),
+                        setUpdate("a", IpSetType.IP, List.of())));
         NodeSnapshot s = a.snapshot();
 
         assertThat(s.getNode()).isEqualTo("n1");
         assertThat(s.getIpSetsList()).extracting(IpSet::getId).containsExactly("a", "b");
         assertThat(s.getIpSets(1).getMembersList()).containsExactly("10.0.0.10", "10.0.0.9");
-        assertThat(s.getPoliciesList()).extracting(p -> p.getId().getTier() + "/" + p.getId().getName())
+        assertThat(s.getPoliciesList())
+                .extracting(p -> p.getId().getTier() + "/" + p.getId().getName())
                 .containsExactly("admin/z", "default/y/p");
-        assertThat(s.getEndpointsList()).extracting(e -> e.getId().getNamespace() + "/" + e.getId().getPod())
+        assertThat(s.getEndpointsList())
+                .extracting(e -> e.getId().getNamespace() + "/" + e.getId().getPod())
                 .containsExactly("x/z", "y/b");
     }
 
     @Test
     void updatesReplaceDeltasEditRemovesDelete() throws Exception {
         SnapshotAssembler a = new SnapshotAssembler("n1");
-        applyAll(a, List.of(
-                setUpdate("s", IpSetType.IP, List.of("10.0.0.1", "10.0.0.2")),
-                delta("s", List.of("10.0.0.3", "10.0.0.1"), List.of("10.0.0.2", "10.0.0.99")),
-                setUpdate("t", IpSetType.IP, List.of("10.0.0.7")),
-                setUpdate("t", IpSetType.IP_AND_PORT, List.of("10.0.0.8,tcp:80")),
-                policyUpdate("default", "ns/p", "ingress[0]"),
-                policyUpdate("default", "ns/p", "ingress[9]"),
-                policyUpdate("default", "ns/q", "ingress[0]"),
-                endpointUpdate("ns", "a", "10.1.0.1"),
-                endpointUpdate("ns", "a", "10.1.0.2"),
-                endpointUpdate("ns", "b", "10.1.0.3")));
-        applyAll(a, List.of(
-                next(ToAgent.newBuilder().setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
-                        .setId(EndpointId.newBuilder().setNamespace("ns").setPod("b")))),
-                next(ToAgent.newBuilder().setActivePolicyRemove(ActivePolicyRemove.newBuilder()
-                        .setId(PolicyId.newBuilder().setTier("default").setName("ns/q")))),
-                next(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId("gone-already")))));
+        applyAll(
+                a,
+                List.of(
+                        setUpdate("s", IpSetType.IP, List.of("10.0.0.1", "10.0.0.2")),
+                        delta("s", List.of("10.0.0.3", "10.0.0.1"), List.of("10.0.0.2", "10.0.0.99")),
+                        setUpdate("t", IpSetType.IP, List.of("10.0.0.7")),
+                        setUpdate("t", IpSetType.IP_AND_PORT, List.of("10.0.0.8,tcp:80")),
+                        policyUpdate("default", "ns/p", "ingress[0]"),
+                        policyUpdate("default", "ns/p", "ingress[9]"),
+                        policyUpdate("default", "ns/q", "ingress[0]"),
+                        endpointUpdate("ns", "a", "10.1.0.1"),
+                        endpointUpdate("ns", "a", "10.1.0.2"),
+                        endpointUpdate("ns", "b", "10.1.0.3")));
+        applyAll(
+                a,
+                List.of(
+                        next(ToAgent.newBuilder()
+                                .setWorkloadEndpointRemove(WorkloadEndpointRemove.newBuilder()
+                                        .setId(EndpointId.newBuilder()
+                                                .setNamespace("ns")
+                                                .setPod("b")))),
+                        next(ToAgent.newBuilder()
+                                .setActivePolicyRemove(ActivePolicyRemove.newBuilder()
+                                        .setId(PolicyId.newBuilder()
+                                                .setTier("default")
+                                                .setName("ns/q")))),
+                        next(ToAgent.newBuilder()
+                                .setIpSetRemove(IpSetRemove.newBuilder().setId("gone-already")))));
 
         NodeSnapshot s = a.snapshot();
         assertThat(s.getIpSets(0).getMembersList()).containsExactly("10.0.0.1", "10.0.0.3");
         assertThat(s.getIpSets(1).getType()).isEqualTo(IpSetType.IP_AND_PORT);
         assertThat(s.getIpSets(1).getMembersList()).containsExactly("10.0.0.8,tcp:80");
-        assertThat(s.getPoliciesList()).singleElement()
-                .satisfies(p -> assertThat(p.getPolicy().getInboundRules(0).getRuleId()).isEqualTo("ingress[9]"));
-        assertThat(s.getEndpointsList()).singleElement()
+        assertThat(s.getPoliciesList())
+                .singleElement()
+                .satisfies(p ->
+                        assertThat(p.getPolicy().getInboundRules(0).getRuleId()).isEqualTo("ingress[9]"));
+        assertThat(s.getEndpointsList())
+                .singleElement()
                 .satisfies(e -> assertThat(e.getEndpoint().getIpsList()).containsExactly("10.1.0.2"));
         assertThat(a.lastSequence()).isEqualTo(seq - 1);
 
-        a.apply(next(ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId("s"))));
+        a.apply(next(
+                ToAgent.newBuilder().setIpSetRemove(IpSetRemove.newBuilder().setId("s"))));
         assertThat(a.ipSetCount()).isEqualTo(1);
         assertThat(a.policyCount()).isEqualTo(1);
         assertThat(a.endpointCount()).isEqualTo(1);
@@ -189,14 +227,16 @@ class SnapshotAssemblerTest {
         seq++; // lose one message
         ToAgent late = setUpdate("s", IpSetType.IP, List.of());
 
-        assertThatThrownBy(() -> a.apply(late))
-                .isInstanceOfSatisfying(SequenceGapException.class, e -> {
-                    assertThat(e.expected()).isEqualTo(101);
-                    assertThat(e.actual()).isEqualTo(102);
-                });
+        assertThatThrownBy(() -> a.apply(late)).isInstanceOfSatisfying(SequenceGapException.class, e -> {
+            assertThat(e.expected()).isEqualTo(101);
+            assertThat(e.actual()).isEqualTo(102);
+        });
         assertThat(a.snapshot().getIpSets(0).getMembersList()).containsExactly("10.0.0.1");
 
-        ToAgent repeated = ToAgent.newBuilder().setSequence(100).setInSync(InSync.getDefaultInstance()).build();
+        ToAgent repeated = ToAgent.newBuilder()
+                .setSequence(100)
+                .setInSync(InSync.getDefaultInstance())
+                .build();
         assertThatThrownBy(() -> a.apply(repeated)).isInstanceOf(SequenceGapException.class);
     }
 
@@ -242,12 +282,14 @@ class SnapshotAssemblerTest {
         a.apply(nodeUpdate("10.244.1.9/24", "junk", "10.244.1.0/24", "10.0.0.0/33", "FD00::/64"));
 
         assertThat(a.snapshot().getPodCidrsList()).containsExactly("10.244.1.0/24", "fd00::/64");
-        assertThat(a.podCidrProblems()).containsExactly("invalid pod CIDR \"junk\" ignored",
-                "invalid pod CIDR \"10.0.0.0/33\" ignored");
+        assertThat(a.podCidrProblems())
+                .containsExactly("invalid pod CIDR \"junk\" ignored", "invalid pod CIDR \"10.0.0.0/33\" ignored");
         SnapshotIndex.compile(a.snapshot()); // what the agent compiles still compiles
 
         a.apply(nodeUpdate("10.244.1.0/24"));
-        assertThat(a.podCidrProblems()).as("problems of the last NodeUpdate only").isEmpty();
+        assertThat(a.podCidrProblems())
+                .as("problems of the last NodeUpdate only")
+                .isEmpty();
     }
 
     @Test
@@ -255,7 +297,8 @@ class SnapshotAssemblerTest {
         SnapshotAssembler a = new SnapshotAssembler("n1");
         a.apply(nodeUpdate("10.244.1.0/24", "junk"));
         a.reset();
-        assertThat(a.snapshot()).isEqualTo(NodeSnapshot.newBuilder().setNode("n1").build());
+        assertThat(a.snapshot())
+                .isEqualTo(NodeSnapshot.newBuilder().setNode("n1").build());
         assertThat(a.podCidrProblems()).isEmpty();
     }
 
@@ -265,8 +308,12 @@ class SnapshotAssemblerTest {
         a.apply(setUpdate("s", IpSetType.IP, List.of("10.0.0.1")));
         a.reset();
 
-        assertThat(a.snapshot()).isEqualTo(NodeSnapshot.newBuilder().setNode("n1").build());
-        assertThat(a.apply(ToAgent.newBuilder().setSequence(1).setInSync(InSync.getDefaultInstance()).build()))
+        assertThat(a.snapshot())
+                .isEqualTo(NodeSnapshot.newBuilder().setNode("n1").build());
+        assertThat(a.apply(ToAgent.newBuilder()
+                        .setSequence(1)
+                        .setInSync(InSync.getDefaultInstance())
+                        .build()))
                 .isEqualTo(ToAgent.PayloadCase.IN_SYNC);
         assertThat(a.lastSequence()).isEqualTo(1);
     }
@@ -274,8 +321,13 @@ class SnapshotAssemblerTest {
     @Test
     void consecutiveSnapshotsShareWhatDidNotChange() throws Exception {
         SnapshotAssembler a = new SnapshotAssembler("n1");
-        applyAll(a, List.of(setUpdate("a", IpSetType.IP, List.of("10.0.0.1")), setUpdate("b", IpSetType.IP, List.of("10.0.0.2")),
-                policyUpdate("default", "p", "ingress[0]"), endpointUpdate("ns", "x", "10.0.0.9")));
+        applyAll(
+                a,
+                List.of(
+                        setUpdate("a", IpSetType.IP, List.of("10.0.0.1")),
+                        setUpdate("b", IpSetType.IP, List.of("10.0.0.2")),
+                        policyUpdate("default", "p", "ingress[0]"),
+                        endpointUpdate("ns", "x", "10.0.0.9")));
         NodeSnapshot first = a.snapshot();
 
         a.apply(delta("b", List.of("10.0.0.3"), List.of()));
@@ -297,17 +349,36 @@ class SnapshotAssemblerTest {
     @Test
     void anAdminDenyNamingASetOfANewerTypeDeniesAll() throws Exception {
         SnapshotAssembler a = new SnapshotAssembler("n1");
-        applyAll(a, List.of(
-                next(ToAgent.newBuilder().setIpSetUpdate(IpSetUpdate.newBuilder().setId("s:X").setTypeValue(99)
-                        .addMembers("10.9.0.1"))),
-                next(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                        .setId(PolicyId.newBuilder().setTier("admin").setName("deny-x"))
-                        .setPolicy(Policy.newBuilder().addInboundRules(Rule.newBuilder().setRuleId("ingress[0]")
-                                .setAction(Action.DENY).addPeers(Peer.newBuilder().setIpSetId("s:X")))))),
-                next(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
-                        .setId(EndpointId.newBuilder().setNamespace("ns").setPod("a"))
-                        .setEndpoint(WorkloadEndpoint.newBuilder().addIps("10.0.0.1").addTiers(TierInfo.newBuilder()
-                                .setName("admin").setDefaultAction(Action.PASS).addIngressPolicies("deny-x")))))));
+        applyAll(
+                a,
+                List.of(
+                        next(ToAgent.newBuilder()
+                                .setIpSetUpdate(IpSetUpdate.newBuilder()
+                                        .setId("s:X")
+                                        .setTypeValue(99)
+                                        .addMembers("10.9.0.1"))),
+                        next(ToAgent.newBuilder()
+                                .setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                                        .setId(PolicyId.newBuilder()
+                                                .setTier("admin")
+                                                .setName("deny-x"))
+                                        .setPolicy(Policy.newBuilder()
+                                                .addInboundRules(Rule.newBuilder()
+                                                        .setRuleId("ingress[0]")
+                                                        .setAction(Action.DENY)
+                                                        .addPeers(Peer.newBuilder()
+                                                                .setIpSetId("s:X")))))),
+                        next(ToAgent.newBuilder()
+                                .setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                                        .setId(EndpointId.newBuilder()
+                                                .setNamespace("ns")
+                                                .setPod("a"))
+                                        .setEndpoint(WorkloadEndpoint.newBuilder()
+                                                .addIps("10.0.0.1")
+                                                .addTiers(TierInfo.newBuilder()
+                                                        .setName("admin")
+                                                        .setDefaultAction(Action.PASS)
+                                                        .addIngressPolicies("deny-x")))))));
 
         SnapshotIndex index = SnapshotIndex.compile(a.snapshot());
 
@@ -323,15 +394,28 @@ class SnapshotAssemblerTest {
     @Test
     void anIpv4MappedEndpointAddressIsTheIpv4AddressForTheIndexAndTheKernelSets() throws Exception {
         SnapshotAssembler a = new SnapshotAssembler("n1");
-        applyAll(a, List.of(
-                next(ToAgent.newBuilder().setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
-                        .setId(PolicyId.newBuilder().setTier("default").setName("ns/deny-all"))
-                        .setPolicy(Policy.newBuilder()))),
-                next(ToAgent.newBuilder().setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
-                        .setId(EndpointId.newBuilder().setNamespace("ns").setPod("a"))
-                        .setEndpoint(WorkloadEndpoint.newBuilder().addIps("::ffff:10.0.0.5").addIps("fd00::5")
-                                .addTiers(TierInfo.newBuilder().setName("default").setDefaultAction(Action.DENY)
-                                        .addIngressPolicies("ns/deny-all").addEgressPolicies("ns/deny-all")))))));
+        applyAll(
+                a,
+                List.of(
+                        next(ToAgent.newBuilder()
+                                .setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                                        .setId(PolicyId.newBuilder()
+                                                .setTier("default")
+                                                .setName("ns/deny-all"))
+                                        .setPolicy(Policy.newBuilder()))),
+                        next(ToAgent.newBuilder()
+                                .setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                                        .setId(EndpointId.newBuilder()
+                                                .setNamespace("ns")
+                                                .setPod("a"))
+                                        .setEndpoint(WorkloadEndpoint.newBuilder()
+                                                .addIps("::ffff:10.0.0.5")
+                                                .addIps("fd00::5")
+                                                .addTiers(TierInfo.newBuilder()
+                                                        .setName("default")
+                                                        .setDefaultAction(Action.DENY)
+                                                        .addIngressPolicies("ns/deny-all")
+                                                        .addEgressPolicies("ns/deny-all")))))));
 
         NodeSnapshot snapshot = a.snapshot();
         SnapshotIndex index = SnapshotIndex.compile(snapshot);
@@ -339,7 +423,8 @@ class SnapshotAssemblerTest {
         int code = index.decide(Snapshots.packet("10.0.0.5", "10.0.0.9", Snapshots.TCP, 80));
         assertThat(new DecisionText(index).describe(code)).startsWith("DENY egress");
         assertThat(snapshot.getEndpoints(0).getEndpoint().getIpsList()).containsExactly("10.0.0.5", "fd00::5");
-        io.kubeverdict.agent.state.SelectedAddresses selected = io.kubeverdict.agent.state.SelectedAddresses.of(snapshot);
+        io.kubeverdict.agent.state.SelectedAddresses selected =
+                io.kubeverdict.agent.state.SelectedAddresses.of(snapshot);
         assertThat(selected.ipv4()).containsExactly("10.0.0.5");
         assertThat(selected.ipv6()).containsExactly("fd00::5");
     }

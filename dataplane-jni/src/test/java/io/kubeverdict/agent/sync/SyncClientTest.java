@@ -15,8 +15,8 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
 import io.kubeverdict.proto.v1.Endpoint;
-import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
+import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
 import java.time.Duration;
@@ -65,8 +65,15 @@ class SyncClientTest {
             }
             enforced.add(new Enforced(snapshot, sequence));
         };
-        return new SyncClient(channel, SyncRequest.newBuilder().setNode("node-1").build(), () -> new SnapshotAssembler("node-1"),
-                recorder, new AppliedReporter(channel, "node-1", "test"), backoff, () -> 0.5, new SyncStatus());
+        return new SyncClient(
+                channel,
+                SyncRequest.newBuilder().setNode("node-1").build(),
+                () -> new SnapshotAssembler("node-1"),
+                recorder,
+                new AppliedReporter(channel, "node-1", "test"),
+                backoff,
+                () -> 0.5,
+                new SyncStatus());
     }
 
     @AfterEach
@@ -82,10 +89,15 @@ class SyncClientTest {
         ScriptedControlPlane.Stream stream = cp.nextStream();
         assertThat(stream.request.getNode()).isEqualTo("node-1");
 
-        stream.send(ipSet(1, "s1", "10.0.0.9"), allowIngressFrom(2, "x/allow", "s1"),
-                endpoint(3, "x", "a", "10.0.0.1", "x/allow"), endpoint(4, "x", "b", "10.0.0.2"));
+        stream.send(
+                ipSet(1, "s1", "10.0.0.9"),
+                allowIngressFrom(2, "x/allow", "s1"),
+                endpoint(3, "x", "a", "10.0.0.1", "x/allow"),
+                endpoint(4, "x", "b", "10.0.0.2"));
         await(() -> client.status().receivedSequence() == 4);
-        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS)).as("applied before InSync").isNull();
+        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS))
+                .as("applied before InSync")
+                .isNull();
         assertThat(client.status().inSync()).isFalse();
 
         stream.send(inSync(5));
@@ -131,7 +143,9 @@ class SyncClientTest {
         // The new stream's snapshot arrives; until its InSync nothing changes.
         second.send(endpoint(1, "x", "a", "10.0.0.1"), endpoint(2, "x", "new", "10.0.0.4"));
         await(() -> client.status().receivedSequence() == 2 && client.status().connected());
-        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS)).as("half a snapshot applied").isNull();
+        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS))
+                .as("half a snapshot applied")
+                .isNull();
         assertThat(client.status().appliedSequence()).isEqualTo(3);
 
         second.send(inSync(3));
@@ -151,7 +165,9 @@ class SyncClientTest {
         ScriptedControlPlane.Stream second = cp.nextStream();
         await(first::cancelled);
         assertThat(client.status().resyncs()).isEqualTo(1);
-        assertThat(enforced.poll(200, TimeUnit.MILLISECONDS)).as("the message after the gap").isNull();
+        assertThat(enforced.poll(200, TimeUnit.MILLISECONDS))
+                .as("the message after the gap")
+                .isNull();
 
         second.send(endpoint(1, "x", "b", "10.0.0.2"), inSync(2));
         assertThat(next().pods()).containsExactly("x/b");
@@ -161,8 +177,14 @@ class SyncClientTest {
     void aMessageThatDoesNotFitResyncs() throws Exception {
         client.start();
         ScriptedControlPlane.Stream first = cp.nextStream();
-        first.send(endpoint(1, "x", "a", "10.0.0.1"), ToAgent.newBuilder().setSequence(2)
-                .setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder().setId("never-sent").addAddedMembers("10.0.0.9")).build());
+        first.send(
+                endpoint(1, "x", "a", "10.0.0.1"),
+                ToAgent.newBuilder()
+                        .setSequence(2)
+                        .setIpSetDeltaUpdate(IpSetDeltaUpdate.newBuilder()
+                                .setId("never-sent")
+                                .addAddedMembers("10.0.0.9"))
+                        .build());
         ScriptedControlPlane.Stream second = cp.nextStream();
         assertThat(client.status().resyncs()).isEqualTo(1);
         second.send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
@@ -210,8 +232,11 @@ class SyncClientTest {
 
     /** The members of set {@code id} in an enforced snapshot (empty when it has no such set). */
     private static List<String> members(Enforced e, String id) {
-        return e.snapshot().getIpSetsList().stream().filter(s -> s.getId().equals(id)).findFirst()
-                .map(s -> List.copyOf(s.getMembersList())).orElse(List.of());
+        return e.snapshot().getIpSetsList().stream()
+                .filter(s -> s.getId().equals(id))
+                .findFirst()
+                .map(s -> List.copyOf(s.getMembersList()))
+                .orElse(List.of());
     }
 
     // Audit M1: a large set replaced as IpSetUpdate(first chunk) + IpSetDeltaUpdate(rest) must not
@@ -220,13 +245,18 @@ class SyncClientTest {
     void withChangeBoundariesAPartlyArrivedChangeIsNeverEnforced() throws Exception {
         client.start();
         ScriptedControlPlane.Stream stream = cp.nextStream();
-        stream.send(ipSet(1, "s", "10.0.0.1", "10.0.0.2", "10.0.0.3"), allowIngressFrom(2, "x/allow", "s"),
-                endpoint(3, "x", "a", "10.9.0.1", "x/allow"), boundary(4));
+        stream.send(
+                ipSet(1, "s", "10.0.0.1", "10.0.0.2", "10.0.0.3"),
+                allowIngressFrom(2, "x/allow", "s"),
+                endpoint(3, "x", "a", "10.9.0.1", "x/allow"),
+                boundary(4));
         assertThat(next().sequence()).isEqualTo(4);
 
         stream.send(ipSet(5, "s", "10.0.0.1")); // the first chunk of the replacement
         await(() -> client.status().receivedSequence() == 5);
-        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS)).as("the first chunk alone enforced").isNull();
+        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS))
+                .as("the first chunk alone enforced")
+                .isNull();
         assertThat(client.status().appliedSequence()).isEqualTo(4);
 
         stream.send(addMembers(6, "s", "10.0.0.2", "10.0.0.3", "10.0.0.4"), boundary(7));
@@ -234,7 +264,9 @@ class SyncClientTest {
         assertThat(whole.sequence()).isEqualTo(7);
         assertThat(members(whole, "s")).containsExactly("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4");
         cp.awaitReport(7);
-        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS)).as("enforced again").isNull();
+        assertThat(enforced.poll(300, TimeUnit.MILLISECONDS))
+                .as("enforced again")
+                .isNull();
     }
 
     @Test
@@ -245,8 +277,12 @@ class SyncClientTest {
         assertThat(next().sequence()).isEqualTo(2);
 
         // One write: however the agent's bursts cut it, only the states at 4 and 7 are complete.
-        stream.send(addMembers(3, "s", "10.0.0.1"), boundary(4), addMembers(5, "s", "10.0.0.2"),
-                addMembers(6, "s", "10.0.0.3"), boundary(7));
+        stream.send(
+                addMembers(3, "s", "10.0.0.1"),
+                boundary(4),
+                addMembers(5, "s", "10.0.0.2"),
+                addMembers(6, "s", "10.0.0.3"),
+                boundary(7));
         Enforced e;
         do {
             e = next();
@@ -303,9 +339,12 @@ class SyncClientTest {
             s.fail(Status.UNAVAILABLE);
         }
         // FAST with the random number fixed at 0.5: 25, 50, 100 ms between attempts; lower bounds only.
-        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(1) - openedAt.get(0))).isGreaterThanOrEqualTo(25);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(2) - openedAt.get(1))).isGreaterThanOrEqualTo(50);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(3) - openedAt.get(2))).isGreaterThanOrEqualTo(100);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(1) - openedAt.get(0)))
+                .isGreaterThanOrEqualTo(25);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(2) - openedAt.get(1)))
+                .isGreaterThanOrEqualTo(50);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(openedAt.get(3) - openedAt.get(2)))
+                .isGreaterThanOrEqualTo(100);
         assertThat(client.status().reconnects()).isGreaterThanOrEqualTo(3);
         assertThat(enforced).isEmpty();
     }
@@ -333,10 +372,16 @@ class SyncClientTest {
         ManagedChannel production = ControlPlaneChannel.open(cp.target(), null);
         SyncStatus status = new SyncStatus();
         List<Long> reported = new java.util.concurrent.CopyOnWriteArrayList<>();
-        try (SyncClient agent = new SyncClient(production, SyncRequest.newBuilder().setNode("node-1").build(),
-                () -> new SnapshotAssembler("node-1"), (snapshot, seq) -> enforced.add(new Enforced(snapshot, seq)),
-                (seq, t) -> reported.add(seq), Backoff.DEFAULT,
-                () -> java.util.concurrent.ThreadLocalRandom.current().nextDouble(), status).start()) {
+        try (SyncClient agent = new SyncClient(
+                        production,
+                        SyncRequest.newBuilder().setNode("node-1").build(),
+                        () -> new SnapshotAssembler("node-1"),
+                        (snapshot, seq) -> enforced.add(new Enforced(snapshot, seq)),
+                        (seq, t) -> reported.add(seq),
+                        Backoff.DEFAULT,
+                        () -> java.util.concurrent.ThreadLocalRandom.current().nextDouble(),
+                        status)
+                .start()) {
             int port = cp.port();
             cp.nextStream().send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
             assertThat(next().pods()).containsExactly("x/a");

@@ -32,9 +32,18 @@ public final class AgentProcess implements AutoCloseable {
      */
     public static AgentProcess start(String netns, List<String> agentArgs) throws IOException {
         String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
-        List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", netns, java,
-                "--enable-native-access=ALL-UNNAMED", "-Dkubeverdict.log.level=DEBUG",
-                "-cp", System.getProperty("java.class.path"), "io.kubeverdict.agent.cli.AgentMain", "agent"));
+        List<String> command = new ArrayList<>(List.of(
+                "ip",
+                "netns",
+                "exec",
+                netns,
+                java,
+                "--enable-native-access=ALL-UNNAMED",
+                "-Dkubeverdict.log.level=DEBUG",
+                "-cp",
+                System.getProperty("java.class.path"),
+                "io.kubeverdict.agent.cli.AgentMain",
+                "agent"));
         command.addAll(agentArgs);
         Path ownStateDir = null;
         if (!agentArgs.contains("--state-dir")) {
@@ -43,7 +52,10 @@ public final class AgentProcess implements AutoCloseable {
         }
         Path log = Files.createTempFile("kvt-ag-agent", ".log");
         // ip netns exec execs the command: this process is the agent's JVM, so signals reach it.
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process p = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         return new AgentProcess(p, log, ownStateDir);
     }
 
@@ -88,7 +100,8 @@ public final class AgentProcess implements AutoCloseable {
 
     private static void deleteTree(Path dir) {
         try (var paths = Files.walk(dir)) {
-            paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            paths.sorted(java.util.Comparator.reverseOrder())
+                    .forEach(p -> p.toFile().delete());
         } catch (IOException e) {
             // a temporary directory left behind; nothing to fail a test for
         }

@@ -18,10 +18,12 @@ public final class NetnsEventLoops {
     public static EventLoopGroup group(String netnsPath, int threads) {
         AtomicInteger n = new AtomicInteger();
         ThreadFactory factory = r -> {
-            Thread t = new Thread(() -> {
-                Netns.enterCurrentThread(netnsPath);
-                r.run();
-            }, "netns-loop-" + n.incrementAndGet());
+            Thread t = new Thread(
+                    () -> {
+                        Netns.enterCurrentThread(netnsPath);
+                        r.run();
+                    },
+                    "netns-loop-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         };

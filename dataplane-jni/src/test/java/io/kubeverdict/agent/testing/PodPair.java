@@ -57,8 +57,15 @@ public final class PodPair implements AutoCloseable {
         }
     }
 
-    private static void wire(TestNamespace node, TestNamespace pod, String hostSide, String gateway, String ip,
-                             String gateway6, String ip6) throws Exception {
+    private static void wire(
+            TestNamespace node,
+            TestNamespace pod,
+            String hostSide,
+            String gateway,
+            String ip,
+            String gateway6,
+            String ip6)
+            throws Exception {
         node.exec("ip", "link", "add", hostSide, "type", "veth", "peer", "name", "eth0", "netns", pod.name());
         node.exec("ip", "addr", "add", gateway + "/24", "dev", hostSide);
         node.exec("ip", "-6", "addr", "add", gateway6 + "/64", "dev", hostSide, "nodad");

@@ -37,26 +37,30 @@ public final class ScriptedControlPlane implements AutoCloseable {
 
     /** A control plane on a loopback port that speaks TLS with these credentials. */
     public static ScriptedControlPlane withCredentials(io.grpc.ServerCredentials credentials) throws IOException {
-        return new ScriptedControlPlane(NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0), credentials), null);
+        return new ScriptedControlPlane(
+                NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0), credentials), null);
     }
 
     /** A control plane listening on 127.0.0.1:port inside the network namespace at netnsPath. */
     public static ScriptedControlPlane inNetns(String netnsPath, int port) throws IOException {
         EventLoopGroup loops = NetnsEventLoops.group(netnsPath, 2);
-        return new ScriptedControlPlane(NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-                .bossEventLoopGroup(loops).workerEventLoopGroup(loops).channelType(NioServerSocketChannel.class)
-                // Calls run on the loops themselves: a thread started from a netns thread inherits
-                // its namespace, so handing calls to gRPC's shared executor would leave shared
-                // threads in this namespace for every later test of the JVM (their loopback fails).
-                .directExecutor(), loops);
+        return new ScriptedControlPlane(
+                NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+                        .bossEventLoopGroup(loops)
+                        .workerEventLoopGroup(loops)
+                        .channelType(NioServerSocketChannel.class)
+                        // Calls run on the loops themselves: a thread started from a netns thread inherits
+                        // its namespace, so handing calls to gRPC's shared executor would leave shared
+                        // threads in this namespace for every later test of the JVM (their loopback fails).
+                        .directExecutor(),
+                loops);
     }
 
     private final EventLoopGroup loops;
 
     private ScriptedControlPlane(NettyServerBuilder builder, EventLoopGroup loops) throws IOException {
         this.loops = loops;
-        server = builder
-                .addService(new PolicySyncGrpc.PolicySyncImplBase() {
+        server = builder.addService(new PolicySyncGrpc.PolicySyncImplBase() {
                     @Override
                     public void sync(SyncRequest request, StreamObserver<ToAgent> response) {
                         streams.add(new Stream(request, (ServerCallStreamObserver<ToAgent>) response));

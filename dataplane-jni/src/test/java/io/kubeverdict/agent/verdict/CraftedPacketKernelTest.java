@@ -61,7 +61,11 @@ class CraftedPacketKernelTest {
             awaitCount(observer, "4/132/allow");
             RawSender.send(bed.client, 4, SERVER4, Crafted.ipv4(132, CLIENT4, SERVER4, Crafted.sctpInit(5001, 81)));
             awaitCount(observer, "4/132/deny");
-            RawSender.send(bed.client, 6, SERVER6, Crafted.ipv6(132, CLIENT6, SERVER6, new byte[0], Crafted.sctpInit(5002, 80)));
+            RawSender.send(
+                    bed.client,
+                    6,
+                    SERVER6,
+                    Crafted.ipv6(132, CLIENT6, SERVER6, new byte[0], Crafted.sctpInit(5002, 80)));
             awaitCount(observer, "6/132/allow");
             assertThat(observer.failures).hasValue(0);
         }
@@ -82,10 +86,19 @@ class CraftedPacketKernelTest {
             dp.listen(p -> p.dstPort == 80 ? 0 : 1, observer, true);
             countSynAcksFromPort80(bed.client);
             byte[] syn = Crafted.tcpSyn(40000, 80, Crafted.pseudoSumV6(CLIENT6, SERVER6, 6, 20));
-            RawSender.send(bed.client, 6, SERVER6, Crafted.ipv6(60, CLIENT6, SERVER6, Crafted.destinationOptions(6, padding), syn));
-            // Queued after the padded SYN on the same path: once it is through, a SYN-ACK to that one would be back too.
-            assertThat(Probe.tcp(bed.client, SERVER6, 81)).as("an allowed connection after it").isTrue();
-            assertThat(synAcksFromPort80(bed.client)).as("SYN-ACKs to the padded SYN; verdicts " + observer.counts).isZero();
+            RawSender.send(
+                    bed.client,
+                    6,
+                    SERVER6,
+                    Crafted.ipv6(60, CLIENT6, SERVER6, Crafted.destinationOptions(6, padding), syn));
+            // Queued after the padded SYN on the same path: once it is through, a SYN-ACK to that one would be back
+            // too.
+            assertThat(Probe.tcp(bed.client, SERVER6, 81))
+                    .as("an allowed connection after it")
+                    .isTrue();
+            assertThat(synAcksFromPort80(bed.client))
+                    .as("SYN-ACKs to the padded SYN; verdicts " + observer.counts)
+                    .isZero();
             awaitCount(observer, padding < NfQueue.COPY_BYTES ? "6/6/deny" : "unreadable/" + PacketParser.BEYOND_COPY);
             assertThat(dp.loop().isRunning()).isTrue();
             assertThat(observer.failures).hasValue(0);
@@ -96,12 +109,15 @@ class CraftedPacketKernelTest {
     private static void countSynAcksFromPort80(TestNamespace client) throws Exception {
         client.exec("nft", "add table ip6 kvt_synack");
         client.exec("nft", "add chain ip6 kvt_synack in { type filter hook input priority 0 ; }");
-        client.exec("nft", "add rule ip6 kvt_synack in ip6 saddr " + SERVER6
-                + " tcp sport 80 tcp flags & (syn | ack) == syn | ack counter");
+        client.exec(
+                "nft",
+                "add rule ip6 kvt_synack in ip6 saddr " + SERVER6
+                        + " tcp sport 80 tcp flags & (syn | ack) == syn | ack counter");
     }
 
     private static long synAcksFromPort80(TestNamespace client) throws Exception {
-        Matcher m = Pattern.compile("counter packets (\\d+)").matcher(client.exec("nft", "list", "table", "ip6", "kvt_synack"));
+        Matcher m = Pattern.compile("counter packets (\\d+)")
+                .matcher(client.exec("nft", "list", "table", "ip6", "kvt_synack"));
         assertThat(m.find()).as("the counting rule").isTrue();
         return Long.parseLong(m.group(1));
     }

@@ -16,7 +16,8 @@ class HeldPacketsTest {
     record Answered(int id, boolean accept, Outcome outcome) {}
 
     private final List<Answered> answered = new ArrayList<>();
-    private final HeldPackets.Answer answer = (id, accept, outcome, held) -> answered.add(new Answered(id, accept, outcome));
+    private final HeldPackets.Answer answer =
+            (id, accept, outcome, held) -> answered.add(new Answered(id, accept, outcome));
 
     private static PacketTuple to(int port) {
         return new PacketTuple().set(IpAddress.parse("10.0.0.9"), IpAddress.parse("10.0.0.1"), 6, port);
@@ -32,7 +33,8 @@ class HeldPacketsTest {
         assertThat(held.size()).isEqualTo(2);
         // A state that knows the address: port 80 allowed (odd code), 81 denied (even code).
         held.resolve(t -> t.dstPort == 80 ? 1 : 0, SECOND, answer);
-        assertThat(answered).containsExactly(new Answered(1, true, Outcome.ALLOWED), new Answered(2, false, Outcome.DENIED));
+        assertThat(answered)
+                .containsExactly(new Answered(1, true, Outcome.ALLOWED), new Answered(2, false, Outcome.DENIED));
         assertThat(held.size()).isZero();
     }
 
@@ -58,9 +60,12 @@ class HeldPacketsTest {
         held.hold(2, to(81), 1, answer);
         held.hold(3, to(82), 2, answer);
         assertThat(answered).containsExactly(new Answered(1, false, Outcome.OVERFLOW));
-        held.resolve(t -> {
-            throw new IllegalStateException("a bug");
-        }, 3, answer);
+        held.resolve(
+                t -> {
+                    throw new IllegalStateException("a bug");
+                },
+                3,
+                answer);
         assertThat(held.size()).isEqualTo(2);
         held.resolve(t -> t.dstPort == 82 ? 1 : Judge.HOLD, 4, answer);
         assertThat(answered).contains(new Answered(3, true, Outcome.ALLOWED));

@@ -46,8 +46,8 @@ class MultiQueueKernelTest {
     }
 
     private Dataplane twoQueues() throws Exception {
-        return bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, TableLayout.INET, FIRST, QUEUES, false,
-                Dataplane.BOTH_PODS));
+        return bed.own(Dataplane.table(
+                bed.node, QueuePath.XT_NFQUEUE, TableLayout.INET, FIRST, QUEUES, false, Dataplane.BOTH_PODS));
     }
 
     /**
@@ -56,8 +56,17 @@ class MultiQueueKernelTest {
      * from another CPU.
      */
     private static boolean connectFromCpu(TestNamespace from, int cpu, String ip, int port) throws Exception {
-        return from.tryExec("taskset", "-c", Integer.toString(cpu), "timeout", "0.5", "bash", "-c",
-                "exec 3<>/dev/tcp/" + ip + "/" + port).exitCode() == 0;
+        return from.tryExec(
+                                "taskset",
+                                "-c",
+                                Integer.toString(cpu),
+                                "timeout",
+                                "0.5",
+                                "bash",
+                                "-c",
+                                "exec 3<>/dev/tcp/" + ip + "/" + port)
+                        .exitCode()
+                == 0;
     }
 
     @Test
@@ -71,24 +80,34 @@ class MultiQueueKernelTest {
             for (int cpu = 0; cpu < QUEUES; cpu++) {
                 long[] before = received(dp);
                 for (int i = 0; i < perCpu; i++) {
-                    assertThat(connectFromCpu(bed.client, cpu, SERVER4, 80)).as("cpu " + cpu + " connect " + i).isTrue();
+                    assertThat(connectFromCpu(bed.client, cpu, SERVER4, 80))
+                            .as("cpu " + cpu + " connect " + i)
+                            .isTrue();
                 }
-                assertThat(connectFromCpu(bed.client, cpu, SERVER4, 81)).as("denied from cpu " + cpu).isFalse();
+                assertThat(connectFromCpu(bed.client, cpu, SERVER4, 81))
+                        .as("denied from cpu " + cpu)
+                        .isFalse();
                 long[] after = received(dp);
                 for (int q = 0; q < QUEUES; q++) {
                     // cpu-fanout: queue FIRST + cpu % QUEUES gets all of this CPU's new connections
                     long expected = q == cpu % QUEUES ? perCpu + 1 : 0;
-                    assertThat(after[q] - before[q]).as("queue " + (FIRST + q) + " from cpu " + cpu).isEqualTo(expected);
+                    assertThat(after[q] - before[q])
+                            .as("queue " + (FIRST + q) + " from cpu " + cpu)
+                            .isEqualTo(expected);
                 }
             }
             for (int q = 0; q < QUEUES; q++) {
-                assertThat(observers.get(q).count("4/6/allow")).as("loop " + q + " allowed").isEqualTo(perCpu);
-                assertThat(observers.get(q).count("4/6/deny")).as("loop " + q + " denied").isEqualTo(1);
+                assertThat(observers.get(q).count("4/6/allow"))
+                        .as("loop " + q + " allowed")
+                        .isEqualTo(perCpu);
+                assertThat(observers.get(q).count("4/6/deny"))
+                        .as("loop " + q + " denied")
+                        .isEqualTo(1);
                 assertThat(observers.get(q).failures).hasValue(0);
             }
             // the kernel's own per-queue counters agree
-            List<QueueCounters> kernel = dp.nodeThread.call(
-                    () -> QueueCounters.read(QueueCounters.PROC_FILE, new int[] {FIRST, FIRST + 1}));
+            List<QueueCounters> kernel =
+                    dp.nodeThread.call(() -> QueueCounters.read(QueueCounters.PROC_FILE, new int[] {FIRST, FIRST + 1}));
             assertThat(kernel).extracting(QueueCounters::queue).containsExactly(FIRST, FIRST + 1);
             assertThat(kernel).allSatisfy(c -> assertThat(c.idSequence()).isGreaterThanOrEqualTo(perCpu + 1));
         }
@@ -99,7 +118,8 @@ class MultiQueueKernelTest {
         ExecutorService pool = Executors.newFixedThreadPool(16);
         try (Dataplane dp = twoQueues()) {
             dp.listen(p -> p.dstPort == 80 ? 1 : 0, new RecordingObserver(), false);
-            assertThat(liveLoopThreads()).containsExactlyInAnyOrder("verdict-loop-q" + FIRST, "verdict-loop-q" + (FIRST + 1));
+            assertThat(liveLoopThreads())
+                    .containsExactlyInAnyOrder("verdict-loop-q" + FIRST, "verdict-loop-q" + (FIRST + 1));
             List<Future<Boolean>> results = new ArrayList<>();
             for (int i = 0; i < 96; i++) {
                 int port = i % 2 == 0 ? 80 : 81;
@@ -128,7 +148,9 @@ class MultiQueueKernelTest {
     }
 
     private static List<String> liveLoopThreads() {
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(Thread::isAlive)
+                .map(Thread::getName)
                 .filter(n -> n.startsWith("verdict-loop-q" + FIRST) || n.startsWith("verdict-loop-q" + (FIRST + 1)))
                 .toList();
     }

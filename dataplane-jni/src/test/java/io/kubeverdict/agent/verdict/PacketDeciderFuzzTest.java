@@ -28,7 +28,8 @@ class PacketDeciderFuzzTest {
     private static final int[] PROTOCOLS = {6, 17, 132, 1, 58, 59, 50, 47};
     private static final int SLOT_DATA = 16;
 
-    private final ByteBuffer slot = ByteBuffer.allocateDirect(SLOT_DATA + NfQueue.COPY_BYTES).order(ByteOrder.nativeOrder());
+    private final ByteBuffer slot =
+            ByteBuffer.allocateDirect(SLOT_DATA + NfQueue.COPY_BYTES).order(ByteOrder.nativeOrder());
     private final PacketTuple tuple = new PacketTuple();
     private final PacketDecider failOpen = new PacketDecider(VerdictObserver.NONE, true);
 
@@ -41,6 +42,7 @@ class PacketDeciderFuzzTest {
         boolean malformed;
         /** Bytes needed, in order: a reader that has fewer than needs[i] stops at step i. */
         final int[] needs = new int[12];
+
         int steps;
         boolean tooManyHeaders;
 
@@ -60,8 +62,9 @@ class PacketDeciderFuzzTest {
         int expected = expected(p, copied, length);
         int result = PacketParser.parse(slot, SLOT_DATA, copied, length, tuple);
         if (result != expected) { // the message only when needed: it is long
-            assertThat(PacketParser.describe(result)).as("packet %s cut to %d bytes",
-                    Arrays.toString(Arrays.copyOf(p.bytes.array(), full)), length).isEqualTo(PacketParser.describe(expected));
+            assertThat(PacketParser.describe(result))
+                    .as("packet %s cut to %d bytes", Arrays.toString(Arrays.copyOf(p.bytes.array(), full)), length)
+                    .isEqualTo(PacketParser.describe(expected));
         }
         if (result == PacketParser.OK) {
             assertThat(tuple.family).isEqualTo(p.family);
@@ -69,8 +72,11 @@ class PacketDeciderFuzzTest {
             assertThat(tuple.dstPort).isEqualTo(p.port);
         }
         assertThat(failOpen.allows(t -> 1, slot, SLOT_DATA, copied, length, false))
-                .as("accepted iff readable").isEqualTo(result == PacketParser.OK);
-        assertThat(failOpen.allows(t -> 0, slot, SLOT_DATA, copied, length, false)).as("denied").isFalse();
+                .as("accepted iff readable")
+                .isEqualTo(result == PacketParser.OK);
+        assertThat(failOpen.allows(t -> 0, slot, SLOT_DATA, copied, length, false))
+                .as("denied")
+                .isFalse();
     }
 
     private static int expected(Built p, int copied, int length) {
@@ -93,7 +99,11 @@ class PacketDeciderFuzzTest {
         p.protocol = protocol(data);
         ByteBuffer b = p.bytes;
         b.put((byte) (0x40 | ihl)).put((byte) 0).putShort((short) 0).putInt(fragmentOffset);
-        b.put((byte) 64).put((byte) p.protocol).putShort((short) 0).putInt(0x0a000001).putInt(0x0a000002);
+        b.put((byte) 64)
+                .put((byte) p.protocol)
+                .putShort((short) 0)
+                .putInt(0x0a000001)
+                .putInt(0x0a000002);
         p.need(20);
         if (ihl < 5) {
             p.malformed = true;
@@ -118,7 +128,10 @@ class PacketDeciderFuzzTest {
             types[i] = data.pickValue(EXTENSIONS);
         }
         int last = protocol(data);
-        b.putInt(0x60000000).putShort((short) 0).put((byte) (headers > 0 ? types[0] : last)).put((byte) 64);
+        b.putInt(0x60000000)
+                .putShort((short) 0)
+                .put((byte) (headers > 0 ? types[0] : last))
+                .put((byte) 64);
         b.putLong(0xfd00000000000000L).putLong(1).putLong(0xfd00000000000000L).putLong(2);
         p.need(40);
         for (int i = 0; i < headers; i++) {
@@ -131,7 +144,10 @@ class PacketDeciderFuzzTest {
             if (types[i] == 44) {
                 boolean later = data.consumeBoolean();
                 int offset = later ? data.consumeInt(1, 0x1fff) : 0;
-                b.put((byte) next).put((byte) 0).putShort((short) (offset << 3 | 1)).putInt(42);
+                b.put((byte) next)
+                        .put((byte) 0)
+                        .putShort((short) (offset << 3 | 1))
+                        .putInt(42);
                 p.need(at + 8);
                 if (later) {
                     p.protocol = next;
@@ -164,7 +180,10 @@ class PacketDeciderFuzzTest {
 
     private static void transport(FuzzedDataProvider data, Built p, int at) {
         int port = data.consumeInt(0, 65535);
-        p.bytes.putShort((short) data.consumeInt(0, 65535)).putShort((short) port).put(new byte[16]);
+        p.bytes
+                .putShort((short) data.consumeInt(0, 65535))
+                .putShort((short) port)
+                .put(new byte[16]);
         if (p.protocol == 6 || p.protocol == 17 || p.protocol == 132) {
             p.port = port;
             p.need(at + 4);

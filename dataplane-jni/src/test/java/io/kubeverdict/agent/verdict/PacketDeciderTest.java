@@ -30,6 +30,7 @@ class PacketDeciderTest {
         judged.incrementAndGet();
         return p.dstPort == 80 ? 0 : 1;
     };
+
     private final RecordingObserver observer = new RecordingObserver();
     private final PacketDecider failOpen = new PacketDecider(observer, true);
 
@@ -59,13 +60,15 @@ class PacketDeciderTest {
         assertThat(syn.length).as("all of it copied").isLessThanOrEqualTo(NfQueue.COPY_BYTES);
         assertThat(decide(failOpen, syn, port80Denied)).isFalse();
         assertThat(judged).hasValue(0);
-        assertThat(observer.count("unreadable/" + PacketParser.TOO_MANY_HEADERS)).isEqualTo(1);
+        assertThat(observer.count("unreadable/" + PacketParser.TOO_MANY_HEADERS))
+                .isEqualTo(1);
     }
 
     @Test
     void aPacketCutInItsHeadersIsDroppedInFailOpenMode() throws Exception {
         byte[] syn = Crafted.ipv4(TCP, "10.77.1.2", "10.77.2.2", Crafted.tcpSyn(40000, 81, 0));
-        assertThat(decide(failOpen, java.util.Arrays.copyOf(syn, 22), port80Denied)).isFalse();
+        assertThat(decide(failOpen, java.util.Arrays.copyOf(syn, 22), port80Denied))
+                .isFalse();
         assertThat(judged).hasValue(0);
         assertThat(observer.count("unreadable/" + PacketParser.TRUNCATED)).isEqualTo(1);
     }
@@ -91,23 +94,27 @@ class PacketDeciderTest {
     /** The audit's L2: a failing meter does not turn a denied packet into the fail mode's default. */
     @Test
     void aTelemetryFailureDoesNotChangeTheVerdict() throws Exception {
-        PacketDecider brokenMeters = new PacketDecider(new VerdictObserver() {
-            @Override
-            public void decided(int family, int protocol, boolean allowed, long nanos) {
-                throw new IllegalStateException("the registry refused a meter");
-            }
+        PacketDecider brokenMeters = new PacketDecider(
+                new VerdictObserver() {
+                    @Override
+                    public void decided(int family, int protocol, boolean allowed, long nanos) {
+                        throw new IllegalStateException("the registry refused a meter");
+                    }
 
-            @Override
-            public void unreadable(int reason) {}
+                    @Override
+                    public void unreadable(int reason) {}
 
-            @Override
-            public void judgeFailed(RuntimeException error) {}
+                    @Override
+                    public void judgeFailed(RuntimeException error) {}
 
-            @Override
-            public void queueFailed(RuntimeException error) {}
-        }, true);
+                    @Override
+                    public void queueFailed(RuntimeException error) {}
+                },
+                true);
         byte[] denied = Crafted.ipv6(TCP, CLIENT, SERVER, new byte[0], Crafted.tcpSyn(40000, 80, 0));
-        assertThat(decide(brokenMeters, denied, port80Denied)).as("denied, in fail-open mode too").isFalse();
+        assertThat(decide(brokenMeters, denied, port80Denied))
+                .as("denied, in fail-open mode too")
+                .isFalse();
     }
 
     /** An IPv6 SYN to port 80 behind the given destination-options chain (which ends in TCP). */
@@ -118,7 +125,8 @@ class PacketDeciderTest {
     /** Decides the packet as the loop does: the queue's copy of it in a batch slot. */
     private static boolean decide(PacketDecider decider, byte[] packet, Judge judge) {
         int copied = Math.min(packet.length, NfQueue.COPY_BYTES);
-        ByteBuffer slot = ByteBuffer.allocateDirect(SLOT_DATA + NfQueue.COPY_BYTES).order(ByteOrder.nativeOrder());
+        ByteBuffer slot =
+                ByteBuffer.allocateDirect(SLOT_DATA + NfQueue.COPY_BYTES).order(ByteOrder.nativeOrder());
         slot.put(SLOT_DATA, packet, 0, copied);
         return decider.allows(judge, slot, SLOT_DATA, copied, packet.length, false);
     }

@@ -52,15 +52,22 @@ class SnapshotJudgeKernelTest {
 
     /** x/server admits TCP and UDP 80 from the pods of IP set "clients" (x/client); x/client is not isolated. */
     private static NodeSnapshot webPolicy() {
-        Rule rule = Rule.newBuilder().setAction(Action.ALLOW).setRuleId("ingress[0]")
+        Rule rule = Rule.newBuilder()
+                .setAction(Action.ALLOW)
+                .setRuleId("ingress[0]")
                 .addPeers(Peer.newBuilder().setIpSetId("clients"))
                 .addPorts(PortMatch.newBuilder().setProtocol(Protocol.TCP).setPort(80))
                 .addPorts(PortMatch.newBuilder().setProtocol(Protocol.UDP).setPort(80))
                 .build();
         return NodeSnapshot.newBuilder()
                 .setNode("node")
-                .addIpSets(IpSet.newBuilder().setId("clients").setType(IpSetType.IP).addMembers(CLIENT4).addMembers(CLIENT6))
-                .addPolicies(ActivePolicy.newBuilder().setId(PolicyId.newBuilder().setTier("default").setName("x/web"))
+                .addIpSets(IpSet.newBuilder()
+                        .setId("clients")
+                        .setType(IpSetType.IP)
+                        .addMembers(CLIENT4)
+                        .addMembers(CLIENT6))
+                .addPolicies(ActivePolicy.newBuilder()
+                        .setId(PolicyId.newBuilder().setTier("default").setName("x/web"))
                         .setPolicy(Policy.newBuilder().addInboundRules(rule)))
                 .addEndpoints(endpoint("server", List.of(SERVER4, SERVER6), List.of("x/web")))
                 .addEndpoints(endpoint("client", List.of(CLIENT4, CLIENT6), List.of()))
@@ -70,27 +77,38 @@ class SnapshotJudgeKernelTest {
     private static Endpoint endpoint(String pod, List<String> ips, List<String> ingressPolicies) {
         WorkloadEndpoint.Builder w = WorkloadEndpoint.newBuilder().addAllIps(ips);
         if (!ingressPolicies.isEmpty()) {
-            w.addTiers(TierInfo.newBuilder().setName("default").setDefaultAction(Action.DENY).addAllIngressPolicies(ingressPolicies));
+            w.addTiers(TierInfo.newBuilder()
+                    .setName("default")
+                    .setDefaultAction(Action.DENY)
+                    .addAllIngressPolicies(ingressPolicies));
         }
-        return Endpoint.newBuilder().setId(EndpointId.newBuilder().setNamespace("x").setPod(pod)).setEndpoint(w).build();
+        return Endpoint.newBuilder()
+                .setId(EndpointId.newBuilder().setNamespace("x").setPod(pod))
+                .setEndpoint(w)
+                .build();
     }
 
     @Test
     void enforcesASnapshotAndASwappedOne() throws Exception {
         SnapshotIndex index = SnapshotIndex.compile(webPolicy());
         RecordingObserver observer = new RecordingObserver();
-        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 400, false, List.of(SERVER4, SERVER6)))) {
+        try (Dataplane dp =
+                bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, 400, false, List.of(SERVER4, SERVER6)))) {
             dp.listen(index::decide, observer, false);
             assertThat(Probe.tcp(bed.client, SERVER4, 80)).isTrue();
             assertThat(Probe.tcp(bed.client, SERVER4, 81)).isFalse();
             assertThat(Probe.udp(bed.client, SERVER4, 80)).isTrue();
             assertThat(Probe.udp(bed.client, SERVER6, 81)).isFalse();
             assertThat(Probe.tcp(bed.client, SERVER6, 80)).isTrue();
-            assertThat(Probe.tcp(bed.node, SERVER4, 81)).as("the node's own probe").isTrue();
+            assertThat(Probe.tcp(bed.node, SERVER4, 81))
+                    .as("the node's own probe")
+                    .isTrue();
 
             // the policy goes away: a new snapshot without it
-            SnapshotIndex open = SnapshotIndex.compile(webPolicy().toBuilder().clearPolicies()
-                    .setEndpoints(0, endpoint("server", List.of(SERVER4, SERVER6), List.of())).build());
+            SnapshotIndex open = SnapshotIndex.compile(webPolicy().toBuilder()
+                    .clearPolicies()
+                    .setEndpoints(0, endpoint("server", List.of(SERVER4, SERVER6), List.of()))
+                    .build());
             dp.loop().judge(open::decide);
             assertThat(Probe.tcp(bed.client, SERVER4, 81)).isTrue();
             assertThat(observer.failures).hasValue(0);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.verdict;
 
-import io.kubeverdict.jni.NetnsThread;
 import static io.kubeverdict.testing.dp.DpTestbed.CLIENT4;
 import static io.kubeverdict.testing.dp.DpTestbed.NODE4;
 import static io.kubeverdict.testing.dp.DpTestbed.SERVER4;
@@ -10,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.nft.QueuePathProbe;
+import io.kubeverdict.jni.NetnsThread;
 import io.kubeverdict.jni.Nftables;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.proto.v1.Protocol;
@@ -78,7 +78,8 @@ class VerdictLoopKernelTest {
                     }
                 });
             }
-            Assumptions.assumeTrue(detected == QueuePath.NFT_QUEUE,
+            Assumptions.assumeTrue(
+                    detected == QueuePath.NFT_QUEUE,
                     "this kernel has no nft queue expression (nft_queue): `queue` rules fail with ENOENT;"
                             + " the XT_NFQUEUE runs of these tests cover the data plane here");
         }
@@ -113,7 +114,8 @@ class VerdictLoopKernelTest {
     @Test
     void anEstablishedConnectionIsJudgedOnceAndOutlivesAJudgeSwap() throws Exception {
         PortJudge judge = new PortJudge();
-        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
+        try (Dataplane dp =
+                bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
             dp.listen(judge, new RecordingObserver(), false);
             try (Socket s = Probe.connect(bed.client, SERVER4, 80)) {
                 for (int i = 0; i < 20; i++) {
@@ -121,8 +123,12 @@ class VerdictLoopKernelTest {
                 }
                 assertThat(judge.tcp80).as("only the SYN is queued").hasValue(1);
                 dp.loop().judge(p -> 0); // a new snapshot that denies everything
-                assertThat(Probe.tcp(bed.client, SERVER4, 80)).as("new connections see the new judge").isFalse();
-                assertThat(Probe.roundTrip(s, "still open")).as("the established connection is not re-judged").isTrue();
+                assertThat(Probe.tcp(bed.client, SERVER4, 80))
+                        .as("new connections see the new judge")
+                        .isFalse();
+                assertThat(Probe.roundTrip(s, "still open"))
+                        .as("the established connection is not re-judged")
+                        .isTrue();
             }
             assertThat(judge.tcp80).hasValue(1);
         }
@@ -134,8 +140,12 @@ class VerdictLoopKernelTest {
         assumeKernelHas(path);
         for (boolean failOpen : new boolean[] {true, false}) {
             try (Dataplane dp = Dataplane.table(bed.node, path, QUEUE, failOpen, Dataplane.BOTH_PODS)) {
-                assertThat(Probe.tcp(bed.client, SERVER4, 81)).as("tcp, failOpen=" + failOpen).isEqualTo(failOpen);
-                assertThat(Probe.udp(bed.client, SERVER6, 81)).as("udp6, failOpen=" + failOpen).isEqualTo(failOpen);
+                assertThat(Probe.tcp(bed.client, SERVER4, 81))
+                        .as("tcp, failOpen=" + failOpen)
+                        .isEqualTo(failOpen);
+                assertThat(Probe.udp(bed.client, SERVER6, 81))
+                        .as("udp6, failOpen=" + failOpen)
+                        .isEqualTo(failOpen);
                 // once the agent listens, its verdicts count, also when fail-open
                 dp.listen(new PortJudge(), new RecordingObserver(), false);
                 assertThat(Probe.tcp(bed.client, SERVER4, 81)).isFalse();
@@ -149,30 +159,43 @@ class VerdictLoopKernelTest {
         bed.serve(bed.client, 80);
         bed.serve(bed.node, 82);
         RecordingObserver observer = new RecordingObserver();
-        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
+        try (Dataplane dp =
+                bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
             dp.listen(p -> 0, observer, false);
-            assertThat(Probe.tcp(bed.node, CLIENT4, 80)).as("node -> pod (a kubelet probe)").isTrue();
+            assertThat(Probe.tcp(bed.node, CLIENT4, 80))
+                    .as("node -> pod (a kubelet probe)")
+                    .isTrue();
             assertThat(Probe.tcp(bed.node, SERVER6, 80)).as("node -> pod v6").isTrue();
-            assertThat(Probe.tcp(bed.client, NODE4, 82)).as("pod -> node is judged (denied)").isFalse();
+            assertThat(Probe.tcp(bed.client, NODE4, 82))
+                    .as("pod -> node is judged (denied)")
+                    .isFalse();
             dp.loop().judge(p -> 1);
-            assertThat(Probe.tcp(bed.client, NODE4, 82)).as("pod -> node is judged (allowed)").isTrue();
+            assertThat(Probe.tcp(bed.client, NODE4, 82))
+                    .as("pod -> node is judged (allowed)")
+                    .isTrue();
         }
     }
 
     @Test
     void aThrowingJudgeGivesTheDefaultAndCloseStopsTheThread() throws Exception {
         RecordingObserver observer = new RecordingObserver();
-        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
-            dp.listen(p -> {
-                throw new IllegalStateException("no snapshot yet");
-            }, observer, true);
+        try (Dataplane dp =
+                bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
+            dp.listen(
+                    p -> {
+                        throw new IllegalStateException("no snapshot yet");
+                    },
+                    observer,
+                    true);
             assertThat(Probe.tcp(bed.client, SERVER4, 81)).as("default allow").isTrue();
             assertThat(observer.failures).hasValue(1);
             VerdictLoop loop = dp.loop();
             assertThat(loop.isRunning()).isTrue();
             loop.close();
             assertThat(loop.isRunning()).isFalse();
-            assertThat(Probe.tcp(bed.client, SERVER4, 80)).as("fail-closed, nobody answers").isFalse();
+            assertThat(Probe.tcp(bed.client, SERVER4, 80))
+                    .as("fail-closed, nobody answers")
+                    .isFalse();
         }
     }
 
@@ -180,7 +203,8 @@ class VerdictLoopKernelTest {
     void manyParallelConnectionsGetTheirOwnVerdicts() throws Exception {
         PortJudge judge = new PortJudge();
         ExecutorService pool = Executors.newFixedThreadPool(16);
-        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
+        try (Dataplane dp =
+                bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
             dp.listen(judge, new RecordingObserver(), false);
             List<Future<Boolean>> results = new ArrayList<>();
             for (int i = 0; i < 64; i++) {
@@ -232,20 +256,30 @@ class VerdictLoopKernelTest {
                 recorded.queueFailed(error);
             }
         };
-        try (Dataplane dp = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
-            dp.listen(p -> {
-                throw new IllegalStateException("no snapshot yet");
-            }, throwsOnce, false);
-            assertThat(Probe.udp(bed.client, SERVER4, 80)).as("the abandoned batch's datagram").isFalse();
+        try (Dataplane dp =
+                bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS))) {
+            dp.listen(
+                    p -> {
+                        throw new IllegalStateException("no snapshot yet");
+                    },
+                    throwsOnce,
+                    false);
+            assertThat(Probe.udp(bed.client, SERVER4, 80))
+                    .as("the abandoned batch's datagram")
+                    .isFalse();
             assertThat(judgeFailures).hasValue(1);
             assertThat(recorded.failures).as("the abandoned batch is reported").hasValue(1);
             long deadline = System.nanoTime() + 10_000_000_000L;
             while (waitingIn(QUEUE) > 0 && System.nanoTime() < deadline) {
                 Thread.sleep(20);
             }
-            assertThat(waitingIn(QUEUE)).as("packets the kernel still holds for queue " + QUEUE).isZero();
+            assertThat(waitingIn(QUEUE))
+                    .as("packets the kernel still holds for queue " + QUEUE)
+                    .isZero();
             dp.loop().judge(new PortJudge());
-            assertThat(Probe.udp(bed.client, SERVER4, 80)).as("the loop goes on").isTrue();
+            assertThat(Probe.udp(bed.client, SERVER4, 80))
+                    .as("the loop goes on")
+                    .isTrue();
             assertThat(Probe.udp(bed.client, SERVER4, 81)).isFalse();
         }
     }

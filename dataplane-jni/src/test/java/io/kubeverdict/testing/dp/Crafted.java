@@ -15,7 +15,11 @@ public final class Crafted {
         ByteBuffer b = ByteBuffer.allocate(32);
         b.putShort((short) srcPort).putShort((short) dstPort).putInt(0).putInt(0);
         b.put((byte) 1).put((byte) 0).putShort((short) 20); // INIT chunk header
-        b.putInt(0x1234abcd).putInt(65536).putShort((short) 10).putShort((short) 10).putInt(1);
+        b.putInt(0x1234abcd)
+                .putInt(65536)
+                .putShort((short) 10)
+                .putShort((short) 10)
+                .putInt(1);
         byte[] sctp = b.array();
         CRC32C crc = new CRC32C();
         crc.update(sctp);
@@ -27,7 +31,11 @@ public final class Crafted {
     public static byte[] tcpSyn(int srcPort, int dstPort, long pseudoSum) {
         ByteBuffer b = ByteBuffer.allocate(20);
         b.putShort((short) srcPort).putShort((short) dstPort).putInt(0x01020304).putInt(0);
-        b.put((byte) 0x50).put((byte) 0x02).putShort((short) 64240).putShort((short) 0).putShort((short) 0);
+        b.put((byte) 0x50)
+                .put((byte) 0x02)
+                .putShort((short) 64240)
+                .putShort((short) 0)
+                .putShort((short) 0);
         byte[] tcp = b.array();
         int sum = fold(pseudoSum + sum(tcp));
         tcp[16] = (byte) (~sum >> 8);
@@ -39,16 +47,22 @@ public final class Crafted {
         ByteBuffer b = ByteBuffer.allocate(20 + payload.length);
         b.put((byte) 0x45).put((byte) 0).putShort((short) (20 + payload.length)).putInt(0);
         b.put((byte) 64).put((byte) protocol).putShort((short) 0);
-        b.put(InetAddress.getByName(src).getAddress()).put(InetAddress.getByName(dst).getAddress());
+        b.put(InetAddress.getByName(src).getAddress())
+                .put(InetAddress.getByName(dst).getAddress());
         b.put(payload); // the kernel fills in the header checksum for raw sends
         return b.array();
     }
 
     /** IPv6 with optional extension-header bytes between the fixed header and the payload. */
-    public static byte[] ipv6(int firstNext, String src, String dst, byte[] extensions, byte[] payload) throws Exception {
+    public static byte[] ipv6(int firstNext, String src, String dst, byte[] extensions, byte[] payload)
+            throws Exception {
         ByteBuffer b = ByteBuffer.allocate(40 + extensions.length + payload.length);
-        b.putInt(0x60000000).putShort((short) (extensions.length + payload.length)).put((byte) firstNext).put((byte) 64);
-        b.put(InetAddress.getByName(src).getAddress()).put(InetAddress.getByName(dst).getAddress());
+        b.putInt(0x60000000)
+                .putShort((short) (extensions.length + payload.length))
+                .put((byte) firstNext)
+                .put((byte) 64);
+        b.put(InetAddress.getByName(src).getAddress())
+                .put(InetAddress.getByName(dst).getAddress());
         b.put(extensions).put(payload);
         return b.array();
     }
@@ -90,11 +104,17 @@ public final class Crafted {
     }
 
     public static long pseudoSumV4(String src, String dst, int protocol, int length) throws Exception {
-        return sum(InetAddress.getByName(src).getAddress()) + sum(InetAddress.getByName(dst).getAddress()) + protocol + length;
+        return sum(InetAddress.getByName(src).getAddress())
+                + sum(InetAddress.getByName(dst).getAddress())
+                + protocol
+                + length;
     }
 
     public static long pseudoSumV6(String src, String dst, int protocol, int length) throws Exception {
-        return sum(InetAddress.getByName(src).getAddress()) + sum(InetAddress.getByName(dst).getAddress()) + protocol + length;
+        return sum(InetAddress.getByName(src).getAddress())
+                + sum(InetAddress.getByName(dst).getAddress())
+                + protocol
+                + length;
     }
 
     private static long sum(byte[] data) {

@@ -41,25 +41,45 @@ public final class Dataplane implements AutoCloseable {
     }
 
     /** Programs the table only (no listener yet). */
-    public static Dataplane table(TestNamespace node, QueuePath path, int queueNumber, boolean failOpen, List<String> pods)
-            throws Exception {
+    public static Dataplane table(
+            TestNamespace node, QueuePath path, int queueNumber, boolean failOpen, List<String> pods) throws Exception {
         return table(node, path, null, queueNumber, failOpen, pods);
     }
 
     /** Programs the table only, in the given layout (null: the manager's default). */
-    public static Dataplane table(TestNamespace node, QueuePath path, TableLayout layout, int queueNumber, boolean failOpen,
-                                  List<String> pods) throws Exception {
+    public static Dataplane table(
+            TestNamespace node,
+            QueuePath path,
+            TableLayout layout,
+            int queueNumber,
+            boolean failOpen,
+            List<String> pods)
+            throws Exception {
         return table(node, path, layout, queueNumber, 1, failOpen, pods);
     }
 
     /** Programs the table only, spreading over {@code queues} queues from {@code queueNumber} on. */
-    public static Dataplane table(TestNamespace node, QueuePath path, TableLayout layout, int queueNumber, int queues,
-                                  boolean failOpen, List<String> pods) throws Exception {
+    public static Dataplane table(
+            TestNamespace node,
+            QueuePath path,
+            TableLayout layout,
+            int queueNumber,
+            int queues,
+            boolean failOpen,
+            List<String> pods)
+            throws Exception {
         NetnsThread thread = new NetnsThread(node.path());
         try {
             return thread.call(() -> {
                 Nftables nft = new Nftables();
-                NftManager manager = NftManager.create(nft, TABLE, queueNumber, queues, failOpen, path, layout,
+                NftManager manager = NftManager.create(
+                        nft,
+                        TABLE,
+                        queueNumber,
+                        queues,
+                        failOpen,
+                        path,
+                        layout,
                         io.kubeverdict.agent.nft.CutAction.DROP);
                 boolean leftover = manager.start(PodAddresses.of(pods));
                 return new Dataplane(thread, nft, manager, leftover);
@@ -80,7 +100,8 @@ public final class Dataplane implements AutoCloseable {
     }
 
     /** Binds every queue in the node and starts a verdict loop on each, observed by observers[i]. */
-    public Dataplane listen(Judge judge, List<? extends VerdictObserver> observers, boolean defaultAllow) throws Exception {
+    public Dataplane listen(Judge judge, List<? extends VerdictObserver> observers, boolean defaultAllow)
+            throws Exception {
         int flags = NfQueue.FLAG_GSO | (manager.config().failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0);
         for (int i = 0; i < manager.config().queues(); i++) {
             int number = manager.config().queueNumber() + i;

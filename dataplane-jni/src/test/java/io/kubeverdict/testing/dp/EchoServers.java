@@ -58,7 +58,9 @@ public final class EchoServers implements AutoCloseable {
     }
 
     private static void echo(Socket s) {
-        try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
+        try (s;
+                InputStream in = s.getInputStream();
+                OutputStream out = s.getOutputStream()) {
             byte[] buf = new byte[1024];
             int n;
             while ((n = in.read(buf)) > 0) {

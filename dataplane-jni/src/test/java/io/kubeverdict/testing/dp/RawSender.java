@@ -26,7 +26,8 @@ public final class RawSender {
             }
             Path out = dir.resolve("kvt_rawsend");
             Process gcc = new ProcessBuilder("gcc", "-O1", "-Wall", "-Werror", "-o", out.toString(), source.toString())
-                    .redirectErrorStream(true).start();
+                    .redirectErrorStream(true)
+                    .start();
             String log = new String(gcc.getInputStream().readAllBytes());
             if (gcc.waitFor() != 0) {
                 throw new IOException("gcc failed: " + log);
@@ -41,6 +42,10 @@ public final class RawSender {
 
     /** Sends packet (a whole IP packet) from the namespace to destination. */
     public static void send(TestNamespace from, int family, String destination, byte[] packet) throws Exception {
-        from.exec(binary().toString(), String.valueOf(family), destination, HexFormat.of().formatHex(packet));
+        from.exec(
+                binary().toString(),
+                String.valueOf(family),
+                destination,
+                HexFormat.of().formatHex(packet));
     }
 }

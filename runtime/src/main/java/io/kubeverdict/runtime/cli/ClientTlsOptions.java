@@ -10,18 +10,26 @@ import picocli.CommandLine.Option;
  * against a CA, mutual with a client certificate and key.
  */
 public final class ClientTlsOptions {
-    @Option(names = "--tls-cert", paramLabel = "FILE", description = "Client certificate (PEM) for mTLS to the control plane.")
+    @Option(
+            names = "--tls-cert",
+            paramLabel = "FILE",
+            description = "Client certificate (PEM) for mTLS to the control plane.")
     Path cert;
 
     @Option(names = "--tls-key", paramLabel = "FILE", description = "Its private key (PEM, PKCS#8).")
     Path key;
 
-    @Option(names = "--tls-ca", paramLabel = "FILE", description = "CA certificate(s) that signed the control plane's "
-            + "certificate (TLS; a bundle of several during a CA rotation). It and --tls-cert/--tls-key are re-read "
-            + "when they change (every 30 s), for the next connection.")
+    @Option(
+            names = "--tls-ca",
+            paramLabel = "FILE",
+            description = "CA certificate(s) that signed the control plane's "
+                    + "certificate (TLS; a bundle of several during a CA rotation). It and --tls-cert/--tls-key are re-read "
+                    + "when they change (every 30 s), for the next connection.")
     Path ca;
 
-    @Option(names = "--tls-server-name", paramLabel = "NAME",
+    @Option(
+            names = "--tls-server-name",
+            paramLabel = "NAME",
             description = "Expected name in the control plane's certificate, when it differs from HOST.")
     String serverName;
 
@@ -61,7 +69,9 @@ public final class ClientTlsOptions {
 
     /** The TLS material, or empty for plaintext; throws {@link IllegalArgumentException} like {@link #enabled}. */
     public java.util.Optional<ClientChannels.Tls> tls() {
-        return enabled() ? java.util.Optional.of(new ClientChannels.Tls(cert, key, ca, serverName)) : java.util.Optional.empty();
+        return enabled()
+                ? java.util.Optional.of(new ClientChannels.Tls(cert, key, ca, serverName))
+                : java.util.Optional.empty();
     }
 
     /** null: HOST of the target. */

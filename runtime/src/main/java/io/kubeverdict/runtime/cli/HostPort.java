@@ -74,7 +74,8 @@ public record HostPort(String host, int port) {
             host = text.substring(0, colon);
             port = text.substring(colon + 1);
             if (host.indexOf(':') >= 0) {
-                throw new IllegalArgumentException("an IPv6 address needs brackets, as in [::1]:9443, got \"" + text + "\"");
+                throw new IllegalArgumentException(
+                        "an IPv6 address needs brackets, as in [::1]:9443, got \"" + text + "\"");
             }
             if (host.isEmpty() && !listen) {
                 throw new IllegalArgumentException("expected " + form + " with a host, got \"" + text + "\"");
@@ -108,13 +109,13 @@ public record HostPort(String host, int port) {
 
     private static int port(String digits, int min, String text) {
         if (digits.isEmpty() || digits.length() > 5 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            throw new IllegalArgumentException("bad port \"" + digits + "\" in \"" + text + "\": want a number "
-                    + min + "-" + MAX_PORT);
+            throw new IllegalArgumentException(
+                    "bad port \"" + digits + "\" in \"" + text + "\": want a number " + min + "-" + MAX_PORT);
         }
         int port = Integer.parseInt(digits);
         if (port < min || port > MAX_PORT) {
-            throw new IllegalArgumentException("port " + port + " out of range " + min + "-" + MAX_PORT
-                    + " in \"" + text + "\"");
+            throw new IllegalArgumentException(
+                    "port " + port + " out of range " + min + "-" + MAX_PORT + " in \"" + text + "\"");
         }
         return port;
     }

@@ -9,7 +9,8 @@ import picocli.CommandLine.Option;
  * only on a loopback address, where nobody but the node's own processes can reach it.
  */
 public final class InsecureOption {
-    @Option(names = "--insecure",
+    @Option(
+            names = "--insecure",
             description = "Allow plaintext gRPC on an address other than loopback (anyone who can reach it can read "
                     + "what it serves). Without it, plaintext listens on loopback only.")
     boolean insecure;

@@ -13,7 +13,10 @@ import picocli.CommandLine.Spec;
  * subcommands it has, and a CLI with several jars' commands assembles it from all of theirs.
  * {@code --help} and {@code --version} work on the root and on every subcommand.
  */
-@Command(name = "kube-verdict", mixinStandardHelpOptions = true, versionProvider = VersionProvider.class,
+@Command(
+        name = "kube-verdict",
+        mixinStandardHelpOptions = true,
+        versionProvider = VersionProvider.class,
         synopsisSubcommandLabel = "COMMAND")
 public final class KubeVerdictCommand implements Runnable {
     @Spec
@@ -44,8 +47,11 @@ public final class KubeVerdictCommand implements Runnable {
     public static CommandLine forArgs(String description, String[] args, Object... subcommands) {
         if (args.length > 0) {
             for (Object subcommand : subcommands) {
-                Command command = (subcommand instanceof Class<?> c ? c : subcommand.getClass()).getAnnotation(Command.class);
-                if (command != null && (command.name().equals(args[0]) || Arrays.asList(command.aliases()).contains(args[0]))) {
+                Command command =
+                        (subcommand instanceof Class<?> c ? c : subcommand.getClass()).getAnnotation(Command.class);
+                if (command != null
+                        && (command.name().equals(args[0])
+                                || Arrays.asList(command.aliases()).contains(args[0]))) {
                     return root(description, subcommand);
                 }
             }

@@ -11,15 +11,22 @@ import picocli.CommandLine.TypeConversionException;
 
 /** {@code --log-level} and {@code --log-format} of a long-running process; {@link #apply()} at start. */
 public final class LoggingOptions {
-    @Option(names = "--log-level", paramLabel = "LEVEL", converter = LevelConverter.class,
+    @Option(
+            names = "--log-level",
+            paramLabel = "LEVEL",
+            converter = LevelConverter.class,
             defaultValue = "${sys:kubeverdict.log.level:-INFO}",
             description = "error, warn, info, debug or trace (default ${DEFAULT-VALUE}); libraries (gRPC, fabric8, "
                     + "netty) log at warn unless debug or trace is asked for.")
     Level level = Level.INFO;
 
-    @Option(names = "--log-format", paramLabel = "text|json", defaultValue = "text",
-            description = "text: one line per event with date, time and zone; json: one JSON object per line "
-                    + "(logback's JSON encoder; timestamp in epoch ms plus an ISO-8601 time). Default: ${DEFAULT-VALUE}.")
+    @Option(
+            names = "--log-format",
+            paramLabel = "text|json",
+            defaultValue = "text",
+            description =
+                    "text: one line per event with date, time and zone; json: one JSON object per line "
+                            + "(logback's JSON encoder; timestamp in epoch ms plus an ISO-8601 time). Default: ${DEFAULT-VALUE}.")
     LogFormat format = LogFormat.text;
 
     public Level level() {
@@ -42,7 +49,9 @@ public final class LoggingOptions {
             String v = value.toUpperCase(Locale.ROOT);
             return switch (v) {
                 case "ERROR", "WARN", "INFO", "DEBUG", "TRACE" -> Level.toLevel(v);
-                default -> throw new TypeConversionException("expected error, warn, info, debug or trace, got '" + value + "'");
+                default ->
+                    throw new TypeConversionException(
+                            "expected error, warn, info, debug or trace, got '" + value + "'");
             };
         }
     }

@@ -6,7 +6,10 @@ import picocli.CommandLine.Option;
 
 /** {@code --metrics-bind-address}: where the metrics endpoint (/metrics and the health paths) listens. */
 public final class MetricsOptions {
-    @Option(names = "--metrics-bind-address", paramLabel = "HOST:PORT", converter = HostPort.ListenOrOff.class,
+    @Option(
+            names = "--metrics-bind-address",
+            paramLabel = "HOST:PORT",
+            converter = HostPort.ListenOrOff.class,
             description = "HTTP address of Prometheus /metrics and the health paths (HOST:PORT, [IPv6]:PORT or :PORT); "
                     + "off or empty disables. Default: ${DEFAULT-VALUE}.")
     HostPort bind;

@@ -11,7 +11,9 @@ import picocli.CommandLine.Option;
  * together), mutual with a client CA.
  */
 public final class ServerTlsOptions {
-    @Option(names = "--tls-cert", paramLabel = "FILE",
+    @Option(
+            names = "--tls-cert",
+            paramLabel = "FILE",
             description = "Server certificate chain (PEM). It, the key and the client CA are re-read when they change "
                     + "(every 30 s): renewed certificates serve new connections without a restart.")
     Path cert;
@@ -19,7 +21,9 @@ public final class ServerTlsOptions {
     @Option(names = "--tls-key", paramLabel = "FILE", description = "Server private key (PEM, PKCS#8).")
     Path key;
 
-    @Option(names = "--tls-client-ca", paramLabel = "FILE",
+    @Option(
+            names = "--tls-client-ca",
+            paramLabel = "FILE",
             description = "CA (PEM) that signs client certificates (mutual TLS, --auth mtls); clients without one are "
                     + "refused. An agent's certificate may only sync the node it names (subject CN system:node:NAME, "
                     + "or a DNS SAN equal to NAME).")

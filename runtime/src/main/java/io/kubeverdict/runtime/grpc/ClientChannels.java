@@ -48,8 +48,8 @@ public final class ClientChannels {
         if (tls != null) {
             reloads = new TlsFileReloads(tls.reloadEvery());
             try {
-                TlsChannelCredentials.Builder b = TlsChannelCredentials.newBuilder()
-                        .trustManager(reloads.trustManager(tls.ca()));
+                TlsChannelCredentials.Builder b =
+                        TlsChannelCredentials.newBuilder().trustManager(reloads.trustManager(tls.ca()));
                 if (tls.cert() != null) {
                     b.keyManager(reloads.keyManager(tls.cert(), tls.key()));
                 }

@@ -75,8 +75,13 @@ public final class GrpcServer implements AutoCloseable {
     /** Daemon threads, named for thread dumps; idle ones end after a minute. */
     private static ThreadPoolExecutor callExecutor(ServerLimits limits) {
         AtomicInteger n = new AtomicInteger();
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(limits.executorThreads(), limits.executorThreads(),
-                60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                limits.executorThreads(),
+                limits.executorThreads(),
+                60,
+                TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(),
+                r -> {
                     Thread t = new Thread(r, "grpc-call-" + n.incrementAndGet());
                     t.setDaemon(true);
                     return t;

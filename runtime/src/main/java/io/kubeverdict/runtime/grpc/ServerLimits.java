@@ -22,8 +22,13 @@ import java.time.Duration;
  *     when a later task of it is refused (seen with grpc-java 1.85). What may wait is bounded by
  *     the transport (calls per connection) and costs little once authentication is cheap to refuse.
  */
-public record ServerLimits(int maxInboundMessageBytes, int maxInboundMetadataBytes, Duration handshakeTimeout,
-        Duration maxConnectionIdle, int maxConcurrentCallsPerConnection, int executorThreads) {
+public record ServerLimits(
+        int maxInboundMessageBytes,
+        int maxInboundMetadataBytes,
+        Duration handshakeTimeout,
+        Duration maxConnectionIdle,
+        int maxConcurrentCallsPerConnection,
+        int executorThreads) {
     public static final int DEFAULT_MAX_INBOUND_MESSAGE_BYTES = 1 << 20;
     /**
      * Handlers do little but look up state and hand work to other threads; what blocks (a token
@@ -32,12 +37,16 @@ public record ServerLimits(int maxInboundMessageBytes, int maxInboundMetadataByt
     public static final int DEFAULT_EXECUTOR_THREADS = 32;
 
     public ServerLimits {
-        if (maxInboundMessageBytes < 1024 || maxInboundMetadataBytes < 8 * 1024 || maxConcurrentCallsPerConnection < 4) {
+        if (maxInboundMessageBytes < 1024
+                || maxInboundMetadataBytes < 8 * 1024
+                || maxConcurrentCallsPerConnection < 4) {
             throw new IllegalArgumentException("limits too small to serve our own clients: " + maxInboundMessageBytes
                     + " B messages, " + maxInboundMetadataBytes + " B metadata, " + maxConcurrentCallsPerConnection
                     + " calls per connection");
         }
-        if (handshakeTimeout.isNegative() || handshakeTimeout.isZero() || maxConnectionIdle.isNegative()
+        if (handshakeTimeout.isNegative()
+                || handshakeTimeout.isZero()
+                || maxConnectionIdle.isNegative()
                 || maxConnectionIdle.isZero()) {
             throw new IllegalArgumentException("timeouts must be positive");
         }
@@ -47,22 +56,42 @@ public record ServerLimits(int maxInboundMessageBytes, int maxInboundMetadataByt
     }
 
     public static ServerLimits defaults() {
-        return new ServerLimits(DEFAULT_MAX_INBOUND_MESSAGE_BYTES, 32 * 1024, Duration.ofSeconds(10),
-                Duration.ofMinutes(5), 4096, DEFAULT_EXECUTOR_THREADS);
+        return new ServerLimits(
+                DEFAULT_MAX_INBOUND_MESSAGE_BYTES,
+                32 * 1024,
+                Duration.ofSeconds(10),
+                Duration.ofMinutes(5),
+                4096,
+                DEFAULT_EXECUTOR_THREADS);
     }
 
     public ServerLimits withMaxInboundMessageBytes(int bytes) {
-        return new ServerLimits(bytes, maxInboundMetadataBytes, handshakeTimeout, maxConnectionIdle,
-                maxConcurrentCallsPerConnection, executorThreads);
+        return new ServerLimits(
+                bytes,
+                maxInboundMetadataBytes,
+                handshakeTimeout,
+                maxConnectionIdle,
+                maxConcurrentCallsPerConnection,
+                executorThreads);
     }
 
     public ServerLimits withTimeouts(Duration handshake, Duration idle) {
-        return new ServerLimits(maxInboundMessageBytes, maxInboundMetadataBytes, handshake, idle,
-                maxConcurrentCallsPerConnection, executorThreads);
+        return new ServerLimits(
+                maxInboundMessageBytes,
+                maxInboundMetadataBytes,
+                handshake,
+                idle,
+                maxConcurrentCallsPerConnection,
+                executorThreads);
     }
 
     public ServerLimits withExecutorThreads(int threads) {
-        return new ServerLimits(maxInboundMessageBytes, maxInboundMetadataBytes, handshakeTimeout, maxConnectionIdle,
-                maxConcurrentCallsPerConnection, threads);
+        return new ServerLimits(
+                maxInboundMessageBytes,
+                maxInboundMetadataBytes,
+                handshakeTimeout,
+                maxConnectionIdle,
+                maxConcurrentCallsPerConnection,
+                threads);
     }
 }

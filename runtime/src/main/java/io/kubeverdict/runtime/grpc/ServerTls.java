@@ -27,8 +27,8 @@ public record ServerTls(Path certChain, Path privateKey, Path clientCa, Duration
     public Opened open() throws IOException {
         TlsFileReloads reloads = new TlsFileReloads(reloadEvery);
         try {
-            TlsServerCredentials.Builder b = TlsServerCredentials.newBuilder()
-                    .keyManager(reloads.keyManager(certChain, privateKey));
+            TlsServerCredentials.Builder b =
+                    TlsServerCredentials.newBuilder().keyManager(reloads.keyManager(certChain, privateKey));
             if (clientCa != null) {
                 b.trustManager(reloads.trustManager(clientCa)).clientAuth(TlsServerCredentials.ClientAuth.REQUIRE);
             }

@@ -66,12 +66,16 @@ public final class TlsFileReloads implements AutoCloseable {
     /** Our certificate chain and key (PKCS#8), re-read when they change. */
     public AdvancedTlsX509KeyManager keyManager(Path certChain, Path privateKey) throws IOException {
         AdvancedTlsX509KeyManager manager = new AdvancedTlsX509KeyManager();
-        watch(() -> {
-            X509Certificate[] chain = certificates(certChain);
-            PrivateKey key = privateKey(privateKey);
-            checkPair(chain[0], key, certChain, privateKey);
-            manager.updateIdentityCredentials(chain, key);
-        }, "certificate " + certChain + " and key " + privateKey, certChain, privateKey);
+        watch(
+                () -> {
+                    X509Certificate[] chain = certificates(certChain);
+                    PrivateKey key = privateKey(privateKey);
+                    checkPair(chain[0], key, certChain, privateKey);
+                    manager.updateIdentityCredentials(chain, key);
+                },
+                "certificate " + certChain + " and key " + privateKey,
+                certChain,
+                privateKey);
         return manager;
     }
 
@@ -85,13 +89,16 @@ public final class TlsFileReloads implements AutoCloseable {
         } catch (GeneralSecurityException e) {
             throw new IOException("cannot make a trust manager: " + e.getMessage(), e);
         }
-        watch(() -> {
-            try {
-                manager.updateTrustCredentials(certificates(caBundle));
-            } catch (GeneralSecurityException e) {
-                throw new IOException(e.getMessage(), e);
-            }
-        }, "CA bundle " + caBundle, caBundle);
+        watch(
+                () -> {
+                    try {
+                        manager.updateTrustCredentials(certificates(caBundle));
+                    } catch (GeneralSecurityException e) {
+                        throw new IOException(e.getMessage(), e);
+                    }
+                },
+                "CA bundle " + caBundle,
+                caBundle);
         return manager;
     }
 
@@ -107,20 +114,27 @@ public final class TlsFileReloads implements AutoCloseable {
         } catch (IOException e) {
             throw new IOException("cannot use the " + what + ": " + e.getMessage(), e);
         }
-        reloads.add(reloader().scheduleWithFixedDelay(FatalThreads.guard(() -> {
-            try {
-                List<Object> now = stamp(files);
-                if (now.equals(loaded[0])) {
-                    return;
-                }
-                loaded[0] = now; // one attempt (and one log line) per change
-                load.run();
-                log.info("TLS: reloaded the {}", what);
-            } catch (IOException | RuntimeException e) {
-                log.warn("TLS: cannot use the changed {} ({}); keeping the material loaded before", what,
-                        e.getMessage());
-            }
-        }), period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS));
+        reloads.add(reloader()
+                .scheduleWithFixedDelay(
+                        FatalThreads.guard(() -> {
+                            try {
+                                List<Object> now = stamp(files);
+                                if (now.equals(loaded[0])) {
+                                    return;
+                                }
+                                loaded[0] = now; // one attempt (and one log line) per change
+                                load.run();
+                                log.info("TLS: reloaded the {}", what);
+                            } catch (IOException | RuntimeException e) {
+                                log.warn(
+                                        "TLS: cannot use the changed {} ({}); keeping the material loaded before",
+                                        what,
+                                        e.getMessage());
+                            }
+                        }),
+                        period.toMillis(),
+                        period.toMillis(),
+                        TimeUnit.MILLISECONDS));
     }
 
     /** What says a file changed: through links, its identity, size and modification time. */
@@ -156,7 +170,8 @@ public final class TlsFileReloads implements AutoCloseable {
     }
 
     /** A key renewed without its certificate (or the reverse) would fail every handshake: refused. */
-    private static void checkPair(X509Certificate cert, PrivateKey key, Path certFile, Path keyFile) throws IOException {
+    private static void checkPair(X509Certificate cert, PrivateKey key, Path certFile, Path keyFile)
+            throws IOException {
         if (!KeyPairs.belong(key, cert.getPublicKey())) {
             throw new IOException("the key " + keyFile + " does not belong to the certificate " + certFile);
         }

@@ -17,7 +17,8 @@ import java.util.concurrent.Executor;
  * call (UNAUTHENTICATED, with the path) rather than calling without identity.
  */
 public final class TokenFileCredentials extends CallCredentials {
-    static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+    static final Metadata.Key<String> AUTHORIZATION =
+            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
     private final Path file;
 

@@ -32,6 +32,10 @@ public final class IsoTimeJsonEncoder extends JsonEncoder {
     @Override
     protected void appendCustomFields(StringBuilder sb, ILoggingEvent event) {
         sb.append(',');
-        appenderMember(sb, "time", TextEncoder.TIME.format(Instant.ofEpochMilli(event.getTimeStamp()).atZone(zone)));
+        appenderMember(
+                sb,
+                "time",
+                TextEncoder.TIME.format(
+                        Instant.ofEpochMilli(event.getTimeStamp()).atZone(zone)));
     }
 }

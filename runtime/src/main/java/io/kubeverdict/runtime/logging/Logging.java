@@ -20,8 +20,16 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
  */
 public final class Logging {
     private static final Map<String, Level> LIBRARIES = Map.of(
-            "io.grpc", Level.WARN, "io.fabric8", Level.WARN, "io.vertx", Level.WARN, "io.netty", Level.WARN,
-            "okhttp3", Level.WARN);
+            "io.grpc",
+            Level.WARN,
+            "io.fabric8",
+            Level.WARN,
+            "io.vertx",
+            Level.WARN,
+            "io.netty",
+            Level.WARN,
+            "okhttp3",
+            Level.WARN);
 
     private Logging() {}
 

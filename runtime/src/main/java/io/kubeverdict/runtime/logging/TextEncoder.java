@@ -22,10 +22,12 @@ import java.time.format.DateTimeFormatter;
 final class TextEncoder extends EncoderBase<ILoggingEvent> {
     /** Date, time to the millisecond and zone offset: the text line's first field and JSON's "time". */
     static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSXXX");
+
     private static final int LOGGER_LENGTH = 36;
 
     private final ZoneId zone;
-    private final TargetLengthBasedClassNameAbbreviator abbreviator = new TargetLengthBasedClassNameAbbreviator(LOGGER_LENGTH);
+    private final TargetLengthBasedClassNameAbbreviator abbreviator =
+            new TargetLengthBasedClassNameAbbreviator(LOGGER_LENGTH);
 
     TextEncoder() {
         this(ZoneId.systemDefault());
@@ -49,9 +51,13 @@ final class TextEncoder extends EncoderBase<ILoggingEvent> {
         for (int pad = level.length(); pad < 5; pad++) {
             line.append(' ');
         }
-        line.append(" [").append(event.getThreadName()).append("] ")
+        line.append(" [")
+                .append(event.getThreadName())
+                .append("] ")
                 .append(abbreviator.abbreviate(event.getLoggerName()))
-                .append(" - ").append(event.getFormattedMessage()).append(CoreConstants.LINE_SEPARATOR);
+                .append(" - ")
+                .append(event.getFormattedMessage())
+                .append(CoreConstants.LINE_SEPARATOR);
         IThrowableProxy thrown = event.getThrowableProxy();
         if (thrown != null) {
             line.append(ThrowableProxyUtil.asString(thrown)); // ends with a line separator

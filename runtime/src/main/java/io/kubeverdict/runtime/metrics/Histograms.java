@@ -19,9 +19,12 @@ public final class Histograms {
     /** A registry filter: no percentile histogram and no client-side percentiles, whoever asks. */
     public static final MeterFilter ONLY_EXPLICIT_BUCKETS = new MeterFilter() {
         @Override
-        public DistributionStatisticConfig configure(io.micrometer.core.instrument.Meter.Id id,
-                                                     DistributionStatisticConfig config) {
-            return DistributionStatisticConfig.builder().percentilesHistogram(false).percentiles().build()
+        public DistributionStatisticConfig configure(
+                io.micrometer.core.instrument.Meter.Id id, DistributionStatisticConfig config) {
+            return DistributionStatisticConfig.builder()
+                    .percentilesHistogram(false)
+                    .percentiles()
+                    .build()
                     .merge(config);
         }
     };
@@ -36,17 +39,21 @@ public final class Histograms {
     /** The builder of {@link #timer}, for meters that need tags. */
     public static Timer.Builder timerBuilder(String name, String description, double... bucketSeconds) {
         check(name, bucketSeconds);
-        Duration[] slos = Arrays.stream(bucketSeconds).mapToObj(s -> Duration.ofNanos(Math.round(s * 1e9)))
+        Duration[] slos = Arrays.stream(bucketSeconds)
+                .mapToObj(s -> Duration.ofNanos(Math.round(s * 1e9)))
                 .toArray(Duration[]::new);
         return Timer.builder(name).description(description).serviceLevelObjectives(slos);
     }
 
     /** A distribution of plain values (bytes, counts) with these bucket boundaries. */
-    public static DistributionSummary summary(MeterRegistry registry, String name, String description, String baseUnit,
-                                              double... buckets) {
+    public static DistributionSummary summary(
+            MeterRegistry registry, String name, String description, String baseUnit, double... buckets) {
         check(name, buckets);
-        return DistributionSummary.builder(name).description(description).baseUnit(baseUnit)
-                .serviceLevelObjectives(buckets).register(registry);
+        return DistributionSummary.builder(name)
+                .description(description)
+                .baseUnit(baseUnit)
+                .serviceLevelObjectives(buckets)
+                .register(registry);
     }
 
     private static void check(String name, double[] buckets) {

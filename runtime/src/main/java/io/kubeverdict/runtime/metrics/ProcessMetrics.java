@@ -50,12 +50,16 @@ public final class ProcessMetrics implements AutoCloseable {
         new UptimeMetrics().bindTo(registry);
         OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
         if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
-            FunctionCounter.builder("process.cpu", sun, b -> b.getProcessCpuTime() / 1e9).baseUnit("seconds")
-                    .description("CPU time used by the process").register(registry);
+            FunctionCounter.builder("process.cpu", sun, b -> b.getProcessCpuTime() / 1e9)
+                    .baseUnit("seconds")
+                    .description("CPU time used by the process")
+                    .register(registry);
         }
         // An info metric of the Prometheus client itself: micrometer strips the reserved _info
         // suffix from gauge names.
-        Info.builder().name(BUILD_INFO).help("The running build: version and which process, value 1")
+        Info.builder()
+                .name(BUILD_INFO)
+                .help("The running build: version and which process, value 1")
                 .labelNames("version", "component")
                 .register(registry.getPrometheusRegistry())
                 .addLabelValues(BuildVersion.current(), component);

@@ -48,15 +48,17 @@ class KubeVerdictCommandTest {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CommandLine root = KubeVerdictCommand.forArgs("test jar", args, new Serve(), Bare.class);
-        int code = root.setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
+        int code =
+                root.setOut(new PrintWriter(out)).setErr(new PrintWriter(err)).execute(args);
         return new Run(code, out.toString(), err.toString());
     }
 
     @Test
     void versionOnTheRootAndOnEverySubcommand() {
         String expected = "kube-verdict " + BuildVersion.current() + System.lineSeparator();
-        for (String[] args : new String[][] {{"--version"}, {"-V"}, {"serve", "--version"}, {"bare", "--version"},
-                {"bare", "nested", "-V"}}) {
+        for (String[] args : new String[][] {
+            {"--version"}, {"-V"}, {"serve", "--version"}, {"bare", "--version"}, {"bare", "nested", "-V"}
+        }) {
             Run r = run(args);
             assertThat(r.code()).as(String.join(" ", args)).isZero();
             assertThat(r.out()).as(String.join(" ", args)).isEqualTo(expected);
@@ -66,12 +68,16 @@ class KubeVerdictCommandTest {
     @Test
     void aRunOfOneSubcommandBuildsOnlyThatOne() {
         assertThat(KubeVerdictCommand.forArgs("test jar", new String[] {"bare", "nested"}, new Serve(), Bare.class)
-                .getSubcommands()).containsOnlyKeys("bare");
+                        .getSubcommands())
+                .containsOnlyKeys("bare");
         assertThat(KubeVerdictCommand.forArgs("test jar", new String[] {"serve"}, new Serve(), Bare.class)
-                .getSubcommands()).containsOnlyKeys("serve");
+                        .getSubcommands())
+                .containsOnlyKeys("serve");
         for (String[] args : new String[][] {{}, {"--help"}, {"srve"}, {"-V", "serve"}}) {
-            assertThat(KubeVerdictCommand.forArgs("test jar", args, new Serve(), Bare.class).getSubcommands())
-                    .as(String.join(" ", args)).containsOnlyKeys("serve", "bare");
+            assertThat(KubeVerdictCommand.forArgs("test jar", args, new Serve(), Bare.class)
+                            .getSubcommands())
+                    .as(String.join(" ", args))
+                    .containsOnlyKeys("serve", "bare");
         }
         Run typo = run("srve");
         assertThat(typo.code()).isEqualTo(2);

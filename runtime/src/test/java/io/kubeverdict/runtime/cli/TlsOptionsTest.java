@@ -50,12 +50,12 @@ class TlsOptionsTest {
     @Test
     void serverTlsIsCertificateAndKeyWithAnOptionalClientCa() {
         assertThat(server().tls()).isEmpty();
-        assertThat(server("--tls-cert", "c", "--tls-key", "k", "--tls-client-ca", "ca").tls())
+        assertThat(server("--tls-cert", "c", "--tls-key", "k", "--tls-client-ca", "ca")
+                        .tls())
                 .contains(new ServerTls(Path.of("c"), Path.of("k"), Path.of("ca")));
         assertThat(server("--tls-cert", "c", "--tls-key", "k").tls())
                 .contains(new ServerTls(Path.of("c"), Path.of("k"), null));
-        assertThatThrownBy(() -> server("--tls-cert", "c").tls())
-                .hasMessage("--tls-cert and --tls-key go together");
+        assertThatThrownBy(() -> server("--tls-cert", "c").tls()).hasMessage("--tls-cert and --tls-key go together");
         assertThatThrownBy(() -> server("--tls-client-ca", "ca").tls())
                 .hasMessage("--tls-client-ca needs --tls-cert and --tls-key");
     }

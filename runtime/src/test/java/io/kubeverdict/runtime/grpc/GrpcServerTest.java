@@ -36,8 +36,11 @@ class GrpcServerTest {
         // Any real service: every method answers UNIMPLEMENTED, which is enough to see it is served.
         server = GrpcServer.builder(new InetSocketAddress("127.0.0.1", 0))
                 .service(new AgentInspectionGrpc.AgentInspectionImplBase() {})
-                .build().start();
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+                .build()
+                .start();
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port())
+                .usePlaintext()
+                .build();
     }
 
     @AfterEach
@@ -47,8 +50,10 @@ class GrpcServerTest {
     }
 
     private ServingStatus health(String service) {
-        return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+        return HealthGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                .check(HealthCheckRequest.newBuilder().setService(service).build())
+                .getStatus();
     }
 
     @Test
@@ -62,22 +67,28 @@ class GrpcServerTest {
         server.setServing(false);
         assertThat(health(inspection)).isEqualTo(ServingStatus.NOT_SERVING);
         assertThatThrownBy(() -> health("no.such.Service"))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
     }
 
     @Test
     void theGivenServiceIsServed() {
-        assertThatThrownBy(() -> AgentInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                .getStatus(AgentStatusRequest.getDefaultInstance()))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+        assertThatThrownBy(() -> AgentInspectionGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .getStatus(AgentStatusRequest.getDefaultInstance()))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED));
     }
 
     @Test
     void reflectionV1AndV1alphaBothListEveryService() throws Exception {
-        List<String> expected = List.of(AgentInspectionGrpc.SERVICE_NAME, "grpc.health.v1.Health",
-                "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection");
+        List<String> expected = List.of(
+                AgentInspectionGrpc.SERVICE_NAME,
+                "grpc.health.v1.Health",
+                "grpc.reflection.v1.ServerReflection",
+                "grpc.reflection.v1alpha.ServerReflection");
         assertThat(listServicesV1()).containsAll(expected);
         assertThat(listServicesV1alpha()).containsAll(expected);
     }
@@ -85,23 +96,26 @@ class GrpcServerTest {
     private List<String> listServicesV1() throws Exception {
         CompletableFuture<List<String>> names = new CompletableFuture<>();
         StreamObserver<io.grpc.reflection.v1.ServerReflectionRequest> call =
-                io.grpc.reflection.v1.ServerReflectionGrpc.newStub(channel).serverReflectionInfo(new StreamObserver<>() {
-                    @Override
-                    public void onNext(io.grpc.reflection.v1.ServerReflectionResponse r) {
-                        List<String> list = new ArrayList<>();
-                        r.getListServicesResponse().getServiceList().forEach(s -> list.add(s.getName()));
-                        names.complete(list);
-                    }
+                io.grpc.reflection.v1.ServerReflectionGrpc.newStub(channel)
+                        .serverReflectionInfo(new StreamObserver<>() {
+                            @Override
+                            public void onNext(io.grpc.reflection.v1.ServerReflectionResponse r) {
+                                List<String> list = new ArrayList<>();
+                                r.getListServicesResponse().getServiceList().forEach(s -> list.add(s.getName()));
+                                names.complete(list);
+                            }
 
-                    @Override
-                    public void onError(Throwable t) {
-                        names.completeExceptionally(t);
-                    }
+                            @Override
+                            public void onError(Throwable t) {
+                                names.completeExceptionally(t);
+                            }
 
-                    @Override
-                    public void onCompleted() {}
-                });
-        call.onNext(io.grpc.reflection.v1.ServerReflectionRequest.newBuilder().setListServices("").build());
+                            @Override
+                            public void onCompleted() {}
+                        });
+        call.onNext(io.grpc.reflection.v1.ServerReflectionRequest.newBuilder()
+                .setListServices("")
+                .build());
         try {
             return names.get(10, TimeUnit.SECONDS);
         } finally {
@@ -112,23 +126,26 @@ class GrpcServerTest {
     private List<String> listServicesV1alpha() throws Exception {
         CompletableFuture<List<String>> names = new CompletableFuture<>();
         StreamObserver<io.grpc.reflection.v1alpha.ServerReflectionRequest> call =
-                io.grpc.reflection.v1alpha.ServerReflectionGrpc.newStub(channel).serverReflectionInfo(new StreamObserver<>() {
-                    @Override
-                    public void onNext(io.grpc.reflection.v1alpha.ServerReflectionResponse r) {
-                        List<String> list = new ArrayList<>();
-                        r.getListServicesResponse().getServiceList().forEach(s -> list.add(s.getName()));
-                        names.complete(list);
-                    }
+                io.grpc.reflection.v1alpha.ServerReflectionGrpc.newStub(channel)
+                        .serverReflectionInfo(new StreamObserver<>() {
+                            @Override
+                            public void onNext(io.grpc.reflection.v1alpha.ServerReflectionResponse r) {
+                                List<String> list = new ArrayList<>();
+                                r.getListServicesResponse().getServiceList().forEach(s -> list.add(s.getName()));
+                                names.complete(list);
+                            }
 
-                    @Override
-                    public void onError(Throwable t) {
-                        names.completeExceptionally(t);
-                    }
+                            @Override
+                            public void onError(Throwable t) {
+                                names.completeExceptionally(t);
+                            }
 
-                    @Override
-                    public void onCompleted() {}
-                });
-        call.onNext(io.grpc.reflection.v1alpha.ServerReflectionRequest.newBuilder().setListServices("").build());
+                            @Override
+                            public void onCompleted() {}
+                        });
+        call.onNext(io.grpc.reflection.v1alpha.ServerReflectionRequest.newBuilder()
+                .setListServices("")
+                .build());
         try {
             return names.get(10, TimeUnit.SECONDS);
         } finally {
@@ -141,7 +158,8 @@ class GrpcServerTest {
         server.setServing(true);
         server.close();
         assertThatThrownBy(() -> health(""))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
     }
 
@@ -171,14 +189,19 @@ class GrpcServerTest {
                         out.onNext(AgentStatus.getDefaultInstance());
                         out.onCompleted();
                     }
-                }).build().start()) {
-            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", bounded.port()).usePlaintext().build();
+                })
+                .build()
+                .start()) {
+            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", bounded.port())
+                    .usePlaintext()
+                    .build();
             try {
                 List<CompletableFuture<Status>> results = new ArrayList<>();
                 for (int i = 0; i < calls; i++) {
                     CompletableFuture<Status> done = new CompletableFuture<>();
-                    AgentInspectionGrpc.newStub(ch).withDeadlineAfter(60, TimeUnit.SECONDS).getStatus(
-                            AgentStatusRequest.getDefaultInstance(), new StreamObserver<>() {
+                    AgentInspectionGrpc.newStub(ch)
+                            .withDeadlineAfter(60, TimeUnit.SECONDS)
+                            .getStatus(AgentStatusRequest.getDefaultInstance(), new StreamObserver<>() {
                                 @Override
                                 public void onNext(AgentStatus value) {}
 
@@ -203,7 +226,8 @@ class GrpcServerTest {
                 assertThat(mostRunning.get()).as("handlers running at once").isLessThanOrEqualTo(threads);
                 release.countDown();
                 for (CompletableFuture<Status> r : results) {
-                    assertThat(r.get(60, TimeUnit.SECONDS).getCode()).as("every call is answered in turn")
+                    assertThat(r.get(60, TimeUnit.SECONDS).getCode())
+                            .as("every call is answered in turn")
                             .isEqualTo(Status.Code.OK);
                 }
             } finally {

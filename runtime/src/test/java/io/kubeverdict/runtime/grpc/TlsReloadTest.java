@@ -36,6 +36,7 @@ class TlsReloadTest {
 
     @TempDir
     Path dir;
+
     private GrpcServer server;
     private final List<ManagedChannel> channels = new ArrayList<>();
 
@@ -74,7 +75,8 @@ class TlsReloadTest {
             }
             Path tmp = root.resolve("..data_tmp");
             Files.createSymbolicLink(tmp, next.getFileName());
-            Files.move(tmp, root.resolve("..data"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(
+                    tmp, root.resolve("..data"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         }
     }
 
@@ -84,8 +86,10 @@ class TlsReloadTest {
 
     private ServingStatus health(ManagedChannel channel) {
         channel.enterIdle(); // the next call makes a new connection: a new handshake
-        return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
-                .check(HealthCheckRequest.getDefaultInstance()).getStatus();
+        return HealthGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                .check(HealthCheckRequest.getDefaultInstance())
+                .getStatus();
     }
 
     private ServingStatus healthWithin(ManagedChannel channel, Duration wait) throws InterruptedException {
@@ -104,16 +108,20 @@ class TlsReloadTest {
 
     private GrpcServer serve(int port, Mounted secret, boolean clientCertificates) throws IOException {
         GrpcServer s = GrpcServer.builder(new InetSocketAddress("127.0.0.1", port))
-                .tls(new ServerTls(secret.file("tls.crt"), secret.file("tls.key"),
-                        clientCertificates ? secret.file("ca.crt") : null, QUICK))
-                .build().start();
+                .tls(new ServerTls(
+                        secret.file("tls.crt"),
+                        secret.file("tls.key"),
+                        clientCertificates ? secret.file("ca.crt") : null,
+                        QUICK))
+                .build()
+                .start();
         s.setServing(true);
         return s;
     }
 
     private ManagedChannel client(int port, Path cert, Path key, Path ca, Duration reloadEvery) throws IOException {
-        ManagedChannel c = ClientChannels.open("127.0.0.1:" + port,
-                new ClientChannels.Tls(cert, key, ca, "localhost", reloadEvery));
+        ManagedChannel c = ClientChannels.open(
+                "127.0.0.1:" + port, new ClientChannels.Tls(cert, key, ca, "localhost", reloadEvery));
         channels.add(c);
         return c;
     }
@@ -127,7 +135,8 @@ class TlsReloadTest {
         Mounted secret = new Mounted(dir.resolve("server-secret"));
         secret.publish("tls.crt", read(oldServer.cert()), "tls.key", read(oldServer.key()));
         server = serve(0, secret, false);
-        assertThat(health(client(server.port(), null, null, oldCa.caFile, QUICK))).isEqualTo(ServingStatus.SERVING);
+        assertThat(health(client(server.port(), null, null, oldCa.caFile, QUICK)))
+                .isEqualTo(ServingStatus.SERVING);
 
         secret.publish("tls.crt", read(newServer.cert()), "tls.key", read(newServer.key()));
         // A client that knows only the new CA gets in once the server has re-read its files...
@@ -135,7 +144,8 @@ class TlsReloadTest {
                 .isEqualTo(ServingStatus.SERVING);
         // ...and one that knows only the old CA no longer does.
         assertThatThrownBy(() -> health(client(server.port(), null, null, oldCa.caFile, QUICK)))
-                .isInstanceOfSatisfying(StatusRuntimeException.class,
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
                         e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
     }
 
@@ -149,31 +159,41 @@ class TlsReloadTest {
         TestPki.Issued newClient = newCa.leaf("client", "system:node:n1");
 
         Mounted oldSecret = new Mounted(dir.resolve("old-secret"));
-        oldSecret.publish("tls.crt", read(oldServer.cert()), "tls.key", read(oldServer.key()), "ca.crt", read(oldCa.caFile));
+        oldSecret.publish(
+                "tls.crt", read(oldServer.cert()), "tls.key", read(oldServer.key()), "ca.crt", read(oldCa.caFile));
         Mounted agentFiles = new Mounted(dir.resolve("agent"));
-        agentFiles.publish("tls.crt", read(oldClient.cert()), "tls.key", read(oldClient.key()), "ca.crt", read(oldCa.caFile));
+        agentFiles.publish(
+                "tls.crt", read(oldClient.cert()), "tls.key", read(oldClient.key()), "ca.crt", read(oldCa.caFile));
         server = serve(0, oldSecret, true);
         int port = server.port();
-        ManagedChannel agent = client(port, agentFiles.file("tls.crt"), agentFiles.file("tls.key"),
-                agentFiles.file("ca.crt"), QUICK);
-        ManagedChannel stale = client(port, agentFiles.file("tls.crt"), agentFiles.file("tls.key"),
-                agentFiles.file("ca.crt"), Duration.ofHours(1));
+        ManagedChannel agent =
+                client(port, agentFiles.file("tls.crt"), agentFiles.file("tls.key"), agentFiles.file("ca.crt"), QUICK);
+        ManagedChannel stale = client(
+                port,
+                agentFiles.file("tls.crt"),
+                agentFiles.file("tls.key"),
+                agentFiles.file("ca.crt"),
+                Duration.ofHours(1));
         assertThat(health(agent)).isEqualTo(ServingStatus.SERVING);
         assertThat(health(stale)).isEqualTo(ServingStatus.SERVING);
 
         // Everything moves to the new CA: the agent's bundle and certificate, and a control plane
         // (a new server on the same port, so no TLS session of the old one can be resumed) whose
         // certificate and client CA are the new CA's only.
-        agentFiles.publish("tls.crt", read(newClient.cert()), "tls.key", read(newClient.key()), "ca.crt", read(newCa.caFile));
+        agentFiles.publish(
+                "tls.crt", read(newClient.cert()), "tls.key", read(newClient.key()), "ca.crt", read(newCa.caFile));
         server.close();
         Mounted newSecret = new Mounted(dir.resolve("new-secret"));
-        newSecret.publish("tls.crt", read(newServer.cert()), "tls.key", read(newServer.key()), "ca.crt", read(newCa.caFile));
+        newSecret.publish(
+                "tls.crt", read(newServer.cert()), "tls.key", read(newServer.key()), "ca.crt", read(newCa.caFile));
         server = serve(port, newSecret, true);
 
         assertThat(healthWithin(agent, Duration.ofSeconds(10))).isEqualTo(ServingStatus.SERVING);
         // The channel that still holds what it read at start cannot connect: it needed the reload.
-        assertThatThrownBy(() -> health(stale)).isInstanceOfSatisfying(StatusRuntimeException.class,
-                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
+        assertThatThrownBy(() -> health(stale))
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
     }
 
     @Test
@@ -184,10 +204,11 @@ class TlsReloadTest {
         serverSecret.publish("tls.crt", read(cert.cert()), "tls.key", read(cert.key()));
         server = GrpcServer.builder(new InetSocketAddress("127.0.0.1", 0))
                 .tls(new ServerTls(serverSecret.file("tls.crt"), serverSecret.file("tls.key"), null, QUICK))
-                .build().start();
+                .build()
+                .start();
         server.setServing(true);
-        ManagedChannel client = ClientChannels.open("127.0.0.1:" + server.port(),
-                new ClientChannels.Tls(null, null, ca.caFile, "localhost", QUICK));
+        ManagedChannel client = ClientChannels.open(
+                "127.0.0.1:" + server.port(), new ClientChannels.Tls(null, null, ca.caFile, "localhost", QUICK));
         channels.add(client);
         assertThat(health(client)).isEqualTo(ServingStatus.SERVING);
 
@@ -207,7 +228,9 @@ class TlsReloadTest {
         Path cert = Files.writeString(dir.resolve("tls.crt"), "garbage");
         Path key = Files.writeString(dir.resolve("tls.key"), "garbage");
         assertThatThrownBy(() -> GrpcServer.builder(new InetSocketAddress("127.0.0.1", 0))
-                .tls(new ServerTls(cert, key, null)).build())
-                .isInstanceOf(IOException.class).hasMessageContaining(cert.toString());
+                        .tls(new ServerTls(cert, key, null))
+                        .build())
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining(cert.toString());
     }
 }

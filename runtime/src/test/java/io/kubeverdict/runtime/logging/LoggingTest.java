@@ -52,7 +52,8 @@ class LoggingTest {
         log.warn("peer {} is gone", "n1");
         log.debug("not at info");
         assertThat(lines()).hasSize(1);
-        assertThat(lines().get(0)).matches(ISO_TIME + " WARN  \\[main\\] io\\.kubeverdict\\.test\\.Component - peer n1 is gone");
+        assertThat(lines().get(0))
+                .matches(ISO_TIME + " WARN  \\[main\\] io\\.kubeverdict\\.test\\.Component - peer n1 is gone");
     }
 
     @Test
@@ -62,12 +63,18 @@ class LoggingTest {
         log.error("with \"quotes\"", new IllegalStateException("boom"));
         List<String> lines = lines();
         assertThat(lines).hasSize(2);
-        assertThat(lines.get(0)).startsWith("{").endsWith("}")
-                .contains("\"level\":\"DEBUG\"", "\"loggerName\":\"io.kubeverdict.test.Component\"",
-                        "\"formattedMessage\":\"applied 42 in 7 ms\"", "\"timestamp\":")
+        assertThat(lines.get(0))
+                .startsWith("{")
+                .endsWith("}")
+                .contains(
+                        "\"level\":\"DEBUG\"",
+                        "\"loggerName\":\"io.kubeverdict.test.Component\"",
+                        "\"formattedMessage\":\"applied 42 in 7 ms\"",
+                        "\"timestamp\":")
                 .doesNotContain("\"message\":", "\"sequenceNumber\"");
         assertThat(lines.get(0)).containsPattern("\"time\":\"" + ISO_TIME + "\"\\}$");
-        assertThat(lines.get(1)).contains("\"formattedMessage\":\"with \\\"quotes\\\"\"", "IllegalStateException", "boom");
+        assertThat(lines.get(1))
+                .contains("\"formattedMessage\":\"with \\\"quotes\\\"\"", "IllegalStateException", "boom");
     }
 
     @Test
@@ -85,7 +92,9 @@ class LoggingTest {
     @Test
     void theDefaultConfigurationIsTheRuntimesConfiguratorAndNoFile() throws Exception {
         var resources = java.util.Collections.list(getClass().getClassLoader().getResources("logback.xml"));
-        assertThat(resources).as("a configuration file would be ignored: the configurator comes first").isEmpty();
+        assertThat(resources)
+                .as("a configuration file would be ignored: the configurator comes first")
+                .isEmpty();
         ch.qos.logback.classic.LoggerContext context = new ch.qos.logback.classic.LoggerContext();
         new ch.qos.logback.classic.util.ContextInitializer(context).autoConfig();
         assertThat(new ch.qos.logback.core.status.StatusUtil(context).getHighestLevel(0))
@@ -93,16 +102,21 @@ class LoggingTest {
                 .isLessThan(ch.qos.logback.core.status.Status.WARN);
         assertThat(context.getLogger("ROOT").getLevel()).isEqualTo(Level.INFO);
         assertThat(context.getLogger("io.grpc").getLevel()).isEqualTo(Level.WARN);
-        assertThat(context.getLogger("ROOT").getAppender("STDERR")).as("configured by DefaultConfigurator").isNotNull();
+        assertThat(context.getLogger("ROOT").getAppender("STDERR"))
+                .as("configured by DefaultConfigurator")
+                .isNotNull();
     }
 
     @Test
     void javaUtilLoggingOfLibrariesComesOutInTheSameFormat() {
         Logging.configure(Level.INFO, LogFormat.json);
-        java.util.logging.Logger.getLogger("io.grpc.internal.SerializingExecutor").severe("runnable failed");
+        java.util.logging.Logger.getLogger("io.grpc.internal.SerializingExecutor")
+                .severe("runnable failed");
         java.util.logging.Logger.getLogger("io.grpc.internal.Other").info("chatter");
         assertThat(lines()).hasSize(1);
-        assertThat(lines().get(0)).startsWith("{").contains("\"level\":\"ERROR\"", "\"formattedMessage\":\"runnable failed\"");
+        assertThat(lines().get(0))
+                .startsWith("{")
+                .contains("\"level\":\"ERROR\"", "\"formattedMessage\":\"runnable failed\"");
     }
 
     @Command(name = "demo")
@@ -125,7 +139,8 @@ class LoggingTest {
         assertThat(defaults.logging.level()).isEqualTo(Level.INFO);
         assertThat(defaults.logging.format()).isEqualTo(LogFormat.text);
         assertThatThrownBy(() -> new CommandLine(new Demo()).parseArgs("--log-level", "verbose"))
-                .isInstanceOf(CommandLine.ParameterException.class).hasMessageContaining("verbose");
+                .isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessageContaining("verbose");
         assertThatThrownBy(() -> new CommandLine(new Demo()).parseArgs("--log-format", "xml"))
                 .isInstanceOf(CommandLine.ParameterException.class);
     }
@@ -142,6 +157,8 @@ class LoggingTest {
         assertThat(limiter.tryAcquire()).as("suppressed since the last line").isEqualTo(2);
         assertThat(limiter.tryAcquire()).isEqualTo(-1);
         limiter.reset();
-        assertThat(limiter.tryAcquire()).as("after a reset the next one is logged").isZero();
+        assertThat(limiter.tryAcquire())
+                .as("after a reset the next one is logged")
+                .isZero();
     }
 }

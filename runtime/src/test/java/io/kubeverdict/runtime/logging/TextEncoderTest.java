@@ -51,8 +51,11 @@ class TextEncoderTest {
             for (Level level : new Level[] {Level.ERROR, Level.WARN, Level.INFO, Level.DEBUG, Level.TRACE}) {
                 LoggingEvent shortName = event("Main", level, "peer {} is gone after {} ms", null, "n1", 42);
                 assertThat(text(shortName, zone)).isEqualTo(pattern(shortName, zone));
-                LoggingEvent longName = event("io.kubeverdict.controlplane.service.GrpcEndpointWithAVeryLongName", level,
-                        "plain ünïcode line", null);
+                LoggingEvent longName = event(
+                        "io.kubeverdict.controlplane.service.GrpcEndpointWithAVeryLongName",
+                        level,
+                        "plain ünïcode line",
+                        null);
                 assertThat(text(longName, zone)).isEqualTo(pattern(longName, zone));
             }
         }
@@ -66,7 +69,11 @@ class TextEncoderTest {
         LoggingEvent event = event("io.kubeverdict.agent.run.Agent", Level.ERROR, "failed: {}", thrown, "x");
         String line = text(event, ZoneId.of("UTC"));
         assertThat(line).isEqualTo(pattern(event, ZoneId.of("UTC")));
-        assertThat(line).contains("failed: x", "java.lang.RuntimeException: outer", "Caused by: java.lang.IllegalStateException: inner",
-                "Suppressed: java.lang.IllegalArgumentException: also");
+        assertThat(line)
+                .contains(
+                        "failed: x",
+                        "java.lang.RuntimeException: outer",
+                        "Caused by: java.lang.IllegalStateException: inner",
+                        "Suppressed: java.lang.IllegalArgumentException: also");
     }
 }

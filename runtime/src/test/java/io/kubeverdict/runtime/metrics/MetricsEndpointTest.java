@@ -33,19 +33,29 @@ class MetricsEndpointTest {
     void servesTheRegistryWithBuildInfoAndTheProbes() throws Exception {
         AtomicBoolean ready = new AtomicBoolean();
         try (ProcessMetrics metrics = new ProcessMetrics("test-component");
-             MetricsEndpoint endpoint = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), metrics.registry(),
-                     List.of(new MetricsEndpoint.Probe("/healthz", () -> true, "never"),
-                             new MetricsEndpoint.Probe("/readyz", ready::get, "not ready yet"),
-                             new MetricsEndpoint.Probe("/broken", () -> {
-                                 throw new IllegalStateException("boom");
-                             }, "check failed")))) {
-            Counter.builder("kubeverdict_test_events").register(metrics.registry()).increment(3);
+                MetricsEndpoint endpoint = MetricsEndpoint.start(
+                        new InetSocketAddress("127.0.0.1", 0),
+                        metrics.registry(),
+                        List.of(
+                                new MetricsEndpoint.Probe("/healthz", () -> true, "never"),
+                                new MetricsEndpoint.Probe("/readyz", ready::get, "not ready yet"),
+                                new MetricsEndpoint.Probe(
+                                        "/broken",
+                                        () -> {
+                                            throw new IllegalStateException("boom");
+                                        },
+                                        "check failed")))) {
+            Counter.builder("kubeverdict_test_events")
+                    .register(metrics.registry())
+                    .increment(3);
 
             HttpResponse<String> scrape = get(endpoint, "/metrics", null);
             assertThat(scrape.statusCode()).isEqualTo(200);
-            assertThat(scrape.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("text/plain"));
+            assertThat(scrape.headers().firstValue("Content-Type"))
+                    .hasValueSatisfying(t -> assertThat(t).startsWith("text/plain"));
             assertThat(scrape.body())
-                    .contains("kubeverdict_build_info{component=\"test-component\",version=\"" + BuildVersion.current() + "\"} 1")
+                    .contains("kubeverdict_build_info{component=\"test-component\",version=\"" + BuildVersion.current()
+                            + "\"} 1")
                     .contains("kubeverdict_test_events_total 3.0")
                     .contains("jvm_memory_used_bytes")
                     .contains("process_uptime_seconds");
@@ -53,7 +63,9 @@ class MetricsEndpointTest {
             HttpResponse<String> openMetrics = get(endpoint, "/metrics", "application/openmetrics-text; version=1.0.0");
             assertThat(openMetrics.headers().firstValue("Content-Type"))
                     .hasValueSatisfying(t -> assertThat(t).startsWith("application/openmetrics-text"));
-            assertThat(openMetrics.body()).contains("# TYPE kubeverdict_build info").endsWith("# EOF\n");
+            assertThat(openMetrics.body())
+                    .contains("# TYPE kubeverdict_build info")
+                    .endsWith("# EOF\n");
 
             assertThat(get(endpoint, "/healthz", null).body()).isEqualTo("ok\n");
             HttpResponse<String> notReady = get(endpoint, "/readyz", null);
@@ -66,7 +78,9 @@ class MetricsEndpointTest {
 
             assertThat(get(endpoint, "/broken", null).statusCode()).isEqualTo(503);
             assertThat(get(endpoint, "/", null).statusCode()).isEqualTo(404);
-            assertThat(get(endpoint, "/-/healthy", null).statusCode()).as("the exporter's always-healthy path").isEqualTo(404);
+            assertThat(get(endpoint, "/-/healthy", null).statusCode())
+                    .as("the exporter's always-healthy path")
+                    .isEqualTo(404);
             assertThat(get(endpoint, "/healthz/x", null).statusCode()).isEqualTo(404);
         }
     }
@@ -75,10 +89,13 @@ class MetricsEndpointTest {
     @Test
     void aDeadWorkerThreadFailsEveryProbe() throws Exception {
         try (FatalThreads.Observed observed = FatalThreads.observeForTest();
-             ProcessMetrics metrics = new ProcessMetrics("test-component");
-             MetricsEndpoint endpoint = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), metrics.registry(),
-                     List.of(new MetricsEndpoint.Probe("/healthz", () -> true, "never"),
-                             new MetricsEndpoint.Probe("/readyz", () -> true, "never")))) {
+                ProcessMetrics metrics = new ProcessMetrics("test-component");
+                MetricsEndpoint endpoint = MetricsEndpoint.start(
+                        new InetSocketAddress("127.0.0.1", 0),
+                        metrics.registry(),
+                        List.of(
+                                new MetricsEndpoint.Probe("/healthz", () -> true, "never"),
+                                new MetricsEndpoint.Probe("/readyz", () -> true, "never")))) {
             assertThat(get(endpoint, "/healthz", null).statusCode()).isEqualTo(200);
             Thread verdict = FatalThreads.worker("verdict-loop-q0", () -> {
                 throw new AssertionError("judge");

@@ -20,7 +20,8 @@ public final class KubeVerdictMain {
     private KubeVerdictMain() {}
 
     public static void main(String[] args) {
-        System.exit(KubeVerdictCommand.forArgs(DESCRIPTION, args, subcommands().toArray()).execute(args));
+        System.exit(KubeVerdictCommand.forArgs(DESCRIPTION, args, subcommands().toArray())
+                .execute(args));
     }
 
     /** The root command with control-plane, matrix, explain (control plane), agent and sandbox. */

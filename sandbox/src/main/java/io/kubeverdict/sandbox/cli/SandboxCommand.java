@@ -27,46 +27,76 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "sandbox", mixinStandardHelpOptions = true,
-        description = {"Run the whole system locally: pods as network namespaces, the control plane and one agent per node"
-                + " as real processes, every pod pair probed with real connections and compared with the policy engine"
-                + " (what `matrix` prints).",
-                "Needs root. Exit code 0 when observed == expected for every probe, 1 on a mismatch, 2 on an error."})
+@Command(
+        name = "sandbox",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Run the whole system locally: pods as network namespaces, the control plane and one agent per node"
+                    + " as real processes, every pod pair probed with real connections and compared with the policy engine"
+                    + " (what `matrix` prints).",
+            "Needs root. Exit code 0 when observed == expected for every probe, 1 on a mismatch, 2 on an error."
+        })
 public final class SandboxCommand implements Callable<Integer> {
-    @Option(names = "--manifests", paramLabel = "DIR",
+    @Option(
+            names = "--manifests",
+            paramLabel = "DIR",
             description = "Manifest directory (Namespaces, Nodes, Pods, NetworkPolicies, admin-tier policies)."
                     + " Pods keep the node and IPs they have. Default: deploy/examples/netpol-basic.")
     Path manifests;
 
-    @Option(names = "--nodes", paramLabel = "N", defaultValue = "2",
+    @Option(
+            names = "--nodes",
+            paramLabel = "N",
+            defaultValue = "2",
             description = "Nodes to spread pods without spec.nodeName over when the manifests have no Node objects"
                     + " (default: ${DEFAULT-VALUE}). Node objects define the nodes and their addresses.")
     int nodes;
 
-    @Option(names = "--probe", paramLabel = "PORT/PROTO", arity = "1..*",
-            description = "Port to probe, e.g. 80/TCP 81/UDP (repeatable); every pod serves it, hostNetwork pods on their"
-                    + " node's address. Default: every container port of the pods.")
+    @Option(
+            names = "--probe",
+            paramLabel = "PORT/PROTO",
+            arity = "1..*",
+            description =
+                    "Port to probe, e.g. 80/TCP 81/UDP (repeatable); every pod serves it, hostNetwork pods on their"
+                            + " node's address. Default: every container port of the pods.")
     List<String> probes = new ArrayList<>();
 
-    @Option(names = "--output", paramLabel = "table|json", defaultValue = "table",
+    @Option(
+            names = "--output",
+            paramLabel = "table|json",
+            defaultValue = "table",
             description = "table (default) or json: one JSON object per probe and line.")
     String output;
 
     @Option(names = "--watch", description = "Stay up; re-probe whenever a file in the manifest directory changes.")
     boolean watch;
 
-    @Option(names = "--keep", description = "Leave everything running after probing and print how to reach each process; Ctrl-C tears down.")
+    @Option(
+            names = "--keep",
+            description =
+                    "Leave everything running after probing and print how to reach each process; Ctrl-C tears down.")
     boolean keep;
 
-    @Option(names = "--pod-cidr", paramLabel = "CIDR", defaultValue = Placement.DEFAULT_POD_CIDR,
-            description = "Addresses for pods without status.podIPs, as `matrix --assign-ips` (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--pod-cidr",
+            paramLabel = "CIDR",
+            defaultValue = Placement.DEFAULT_POD_CIDR,
+            description =
+                    "Addresses for pods without status.podIPs, as `matrix --assign-ips` (default: ${DEFAULT-VALUE}).")
     String podCidr;
 
-    @Option(names = "--probe-timeout", paramLabel = "MILLIS", defaultValue = "1500",
+    @Option(
+            names = "--probe-timeout",
+            paramLabel = "MILLIS",
+            defaultValue = "1500",
             description = "How long a probe waits for an answer (default: ${DEFAULT-VALUE}).")
     long probeTimeoutMillis;
 
-    @Option(names = "--prefix", paramLabel = "PREFIX", defaultValue = SandboxOptions.DEFAULT_PREFIX, hidden = true,
+    @Option(
+            names = "--prefix",
+            paramLabel = "PREFIX",
+            defaultValue = SandboxOptions.DEFAULT_PREFIX,
+            hidden = true,
             description = "Name prefix of the network namespaces.")
     String prefix;
 
@@ -87,8 +117,8 @@ public final class SandboxCommand implements Callable<Integer> {
             List<ServePort> targets = new ArrayList<>();
             probes.forEach(p -> targets.add(ServePort.parse(p)));
             Path dir = manifests != null ? manifests : Launcher.home().resolve("deploy/examples/netpol-basic");
-            options = new SandboxOptions(dir.toAbsolutePath(), nodes, targets, podCidr,
-                    Duration.ofMillis(probeTimeoutMillis), prefix);
+            options = new SandboxOptions(
+                    dir.toAbsolutePath(), nodes, targets, podCidr, Duration.ofMillis(probeTimeoutMillis), prefix);
         } catch (IllegalArgumentException e) {
             err.println("sandbox: " + e.getMessage());
             return 2;
@@ -137,7 +167,9 @@ public final class SandboxCommand implements Callable<Integer> {
         out.flush();
         long unsupported = results.stream().filter(ProbeResult::unsupported).count();
         progress.note((agree ? "observed == expected" : "MISMATCH: observed != expected")
-                + (unsupported > 0 ? " (" + unsupported + " SCTP probes not run: no SCTP sockets on this kernel)" : ""));
+                + (unsupported > 0
+                        ? " (" + unsupported + " SCTP probes not run: no SCTP sockets on this kernel)"
+                        : ""));
         return agree ? 0 : 1;
     }
 
@@ -145,8 +177,12 @@ public final class SandboxCommand implements Callable<Integer> {
     private void watchLoop(Sandbox first, SandboxOptions options, Progress progress, PrintWriter out) throws Exception {
         Sandbox sandbox = first;
         try (WatchService watcher = FileSystems.getDefault().newWatchService()) {
-            options.manifests().register(watcher, StandardWatchEventKinds.ENTRY_CREATE,
-                    StandardWatchEventKinds.ENTRY_MODIFY, StandardWatchEventKinds.ENTRY_DELETE);
+            options.manifests()
+                    .register(
+                            watcher,
+                            StandardWatchEventKinds.ENTRY_CREATE,
+                            StandardWatchEventKinds.ENTRY_MODIFY,
+                            StandardWatchEventKinds.ENTRY_DELETE);
             progress.note("watching " + options.manifests() + " (Ctrl-C to stop)");
             while (true) {
                 WatchKey key = watcher.take();

@@ -74,14 +74,19 @@ class PoliciesWithAgentTest {
                   - {name: to-api, action: Allow, to: [{domainNames: ["api.test"]}]}
                   - {name: rest, action: Deny, to: [{networks: ["0.0.0.0/0"]}]}
                 """);
-        cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null, null,
-                        PolicySyncService.Options.defaults()),
-                new IncrementalPolicyCalculator(), new ControlPlane.Source.Manifests(manifests, new EngineDirectoryReader()));
+        cp = ControlPlane.start(
+                new ControlPlane.Config(
+                        new InetSocketAddress("127.0.0.1", 0), null, null, PolicySyncService.Options.defaults()),
+                new IncrementalPolicyCalculator(),
+                new ControlPlane.Source.Manifests(manifests, new EngineDirectoryReader()));
         cp.firstCalculation().get(60, TimeUnit.SECONDS);
-        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort())
+                .usePlaintext()
+                .build();
         NodeSnapshot n1;
         try {
-            n1 = ControlPlaneInspectionGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+            n1 = ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(30, TimeUnit.SECONDS)
                     .getSnapshot(GetSnapshotRequest.newBuilder().setNode("n1").build());
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -89,9 +94,14 @@ class PoliciesWithAgentTest {
         new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(n1, 1);
         feed = new VerdictFeed(16, state::generation);
         agent = GrpcServer.builder(new InetSocketAddress("127.0.0.1", 0))
-                .service(new AgentInspectionService(new AgentIdentity("n1", "test", "xtables-nfqueue", 0, true), state,
-                        new SyncStatus(), Optional::empty, feed))
-                .build().start();
+                .service(new AgentInspectionService(
+                        new AgentIdentity("n1", "test", "xtables-nfqueue", 0, true),
+                        state,
+                        new SyncStatus(),
+                        Optional::empty,
+                        feed))
+                .build()
+                .start();
     }
 
     @AfterEach
@@ -102,11 +112,14 @@ class PoliciesWithAgentTest {
     }
 
     private Run policies(String... extra) {
-        List<String> args = new ArrayList<>(List.of("policies", "x/client", "--control-plane", "127.0.0.1:" + cp.grpcPort()));
+        List<String> args =
+                new ArrayList<>(List.of("policies", "x/client", "--control-plane", "127.0.0.1:" + cp.grpcPort()));
         args.addAll(List.of(extra));
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = ControlPlaneMain.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
+        int exit = ControlPlaneMain.commandLine()
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
                 .execute(args.toArray(String[]::new));
         return new Run(exit, out.toString(), err.toString());
     }
@@ -115,7 +128,8 @@ class PoliciesWithAgentTest {
     private void learn(String name, String address, long ttlSeconds) {
         LearnedAddressBook.View view = state.learned();
         IpAddress ip = IpAddress.parse(address);
-        int client = view.index().endpointAt(IpAddress.V4, 0, IpAddress.parse("10.0.0.1").lo());
+        int client = view.index()
+                .endpointAt(IpAddress.V4, 0, IpAddress.parse("10.0.0.1").lo());
         LearnedSet set = view.set(client, view.watchesOf(client)[0]);
         byte[] bytes = name.getBytes(StandardCharsets.US_ASCII);
         set.learn(ip.family(), ip.hi(), ip.lo(), clock.get() + ttlSeconds * 1_000_000_000L, bytes, 0, bytes.length);
@@ -138,10 +152,14 @@ class PoliciesWithAgentTest {
 
         Run json = policies("--agent", "127.0.0.1:" + agent.port(), "-o", "json");
         assertThat(json.exit()).isZero();
-        assertThat(json.out()).contains("\"domainWatches\"").contains("\"learned\"").contains("\"192.0.2.7\"");
+        assertThat(json.out())
+                .contains("\"domainWatches\"")
+                .contains("\"learned\"")
+                .contains("\"192.0.2.7\"");
 
         clock.addAndGet(31_000_000_000L);
-        assertThat(policies("--agent", "127.0.0.1:" + agent.port()).out()).contains("nothing learned yet")
+        assertThat(policies("--agent", "127.0.0.1:" + agent.port()).out())
+                .contains("nothing learned yet")
                 .doesNotContain("192.0.2.7");
     }
 

@@ -80,20 +80,34 @@ class MetricsLintTest {
                   podSelector: {matchLabels: {app: a}}
                   ingress: [{from: [{podSelector: {matchLabels: {app: b}}}, {ipBlock: {cidr: 10.0.0.300/8}}]}]
                 """);
-        try (ControlPlane cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0),
-                        new InetSocketAddress("127.0.0.1", 0), null, PolicySyncService.Options.defaults()),
-                new IncrementalPolicyCalculator(), new ControlPlane.Source.Manifests(manifests, new EngineDirectoryReader()))) {
+        try (ControlPlane cp = ControlPlane.start(
+                new ControlPlane.Config(
+                        new InetSocketAddress("127.0.0.1", 0),
+                        new InetSocketAddress("127.0.0.1", 0),
+                        null,
+                        PolicySyncService.Options.defaults()),
+                new IncrementalPolicyCalculator(),
+                new ControlPlane.Source.Manifests(manifests, new EngineDirectoryReader()))) {
             cp.firstCalculation().get(60, TimeUnit.SECONDS);
-            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
+            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort())
+                    .usePlaintext()
+                    .build();
             try {
                 syncOnce(channel, "n1");
                 // A name no Node of the cluster has is refused, and never a label value.
-                Iterator<ToAgent> madeUp = PolicySyncGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
-                        .sync(SyncRequest.newBuilder().setNode("made-up-node").setAgentVersion("test").build());
-                assertThatThrownBy(madeUp::hasNext).isInstanceOfSatisfying(StatusRuntimeException.class,
-                        e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
+                Iterator<ToAgent> madeUp = PolicySyncGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(30, TimeUnit.SECONDS)
+                        .sync(SyncRequest.newBuilder()
+                                .setNode("made-up-node")
+                                .setAgentVersion("test")
+                                .build());
+                assertThatThrownBy(madeUp::hasNext)
+                        .isInstanceOfSatisfying(
+                                StatusRuntimeException.class,
+                                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND));
                 String scrape = scrape(cp.metricsPort());
-                assertThat(scrape).contains("kubeverdict_nodes{state=\"in_sync\"} 1.0")
+                assertThat(scrape)
+                        .contains("kubeverdict_nodes{state=\"in_sync\"} 1.0")
                         .contains("kubeverdict_policy_problems 1.0")
                         .contains("kubeverdict_policy_problems_by_policy{namespace=\"x\",policy=\"only-b\"} 1.0")
                         .contains("kubeverdict_manifest_problems")
@@ -116,16 +130,20 @@ class MetricsLintTest {
         new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.allowFromB(), 1);
         QueueCounters queue = new QueueCounters(100, 1234, 5, 2, 128, 3, 1, 42);
         SyncStatus sync = new SyncStatus();
-        ManagedChannel unused = NettyChannelBuilder.forAddress("127.0.0.1", 1).usePlaintext().build();
+        ManagedChannel unused =
+                NettyChannelBuilder.forAddress("127.0.0.1", 1).usePlaintext().build();
         // two verdict queues, as --queues 2 exports them: one labelled series per queue
-        try (AgentMetrics metrics = new AgentMetrics(sync, state, new int[] {100, 101}, q -> Optional.of(queue),
-                Clock.systemUTC(), 10);
-             MetricsEndpoint endpoint = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), metrics.registry(),
-                     List.of());
-             VerdictFeed feed = new VerdictFeed(16, state::generation);
-             VerdictUplink uplink = new VerdictUplink(unused, "node-1", feed, 10, metrics.registry(), Clock.systemUTC())) {
-            PacketTuple allowed = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 6, 80);
-            PacketTuple denied = new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), 17, 53);
+        try (AgentMetrics metrics = new AgentMetrics(
+                        sync, state, new int[] {100, 101}, q -> Optional.of(queue), Clock.systemUTC(), 10);
+                MetricsEndpoint endpoint =
+                        MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), metrics.registry(), List.of());
+                VerdictFeed feed = new VerdictFeed(16, state::generation);
+                VerdictUplink uplink =
+                        new VerdictUplink(unused, "node-1", feed, 10, metrics.registry(), Clock.systemUTC())) {
+            PacketTuple allowed =
+                    new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 6, 80);
+            PacketTuple denied =
+                    new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), 17, 53);
             PacketTuple open = new PacketTuple().set(IpAddress.parse("10.0.0.1"), IpAddress.parse("10.0.0.3"), 6, 443);
             for (PacketTuple p : List.of(allowed, denied, open)) {
                 int code = state.decide(p);
@@ -138,8 +156,9 @@ class MetricsLintTest {
 
             String scrape = scrape(endpoint.port());
             assertThat(scrape)
-                    .contains("kubeverdict_policy_verdicts_total{direction=\"ingress\",policy=\"default/x/allow-from-b\","
-                            + "reason=\"rule\",verdict=\"allow\"} 1.0")
+                    .contains(
+                            "kubeverdict_policy_verdicts_total{direction=\"ingress\",policy=\"default/x/allow-from-b\","
+                                    + "reason=\"rule\",verdict=\"allow\"} 1.0")
                     .contains("kubeverdict_policy_verdicts_total{direction=\"ingress\",policy=\"default\","
                             + "reason=\"tier_default\",verdict=\"deny\"} 1.0")
                     .contains("kubeverdict_policy_verdicts_total{direction=\"ingress\",policy=\"\","
@@ -176,30 +195,40 @@ class MetricsLintTest {
     private static void syncOnce(ManagedChannel channel, String node) throws Exception {
         CountDownLatch inSync = new CountDownLatch(1);
         long[] sequence = new long[1];
-        PolicySyncGrpc.newStub(channel).sync(SyncRequest.newBuilder().setNode(node).setAgentVersion("test").build(),
-                new StreamObserver<>() {
-                    @Override
-                    public void onNext(ToAgent value) {
-                        if (value.hasInSync()) {
-                            sequence[0] = value.getSequence();
-                            inSync.countDown();
-                        }
-                    }
+        PolicySyncGrpc.newStub(channel)
+                .sync(
+                        SyncRequest.newBuilder()
+                                .setNode(node)
+                                .setAgentVersion("test")
+                                .build(),
+                        new StreamObserver<>() {
+                            @Override
+                            public void onNext(ToAgent value) {
+                                if (value.hasInSync()) {
+                                    sequence[0] = value.getSequence();
+                                    inSync.countDown();
+                                }
+                            }
 
-                    @Override
-                    public void onError(Throwable t) {}
+                            @Override
+                            public void onError(Throwable t) {}
 
-                    @Override
-                    public void onCompleted() {}
-                });
+                            @Override
+                            public void onCompleted() {}
+                        });
         assertThat(inSync.await(30, TimeUnit.SECONDS)).isTrue();
-        PolicySyncGrpc.newBlockingStub(channel).reportApplied(AppliedReport.newBuilder().setNode(node)
-                .setAppliedSequence(sequence[0]).build());
+        PolicySyncGrpc.newBlockingStub(channel)
+                .reportApplied(AppliedReport.newBuilder()
+                        .setNode(node)
+                        .setAppliedSequence(sequence[0])
+                        .build());
     }
 
     private String scrape(int port) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
-                .build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
         return r.body();
     }

@@ -55,9 +55,12 @@ class ObserveRelayTest {
     private VerdictFeed feed;
     private VerdictUplink uplink;
     private final StateHolder state = new StateHolder(0);
-    private final PacketTuple allowed = new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 6, 80);
-    private final PacketTuple denied = new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), 17, 53);
-    private final PacketTuple fromRemote = new PacketTuple().set(IpAddress.parse("10.0.0.9"), IpAddress.parse("10.0.0.1"), 6, 443);
+    private final PacketTuple allowed =
+            new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 6, 80);
+    private final PacketTuple denied =
+            new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), 17, 53);
+    private final PacketTuple fromRemote =
+            new PacketTuple().set(IpAddress.parse("10.0.0.9"), IpAddress.parse("10.0.0.1"), 6, 443);
 
     @BeforeEach
     void start() throws Exception {
@@ -69,17 +72,24 @@ class ObserveRelayTest {
                 spec: {nodeName: node-2, containers: [{name: c, image: i}]}
                 status: {phase: Running, podIP: 10.0.0.9}
                 """);
-        cp = ControlPlane.start(new ControlPlane.Config(new InetSocketAddress("127.0.0.1", 0), null, null,
-                        PolicySyncService.Options.defaults()),
-                new IncrementalPolicyCalculator(), new ControlPlane.Source.Manifests(manifests, new EngineDirectoryReader()));
+        cp = ControlPlane.start(
+                new ControlPlane.Config(
+                        new InetSocketAddress("127.0.0.1", 0), null, null, PolicySyncService.Options.defaults()),
+                new IncrementalPolicyCalculator(),
+                new ControlPlane.Source.Manifests(manifests, new EngineDirectoryReader()));
         cp.firstCalculation().get(60, TimeUnit.SECONDS);
-        agentChannel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
-        observerChannel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort()).usePlaintext().build();
+        agentChannel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort())
+                .usePlaintext()
+                .build();
+        observerChannel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort())
+                .usePlaintext()
+                .build();
 
         // node-1's agent: x/a isolated for ingress, allowing only x/b (SnapshotFixtures.allowFromB).
         new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.allowFromB(), 1);
         feed = new VerdictFeed(256, state::generation);
-        uplink = new VerdictUplink(agentChannel, "node-1", feed, 1000, new SimpleMeterRegistry(), Clock.systemUTC()).start();
+        uplink = new VerdictUplink(agentChannel, "node-1", feed, 1000, new SimpleMeterRegistry(), Clock.systemUTC())
+                .start();
     }
 
     @AfterEach
@@ -116,29 +126,35 @@ class ObserveRelayTest {
 
     private Context.CancellableContext observe(ObserveVerdictsRequest request, BlockingQueue<Object> inbox) {
         Context.CancellableContext ctx = Context.current().withCancellation();
-        ctx.run(() -> ControlPlaneInspectionGrpc.newStub(observerChannel).observeVerdicts(request, new StreamObserver<>() {
-            @Override
-            public void onNext(ObservedVerdict value) {
-                inbox.add(value);
-            }
+        ctx.run(() -> ControlPlaneInspectionGrpc.newStub(observerChannel)
+                .observeVerdicts(request, new StreamObserver<>() {
+                    @Override
+                    public void onNext(ObservedVerdict value) {
+                        inbox.add(value);
+                    }
 
-            @Override
-            public void onError(Throwable t) {
-                inbox.add(t);
-            }
+                    @Override
+                    public void onError(Throwable t) {
+                        inbox.add(t);
+                    }
 
-            @Override
-            public void onCompleted() {}
-        }));
+                    @Override
+                    public void onCompleted() {}
+                }));
         return ctx;
     }
 
     @Test
     void theAgentsVerdictsReachAnObserverFilteredAndNamed() throws Exception {
-        assertThat(feed.watchers()).as("nobody observes: the agent subscribes nothing").isZero();
+        assertThat(feed.watchers())
+                .as("nobody observes: the agent subscribes nothing")
+                .isZero();
         BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
-        Context.CancellableContext call = observe(ObserveVerdictsRequest.newBuilder()
-                .setVerdict(Verdict.VERDICT_DENY).build(), inbox);
+        Context.CancellableContext call = observe(
+                ObserveVerdictsRequest.newBuilder()
+                        .setVerdict(Verdict.VERDICT_DENY)
+                        .build(),
+                inbox);
         try {
             VerdictEvent e = nextWhilePublishing(inbox, allowed, denied).getEvent();
             assertThat(e.getNode()).isEqualTo("node-1");
@@ -163,11 +179,14 @@ class ObserveRelayTest {
     @Test
     void theControlPlaneNamesThePodTheAgentDoesNotHold() throws Exception {
         BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
-        Context.CancellableContext call = observe(ObserveVerdictsRequest.newBuilder().setPod("y/remote").build(), inbox);
+        Context.CancellableContext call =
+                observe(ObserveVerdictsRequest.newBuilder().setPod("y/remote").build(), inbox);
         try {
-            VerdictEvent e = nextWhilePublishing(inbox, allowed, denied, fromRemote).getEvent();
+            VerdictEvent e =
+                    nextWhilePublishing(inbox, allowed, denied, fromRemote).getEvent();
             assertThat(e.getExplanation().getTuple().getSrcIp()).isEqualTo("10.0.0.9");
-            assertThat(e.getExplanation().getSource().getNamespace() + "/" + e.getExplanation().getSource().getPod())
+            assertThat(e.getExplanation().getSource().getNamespace() + "/"
+                            + e.getExplanation().getSource().getPod())
                     .isEqualTo("y/remote");
             assertThat(e.getExplanation().getDestination().getPod()).isEqualTo("a");
         } finally {
@@ -180,9 +199,20 @@ class ObserveRelayTest {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> ControlPlaneMain.commandLine()
-                .setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
-                .execute("observe", "--control-plane", "127.0.0.1:" + cp.grpcPort(), "--verdict", "denied",
-                        "--node", "node-1", "--last", "2", "--wait", "PT60S"));
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(
+                        "observe",
+                        "--control-plane",
+                        "127.0.0.1:" + cp.grpcPort(),
+                        "--verdict",
+                        "denied",
+                        "--node",
+                        "node-1",
+                        "--last",
+                        "2",
+                        "--wait",
+                        "PT60S"));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!exit.isDone() && System.nanoTime() < deadline) {
             judge(denied);
@@ -192,9 +222,16 @@ class ObserveRelayTest {
         assertThat(exit.get(5, TimeUnit.SECONDS)).as(err.toString()).isZero();
         var lines = out.toString().lines().toList();
         assertThat(lines.get(0)).startsWith("TIME").contains("NODE", "FROM", "TO", "PORT", "VERDICT", "DECIDED BY");
-        assertThat(lines.subList(1, lines.size())).hasSize(2).allSatisfy(l -> assertThat(l)
-                .contains("node-1", "x/c (10.0.0.3)", "x/a (10.0.0.1)", "53/UDP", "DENY",
-                        "ingress default of tier default (no rule matched)"));
+        assertThat(lines.subList(1, lines.size()))
+                .hasSize(2)
+                .allSatisfy(l -> assertThat(l)
+                        .contains(
+                                "node-1",
+                                "x/c (10.0.0.3)",
+                                "x/a (10.0.0.1)",
+                                "53/UDP",
+                                "DENY",
+                                "ingress default of tier default (no rule matched)"));
     }
 
     private static void awaitTrue(Supplier<Boolean> condition, String what) throws InterruptedException {

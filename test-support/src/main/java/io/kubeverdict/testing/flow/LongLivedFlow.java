@@ -24,7 +24,10 @@ public final class LongLivedFlow implements AutoCloseable {
     public static final int PERIOD_MILLIS = 20;
     private static final int READ_TIMEOUT_MILLIS = 250;
 
-    public enum Kind { TCP, UDP }
+    public enum Kind {
+        TCP,
+        UDP
+    }
 
     private final Kind kind;
     private final String name;
@@ -57,7 +60,8 @@ public final class LongLivedFlow implements AutoCloseable {
     }
 
     /** As {@link #open(Kind, InNamespace, String, int)}, one message per periodMillis. */
-    public static LongLivedFlow open(Kind kind, InNamespace from, String host, int port, int periodMillis) throws Exception {
+    public static LongLivedFlow open(Kind kind, InNamespace from, String host, int port, int periodMillis)
+            throws Exception {
         String name = kind.name().toLowerCase() + "-" + host + ":" + port;
         return from.call(() -> {
             if (kind == Kind.TCP) {
@@ -76,7 +80,7 @@ public final class LongLivedFlow implements AutoCloseable {
 
     private void runTcp() {
         try (DataOutputStream out = new DataOutputStream(tcp.getOutputStream());
-             DataInputStream in = new DataInputStream(tcp.getInputStream())) {
+                DataInputStream in = new DataInputStream(tcp.getInputStream())) {
             long next = 0;
             long expected = 0;
             while (running) {

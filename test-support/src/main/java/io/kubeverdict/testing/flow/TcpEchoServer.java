@@ -44,7 +44,9 @@ public final class TcpEchoServer implements AutoCloseable {
     }
 
     private void echo(Socket s) {
-        try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
+        try (s;
+                InputStream in = s.getInputStream();
+                OutputStream out = s.getOutputStream()) {
             byte[] buf = new byte[256];
             int n;
             while ((n = in.read(buf)) > 0) {

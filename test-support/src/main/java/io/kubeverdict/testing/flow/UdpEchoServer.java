@@ -19,7 +19,8 @@ public final class UdpEchoServer implements AutoCloseable {
     }
 
     public static UdpEchoServer start(InNamespace in, int port) throws Exception {
-        return new UdpEchoServer(in.call(() -> new DatagramSocket(new InetSocketAddress(InetAddress.getByName("::"), port))));
+        return new UdpEchoServer(
+                in.call(() -> new DatagramSocket(new InetSocketAddress(InetAddress.getByName("::"), port))));
     }
 
     private void serve() {

@@ -63,8 +63,8 @@ public final class TestPki {
     /** {@link #issue} as a record. */
     public Issued leaf(String file, String cn, String... dnsNames) throws Exception {
         KeyPair kp = keyPair();
-        X509v3CertificateBuilder b = builder(new X500Name(caCert.getSubjectX500Principal().getName()),
-                new X500Name("CN=" + cn), kp);
+        X509v3CertificateBuilder b =
+                builder(new X500Name(caCert.getSubjectX500Principal().getName()), new X500Name("CN=" + cn), kp);
         GeneralName[] sans = new GeneralName[dnsNames.length + 1];
         for (int i = 0; i < dnsNames.length; i++) {
             sans[i] = new GeneralName(GeneralName.dNSName, dnsNames[i]);
@@ -83,14 +83,18 @@ public final class TestPki {
 
     private static X509v3CertificateBuilder builder(X500Name issuer, X500Name subject, KeyPair subjectKey) {
         Instant now = Instant.now();
-        return new JcaX509v3CertificateBuilder(issuer, BigInteger.valueOf(SERIAL.incrementAndGet()),
-                Date.from(now.minus(1, ChronoUnit.HOURS)), Date.from(now.plus(1, ChronoUnit.DAYS)), subject,
+        return new JcaX509v3CertificateBuilder(
+                issuer,
+                BigInteger.valueOf(SERIAL.incrementAndGet()),
+                Date.from(now.minus(1, ChronoUnit.HOURS)),
+                Date.from(now.plus(1, ChronoUnit.DAYS)),
+                subject,
                 subjectKey.getPublic());
     }
 
     private static X509Certificate sign(X509v3CertificateBuilder b, KeyPair issuerKey) throws Exception {
-        return new JcaX509CertificateConverter().getCertificate(
-                b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(issuerKey.getPrivate())));
+        return new JcaX509CertificateConverter()
+                .getCertificate(b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(issuerKey.getPrivate())));
     }
 
     private Path write(String name, Object pemObject) throws IOException {

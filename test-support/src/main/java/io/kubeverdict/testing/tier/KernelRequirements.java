@@ -75,14 +75,14 @@ public final class KernelRequirements implements ExecutionCondition {
      * /proc file.
      */
     private static boolean nfqueueAvailable() {
-        return Files.exists(Path.of("/sys/module/nfnetlink_queue")) || Files.exists(Path.of("/proc/net/netfilter/nfnetlink_queue"));
+        return Files.exists(Path.of("/sys/module/nfnetlink_queue"))
+                || Files.exists(Path.of("/proc/net/netfilter/nfnetlink_queue"));
     }
 
     private static Machine machine() {
         Machine m = machine;
         if (m == null) {
-            m = new Machine(isRoot(), commandsOnPath(List.of("ip", "nft")),
-                    nfqueueAvailable(), nativeProblem());
+            m = new Machine(isRoot(), commandsOnPath(List.of("ip", "nft")), nfqueueAvailable(), nativeProblem());
             machine = m;
         }
         return m;

@@ -31,8 +31,10 @@ public final class Promtool {
     /** The promtool binary; skips the calling test, saying how to get it, when there is none. */
     public static Promtool require() {
         Optional<Path> found = find();
-        assumeTrue(found.isPresent(), "promtool is not installed: scripts/setup.sh unpacks it from Debian's "
-                + "prometheus package into " + toolsDir() + " (or put promtool on the PATH)");
+        assumeTrue(
+                found.isPresent(),
+                "promtool is not installed: scripts/setup.sh unpacks it from Debian's " + "prometheus package into "
+                        + toolsDir() + " (or put promtool on the PATH)");
         return new Promtool(found.get());
     }
 
@@ -77,13 +79,17 @@ public final class Promtool {
             return Optional.of(unpacked);
         }
         String path = Optional.ofNullable(System.getenv("PATH")).orElse("");
-        return Stream.of(path.split(":")).filter(d -> !d.isEmpty()).map(d -> Path.of(d, "promtool"))
-                .filter(Files::isExecutable).findFirst();
+        return Stream.of(path.split(":"))
+                .filter(d -> !d.isEmpty())
+                .map(d -> Path.of(d, "promtool"))
+                .filter(Files::isExecutable)
+                .findFirst();
     }
 
     private static Path toolsDir() {
         String dir = System.getenv("KUBE_VERDICT_TOOLS");
-        return dir != null && !dir.isEmpty() ? Path.of(dir)
+        return dir != null && !dir.isEmpty()
+                ? Path.of(dir)
                 : Path.of(System.getProperty("user.home"), ".cache/kube-verdict-tools");
     }
 }

@@ -253,8 +253,8 @@ public final class Agent implements AutoCloseable {
                 TimeUnit.MILLISECONDS.toNanos(config.guard().holdMillis()),
                 config.failOpen(),
                 new HoldMetrics(metrics.registry())));
-        for (int i = 0; i < loops.size(); i++) {
-            loops.get(i).holdTo(queues.get(i), config.guard().queueId(), config.failOpen());
+        for (VerdictLoop loop : loops) {
+            loop.holdTo(config.guard().queueId(), config.failOpen());
         }
         opened.add(feed);
         GenerationListener established = GenerationListener.NONE;

@@ -34,11 +34,7 @@ final class KernelSets implements SelectedSetsProgrammer {
         all.addAll(selected.ipv6());
         SelectedAddresses.Guarded g = selected.guarded();
         PodAddresses addresses = PodAddresses.of(all)
-                .withGuard(new PodAddresses.Guard(
-                        new java.util.TreeSet<>(g.ranges4()),
-                        new java.util.TreeSet<>(g.ranges6()),
-                        g.known4(),
-                        g.known6()));
+                .withGuard(new PodAddresses.Guard(g.ranges4(), g.ranges6(), g.known4(), g.known6()));
         boolean wholeTable = !started;
         long begin = System.nanoTime();
         boolean ok = false;

@@ -7,6 +7,7 @@ import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.policy.SnapshotIndex;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -81,12 +82,15 @@ public final class PodGuard {
         return ranges.length > 0;
     }
 
-    /** The ranges as canonical CIDR text, IPv4 or IPv6 (for the kernel's guard sets). */
-    public List<String> cidrs(int family) {
-        return cidrs.stream()
-                .filter(c -> c.family() == family)
-                .map(Cidr::toString)
-                .toList();
+    /** The ranges as canonical CIDR text, IPv4 or IPv6, sorted (for the kernel's guard sets). */
+    public Set<String> cidrs(int family) {
+        Set<String> out = new TreeSet<>();
+        for (Cidr c : cidrs) {
+            if (c.family() == family) {
+                out.add(c.toString());
+            }
+        }
+        return Collections.unmodifiableSet(out);
     }
 
     /** The node's own addresses inside the ranges (never held). */

@@ -5,6 +5,7 @@ import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.TierInfo;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
@@ -22,12 +23,12 @@ public record SelectedAddresses(Set<String> ipv4, Set<String> ipv6, Guarded guar
     public static final SelectedAddresses NONE = new SelectedAddresses(Set.of(), Set.of());
 
     /** The guard's part: ranges (CIDR text) and the known addresses in them; empty when the guard is off. */
-    public record Guarded(List<String> ranges4, List<String> ranges6, Set<String> known4, Set<String> known6) {
-        public static final Guarded NONE = new Guarded(List.of(), List.of(), Set.of(), Set.of());
+    public record Guarded(Set<String> ranges4, Set<String> ranges6, Set<String> known4, Set<String> known6) {
+        public static final Guarded NONE = new Guarded(Set.of(), Set.of(), Set.of(), Set.of());
 
         public Guarded {
-            ranges4 = List.copyOf(ranges4);
-            ranges6 = List.copyOf(ranges6);
+            ranges4 = Collections.unmodifiableSet(new TreeSet<>(ranges4));
+            ranges6 = Collections.unmodifiableSet(new TreeSet<>(ranges6));
             known4 = Collections.unmodifiableSet(new TreeSet<>(known4));
             known6 = Collections.unmodifiableSet(new TreeSet<>(known6));
         }
@@ -50,7 +51,7 @@ public record SelectedAddresses(Set<String> ipv4, Set<String> ipv6, Guarded guar
         }
         Set<String> known4 = new TreeSet<>();
         Set<String> known6 = new TreeSet<>();
-        List<String> known = new java.util.ArrayList<>(guard.nodeAddresses());
+        List<String> known = new ArrayList<>(guard.nodeAddresses());
         for (Endpoint endpoint : snapshot.getEndpointsList()) {
             known.addAll(endpoint.getEndpoint().getIpsList());
         }

@@ -68,9 +68,4 @@ final class PacketDecider {
         }
         return allow ? ACCEPT : DROP;
     }
-
-    /** The tuple of the last packet decided (valid until the next call). */
-    PacketTuple lastTuple() {
-        return tuple;
-    }
 }

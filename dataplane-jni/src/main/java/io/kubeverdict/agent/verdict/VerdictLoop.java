@@ -29,6 +29,7 @@ public final class VerdictLoop implements AutoCloseable {
      */
     public static final int TIMING_SAMPLE = 64;
 
+    private final NfQueue queue;
     private final PacketBatch batch;
     private final VerdictObserver observer;
     private final PacketDecider decider;
@@ -54,6 +55,7 @@ public final class VerdictLoop implements AutoCloseable {
      */
     public VerdictLoop(
             NfQueue queue, int batchSize, Judge judge, VerdictObserver observer, boolean judgeFailureAllows) {
+        this.queue = queue;
         this.batch = queue.batch(batchSize);
         this.judge = Objects.requireNonNull(judge);
         this.observer = Objects.requireNonNull(observer);
@@ -144,7 +146,7 @@ public final class VerdictLoop implements AutoCloseable {
     }
 
     /** Packets the judge answers {@link Judge#HOLD} move to queue {@code holdQueue} from now on. */
-    public void holdTo(NfQueue queue, int holdQueue, boolean bypass) {
+    public void holdTo(int holdQueue, boolean bypass) {
         queue.holdTo(holdQueue, bypass);
         holding = true;
     }

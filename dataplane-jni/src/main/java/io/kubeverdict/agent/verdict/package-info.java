@@ -10,7 +10,7 @@
  * NfQueue queue = new NfQueue(queueId, NfQueue.FLAG_GSO | (failOpen ? NfQueue.FLAG_FAIL_OPEN : 0));
  * Judge judge = new ObservedJudge(stateHolder, ...);   // reads the holder's current generation per packet
  * VerdictLoop loop = new VerdictLoop(queue, 64, judge, observer, failOpen); // failOpen: if the judge throws
- * loop.holdTo(queue, holdQueueId, failOpen);           // packets the judge answers HOLD go there
+ * loop.holdTo(holdQueueId, failOpen);           // packets the judge answers HOLD go there
  * boolean leftover = nftm.start(addresses);            // at the first enforced state
  * ... stateHolder.swap(next); nftm.update(nextAddresses); // on every applied change: the judge stays
  * ... loop.close(); queue.close(); nft.close();        // shutdown: the table stays (fail mode applies)

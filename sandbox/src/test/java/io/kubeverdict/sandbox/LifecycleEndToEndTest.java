@@ -8,7 +8,6 @@ import io.kubeverdict.testing.tier.EndToEndTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
@@ -125,18 +124,7 @@ class LifecycleEndToEndTest {
     }
 
     private ProbeResult applyAndProbe(String policies) throws Exception {
-        Files.writeString(manifests.resolve("policies.yaml"), policies);
-        assertThat(sandbox.reload())
-                .as("pods unchanged, so the running sandbox takes the change")
-                .isTrue();
-        List<ProbeResult> results = sandbox.probe(List.of(TCP80));
-        List<String> failures = new ArrayList<>();
-        for (ProbeResult r : results) {
-            if (!r.agrees()) {
-                failures.add(TableRenderer.render(r));
-            }
-        }
-        assertThat(failures).as("observed != engine").isEmpty();
-        return results.get(0);
+        PolicyProbes.writePolicies(sandbox, manifests, policies);
+        return PolicyProbes.probeAgreeing(sandbox, List.of(TCP80)).get(0);
     }
 }

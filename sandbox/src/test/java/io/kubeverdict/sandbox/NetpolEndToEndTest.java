@@ -8,7 +8,6 @@ import io.kubeverdict.testing.tier.EndToEndTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -320,15 +319,7 @@ class NetpolEndToEndTest {
     }
 
     private List<ProbeResult> probeAndCompare(List<ServePort> probes) throws Exception {
-        List<ProbeResult> results = sandbox.probe(probes);
-        List<String> failures = new ArrayList<>();
-        for (ProbeResult r : results) {
-            if (!r.agrees()) {
-                failures.add(TableRenderer.render(r));
-            }
-        }
-        assertThat(failures).as("observed != matrix").isEmpty();
-        return results;
+        return PolicyProbes.probeAgreeing(sandbox, probes);
     }
 
     static boolean someDenied(ProbeResult r) {

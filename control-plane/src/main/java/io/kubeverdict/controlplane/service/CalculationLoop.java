@@ -3,7 +3,6 @@ package io.kubeverdict.controlplane.service;
 
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
-import io.kubeverdict.controlplane.calc.RefusedAddress;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.source.ClusterEventSink;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
@@ -45,6 +44,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private final SnapshotHub hub;
     private final ControlPlaneMetrics metrics;
     private final Consumer<List<PolicyProblem>> problemsListener;
+    private final AddressReports addressReports;
     private final BlockingQueue<Runnable> queue = new LinkedBlockingQueue<>();
     private final Thread thread;
     private final CompletableFuture<Void> firstCalculation = new CompletableFuture<>();
@@ -58,8 +58,6 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private int sourcesPending;
     private long earliestUnpublished; // unix nanos of the earliest change not yet published
     private List<PolicyProblem> lastProblems = List.of();
-    private Map<String, List<String>> lastConflicts = Map.of();
-    private List<RefusedAddress> lastRefused = List.of();
     private Set<String> lastClusterNodes;
     private String unpublishedRevision; // the newest source revision whose changes are applied, not yet published
     private volatile boolean running = true;
@@ -79,6 +77,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         this.hub = hub;
         this.metrics = metrics;
         this.problemsListener = problemsListener;
+        this.addressReports = new AddressReports(metrics);
         this.sourcesPending = sources;
         this.thread = new Thread(this::run, "calculation");
         this.thread.setDaemon(true);
@@ -265,36 +264,8 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
             metrics.problemsByPolicy(byPolicy);
             problemsListener.accept(lastProblems);
         }
-        Map<String, List<String>> conflicts = calculator.addressConflicts();
-        if (!conflicts.equals(lastConflicts)) {
-            conflicts.forEach((address, pods) -> {
-                if (!pods.equals(lastConflicts.get(address))) {
-                    log.warn(
-                            "address {} is claimed by live pods {}: it is given to none of them until one claim ends",
-                            address,
-                            pods);
-                }
-            });
-            lastConflicts.keySet().stream()
-                    .filter(a -> !conflicts.containsKey(a))
-                    .forEach(a -> log.info("address {} is claimed by one pod again", a));
-            lastConflicts = Map.copyOf(conflicts);
-            metrics.addressConflicts(conflicts.size());
-        }
-        List<RefusedAddress> refused = calculator.refusedAddresses();
-        if (!refused.equals(lastRefused)) {
-            Set<RefusedAddress> before = Set.copyOf(lastRefused);
-            refused.stream()
-                    .filter(r -> !before.contains(r))
-                    .forEach(r -> log.warn(
-                            "pod {} on node {} reports address {}, outside the node's pod ranges and not its own: refused "
-                                    + "(left out of every set and endpoint)",
-                            r.pod(),
-                            r.node(),
-                            r.address()));
-            lastRefused = List.copyOf(refused);
-            metrics.refusedAddresses(refused.size());
-        }
+        addressReports.conflicts(calculator.addressConflicts());
+        addressReports.refused(calculator.refusedAddresses());
         if (!firstCalculation.isDone()) {
             hub.markReady();
             firstCalculation.complete(null);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.cli;
 
+import io.kubeverdict.agent.dns.DnsResolvers;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.nft.RulesetConfig;
 import io.kubeverdict.agent.run.Agent;
 import io.kubeverdict.agent.run.AgentConfig;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
+import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.runtime.cli.ClientTlsOptions;
 import io.kubeverdict.runtime.cli.HostPort;
 import io.kubeverdict.runtime.cli.InsecureOption;
@@ -16,6 +18,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -94,7 +97,7 @@ final class RunCommand implements Callable<Integer> {
             paramLabel = "N",
             description = "Packets that may wait for a verdict on each verdict queue; when a queue is full the kernel "
                     + "drops new connections' first packets (accepts them unchecked with --fail-open) "
-                    + "(1.." + io.kubeverdict.jni.NfQueue.MAX_LENGTH + ", default ${DEFAULT-VALUE}).")
+                    + "(1.." + NfQueue.MAX_LENGTH + ", default ${DEFAULT-VALUE}).")
     int queueLength;
 
     @Option(
@@ -326,19 +329,19 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** The --dns-resolvers addresses: the list given, or (auto) resolv.conf's nameservers, or none. */
-    static java.util.List<String> dnsResolvers(String value, Path resolvConf) {
+    static List<String> dnsResolvers(String value, Path resolvConf) {
         if (!"auto".equals(value)) {
-            java.util.List<String> given = java.util.Arrays.stream(value.split(","))
+            List<String> given = Arrays.stream(value.split(","))
                     .map(String::strip)
                     .filter(a -> !a.isEmpty())
                     .toList();
-            io.kubeverdict.agent.dns.DnsResolvers.of(given); // throws on a word that is not an address
+            DnsResolvers.of(given); // throws on a word that is not an address
             return given;
         }
         try {
-            return io.kubeverdict.agent.dns.DnsResolvers.nameservers(java.nio.file.Files.readString(resolvConf));
-        } catch (java.io.IOException e) {
-            return java.util.List.of(); // learn from none; the learner says so at start
+            return DnsResolvers.nameservers(Files.readString(resolvConf));
+        } catch (IOException e) {
+            return List.of(); // learn from none; the learner says so at start
         }
     }
 

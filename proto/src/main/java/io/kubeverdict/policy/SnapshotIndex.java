@@ -85,26 +85,9 @@ public final class SnapshotIndex {
     private final List<String> problems;
 
     /** The compile phases' results, kept so that {@link IndexUpdate} redoes only what a change touches. */
-    final Parts parts;
+    final IndexParts parts;
 
-    /** What an index is made of, phase by phase. Never read on the hot path. */
-    record Parts(
-            SetNumbers sets,
-            ProblemList setProblems,
-            boolean aliasedMembers,
-            CompiledRules rules,
-            EndpointTiers endpoints,
-            Programs programs,
-            BlockSegments v4Segments,
-            BlockSegments v6Segments,
-            AddressTable v4,
-            AddressTable v6,
-            AddressTable v4Named,
-            AddressTable v6Named,
-            NamedPorts namedPorts,
-            MembershipPool pool) {}
-
-    SnapshotIndex(String node, Parts p) {
+    SnapshotIndex(String node, IndexParts p) {
         this.node = node;
         this.parts = p;
         CompiledRules c = p.rules();
@@ -159,24 +142,8 @@ public final class SnapshotIndex {
     }
 
     public static SnapshotIndex compile(NodeSnapshot snapshot) {
-        SnapshotCompiler c = new SnapshotCompiler().compile(snapshot);
         return new SnapshotIndex(
-                snapshot.getNode(),
-                new Parts(
-                        c.sets,
-                        c.setProblems,
-                        c.aliasedMembers,
-                        c.rules,
-                        c.endpoints,
-                        new Programs(c.rules, c.endpoints, java.util.Map.of(), c.v4Segments, c.v6Segments),
-                        c.v4Segments,
-                        c.v6Segments,
-                        c.v4Table,
-                        c.v6Table,
-                        c.v4NamedTable,
-                        c.v6NamedTable,
-                        c.namedPorts,
-                        c.pool));
+                snapshot.getNode(), new SnapshotCompiler().compile(snapshot).parts());
     }
 
     /**

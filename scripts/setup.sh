@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs what a fresh Debian 12 machine (JDK, Maven, gcc) lacks to build and test kube-verdict.
+# clang-format (Debian 12: version 14) checks the C shim's style in `verify` (native/.clang-format).
 # Idempotent and quiet when nothing is missing.
 set -euo pipefail
 
 packages=(libnetfilter-queue-dev libnetfilter-conntrack-dev libnftables-dev libnftnl-dev libmnl-dev nftables iptables
-          iproute2 conntrack procps kmod nodejs npm)
+          iproute2 conntrack procps kmod nodejs npm clang-format)
 
 missing=()
 for p in "${packages[@]}"; do

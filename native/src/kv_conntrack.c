@@ -174,8 +174,9 @@ static void kv_ct_fill(unsigned char *e, const struct nf_conntrack *ct)
 	e[KV_CT_TCP_STATE] = nfct_attr_is_set(ct, ATTR_TCP_STATE) > 0 ? nfct_get_attr_u8(ct, ATTR_TCP_STATE) : 0xff;
 	if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) {
 		kv_ct_put_u16(e, KV_CT_ORIG_SPORT, ntohs(nfct_get_attr_u16(ct, ATTR_ICMP_ID)));
-		kv_ct_put_u16(e, KV_CT_ORIG_DPORT, (uint16_t)(nfct_get_attr_u8(ct, ATTR_ICMP_TYPE) << 8 |
-							     nfct_get_attr_u8(ct, ATTR_ICMP_CODE)));
+		kv_ct_put_u16(e, KV_CT_ORIG_DPORT,
+			      (uint16_t)(nfct_get_attr_u8(ct, ATTR_ICMP_TYPE) << 8 |
+					 nfct_get_attr_u8(ct, ATTR_ICMP_CODE)));
 	} else if (nfct_attr_is_set(ct, ATTR_ORIG_PORT_SRC) > 0) {
 		e[KV_CT_HAS_PORTS] = 1;
 		kv_ct_put_u16(e, KV_CT_ORIG_SPORT, ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC)));

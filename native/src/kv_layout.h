@@ -11,13 +11,13 @@
 
 /* One slot per packet, native byte order. */
 #define KV_SLOT_SIZE 528
-#define KV_SLOT_ID 0            /* u32 packet id */
-#define KV_SLOT_HW_PROTOCOL 4   /* u16 hw protocol (ethertype) */
-#define KV_SLOT_HOOK 6          /* u8 NF_INET_* hook */
-#define KV_SLOT_VERDICT 7       /* u8 verdict, written by Java: NF_DROP, NF_ACCEPT or KV_VERDICT_HOLD */
-#define KV_SLOT_COPIED 8        /* u32 bytes copied into the slot */
-#define KV_SLOT_LENGTH 12       /* u32 full packet length */
-#define KV_SLOT_DATA 16         /* the packet's first KV_SLOT_DATA_BYTES bytes */
+#define KV_SLOT_ID 0           /* u32 packet id */
+#define KV_SLOT_HW_PROTOCOL 4  /* u16 hw protocol (ethertype) */
+#define KV_SLOT_HOOK 6         /* u8 NF_INET_* hook */
+#define KV_SLOT_VERDICT 7      /* u8 verdict, written by Java: NF_DROP, NF_ACCEPT or KV_VERDICT_HOLD */
+#define KV_SLOT_COPIED 8       /* u32 bytes copied into the slot */
+#define KV_SLOT_LENGTH 12      /* u32 full packet length */
+#define KV_SLOT_DATA 16        /* the packet's first KV_SLOT_DATA_BYTES bytes */
 #define KV_SLOT_DATA_BYTES 512 /* the default copy range: long IPv6 extension chains fit */
 
 /* A slot verdict: hand the packet over to the queue set with NfqNative.holdTo (the pod address guard). */
@@ -41,21 +41,21 @@ enum kv_nfq_stat {
  * the first 4 of 16 bytes). Ports are the tuple's; for ICMP/ICMPv6 the original source port holds
  * the echo id and the original destination port type << 8 | code. */
 #define KV_CT_ENTRY_SIZE 80
-#define KV_CT_FAMILY 0      /* u8 4 or 6 */
-#define KV_CT_PROTOCOL 1    /* u8 IP protocol */
-#define KV_CT_ZONE 2        /* u16 conntrack zone */
-#define KV_CT_TCP_STATE 4   /* u8 TCP_CONNTRACK_*, 0xff when not TCP */
-#define KV_CT_HAS_PORTS 5   /* u8 1 when the tuples carry ports (TCP, UDP, SCTP, ...) */
-#define KV_CT_ORIG_SPORT 8  /* u16 */
-#define KV_CT_ORIG_DPORT 10 /* u16 */
+#define KV_CT_FAMILY 0       /* u8 4 or 6 */
+#define KV_CT_PROTOCOL 1     /* u8 IP protocol */
+#define KV_CT_ZONE 2         /* u16 conntrack zone */
+#define KV_CT_TCP_STATE 4    /* u8 TCP_CONNTRACK_*, 0xff when not TCP */
+#define KV_CT_HAS_PORTS 5    /* u8 1 when the tuples carry ports (TCP, UDP, SCTP, ...) */
+#define KV_CT_ORIG_SPORT 8   /* u16 */
+#define KV_CT_ORIG_DPORT 10  /* u16 */
 #define KV_CT_REPLY_SPORT 12 /* u16: the destination port after DNAT */
 #define KV_CT_REPLY_DPORT 14 /* u16 */
-#define KV_CT_MARK 16       /* u32 */
-#define KV_CT_ID 20         /* u32 the kernel's id of the entry */
-#define KV_CT_STATUS 24     /* u32 IPS_* bits */
-#define KV_CT_ORIG_SRC 32   /* 16 bytes: who opened the connection */
-#define KV_CT_ORIG_DST 48   /* 16 bytes: where it was sent (before DNAT) */
-#define KV_CT_REPLY_SRC 64  /* 16 bytes: who answers, i.e. the destination after DNAT */
+#define KV_CT_MARK 16        /* u32 */
+#define KV_CT_ID 20          /* u32 the kernel's id of the entry */
+#define KV_CT_STATUS 24      /* u32 IPS_* bits */
+#define KV_CT_ORIG_SRC 32    /* 16 bytes: who opened the connection */
+#define KV_CT_ORIG_DST 48    /* 16 bytes: where it was sent (before DNAT) */
+#define KV_CT_REPLY_SRC 64   /* 16 bytes: who answers, i.e. the destination after DNAT */
 
 _Static_assert(KV_CT_REPLY_SRC + 16 <= KV_CT_ENTRY_SIZE, "conntrack entry overflows");
 
@@ -66,15 +66,18 @@ enum kv_ct_match {
 	KV_CT_MATCH_REPLY_SRC
 };
 
-/* The exported constants, in export order; Java names each the same. Append only. */
-#define KV_LAYOUT(X)                                                                           \
-	X(KV_SLOT_SIZE) X(KV_SLOT_ID) X(KV_SLOT_HW_PROTOCOL) X(KV_SLOT_HOOK) X(KV_SLOT_VERDICT)  \
-	X(KV_SLOT_COPIED) X(KV_SLOT_LENGTH) X(KV_SLOT_DATA) X(KV_SLOT_DATA_BYTES) X(NF_DROP)     \
-	X(NF_ACCEPT) X(KV_VERDICT_HOLD) X(KV_STAT_RECEIVED) X(KV_STAT_ENOBUFS) X(KV_STAT_SKIPPED)                   \
-	X(KV_STAT_VERDICT_MSGS) X(KV_STAT_NL_ERRORS) X(KV_STAT_REPEATED) X(KV_CT_ENTRY_SIZE)    \
-	X(KV_CT_FAMILY) X(KV_CT_PROTOCOL) X(KV_CT_ZONE) X(KV_CT_TCP_STATE) X(KV_CT_HAS_PORTS)    \
-	X(KV_CT_ORIG_SPORT) X(KV_CT_ORIG_DPORT) X(KV_CT_REPLY_SPORT) X(KV_CT_REPLY_DPORT)       \
-	X(KV_CT_MARK) X(KV_CT_ID) X(KV_CT_STATUS) X(KV_CT_ORIG_SRC) X(KV_CT_ORIG_DST)          \
+/* The exported constants, in export order; Java names each the same. Append only. Wrapped by hand:
+ * clang-format would stair-step the list. */
+/* clang-format off */
+#define KV_LAYOUT(X)                                                                               \
+	X(KV_SLOT_SIZE) X(KV_SLOT_ID) X(KV_SLOT_HW_PROTOCOL) X(KV_SLOT_HOOK) X(KV_SLOT_VERDICT)    \
+	X(KV_SLOT_COPIED) X(KV_SLOT_LENGTH) X(KV_SLOT_DATA) X(KV_SLOT_DATA_BYTES) X(NF_DROP)       \
+	X(NF_ACCEPT) X(KV_VERDICT_HOLD) X(KV_STAT_RECEIVED) X(KV_STAT_ENOBUFS) X(KV_STAT_SKIPPED)  \
+	X(KV_STAT_VERDICT_MSGS) X(KV_STAT_NL_ERRORS) X(KV_STAT_REPEATED) X(KV_CT_ENTRY_SIZE)       \
+	X(KV_CT_FAMILY) X(KV_CT_PROTOCOL) X(KV_CT_ZONE) X(KV_CT_TCP_STATE) X(KV_CT_HAS_PORTS)      \
+	X(KV_CT_ORIG_SPORT) X(KV_CT_ORIG_DPORT) X(KV_CT_REPLY_SPORT) X(KV_CT_REPLY_DPORT)          \
+	X(KV_CT_MARK) X(KV_CT_ID) X(KV_CT_STATUS) X(KV_CT_ORIG_SRC) X(KV_CT_ORIG_DST)              \
 	X(KV_CT_REPLY_SRC) X(KV_CT_MATCH_ANY) X(KV_CT_MATCH_ORIG_SRC) X(KV_CT_MATCH_REPLY_SRC)
+/* clang-format on */
 
 #endif

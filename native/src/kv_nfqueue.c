@@ -32,23 +32,23 @@ struct kv_queue {
 	struct mnl_socket *nl;
 	unsigned int portid;
 	uint16_t queue_num;
-	uint32_t seq;      /* of config messages */
+	uint32_t seq; /* of config messages */
 	/* batch state, set by attach */
 	unsigned char *slots;
 	int slot_count;
-	int slot_size;     /* KV_SLOT_SIZE, or KV_SLOT_DATA + data_bytes (8-aligned) for sized batches */
-	int data_bytes;    /* at most this many packet bytes per slot */
-	char *rbuf;        /* vlen datagrams of KV_RECV_BUF each, filled by one recvmmsg */
+	int slot_size;  /* KV_SLOT_SIZE, or KV_SLOT_DATA + data_bytes (8-aligned) for sized batches */
+	int data_bytes; /* at most this many packet bytes per slot */
+	char *rbuf;     /* vlen datagrams of KV_RECV_BUF each, filled by one recvmmsg */
 	struct mmsghdr *mm;
 	struct iovec *iov;
 	int vlen;
-	int got;           /* datagrams of the last recvmmsg; next: the first not yet parsed */
+	int got; /* datagrams of the last recvmmsg; next: the first not yet parsed */
 	int next;
-	const char *pend;  /* the datagram being parsed; pend_off/pend_len: what is not parsed yet */
+	const char *pend; /* the datagram being parsed; pend_off/pend_len: what is not parsed yet */
 	int pend_off;
 	int pend_len;
-	int timeout_ms;    /* SO_RCVTIMEO as last set; -1: never set (blocking) */
-	char *sbuf;        /* verdict messages of one batch */
+	int timeout_ms;            /* SO_RCVTIMEO as last set; -1: never set (blocking) */
+	char *sbuf;                /* verdict messages of one batch */
 	unsigned int hold_verdict; /* what KV_VERDICT_HOLD sends: NF_QUEUE_NR(hold queue) [| bypass]; 0: none */
 	uint64_t stats[KV_STAT_COUNT];
 };
@@ -83,7 +83,8 @@ static int kv_nfq_send_config(struct kv_queue *q, struct nlmsghdr *nlh)
 		ssize_t n = kv_nl_recv(q->nl, buf, sizeof(buf));
 		if (n < 0) {
 			/* EAGAIN: the receive timeout the batch loop set ran out; the ack is still due */
-			if (errno == ENOBUFS || ((errno == EAGAIN || errno == EWOULDBLOCK) && ++waits < KV_CONFIG_WAITS))
+			if (errno == ENOBUFS ||
+			    ((errno == EAGAIN || errno == EWOULDBLOCK) && ++waits < KV_CONFIG_WAITS))
 				continue;
 			return -errno;
 		}
@@ -200,8 +201,7 @@ static int kv_nfq_slot_size(int data_bytes)
 /* Remembers Java's slot buffer (a direct buffer's address, passed once) and allocates the
  * receive and verdict buffers for batches of up to slot_count packets of up to data_bytes each
  * (the buffer holds slot_count slots of KV_SLOT_DATA + data_bytes, rounded up to 8). */
-static jint kv_nfq_attach_sized(JNIEnv *env, jclass cls, jlong handle, jlong address, jint slot_count,
-				jint data_bytes)
+static jint kv_nfq_attach_sized(JNIEnv *env, jclass cls, jlong handle, jlong address, jint slot_count, jint data_bytes)
 {
 	(void)env;
 	(void)cls;
@@ -267,8 +267,8 @@ static int kv_nfq_fill_slot(struct kv_queue *q, const struct nlmsghdr *nlh, unsi
 		q->stats[e->error != 0 ? KV_STAT_NL_ERRORS : KV_STAT_SKIPPED]++;
 		return 0;
 	}
-	if (nlh->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET) ||
-	    nfq_nlmsg_parse(nlh, attr) < 0 || attr[NFQA_PACKET_HDR] == NULL) {
+	if (nlh->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET) || nfq_nlmsg_parse(nlh, attr) < 0 ||
+	    attr[NFQA_PACKET_HDR] == NULL) {
 		q->stats[KV_STAT_SKIPPED]++;
 		return 0;
 	}
@@ -359,7 +359,8 @@ static jint kv_nfq_receive(JNIEnv *env, jclass cls, jlong handle, jint timeout_m
 			q->next++;
 			q->pend_off = 0;
 			q->pend_len = (int)m->msg_len;
-			if (m->msg_hdr.msg_flags & MSG_TRUNC) { /* cannot happen with KV_RECV_BUF; never parse a cut one */
+			/* cannot happen with KV_RECV_BUF; never parse a cut one */
+			if (m->msg_hdr.msg_flags & MSG_TRUNC) {
 				q->stats[KV_STAT_SKIPPED]++;
 				q->pend_len = 0;
 			}
@@ -415,8 +416,8 @@ static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
 			j++;
 		uint32_t id;
 		memcpy(&id, q->slots + (size_t)j * (size_t)q->slot_size + KV_SLOT_ID, 4);
-		off += kv_nfq_put_verdict(q, q->sbuf + off, j > i ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT,
-					  id, verdict == KV_VERDICT_HOLD ? (int)q->hold_verdict : verdict);
+		off += kv_nfq_put_verdict(q, q->sbuf + off, j > i ? NFQNL_MSG_VERDICT_BATCH : NFQNL_MSG_VERDICT, id,
+					  verdict == KV_VERDICT_HOLD ? (int)q->hold_verdict : verdict);
 		messages++;
 		i = j + 1;
 	}
@@ -499,6 +500,5 @@ static const JNINativeMethod methods[] = {
 
 int kv_register_nfqueue(JNIEnv *env)
 {
-	return kv_register_natives(env, "io/kubeverdict/jni/NfqNative", methods,
-				   sizeof(methods) / sizeof(methods[0]));
+	return kv_register_natives(env, "io/kubeverdict/jni/NfqNative", methods, sizeof(methods) / sizeof(methods[0]));
 }

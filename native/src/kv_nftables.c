@@ -75,6 +75,5 @@ static const JNINativeMethod methods[] = {
 
 int kv_register_nftables(JNIEnv *env)
 {
-	return kv_register_natives(env, "io/kubeverdict/jni/NftNative", methods,
-				   sizeof(methods) / sizeof(methods[0]));
+	return kv_register_natives(env, "io/kubeverdict/jni/NftNative", methods, sizeof(methods) / sizeof(methods[0]));
 }

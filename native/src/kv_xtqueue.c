@@ -23,17 +23,15 @@
 #include "kv_shim.h"
 
 /* Appends one rule message (delete-all-in-chain or add-NFQUEUE) to the batch. */
-static int kv_xtq_put_rule(struct mnl_nlmsg_batch *batch, int type, uint16_t flags, uint32_t seq,
-			   int family, const char *table, const char *chain,
-			   const struct xt_NFQ_info_v3 *info)
+static int kv_xtq_put_rule(struct mnl_nlmsg_batch *batch, int type, uint16_t flags, uint32_t seq, int family,
+			   const char *table, const char *chain, const struct xt_NFQ_info_v3 *info)
 {
 	struct nftnl_rule *r = nftnl_rule_alloc();
 	if (r == NULL)
 		return -ENOMEM;
 	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, (uint32_t)family);
 	/* the setters copy the strings: they fail only when that allocation does */
-	if (nftnl_rule_set_str(r, NFTNL_RULE_TABLE, table) < 0 ||
-	    nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain) < 0) {
+	if (nftnl_rule_set_str(r, NFTNL_RULE_TABLE, table) < 0 || nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain) < 0) {
 		nftnl_rule_free(r);
 		return -ENOMEM;
 	}
@@ -105,8 +103,8 @@ static int kv_xtq_read_acks(struct mnl_socket *nl, uint32_t first_seq, uint32_t 
  * (--queue-balance; with more than one, --queue-cpu-fanout: the queue of the CPU that handles the
  * packet). Returns 0 or -errno (ENOENT: no such table/chain or no NFQUEUE target;
  * EOPNOTSUPP/EINVAL: nft_compat refuses this family). */
-static jint kv_xtq_install(JNIEnv *env, jclass cls, jint family, jstring jtable, jstring jchain,
-			   jint queue_num, jint queues, jint bypass)
+static jint kv_xtq_install(JNIEnv *env, jclass cls, jint family, jstring jtable, jstring jchain, jint queue_num,
+			   jint queues, jint bypass)
 {
 	(void)cls;
 	if (queue_num < 0 || queues < 1 || queue_num + queues - 1 > 65535)
@@ -139,8 +137,8 @@ static jint kv_xtq_install(JNIEnv *env, jclass cls, jint family, jstring jtable,
 	/* DELRULE naming only table and chain removes every rule of the chain. */
 	rc = kv_xtq_put_rule(batch, NFT_MSG_DELRULE, 0, seq++, family, table, chain, NULL);
 	if (rc == 0)
-		rc = kv_xtq_put_rule(batch, NFT_MSG_NEWRULE, NLM_F_APPEND | NLM_F_CREATE, seq++, family,
-				     table, chain, &info);
+		rc = kv_xtq_put_rule(batch, NFT_MSG_NEWRULE, NLM_F_APPEND | NLM_F_CREATE, seq++, family, table, chain,
+				     &info);
 	uint32_t last = seq - 1;
 	nftnl_batch_end(mnl_nlmsg_batch_current(batch), seq++);
 	mnl_nlmsg_batch_next(batch);

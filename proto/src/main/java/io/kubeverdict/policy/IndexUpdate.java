@@ -56,7 +56,7 @@ public final class IndexUpdate {
     }
 
     private final SnapshotIndex base;
-    private final SnapshotIndex.Parts parts;
+    private final IndexParts parts;
     private final NodeSnapshot now;
     private AddressTable.Editor v4;
     private AddressTable.Editor v6;
@@ -184,7 +184,7 @@ public final class IndexUpdate {
         if (pool.appended() > Math.max(pool.compiledSize(), 1 << 16)) {
             return "membership lists appended since the full compile outgrew it";
         }
-        SnapshotIndex.Parts next = new SnapshotIndex.Parts(
+        IndexParts next = new IndexParts(
                 sets,
                 parts.setProblems(),
                 parts.aliasedMembers(),

@@ -91,6 +91,25 @@ final class SnapshotCompiler {
         return this;
     }
 
+    /** The compiled parts of a {@link SnapshotIndex}, with the programs built from them. */
+    IndexParts parts() {
+        return new IndexParts(
+                sets,
+                setProblems,
+                aliasedMembers,
+                rules,
+                endpoints,
+                new Programs(rules, endpoints, Map.of(), v4Segments, v6Segments),
+                v4Segments,
+                v6Segments,
+                v4Table,
+                v6Table,
+                v4NamedTable,
+                v6NamedTable,
+                namedPorts,
+                pool);
+    }
+
     // ---- IP sets
 
     private void addSet(IpSet set) {

@@ -2,7 +2,6 @@
 package io.kubeverdict.policy;
 
 import io.kubeverdict.proto.v1.NodeSnapshot;
-import io.kubeverdict.proto.v1.Protocol;
 import java.util.List;
 
 /**
@@ -24,7 +23,8 @@ import java.util.List;
  * <p>Evaluation of one direction of one endpoint is {@link #evaluate}: the tier walk of
  * policy.proto (tiers in order, the first matching rule or else the tier default decides, PASS
  * moves on) over the first matching rule per tier, found by the endpoint's bit-mask
- * {@link Program} or, beyond 64 rules, by walking the rules.
+ * {@link Program} ({@link ProgramMatch}) or, beyond 64 rules, by walking the rules
+ * ({@link RuleWalk}). The index is made of {@link IndexParts}.
  */
 public final class SnapshotIndex {
 
@@ -32,44 +32,50 @@ public final class SnapshotIndex {
     // address -> AddressEntry: endpoint, ipBlock segment, membership
     private final AddressTable v4;
     private final AddressTable v6;
-    // (address, protocol << 16 | port) -> membership offset
-    private final AddressTable v4Named;
-    private final AddressTable v6Named;
-    private final NamedPorts namedPorts;
-    private final int[] mem;
-
     // [endpoint * 2 + direction] -> range of tiers that list policies for that direction
     private final int[] epTierStart;
     private final int[] epTierEnd;
     private final int[] tierDefault;
     private final int[] tierName;
-    private final int[] tierPolStart;
-    private final int[] tierPolEnd;
-    private final int[] tierPolicies;
-    // [policy * 2 + direction] -> range of rules
-    private final int[] polRuleStart;
-    private final int[] polRuleEnd;
-
     private final int[] ruleAction;
-    private final boolean[] ruleAllPeers;
-    private final int[] ruleSetStart;
-    private final int[] ruleSetEnd;
-    private final int[] ruleSets;
-    private final int[] ruleDomainStart;
-    private final int[] ruleDomainEnd;
-    private final int[] ruleDomains;
+
+    // What the rule matchers read ({@link ProgramMatch}, {@link RuleWalk}: static, each reading
+    // this index as its own methods would, so the hot path has no object in between): package-private.
+    // (address, protocol << 16 | port) -> membership offset
+    private final AddressTable v4Named;
+    private final AddressTable v6Named;
+    final NamedPorts namedPorts;
+    final int[] mem;
+    final PortClasses portClasses;
+    // tier -> range of its policies (policy -1: missing)
+    final int[] tierPolStart;
+    final int[] tierPolEnd;
+    final int[] tierPolicies;
+    // [policy * 2 + direction] -> range of rules
+    final int[] polRuleStart;
+    final int[] polRuleEnd;
+    // rule -> peers: all, IP-set numbers, domain-name sets, ipBlocks; ports: range of port clauses
+    final boolean[] ruleAllPeers;
+    final int[] ruleSetStart;
+    final int[] ruleSetEnd;
+    final int[] ruleSets;
+    final int[] ruleDomainStart;
+    final int[] ruleDomainEnd;
+    final int[] ruleDomains;
+    final RangeSet[] ruleV4;
+    final RangeSet[] ruleV6;
+    final int[] rulePortStart;
+    final int[] rulePortEnd;
+    // port clause -> protocol, range, or the named-port set (SnapshotCompiler.NOT_NAMED / NEVER)
+    final int[] portProto;
+    final int[] portLo;
+    final int[] portHi;
+    final int[] portNamedSet;
+
+    // Domain-name sets: ids, patterns, and per endpoint the sets whose DNS answers it watches.
     private final String[] domainSetIds;
     private final List<List<String>> domainPatterns;
     private final int[][] epWatches;
-    private final RangeSet[] ruleV4;
-    private final RangeSet[] ruleV6;
-    private final int[] rulePortStart;
-    private final int[] rulePortEnd;
-    private final int[] portProto;
-    private final int[] portLo;
-    private final int[] portHi;
-    private final int[] portNamedSet;
-    private final PortClasses portClasses;
 
     // [endpoint * 2 + direction] -> the bit-mask program, or null: not isolated or > 64 rules (walk).
     private final Program[] programs;
@@ -85,26 +91,9 @@ public final class SnapshotIndex {
     private final List<String> problems;
 
     /** The compile phases' results, kept so that {@link IndexUpdate} redoes only what a change touches. */
-    final Parts parts;
+    final IndexParts parts;
 
-    /** What an index is made of, phase by phase. Never read on the hot path. */
-    record Parts(
-            SetNumbers sets,
-            ProblemList setProblems,
-            boolean aliasedMembers,
-            CompiledRules rules,
-            EndpointTiers endpoints,
-            Programs programs,
-            BlockSegments v4Segments,
-            BlockSegments v6Segments,
-            AddressTable v4,
-            AddressTable v6,
-            AddressTable v4Named,
-            AddressTable v6Named,
-            NamedPorts namedPorts,
-            MembershipPool pool) {}
-
-    SnapshotIndex(String node, Parts p) {
+    SnapshotIndex(String node, IndexParts p) {
         this.node = node;
         this.parts = p;
         CompiledRules c = p.rules();
@@ -159,24 +148,8 @@ public final class SnapshotIndex {
     }
 
     public static SnapshotIndex compile(NodeSnapshot snapshot) {
-        SnapshotCompiler c = new SnapshotCompiler().compile(snapshot);
         return new SnapshotIndex(
-                snapshot.getNode(),
-                new Parts(
-                        c.sets,
-                        c.setProblems,
-                        c.aliasedMembers,
-                        c.rules,
-                        c.endpoints,
-                        new Programs(c.rules, c.endpoints, java.util.Map.of(), c.v4Segments, c.v6Segments),
-                        c.v4Segments,
-                        c.v6Segments,
-                        c.v4Table,
-                        c.v6Table,
-                        c.v4NamedTable,
-                        c.v6NamedTable,
-                        c.namedPorts,
-                        c.pool));
+                snapshot.getNode(), new SnapshotCompiler().compile(snapshot).parts());
     }
 
     /**
@@ -369,11 +342,12 @@ public final class SnapshotIndex {
         int remoteMem = AddressEntry.membership(remoteEntry);
         long matched = program == null
                 ? 0
-                : matchingRules(program, endpoint, packet, remoteHi, remoteLo, remoteEntry, learned);
+                : ProgramMatch.matchingRules(this, program, endpoint, packet, remoteHi, remoteLo, remoteEntry, learned);
         for (int t = tierStart; t < tierEnd; t++) {
             int rule = program != null
                     ? program.firstRule(t - tierStart, matched)
-                    : firstMatchingRule(t, endpoint, direction, packet, remoteHi, remoteLo, remoteMem, learned);
+                    : RuleWalk.firstMatchingRule(
+                            this, t, endpoint, direction, packet, remoteHi, remoteLo, remoteMem, learned);
             int action = rule >= 0 ? ruleAction[rule] : tierDefault[t];
             if (trace != null) {
                 int index = rule >= 0 ? Decision.ruleIndex(rule, tierNames) : Decision.tierDefaultIndex(tierName[t]);
@@ -388,165 +362,15 @@ public final class SnapshotIndex {
         return Decision.of(Decision.PASSED_ALL_TIERS, direction, true);
     }
 
-    // ---- rule matching by the bit-mask program
+    // ---- named-port membership, for both matchers
 
-    /** The program's rules whose peers and ports both match (see {@link Program}). */
-    private long matchingRules(
-            Program p,
-            int endpoint,
-            PacketTuple packet,
-            long remoteHi,
-            long remoteLo,
-            long remoteEntry,
-            LearnedAddresses learned) {
-        long peers = peerMask(p, packet.family, remoteHi, remoteLo, remoteEntry);
-        int[] domains = p.domainSets;
-        for (int q = 0; q < domains.length; q++) {
-            long m = p.domainMasks[q];
-            if ((peers & m) != m && learned.contains(endpoint, domains[q], packet.family, remoteHi, remoteLo)) {
-                peers |= m;
-            }
-        }
-        return peers == 0 ? 0 : peers & portMask(p, packet, peers);
-    }
-
-    /** Rules whose peers hold the remote address: all-peers rules, IP-set peers, ipBlocks. */
-    private long peerMask(Program p, int family, long remoteHi, long remoteLo, long remoteEntry) {
-        long peers = p.allPeersMask | p.peerSets.of(mem, AddressEntry.membership(remoteEntry));
-        return peers | p.blocksHolding(family, remoteHi, remoteLo, remoteEntry);
-    }
-
-    /**
-     * Rules (among those in peers) whose ports match: no ports, a numbered clause, a named port.
-     * Named ports cost one probe of the named-port table, skipped when no named-port member has the
-     * packet's protocol and port ({@link NamedPorts}) or when every named-port rule still
-     * wanted sits behind one that already matched in its tier (it cannot be the tier's first match,
-     * so the result's lowest bit per tier, all that {@link Program#firstRule} reads, is the same).
-     */
-    private long portMask(Program p, PacketTuple packet, long peers) {
-        long ports = p.noPortsMask;
-        long wanted = peers & ~ports;
-        if (wanted == 0) {
-            return ports;
-        }
-        long[] byClass = p.portsByClass;
-        if (byClass != null) {
-            int portClass = portClasses.classOf(packet.protocol, packet.dstPort);
-            if (portClass == PortClasses.NO_PORTS) {
-                return ports; // only rules without ports match other protocols
-            }
-            ports |= byClass[portClass];
-        } else {
-            MaskMap byPort = p.ports(packet.protocol);
-            if (byPort == null) {
-                return ports;
-            }
-            ports |= byPort.get(0, packet.dstPort);
-        }
-        wanted &= ~ports & ~p.shadowedBy(peers & ports);
-        if ((wanted & p.namedPortRules) != 0 && namedPorts.mayHave(packet.protocol, packet.dstPort)) {
-            // Every named-port rule of the destination's (address, protocol, port) sets, including
-            // some not wanted: those are either not peers or behind a tier's first match.
-            ports |= p.namedPortSets.of(mem, namedMembership(packet));
-        }
-        return ports;
-    }
-
-    // ---- rule matching by walking: endpoints with more than 64 rules, and the tests' yardstick
-
-    /** The first rule of tier t (in policy order) whose peers and ports match, or -1. */
-    private int firstMatchingRule(
-            int t,
-            int endpoint,
-            int direction,
-            PacketTuple packet,
-            long remoteHi,
-            long remoteLo,
-            int remoteMem,
-            LearnedAddresses learned) {
-        int protocol = packet.protocol;
-        boolean hasPorts =
-                protocol == Protocol.TCP_VALUE || protocol == Protocol.UDP_VALUE || protocol == Protocol.SCTP_VALUE;
-        int namedMem = Membership.UNKNOWN; // looked up on the first named-port clause only
-        for (int k = tierPolStart[t], kEnd = tierPolEnd[t]; k < kEnd; k++) {
-            int policy = tierPolicies[k];
-            if (policy < 0) {
-                continue;
-            }
-            int pslot = policy * 2 + direction;
-            for (int r = polRuleStart[pslot], rEnd = polRuleEnd[pslot]; r < rEnd; r++) {
-                if (!peerMatches(r, packet.family, remoteHi, remoteLo, remoteMem)
-                        && !learnedPeerMatches(r, endpoint, packet.family, remoteHi, remoteLo, learned)) {
-                    continue;
-                }
-                int ps = rulePortStart[r];
-                int pe = rulePortEnd[r];
-                if (ps == pe) {
-                    return r;
-                }
-                if (!hasPorts) {
-                    continue;
-                }
-                for (int q = ps; q < pe; q++) {
-                    int named = portNamedSet[q];
-                    if (named == SnapshotCompiler.NOT_NAMED) {
-                        if (portProto[q] == protocol && packet.dstPort >= portLo[q] && packet.dstPort <= portHi[q]) {
-                            return r;
-                        }
-                    } else if (named >= 0) {
-                        if (namedMem == Membership.UNKNOWN) {
-                            namedMem = namedMembership(packet);
-                        }
-                        if (isMember(namedMem, named)) {
-                            return r;
-                        }
-                    }
-                }
-            }
-        }
-        return -1;
-    }
-
-    private boolean peerMatches(int r, int family, long hi, long lo, int remoteMem) {
-        if (ruleAllPeers[r]) {
-            return true;
-        }
-        int ss = ruleSetStart[r];
-        int se = ruleSetEnd[r];
-        if (ss != se && remoteMem != Membership.EMPTY) {
-            for (int i = ss; i < se; i++) {
-                if (isMember(remoteMem, ruleSets[i])) {
-                    return true;
-                }
-            }
-        }
-        RangeSet ranges = family == IpAddress.V4 ? ruleV4[r] : ruleV6[r];
-        return ranges != null && ranges.contains(hi, lo);
-    }
-
-    /** Whether one of the rule's domain-name peers holds the remote in the endpoint's learned set. */
-    private boolean learnedPeerMatches(int r, int endpoint, int family, long hi, long lo, LearnedAddresses learned) {
-        for (int i = ruleDomainStart[r], end = ruleDomainEnd[r]; i < end; i++) {
-            if (learned.contains(endpoint, ruleDomains[i], family, hi, lo)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    // ---- membership
-
-    private int namedMembership(PacketTuple packet) {
+    /** The membership of the destination's (address, protocol, port) in named-port sets (0: none). */
+    int namedMembership(PacketTuple packet) {
         int ext = packet.protocol << 16 | packet.dstPort;
         long entry = packet.family == IpAddress.V4
                 ? v4Named.get(packet.dstLo & 0xFFFF_FFFFL, ext)
                 : v6Named.get(packet.dstHi, packet.dstLo, ext);
         return entry < 0 ? 0 : (int) entry;
-    }
-
-    /** Whether the membership (see {@link Membership}) holds the set. */
-    private boolean isMember(int membership, int set) {
-        return Membership.contains(mem, membership, set);
     }
 
     // ------------------------------------------------------------------ outside the hot path

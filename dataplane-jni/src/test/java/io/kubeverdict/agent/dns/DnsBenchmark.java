@@ -44,8 +44,14 @@ import java.util.Locale;
  * the watch drops a's learned set, so each WATCH block learns its first cycle anew. Reports p50/p99 of each state
  * in µs, their differences and ratios, and the agent's own hold time (its metric).
  *
+ * <p>With {@code --heap N} it measures memory instead: a watched pod asks N distinct names (a new
+ * name per query, addresses cycling over 60,000), and the agent's heap after a full GC
+ * ({@code jcmd GC.run}, then its {@code jvm_memory_used_bytes{area="heap"}}) is reported at 0, N/10,
+ * N/2 and N names, with the learned-set sizes: the learner's tables are bounded, so it stays flat.
+ *
  * <pre>
  * ./mvnw -B -pl dataplane-jni -am -Pdns-benchmark -DskipTests verify [-Ddns.args="--rounds 20 --queries 500"]
+ * ./mvnw -B -pl dataplane-jni -am -Pdns-benchmark -DskipTests verify -Ddns.args="--heap 1000000"
  * </pre>
  * Needs root. Its namespaces (kvb-dns-*) and the agent go at the end, also on failure.
  */
@@ -82,12 +88,14 @@ public final class DnsBenchmark {
         int queries = 500;
         int names = 256;
         boolean fresh = false;
+        int heapNames = 0;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--queries" -> queries = Integer.parseInt(args[++i]);
                 case "--names" -> names = Integer.parseInt(args[++i]);
                 case "--fresh" -> fresh = true;
+                case "--heap" -> heapNames = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -104,7 +112,7 @@ public final class DnsBenchmark {
                                 "--nfqueue-id",
                                 "31",
                                 "--dns-queue-id",
-                                "32",
+                                "40",
                                 "--dns-min-ttl",
                                 "1",
                                 "--dns-resolvers",
@@ -115,9 +123,13 @@ public final class DnsBenchmark {
                                 "off",
                                 "--auth",
                                 "none"))) {
-            DnsBenchmark bench = new DnsBenchmark(pods, cp, agent, names, fresh);
+            DnsBenchmark bench = new DnsBenchmark(pods, cp, agent, names, fresh || heapNames > 0);
             System.out.printf("load average at start: %s%n", loadAverage());
-            bench.run(rounds, queries);
+            if (heapNames > 0) {
+                bench.heap(heapNames, agent.pid());
+            } else {
+                bench.run(rounds, queries);
+            }
             System.out.printf("load average at end: %s%n", loadAverage());
         }
     }
@@ -226,6 +238,56 @@ public final class DnsBenchmark {
                 "outcomes: learned %.0f, refreshed %.0f%n",
                 metric(m, "kubeverdict_dns_responses_total{outcome=\"learned\"}"),
                 metric(m, "kubeverdict_dns_responses_total{outcome=\"refreshed\"}"));
+    }
+
+    /** The agent's heap after a full GC at 0, n/10, n/2 and n distinct names learned. */
+    private void heap(int n, long agentPid) throws Exception {
+        state(true);
+        String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+        System.out.printf("%n%12s %14s %16s %14s%n", "names asked", "heap MiB (GC)", "learned addrs", "evictions");
+        int asked = 0;
+        try (DatagramSocket socket = pods.a.inside().call(() -> {
+            DatagramSocket s = new DatagramSocket();
+            s.setSoTimeout(3000);
+            s.connect(new InetSocketAddress(PodPair.B_IP, 53));
+            return s;
+        })) {
+            for (int target : new int[] {0, n / 10, n / 2, n}) {
+                for (; asked < target; asked += 1000) {
+                    ask(socket, Math.min(1000, target - asked));
+                }
+                Process gc = new ProcessBuilder(jcmd, Long.toString(agentPid), "GC.run")
+                        .redirectErrorStream(true)
+                        .start();
+                String out = new String(gc.getInputStream().readAllBytes());
+                if (gc.waitFor() != 0) {
+                    throw new IllegalStateException("jcmd GC.run failed: " + out);
+                }
+                String m = metrics();
+                double heap = 0;
+                for (String line : m.split("\n")) {
+                    if (line.startsWith("jvm_memory_used_bytes{") && line.contains("area=\"heap\"")) {
+                        heap += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                    }
+                }
+                System.out.printf(
+                        "%12d %14.1f %16.0f %14.0f%n",
+                        asked,
+                        heap / (1 << 20),
+                        metric(m, "kubeverdict_dns_learned_addresses"),
+                        sum(m, "kubeverdict_dns_learned_evictions_total"));
+            }
+        }
+    }
+
+    private static double sum(String text, String name) {
+        double n = 0;
+        for (String line : text.split("\n")) {
+            if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
+                n += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return n;
     }
 
     private static void row(String label, double p50, double p99) {

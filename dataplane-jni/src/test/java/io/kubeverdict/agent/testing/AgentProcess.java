@@ -59,6 +59,11 @@ public final class AgentProcess implements AutoCloseable {
         return new AgentProcess(p, log, ownStateDir);
     }
 
+    /** The agent JVM's pid (ip netns exec execs it), for jcmd. */
+    public long pid() {
+        return process.pid();
+    }
+
     public boolean alive() {
         return process.isAlive();
     }

@@ -171,7 +171,7 @@ public final class Agent implements AutoCloseable {
                 .start();
         shutdown.sync(() -> {
             sync.close();
-            return true;
+            return !sync.isRunning();
         });
         log.info("syncing from {}", config.controlPlane());
         NativeLibrary.ensureAvailable();

@@ -13,6 +13,10 @@ import org.slf4j.LoggerFactory;
  * before their queues, the servers, the channel), and the nftables context last. The agent hands
  * over each part as it starts it, so a start that fails half-way closes what exists.
  *
+ * <p>A sync thread that outlasts its stop is still applying a change, inside an nftables
+ * transaction: the tables are then left as they are, and the nftables context is freed only once
+ * that transaction has returned ({@link io.kubeverdict.jni.Nftables#close}).
+ *
  * <p>The table is deleted only when configured so (fail-open, or --on-exit=remove): a
  * fail-closed agent's table stays, so that new connections of selected pods are dropped until the
  * next agent is in sync, exactly as after a crash; a rolling update never opens an unenforced gap.
@@ -64,7 +68,15 @@ final class AgentShutdown {
     synchronized void run() {
         pending.failed(new IllegalStateException("the agent is closing")); // no-op once ready
         if (stopSync != null) {
-            stopSync.getAsBoolean();
+            if (!stopSync.getAsBoolean() && (removeDnsTable != null || removePolicyTable != null)) {
+                // Still inside a transaction (audit L5): a removal now would race what it writes next.
+                log.warn(
+                        "the sync thread is still applying a change: nftables tables {} and {}_dns left as they are",
+                        table,
+                        table);
+                removeDnsTable = null;
+                removePolicyTable = null;
+            }
             stopSync = null;
         }
         if (removeDnsTable != null) {

@@ -70,34 +70,46 @@ static void kv_nfq_repeat(struct kv_queue *q, const struct nlmsghdr *m)
 		q->stats[KV_STAT_REPEATED]++;
 }
 
-/* Sends one config message and waits for the kernel's ack to it (matched by sequence number). */
+/* Sends one config message and waits for the kernel's ack to it (matched by sequence number).
+ * Packet messages may reach the socket first, each as large as the queue's copy (whole DNS
+ * responses: more than a page), so the wait receives into a buffer that takes any datagram a
+ * queue of ours sends (kv_nfq_open bounds the copy), not a page-sized one (security audit L4). */
 static int kv_nfq_send_config(struct kv_queue *q, struct nlmsghdr *nlh)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
 	nlh->nlmsg_flags |= NLM_F_ACK;
 	nlh->nlmsg_seq = ++q->seq;
 	if (kv_nl_send(q->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
+	char *buf = malloc(KV_RECV_BUF);
+	if (buf == NULL)
+		return -ENOMEM;
+	int rc = 1;
 	int waits = 0;
-	for (;;) {
-		ssize_t n = kv_nl_recv(q->nl, buf, sizeof(buf));
+	while (rc > 0) {
+		ssize_t n = kv_nl_recv(q->nl, buf, KV_RECV_BUF);
 		if (n < 0) {
-			/* EAGAIN: the receive timeout the batch loop set ran out; the ack is still due */
-			if (errno == ENOBUFS ||
-			    ((errno == EAGAIN || errno == EWOULDBLOCK) && ++waits < KV_CONFIG_WAITS))
-				continue;
-			return -errno;
+			/* EAGAIN: the receive timeout the batch loop set ran out; the ack is still due.
+			 * ENOSPC (libmnl: a datagram cut short) is never the small ack: skip it. */
+			if (errno == ENOSPC)
+				q->stats[KV_STAT_SKIPPED]++;
+			else if (errno != ENOBUFS &&
+				 !((errno == EAGAIN || errno == EWOULDBLOCK) && ++waits < KV_CONFIG_WAITS))
+				rc = -errno;
+			continue;
 		}
 		const struct nlmsghdr *m = (const struct nlmsghdr *)buf;
 		int len = (int)n;
-		for (; mnl_nlmsg_ok(m, len); m = mnl_nlmsg_next(m, &len)) {
+		for (; rc > 0 && mnl_nlmsg_ok(m, len); m = mnl_nlmsg_next(m, &len)) {
 			if (m->nlmsg_type == NLMSG_ERROR && m->nlmsg_seq == q->seq) {
 				const struct nlmsgerr *e = mnl_nlmsg_get_payload(m);
-				return e->error; /* 0: ack; otherwise already -errno */
+				rc = e->error; /* 0: ack; otherwise already -errno */
+			} else {
+				kv_nfq_repeat(q, m);
 			}
-			kv_nfq_repeat(q, m);
 		}
 	}
+	free(buf);
+	return rc;
 }
 
 static void kv_nfq_free(struct kv_queue *q)
@@ -119,7 +131,7 @@ static jlong kv_nfq_open(JNIEnv *env, jclass cls, jint queue_num, jint copy_byte
 	(void)env;
 	(void)cls;
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	if (max_len <= 0)
+	if (max_len <= 0 || copy_bytes < 0 || copy_bytes > KV_RECV_BUF - 1024) /* a packet message fits KV_RECV_BUF */
 		return -EINVAL;
 	struct kv_queue *q = calloc(1, sizeof(*q));
 	if (q == NULL)

@@ -4,8 +4,10 @@ package io.kubeverdict.jni;
 /**
  * One bound NFQUEUE: the kernel hands this socket the packets sent to queue {@code number}.
  * Lives in the network namespace of the thread that opened it. Use {@link #batch} once to get
- * the {@link PacketBatch} through which packets are received and answered; close only after the
- * thread using the batch has stopped.
+ * the {@link PacketBatch} through which packets are received and answered; close after the
+ * thread using the batch has stopped. Every native call holds a use of the handle, so a close
+ * that comes while a thread is still inside one (a loop that outlasted its join) never frees the
+ * queue under it ({@link NativeHandle}).
  */
 public final class NfQueue implements AutoCloseable {
     /** NFQA_CFG_F_FAIL_OPEN: accept packets instead of dropping them when the queue is full. */
@@ -47,7 +49,7 @@ public final class NfQueue implements AutoCloseable {
     private final int number;
     private final int copyBytes;
     private final int length;
-    private long queue;
+    private final NativeHandle queue;
     private PacketBatch batch;
 
     public NfQueue(int number, int flags) {
@@ -81,7 +83,10 @@ public final class NfQueue implements AutoCloseable {
         this.number = number;
         this.copyBytes = copyBytes;
         this.length = length;
-        this.queue = NativeException.check("bind nfqueue " + number, NfqNative.open(number, copyBytes, flags, length));
+        this.queue = new NativeHandle(
+                "queue " + number,
+                NativeException.check("bind nfqueue " + number, NfqNative.open(number, copyBytes, flags, length)),
+                NfqNative::close);
     }
 
     /** How many packets may wait in this queue for their verdict (what the kernel was told). */
@@ -99,12 +104,22 @@ public final class NfQueue implements AutoCloseable {
     }
 
     public int fd() {
-        return NfqNative.fd(handle());
+        long q = acquire();
+        try {
+            return NfqNative.fd(q);
+        } finally {
+            release();
+        }
     }
 
     /** Asks for a socket receive buffer of this size; returns what the kernel granted. */
     public int receiveBuffer(int bytes) {
-        return (int) NativeException.check("SO_RCVBUF on nfqueue " + number, NfqNative.rcvbuf(handle(), bytes));
+        long q = acquire();
+        try {
+            return (int) NativeException.check("SO_RCVBUF on nfqueue " + number, NfqNative.rcvbuf(q, bytes));
+        } finally {
+            release();
+        }
     }
 
     /** The batch of this queue, made on first call with room for capacity packets. */
@@ -123,61 +138,86 @@ public final class NfQueue implements AutoCloseable {
      * {@code bypass} they are accepted while nothing listens on it.
      */
     public void holdTo(int holdQueue, boolean bypass) {
-        NativeException.check(
-                "hold queue " + holdQueue + " for nfqueue " + number, NfqNative.holdTo(handle(), holdQueue, bypass));
+        long q = acquire();
+        try {
+            NativeException.check(
+                    "hold queue " + holdQueue + " for nfqueue " + number, NfqNative.holdTo(q, holdQueue, bypass));
+        } finally {
+            release();
+        }
     }
 
     /** The verdict for one packet of this queue, out of batch order (a held packet). */
     public void verdictOne(int packetId, boolean accept) {
-        NativeException.check(
-                "verdict on nfqueue " + number,
-                NfqNative.verdictOne(handle(), packetId, accept ? PacketBatch.NF_ACCEPT : PacketBatch.NF_DROP));
+        long q = acquire();
+        try {
+            NativeException.check(
+                    "verdict on nfqueue " + number,
+                    NfqNative.verdictOne(q, packetId, accept ? PacketBatch.NF_ACCEPT : PacketBatch.NF_DROP));
+        } finally {
+            release();
+        }
     }
 
     /** Packets received into slots since open. */
     public long received() {
-        return NfqNative.stat(handle(), STAT_RECEIVED);
+        return stat(STAT_RECEIVED);
     }
 
     /** Receives that failed with ENOBUFS: the kernel could not hand us packets (it dropped them, or
      * let them pass when fail-open); /proc/net/netfilter/nfnetlink_queue counts them too. */
     public long enobufs() {
-        return NfqNative.stat(handle(), STAT_ENOBUFS);
+        return stat(STAT_ENOBUFS);
     }
 
     /** Errors the kernel sent back, for verdicts it refused (an unknown packet id, for example). */
     public long netlinkErrors() {
-        return NfqNative.stat(handle(), STAT_NETLINK_ERRORS);
+        return stat(STAT_NETLINK_ERRORS);
     }
 
     /** Packets that arrived while the queue was being configured and were sent round the hook again. */
     public long repeatedDuringConfig() {
-        return NfqNative.stat(handle(), STAT_REPEATED);
+        return stat(STAT_REPEATED);
     }
 
     /** Netlink messages that were neither packets nor errors. */
     public long skippedMessages() {
-        return NfqNative.stat(handle(), STAT_SKIPPED);
+        return stat(STAT_SKIPPED);
     }
 
     /** Verdict messages sent (a batch verdict counts once). */
     public long verdictMessages() {
-        return NfqNative.stat(handle(), STAT_VERDICT_MESSAGES);
+        return stat(STAT_VERDICT_MESSAGES);
     }
 
-    long handle() {
-        if (queue == 0) {
-            throw new IllegalStateException("queue " + number + " is closed");
+    private long stat(int which) {
+        long q = acquire();
+        try {
+            return NfqNative.stat(q, which);
+        } finally {
+            release();
         }
-        return queue;
     }
 
+    /** The handle for one native call, held until {@link #release}; throws IllegalStateException once closed. */
+    long acquire() {
+        return queue.acquire();
+    }
+
+    void release() {
+        queue.release();
+    }
+
+    /**
+     * Unbinds and frees the queue once no thread is inside a call on it: at once, or after a call
+     * under way returns (waiting up to {@link NativeHandle#CLOSE_WAIT_MILLIS}; one that takes
+     * longer unbinds and frees it as it ends). Later calls are refused.
+     */
     @Override
     public void close() {
-        if (queue != 0) {
-            long q = queue;
-            queue = 0;
-            NativeException.check("unbind nfqueue " + number, NfqNative.close(q));
+        int rc = queue.close(NativeHandle.CLOSE_WAIT_MILLIS);
+        if (rc != NativeHandle.LEFT_TO_LAST_USE) {
+            NativeException.check("unbind nfqueue " + number, rc);
         }
     }
 }

@@ -58,11 +58,16 @@ public final class PacketBatch {
         this.slotSize = (DATA_OFFSET + dataBytes + 7) & ~7; // kv_nfqueue.c's stride
         this.buffer = ByteBuffer.allocateDirect(capacity * slotSize).order(ByteOrder.nativeOrder());
         long address = NativeException.check("direct buffer address", NfqNative.address(buffer));
-        NativeException.check(
-                "attach batch to nfqueue " + queue.number(),
-                dataBytes == DATA_BYTES
-                        ? NfqNative.attach(queue.handle(), address, capacity)
-                        : NfqNative.attachSized(queue.handle(), address, capacity, dataBytes));
+        long q = queue.acquire();
+        try {
+            NativeException.check(
+                    "attach batch to nfqueue " + queue.number(),
+                    dataBytes == DATA_BYTES
+                            ? NfqNative.attach(q, address, capacity)
+                            : NfqNative.attachSized(q, address, capacity, dataBytes));
+        } finally {
+            queue.release();
+        }
     }
 
     /** Most packet bytes a slot holds. */
@@ -76,14 +81,26 @@ public final class PacketBatch {
      */
     public int receive(int timeoutMillis) {
         size = 0;
-        int n = NfqNative.receive(queue.handle(), timeoutMillis);
+        long q = queue.acquire();
+        int n;
+        try {
+            n = NfqNative.receive(q, timeoutMillis);
+        } finally {
+            queue.release();
+        }
         size = (int) NativeException.check(receiveOperation, n);
         return size;
     }
 
     /** Sends the verdicts of all received slots; returns the number of netlink messages used. */
     public int sendVerdicts() {
-        int messages = (int) NativeException.check(verdictOperation, NfqNative.verdict(queue.handle(), size));
+        long q = queue.acquire();
+        int messages;
+        try {
+            messages = (int) NativeException.check(verdictOperation, NfqNative.verdict(q, size));
+        } finally {
+            queue.release();
+        }
         size = 0;
         return messages;
     }

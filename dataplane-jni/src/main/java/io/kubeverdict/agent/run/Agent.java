@@ -38,7 +38,6 @@ import io.kubeverdict.agent.sync.SyncStatus;
 import io.kubeverdict.agent.verdict.HoldLoop;
 import io.kubeverdict.agent.verdict.HoldMetrics;
 import io.kubeverdict.agent.verdict.Judge;
-import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.agent.verdict.VerdictLoop;
 import io.kubeverdict.jni.NativeLibrary;
 import io.kubeverdict.jni.NfQueue;
@@ -48,11 +47,9 @@ import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.runtime.BuildVersion;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.runtime.metrics.MetricsEndpoint;
-import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -100,12 +97,7 @@ public final class Agent implements AutoCloseable {
     static final int BATCH = 64;
 
     private final AgentConfig config;
-    private final List<AutoCloseable> opened = new ArrayList<>();
-    private final List<VerdictLoop> loops = new ArrayList<>();
-    private Nftables nft;
-    private NftManager manager;
-    private KernelSets kernel;
-    private SyncClient sync;
+    private final VerdictQueues verdictQueues;
     private volatile GrpcServer inspection; // read by the sync thread's applied listener
     private MetricsEndpoint metricsHttp;
     private final SyncStatus status = new SyncStatus();
@@ -113,6 +105,10 @@ public final class Agent implements AutoCloseable {
     private AgentMetrics metrics;
     /** The sync client's enforcer until the kernel side is set up. */
     private final PendingEnforcer pending = new PendingEnforcer();
+    /** Everything started, in the order it stops. */
+    private final AgentShutdown shutdown;
+    /** What the start opened (the shutdown's list): closed in reverse order. */
+    private final List<AutoCloseable> opened;
 
     private DnsTable dnsTable;
     private DnsLearner learner;
@@ -123,6 +119,9 @@ public final class Agent implements AutoCloseable {
 
     private Agent(AgentConfig config) {
         this.config = config;
+        this.shutdown = new AgentShutdown(config.table(), config.removeTableOnExit(), pending);
+        this.opened = shutdown.opened();
+        this.verdictQueues = new VerdictQueues(config.queueId(), config.queues());
     }
 
     /** Starts everything; on failure, what was started is closed again. */
@@ -149,7 +148,7 @@ public final class Agent implements AutoCloseable {
         LearnedAddressBook book = new LearnedAddressBook();
         state = new StateHolder(config.failOpen() ? 1 : 0, book);
         AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
-        sync = new SyncClient(
+        SyncClient sync = new SyncClient(
                         channel,
                         SyncRequest.newBuilder()
                                 .setNode(config.node())
@@ -170,11 +169,16 @@ public final class Agent implements AutoCloseable {
                         () -> ThreadLocalRandom.current().nextDouble(),
                         status)
                 .start();
+        shutdown.sync(() -> {
+            sync.close();
+            return !sync.isRunning();
+        });
         log.info("syncing from {}", config.controlPlane());
         NativeLibrary.ensureAvailable();
         Clock clock = Clock.systemUTC();
-        nft = new Nftables();
-        manager = NftManager.create(
+        Nftables nft = new Nftables();
+        shutdown.nftables(nft);
+        NftManager manager = NftManager.create(
                 nft,
                 config.table(),
                 config.queueId(),
@@ -183,11 +187,12 @@ public final class Agent implements AutoCloseable {
                 config.queuePath(),
                 null,
                 config.cutAction());
+        shutdown.policyTable(manager::remove);
         log.info(
                 "node {}: queues {}..{} of {} packets via {}, {}, established connections the policy denies: {}",
                 config.node(),
                 config.queueId(),
-                lastQueue(),
+                verdictQueues.last(),
                 config.queueLength(),
                 kernelPath(manager.path()),
                 config.failOpen() ? "fail-open" : "fail-closed",
@@ -197,7 +202,7 @@ public final class Agent implements AutoCloseable {
 
         // One queue and one verdict thread per queue: the kernel spreads new connections over them.
         List<NfQueue> queues = new ArrayList<>();
-        for (int id = config.queueId(); id <= lastQueue(); id++) {
+        for (int id = config.queueId(); id <= verdictQueues.last(); id++) {
             NfQueue queue = new NfQueue(
                     id,
                     NfQueue.FLAG_GSO | (config.failOpen() ? NfQueue.FLAG_FAIL_OPEN : 0),
@@ -209,8 +214,8 @@ public final class Agent implements AutoCloseable {
         metrics = new AgentMetrics(
                 status,
                 state,
-                queueIds(),
-                Agent::readQueue,
+                verdictQueues.ids(),
+                VerdictQueues::read,
                 clock,
                 config.telemetry().policyVerdictSeries());
         opened.add(metrics);
@@ -228,7 +233,7 @@ public final class Agent implements AutoCloseable {
             log.warn("blind spots: {}", blindSpots.describe());
         }
         BlindSpotMetrics.register(metrics.registry(), BridgeBlindSpots::detect, blindSpots);
-        kernel = new KernelSets(manager, metrics.nftApply());
+        KernelSets kernel = new KernelSets(manager, metrics.nftApply());
         VerdictFeed feed = new VerdictFeed(4096, state::generation);
         for (NfQueue queue : queues) {
             // per thread: the feed's rings and the policy counters' cache are single-producer
@@ -236,7 +241,7 @@ public final class Agent implements AutoCloseable {
                     state, feed.producer(), metrics.policyVerdicts().forAnotherThread());
             VerdictLoop loop = new VerdictLoop(queue, BATCH, judge, metrics.verdicts(), config.failOpen());
             opened.add(loop); // closed before the queues (reverse order)
-            loops.add(loop);
+            verdictQueues.add(loop);
         }
         // The pod address guard's hold queue: the verdict loops move the first packets of pod
         // addresses the state does not know yet there, to be judged once it does (or time out).
@@ -253,7 +258,7 @@ public final class Agent implements AutoCloseable {
                 TimeUnit.MILLISECONDS.toNanos(config.guard().holdMillis()),
                 config.failOpen(),
                 new HoldMetrics(metrics.registry())));
-        for (VerdictLoop loop : loops) {
+        for (VerdictLoop loop : verdictQueues.loops()) {
             loop.holdTo(config.guard().queueId(), config.failOpen());
         }
         opened.add(feed);
@@ -262,7 +267,7 @@ public final class Agent implements AutoCloseable {
             ConntrackRejudger rejudger = new ConntrackRejudger(
                     ConntrackTable::open,
                     LocalAddresses.INTERFACES,
-                    this::awaitAnswered,
+                    verdictQueues::awaitAnswered,
                     new CutVerdicts(feed, config.cutAction()),
                     new ConntrackMetrics(metrics.registry()),
                     System::nanoTime);
@@ -289,6 +294,7 @@ public final class Agent implements AutoCloseable {
                 DnsMetrics.register(metrics.registry(), learner, book));
         opened.add(dnsLoop);
         dnsTable = new DnsTable(nft, config.table() + "_dns", config.dns().queueId(), manager);
+        shutdown.dnsTable(dnsTable::remove);
         this.learner = learner;
 
         if (config.telemetry().verdictUploadPerSecond() > 0) {
@@ -319,7 +325,7 @@ public final class Agent implements AutoCloseable {
             // Health: NOT_SERVING until an in-sync state is in the kernel, then SERVING also while the
             // control plane is away (the agent keeps enforcing).
             inspection = GrpcServer.builder(config.inspectListen())
-                    .service(new AgentInspectionService(identity, state, status, this::readQueues, feed))
+                    .service(new AgentInspectionService(identity, state, status, verdictQueues::readTotals, feed))
                     .build()
                     .start();
             opened.add(inspection);
@@ -386,47 +392,6 @@ public final class Agent implements AutoCloseable {
         return learner;
     }
 
-    private int lastQueue() {
-        return config.queueId() + config.queues() - 1;
-    }
-
-    private int[] queueIds() {
-        int[] ids = new int[config.queues()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = config.queueId() + i;
-        }
-        return ids;
-    }
-
-    /** Every verdict thread has answered what it took before this call (see {@link VerdictLoop#awaitAnswered}). */
-    private boolean awaitAnswered(long timeoutMillis) throws InterruptedException {
-        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-        for (VerdictLoop loop : loops) {
-            long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
-            if (!loop.awaitAnswered(left)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** All verdict queues' kernel counters added up (inspection); empty when none is bound. */
-    private Optional<QueueCounters> readQueues() {
-        try {
-            return QueueCounters.total(QueueCounters.read(QueueCounters.PROC_FILE, queueIds()));
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
-        }
-    }
-
-    private static Optional<QueueCounters> readQueue(int queueId) {
-        try {
-            return QueueCounters.read(QueueCounters.PROC_FILE, queueId);
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
-        }
-    }
-
     /** When this JVM started, for the control plane's status (uptime). */
     private static com.google.protobuf.Timestamp processStart() {
         long millis = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
@@ -456,53 +421,9 @@ public final class Agent implements AutoCloseable {
         return metricsHttp == null ? -1 : metricsHttp.port();
     }
 
-    /**
-     * Clean stop: stop syncing, answer what is still queued, unbind, close the servers. The table
-     * is deleted only when configured so (fail-open, or --on-exit=remove): a fail-closed agent's
-     * table stays, so that new connections of selected pods are dropped until the next agent is
-     * in sync, exactly as after a crash — a rolling update never opens an unenforced gap.
-     */
+    /** Clean stop ({@link AgentShutdown}): stop syncing, answer what is still queued, unbind, close the servers. */
     @Override
-    public synchronized void close() {
-        pending.failed(new IllegalStateException("the agent is closing")); // no-op once ready
-        if (sync != null) {
-            sync.close();
-            sync = null;
-        }
-        if (dnsTable != null) {
-            try {
-                dnsTable.remove(); // nothing learns without an agent: answers pass unqueued
-            } catch (RuntimeException e) {
-                log.warn("could not remove nftables table {}_dns: {}", config.table(), e.toString());
-            }
-            dnsTable = null;
-        }
-        if (manager != null) {
-            if (config.removeTableOnExit()) {
-                try {
-                    manager.remove();
-                    log.info("nftables table {} removed", config.table());
-                } catch (RuntimeException e) {
-                    log.warn("could not remove nftables table {}: {}", config.table(), e.toString());
-                }
-            } else {
-                log.info(
-                        "nftables table {} kept: new connections of selected pods are dropped until an agent is back",
-                        config.table());
-            }
-            manager = null;
-        }
-        for (int i = opened.size() - 1; i >= 0; i--) {
-            try {
-                opened.get(i).close();
-            } catch (Exception e) {
-                log.warn("closing {} failed: {}", opened.get(i), e.toString());
-            }
-        }
-        opened.clear();
-        if (nft != null) {
-            nft.close();
-            nft = null;
-        }
+    public void close() {
+        shutdown.run();
     }
 }

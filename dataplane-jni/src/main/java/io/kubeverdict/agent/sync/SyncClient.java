@@ -329,6 +329,11 @@ public final class SyncClient implements AutoCloseable {
         return null;
     }
 
+    /** Whether the sync thread is still alive: after {@link #close}, one that outlasted its join. */
+    public boolean isRunning() {
+        return thread.isAlive();
+    }
+
     @Override
     public void close() {
         running = false;

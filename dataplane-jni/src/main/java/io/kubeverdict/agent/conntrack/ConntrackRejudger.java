@@ -16,12 +16,9 @@ import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.policy.SnapshotIndex;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.runtime.FatalThreads;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -74,12 +71,6 @@ public final class ConntrackRejudger implements AutoCloseable {
         VerdictsInFlight NONE = timeout -> true;
     }
 
-    private record Pending(Target target, long sinceNanos) {
-        Pending merge(Pending other) {
-            return new Pending(target.merge(other.target), Math.min(sinceNanos, other.sinceNanos));
-        }
-    }
-
     private final Supplier<ConntrackTable> opener;
     private final LocalAddresses localAddresses;
     private final VerdictsInFlight inFlight;
@@ -87,7 +78,7 @@ public final class ConntrackRejudger implements AutoCloseable {
     private final RejudgeObserver observer;
     private final LongSupplier nanoTime;
     private final Object lock = new Object();
-    private final Map<EndpointId, Pending> pending = new LinkedHashMap<>();
+    private final Map<EndpointId, PendingEndpoint> pending = new LinkedHashMap<>();
     private EnforcedState latest;
     private LearnedAddresses latestLearned =
             LearnedAddresses.NONE; // the addresses pods learned from DNS, as latest numbers them
@@ -142,7 +133,7 @@ public final class ConntrackRejudger implements AutoCloseable {
             latestLearned = learned;
             changes++;
             for (Target t : targets) {
-                pending.merge(t.id(), new Pending(t, since), Pending::merge);
+                pending.merge(t.id(), new PendingEndpoint(t, since), PendingEndpoint::merge);
             }
             observer.pending(pending.size());
             lock.notifyAll();
@@ -171,7 +162,7 @@ public final class ConntrackRejudger implements AutoCloseable {
     private void run() {
         long retryMillis = RETRY_FIRST_MILLIS;
         while (running) {
-            Map<EndpointId, Pending> batch;
+            Map<EndpointId, PendingEndpoint> batch;
             EnforcedState state;
             LearnedAddresses learned;
             long covers;
@@ -197,7 +188,7 @@ public final class ConntrackRejudger implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
-            Map<EndpointId, Pending> failed;
+            Map<EndpointId, PendingEndpoint> failed;
             long start = nanoTime.getAsLong();
             try {
                 failed = pass(batch, state, learned);
@@ -208,8 +199,8 @@ public final class ConntrackRejudger implements AutoCloseable {
             }
             observer.passFinished(nanoTime.getAsLong() - start, failed.isEmpty());
             synchronized (lock) {
-                for (Map.Entry<EndpointId, Pending> f : failed.entrySet()) {
-                    pending.merge(f.getKey(), f.getValue(), Pending::merge);
+                for (Map.Entry<EndpointId, PendingEndpoint> f : failed.entrySet()) {
+                    pending.merge(f.getKey(), f.getValue(), PendingEndpoint::merge);
                 }
                 if (failed.isEmpty() && pending.isEmpty()) {
                     judgedUpTo = Math.max(judgedUpTo, covers);
@@ -229,27 +220,21 @@ public final class ConntrackRejudger implements AutoCloseable {
     }
 
     /** One pass over a batch of endpoints, judged by {@code state}; returns those to retry. */
-    private Map<EndpointId, Pending> pass(
-            Map<EndpointId, Pending> batch, EnforcedState state, LearnedAddresses learned) {
+    private Map<EndpointId, PendingEndpoint> pass(
+            Map<EndpointId, PendingEndpoint> batch, EnforcedState state, LearnedAddresses learned) {
         if (table == null) {
             table = opener.get();
         }
         Pass pass = new Pass(state, learned);
-        int v4Dumps = 0;
-        boolean v6 = false;
-        for (Pending p : batch.values()) {
-            for (IpAddress a : p.target().addresses()) {
-                v4Dumps += a.family() == IpAddress.V4 ? 2 : 0;
-                v6 |= a.family() == IpAddress.V6;
-            }
-        }
-        if (v4Dumps <= MAX_ADDRESS_DUMPS) {
-            addressDumps(batch, pass);
+        FamilyTargets v4 = FamilyTargets.of(IpAddress.V4, batch.values());
+        FamilyTargets v6 = FamilyTargets.of(IpAddress.V6, batch.values());
+        if (2 * v4.size() <= MAX_ADDRESS_DUMPS) {
+            addressDumps(v4, pass);
         } else {
-            familyDump(IpAddress.V4, batch, pass);
+            familyDump(v4, pass);
         }
-        if (v6) {
-            familyDump(IpAddress.V6, batch, pass); // the kernel cannot filter IPv6 addresses (see class doc)
+        if (v6.size() > 0) {
+            familyDump(v6, pass); // the kernel cannot filter IPv6 addresses (see class doc)
         }
         if (pass.cut > 0 || !pass.failed.isEmpty()) {
             log.info(
@@ -270,58 +255,66 @@ public final class ConntrackRejudger implements AutoCloseable {
         return pass.failed;
     }
 
-    /** Two dumps per IPv4 address: connections opened from it, and to it. */
-    private void addressDumps(Map<EndpointId, Pending> batch, Pass pass) {
-        for (Pending p : batch.values()) {
-            for (IpAddress address : p.target().addresses()) {
-                if (address.family() != IpAddress.V4) {
+    /**
+     * Two dumps per IPv4 address, numbered 2k (opened from address k) and 2k + 1 (opened to it). A
+     * connection between two of the addresses (or from one to itself) is in two dumps; it is judged
+     * in the first, decided from its tuple and mark rather than remembered, so memory does not grow
+     * with the connections and two entries with the same (hashed, 32-bit) conntrack id stay apart.
+     */
+    private void addressDumps(FamilyTargets targets, Pass pass) {
+        for (int k = 0; k < targets.size(); k++) {
+            for (Match match : List.of(Match.ORIGINAL_SOURCE, Match.REPLY_SOURCE)) {
+                int position = 2 * k + (match == Match.ORIGINAL_SOURCE ? 0 : 1);
+                ConntrackQuery q = targets.unjudged(k)
+                        ? ConntrackQuery.of(targets.address(k), match, 0, FlowMarks.CUT)
+                        : ConntrackQuery.of(targets.address(k), match, FlowMarks.ADMITTED, FlowMarks.OURS);
+                if (!dump(q)) {
+                    pass.failed(targets, k);
                     continue;
                 }
-                for (Match match : List.of(Match.ORIGINAL_SOURCE, Match.REPLY_SOURCE)) {
-                    ConntrackQuery q = p.target().unjudged()
-                            ? ConntrackQuery.of(address, match, 0, FlowMarks.CUT)
-                            : ConntrackQuery.of(address, match, FlowMarks.ADMITTED, FlowMarks.OURS);
-                    if (!dump(q)) {
-                        pass.failed.put(p.target().id(), p);
-                        continue;
-                    }
-                    for (int i = 0; i < entries.size(); i++) {
-                        pass.judge(i, p);
+                for (int i = 0; i < entries.size(); i++) {
+                    if (!inEarlierDump(targets, i, position)) {
+                        pass.judge(i, targets, k);
                     }
                 }
             }
         }
     }
 
-    /** One dump of a family, filtered by mark in the kernel, matched against the batch's addresses here. */
-    private void familyDump(int family, Map<EndpointId, Pending> batch, Pass pass) {
-        Map<IpAddress, Pending> byAddress = new HashMap<>();
-        boolean unjudged = false;
-        for (Pending p : batch.values()) {
-            for (IpAddress a : p.target().addresses()) {
-                if (a.family() == family) {
-                    byAddress.merge(a, p, Pending::merge);
-                    unjudged |= p.target().unjudged();
-                }
-            }
+    /**
+     * Whether an earlier dump of the pass delivered entry i too. Its mark then is taken to be its
+     * mark now: marks only gain bits (a cut entry leaves every later dump), and one that gained
+     * ADMITTED since was admitted by a verdict of this generation or a newer one.
+     */
+    private boolean inEarlierDump(FamilyTargets targets, int i, int position) {
+        int mark = entries.mark(i);
+        int from = targets.indexOf(entries.originalSourceWord(i, 0), entries.originalSourceWord(i, 1));
+        if (from >= 0 && 2 * from < position && targets.wants(from, mark)) {
+            return true;
         }
-        ConntrackQuery q = unjudged
-                ? ConntrackQuery.marked(family, 0, FlowMarks.CUT)
-                : ConntrackQuery.marked(family, FlowMarks.ADMITTED, FlowMarks.OURS);
+        int to = targets.indexOf(entries.replySourceWord(i, 0), entries.replySourceWord(i, 1));
+        return to >= 0 && 2 * to + 1 < position && targets.wants(to, mark);
+    }
+
+    /** One dump of a family, filtered by mark in the kernel, matched against the batch's addresses here. */
+    private void familyDump(FamilyTargets targets, Pass pass) {
+        ConntrackQuery q = targets.anyUnjudged()
+                ? ConntrackQuery.marked(targets.family(), 0, FlowMarks.CUT)
+                : ConntrackQuery.marked(targets.family(), FlowMarks.ADMITTED, FlowMarks.OURS);
         if (!dump(q)) {
-            for (Pending p : byAddress.values()) {
-                pass.failed.put(p.target().id(), p);
+            for (int k = 0; k < targets.size(); k++) {
+                pass.failed(targets, k);
             }
             return;
         }
         for (int i = 0; i < entries.size(); i++) {
-            boolean admitted = (entries.mark(i) & FlowMarks.ADMITTED) != 0;
-            Pending p = byAddress.get(entries.originalSource(i));
-            if (p == null || !(admitted || p.target().unjudged())) {
-                p = byAddress.get(entries.replySource(i));
+            int mark = entries.mark(i);
+            int k = targets.indexOf(entries.originalSourceWord(i, 0), entries.originalSourceWord(i, 1));
+            if (!targets.wants(k, mark)) {
+                k = targets.indexOf(entries.replySourceWord(i, 0), entries.replySourceWord(i, 1));
             }
-            if (p != null && (admitted || p.target().unjudged())) {
-                pass.judge(i, p);
+            if (targets.wants(k, mark)) {
+                pass.judge(i, targets, k);
             }
         }
     }
@@ -362,14 +355,13 @@ public final class ConntrackRejudger implements AutoCloseable {
         }
     }
 
-    /** The work of one pass: what was seen, judged and cut. */
+    /** The work of one pass: what was judged and cut. */
     private final class Pass {
         final EnforcedState state;
         final SnapshotIndex index;
         final LearnedAddresses learned;
-        final Set<Integer> seen = new HashSet<>();
-        final Map<EndpointId, Pending> failed = new LinkedHashMap<>();
-        Set<IpAddress> local;
+        final Map<EndpointId, PendingEndpoint> failed = new LinkedHashMap<>();
+        AddressIndex local;
         int examined;
         int cut;
         int vanished;
@@ -380,9 +372,17 @@ public final class ConntrackRejudger implements AutoCloseable {
             this.learned = learned;
         }
 
-        void judge(int i, Pending p) {
+        /** Address k's endpoints are retried. */
+        void failed(FamilyTargets targets, int k) {
+            for (PendingEndpoint p : targets.owners(k)) {
+                failed.put(p.target().id(), p);
+            }
+        }
+
+        /** Judges entry i, a connection from or to address k of {@code targets}. */
+        void judge(int i, FamilyTargets targets, int k) {
             int mark = entries.mark(i);
-            if ((mark & FlowMarks.CUT) != 0 || !seen.add(entries.id(i))) {
+            if ((mark & FlowMarks.CUT) != 0) {
                 return;
             }
             int tcp = entries.tcpState(i);
@@ -390,8 +390,8 @@ public final class ConntrackRejudger implements AutoCloseable {
                 return; // over already; a new connection with this tuple gets a new entry
             }
             boolean admitted = (mark & FlowMarks.ADMITTED) != 0;
-            if (!admitted && localAddresses().contains(entries.originalSource(i))) {
-                return; // opened by the node: the data plane never judges those
+            if (!admitted && openedByTheNode(i)) {
+                return; // the data plane never judges those
             }
             fill(i);
             int code = index.decide(tuple, learned);
@@ -406,7 +406,7 @@ public final class ConntrackRejudger implements AutoCloseable {
                 }
                 if (table.setMark(entries, i, FlowMarks.CUT, FlowMarks.OURS)) {
                     cut++;
-                    observer.cut(entries.protocol(i), nanoTime.getAsLong() - p.sinceNanos());
+                    observer.cut(entries.protocol(i), nanoTime.getAsLong() - targets.sinceNanos(k));
                     sink.cut(
                             tuple, entries.hasPorts(i) ? entries.originalSourcePort(i) : 0, entries.id(i), code, state);
                 } else {
@@ -415,16 +415,17 @@ public final class ConntrackRejudger implements AutoCloseable {
                 }
             } catch (NativeException e) {
                 observer.cutFailed(e.errno());
-                failed.put(p.target().id(), p);
+                failed(targets, k);
                 log.warn("could not mark {}: {}", entries.describe(i), e.getMessage());
             }
         }
 
-        private Set<IpAddress> localAddresses() {
+        private boolean openedByTheNode(int i) {
             if (local == null) {
-                local = localAddresses.get();
+                local = AddressIndex.of(localAddresses.get());
             }
-            return local;
+            return local.indexOf(entries.family(i), entries.originalSourceWord(i, 0), entries.originalSourceWord(i, 1))
+                    >= 0;
         }
 
         /** The connection as its first packet was judged: opener -> answerer (after DNAT), its port. */

@@ -185,6 +185,46 @@ class ConntrackRejudgerTest {
                         IpAddress.parse("10.0.0.2"), ConntrackQuery.Match.REPLY_SOURCE, 0, FlowMarks.CUT));
     }
 
+    /**
+     * Audit M9: the kernel's conntrack id is a 32-bit hash, so two live connections can share it;
+     * before, the second was skipped as "seen" and stayed open although the policy denied it.
+     */
+    @Test
+    void twoConnectionsWithTheSameConntrackIdAreBothJudged() throws Exception {
+        table.entries.addAll(List.of(
+                Entry.of(6, "10.0.0.1", 1001, "10.0.0.2", 81, A, 7),
+                Entry.of(6, "10.0.0.1", 1002, "10.0.0.2", 81, A, 7)));
+        start();
+        EnforcedState before = state(snapshot(true, 80, 81), 1);
+        judge(null, before, true);
+        judge(before, state(snapshot(true, 80), 2), false);
+        assertThat(table.markOfSourcePort(1001)).isEqualTo(FlowMarks.CUT);
+        assertThat(table.markOfSourcePort(1002)).isEqualTo(FlowMarks.CUT);
+        assertThat(observer.cut.get()).isEqualTo(2);
+    }
+
+    /** A connection between two affected endpoints is in both their dumps and is judged once. */
+    @Test
+    void aConnectionBetweenTwoAffectedEndpointsIsJudgedOnce() throws Exception {
+        NodeSnapshot s = node().addIpSets(set("sa", "10.0.0.1"))
+                .addPolicies(allowFrom("pb", "sa", 80))
+                .addEndpoints(endpoint("a", "10.0.0.1", "pb"))
+                .addEndpoints(endpoint("b", "10.0.0.2", "pb"))
+                .build();
+        table.entries.addAll(List.of(
+                Entry.of(6, "10.0.0.1", 1000, "10.0.0.2", 80, 0, 1), // from a's dump and from b's
+                Entry.of(6, "10.0.0.1", 1001, "10.0.0.2", 81, 0, 2),
+                Entry.of(6, "10.0.0.1", 1002, "10.0.0.1", 80, 0, 3))); // a to itself: both of a's dumps
+        start();
+        judge(null, state(s, 1), true);
+        assertThat(table.queries).hasSize(4);
+        assertThat(observer.examined.get()).isEqualTo(3);
+        assertThat(observer.cut.get()).isEqualTo(1);
+        assertThat(table.markOf(1)).isEqualTo(A);
+        assertThat(table.markOf(2)).isEqualTo(FlowMarks.CUT);
+        assertThat(table.markOf(3)).isEqualTo(A);
+    }
+
     @Test
     void lostDumpsAreRetriedAndAnEndpointStaysPendingUntilItsConnectionsAreJudged() throws Exception {
         table.entries.add(Entry.of(6, "10.0.0.1", 1001, "10.0.0.2", 81, A, 2));
@@ -353,6 +393,7 @@ class ConntrackRejudgerTest {
     /** Counts what the re-judging reports. */
     static final class Recorder implements RejudgeObserver {
         final AtomicInteger cut = new AtomicInteger();
+        final AtomicInteger examined = new AtomicInteger();
         final AtomicInteger vanished = new AtomicInteger();
         final AtomicInteger incomplete = new AtomicInteger();
         final Map<Integer, Integer> dumpErrors = new ConcurrentHashMap<>();
@@ -364,7 +405,9 @@ class ConntrackRejudgerTest {
         public void dumped(int entries) {}
 
         @Override
-        public void examined() {}
+        public void examined() {
+            examined.incrementAndGet();
+        }
 
         @Override
         public void cut(int protocol, long nanosSinceChange) {

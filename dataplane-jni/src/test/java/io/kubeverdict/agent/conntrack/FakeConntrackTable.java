@@ -71,9 +71,14 @@ final class FakeConntrackTable implements ConntrackTable {
         if (vanishOnMark != null && vanishOnMark == id) {
             entries.removeIf(e -> e.id() == id);
         }
+        // as the kernel: the entry named by its original tuple (ids are hashes and may repeat)
         for (int k = 0; k < entries.size(); k++) {
             Entry e = entries.get(k);
-            if (e.id() == id) {
+            if (e.protocol() == dumped.protocol(i)
+                    && e.originalSource().equals(dumped.originalSource(i))
+                    && e.sourcePort() == dumped.originalSourcePort(i)
+                    && e.originalDestination().equals(dumped.originalDestination(i))
+                    && e.destinationPort() == dumped.originalDestinationPort(i)) {
                 entries.set(k, e.withMark((e.mark() & ~mask) | value));
                 return true;
             }
@@ -84,6 +89,16 @@ final class FakeConntrackTable implements ConntrackTable {
     synchronized int markOf(int id) {
         for (Entry e : entries) {
             if (e.id() == id) {
+                return e.mark();
+            }
+        }
+        return -1;
+    }
+
+    /** The mark of the connection opened from this source port. */
+    synchronized int markOfSourcePort(int port) {
+        for (Entry e : entries) {
+            if (e.sourcePort() == port) {
                 return e.mark();
             }
         }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Conntrack over ctnetlink: a dump the kernel filters (address family, mark under a mask, and the
  * source address of the original or of the reply tuple, via CTA_FILTER; for IPv6 the address is
- * compared here, see kv_ct_dump), delivered into a buffer
+ * compared here, see kv_ct_dump_start), delivered a chunk at a time into a buffer
  * Java owns as fixed-size entries (kv_layout.h), and per-entry mark updates and deletes. Requests
  * are built with libmnl (CTA_FILTER is newer than libnetfilter_conntrack 1.0.9's filter API); the
  * kernel's answers are parsed with libnetfilter_conntrack. Nothing here decides anything: Java
@@ -28,11 +28,16 @@
 #define KV_CT_DUMP_BUF (64 * 1024)
 
 /* Two sockets, both made by the thread that opens (so both live in its network namespace):
- * one for dumps, one for changes, so that a change never reads a dump's answers. */
+ * one for dumps, one for changes, so that a change never reads a dump's answers (Java marks
+ * entries of a dump while it still runs). The dump under way is read a chunk at a time: its
+ * received but unread messages stay in dump_buf at dump_off, dump_len bytes. */
 struct kv_ct {
 	struct mnl_socket *nl;
 	struct mnl_socket *dump_nl;
 	uint32_t seq;
+	uint32_t dump_seq;
+	int dumping, dump_rc, dump_intr, dump_match6, dump_off, dump_len;
+	unsigned char dump_address[16];
 	char dump_buf[KV_CT_DUMP_BUF];
 };
 
@@ -202,80 +207,90 @@ static int kv_ct_matches6(const struct nf_conntrack *ct, int match, const unsign
 	return a != NULL && memcmp(a, address, 16) == 0;
 }
 
-/* Reads the dump's answers until NLMSG_DONE; stores up to capacity entries, counts all of them.
- * A dump is always read to its end, also after a failure (the kernel refuses a new dump on a
- * socket whose last one still runs). Returns the count, or -errno: ENOBUFS when the kernel could
- * not queue part of it, EINTR when it says the dump was interrupted; either way Java dumps again.
- * Other receive errors (EAGAIN: no answer within the timeout) leave the socket unusable. */
-static int kv_ct_read_dump(struct kv_ct *kct, uint32_t seq, unsigned char *out, int capacity, int match6,
-			   const unsigned char *address6)
+/* Reads the running dump's answers into up to capacity entries (out NULL: discards them) and
+ * returns how many it stored; 0 once the dump is over and all of it was returned, or -errno then:
+ * ENOBUFS when the kernel could not queue part of it, EINTR when it says the dump was
+ * interrupted; either way Java dumps again. A dump is always read to its end, also after a
+ * failure (the kernel refuses a new dump on a socket whose last one still runs). Other receive
+ * errors (EAGAIN: no answer within the timeout) leave the socket unusable. */
+static int kv_ct_read_dump(struct kv_ct *kct, unsigned char *out, int capacity)
 {
 	struct mnl_socket *nl = kct->dump_nl;
-	char *buf = kct->dump_buf;
 	unsigned int portid = mnl_socket_get_portid(nl);
-	int count = 0, rc = 0, interrupted = 0, done = 0;
-	while (!done) {
-		ssize_t n = kv_nl_recv(nl, buf, KV_CT_DUMP_BUF);
-		if (n < 0) {
-			if (errno == ENOBUFS) {
-				rc = rc ? rc : -ENOBUFS; /* part of the dump is lost; the rest still comes */
+	int count = 0;
+	while (kct->dumping && count < capacity) {
+		if (kct->dump_len <= 0) {
+			ssize_t n = kv_nl_recv(nl, kct->dump_buf, KV_CT_DUMP_BUF);
+			if (n < 0 && errno == ENOBUFS) {
+				/* part of the dump is lost; the rest still comes */
+				kct->dump_rc = kct->dump_rc ? kct->dump_rc : -ENOBUFS;
 				continue;
 			}
-			rc = -errno;
-			break;
+			if (n < 0) {
+				kct->dump_rc = -errno;
+				kct->dumping = 0;
+				break;
+			}
+			kct->dump_off = 0;
+			kct->dump_len = (int)n;
 		}
-		const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf;
-		int len = (int)n;
-		for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
-			if (nlh->nlmsg_seq != seq || nlh->nlmsg_pid != portid)
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(kct->dump_buf + kct->dump_off);
+		int len = kct->dump_len;
+		for (; count < capacity && mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
+			if (nlh->nlmsg_seq != kct->dump_seq || nlh->nlmsg_pid != portid)
 				continue;
 			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
-				interrupted = 1;
-			if (nlh->nlmsg_type == NLMSG_DONE) {
-				done = 1;
+				kct->dump_intr = 1;
+			if (nlh->nlmsg_type == NLMSG_DONE || nlh->nlmsg_type == NLMSG_ERROR) {
+				if (nlh->nlmsg_type == NLMSG_ERROR) { /* the kernel refused the dump: nothing follows */
+					const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+					kct->dump_rc = e->error != 0 ? e->error : -EPROTO;
+				}
+				kct->dumping = 0;
+				len = 0;
 				break;
 			}
-			if (nlh->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-				rc = e->error != 0 ? e->error : -EPROTO;
-				done = 1; /* the kernel refused the dump: nothing follows */
-				break;
-			}
-			if ((nlh->nlmsg_type & 0xff) != IPCTNL_MSG_CT_NEW || rc != 0)
+			if ((nlh->nlmsg_type & 0xff) != IPCTNL_MSG_CT_NEW || kct->dump_rc != 0)
 				continue;
 			struct nf_conntrack *ct = nfct_new();
 			if (ct == NULL) {
-				rc = -ENOMEM;
+				kct->dump_rc = -ENOMEM;
 				continue;
 			}
-			if (nfct_nlmsg_parse(nlh, ct) >= 0 && kv_ct_matches6(ct, match6, address6)) {
-				if (count < capacity)
+			if (nfct_nlmsg_parse(nlh, ct) >= 0 && kv_ct_matches6(ct, kct->dump_match6, kct->dump_address)) {
+				if (out != NULL)
 					kv_ct_fill(out + (size_t)count * KV_CT_ENTRY_SIZE, ct);
 				count++;
 			}
 			nfct_destroy(ct);
 		}
+		kct->dump_off = mnl_nlmsg_ok(nlh, len) ? (int)((const char *)nlh - kct->dump_buf) : 0;
+		kct->dump_len = mnl_nlmsg_ok(nlh, len) ? len : 0;
 	}
-	if (rc == 0 && interrupted)
-		rc = -EINTR;
-	return rc < 0 ? rc : count;
+	if (count > 0 || kct->dumping)
+		return count;
+	int rc = kct->dump_rc != 0 ? kct->dump_rc : kct->dump_intr ? -EINTR : 0;
+	kct->dump_rc = 0;
+	kct->dump_intr = 0;
+	return rc;
 }
 
-/* match: KV_CT_MATCH_ANY, _ORIG_SRC (the original tuple's source is address) or _REPLY_SRC (the
- * reply tuple's source is address: the destination after DNAT). Entries beyond capacity are
- * counted, not stored: Java grows its buffer and dumps again. */
-static jint kv_ct_dump(JNIEnv *env, jclass cls, jlong handle, jint family, jint mark, jint mark_mask, jint match,
-		       jbyteArray jaddress, jobject buffer, jint capacity)
+/* Starts a dump (after reading any earlier one to its end). match: KV_CT_MATCH_ANY, _ORIG_SRC (the
+ * original tuple's source is address) or _REPLY_SRC (the reply tuple's source is address: the
+ * destination after DNAT). Its entries come from kv_ct_dump_next. */
+static jint kv_ct_dump_start(JNIEnv *env, jclass cls, jlong handle, jint family, jint mark, jint mark_mask, jint match,
+			     jbyteArray jaddress)
 {
 	(void)cls;
 	struct kv_ct *kct = KV_PTR(handle);
 	int af = kv_ct_af(family);
-	unsigned char *out = (*env)->GetDirectBufferAddress(env, buffer);
-	jlong room = (*env)->GetDirectBufferCapacity(env, buffer);
-	if (af < 0 || out == NULL || capacity < 0 || (jlong)capacity * KV_CT_ENTRY_SIZE > room ||
-	    match < KV_CT_MATCH_ANY || match > KV_CT_MATCH_REPLY_SRC)
+	if (af < 0 || match < KV_CT_MATCH_ANY || match > KV_CT_MATCH_REPLY_SRC)
 		return -EINVAL;
-	unsigned char address[16] = { 0 };
+	while (kct->dumping)
+		kv_ct_read_dump(kct, NULL, 1 << 30);
+	kv_ct_read_dump(kct, NULL, 0); /* forgets its outcome */
+	unsigned char *address = kct->dump_address;
+	memset(address, 0, 16);
 	if (match != KV_CT_MATCH_ANY) {
 		if (jaddress == NULL || (*env)->GetArrayLength(env, jaddress) != (af == AF_INET ? 4 : 16))
 			return -EINVAL;
@@ -293,7 +308,7 @@ static jint kv_ct_dump(JNIEnv *env, jclass cls, jlong handle, jint family, jint 
 	 * !ipv6_addr_cmp, true for EQUAL addresses, since CTA_FILTER came in 5.8; still so in 6.18):
 	 * it would return every entry but the address's. IPv6 is filtered by family and mark in the
 	 * kernel and by address here. */
-	int match6 = af == AF_INET6 ? match : KV_CT_MATCH_ANY;
+	kct->dump_match6 = af == AF_INET6 ? match : KV_CT_MATCH_ANY;
 	if (match != KV_CT_MATCH_ANY && af == AF_INET) {
 		int orig = match == KV_CT_MATCH_ORIG_SRC;
 		struct nlattr *tuple = mnl_attr_nest_start(nlh, orig ? CTA_TUPLE_ORIG : CTA_TUPLE_REPLY);
@@ -308,7 +323,21 @@ static jint kv_ct_dump(JNIEnv *env, jclass cls, jlong handle, jint family, jint 
 	}
 	if (kv_nl_send(nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	return kv_ct_read_dump(kct, seq, out, capacity, match6, address);
+	kct->dump_seq = seq;
+	kct->dumping = 1;
+	return 0;
+}
+
+/* The next entries of the dump under way into the buffer, from entry index from up to capacity:
+ * see kv_ct_read_dump. */
+static jint kv_ct_dump_next(JNIEnv *env, jclass cls, jlong handle, jobject buffer, jint from, jint capacity)
+{
+	(void)cls;
+	unsigned char *out = (*env)->GetDirectBufferAddress(env, buffer);
+	jlong room = (*env)->GetDirectBufferCapacity(env, buffer);
+	if (out == NULL || from < 0 || capacity <= from || (jlong)capacity * KV_CT_ENTRY_SIZE > room)
+		return -EINVAL;
+	return kv_ct_read_dump(KV_PTR(handle), out + (size_t)from * KV_CT_ENTRY_SIZE, capacity - from);
 }
 
 /* Sends one request and waits for its ack (matched by sequence number). */
@@ -380,7 +409,8 @@ static jint kv_ct_delete(JNIEnv *env, jclass cls, jlong handle, jobject buffer, 
 static const JNINativeMethod methods[] = {
 	{ "open", "()J", (void *)kv_ct_open },
 	{ "close", "(J)I", (void *)kv_ct_close },
-	{ "dump", "(JIIII[BLjava/nio/ByteBuffer;I)I", (void *)kv_ct_dump },
+	{ "dumpStart", "(JIIII[B)I", (void *)kv_ct_dump_start },
+	{ "dumpNext", "(JLjava/nio/ByteBuffer;II)I", (void *)kv_ct_dump_next },
 	{ "setMark", "(JLjava/nio/ByteBuffer;III)I", (void *)kv_ct_set_mark },
 	{ "delete", "(JLjava/nio/ByteBuffer;I)I", (void *)kv_ct_delete },
 };

@@ -8,8 +8,11 @@ package io.kubeverdict.jni;
  * error. Calls are serialised; use from one thread at a time.
  */
 public final class Conntrack implements AutoCloseable {
-    /** How often one dump is repeated with a larger buffer when the table grows under it. */
-    private static final int GROW_ATTEMPTS = 4;
+    /** Takes one chunk of a dump; the entries are valid during the call only. */
+    @FunctionalInterface
+    public interface Chunks {
+        void accept(ConntrackEntries chunk);
+    }
 
     private long handle;
 
@@ -19,37 +22,68 @@ public final class Conntrack implements AutoCloseable {
     }
 
     /**
-     * Dumps what the query selects into {@code into} (replacing its content) and returns the
-     * number of entries. Grows the buffer and dumps again when there were more entries than room.
-     * Throws {@link NativeException} for what the kernel refuses or when a dump is lost (ENOBUFS,
-     * or EINTR when the kernel says the dump was interrupted): the caller may dump again.
+     * Streams what the query selects through {@code chunk}, at most its capacity at a time, to
+     * {@code chunks} while the dump runs (so memory does not grow with the table); returns how
+     * many entries there were. Entries may be changed ({@link #setMark}) from {@code chunks}. Throws
+     * {@link NativeException} for what the kernel refuses or, after the last chunk, when the dump
+     * was lost in part (ENOBUFS, or EINTR when the kernel says it was interrupted): the caller may
+     * dump again, and sees again the entries it was already given.
+     */
+    public synchronized int dump(ConntrackQuery query, ConntrackEntries chunk, Chunks chunks) {
+        start(query);
+        int total = 0;
+        try {
+            for (int n; (n = next(query, chunk, 0)) > 0; ) {
+                chunk.size(n);
+                total += n;
+                chunks.accept(chunk); // if it throws, the next dump reads this one to its end first
+            }
+            return total;
+        } finally {
+            chunk.size(0);
+        }
+    }
+
+    /**
+     * Dumps what the query selects into {@code into} (replacing its content, growing it) and
+     * returns the number of entries: for small dumps (tools, tests); the agent streams them.
      */
     public synchronized int dump(ConntrackQuery query, ConntrackEntries into) {
-        byte[] address = query.addressBytes();
-        for (int attempt = 0; ; attempt++) {
-            into.size(0);
-            int n = ConntrackNative.dump(
-                    handle(),
-                    query.family(),
-                    query.markValue(),
-                    query.markMask(),
-                    query.match().ordinal(),
-                    address,
-                    into.buffer(),
-                    into.capacity());
-            if (n < 0) { // the message is built only for a failure: dumps run on every policy change
-                NativeException.check("conntrack dump " + query, n);
+        start(query);
+        into.size(0);
+        for (; ; ) {
+            if (into.size() == into.capacity()) {
+                into.grow();
             }
-            if (n <= into.capacity()) {
-                into.size(n);
-                return n;
+            int n = next(query, into, into.size());
+            if (n == 0) {
+                return into.size();
             }
-            if (attempt == GROW_ATTEMPTS) {
-                throw new NativeException(
-                        "conntrack dump " + query, Errno.ENOSPC, n + " entries, room for " + into.capacity());
-            }
-            into.ensureCapacity(n + n / 4);
+            into.size(into.size() + n);
         }
+    }
+
+    private void start(ConntrackQuery query) {
+        int rc = ConntrackNative.dumpStart(
+                handle(),
+                query.family(),
+                query.markValue(),
+                query.markMask(),
+                query.match().ordinal(),
+                query.addressBytes());
+        if (rc < 0) { // the message is built only for a failure: dumps run on every policy change
+            NativeException.check("conntrack dump " + query, rc);
+        }
+    }
+
+    /** The next entries into {@code into} from index {@code from}; 0 when the dump is over. */
+    private int next(ConntrackQuery query, ConntrackEntries into, int from) {
+        int n = ConntrackNative.dumpNext(handle(), into.buffer(), from, into.capacity());
+        if (n < 0) {
+            into.size(0);
+            NativeException.check("conntrack dump " + query, n);
+        }
+        return n;
     }
 
     /**

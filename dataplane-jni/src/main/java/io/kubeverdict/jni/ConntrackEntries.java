@@ -8,7 +8,8 @@ import java.nio.ByteOrder;
 /**
  * The entries of one conntrack dump, in a direct buffer the shim fills (one JNI call per dump, no
  * call per entry): fixed-size records whose layout is the shim's kv_layout.h, checked at load by
- * {@link NfqLayout}. Grows when a dump has more entries than room. Not thread-safe.
+ * {@link NfqLayout}. The agent streams dumps through one of a fixed size; a whole dump
+ * ({@link Conntrack#dump(ConntrackQuery, ConntrackEntries)}) grows it. Not thread-safe.
  */
 public final class ConntrackEntries {
     static final int ENTRY_SIZE = 80;
@@ -49,15 +50,18 @@ public final class ConntrackEntries {
         return buffer;
     }
 
-    int capacity() {
+    /** How many entries the buffer holds (one dump, or one chunk of a streamed dump). */
+    public int capacity() {
         return capacity;
     }
 
-    /** Room for at least this many entries (contents are lost). */
-    void ensureCapacity(int entries) {
-        if (entries > capacity) {
-            allocate(Math.max(entries, capacity * 2));
-        }
+    /** Twice the room, the entries kept. */
+    void grow() {
+        ByteBuffer old = buffer;
+        int n = size;
+        allocate(capacity * 2);
+        buffer.put(0, old, 0, n * ENTRY_SIZE);
+        size = n;
     }
 
     void size(int n) {

@@ -89,10 +89,6 @@ public final class ConntrackEntriesFixture {
         e.size(i + 1);
     }
 
-    public static void ensureCapacity(ConntrackEntries e, int entries) {
-        e.ensureCapacity(entries);
-    }
-
     private static void address(ByteBuffer b, int at, IpAddress a) {
         if (a.family() == IpAddress.V4) {
             int v = (int) a.lo();

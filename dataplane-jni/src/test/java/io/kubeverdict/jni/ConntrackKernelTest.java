@@ -207,4 +207,50 @@ class ConntrackKernelTest {
         assertThat(conntrack.dump(ConntrackQuery.marked(4, MARK, MARK), e)).isEqualTo(3000);
         assertThat(sourcePorts(e)).hasSize(3000);
     }
+
+    /** Audit M9: a dump larger than the buffer streams through it; entries are marked meanwhile. */
+    @Test
+    void aDumpStreamsThroughABufferOfFixedSizeAndEntriesCanBeMarkedMeanwhile() throws Exception {
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            many.add(tcp("10.5." + (i / 250) + "." + (i % 250 + 1), "10.6.0.1", 10000 + i, 80, 0));
+        }
+        insert(many);
+        ConntrackEntries chunk = new ConntrackEntries(16);
+        Set<Integer> ports = new HashSet<>();
+        List<Integer> sizes = new ArrayList<>();
+        int total = conntrack.dump(ConntrackQuery.marked(4, 0, MARK), chunk, c -> {
+            sizes.add(c.size());
+            for (int i = 0; i < c.size(); i++) {
+                ports.add(c.originalSourcePort(i));
+                conntrack.setMark(c, i, MARK, MARK);
+            }
+        });
+        assertThat(total).isEqualTo(3000);
+        assertThat(ports).hasSize(3000);
+        assertThat(sizes).allSatisfy(n -> assertThat(n).isBetween(1, 16));
+        assertThat(chunk.capacity()).isEqualTo(16);
+        assertThat(conntrack.dump(ConntrackQuery.marked(4, MARK, MARK), new ConntrackEntries(16)))
+                .as("every entry marked while the dump ran")
+                .isEqualTo(3000);
+    }
+
+    @Test
+    void aDumpLeftHalfReadIsReadToItsEndByTheNext() throws Exception {
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            many.add(tcp("10.7." + (i / 250) + "." + (i % 250 + 1), "10.6.0.1", 20000 + i, 80, 0));
+        }
+        insert(many);
+        ConntrackEntries chunk = new ConntrackEntries(16);
+        try {
+            conntrack.dump(ConntrackQuery.marked(4, 0, 0), chunk, c -> {
+                throw new IllegalStateException("stop");
+            });
+        } catch (IllegalStateException expected) {
+            // the dump is left running
+        }
+        assertThat(conntrack.dump(ConntrackQuery.marked(4, 0, 0), new ConntrackEntries(16)))
+                .isEqualTo(500);
+    }
 }

@@ -4,6 +4,7 @@ package io.kubeverdict.agent.conntrack;
 import io.kubeverdict.agent.conntrack.AffectedEndpoints.Target;
 import io.kubeverdict.agent.nft.FlowMarks;
 import io.kubeverdict.agent.state.EnforcedState;
+import io.kubeverdict.jni.Conntrack;
 import io.kubeverdict.jni.ConntrackEntries;
 import io.kubeverdict.jni.ConntrackQuery;
 import io.kubeverdict.jni.ConntrackQuery.Match;
@@ -57,6 +58,9 @@ public final class ConntrackRejudger implements AutoCloseable {
     static final int MAX_ADDRESS_DUMPS = 32;
 
     static final int DUMP_ATTEMPTS = 3;
+    /** Entries a dump delivers to the agent at a time. */
+    static final int CHUNK_ENTRIES = 1024;
+
     private static final long RETRY_FIRST_MILLIS = 200;
     private static final long RETRY_MAX_MILLIS = 5000;
     private static final long IN_FLIGHT_TIMEOUT_MILLIS = 1000;
@@ -89,7 +93,7 @@ public final class ConntrackRejudger implements AutoCloseable {
 
     // worker thread only
     private ConntrackTable table;
-    private final ConntrackEntries entries = new ConntrackEntries(1024);
+    private final ConntrackEntries entries = new ConntrackEntries(CHUNK_ENTRIES);
     private final PacketTuple tuple = new PacketTuple();
 
     /**
@@ -268,14 +272,16 @@ public final class ConntrackRejudger implements AutoCloseable {
                 ConntrackQuery q = targets.unjudged(k)
                         ? ConntrackQuery.of(targets.address(k), match, 0, FlowMarks.CUT)
                         : ConntrackQuery.of(targets.address(k), match, FlowMarks.ADMITTED, FlowMarks.OURS);
-                if (!dump(q)) {
-                    pass.failed(targets, k);
-                    continue;
-                }
-                for (int i = 0; i < entries.size(); i++) {
-                    if (!inEarlierDump(targets, i, position)) {
-                        pass.judge(i, targets, k);
+                int at = k;
+                boolean done = dump(q, chunk -> {
+                    for (int i = 0; i < chunk.size(); i++) {
+                        if (!inEarlierDump(targets, i, position)) {
+                            pass.judge(i, targets, at);
+                        }
                     }
+                });
+                if (!done) {
+                    pass.failed(targets, k);
                 }
             }
         }
@@ -301,29 +307,34 @@ public final class ConntrackRejudger implements AutoCloseable {
         ConntrackQuery q = targets.anyUnjudged()
                 ? ConntrackQuery.marked(targets.family(), 0, FlowMarks.CUT)
                 : ConntrackQuery.marked(targets.family(), FlowMarks.ADMITTED, FlowMarks.OURS);
-        if (!dump(q)) {
+        boolean done = dump(q, chunk -> {
+            for (int i = 0; i < chunk.size(); i++) {
+                int mark = chunk.mark(i);
+                int k = targets.indexOf(chunk.originalSourceWord(i, 0), chunk.originalSourceWord(i, 1));
+                if (!targets.wants(k, mark)) {
+                    k = targets.indexOf(chunk.replySourceWord(i, 0), chunk.replySourceWord(i, 1));
+                }
+                if (targets.wants(k, mark)) {
+                    pass.judge(i, targets, k);
+                }
+            }
+        });
+        if (!done) {
             for (int k = 0; k < targets.size(); k++) {
                 pass.failed(targets, k);
-            }
-            return;
-        }
-        for (int i = 0; i < entries.size(); i++) {
-            int mark = entries.mark(i);
-            int k = targets.indexOf(entries.originalSourceWord(i, 0), entries.originalSourceWord(i, 1));
-            if (!targets.wants(k, mark)) {
-                k = targets.indexOf(entries.replySourceWord(i, 0), entries.replySourceWord(i, 1));
-            }
-            if (targets.wants(k, mark)) {
-                pass.judge(i, targets, k);
             }
         }
     }
 
-    /** Dumps into {@link #entries}; retries a lost dump. False (counted) when it could not be done. */
-    private boolean dump(ConntrackQuery q) {
+    /**
+     * Streams a dump through {@link #entries} to {@code chunks} (never more than a chunk of entries
+     * at once, whatever the table's size); dumps again when part of it was lost (what was judged
+     * is judged again). False (counted) when it could not be done.
+     */
+    private boolean dump(ConntrackQuery q, Conntrack.Chunks chunks) {
         for (int attempt = 1; ; attempt++) {
             try {
-                observer.dumped(table.dump(q, entries));
+                observer.dumped(table.dump(q, entries, chunks));
                 return true;
             } catch (NativeException e) {
                 observer.dumpFailed(e.errno());

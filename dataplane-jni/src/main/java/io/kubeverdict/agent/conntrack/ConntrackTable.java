@@ -7,8 +7,8 @@ import io.kubeverdict.jni.ConntrackQuery;
 
 /** The node's conntrack table as the re-judging needs it (the shim's {@link Conntrack} in the agent). */
 public interface ConntrackTable extends AutoCloseable {
-    /** See {@link Conntrack#dump}. */
-    int dump(ConntrackQuery query, ConntrackEntries into);
+    /** See {@link Conntrack#dump(ConntrackQuery, ConntrackEntries, Conntrack.Chunks)}: streamed through {@code chunk}. */
+    int dump(ConntrackQuery query, ConntrackEntries chunk, Conntrack.Chunks chunks);
 
     /** See {@link Conntrack#setMark}: false when the entry is gone. */
     boolean setMark(ConntrackEntries entries, int i, int value, int mask);
@@ -21,8 +21,8 @@ public interface ConntrackTable extends AutoCloseable {
         Conntrack ct = new Conntrack();
         return new ConntrackTable() {
             @Override
-            public int dump(ConntrackQuery query, ConntrackEntries into) {
-                return ct.dump(query, into);
+            public int dump(ConntrackQuery query, ConntrackEntries chunk, Conntrack.Chunks chunks) {
+                return ct.dump(query, chunk, chunks);
             }
 
             @Override

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.conntrack;
 
+import io.kubeverdict.jni.Conntrack;
 import io.kubeverdict.jni.ConntrackEntries;
 import io.kubeverdict.jni.ConntrackEntriesFixture;
 import io.kubeverdict.jni.ConntrackEntriesFixture.Entry;
@@ -12,7 +13,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A conntrack table in memory that filters dumps as the kernel does (family, mark under mask, a
- * tuple's source) and can fail on demand, for the re-judging's unit tests.
+ * tuple's source), delivers them a chunk at a time, and can fail on demand, for the re-judging's unit tests.
  */
 final class FakeConntrackTable implements ConntrackTable {
     final List<Entry> entries = new CopyOnWriteArrayList<>();
@@ -23,9 +24,10 @@ final class FakeConntrackTable implements ConntrackTable {
     volatile int failMarks; // the next n mark updates fail with markErrno
     volatile int markErrno;
     volatile Integer vanishOnMark; // this id disappears just before its update
+    volatile int chunkEntries = 2; // entries a dump delivers at a time (as the kernel's, marked meanwhile)
 
     @Override
-    public synchronized int dump(ConntrackQuery q, ConntrackEntries into) {
+    public synchronized int dump(ConntrackQuery q, ConntrackEntries chunk, Conntrack.Chunks chunks) {
         queries.add(q);
         events.add("dump");
         if (failDumps > 0) {
@@ -52,11 +54,15 @@ final class FakeConntrackTable implements ConntrackTable {
             }
             out.add(e);
         }
-        ConntrackEntriesFixture.ensureCapacity(into, out.size());
-        ConntrackEntriesFixture.clear(into);
-        for (Entry e : out) {
-            ConntrackEntriesFixture.add(into, e);
+        int size = Math.min(chunkEntries, chunk.capacity());
+        for (int from = 0; from < out.size(); from += size) {
+            ConntrackEntriesFixture.clear(chunk);
+            for (Entry e : out.subList(from, Math.min(out.size(), from + size))) {
+                ConntrackEntriesFixture.add(chunk, e);
+            }
+            chunks.accept(chunk);
         }
+        ConntrackEntriesFixture.clear(chunk);
         return out.size();
     }
 

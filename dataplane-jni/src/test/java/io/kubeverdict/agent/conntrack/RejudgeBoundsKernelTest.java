@@ -130,9 +130,7 @@ class RejudgeBoundsKernelTest {
         assertThat(table.delivered.get())
                 .as("one dump by mark alone: the kernel delivers every uncut entry")
                 .isGreaterThanOrEqualTo(UNRELATED + 2L * ENDPOINTS);
-        assertThat(table.largestBuffer.get())
-                .as("entries held at once")
-                .isLessThanOrEqualTo(ConntrackRejudger.CHUNK_ENTRIES);
+        assertThat(table.largestBuffer.get()).as("entries held at once").isLessThanOrEqualTo(TableDumps.CHUNK_ENTRIES);
         String cut = ns.exec("conntrack", "-L", "-m", FlowMarks.CUT + "/" + FlowMarks.CUT);
         assertThat(cut.lines().filter(l -> l.contains("dport=81")).count()).isEqualTo(ENDPOINTS);
         System.out.printf(

@@ -159,7 +159,8 @@ class ConntrackRejudgerTest {
                     System::nanoTime);
             rejudger.changed(null, state(snapshot(true, 80), 1), true);
             long deadline = System.nanoTime() + 30_000_000_000L;
-            while (FatalThreads.healthy() && System.nanoTime() < deadline) {
+            // the death is recorded before the exit is asked for (on another thread): wait for both
+            while ((FatalThreads.healthy() || observed.exitCodes().isEmpty()) && System.nanoTime() < deadline) {
                 Thread.sleep(10);
             }
             assertThat(FatalThreads.death()).contains("kv-conntrack").contains("AssertionError: in flight");

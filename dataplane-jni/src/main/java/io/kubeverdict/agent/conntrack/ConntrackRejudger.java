@@ -70,6 +70,7 @@ public final class ConntrackRejudger implements AutoCloseable {
             LearnedAddresses.NONE; // the addresses pods learned from DNS, as latest numbers them
     private long changes; // generations handed to changed()
     private long judgedUpTo; // every connection affected by the first judgedUpTo of them is judged
+    private boolean behind; // some change is not judged yet, the oldest applied at behindSince
     private volatile boolean running = true;
     private final Thread thread;
 
@@ -118,6 +119,10 @@ public final class ConntrackRejudger implements AutoCloseable {
             for (Target t : targets) {
                 pending.merge(t.id(), new PendingEndpoint(t, since), PendingEndpoint::merge);
             }
+            if (!behind) {
+                behind = true;
+                observer.behindSince(since);
+            }
             observer.pending(pending.size());
             lock.notifyAll();
         }
@@ -140,6 +145,20 @@ public final class ConntrackRejudger implements AutoCloseable {
             }
             return true;
         }
+    }
+
+    /** After a pass (under the lock): caught up, or behind since the oldest endpoint still waiting. */
+    private void reportBehind() {
+        if (judgedUpTo == changes) {
+            behind = false;
+            observer.caughtUp();
+        } else if (!pending.isEmpty()) {
+            long oldest = Long.MAX_VALUE;
+            for (PendingEndpoint p : pending.values()) {
+                oldest = Math.min(oldest, p.sinceNanos());
+            }
+            observer.behindSince(oldest);
+        } // else only changes that affected no endpoint are left: the next (empty) pass catches up
     }
 
     private void run() {
@@ -189,6 +208,7 @@ public final class ConntrackRejudger implements AutoCloseable {
                 if (failed.isEmpty() && pending.isEmpty()) {
                     judgedUpTo = Math.max(judgedUpTo, covers);
                 }
+                reportBehind();
                 observer.pending(pending.size());
                 lock.notifyAll();
                 if (!failed.isEmpty()) {

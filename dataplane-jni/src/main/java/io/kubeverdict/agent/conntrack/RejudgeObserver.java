@@ -27,6 +27,15 @@ public interface RejudgeObserver {
     /** One pass over the pending endpoints ended, complete or with endpoints left for a retry. */
     void passFinished(long nanos, boolean complete);
 
+    /**
+     * Connections affected by a change applied at {@code nanos} (the re-judging's clock) are not
+     * all judged yet, and none of an older one is left: pending, in a pass that runs, or to retry.
+     */
+    void behindSince(long nanos);
+
+    /** Every change handed over so far is judged. */
+    void caughtUp();
+
     RejudgeObserver NONE = new RejudgeObserver() {
         @Override
         public void dumped(int entries) {}
@@ -51,5 +60,11 @@ public interface RejudgeObserver {
 
         @Override
         public void passFinished(long nanos, boolean complete) {}
+
+        @Override
+        public void behindSince(long nanos) {}
+
+        @Override
+        public void caughtUp() {}
     };
 }

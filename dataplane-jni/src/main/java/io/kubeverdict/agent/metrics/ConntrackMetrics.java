@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 
 /**
  * Meters of the re-judging of established connections, and the node's conntrack table as the
@@ -43,6 +44,9 @@ public final class ConntrackMetrics implements RejudgeObserver {
     private final Map<Integer, Counter> dumpErrors = new ConcurrentHashMap<>();
     private final Map<Integer, Counter> cutErrors = new ConcurrentHashMap<>();
     private final AtomicInteger pending = new AtomicInteger();
+    private final LongSupplier nanoTime;
+    private volatile long behindSince;
+    private volatile boolean behind;
     // Micrometer holds gauge targets weakly: keep it reachable.
     private final ProcConntrack proc;
 
@@ -51,7 +55,13 @@ public final class ConntrackMetrics implements RejudgeObserver {
     }
 
     ConntrackMetrics(MeterRegistry registry, Path proc) {
+        this(registry, proc, System::nanoTime);
+    }
+
+    /** @param nanoTime the re-judging's clock (its {@link #behindSince} times) */
+    ConntrackMetrics(MeterRegistry registry, Path proc, LongSupplier nanoTime) {
         this.registry = registry;
+        this.nanoTime = nanoTime;
         examined = Counter.builder("kubeverdict_conntrack_flows_examined")
                 .description("Established connections judged again after a change (or at start)")
                 .register(registry);
@@ -83,6 +93,11 @@ public final class ConntrackMetrics implements RejudgeObserver {
                 .description("Endpoints whose connections wait to be judged again; above 0 for long, "
                         + "connections the policy denies may still be open")
                 .register(registry);
+        Gauge.builder("kubeverdict_conntrack_rejudge_behind", this, ConntrackMetrics::behindSeconds)
+                .description("Age of the oldest applied change whose connections are not all judged again yet "
+                        + "(pending, in a pass, or to retry); 0 when caught up")
+                .baseUnit("seconds")
+                .register(registry);
         this.proc = new ProcConntrack(proc);
         Gauge.builder("kubeverdict_conntrack_entries", this.proc, p -> p.read("sys/net/netfilter/nf_conntrack_count"))
                 .description("Entries in the node's conntrack table")
@@ -94,6 +109,22 @@ public final class ConntrackMetrics implements RejudgeObserver {
                 .description("Packets the kernel dropped because the conntrack table was full (the drop column "
                         + "of /proc/net/stat/nf_conntrack)")
                 .register(registry);
+    }
+
+    private double behindSeconds() {
+        long since = behindSince;
+        return behind ? Math.max(0, nanoTime.getAsLong() - since) / 1e9 : 0;
+    }
+
+    @Override
+    public void behindSince(long nanos) {
+        behindSince = nanos;
+        behind = true;
+    }
+
+    @Override
+    public void caughtUp() {
+        behind = false;
     }
 
     @Override

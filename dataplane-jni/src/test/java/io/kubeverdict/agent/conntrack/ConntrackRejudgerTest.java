@@ -251,6 +251,28 @@ class ConntrackRejudgerTest {
         assertThat(observer.lastPending).isZero();
     }
 
+    /** Audit M9: the re-judging says since when it is behind, also while a pass runs, until it caught up. */
+    @Test
+    void itReportsSinceWhenItIsBehindUntilEveryChangeIsJudged() throws Exception {
+        table.entries.add(Entry.of(6, "10.0.0.1", 1001, "10.0.0.2", 81, A, 2));
+        table.dumpErrno = Errno.EBADF;
+        table.failDumps = Integer.MAX_VALUE;
+        start();
+        long before = System.nanoTime();
+        rejudger.changed(null, state(snapshot(true, 80), 1), true);
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (observer.incomplete.get() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(observer.incomplete.get()).as("retried").isGreaterThanOrEqualTo(2);
+        assertThat(observer.behindSince).as("the change's time").isBetween(before, System.nanoTime());
+        assertThat(observer.lastPending).as("b and c wait").isEqualTo(2);
+        table.failDumps = 0;
+        assertThat(rejudger.awaitJudged(10_000)).isTrue();
+        assertThat(observer.behindSince).as("caught up").isEqualTo(Long.MIN_VALUE);
+        assertThat(table.markOf(2)).isEqualTo(FlowMarks.CUT);
+    }
+
     @Test
     void aFailedCutIsRetriedAndAVanishedConnectionIsCounted() throws Exception {
         table.entries.addAll(List.of(
@@ -401,6 +423,7 @@ class ConntrackRejudgerTest {
         final Map<Integer, Integer> cutErrors = new ConcurrentHashMap<>();
         final List<Integer> pendingSeen = new CopyOnWriteArrayList<>(new ArrayList<>());
         volatile int lastPending;
+        volatile long behindSince = Long.MIN_VALUE;
 
         @Override
         public void dumped(int entries) {}
@@ -434,6 +457,16 @@ class ConntrackRejudgerTest {
         public void pending(int endpoints) {
             pendingSeen.add(endpoints);
             lastPending = endpoints;
+        }
+
+        @Override
+        public void behindSince(long nanos) {
+            behindSince = nanos;
+        }
+
+        @Override
+        public void caughtUp() {
+            behindSince = Long.MIN_VALUE;
         }
 
         @Override

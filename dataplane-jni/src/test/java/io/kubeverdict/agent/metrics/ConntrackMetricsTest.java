@@ -58,4 +58,19 @@ class ConntrackMetricsTest {
                 .as("the drop column summed over CPUs (hex)")
                 .contains("kubeverdict_conntrack_table_full_drops_total 15.0");
     }
+
+    /** Audit M9: how far re-judging is behind, for an alert (a long pass shows no pending endpoints). */
+    @Test
+    void behindIsTheAgeOfTheOldestChangeWhoseConnectionsAreNotAllJudged() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        long[] now = {10_000_000_000L};
+        ConntrackMetrics m = new ConntrackMetrics(registry, proc, () -> now[0]);
+        assertThat(registry.scrape()).contains("kubeverdict_conntrack_rejudge_behind_seconds 0.0");
+        m.behindSince(4_000_000_000L);
+        assertThat(registry.scrape()).contains("kubeverdict_conntrack_rejudge_behind_seconds 6.0");
+        now[0] += 1_500_000_000L;
+        assertThat(registry.scrape()).contains("kubeverdict_conntrack_rejudge_behind_seconds 7.5");
+        m.caughtUp();
+        assertThat(registry.scrape()).contains("kubeverdict_conntrack_rejudge_behind_seconds 0.0");
+    }
 }

@@ -35,7 +35,8 @@ import org.junit.jupiter.api.Test;
  * endpoints (more addresses than per-address dumps: one dump of the family by mark alone, every
  * uncut entry when the agent starts). The pass judges and cuts exactly the endpoints' denied
  * connections, examines nothing else, and never holds more than one chunk of entries, whatever
- * the table's size. {@code -Dkv.rejudge.unrelated=500000} makes it the figure in docs/benchmarks.md.
+ * the table's size. {@code -Dkv.rejudge.unrelated=200000} makes it the figure in docs/benchmarks.md
+ * (a namespace's table holds at most nf_conntrack_max entries, 262 144 on the test machine).
  */
 @KernelTest
 class RejudgeBoundsKernelTest {
@@ -50,7 +51,6 @@ class RejudgeBoundsKernelTest {
     void setUp() throws Exception {
         ns = TestNamespace.create("kvt-rjb");
         thread = new NetnsThread(ns.path());
-        ns.exec("sysctl", "-q", "-w", "net.netfilter.nf_conntrack_max=" + Math.max(262_144, 2 * UNRELATED));
     }
 
     @AfterEach

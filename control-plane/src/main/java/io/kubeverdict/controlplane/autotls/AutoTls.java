@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.autotls;
 
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kubeverdict.runtime.FatalThreads;
@@ -23,8 +24,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * TLS with no manual steps: the control plane keeps its own CA and serving certificate in a Secret
- * of its namespace (created by the first replica, reused by the others and by restarts), publishes
- * the CA bundle in a ConfigMap that the agent DaemonSet mounts, and renews both before they expire
+ * of its namespace (the manifests ship it empty; the first replica fills it, the others and restarts
+ * reuse it), publishes the CA bundle in a ConfigMap (shipped empty too) that the agent DaemonSet mounts, and renews both before they expire
  * ({@link RenewalPlan}). The serving material is written to files of this process that
  * {@link ServerTls} watches, so a renewal reaches new connections without a restart and open
  * streams are not touched.
@@ -144,7 +145,9 @@ public final class AutoTls implements AutoCloseable {
         for (int attempt = 1; attempt <= MAX_TRIES; attempt++) {
             TlsObjects.Stored stored = objects.readSecret();
             TlsMaterial current = null;
-            if (stored != null) {
+            if (stored != null && stored.empty()) {
+                log.info("auto TLS: {} is empty (as installed): making a CA and certificate", objects.secretPlace());
+            } else if (stored != null) {
                 try {
                     current = TlsMaterial.fromData(stored.data());
                 } catch (IOException unusable) {
@@ -157,7 +160,7 @@ public final class AutoTls implements AutoCloseable {
             TlsMaterial wanted = plan.plan(current, clock.instant());
             if (wanted != current) {
                 try {
-                    objects.writeSecret(wanted.toData(), stored == null ? null : stored.resourceVersion());
+                    objects.writeSecret(wanted.toData(), stored);
                 } catch (KubernetesClientException e) {
                     if (e.getCode() == CONFLICT) {
                         continue; // another replica wrote first: use what it wrote
@@ -167,7 +170,9 @@ public final class AutoTls implements AutoCloseable {
                 log.info(
                         "auto TLS: {} {} (CA valid until {}, serving certificate until {}{})",
                         objects.secretPlace(),
-                        stored == null ? "created" : "renewed",
+                        stored == null
+                                ? "created"
+                                : stored.empty() ? "filled" : current == null ? "replaced" : "renewed",
                         wanted.ca().notAfter(),
                         wanted.serving().notAfter(),
                         wanted.next() == null
@@ -184,9 +189,9 @@ public final class AutoTls implements AutoCloseable {
     /** The bundle first (agents trust a new CA before anything it signs is served), then the files. */
     private void publish(TlsMaterial material) throws IOException {
         String bundle = material.bundlePem();
-        String published = objects.readBundle();
-        if (!bundle.equals(published)) {
-            objects.writeBundle(bundle, published != null);
+        ConfigMap read = objects.readConfigMap();
+        if (!bundle.equals(TlsObjects.bundleOf(read))) {
+            objects.writeBundle(bundle, read);
             log.info(
                     "auto TLS: published {} CA certificate(s) in {}",
                     material.trusted().size(),

@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -13,16 +14,33 @@ import java.util.Map;
 
 /**
  * The two objects auto TLS keeps in the control plane's namespace: the Secret with the CA and
- * serving material (read, created, replaced only at the resourceVersion read, so replicas that
- * race cannot overwrite each other: the loser gets a conflict and reads again) and the ConfigMap
- * with the CA bundle the agents mount.
+ * serving material (replaced only at the resourceVersion read, so replicas that race cannot
+ * overwrite each other: the loser gets a conflict and reads again) and the ConfigMap with the CA
+ * bundle the agents mount.
+ *
+ * <p>The manifests ship both, empty (audit L8): the control plane then needs only {@code get} and
+ * {@code update} on those two names, no {@code create} in its namespace (which would let it make
+ * any Secret there, legacy ServiceAccount token Secrets included). An update keeps what the
+ * installer put on the object (labels, annotations such as kubectl's last-applied configuration,
+ * the type), so re-applying the manifests leaves the material alone. Only an object that is
+ * missing is created, for installs that grant that themselves.
  */
 final class TlsObjects {
     static final String MANAGED_BY = "app.kubernetes.io/managed-by";
     static final String BUNDLE_KEY = "ca.crt";
+    private static final int FORBIDDEN = 403;
 
-    /** A Secret's decoded data and the version it was read at. */
-    record Stored(Map<String, String> data, String resourceVersion) {}
+    /** A Secret's decoded data, and the object as read (its version, and what else the installer put on it). */
+    record Stored(Map<String, String> data, Secret object) {
+        String resourceVersion() {
+            return object.getMetadata().getResourceVersion();
+        }
+
+        /** The shipped, empty Secret (or one emptied): nothing to use, nothing to report as broken. */
+        boolean empty() {
+            return data.values().stream().allMatch(String::isBlank);
+        }
+    }
 
     private final KubernetesClient client;
     private final String namespace;
@@ -57,7 +75,7 @@ final class TlsObjects {
         if (s.getStringData() != null) {
             data.putAll(s.getStringData());
         }
-        return new Stored(data, s.getMetadata().getResourceVersion());
+        return new Stored(data, s);
     }
 
     private static String decode(String base64) {
@@ -68,38 +86,63 @@ final class TlsObjects {
         }
     }
 
-    /** Creates the Secret, or replaces it at {@code resourceVersion}; a conflict is a KubernetesClientException 409. */
-    void writeSecret(Map<String, String> data, String resourceVersion) {
+    /**
+     * Replaces the data of the Secret read as {@code stored} at its resourceVersion (a conflict is
+     * a KubernetesClientException 409), or creates it when it was missing.
+     */
+    void writeSecret(Map<String, String> data, Stored stored) {
         Map<String, String> encoded = new LinkedHashMap<>();
         data.forEach((k, v) -> encoded.put(k, Base64.getEncoder().encodeToString(v.getBytes(StandardCharsets.UTF_8))));
+        if (stored != null) {
+            Secret secret = new SecretBuilder(stored.object())
+                    .withData(encoded)
+                    .withStringData(null)
+                    .build();
+            client.secrets().inNamespace(namespace).resource(secret).update();
+            return;
+        }
         Secret secret = new SecretBuilder()
                 .withNewMetadata()
                 .withNamespace(namespace)
                 .withName(secretName)
-                .withResourceVersion(resourceVersion)
                 .addToLabels(MANAGED_BY, "kube-verdict-control-plane")
                 .endMetadata()
-                .withType("kubernetes.io/tls")
+                .withType("Opaque")
                 .withData(encoded)
                 .build();
-        if (resourceVersion == null) {
-            client.secrets().inNamespace(namespace).resource(secret).create();
-        } else {
-            client.secrets().inNamespace(namespace).resource(secret).update();
-        }
+        create(
+                secretPlace(),
+                () -> client.secrets().inNamespace(namespace).resource(secret).create());
     }
 
-    /** The bundle the ConfigMap holds; null when it does not exist. */
-    String readBundle() {
-        ConfigMap cm = client.configMaps()
+    /** The ConfigMap as read; null when it does not exist. */
+    ConfigMap readConfigMap() {
+        return client.configMaps()
                 .inNamespace(namespace)
                 .withName(configMapName)
                 .get();
+    }
+
+    /** The bundle a ConfigMap read holds; null when there is none. */
+    static String bundleOf(ConfigMap cm) {
         return cm == null || cm.getData() == null ? null : cm.getData().get(BUNDLE_KEY);
     }
 
-    /** Creates or replaces the ConfigMap (it is derived from the Secret: last writer wins, all write the same). */
-    void writeBundle(String pem, boolean exists) {
+    /**
+     * Puts the bundle into the ConfigMap read as {@code read} (not at its version: it is derived
+     * from the Secret, so the last writer wins and all write the same), or creates it when missing.
+     */
+    void writeBundle(String pem, ConfigMap read) {
+        if (read != null) {
+            ConfigMap cm = new ConfigMapBuilder(read)
+                    .editMetadata()
+                    .withResourceVersion(null)
+                    .endMetadata()
+                    .addToData(BUNDLE_KEY, pem)
+                    .build();
+            client.configMaps().inNamespace(namespace).resource(cm).update();
+            return;
+        }
         ConfigMap cm = new ConfigMapBuilder()
                 .withNewMetadata()
                 .withNamespace(namespace)
@@ -108,10 +151,23 @@ final class TlsObjects {
                 .endMetadata()
                 .addToData(BUNDLE_KEY, pem)
                 .build();
-        if (exists) {
-            client.configMaps().inNamespace(namespace).resource(cm).update();
-        } else {
-            client.configMaps().inNamespace(namespace).resource(cm).create();
+        create(
+                configMapPlace(),
+                () -> client.configMaps().inNamespace(namespace).resource(cm).create());
+    }
+
+    /** A create the install did not grant gets a message that says what is missing. */
+    private static void create(String place, Runnable create) {
+        try {
+            create.run();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() == FORBIDDEN) {
+                throw new KubernetesClientException(
+                        place + " does not exist and may not be created: the manifests ship it empty for the "
+                                + "control plane to fill (apply them again: kubectl apply -k deploy/, or the Helm chart)",
+                        e);
+            }
+            throw e;
         }
     }
 }

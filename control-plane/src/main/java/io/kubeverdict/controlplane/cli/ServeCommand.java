@@ -273,6 +273,9 @@ final class ServeCommand implements Callable<Integer> {
                 insecure.checkPlaintextListen("--listen", listen);
             }
             authentication = authentication(tls);
+            if (authentication instanceof ControlPlane.Auth.None) {
+                insecure.checkUnauthenticatedListen("--listen", listen, "--auth none");
+            }
             if (autoTls && authentication instanceof ControlPlane.Auth.Certificates) {
                 throw new IllegalArgumentException("--auto-tls has no client CA: use it with --auth token");
             }

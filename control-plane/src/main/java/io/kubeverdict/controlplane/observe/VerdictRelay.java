@@ -17,11 +17,14 @@ import io.kubeverdict.proto.v1.VerdictDemand;
 import io.kubeverdict.proto.v1.VerdictEvent;
 import io.kubeverdict.proto.v1.VerdictUpload;
 import io.kubeverdict.proto.v1.VerdictsLost;
+import io.kubeverdict.runtime.logging.LogLimiter;
 import io.micrometer.core.instrument.Counter;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,6 +48,8 @@ public final class VerdictRelay {
     private final List<Observer> observers = new CopyOnWriteArrayList<>();
     private final Counter relayed;
     private final Counter lost;
+    private final Counter refused;
+    private final LogLimiter refusals = new LogLimiter(1, TimeUnit.MINUTES);
     private volatile Directory directory;
 
     private record Directory(long builtAt, EndpointDirectory endpoints) {}
@@ -65,6 +70,10 @@ public final class VerdictRelay {
         relayed = metrics.relayCounter(
                 "kubeverdict_verdict_events_relayed_total",
                 "Verdict events sent to observers (one per observer that received it)");
+        refused = metrics.relayCounter(
+                "kubeverdict_verdict_events_refused_total",
+                "Verdict events dropped because they named a pod the control plane places on another node than the "
+                        + "reporting agent's");
         lost = metrics.relayCounter(
                 "kubeverdict_verdict_events_lost_total",
                 "Verdict events observers missed: lost on agents (sampled, queue full) or the observer was not reading");
@@ -186,7 +195,19 @@ public final class VerdictRelay {
     }
 
     private void relay(String node, VerdictEvent event) {
-        VerdictEvent named = name(event.toBuilder().setNode(node).build()); // an agent speaks only for its node
+        VerdictEvent named = name(node, event.toBuilder().setNode(node).build()); // an agent speaks only for its node
+        if (named == null) {
+            refused.increment();
+            long suppressed = refusals.tryAcquire();
+            if (suppressed >= 0) {
+                log.warn(
+                        "dropped a verdict event of node {} naming a pod of another node ({} more since the last "
+                                + "line): an agent speaks for its own node's pods only",
+                        node,
+                        suppressed);
+            }
+            return;
+        }
         for (Observer o : observers) {
             if (o.matches(named)) {
                 if (o.offer(named)) {
@@ -198,24 +219,45 @@ public final class VerdictRelay {
         }
     }
 
-    /** Names the endpoints the agent's node does not hold (the far side of a connection). */
-    private VerdictEvent name(VerdictEvent e) {
+    /**
+     * Checks what the agent named and names what it did not hold (the far side of a connection);
+     * null for an event that names a pod the published snapshots place on another node (audit
+     * L10: a compromised node could otherwise put verdicts in other nodes' pods' names). A name
+     * the snapshots do not know is left as it is (a pod just gone or not yet published). The far
+     * side is named by address only when the event involves the reporting node (the agent named
+     * one side, or an address is its pod's), so a node cannot make up verdicts between other
+     * nodes' pods that observers would see under their names.
+     */
+    private VerdictEvent name(String node, VerdictEvent e) {
         Explanation x = e.getExplanation();
+        EndpointDirectory endpoints = directory();
+        for (EndpointId named : List.of(x.getSource(), x.getDestination())) {
+            if (!named.equals(EndpointId.getDefaultInstance())) {
+                var located = endpoints.byName(named.getNamespace() + "/" + named.getPod());
+                if (located.isPresent() && !located.get().node().equals(node)) {
+                    return null;
+                }
+            }
+        }
         if (x.hasSource() && x.hasDestination()) {
             return e;
         }
-        EndpointDirectory endpoints = directory();
+        var source = x.hasSource()
+                ? Optional.<EndpointDirectory.Located>empty()
+                : endpoints.byIp(x.getTuple().getSrcIp());
+        var destination = x.hasDestination()
+                ? Optional.<EndpointDirectory.Located>empty()
+                : endpoints.byIp(x.getTuple().getDstIp());
+        boolean involvesNode = x.hasSource()
+                || x.hasDestination()
+                || source.filter(l -> l.node().equals(node)).isPresent()
+                || destination.filter(l -> l.node().equals(node)).isPresent();
+        if (!involvesNode) {
+            return e;
+        }
         Explanation.Builder b = x.toBuilder();
-        if (!x.hasSource()) {
-            endpoints
-                    .byIp(x.getTuple().getSrcIp())
-                    .ifPresent(l -> b.setSource(l.endpoint().getId()));
-        }
-        if (!x.hasDestination()) {
-            endpoints
-                    .byIp(x.getTuple().getDstIp())
-                    .ifPresent(l -> b.setDestination(l.endpoint().getId()));
-        }
+        source.ifPresent(l -> b.setSource(l.endpoint().getId()));
+        destination.ifPresent(l -> b.setDestination(l.endpoint().getId()));
         return e.toBuilder().setExplanation(b).build();
     }
 

@@ -299,6 +299,13 @@ public final class ControlPlane implements AutoCloseable {
             authorizer = NodeAuthorizer.requireNodeCertificate();
         } else {
             authorizer = NodeAuthorizer.allowAll();
+            if (config.tls() != null) {
+                // Plaintext says so in GrpcEndpoint's warning; TLS alone hides nothing from who connects.
+                log.warn(
+                        "agents are NOT authenticated (--auth none): anyone who reaches {} may sync and inspect every "
+                                + "node's policy state; use --auth token or mtls in production",
+                        config.listen());
+            }
         }
         PolicySyncService sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
         closeables.push(sync);

@@ -4,6 +4,10 @@ package io.kubeverdict.controlplane.autotls;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.ManagedChannel;
@@ -174,6 +178,62 @@ class AutoTlsMockClusterTest {
         AutoTls second = start();
         assertThat(secretData()).isEqualTo(created);
         assertThat(healthTrusting(serve(second), publishedBundle())).isEqualTo(ServingStatus.SERVING);
+        assertThat(Files.readString(second.serverTls().certChain()))
+                .isEqualTo(Files.readString(first.serverTls().certChain()));
+    }
+
+    /**
+     * Audit L8: the manifests ship both objects empty (no create in the Role). The first start
+     * fills them, keeping what the installer put on them (kubectl's last-applied annotation, the
+     * installer's labels, the type), and a later start reuses what it wrote.
+     */
+    @Test
+    void theShippedEmptyObjectsAreFilledKeepingWhatTheInstallerPutOnThem() throws Exception {
+        Map<String, String> installer = Map.of("app.kubernetes.io/managed-by", "kustomize");
+        Map<String, String> applied = Map.of("kubectl.kubernetes.io/last-applied-configuration", "{}");
+        client.secrets()
+                .inNamespace(NS)
+                .resource(new SecretBuilder()
+                        .withNewMetadata()
+                        .withName(AutoTls.Settings.DEFAULT_SECRET)
+                        .withNamespace(NS)
+                        .withLabels(installer)
+                        .withAnnotations(applied)
+                        .endMetadata()
+                        .withType("Opaque")
+                        .build())
+                .create();
+        client.configMaps()
+                .inNamespace(NS)
+                .resource(new ConfigMapBuilder()
+                        .withNewMetadata()
+                        .withName(AutoTls.Settings.DEFAULT_CONFIG_MAP)
+                        .withNamespace(NS)
+                        .withLabels(installer)
+                        .withAnnotations(applied)
+                        .endMetadata()
+                        .build())
+                .create();
+
+        AutoTls first = start();
+        assertThat(healthTrusting(serve(first), publishedBundle())).isEqualTo(ServingStatus.SERVING);
+        Secret filled = client.secrets()
+                .inNamespace(NS)
+                .withName(AutoTls.Settings.DEFAULT_SECRET)
+                .get();
+        assertThat(filled.getData()).containsKeys("ca.crt", "ca.key", "tls.crt", "tls.key");
+        assertThat(filled.getType()).isEqualTo("Opaque");
+        ConfigMap bundle = client.configMaps()
+                .inNamespace(NS)
+                .withName(AutoTls.Settings.DEFAULT_CONFIG_MAP)
+                .get();
+        for (HasMetadata o : List.of(filled, bundle)) {
+            assertThat(o.getMetadata().getLabels()).as(o.getKind()).containsAllEntriesOf(installer);
+            assertThat(o.getMetadata().getAnnotations()).as(o.getKind()).containsAllEntriesOf(applied);
+        }
+
+        AutoTls second = start();
+        assertThat(secretData()).isEqualTo(filled.getData());
         assertThat(Files.readString(second.serverTls().certChain()))
                 .isEqualTo(Files.readString(first.serverTls().certChain()));
     }

@@ -42,6 +42,29 @@ class ServeCommandTest {
         }
     }
 
+    /** Audit L8: TLS without authentication is as open as plaintext: beyond loopback only on purpose. */
+    @Test
+    void noAuthenticationBeyondLoopbackOnlyWithInsecure(@TempDir Path dir) {
+        for (String address : new String[] {"0.0.0.0:9443", ":9443", "10.1.2.3:9443", "[::]:9443"}) {
+            StringWriter err = new StringWriter();
+            int rc = run(
+                    err,
+                    "control-plane",
+                    "--manifests",
+                    dir.toString(),
+                    "--tls-cert",
+                    "c.pem",
+                    "--tls-key",
+                    "k.pem",
+                    "--auth",
+                    "none",
+                    "--listen",
+                    address);
+            assertThat(rc).as(address).isEqualTo(2);
+            assertThat(err.toString()).as(address).contains("--listen", "--auth none", "--insecure");
+        }
+    }
+
     @Test
     void eachAuthModeNeedsWhatItChecksWith(@TempDir Path dir) {
         String[][] refused = {

@@ -3,7 +3,10 @@ package io.kubeverdict.controlplane.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
@@ -25,9 +28,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The control plane's namespaced Role is what auto TLS really does: its requests against the mock
- * API server — a first start (nothing there: create), then a start over a Secret and a ConfigMap
- * that were tampered with (replace) — need exactly the verbs the Role grants, and every read or
- * replace names the one object the Role names.
+ * API server — a first start on the empty Secret and ConfigMap the base ships (fill them), then a
+ * start over a Secret and a ConfigMap that were tampered with (replace) — need exactly the verbs
+ * the Role grants, every request names the one object the Role names, and nothing is created
+ * (audit L8: no create in the namespace).
  */
 @MockKubernetes
 @MockApiTest
@@ -48,6 +52,12 @@ class AutoTlsRbacTest {
                         .withUserAgent(USER_AGENT)
                         .build())
                 .build()) {
+            // What `kubectl apply -k deploy/` puts there before the control plane starts.
+            for (HasMetadata shipped : List.of(
+                    DeployManifests.find(Secret.class, AutoTls.Settings.DEFAULT_SECRET),
+                    DeployManifests.find(ConfigMap.class, AutoTls.Settings.DEFAULT_CONFIG_MAP))) {
+                client.resource(shipped).inNamespace(NS).create();
+            }
             AutoTls.start(underTest, settings, Clock.systemUTC()).close();
             client.secrets()
                     .inNamespace(NS)
@@ -56,7 +66,7 @@ class AutoTlsRbacTest {
                             .withName(AutoTls.Settings.DEFAULT_SECRET)
                             .withNamespace(NS)
                             .endMetadata()
-                            .withType("kubernetes.io/tls")
+                            .withType("Opaque")
                             .addToStringData("tls.crt", "x")
                             .addToStringData("tls.key", "y")
                             .build())
@@ -89,9 +99,7 @@ class AutoTlsRbacTest {
         Role role = DeployManifests.find(Role.class, "kube-verdict-control-plane");
         assertThat(used).containsExactlyInAnyOrderElementsOf(ApiAccess.grantedBy(role));
         for (RecordedRequest r : requests) {
-            if (r.getMethod().equals("POST")) {
-                continue;
-            }
+            assertThat(r.getMethod()).as("nothing is created").isNotEqualTo("POST");
             ApiAccess access = ApiAccess.ofRequest(r.getMethod(), r.getPath());
             List<String> names = role.getRules().stream()
                     .filter(rule -> rule.getResources().contains(access.resource())

@@ -4,6 +4,7 @@ package io.kubeverdict.controlplane.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.authentication.TokenReview;
@@ -194,6 +195,14 @@ class ControlPlaneRbacTest {
                 new ApiAccess("", "events", "create"),
                 new ApiAccess("authentication.k8s.io", "tokenreviews", "create"),
                 new ApiAccess("authorization.k8s.io", "subjectaccessreviews", "create"));
+        // What the base installs with the control plane: auto TLS's objects, empty, for it to fill.
+        for (String shipped : List.of(AutoTls.Settings.DEFAULT_SECRET, AutoTls.Settings.DEFAULT_CONFIG_MAP)) {
+            HasMetadata object = DeployManifests.base().stream()
+                    .filter(o -> o.getMetadata().getName().equals(shipped))
+                    .findFirst()
+                    .orElseThrow();
+            client.resource(object).inNamespace("kube-verdict").create();
+        }
         ManagedChannel agent = null;
         try (KubernetesClient underTest = new KubernetesClientBuilder()
                         .withConfig(new ConfigBuilder(client.getConfiguration())

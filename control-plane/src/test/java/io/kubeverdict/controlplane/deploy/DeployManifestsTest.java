@@ -3,6 +3,7 @@ package io.kubeverdict.controlplane.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -11,12 +12,18 @@ import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.Role;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -186,11 +193,85 @@ class DeployManifestsTest {
         assertThat(security.getPrivileged()).isFalse();
         assertThat(security.getAllowPrivilegeEscalation()).isFalse();
         assertThat(security.getCapabilities().getDrop()).containsExactly("ALL");
-        assertThat(security.getCapabilities().getAdd()).containsExactlyInAnyOrder("NET_ADMIN", "NET_RAW");
+        // Netlink (nfqueue, conntrack, nftables) needs NET_ADMIN only; nothing opens a raw socket (audit L8).
+        assertThat(security.getCapabilities().getAdd()).containsExactly("NET_ADMIN");
         assertThat(pod.getContainers().get(0).getEnv()).anySatisfy(env -> {
             assertThat(env.getName()).isEqualTo("NODE_NAME");
             assertThat(env.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("spec.nodeName");
         });
+    }
+
+    /**
+     * Audit L8: a NetworkPolicy on the control plane's pods. gRPC stays open (the agents use the
+     * host network: their connections come from node addresses), metrics only from a named peer
+     * (the kubelet's probes come from the pod's node, which NetworkPolicy never blocks), and out
+     * only to the API server.
+     */
+    @Test
+    void aNetworkPolicyAdmitsGrpcAndTheScraperOnlyAndLetsOutOnlyToTheApiServer() {
+        List<HasMetadata> base = DeployManifests.base();
+        NetworkPolicy policy = DeployManifests.find(base, NetworkPolicy.class, "kube-verdict-control-plane");
+        PodTemplateSpec cp = DeployManifests.find(base, Deployment.class, "kube-verdict-control-plane")
+                .getSpec()
+                .getTemplate();
+        assertThat(cp.getMetadata().getLabels())
+                .containsAllEntriesOf(policy.getSpec().getPodSelector().getMatchLabels());
+        assertThat(policy.getSpec().getPolicyTypes()).containsExactlyInAnyOrder("Ingress", "Egress");
+        List<String> declared = cp.getSpec().getContainers().get(0).getPorts().stream()
+                .map(ContainerPort::getName)
+                .toList();
+        Map<String, NetworkPolicyIngressRule> byPort = new java.util.TreeMap<>();
+        for (NetworkPolicyIngressRule rule : policy.getSpec().getIngress()) {
+            for (NetworkPolicyPort port : rule.getPorts()) {
+                assertThat(declared)
+                        .as("a port the container declares")
+                        .contains(port.getPort().getStrVal());
+                byPort.put(port.getPort().getStrVal(), rule);
+            }
+        }
+        assertThat(byPort).containsOnlyKeys("grpc", "metrics");
+        assertThat(byPort.get("grpc").getFrom())
+                .as("agents on the host network: any source")
+                .isNullOrEmpty();
+        assertThat(byPort.get("metrics").getFrom()).as("the scraper only").isNotEmpty();
+        assertThat(policy.getSpec().getEgress())
+                .flatExtracting(NetworkPolicyEgressRule::getPorts)
+                .extracting(p -> p.getPort().getIntVal())
+                .containsExactlyInAnyOrder(443, 6443);
+    }
+
+    /**
+     * Audit L8: auto TLS's Secret and ConfigMap are shipped empty, so the Role creates nothing; the
+     * agents mount only the bundle's key, so their pods wait until the control plane wrote it.
+     */
+    @Test
+    void autoTlsObjectsAreShippedEmptySoTheRoleCreatesNothing() {
+        List<HasMetadata> base = DeployManifests.base();
+        Secret secret = DeployManifests.find(base, Secret.class, "kube-verdict-auto-tls");
+        assertThat(secret.getData()).isNullOrEmpty();
+        assertThat(secret.getStringData()).isNullOrEmpty();
+        assertThat(DeployManifests.find(base, ConfigMap.class, "kube-verdict-ca")
+                        .getData())
+                .isNullOrEmpty();
+        Role role = DeployManifests.find(base, Role.class, "kube-verdict-control-plane");
+        assertThat(role.getRules()).allSatisfy(rule -> {
+            assertThat(rule.getVerbs()).doesNotContain("create", "*");
+            assertThat(rule.getResourceNames()).isNotEmpty();
+        });
+        var volume = DeployManifests.find(base, DaemonSet.class, "kube-verdict-agent")
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getVolumes()
+                .stream()
+                .filter(v -> v.getName().equals("control-plane-ca"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(volume.getConfigMap().getName()).isEqualTo("kube-verdict-ca");
+        assertThat(volume.getConfigMap().getOptional()).isNotEqualTo(Boolean.TRUE);
+        assertThat(volume.getConfigMap().getItems())
+                .singleElement()
+                .satisfies(item -> assertThat(item.getKey()).isEqualTo("ca.crt"));
     }
 
     @Test

@@ -14,6 +14,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import java.util.ArrayList;
@@ -228,6 +229,31 @@ class HelmChartTest {
         assertThat(agentPod.getNodeSelector()).isEqualTo(Map.of("kubernetes.io/os", "linux", "pool", "workers"));
         assertThat(agentPod.getContainers().get(0).getResources().getRequests().get("cpu"))
                 .hasToString("50m");
+    }
+
+    @Test
+    void networkPolicyValuesNarrowOrDropIt() {
+        assertThat(HelmChart.template("networkPolicy: {enabled: false}")).noneMatch(NetworkPolicy.class::isInstance);
+        NetworkPolicy policy =
+                DeployManifests.find(HelmChart.template("""
+                        networkPolicy:
+                          grpcFrom: [{ipBlock: {cidr: 10.0.0.0/16}}]
+                          metricsFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: observability}}}]
+                          apiServerPorts: [8443]
+                        """), NetworkPolicy.class, "kube-verdict-control-plane");
+        assertThat(policy.getSpec().getIngress()).hasSize(2);
+        assertThat(policy.getSpec().getIngress().get(0).getFrom())
+                .singleElement()
+                .satisfies(peer -> assertThat(peer.getIpBlock().getCidr()).isEqualTo("10.0.0.0/16"));
+        assertThat(policy.getSpec().getIngress().get(1).getFrom())
+                .singleElement()
+                .satisfies(peer -> assertThat(peer.getNamespaceSelector().getMatchLabels())
+                        .containsEntry("kubernetes.io/metadata.name", "observability"));
+        assertThat(policy.getSpec().getEgress())
+                .singleElement()
+                .satisfies(rule -> assertThat(rule.getPorts())
+                        .singleElement()
+                        .satisfies(p -> assertThat(p.getPort().getIntVal()).isEqualTo(8443)));
     }
 
     @Test

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.inspect;
 
+import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.policy.Decision;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -34,6 +36,13 @@ public final class VerdictFeed implements AutoCloseable {
 
     private static final int CUT_QUEUE = 1024;
 
+    /**
+     * WatchVerdicts streams open at once (the CLI's {@code watch}, an operator's grpcurl): each
+     * costs an explanation per matching verdict on the publisher thread, and anyone with a socket
+     * on the node's loopback (a hostNetwork pod) may open them.
+     */
+    public static final int MAX_WATCH_STREAMS = 8;
+
     private final int capacity;
     private final Producer first;
     private final List<VerdictRing> rings = new CopyOnWriteArrayList<>();
@@ -41,6 +50,8 @@ public final class VerdictFeed implements AutoCloseable {
     private final Supplier<StateHolder.Generation> state;
     private final List<Watcher> watchers = new CopyOnWriteArrayList<>();
     private final AtomicLong undelivered = new AtomicLong();
+    private final AtomicInteger watchStreams = new AtomicInteger();
+    private final AtomicLong watchStreamsRefused = new AtomicLong();
     private final Thread publisher;
     private volatile boolean watched;
     private volatile boolean running = true;
@@ -120,6 +131,16 @@ public final class VerdictFeed implements AutoCloseable {
         return watchers.size();
     }
 
+    /** Open WatchVerdicts streams (not the control plane's upload). */
+    public int watchStreams() {
+        return watchStreams.get();
+    }
+
+    /** WatchVerdicts streams refused because {@link #MAX_WATCH_STREAMS} were open. */
+    public long watchStreamsRefused() {
+        return watchStreamsRefused.get();
+    }
+
     /**
      * Where explained verdicts go: a WatchVerdicts stream, or the upload to the control plane.
      * Called on the feed's publisher thread only.
@@ -134,9 +155,18 @@ public final class VerdictFeed implements AutoCloseable {
         default void onCompleted() {}
     }
 
+    /** A WatchVerdicts stream, or RESOURCE_EXHAUSTED while {@link #MAX_WATCH_STREAMS} are open. */
     void watch(WatchVerdictsRequest request, ServerCallStreamObserver<Explanation> stream) {
+        if (watchStreams.getAndUpdate(n -> n < MAX_WATCH_STREAMS ? n + 1 : n) >= MAX_WATCH_STREAMS) {
+            watchStreamsRefused.incrementAndGet();
+            stream.onError(Status.RESOURCE_EXHAUSTED
+                    .withDescription("this agent serves at most " + MAX_WATCH_STREAMS
+                            + " WatchVerdicts streams at once; close one")
+                    .asRuntimeException());
+            return;
+        }
         IpAddress ip = request.getIp().isEmpty() ? null : IpAddress.parse(request.getIp());
-        Watcher watcher = new Watcher(ip, request.getVerdict(), new Sink() {
+        Watcher watcher = new Watcher(ip, request.getVerdict(), true, new Sink() {
             @Override
             public boolean isReady() {
                 return stream.isReady();
@@ -161,7 +191,7 @@ public final class VerdictFeed implements AutoCloseable {
      * returned handle is closed.
      */
     public AutoCloseable subscribe(Verdict verdict, Sink sink) {
-        Watcher watcher = new Watcher(null, verdict, sink);
+        Watcher watcher = new Watcher(null, verdict, false, sink);
         add(watcher);
         return () -> remove(watcher);
     }
@@ -171,8 +201,11 @@ public final class VerdictFeed implements AutoCloseable {
         watched = true;
     }
 
+    /** Once per watcher: the cancel handler and a failed send may both remove it. */
     private void remove(Watcher watcher) {
-        watchers.remove(watcher);
+        if (watchers.remove(watcher) && watcher.counted()) {
+            watchStreams.decrementAndGet();
+        }
         watched = !watchers.isEmpty();
     }
 
@@ -251,12 +284,14 @@ public final class VerdictFeed implements AutoCloseable {
             }
         }
         watchers.clear();
+        watchStreams.set(0);
         watched = false;
     }
 
     private record Cut(PacketTuple tuple, Explanation explanation) {}
 
-    private record Watcher(IpAddress ip, Verdict verdict, Sink stream) {
+    /** @param counted a WatchVerdicts stream, counted against {@link #MAX_WATCH_STREAMS} */
+    private record Watcher(IpAddress ip, Verdict verdict, boolean counted, Sink stream) {
         boolean matches(PacketTuple p, Verdict given) {
             return (ip == null
                             || ip.family() == p.family

@@ -19,6 +19,7 @@ import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.metrics.AgentMetrics;
 import io.kubeverdict.agent.metrics.BlindSpotMetrics;
 import io.kubeverdict.agent.metrics.ConntrackMetrics;
+import io.kubeverdict.agent.metrics.VerdictWatchMetrics;
 import io.kubeverdict.agent.nft.BridgeBlindSpots;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.NftManager;
@@ -235,6 +236,7 @@ public final class Agent implements AutoCloseable {
         BlindSpotMetrics.register(metrics.registry(), BridgeBlindSpots::detect, blindSpots);
         KernelSets kernel = new KernelSets(manager, metrics.nftApply());
         VerdictFeed feed = new VerdictFeed(4096, state::generation);
+        VerdictWatchMetrics.register(metrics.registry(), feed);
         for (NfQueue queue : queues) {
             // per thread: the feed's rings and the policy counters' cache are single-producer
             Judge judge = new ObservedJudge(

@@ -4,6 +4,7 @@ package io.kubeverdict.agent.inspect;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -14,6 +15,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.agent.dns.LearnedAddressBook;
 import io.kubeverdict.agent.dns.LearnedSet;
+import io.kubeverdict.agent.metrics.VerdictWatchMetrics;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
@@ -43,8 +45,11 @@ import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import io.kubeverdict.runtime.grpc.GrpcServer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -359,6 +364,62 @@ class AgentInspectionServiceTest {
                 .singleElement()
                 .satisfies(step -> assertThat(step.getAction()).isEqualTo(Action.PASS))
                 .satisfies(step -> assertThat(step.getPolicy().getName()).isEqualTo("ops-guard"));
+    }
+
+    /**
+     * Audit L7: inspection is on the node's loopback, which every hostNetwork pod shares; the
+     * number of WatchVerdicts streams is bounded (each costs an explanation per verdict), and
+     * refusals are counted.
+     */
+    @Test
+    void watchVerdictsStreamsAreBoundedAndCounted() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        VerdictWatchMetrics.register(registry, feed);
+        AgentInspectionGrpc.AgentInspectionStub async = AgentInspectionGrpc.newStub(channel);
+        List<Context.CancellableContext> open = new ArrayList<>();
+        for (int i = 0; i < VerdictFeed.MAX_WATCH_STREAMS; i++) {
+            Context.CancellableContext call = Context.current().withCancellation();
+            call.run(() -> async.watchVerdicts(
+                    WatchVerdictsRequest.getDefaultInstance(), collect(new LinkedBlockingQueue<>())));
+            open.add(call);
+        }
+        SyncClientAwait.until(() -> feed.watchers() == VerdictFeed.MAX_WATCH_STREAMS);
+
+        Iterator<Explanation> refused = AgentInspectionGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                .watchVerdicts(WatchVerdictsRequest.getDefaultInstance());
+        assertThatThrownBy(refused::hasNext).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(e.getStatus().getDescription()).contains("WatchVerdicts");
+        });
+        assertThat(registry.get("kubeverdict_agent_verdict_watch_streams")
+                        .gauge()
+                        .value())
+                .isEqualTo(VerdictFeed.MAX_WATCH_STREAMS);
+        assertThat(registry.get("kubeverdict_agent_verdict_watch_refused")
+                        .functionCounter()
+                        .count())
+                .isEqualTo(1);
+
+        // A stream that ends makes room for another; the control plane's upload is not counted.
+        AutoCloseable upload = feed.subscribe(Verdict.VERDICT_UNSPECIFIED, new VerdictFeed.Sink() {
+            @Override
+            public boolean isReady() {
+                return true;
+            }
+
+            @Override
+            public void onNext(Explanation verdict) {}
+        });
+        open.remove(0).cancel(null);
+        SyncClientAwait.until(() -> feed.watchers() == VerdictFeed.MAX_WATCH_STREAMS);
+        Context.CancellableContext again = Context.current().withCancellation();
+        again.run(() ->
+                async.watchVerdicts(WatchVerdictsRequest.getDefaultInstance(), collect(new LinkedBlockingQueue<>())));
+        open.add(again);
+        SyncClientAwait.until(() -> feed.watchers() == VerdictFeed.MAX_WATCH_STREAMS + 1);
+        upload.close();
+        open.forEach(c -> c.cancel(null));
     }
 
     @Test

@@ -5,14 +5,16 @@ import java.net.InetSocketAddress;
 import picocli.CommandLine.Option;
 
 /**
- * {@code --insecure}: plaintext gRPC only on purpose. Without it a server without TLS may listen
- * only on a loopback address, where nobody but the node's own processes can reach it.
+ * {@code --insecure}: plaintext gRPC, or a server that authenticates nobody, only on purpose.
+ * Without it such a server may listen only on a loopback address, where nobody but the node's own
+ * processes can reach it.
  */
 public final class InsecureOption {
     @Option(
             names = "--insecure",
-            description = "Allow plaintext gRPC on an address other than loopback (anyone who can reach it can read "
-                    + "what it serves). Without it, plaintext listens on loopback only.")
+            description = "Allow plaintext gRPC (or, on the control plane, --auth none) on an address other than "
+                    + "loopback (anyone who can reach it can read what it serves). Without it, such a server listens "
+                    + "on loopback only.")
     boolean insecure;
 
     public boolean insecure() {
@@ -30,6 +32,21 @@ public final class InsecureOption {
         throw new IllegalArgumentException(option + " " + listen + " is not a loopback address and "
                 + "the server has no TLS: give it TLS, listen on 127.0.0.1 or [::1], or pass --insecure to serve "
                 + "plaintext on purpose");
+    }
+
+    /**
+     * Throws {@link IllegalArgumentException} naming {@code option} when a server that authenticates
+     * nobody ({@code auth}, e.g. "--auth none") would listen on {@code listen} other than loopback
+     * without {@code --insecure}: TLS without client identity hides the traffic from the path, not
+     * the service from whoever connects.
+     */
+    public void checkUnauthenticatedListen(String option, HostPort listen, String auth) {
+        if (listen == null || insecure || isLoopback(listen.socketAddress())) {
+            return;
+        }
+        throw new IllegalArgumentException(option + " " + listen + " is not a loopback address and " + auth
+                + " lets anyone who connects sync and inspect every node: authenticate the clients, listen on "
+                + "127.0.0.1 or [::1], or pass --insecure to serve it unauthenticated on purpose");
     }
 
     /**

@@ -9,13 +9,22 @@ import io.micrometer.core.instrument.Counter;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 class MetricsEndpointTest {
@@ -109,6 +118,73 @@ class MetricsEndpointTest {
                 assertThat(r.body()).contains("verdict-loop-q0").contains("AssertionError");
             }
             assertThat(observed.exitCodes()).containsExactly(FatalThreads.EXIT_CODE);
+        }
+    }
+
+    /**
+     * Audit L7: slow-loris connections (a header byte every 10 s) must not hold the probes. The JDK
+     * server reads a request on an executor thread; the exporter's default pool has ten.
+     */
+    @Test
+    void slowConnectionsNeitherBlockTheProbesNorStayOpen() throws Exception {
+        try (ProcessMetrics metrics = new ProcessMetrics("test-component");
+                MetricsEndpoint endpoint = MetricsEndpoint.start(
+                        new InetSocketAddress("127.0.0.1", 0),
+                        metrics.registry(),
+                        List.of(
+                                new MetricsEndpoint.Probe("/healthz", () -> true, "never"),
+                                new MetricsEndpoint.Probe("/readyz", () -> true, "never")))) {
+            List<Socket> slow = new ArrayList<>();
+            ScheduledExecutorService dribble = Executors.newSingleThreadScheduledExecutor();
+            try {
+                for (int i = 0; i < 12; i++) {
+                    Socket s = new Socket("127.0.0.1", endpoint.port());
+                    s.setSoTimeout(90_000);
+                    slow.add(s);
+                }
+                byte[] request = "GET /readyz HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII);
+                AtomicInteger sent = new AtomicInteger();
+                Runnable oneByteEach = () -> {
+                    int at = sent.getAndIncrement();
+                    for (Socket s : slow) {
+                        try {
+                            s.getOutputStream().write(request[at % request.length]);
+                        } catch (IOException closedByTheServer) {
+                            // expected once the server gives up on it
+                        }
+                    }
+                };
+                oneByteEach.run();
+                dribble.scheduleAtFixedRate(oneByteEach, 10, 10, TimeUnit.SECONDS);
+
+                HttpClient patient = HttpClient.newBuilder()
+                        .connectTimeout(Duration.ofSeconds(30))
+                        .build();
+                for (String probe : List.of("/readyz", "/healthz", "/metrics")) {
+                    HttpResponse<String> r = patient.send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + endpoint.port() + probe))
+                                    .timeout(Duration.ofSeconds(30))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
+                    assertThat(r.statusCode()).as(probe).isEqualTo(200);
+                }
+
+                // The server gives up on each: end of stream (or a reset), well before the test's bound.
+                for (Socket s : slow) {
+                    try {
+                        assertThat(s.getInputStream().read())
+                                .as("a slow request is closed by the server")
+                                .isEqualTo(-1);
+                    } catch (SocketException reset) {
+                        // closed by the server while we wrote: as good
+                    }
+                }
+            } finally {
+                dribble.shutdownNow();
+                for (Socket s : slow) {
+                    s.close();
+                }
+            }
         }
     }
 

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+package io.kubeverdict.controlplane.observe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import io.kubeverdict.controlplane.auth.NodeAuthorizer;
+import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
+import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.proto.v1.Endpoint;
+import io.kubeverdict.proto.v1.EndpointId;
+import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
+import io.kubeverdict.proto.v1.ObservedVerdict;
+import io.kubeverdict.proto.v1.Tuple;
+import io.kubeverdict.proto.v1.VerdictEvent;
+import io.kubeverdict.proto.v1.VerdictUpload;
+import io.kubeverdict.proto.v1.WorkloadEndpoint;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Audit L10: an agent speaks for its own node only. Its events may name its own pods; a pod the
+ * control plane places on another node makes the event a lie, which is dropped and counted, and
+ * the control plane names the far side by address only for events that involve the reporting node.
+ */
+class VerdictRelayTest {
+    private final SnapshotHub hub = new SnapshotHub();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final VerdictRelay relay =
+            new VerdictRelay(hub, NodeAuthorizer.allowAll(), new ControlPlaneMetrics(registry));
+    private final List<VerdictEvent> observed = new ArrayList<>();
+
+    VerdictRelayTest() {
+        hub.publish(node("n1", "x", "mine", "10.0.1.5"), 0);
+        hub.publish(node("n2", "y", "theirs", "10.0.2.7"), 0);
+        hub.publish(node("n3", "z", "other", "10.0.3.9"), 0);
+        relay.observe(ObserveVerdictsRequest.getDefaultInstance(), new Fake<>() {
+            @Override
+            public void onNext(ObservedVerdict v) {
+                if (v.hasEvent()) {
+                    observed.add(v.getEvent());
+                }
+            }
+        });
+    }
+
+    private static NodeSnapshot node(String node, String namespace, String pod, String ip) {
+        return NodeSnapshot.newBuilder()
+                .setNode(node)
+                .addEndpoints(Endpoint.newBuilder()
+                        .setId(id(namespace, pod))
+                        .setEndpoint(WorkloadEndpoint.newBuilder().addIps(ip)))
+                .build();
+    }
+
+    private static EndpointId id(String namespace, String pod) {
+        return EndpointId.newBuilder().setNamespace(namespace).setPod(pod).build();
+    }
+
+    private static VerdictEvent event(String src, String dst, EndpointId source, EndpointId destination) {
+        Explanation.Builder x = Explanation.newBuilder()
+                .setTuple(Tuple.newBuilder()
+                        .setSrcIp(src)
+                        .setDstIp(dst)
+                        .setProtocol(6)
+                        .setDstPort(80));
+        if (source != null) {
+            x.setSource(source);
+        }
+        if (destination != null) {
+            x.setDestination(destination);
+        }
+        return VerdictEvent.newBuilder().setExplanation(x).build();
+    }
+
+    private void upload(String node, VerdictEvent... events) {
+        StreamObserver<VerdictUpload> in = relay.upload(new Fake<>());
+        in.onNext(VerdictUpload.newBuilder()
+                .setNode(node)
+                .addAllEvents(List.of(events))
+                .build());
+    }
+
+    @Test
+    void anEventOfItsOwnPodIsRelayedWithTheFarSideNamed() {
+        upload("n1", event("10.0.1.5", "10.0.2.7", id("x", "mine"), null));
+        assertThat(observed).singleElement().satisfies(e -> {
+            assertThat(e.getNode()).isEqualTo("n1");
+            assertThat(e.getExplanation().getDestination()).isEqualTo(id("y", "theirs"));
+        });
+    }
+
+    @Test
+    void anEventNamingAPodOfAnotherNodeIsDroppedAndCounted() {
+        upload(
+                "n1",
+                event("10.0.2.7", "10.0.3.9", id("y", "theirs"), id("z", "other")),
+                event("10.0.1.5", "10.0.3.9", id("x", "mine"), id("z", "other")));
+        assertThat(observed).isEmpty();
+        assertThat(registry.get("kubeverdict_verdict_events_refused_total")
+                        .counter()
+                        .count())
+                .isEqualTo(2);
+    }
+
+    @Test
+    void anEventWithNoSideOnTheReportingNodeIsNotNamedAfterOtherNodesPods() {
+        upload("n1", event("10.0.2.7", "10.0.3.9", null, null));
+        assertThat(observed).singleElement().satisfies(e -> {
+            assertThat(e.getExplanation().hasSource()).isFalse();
+            assertThat(e.getExplanation().hasDestination()).isFalse();
+        });
+        observed.clear();
+        // An address of the reporting node's pod (its agent did not know it yet) is named.
+        upload("n1", event("10.0.1.5", "10.0.3.9", null, null));
+        assertThat(observed).singleElement().satisfies(e -> {
+            assertThat(e.getExplanation().getSource()).isEqualTo(id("x", "mine"));
+            assertThat(e.getExplanation().getDestination()).isEqualTo(id("z", "other"));
+        });
+    }
+
+    /** A stream that is always ready and records nothing. */
+    private static class Fake<T> extends ServerCallStreamObserver<T> {
+        @Override
+        public boolean isCancelled() {
+            return false;
+        }
+
+        @Override
+        public void setOnCancelHandler(Runnable onCancelHandler) {}
+
+        @Override
+        public void setCompression(String compression) {}
+
+        @Override
+        public boolean isReady() {
+            return true;
+        }
+
+        @Override
+        public void setOnReadyHandler(Runnable onReadyHandler) {}
+
+        @Override
+        public void request(int count) {}
+
+        @Override
+        public void setMessageCompression(boolean enable) {}
+
+        @Override
+        public void disableAutoInboundFlowControl() {}
+
+        @Override
+        public void onNext(T value) {}
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onCompleted() {}
+    }
+}

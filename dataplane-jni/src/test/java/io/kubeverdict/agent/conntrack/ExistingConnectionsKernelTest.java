@@ -302,14 +302,21 @@ class ExistingConnectionsKernelTest {
                             @Override
                             public void onCompleted() {}
                         });
-        Thread.sleep(500); // registered before the change
+        // registered before the change: the agent counts the stream once it is open
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (metric(metrics(), "kubeverdict_agent_verdict_watch_streams") < 1) {
+            assertThat(System.currentTimeMillis())
+                    .as("the WatchVerdicts stream opens")
+                    .isLessThan(deadline);
+            Thread.sleep(50);
+        }
         return denials;
     }
 
     private static List<Explanation> cutsWithin(BlockingQueue<Explanation> denials, int atLeast)
             throws InterruptedException {
         List<Explanation> cuts = new ArrayList<>();
-        long deadline = System.currentTimeMillis() + 10_000;
+        long deadline = System.currentTimeMillis() + 30_000;
         while (cuts.size() < atLeast && System.currentTimeMillis() < deadline) {
             Explanation e = denials.poll(100, TimeUnit.MILLISECONDS);
             if (e != null && e.hasCut()) {

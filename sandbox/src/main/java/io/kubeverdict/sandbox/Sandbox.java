@@ -76,8 +76,10 @@ public final class Sandbox implements AutoCloseable {
                 + " nodes " + placement.nodes()
                 + (placement.nodeIps().isEmpty() ? "" : " with addresses " + placement.nodeIps())
                 + "; manifests with nodes and IPs in " + copy.dir());
-        progress.note("pod ranges (the agents' pod address guard) "
-                + placement.podRanges().of());
+        if (!placement.podRanges().of().isEmpty()) {
+            progress.note("pod ranges (the agents' pod address guard) "
+                    + placement.podRanges().of());
+        }
         placement.podRanges().none().forEach((node, why) -> progress.note(node + ": " + why + "; its guard is off"));
 
         progress.step("creating nodes and pods as network namespaces, servers on " + BedPlan.served(targets));

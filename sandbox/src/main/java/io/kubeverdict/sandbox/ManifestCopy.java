@@ -25,8 +25,12 @@ final class ManifestCopy {
     private final Path staging;
     private List<SandboxPod> pods;
     private Placement placement;
+    /** The placement of the copy last written: the bed's, less the pods that are away. */
+    private Placement written;
+
     private String revision;
     private ManifestSet staged;
+    private Placement stagedPlacement;
     private String stagedRevision;
 
     private ManifestCopy(SandboxOptions options, Path dir) {
@@ -40,6 +44,7 @@ final class ManifestCopy {
         ManifestCopy copy = new ManifestCopy(options, dir);
         ManifestSet source = ManifestSet.load(options.manifests());
         copy.placement = copy.place(source);
+        copy.written = copy.placement;
         copy.pods = placed(source, copy.placement);
         if (copy.pods.isEmpty()) {
             throw new SandboxException("no runnable Pods in " + options.manifests());
@@ -50,7 +55,10 @@ final class ManifestCopy {
 
     /**
      * Reads the source again and writes it into the copy. Returns false, writing nothing, when
-     * the pods or nodes themselves changed (added, removed, moved, new ports or IPs): that needs a new sandbox.
+     * the pods or nodes themselves changed (added, moved, new ports or IPs, other pod ranges): that needs
+     * a new sandbox. A pod the sandbox runs may leave the manifests and come back as it was: its
+     * namespace stays (as a deleted pod's network lingers until it is torn down), and while it is
+     * away the control plane does not know its address ({@link #away()}).
      */
     boolean refresh() throws IOException {
         if (!stage()) {
@@ -67,12 +75,37 @@ final class ManifestCopy {
     boolean stage() throws IOException {
         ManifestSet source = ManifestSet.load(options.manifests());
         Placement now = place(source);
-        if (!now.equals(placement) || !portsOf(placed(source, now)).equals(portsOf(pods))) {
+        if (!runsAsPlaced(now)
+                || !portsOf(pods)
+                        .entrySet()
+                        .containsAll(portsOf(placed(source, now)).entrySet())) {
             return false;
         }
-        source.writeAssigned(placement, staging);
+        source.writeAssigned(now, staging);
         staged = source;
+        stagedPlacement = now;
         stagedRevision = ManifestRevision.read(staging);
+        return true;
+    }
+
+    /**
+     * Whether the pods of now are pods of the running bed, each on its node with its addresses,
+     * and the nodes, their addresses and pod ranges are the bed's (pods may be away).
+     */
+    private boolean runsAsPlaced(Placement now) {
+        if (!now.nodes().equals(placement.nodes())
+                || !now.nodeIps().equals(placement.nodeIps())
+                || !now.podRanges().equals(placement.podRanges())) {
+            return false;
+        }
+        for (String pod : now.nodeOf().keySet()) {
+            if (!now.nodeOf().get(pod).equals(placement.nodeOf().get(pod))
+                    || !now.ipsOf().get(pod).equals(placement.ipsOf().get(pod))
+                    || now.hostNetwork().contains(pod)
+                            != placement.hostNetwork().contains(pod)) {
+                return false;
+            }
+        }
         return true;
     }
 
@@ -81,6 +114,7 @@ final class ManifestCopy {
         if (staged == null) {
             throw new IllegalStateException("nothing staged");
         }
+        written = stagedPlacement;
         writeFrom(staged);
         staged = null;
         if (!revision.equals(stagedRevision)) {
@@ -94,7 +128,7 @@ final class ManifestCopy {
     }
 
     private void writeFrom(ManifestSet source) throws IOException {
-        source.writeAssigned(placement, dir);
+        source.writeAssigned(written, dir);
         revision = ManifestRevision.read(dir);
     }
 
@@ -128,8 +162,17 @@ final class ManifestCopy {
         return pods;
     }
 
+    /** Where the bed's pods run, pods that are away included. */
     Placement placement() {
         return placement;
+    }
+
+    /** The pods of the bed that the copy last written leaves out, in name order. */
+    List<String> away() {
+        return pods.stream()
+                .map(SandboxPod::name)
+                .filter(p -> !written.nodeOf().containsKey(p))
+                .toList();
     }
 
     /** The revision of the copy last written. */

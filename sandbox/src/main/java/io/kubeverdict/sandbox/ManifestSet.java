@@ -3,6 +3,8 @@ package io.kubeverdict.sandbox;
 
 import io.fabric8.kubernetes.api.model.KubernetesList;
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeSpec;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodIP;
 import io.fabric8.kubernetes.api.model.PodSpec;
@@ -30,12 +32,16 @@ import java.util.stream.Stream;
  *
  * <p>The copy keeps every file name and every document in place (documents are split like the
  * manifest loader splits them, so "file document N" in a problem the control plane reports on the
- * copy is the same document of the source). Only documents holding a placed Pod are rewritten;
+ * copy is the same document of the source). Only documents holding a placed Pod or a Node that
+ * the sandbox gives a pod range are rewritten (Nodes without any object get one in {@link #GENERATED_NODES});
  * the rest, unreadable ones included, are copied as written, so the control plane judges them
  * exactly as it would the source.
  */
 public final class ManifestSet {
     private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+
+    /** The file of the copy that holds the Node objects the sandbox makes (for nodes the manifests have none of). */
+    public static final String GENERATED_NODES = "kube-verdict-sandbox-nodes.yaml";
 
     /** One document: its text as written and what fabric8 read from it (null when unreadable). */
     private record Document(String text, Object parsed) {}
@@ -166,24 +172,23 @@ public final class ManifestSet {
 
     /**
      * Writes every manifest into dir with the placement applied to the pods (node, IPs, phase
-     * Running), each file replaced atomically so a directory watcher never reads half a file; files
+     * Running) and to the nodes (the pod ranges it generates: into their Node objects, else into
+     * Node objects of {@link #GENERATED_NODES}), each file replaced atomically so a directory watcher never reads half a file; files
      * of dir that are no longer manifests here are removed.
      */
     public void writeAssigned(Placement placement, Path dir) throws IOException {
         Files.createDirectories(dir);
         List<Path> written = new ArrayList<>();
         for (Map.Entry<Path, ManifestFile> e : files.entrySet()) {
-            Path target = dir.resolve(e.getKey());
-            Files.createDirectories(target.getParent());
-            byte[] content = render(e.getKey(), e.getValue(), placement).getBytes(StandardCharsets.UTF_8);
-            written.add(target);
-            // Compared as bytes: what is there may not even be UTF-8 (a fault test wrote it).
-            if (Files.isRegularFile(target) && Arrays.equals(Files.readAllBytes(target), content)) {
-                continue; // unchanged: no event for the watcher
+            written.add(writeIfChanged(dir.resolve(e.getKey()), render(e.getKey(), e.getValue(), placement)));
+        }
+        String generatedNodes = generatedNodes(placement);
+        if (!generatedNodes.isEmpty()) {
+            if (files.containsKey(Path.of(GENERATED_NODES))) {
+                throw new SandboxException("the manifests have a file " + GENERATED_NODES
+                        + ", where the sandbox writes the Node objects of nodes that have none");
             }
-            Path temp = target.resolveSibling("." + target.getFileName() + ".tmp");
-            Files.write(temp, content);
-            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            written.add(writeIfChanged(dir.resolve(GENERATED_NODES), generatedNodes));
         }
         try (Stream<Path> walk = Files.walk(dir)) {
             for (Path stale : walk.filter(Files::isRegularFile)
@@ -195,9 +200,53 @@ public final class ManifestSet {
         }
     }
 
+    /** Writes content to target atomically, unless it holds that already (no event for the watcher); returns target. */
+    private static Path writeIfChanged(Path target, String text) throws IOException {
+        Files.createDirectories(target.getParent());
+        byte[] content = text.getBytes(StandardCharsets.UTF_8);
+        // Compared as bytes: what is there may not even be UTF-8 (a fault test wrote it).
+        if (Files.isRegularFile(target) && Arrays.equals(Files.readAllBytes(target), content)) {
+            return target;
+        }
+        Path temp = target.resolveSibling("." + target.getFileName() + ".tmp");
+        Files.write(temp, content);
+        Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        return target;
+    }
+
     /**
-     * A file as written when it holds no placed pod; else its documents, those with placed pods
-     * re-serialized (as JSON when the file is one JSON document).
+     * A Node object for every node that the placement gives a pod range and the manifests give no
+     * Node object: its name and spec.podCIDRs only (no labels, no addresses, so no {@code nodes}
+     * peer selects anything more than without it). Empty when there is none.
+     */
+    private String generatedNodes(Placement placement) {
+        StringBuilder out = new StringBuilder();
+        placement.podRanges().generated().forEach((name, ranges) -> {
+            if (!nodes.containsKey(name)) {
+                Node node = new Node();
+                node.setApiVersion("v1");
+                node.setKind("Node");
+                node.setMetadata(new ObjectMeta());
+                node.getMetadata().setName(name);
+                node.setSpec(new NodeSpec());
+                setPodCidrs(node, ranges);
+                out.append(SERIALIZATION.asYaml(node)); // starts with "---"
+            }
+        });
+        return out.toString();
+    }
+
+    private static void setPodCidrs(Node node, List<String> ranges) {
+        if (node.getSpec() == null) {
+            node.setSpec(new NodeSpec());
+        }
+        node.getSpec().setPodCIDR(ranges.get(0));
+        node.getSpec().setPodCIDRs(ranges);
+    }
+
+    /**
+     * A file as written when it holds no placed pod and no Node given a range; else its documents,
+     * those with placed pods or such Nodes re-serialized (as JSON when the file is one JSON document).
      */
     private static String render(Path file, ManifestFile manifest, Placement placement) {
         List<Object> placed = manifest.documents().stream()
@@ -220,15 +269,29 @@ public final class ManifestSet {
         return out.toString();
     }
 
-    /** A copy of the document's object with its placed pods placed, or null when it has none. */
+    /**
+     * A copy of the document's object with its placed pods placed and its Nodes given the pod
+     * ranges the placement generates, or null when it has neither.
+     */
     private static Object placed(Object parsed, Placement placement) {
+        Map<String, List<String>> generated = placement.podRanges().generated();
         if (parsed == null
-                || podsOf(parsed).stream()
-                        .noneMatch(p ->
-                                placement.nodeOf().containsKey(SandboxPod.of(p).name()))) {
+                || (podsOf(parsed).stream()
+                                .noneMatch(p -> placement
+                                        .nodeOf()
+                                        .containsKey(SandboxPod.of(p).name()))
+                        && nodesOf(parsed).stream()
+                                .noneMatch(n ->
+                                        generated.containsKey(n.getMetadata().getName())))) {
             return null;
         }
         Object copy = SERIALIZATION.clone(parsed);
+        for (Node node : nodesOf(copy)) {
+            List<String> ranges = generated.get(node.getMetadata().getName());
+            if (ranges != null) {
+                setPodCidrs(node, ranges);
+            }
+        }
         for (Pod pod : podsOf(copy)) {
             String name = SandboxPod.of(pod).name();
             if (!placement.nodeOf().containsKey(name)) {

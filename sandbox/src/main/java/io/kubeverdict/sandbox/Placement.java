@@ -16,13 +16,15 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Where each pod runs and which addresses it has, and which addresses each node has; pure and
- * deterministic, so a cluster can be replayed exactly.
+ * Where each pod runs and which addresses it has, which addresses each node has, and each node's
+ * pod range; pure and deterministic, so a cluster can be replayed exactly.
  *
  * <p>Node objects define nodes and their addresses (status.addresses, as the calculation reads
  * them). A pod keeps the node and IPs its manifest gives. The others, in "namespace/name" order,
  * are spread round-robin over the Node objects (by name), or over "node-1".."node-N" when there are
- * none, and take addresses of the pod CIDR by the one rule of `matrix --assign-ips`
+ * none. Every node gets a pod range ({@link PodRanges}: its Node's spec.podCIDRs, else a subnet of
+ * the pod CIDR when that fits the addresses the manifests give), and pods without addresses take
+ * the lowest free ones of their node's range, by the rule of `matrix --assign-ips`
  * ({@link WhatIfDefaults#assignAddresses}). hostNetwork pods are placed too (they run their
  * servers in their node's namespace): their addresses are their node's — the podIPs the manifest
  * gives (which then are the node's addresses, if it has no Node object), else the Node's
@@ -31,13 +33,15 @@ import java.util.TreeSet;
  * @param nodeIps the nodes' own addresses (Node objects, hostNetwork pods' podIPs); nodes without are
  *     addressed by their fabric address
  * @param hostNetwork the placed hostNetwork pods
+ * @param podRanges every node's pod range, and which of them the sandbox writes into the copy
  */
 public record Placement(
         List<String> nodes,
         Map<String, String> nodeOf,
         Map<String, List<String>> ipsOf,
         Map<String, List<String>> nodeIps,
-        Set<String> hostNetwork) {
+        Set<String> hostNetwork,
+        PodRanges podRanges) {
     public static final String DEFAULT_POD_CIDR = "10.244.0.0/16";
 
     /** Without Node objects. */
@@ -50,6 +54,7 @@ public record Placement(
      *     addresses like in `matrix --assign-ips`, so the numbering does not depend on what runs
      * @param nodeObjects the Node objects of the manifests
      * @param spreadNodes how many nodes pods without a node are spread over when there are no Node objects
+     * @param podCidr the cluster's pod range, split into the nodes' ranges
      * @throws IllegalArgumentException when podCidr is not a CIDR, is too small, or a pod is unusable
      *     (a hostNetwork pod whose podIPs are not its Node's addresses)
      */
@@ -57,15 +62,17 @@ public record Placement(
         List<Pod> sorted = pods.stream()
                 .sorted(Comparator.comparing(p -> SandboxPod.of(p).name()))
                 .toList();
-        Map<String, String> assigned = new LinkedHashMap<>();
-        WhatIfDefaults.assignAddresses(sorted, podCidr).forEach(a -> assigned.put(a.pod(), a.ip()));
         Map<String, List<String>> nodeIps = new TreeMap<>();
+        Map<String, List<String>> givenRanges = new TreeMap<>();
         TreeSet<String> nodes = new TreeSet<>();
         for (Node n : nodeObjects) {
             NodeModel model = NodeModel.of(n);
             nodes.add(model.name());
             if (!model.addresses().isEmpty()) {
                 nodeIps.put(model.name(), model.addresses());
+            }
+            if (!model.podCidrs().isEmpty()) {
+                givenRanges.put(model.name(), model.podCidrs());
             }
         }
         List<String> spreadOver = new ArrayList<>(nodes);
@@ -78,6 +85,7 @@ public record Placement(
         Map<String, List<String>> ipsOf = new LinkedHashMap<>();
         Set<String> hostNetwork = new TreeSet<>();
         Map<String, List<String>> hostNetworkIps = new LinkedHashMap<>();
+        Map<String, List<String>> givenPodIps = new TreeMap<>();
         int spread = 0;
         for (Pod p : sorted) {
             SandboxPod pod = SandboxPod.of(p);
@@ -88,7 +96,10 @@ public record Placement(
             nodes.add(node);
             nodeOf.put(pod.name(), node);
             if (!pod.hostNetwork()) {
-                ipsOf.put(pod.name(), pod.ips().isEmpty() ? List.of(assigned.get(pod.name())) : pod.ips());
+                if (!pod.ips().isEmpty()) {
+                    ipsOf.put(pod.name(), pod.ips());
+                    givenPodIps.computeIfAbsent(node, n -> new ArrayList<>()).addAll(pod.ips());
+                }
                 continue;
             }
             hostNetwork.add(pod.name());
@@ -102,6 +113,27 @@ public record Placement(
             }
         }
         List<String> nodeList = new ArrayList<>(nodes);
+        List<String> nodeAddresses = new ArrayList<>();
+        nodeIps.values().forEach(nodeAddresses::addAll);
+        for (int i = 0; i < nodeList.size(); i++) {
+            nodeAddresses.add(TestbedLayout.fabricNodeAddress(i));
+        }
+        PodRanges ranges = PodRanges.plan(podCidr, nodeList, givenRanges, givenPodIps, nodeAddresses);
+        // Pods without addresses take the lowest free ones of their node's range, by the rule of
+        // `matrix --assign-ips` (every pod's given addresses count as taken).
+        for (String node : nodeList) {
+            List<Pod> candidates = sorted.stream()
+                    .filter(p -> hasAddress(p)
+                            || node.equals(nodeOf.get(SandboxPod.of(p).name())))
+                    .toList();
+            if (candidates.stream().noneMatch(p -> needsAddress(p, ipsOf, hostNetwork))) {
+                continue;
+            }
+            String from = ranges.assignFrom(node, podCidr, nodeList.size());
+            for (WhatIfDefaults.Assignment a : WhatIfDefaults.assignAddresses(candidates, from)) {
+                ipsOf.put(a.pod(), List.of(a.ip()));
+            }
+        }
         for (String pod : hostNetwork) {
             String node = nodeOf.get(pod);
             // A node without addresses of its own is addressed by its fabric address in the testbed.
@@ -112,6 +144,17 @@ public record Placement(
                             nodeIps.getOrDefault(
                                     node, List.of(TestbedLayout.fabricNodeAddress(nodeList.indexOf(node))))));
         }
-        return new Placement(nodeList, nodeOf, ipsOf, nodeIps, hostNetwork);
+        Map<String, List<String>> ordered = new LinkedHashMap<>();
+        nodeOf.keySet().forEach(pod -> ordered.put(pod, ipsOf.get(pod)));
+        return new Placement(nodeList, nodeOf, ordered, nodeIps, hostNetwork, ranges);
+    }
+
+    private static boolean hasAddress(Pod p) {
+        return !SandboxPod.of(p).ips().isEmpty();
+    }
+
+    private static boolean needsAddress(Pod p, Map<String, List<String>> ipsOf, Set<String> hostNetwork) {
+        SandboxPod pod = SandboxPod.of(p);
+        return pod.runnable() && !hostNetwork.contains(pod.name()) && !ipsOf.containsKey(pod.name());
     }
 }

@@ -76,6 +76,11 @@ public final class Sandbox implements AutoCloseable {
                 + " nodes " + placement.nodes()
                 + (placement.nodeIps().isEmpty() ? "" : " with addresses " + placement.nodeIps())
                 + "; manifests with nodes and IPs in " + copy.dir());
+        if (!placement.podRanges().of().isEmpty()) {
+            progress.note("pod ranges (the agents' pod address guard) "
+                    + placement.podRanges().of());
+        }
+        placement.podRanges().none().forEach((node, why) -> progress.note(node + ": " + why + "; its guard is off"));
 
         progress.step("creating nodes and pods as network namespaces, servers on " + BedPlan.served(targets));
         testbed = Testbed.create(
@@ -121,14 +126,28 @@ public final class Sandbox implements AutoCloseable {
         return probe(targets);
     }
 
+    /** Probes these ports, comparing with the engine; every pod the sandbox runs must be in the manifests. */
     public List<ProbeResult> probe(List<ServePort> which) throws Exception {
+        if (!copy.away().isEmpty()) {
+            throw new SandboxException("pods " + copy.away() + " are away from the manifests: every pod the"
+                    + " sandbox runs is probed, so they must be back first");
+        }
         return probes.probe(which);
+    }
+
+    /**
+     * Pods the sandbox runs that the manifests last read leave out: a pod may leave the manifests and
+     * come back as it was (same node, addresses and ports), keeping its namespace meanwhile, as a
+     * pod that appears before the control plane knows it.
+     */
+    public List<String> away() {
+        return copy.away();
     }
 
     /**
      * Re-reads the manifest directory and hands the control plane the new copy, then waits until
      * every agent has applied it. Returns false, changing nothing, when the pods themselves changed
-     * (added, removed, moved, new ports or IPs): that needs a new sandbox.
+     * (added, moved, new ports or IPs; removed ones are {@link #away()}): that needs a new sandbox.
      */
     public boolean reload() throws Exception {
         if (!update()) {
@@ -221,6 +240,26 @@ public final class Sandbox implements AutoCloseable {
     /** The inspection clients, for tests that look at the processes' own view. */
     Inspection inspection() {
         return inspection;
+    }
+
+    /**
+     * The text of node's agent /metrics, fetched by a thread inside the fabric namespace (where it
+     * listens; HttpURLConnection connects on the calling thread).
+     */
+    public String agentMetrics(String node) throws Exception {
+        String url =
+                "http://" + testbed.layout().nodeAddress(node) + ":" + SandboxProcesses.AGENT_METRICS_PORT + "/metrics";
+        return testbed.callIn(testbed.layout().fabricNamespace(), () -> {
+            java.net.HttpURLConnection c = (java.net.HttpURLConnection)
+                    java.net.URI.create(url).toURL().openConnection();
+            c.setConnectTimeout(2000);
+            c.setReadTimeout(5000);
+            try (java.io.InputStream in = c.getInputStream()) {
+                return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            } finally {
+                c.disconnect();
+            }
+        });
     }
 
     /** The agent process of node (its PID, log), e.g. for a test that stops it. */

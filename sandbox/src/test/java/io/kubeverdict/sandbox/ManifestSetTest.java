@@ -56,10 +56,21 @@ class ManifestSetTest {
 
         List<SandboxPod> placed = ManifestSet.load(target).sandboxPods();
         assertThat(placed.get(0).node()).isEqualTo("node-1");
-        assertThat(placed.get(0).ips()).containsExactly("10.244.0.1");
+        // Each node's pods take addresses of its pod range: x/a, x/c, y/b, z/a, z/c on node-1.
+        assertThat(placed.get(0).ips()).containsExactly("10.244.1.1");
         assertThat(placed.get(0).phase()).isEqualTo("Running");
         assertThat(placed.get(1).node()).isEqualTo("node-2");
-        assertThat(placed.get(8).ips()).containsExactly("10.244.0.9");
+        assertThat(placed.get(1).ips()).containsExactly("10.244.2.1");
+        assertThat(placed.get(8).ips()).containsExactly("10.244.1.5");
+        // The nodes have no Node objects: the copy gets them, with their pod ranges.
+        assertThat(ManifestSet.load(target).nodes())
+                .extracting(n -> n.getMetadata().getName(), n -> n.getSpec().getPodCIDRs())
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("node-1", List.of("10.244.1.0/24")),
+                        org.assertj.core.groups.Tuple.tuple("node-2", List.of("10.244.2.0/24")));
+        assertThat(new ManifestLoader().load(target).nodes())
+                .extracting(n -> n.getSpec().getPodCIDRs())
+                .containsExactly(List.of("10.244.1.0/24"), List.of("10.244.2.0/24"));
         assertThat(Files.readString(target.resolve("fixture.yaml")))
                 .contains("serve-80-tcp")
                 .contains("ns: x");
@@ -122,9 +133,14 @@ class ManifestSetTest {
         assertThat(placement.hostNetwork()).containsExactly("a/host");
         assertThat(placement.ipsOf().get("a/host")).containsExactly("100.64.255.2");
         assertThat(placement.ipsOf().get("a/fixed")).containsExactly("10.244.0.1", "fd00::1");
-        // 10.244.0.1 is taken by a/fixed; like `matrix --assign-ips`, a/done (Succeeded: not run) takes none.
-        assertThat(placement.ipsOf().get("a/free")).containsExactly("10.244.0.2");
-        assertThat(placement.ipsOf().get("a/starting")).containsExactly("10.244.0.3");
+        // 4 nodes in a /24: /27s from the second on; worker-7's would not hold a/fixed's addresses.
+        assertThat(placement.podRanges().of())
+                .containsOnlyKeys("node-1", "node-2", "node-3")
+                .containsEntry("node-1", List.of("10.244.0.32/27"));
+        assertThat(placement.podRanges().none()).containsOnlyKeys("worker-7");
+        // Like `matrix --assign-ips`, a/done (Succeeded: not run) takes none.
+        assertThat(placement.ipsOf().get("a/free")).containsExactly("10.244.0.33");
+        assertThat(placement.ipsOf().get("a/starting")).containsExactly("10.244.0.97");
         assertThat(pods)
                 .extracting(SandboxPod::name)
                 .containsExactly("a/done", "a/fixed", "a/free", "a/host", "a/starting");
@@ -182,7 +198,13 @@ class ManifestSetTest {
                         .toList());
         assertThat(after.namespaces()).isEqualTo(before.namespaces());
         assertThat(after.policies()).isEqualTo(before.policies());
-        assertThat(after.origins().keySet()).isEqualTo(before.origins().keySet());
+        // The copy adds the Node objects of the nodes it gives pod ranges, in a file of its own.
+        assertThat(after.origins().entrySet().stream()
+                        .filter(e -> !e.getValue().file().endsWith(ManifestSet.GENERATED_NODES))
+                        .map(Map.Entry::getKey)
+                        .toList())
+                .containsExactlyInAnyOrderElementsOf(before.origins().keySet());
+        assertThat(after.nodes()).extracting(n -> n.getMetadata().getName()).containsExactly("node-1", "node-2");
         before.origins()
                 .forEach((key, o) -> assertThat(after.origins().get(key))
                         .extracting(Origin::file, Origin::document)
@@ -191,7 +213,7 @@ class ManifestSetTest {
                 .extracting(p -> p.getMetadata().getLabels())
                 .containsExactly(Map.of("pod", "a"), Map.of("pod", "b"));
         assertThat(after.pods()).extracting(p -> p.getSpec().getNodeName()).containsExactly("node-1", "node-2");
-        assertThat(after.pods()).extracting(p -> p.getStatus().getPodIP()).containsExactly("10.244.0.1", "10.244.0.2");
+        assertThat(after.pods()).extracting(p -> p.getStatus().getPodIP()).containsExactly("10.244.1.1", "10.244.2.1");
         assertThat(Files.readString(target.resolve("b.json"))).startsWith("{").contains("\"nodeName\":\"node-2\"");
     }
 

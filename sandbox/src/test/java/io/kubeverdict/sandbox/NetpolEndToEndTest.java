@@ -47,6 +47,10 @@ class NetpolEndToEndTest {
                         manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR, Duration.ofMillis(1200), "kvt-sb-"),
                 new Progress(new java.io.PrintWriter(System.err, true)));
         assertThat(sandbox.placement().nodes()).containsExactly("node-1", "node-2");
+        // Every scenario runs with the agents' pod address guard on.
+        assertThat(sandbox.placement().podRanges().of())
+                .containsOnlyKeys("node-1", "node-2")
+                .containsEntry("node-1", List.of("10.244.1.0/24"));
     }
 
     @AfterAll
@@ -205,14 +209,14 @@ class NetpolEndToEndTest {
         Map<String, List<String>> ips = sandbox.placement().ipsOf();
         String ya = ips.get("y/a").get(0);
         String zb = ips.get("z/b").get(0);
-        // Ingress to x/a from 10.244.0.0/24 except y/a; egress from x/b only to z/b's address.
+        // Ingress to x/a from the pod CIDR except y/a; egress from x/b only to z/b's address.
         apply(
                 UpstreamFixture.manifests(),
                 policy("x", "ipblock-ingress", """
                 podSelector: {matchLabels: {pod: a}}
                 ingress:
                 - from:
-                  - ipBlock: {cidr: 10.244.0.0/24, except: [%s/32]}
+                  - ipBlock: {cidr: 10.244.0.0/16, except: [%s/32]}
                 """.formatted(ya)) + "---\n"
                         + policy("x", "ipblock-egress", """
                 podSelector: {matchLabels: {pod: b}}

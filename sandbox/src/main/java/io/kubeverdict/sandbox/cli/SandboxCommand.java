@@ -81,8 +81,10 @@ public final class SandboxCommand implements Callable<Integer> {
             names = "--pod-cidr",
             paramLabel = "CIDR",
             defaultValue = Placement.DEFAULT_POD_CIDR,
-            description =
-                    "Addresses for pods without status.podIPs, as `matrix --assign-ips` (default: ${DEFAULT-VALUE}).")
+            description = "The cluster's pod range (default: ${DEFAULT-VALUE}): nodes without Node spec.podCIDRs get a"
+                    + " subnet each (node-1 10.244.1.0/24, ...) where it fits the manifests' pod addresses, so"
+                    + " every agent runs its pod address guard; pods without status.podIPs take addresses of"
+                    + " their node's range, as `matrix --assign-ips`.")
     String podCidr;
 
     @Option(
@@ -194,7 +196,8 @@ public final class SandboxCommand implements Callable<Integer> {
                 progress.step("manifests changed: applying");
                 boolean podsUnchanged;
                 try {
-                    podsUnchanged = sandbox.reload();
+                    // A pod left out of the manifests would leave a pod nobody probes: rebuild too.
+                    podsUnchanged = sandbox.reload() && sandbox.away().isEmpty();
                 } catch (java.io.IOException | RuntimeException e) {
                     // A broken manifest or a slow agent must not end the watch: say so, keep watching.
                     progress.note("cannot apply: " + e.getMessage());

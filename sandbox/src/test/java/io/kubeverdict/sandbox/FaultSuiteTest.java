@@ -165,8 +165,15 @@ class FaultSuiteTest {
             prober.awaitWholeRounds(half, 2, HOLD);
 
             Verdicts b = modelB.enforced("B enforced");
+            // Restarted, node-1's agent first enforces the state it kept on disk (A: it was down when B
+            // was written), then B once the control plane answers (issue 28).
+            Verdicts kept = EnforcementModel.verdicts(
+                    "node-1 on its kept state (A), node-2 B",
+                    a.pods(),
+                    modelB.pods(),
+                    n -> n.equals(NODE1) ? modelA.enforcing(NODE1) : modelB.enforcing(n));
             long restart = System.nanoTime();
-            timeline.enter("node-1 restarting", mixed, b);
+            timeline.enter("node-1 restarting", mixed, kept, b);
             sandbox.startAgent(NODE1);
             sandbox.awaitConverged();
             double closedBack = seconds(restart);

@@ -22,6 +22,8 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Connection rate and latency between two pods routed through a node, in one run, for: (a) no
@@ -35,9 +37,16 @@ import java.util.Map;
  * then until the node's set shows it). The others run in a second testbed with the identical
  * layout and addresses: (d) is the agent's own table (programmed by {@link NftManager} with client
  * and server in the set) plus the C program bound to the agent's queue number, (b') that table
- * with only the other pod in its set, (a) no table, (a') a one-rule table of ours. Configurations
- * are interleaved in every round (in enum order, then reversed, ...) after a warm-up round; the
- * report gives medians of rounds.
+ * with only the other pod in its set, (b'') the same with the pod address guard's sets empty, (a)
+ * no table, (a') a one-rule table of ours. Configurations are interleaved in every round (in enum
+ * order, then reversed, ...) after a warm-up round; the report gives medians of rounds.
+ *
+ * <p>The pod address guard is on as on a real node: node-1's Node object has the pods' range in
+ * spec.podCIDRs, so the agent's snapshot carries it (pod_cidrs) and its table's guard4 set holds it
+ * and known4 the three pods; the tables of (d) and (b') get the same guard sets, so (c) and (d)
+ * still run behind identical tables (checked after the warm-up round), and (b) measures the guard's
+ * cost for known, unselected pods. A configuration that should queue nothing and queued something
+ * (the guard holding a pod it should know) stops the run.
  *
  * <p>{@code --queues Q} runs the agent with {@code --queues Q}, the C consumer with Q queues (one
  * thread each) and the C run's table over the same range; bin/bench-connrate runs Q = 1 and Q = the
@@ -126,11 +135,22 @@ public final class ConnRateBench {
                     work.resolve("nfq_accept.log"));
             started.add(c);
             awaitBound(c);
+            // the agent's guard: the node's pod range, every endpoint of the node known (the node's
+            // own addresses lie outside the range, so none of them is in known4)
+            PodAddresses.Guard guard = new PodAddresses.Guard(
+                    Set.of(Manifests.POD_RANGE),
+                    Set.of(),
+                    plain.layout().pods().stream()
+                            .map(p -> p.primaryIp().getHostAddress())
+                            .collect(Collectors.toSet()),
+                    Set.of());
             PodAddresses pair = PodAddresses.of(List.of(
-                    agentBed.client.primaryIp().getHostAddress(),
-                    agentBed.server.primaryIp().getHostAddress()));
-            PodAddresses other = PodAddresses.of(
+                            agentBed.client.primaryIp().getHostAddress(),
+                            agentBed.server.primaryIp().getHostAddress()))
+                    .withGuard(guard);
+            PodAddresses unguarded = PodAddresses.of(
                     List.of(Bed.pod(plain, Manifests.OTHER).primaryIp().getHostAddress()));
+            PodAddresses other = unguarded.withGuard(guard);
             NftManager table = plain.callIn(
                     plainNode,
                     () -> NftManager.create(
@@ -166,6 +186,10 @@ public final class ConnRateBench {
                             });
                             bed = plainBed;
                         }
+                        case TABLE_UNGUARDED -> {
+                            plain.callIn(plainNode, () -> table.start(unguarded));
+                            bed = plainBed;
+                        }
                         case TABLE_UNSELECTED -> {
                             plain.callIn(plainNode, () -> table.start(other));
                             bed = plainBed;
@@ -187,7 +211,12 @@ public final class ConnRateBench {
                             bed = agentBed;
                         }
                     }
-                    round.put(config, bed.measure());
+                    Measurement m = bed.measure();
+                    if (!config.queues() && m.queuedPerConnection() > 0) {
+                        throw new IllegalStateException(config.label + " queued " + m.queuedPerConnection()
+                                + " packets per connection; it should queue none (is the guard holding known pods?)");
+                    }
+                    round.put(config, m);
                     if (!c.alive()) {
                         throw new IllegalStateException("nfq_accept exited:\n" + c.tail(20));
                     }

@@ -328,9 +328,10 @@ public final class ConnRateBench {
                     "-w",
                     "net.ipv4.ip_local_port_range=10000 65000",
                     "net.ipv4.tcp_tw_reuse=1");
-            new EchoServer(
+            EchoServer echo = new EchoServer(
                     testbed, testbed.layout().podNamespace(server.name()), server.primaryIp(), Manifests.ECHO_PORT);
-            this.load = new ConnectionLoad(clientNs, new InetSocketAddress(server.primaryIp(), Manifests.ECHO_PORT));
+            this.load =
+                    new ConnectionLoad(clientNs, new InetSocketAddress(server.primaryIp(), Manifests.ECHO_PORT), echo);
         }
 
         Measurement measure() throws Exception {

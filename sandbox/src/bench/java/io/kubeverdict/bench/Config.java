@@ -14,12 +14,13 @@ enum Config {
      * (b') with empty pod address guard sets (as the agent's table is on a node without pod ranges):
      * (b') against it is what the guard's sets cost traffic of known, unselected pods.
      */
-    TABLE_UNGUARDED("(b'') agent's table only, guard sets empty"),
+    TABLE_UNGUARDED("(b'') agent's tables only, guard sets empty"),
     /**
-     * (b) without the agent process, in the plain testbed, the guard's sets as the agent fills them:
-     * tells the table's cost from the rest of (b)'s.
+     * (b) without the agent process, in the plain testbed: its two tables (policy, with the guard's
+     * sets as the agent fills them, and DNS, no pod watched): tells the tables' cost from the rest of
+     * (b)'s.
      */
-    TABLE_UNSELECTED("(b') agent's table only, not selected"),
+    TABLE_UNSELECTED("(b') agent's tables only, not selected"),
     /** The agent with the node's pod range (guard on), the pods known and not selected: never queued. */
     UNSELECTED("(b) agent, pods not selected, guard on"),
     SELECTED("(c) agent, policy selects+allows"),

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.bench;
 
+import io.kubeverdict.agent.dns.DnsTable;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.PodAddresses;
+import io.kubeverdict.agent.run.AgentConfig;
 import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.jni.Nftables;
 import io.kubeverdict.proto.v1.Protocol;
@@ -163,6 +165,10 @@ public final class ConnRateBench {
                             null,
                             io.kubeverdict.agent.nft.CutAction.DROP));
             Nftables ctTable = plain.callIn(plainNode, Nftables::new);
+            // the agent's second table, for domain-name rules: its chains see every packet even
+            // with no pod watched, so the plain bed has it too
+            DnsTable dns = new DnsTable(
+                    ctTable, "kube_verdict" + "_dns", AgentConfig.Dns.defaultQueueId(QUEUE, queues), table);
             progress.done();
 
             List<Map<Config, Measurement>> results = new ArrayList<>();
@@ -181,21 +187,22 @@ public final class ConnRateBench {
                     switch (config) {
                         case BASELINE, CONNTRACK -> {
                             plain.callIn(plainNode, () -> {
+                                dns.remove();
                                 table.remove();
                                 return null;
                             });
                             bed = plainBed;
                         }
                         case TABLE_UNGUARDED -> {
-                            plain.callIn(plainNode, () -> table.start(unguarded));
+                            agentTables(plain, plainNode, table, dns, unguarded);
                             bed = plainBed;
                         }
                         case TABLE_UNSELECTED -> {
-                            plain.callIn(plainNode, () -> table.start(other));
+                            agentTables(plain, plainNode, table, dns, other);
                             bed = plainBed;
                         }
                         case C_NFQUEUE -> {
-                            plain.callIn(plainNode, () -> table.start(pair));
+                            agentTables(plain, plainNode, table, dns, pair);
                             bed = plainBed;
                         }
                         default -> {
@@ -229,6 +236,7 @@ public final class ConnRateBench {
                 }
             }
             plain.callIn(plainNode, () -> {
+                dns.remove();
                 table.remove();
                 return null;
             });
@@ -285,7 +293,18 @@ public final class ConnRateBench {
                                 : "")));
     }
 
-    /** (c) and (d) must differ only in who answers the queue: same table, same rules, same set elements. */
+    /** The agent's two tables as the agent has them with no pod watched for DNS, the policy table with these addresses. */
+    private static void agentTables(Testbed plain, String node, NftManager table, DnsTable dns, PodAddresses addresses)
+            throws Exception {
+        plain.callIn(node, () -> {
+            dns.remove(); // program() writes the whole table only the first time after a remove
+            table.start(addresses);
+            dns.program(PodAddresses.EMPTY);
+            return null;
+        });
+    }
+
+    /** (c) and (d) must differ only in who answers the queue: same tables, same rules, same set elements. */
     private void checkSameRuleset(Bed agentBed, Bed plainBed) throws Exception {
         String agent = agentBed.ruleset();
         String plain = plainBed.ruleset();
@@ -378,9 +397,10 @@ public final class ConnRateBench {
             }
         }
 
-        /** nft's listing of the agent's table on this bed's node (libxtables' stderr noise dropped). */
+        /** nft's listing of the agent's two tables on this bed's node (libxtables' stderr noise dropped). */
         String ruleset() throws java.io.IOException {
-            return testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict")
+            return (testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict")
+                            + testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict_dns"))
                     .lines()
                     .filter(l -> !l.contains("NFPROTO"))
                     .reduce("", (a, b) -> a + b + "\n");

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.bench;
 
+import io.kubeverdict.agent.dns.DnsTable;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.PodAddresses;
+import io.kubeverdict.agent.run.AgentConfig;
 import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.jni.Nftables;
 import io.kubeverdict.proto.v1.Protocol;
@@ -22,6 +24,8 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Connection rate and latency between two pods routed through a node, in one run, for: (a) no
@@ -35,9 +39,16 @@ import java.util.Map;
  * then until the node's set shows it). The others run in a second testbed with the identical
  * layout and addresses: (d) is the agent's own table (programmed by {@link NftManager} with client
  * and server in the set) plus the C program bound to the agent's queue number, (b') that table
- * with only the other pod in its set, (a) no table, (a') a one-rule table of ours. Configurations
- * are interleaved in every round (in enum order, then reversed, ...) after a warm-up round; the
- * report gives medians of rounds.
+ * with only the other pod in its set, (b'') the same with the pod address guard's sets empty, (a)
+ * no table, (a') a one-rule table of ours. Configurations are interleaved in every round (in enum
+ * order, then reversed, ...) after a warm-up round; the report gives medians of rounds.
+ *
+ * <p>The pod address guard is on as on a real node: node-1's Node object has the pods' range in
+ * spec.podCIDRs, so the agent's snapshot carries it (pod_cidrs) and its table's guard4 set holds it
+ * and known4 the three pods; the tables of (d) and (b') get the same guard sets, so (c) and (d)
+ * still run behind identical tables (checked after the warm-up round), and (b) measures the guard's
+ * cost for known, unselected pods. A configuration that should queue nothing and queued something
+ * (the guard holding a pod it should know) stops the run.
  *
  * <p>{@code --queues Q} runs the agent with {@code --queues Q}, the C consumer with Q queues (one
  * thread each) and the C run's table over the same range; bin/bench-connrate runs Q = 1 and Q = the
@@ -126,11 +137,22 @@ public final class ConnRateBench {
                     work.resolve("nfq_accept.log"));
             started.add(c);
             awaitBound(c);
+            // the agent's guard: the node's pod range, every endpoint of the node known (the node's
+            // own addresses lie outside the range, so none of them is in known4)
+            PodAddresses.Guard guard = new PodAddresses.Guard(
+                    Set.of(Manifests.POD_RANGE),
+                    Set.of(),
+                    plain.layout().pods().stream()
+                            .map(p -> p.primaryIp().getHostAddress())
+                            .collect(Collectors.toSet()),
+                    Set.of());
             PodAddresses pair = PodAddresses.of(List.of(
-                    agentBed.client.primaryIp().getHostAddress(),
-                    agentBed.server.primaryIp().getHostAddress()));
-            PodAddresses other = PodAddresses.of(
+                            agentBed.client.primaryIp().getHostAddress(),
+                            agentBed.server.primaryIp().getHostAddress()))
+                    .withGuard(guard);
+            PodAddresses unguarded = PodAddresses.of(
                     List.of(Bed.pod(plain, Manifests.OTHER).primaryIp().getHostAddress()));
+            PodAddresses other = unguarded.withGuard(guard);
             NftManager table = plain.callIn(
                     plainNode,
                     () -> NftManager.create(
@@ -143,6 +165,10 @@ public final class ConnRateBench {
                             null,
                             io.kubeverdict.agent.nft.CutAction.DROP));
             Nftables ctTable = plain.callIn(plainNode, Nftables::new);
+            // the agent's second table, for domain-name rules: its chains see every packet even
+            // with no pod watched, so the plain bed has it too
+            DnsTable dns = new DnsTable(
+                    ctTable, "kube_verdict" + "_dns", AgentConfig.Dns.defaultQueueId(QUEUE, queues), table);
             progress.done();
 
             List<Map<Config, Measurement>> results = new ArrayList<>();
@@ -161,17 +187,22 @@ public final class ConnRateBench {
                     switch (config) {
                         case BASELINE, CONNTRACK -> {
                             plain.callIn(plainNode, () -> {
+                                dns.remove();
                                 table.remove();
                                 return null;
                             });
                             bed = plainBed;
                         }
+                        case TABLE_UNGUARDED -> {
+                            agentTables(plain, plainNode, table, dns, unguarded);
+                            bed = plainBed;
+                        }
                         case TABLE_UNSELECTED -> {
-                            plain.callIn(plainNode, () -> table.start(other));
+                            agentTables(plain, plainNode, table, dns, other);
                             bed = plainBed;
                         }
                         case C_NFQUEUE -> {
-                            plain.callIn(plainNode, () -> table.start(pair));
+                            agentTables(plain, plainNode, table, dns, pair);
                             bed = plainBed;
                         }
                         default -> {
@@ -187,7 +218,12 @@ public final class ConnRateBench {
                             bed = agentBed;
                         }
                     }
-                    round.put(config, bed.measure());
+                    Measurement m = bed.measure();
+                    if (!config.queues() && m.queuedPerConnection() > 0) {
+                        throw new IllegalStateException(config.label + " queued " + m.queuedPerConnection()
+                                + " packets per connection; it should queue none (is the guard holding known pods?)");
+                    }
+                    round.put(config, m);
                     if (!c.alive()) {
                         throw new IllegalStateException("nfq_accept exited:\n" + c.tail(20));
                     }
@@ -200,6 +236,7 @@ public final class ConnRateBench {
                 }
             }
             plain.callIn(plainNode, () -> {
+                dns.remove();
                 table.remove();
                 return null;
             });
@@ -256,7 +293,18 @@ public final class ConnRateBench {
                                 : "")));
     }
 
-    /** (c) and (d) must differ only in who answers the queue: same table, same rules, same set elements. */
+    /** The agent's two tables as the agent has them with no pod watched for DNS, the policy table with these addresses. */
+    private static void agentTables(Testbed plain, String node, NftManager table, DnsTable dns, PodAddresses addresses)
+            throws Exception {
+        plain.callIn(node, () -> {
+            dns.remove(); // program() writes the whole table only the first time after a remove
+            table.start(addresses);
+            dns.program(PodAddresses.EMPTY);
+            return null;
+        });
+    }
+
+    /** (c) and (d) must differ only in who answers the queue: same tables, same rules, same set elements. */
     private void checkSameRuleset(Bed agentBed, Bed plainBed) throws Exception {
         String agent = agentBed.ruleset();
         String plain = plainBed.ruleset();
@@ -299,9 +347,10 @@ public final class ConnRateBench {
                     "-w",
                     "net.ipv4.ip_local_port_range=10000 65000",
                     "net.ipv4.tcp_tw_reuse=1");
-            new EchoServer(
+            EchoServer echo = new EchoServer(
                     testbed, testbed.layout().podNamespace(server.name()), server.primaryIp(), Manifests.ECHO_PORT);
-            this.load = new ConnectionLoad(clientNs, new InetSocketAddress(server.primaryIp(), Manifests.ECHO_PORT));
+            this.load =
+                    new ConnectionLoad(clientNs, new InetSocketAddress(server.primaryIp(), Manifests.ECHO_PORT), echo);
         }
 
         Measurement measure() throws Exception {
@@ -348,9 +397,10 @@ public final class ConnRateBench {
             }
         }
 
-        /** nft's listing of the agent's table on this bed's node (libxtables' stderr noise dropped). */
+        /** nft's listing of the agent's two tables on this bed's node (libxtables' stderr noise dropped). */
         String ruleset() throws java.io.IOException {
-            return testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict")
+            return (testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict")
+                            + testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict_dns"))
                     .lines()
                     .filter(l -> !l.contains("NFPROTO"))
                     .reduce("", (a, b) -> a + b + "\n");

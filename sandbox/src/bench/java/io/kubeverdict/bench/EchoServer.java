@@ -4,17 +4,22 @@ package io.kubeverdict.bench;
 import io.kubeverdict.testbed.Testbed;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A TCP echo server for one byte per connection, listening inside a pod's namespace (the listener
  * is opened on a thread in that namespace; accepted sockets belong to it whatever thread serves
- * them). Each connection: read one byte, write it back, wait for the client's close.
+ * them). Each connection: read one byte, write it back, wait for the client's close. Counts the
+ * CPU time its threads spend (accepting and serving), and the connections being served.
  */
 final class EchoServer implements AutoCloseable {
     private final ServerSocket listener;
@@ -24,6 +29,9 @@ final class EchoServer implements AutoCloseable {
         return t;
     });
     private final Thread acceptor;
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    private final LongAdder cpuNanos = new LongAdder();
+    private final AtomicInteger serving = new AtomicInteger();
 
     EchoServer(Testbed bed, String namespace, InetAddress address, int port) throws Exception {
         listener = bed.callIn(namespace, () -> {
@@ -41,14 +49,18 @@ final class EchoServer implements AutoCloseable {
         while (!listener.isClosed()) {
             try {
                 Socket s = listener.accept();
+                long cpu0 = THREADS.getCurrentThreadCpuTime(); // what accept did before it returned is not counted
+                serving.incrementAndGet();
                 handlers.execute(() -> serve(s));
+                cpuNanos.add(THREADS.getCurrentThreadCpuTime() - cpu0);
             } catch (IOException e) {
                 return; // closed
             }
         }
     }
 
-    private static void serve(Socket s) {
+    private void serve(Socket s) {
+        long cpu0 = THREADS.getCurrentThreadCpuTime();
         try (s) {
             s.setTcpNoDelay(true);
             InputStream in = s.getInputStream();
@@ -61,6 +73,22 @@ final class EchoServer implements AutoCloseable {
             }
         } catch (IOException ignored) {
             // the client measures failures
+        } finally {
+            cpuNanos.add(THREADS.getCurrentThreadCpuTime() - cpu0);
+            serving.decrementAndGet();
+        }
+    }
+
+    /** CPU time of the acceptor and handler threads so far (handlers count theirs when a connection ends). */
+    long cpuNanos() {
+        return cpuNanos.sum();
+    }
+
+    /** Waits (at most {@code bound}) until no connection is being served. */
+    void awaitIdle(java.time.Duration bound) throws InterruptedException {
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (serving.get() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
         }
     }
 

@@ -7,23 +7,30 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
 /**
- * The benchmark's cluster: namespace "bench", pods client, server and other on node-1, and one
- * policy file whose content decides whether the client and server are selected.
+ * The benchmark's cluster: node-1 with its pod range ({@value #POD_RANGE}, spec.podCIDRs, so the
+ * agent's pod address guard is on as on a real node), namespace "bench", pods client, server and
+ * other on node-1 inside that range, and one policy file whose content decides whether the client
+ * and server are selected.
  */
 final class Manifests {
     static final String CLIENT = "bench/client";
     static final String SERVER = "bench/server";
     static final String OTHER = "bench/other";
     static final int ECHO_PORT = 8080;
+    /** node-1's spec.podCIDRs: the snapshot's pod_cidrs, the agent's guard4 set. */
+    static final String POD_RANGE = "10.244.0.0/24";
+
+    /** The pods' addresses (all in {@link #POD_RANGE}), by name: the endpoints the guard knows. */
+    static final String[][] PODS = {{"client", "10.244.0.10"}, {"server", "10.244.0.11"}, {"other", "10.244.0.12"}};
 
     private Manifests() {}
 
     static void writePods(Path dir) throws IOException {
         Files.createDirectories(dir);
-        StringBuilder s =
-                new StringBuilder("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: bench\n  labels: {ns: bench}\n");
-        String[][] pods = {{"client", "10.244.0.10"}, {"server", "10.244.0.11"}, {"other", "10.244.0.12"}};
-        for (String[] p : pods) {
+        StringBuilder s = new StringBuilder(
+                "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nspec: {podCIDRs: [" + POD_RANGE
+                        + "]}\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: bench\n  labels: {ns: bench}\n");
+        for (String[] p : PODS) {
             s.append("---\napiVersion: v1\nkind: Pod\nmetadata:\n  namespace: bench\n  name: ")
                     .append(p[0])
                     .append("\n  labels: {app: ")

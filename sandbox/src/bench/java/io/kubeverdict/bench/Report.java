@@ -16,7 +16,7 @@ final class Report {
     static String render(List<Map<Config, Measurement>> rounds, int parallelThreads, int parallel8Threads) {
         StringBuilder s = new StringBuilder();
         s.append(String.format(
-                "%-38s | %10s | %8s | %8s | %11s | %9s | %11s | %9s | %9s | %10s | %12s | %7s%n",
+                "%-42s | %10s | %8s | %8s | %11s | %9s | %11s | %9s | %9s | %10s | %12s | %7s | %12s%n",
                 "config (median of " + rounds.size() + " rounds)",
                 "seq conn/s",
                 "seq p50",
@@ -28,8 +28,9 @@ final class Report {
                 "par ratio",
                 "par8 ratio",
                 "added p50 seq",
-                "queued"));
-        s.append("-".repeat(170)).append('\n');
+                "queued",
+                "seq CPU/conn"));
+        s.append("-".repeat(189)).append('\n');
         Map<Config, Double> added = new EnumMap<>(Config.class);
         for (Config c : Config.values()) {
             if (!rounds.get(0).containsKey(c)) {
@@ -41,7 +42,7 @@ final class Report {
                             - r.get(Config.BASELINE).sequential().p50Micros());
             added.put(c, addedP50);
             s.append(String.format(
-                    "%-38s | %10.0f | %6.0fus | %6.0fus | %11.0f | %7.0fus | %11.0f | %8.3fx | %8.3fx | %9.3fx | %+10.1fus | %7.2f%n",
+                    "%-42s | %10.0f | %6.0fus | %6.0fus | %11.0f | %7.0fus | %11.0f | %8.3fx | %8.3fx | %9.3fx | %+10.1fus | %7.2f | %10.1fus%n",
                     c.label,
                     median(rounds, r -> r.get(c).sequential().connPerSecond()),
                     median(rounds, r -> r.get(c).sequential().p50Micros()),
@@ -62,7 +63,8 @@ final class Report {
                             r -> r.get(c).parallel8().connPerSecond()
                                     / r.get(Config.BASELINE).parallel8().connPerSecond()),
                     addedP50,
-                    median(rounds, r -> r.get(c).queuedPerConnection())));
+                    median(rounds, r -> r.get(c).queuedPerConnection()),
+                    median(rounds, r -> r.get(c).sequential().cpuMicrosPerConnection())));
         }
         if (added.containsKey(Config.SELECTED)
                 && added.containsKey(Config.C_NFQUEUE)
@@ -120,32 +122,75 @@ final class Report {
                             r -> r.get(Config.SELECTED).parallel8().connPerSecond()
                                     / r.get(Config.C_NFQUEUE).parallel8().connPerSecond())));
         }
-        if (rounds.get(0).containsKey(Config.CONNTRACK) && rounds.get(0).containsKey(Config.UNSELECTED)) {
-            s.append(String.format(
-                    "(b) agent, pods not selected vs (a') conntrack on: seq %s, par%d %s, par%d %s conn/s, seq p50 %+.1fus%n",
-                    spread(
-                            rounds,
-                            r -> r.get(Config.UNSELECTED).sequential().connPerSecond()
-                                    / r.get(Config.CONNTRACK).sequential().connPerSecond()),
-                    parallelThreads,
-                    spread(
-                            rounds,
-                            r -> r.get(Config.UNSELECTED).parallel().connPerSecond()
-                                    / r.get(Config.CONNTRACK).parallel().connPerSecond()),
-                    parallel8Threads,
-                    spread(
-                            rounds,
-                            r -> r.get(Config.UNSELECTED).parallel8().connPerSecond()
-                                    / r.get(Config.CONNTRACK).parallel8().connPerSecond()),
-                    median(
-                            rounds,
-                            r -> r.get(Config.UNSELECTED).sequential().p50Micros()
-                                    - r.get(Config.CONNTRACK).sequential().p50Micros())));
-        }
+        // unselected pods, guard on: what a node with kube-verdict costs the traffic no policy selects
+        rateVersus(
+                s,
+                rounds,
+                Config.UNSELECTED,
+                Config.CONNTRACK,
+                "(b) agent, pods not selected, guard on vs (a') conntrack on (goal >= 0.98x)",
+                parallelThreads,
+                parallel8Threads);
+        // the same table and bed, only the guard's sets filled or empty: the guard's own cost
+        rateVersus(
+                s,
+                rounds,
+                Config.TABLE_UNSELECTED,
+                Config.TABLE_UNGUARDED,
+                "pod address guard's sets alone, (b') vs (b'')",
+                parallelThreads,
+                parallel8Threads);
         s.append(
                 "ratio = conn/s of the config / conn/s of (a) in the same round; added = p50 minus (a)'s p50 in the same round;\n"
-                        + "queued = packets that went through NFQUEUE per connection (from /proc/net/netfilter/nfnetlink_queue)\n");
+                        + "queued = packets that went through NFQUEUE per connection (from /proc/net/netfilter/nfnetlink_queue);\n"
+                        + "CPU/conn = CPU time of the client and echo server threads per connection, with the kernel's work in their\n"
+                        + "context (the forward hook's rules); a CPU ratio below 1 is less CPU (rates: above 1 is faster)\n");
         return s.toString();
+    }
+
+    /** One line: {@code config}'s connection rate over {@code base}'s per round, and the paired seq p50 difference. */
+    private static void rateVersus(
+            StringBuilder s,
+            List<Map<Config, Measurement>> rounds,
+            Config config,
+            Config base,
+            String title,
+            int parallelThreads,
+            int parallel8Threads) {
+        if (!rounds.get(0).containsKey(config) || !rounds.get(0).containsKey(base)) {
+            return;
+        }
+        s.append(String.format(
+                "%s, per round then median [min..max]: seq %s, par%d %s, par%d %s conn/s, seq p50 %s; "
+                        + "CPU per connection seq %s, par%d %s%n",
+                title,
+                spread(
+                        rounds,
+                        r -> r.get(config).sequential().connPerSecond()
+                                / r.get(base).sequential().connPerSecond()),
+                parallelThreads,
+                spread(
+                        rounds,
+                        r -> r.get(config).parallel().connPerSecond()
+                                / r.get(base).parallel().connPerSecond()),
+                parallel8Threads,
+                spread(
+                        rounds,
+                        r -> r.get(config).parallel8().connPerSecond()
+                                / r.get(base).parallel8().connPerSecond()),
+                spreadMicros(
+                        rounds,
+                        r -> r.get(config).sequential().p50Micros()
+                                - r.get(base).sequential().p50Micros()),
+                spread(
+                        rounds,
+                        r -> r.get(config).sequential().cpuMicrosPerConnection()
+                                / r.get(base).sequential().cpuMicrosPerConnection()),
+                parallelThreads,
+                spread(
+                        rounds,
+                        r -> r.get(config).parallel().cpuMicrosPerConnection()
+                                / r.get(base).parallel().cpuMicrosPerConnection())));
     }
 
     /** "median [min..max]" of a per-round ratio. */

@@ -38,6 +38,10 @@ import java.util.TreeSet;
  * never judged and stay allowed; the output chain only stops the node's side of cut connections.
  * Packets of established connections never match {@code ct state new}, so only a connection's
  * first packet is judged; when a change denies an established connection, the agent marks it cut.
+ * Right after the cut rule (before every rule in the admitted chains), {@code ct state != new
+ * accept} lets every packet that is not a connection's first one leave the chain at one test, so
+ * the packets of established connections, most of a node's, pay two rules (one in the admitted
+ * chain) instead of one test per selection and guard rule.
  */
 public final class RulesetRenderer {
     public static final String SET_V4 = "pods4";
@@ -112,6 +116,7 @@ public final class RulesetRenderer {
                     .append(CHAIN_CUT)
                     .append('\n');
         }
+        onlyNew(s);
         for (String match : forwardMatches(v4, v6)) {
             queueRule(s, match);
         }
@@ -127,6 +132,7 @@ public final class RulesetRenderer {
                     .append(CHAIN_CUT)
                     .append('\n');
         }
+        onlyNew(s);
         for (String match : inputMatches(v4, v6)) {
             queueRule(s, match);
         }
@@ -150,11 +156,13 @@ public final class RulesetRenderer {
         // After the queue: what the queue let through (or bypassed) gets ADMITTED. An accepted
         // packet resumes at the next base chain of the hook, so these see exactly that.
         s.append("\tchain forward_admitted {\n\t\ttype filter hook forward priority filter + 1; policy accept;\n");
+        onlyNew(s);
         for (String match : forwardMatches(v4, v6)) {
             admitRule(s, match);
         }
         s.append("\t}\n");
         s.append("\tchain input_admitted {\n\t\ttype filter hook input priority filter + 1; policy accept;\n");
+        onlyNew(s);
         for (String match : inputMatches(v4, v6)) {
             admitRule(s, match);
         }
@@ -221,6 +229,15 @@ public final class RulesetRenderer {
 
     private static String cutMatch() {
         return "ct mark & " + FlowMarks.hex(FlowMarks.CUT) + " == " + FlowMarks.hex(FlowMarks.CUT);
+    }
+
+    /**
+     * Every rule after this one acts only on a connection's first packet (ct state new): the others
+     * (established, related, invalid, untracked) leave the chain here, as they would after testing
+     * each rule (the chains' policy is accept), at the cost of one test instead of one per rule.
+     */
+    private static void onlyNew(StringBuilder s) {
+        s.append("\t\tct state != new accept\n");
     }
 
     private static void queueRule(StringBuilder s, String match) {

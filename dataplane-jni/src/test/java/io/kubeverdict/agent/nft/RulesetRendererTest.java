@@ -46,6 +46,7 @@ class RulesetRendererTest {
         assertThat(text)
                 .contains("type filter hook forward priority filter; policy accept;\n"
                         + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
+                        + "\t\tct state != new accept\n"
                         + "\t\tct state new ip saddr @pods4 goto to_queue\n"
                         + "\t\tct state new ip daddr @pods4 goto to_queue\n"
                         + "\t\tct state new ip6 saddr @pods6 goto to_queue\n"
@@ -53,6 +54,7 @@ class RulesetRendererTest {
         assertThat(text)
                 .contains("type filter hook input priority filter; policy accept;\n"
                         + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
+                        + "\t\tct state != new accept\n"
                         + "\t\tct state new ip saddr @pods4 goto to_queue\n"
                         + "\t\tct state new ip6 saddr @pods6 goto to_queue\n");
         String output =
@@ -109,12 +111,14 @@ class RulesetRendererTest {
         String text = RulesetRenderer.replaceTable(NFT_OPEN, PodAddresses.EMPTY);
         assertThat(text)
                 .contains("chain forward_admitted {\n\t\ttype filter hook forward priority filter + 1; policy accept;\n"
+                        + "\t\tct state != new accept\n"
                         + "\t\tct state new ip saddr @pods4 ct mark set ct mark | 0x08000000\n"
                         + "\t\tct state new ip daddr @pods4 ct mark set ct mark | 0x08000000\n"
                         + "\t\tct state new ip6 saddr @pods6 ct mark set ct mark | 0x08000000\n"
                         + "\t\tct state new ip6 daddr @pods6 ct mark set ct mark | 0x08000000\n\t}\n");
         assertThat(text)
                 .contains("chain input_admitted {\n\t\ttype filter hook input priority filter + 1; policy accept;\n"
+                        + "\t\tct state != new accept\n"
                         + "\t\tct state new ip saddr @pods4 ct mark set ct mark | 0x08000000\n"
                         + "\t\tct state new ip6 saddr @pods6 ct mark set ct mark | 0x08000000\n\t}\n");
     }

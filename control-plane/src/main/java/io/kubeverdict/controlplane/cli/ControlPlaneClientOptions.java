@@ -47,8 +47,10 @@ final class ControlPlaneClientOptions {
     @Option(
             names = "--timeout",
             paramLabel = "DURATION",
-            defaultValue = "PT30S",
-            description = "Deadline of each call (ISO-8601). Default: ${DEFAULT-VALUE}.")
+            defaultValue = "30s",
+            converter = DurationText.class,
+            description = "Deadline of each call; for wait, how long to wait in all (60s, 1m30s or ISO-8601 PT1M). "
+                    + "Default: ${DEFAULT-VALUE}.")
     Duration timeout;
 
     /** Whether --control-plane was given (explain and matrix: live instead of --manifests). */

@@ -20,7 +20,8 @@ public final class ControlPlaneMain {
                 new ExplainCommand(),
                 new StatusCommand(),
                 new PoliciesCommand(),
-                new ObserveCommand());
+                new ObserveCommand(),
+                new WaitCommand());
     }
 
     public static CommandLine commandLine() {

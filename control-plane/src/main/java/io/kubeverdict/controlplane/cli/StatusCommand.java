@@ -6,16 +6,21 @@ import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.ListNodesResponse;
+import io.kubeverdict.proto.v1.ListPolicyReceiptsRequest;
+import io.kubeverdict.proto.v1.ListPolicyReceiptsResponse;
 import io.kubeverdict.proto.v1.NodeStatus;
 import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(
@@ -23,8 +28,12 @@ import picocli.CommandLine.Spec;
         description = {
             "Every node's agent as the control plane sees it: connected and in sync, applied vs sent sequence, lag, "
                     + "programming latency p50/p99, agent version, uptime, last contact.",
-            "Exit status: 0 when every node is in sync, 1 when one is not (disconnected, still syncing, or behind: "
-                    + "applied < sent), 2 for bad options, 3 when the control plane cannot be asked."
+            "With --policies: every policy's enforcement receipt (enforced on N of M nodes at its newest generation, "
+                    + "since when, write-to-enforced latency, lagging nodes); with KIND/NAMESPACE/NAME (or KIND/NAME "
+                    + "for the admin tiers) those policies with their nodes.",
+            "Exit status: 0 when every node is in sync (every policy asked for is enforced), 1 when one is not "
+                    + "(disconnected, still syncing, or behind: applied < sent; a policy lagging or unknown), "
+                    + "2 for bad options, 3 when the control plane cannot be asked."
         })
 final class StatusCommand implements Callable<Integer> {
     /** How a node's stream stands, in the words of the STATE column. */
@@ -57,6 +66,16 @@ final class StatusCommand implements Callable<Integer> {
     @Mixin
     OutputOption output = new OutputOption();
 
+    @Option(names = "--policies", description = "Every policy's enforcement receipt instead of the nodes' streams.")
+    boolean policies;
+
+    @Parameters(
+            arity = "0..*",
+            paramLabel = "KIND/NAMESPACE/NAME",
+            description = "Policies to show with their nodes: networkpolicy/NS/NAME, adminnetworkpolicy/NAME, "
+                    + "baselineadminnetworkpolicy/NAME, clusternetworkpolicy/NAME (kubectl's short names too).")
+    List<String> named = List.of();
+
     @Spec
     CommandSpec spec;
 
@@ -66,6 +85,9 @@ final class StatusCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if (policies || !named.isEmpty()) {
+            return policies(out, err);
+        }
         ListNodesResponse nodes;
         ManagedChannel channel = client.openOrReport(err);
         if (channel == null) {
@@ -94,6 +116,48 @@ final class StatusCommand implements Callable<Integer> {
         }
         err.flush();
         return outOfSync > 0 ? ExitCodes.NEGATIVE : ExitCodes.OK;
+    }
+
+    private int policies(PrintWriter out, PrintWriter err) {
+        if (policies && !named.isEmpty()) {
+            err.println("--policies shows every policy; name policies without it");
+            err.flush();
+            return ExitCodes.USAGE;
+        }
+        ManagedChannel channel = client.openOrReport(err);
+        if (channel == null) {
+            return ExitCodes.USAGE;
+        }
+        ListPolicyReceiptsResponse receipts;
+        try {
+            receipts = ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS)
+                    .listPolicyReceipts(ListPolicyReceiptsRequest.newBuilder()
+                            .addAllPolicies(named)
+                            .build());
+        } catch (StatusRuntimeException e) {
+            return client.failed(err, e);
+        } finally {
+            ControlPlaneClientOptions.close(channel);
+        }
+        Instant now = clock.instant();
+        out.print(
+                output.format() != OutputFormat.table
+                        ? Rendering.machine(output.format(), receipts)
+                        : named.isEmpty() ? ReceiptText.table(receipts, now) : ReceiptText.detail(receipts, now));
+        out.flush();
+        long notEnforced = receipts.getReceiptsList().stream()
+                        .filter(r -> !r.getEnforced())
+                        .count()
+                + receipts.getUnknownCount();
+        if (notEnforced > 0) {
+            err.println(notEnforced + " of " + (receipts.getReceiptsCount() + receipts.getUnknownCount())
+                    + " policies not enforced on every node");
+        } else if (receipts.getReceiptsCount() == 0) {
+            err.println("no policies");
+        }
+        err.flush();
+        return notEnforced > 0 ? ExitCodes.NEGATIVE : ExitCodes.OK;
     }
 
     static String table(ListNodesResponse nodes, Instant now) {

@@ -7,6 +7,10 @@ import io.grpc.stub.StreamObserver;
 import io.kubeverdict.controlplane.auth.InspectionScope;
 import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
+import io.kubeverdict.controlplane.receipts.PolicyReceipts;
+import io.kubeverdict.controlplane.receipts.PolicyRef;
+import io.kubeverdict.controlplane.receipts.Receipt;
+import io.kubeverdict.controlplane.receipts.ReceiptProtos;
 import io.kubeverdict.controlplane.sync.IndexedSnapshot;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
@@ -23,6 +27,8 @@ import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
 import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
+import io.kubeverdict.proto.v1.ListPolicyReceiptsRequest;
+import io.kubeverdict.proto.v1.ListPolicyReceiptsResponse;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
@@ -51,6 +57,13 @@ import java.util.function.Function;
 public final class InspectionService extends ControlPlaneInspectionGrpc.ControlPlaneInspectionImplBase {
     static final int DEFAULT_PAGE_SIZE = 500;
     static final int MAX_PAGE_SIZE = 1000;
+    /** Node entries per policy in ListPolicyReceipts: every policy, named ones, and at most. */
+    static final int RECEIPT_NODES_ALL = 3;
+
+    static final int RECEIPT_NODES_NAMED = 1000;
+    static final int RECEIPT_NODES_MAX = 10_000;
+    /** Named policies per ListPolicyReceipts call. */
+    static final int MAX_NAMED_POLICIES = 1000;
 
     private final SnapshotHub hub;
     private final PolicySyncService sync;
@@ -62,6 +75,7 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
 
     private final EndpointDescriber describer;
     private volatile BiConsumer<ObserveVerdictsRequest, ServerCallStreamObserver<ObservedVerdict>> verdicts;
+    private volatile PolicyReceipts receipts;
 
     public InspectionService(SnapshotHub hub, PolicySyncService sync, NodeAuthorizer authorizer) {
         this(hub, sync, authorizer, ids -> Map.of());
@@ -242,6 +256,67 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         }
         return Status.PERMISSION_DENIED.withDescription(
                 call + " needs a cluster-wide client; the caller may inspect " + scope);
+    }
+
+    /** Serves ListPolicyReceipts from these receipts (without: UNIMPLEMENTED). */
+    public void serveReceiptsFrom(PolicyReceipts receipts) {
+        this.receipts = receipts;
+    }
+
+    @Override
+    public void listPolicyReceipts(ListPolicyReceiptsRequest request, StreamObserver<ListPolicyReceiptsResponse> out) {
+        InspectionScope scope = authorizer.inspectionScope();
+        if (!scope.isAll()) {
+            // A policy's receipt names every node it applies to.
+            out.onError(clusterWideOnly(scope, "ListPolicyReceipts").asRuntimeException());
+            return;
+        }
+        PolicyReceipts known = receipts;
+        if (known == null) {
+            super.listPolicyReceipts(request, out);
+            return;
+        }
+        if (!hub.isReady()) {
+            out.onError(Status.UNAVAILABLE
+                    .withDescription("first calculation not done yet")
+                    .asRuntimeException());
+            return;
+        }
+        if (request.getPoliciesCount() > MAX_NAMED_POLICIES) {
+            out.onError(Status.INVALID_ARGUMENT
+                    .withDescription("at most " + MAX_NAMED_POLICIES + " policies per call")
+                    .asRuntimeException());
+            return;
+        }
+        int maxNodes = request.getMaxNodes() > 0
+                ? Math.min(request.getMaxNodes(), RECEIPT_NODES_MAX)
+                : request.getPoliciesCount() == 0 ? RECEIPT_NODES_ALL : RECEIPT_NODES_NAMED;
+        ListPolicyReceiptsResponse.Builder b = ListPolicyReceiptsResponse.newBuilder();
+        if (request.getPoliciesCount() == 0) {
+            known.all(maxNodes).forEach(r -> b.addReceipts(ReceiptProtos.toProto(r)));
+        } else {
+            java.util.TreeMap<PolicyRef, String> named = new java.util.TreeMap<>();
+            for (String text : request.getPoliciesList()) {
+                try {
+                    named.putIfAbsent(PolicyRef.parse(text), text);
+                } catch (IllegalArgumentException e) {
+                    out.onError(Status.INVALID_ARGUMENT
+                            .withDescription(e.getMessage())
+                            .asRuntimeException());
+                    return;
+                }
+            }
+            named.forEach((ref, text) -> {
+                Optional<Receipt> r = known.receipt(ref, maxNodes);
+                if (r.isPresent()) {
+                    b.addReceipts(ReceiptProtos.toProto(r.get()));
+                } else {
+                    b.addUnknown(text);
+                }
+            });
+        }
+        out.onNext(b.build());
+        out.onCompleted();
     }
 
     /** Serves ObserveVerdicts with this handler (the verdict relay). */

@@ -50,6 +50,8 @@ public final class ControlPlaneMetrics {
     private final DistributionSummary snapshotEndpoints;
     private final Timer programmingLatency;
     private final Timer snapshotBuild;
+    private final Timer policyEnforcement;
+    private final AtomicReference<IntSupplier> policiesNotEnforced = new AtomicReference<>(() -> 0);
     private final Counter slowCut;
     private final AtomicInteger connectedAgents = new AtomicInteger();
     private final Map<String, Counter> eventFailures = new ConcurrentHashMap<>();
@@ -98,6 +100,19 @@ public final class ControlPlaneMetrics {
                 "kubeverdict_snapshot_build",
                 "Time the calculator spent producing the changed nodes' snapshots of one burst",
                 CALCULATION_SECONDS);
+        this.policyEnforcement = Histograms.timer(
+                registry,
+                "kubeverdict_policy_enforcement_latency",
+                "Policy write seen by the control plane until every node it applies to reported a snapshot "
+                        + "holding that generation applied (once per generation; policies on no node are not counted)",
+                PROGRAMMING_SECONDS);
+        Gauge.builder(
+                        "kubeverdict_policies_not_enforced",
+                        policiesNotEnforced,
+                        s -> s.get().getAsInt())
+                .description("Policies whose newest generation has not been enforced on every node it applies to "
+                        + "for longer than the control plane's threshold (60 s)")
+                .register(registry);
         this.slowCut = Counter.builder("kubeverdict_sync_streams_cut_total")
                 .description("Sync streams cancelled because the agent did not read for too long")
                 .register(registry);
@@ -229,6 +244,16 @@ public final class ControlPlaneMetrics {
 
     public void programmingLatency(long nanos) {
         programmingLatency.record(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+    }
+
+    /** A policy generation is enforced on every node it applies to, this long after its write was seen. */
+    public void policyEnforcedEverywhere(long nanos) {
+        policyEnforcement.record(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+    }
+
+    /** Where the count of policies not enforced everywhere for too long comes from (read at scrape). */
+    public void policiesNotEnforced(IntSupplier count) {
+        policiesNotEnforced.set(count);
     }
 
     public Timer programmingLatencyTimer() {

@@ -4,6 +4,7 @@ package io.kubeverdict.controlplane.service;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
+import io.kubeverdict.controlplane.receipts.PolicyReceipts;
 import io.kubeverdict.controlplane.source.ClusterEventSink;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.proto.v1.NodeSnapshot;
@@ -60,6 +61,8 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private List<PolicyProblem> lastProblems = List.of();
     private Set<String> lastClusterNodes;
     private String unpublishedRevision; // the newest source revision whose changes are applied, not yet published
+    private long changeSeen; // unix nanos: when the change being applied was seen
+    private PolicyReceipts receipts; // set before start(); null: none kept
     private volatile boolean running = true;
     private volatile Consumer<Throwable> onDeath = e -> {};
 
@@ -95,6 +98,22 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         this.onDeath = listener;
     }
 
+    /**
+     * Tells the enforcement receipts each node snapshot as it is published and the end of each
+     * publication. Set before {@link #start()}.
+     */
+    public void keepReceipts(PolicyReceipts receipts) {
+        this.receipts = receipts;
+    }
+
+    /**
+     * When the change being applied was seen (unix nanos; event thread only): a source's delivery,
+     * or the retry of a change that failed.
+     */
+    public long changeSeenUnixNanos() {
+        return changeSeen;
+    }
+
     /** Completes once the first full calculation has been published. */
     public CompletableFuture<Void> firstCalculation() {
         return firstCalculation;
@@ -115,6 +134,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
             if (object != null && retries.supersede(object)) {
                 metrics.eventsRetrying(retries.size());
             }
+            changeSeen = seen;
             apply(new FailedChanges.Change(kind, object, change), 0);
         });
     }
@@ -188,6 +208,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
                 r.run(); // changes catch their own failures (apply); an Error ends the thread (run)
             }
             for (FailedChanges.Waiting due : retries.takeDue(System.nanoTime())) {
+                changeSeen = unixNanos();
                 apply(due.change(), due.failures());
             }
             metrics.eventsRetrying(retries.size());
@@ -239,7 +260,13 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
                 metrics.snapshotPublished(s.getSerializedSize(), s.getEndpointsCount());
             }
             hub.publish(s, eventTime);
+            if (receipts != null) {
+                receipts.nodePublished(node, hub.current(node).version(), s.getPoliciesList(), unixNanos());
+            }
             unpublishedNodes.remove(node);
+        }
+        if (receipts != null) {
+            receipts.publicationDone(unixNanos());
         }
         earliestUnpublished = 0;
         if (!changed.isEmpty()) {

@@ -21,6 +21,8 @@ import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
+import io.kubeverdict.controlplane.receipts.PolicyReceipts;
+import io.kubeverdict.controlplane.receipts.ReceiptingCalculator;
 import io.kubeverdict.controlplane.source.AdminPolicyApis;
 import io.kubeverdict.controlplane.source.DirectoryReader;
 import io.kubeverdict.controlplane.source.KubernetesSource;
@@ -181,6 +183,10 @@ public final class ControlPlane implements AutoCloseable {
     private final SnapshotHub hub = new SnapshotHub();
     private final ControlPlaneMetrics metrics = new ControlPlaneMetrics(process.registry());
     private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
+    /** A policy not enforced on every node for longer than this counts in kubeverdict_policies_not_enforced. */
+    static final java.time.Duration RECEIPT_STALL_THRESHOLD = java.time.Duration.ofSeconds(60);
+
+    private final PolicyReceipts receipts = new PolicyReceipts(metrics::policyEnforcedEverywhere);
     private Readiness readiness;
     private KubernetesSource kubernetes;
     private GrpcServer grpc;
@@ -209,7 +215,18 @@ public final class ControlPlane implements AutoCloseable {
             closeables.push(events);
             problems = events;
         }
-        loop = new CalculationLoop(calculator, hub, metrics, 1, problems);
+        // The loop needs the calculator and the receipting calculator the loop's clock: tied after.
+        CalculationLoop[] self = new CalculationLoop[1];
+        loop = new CalculationLoop(
+                new ReceiptingCalculator(calculator, receipts, () -> self[0].changeSeenUnixNanos()),
+                hub,
+                metrics,
+                1,
+                problems);
+        self[0] = loop;
+        loop.keepReceipts(receipts);
+        metrics.policiesNotEnforced(
+                () -> receipts.notEnforcedFor(RECEIPT_STALL_THRESHOLD.toNanos(), CalculationLoop.unixNanos()));
         loop.onDeath(e -> die("the calculation thread", e));
         closeables.push(loop);
         readiness = new Readiness();
@@ -309,12 +326,24 @@ public final class ControlPlane implements AutoCloseable {
         }
         PolicySyncService sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
         closeables.push(sync);
+        sync.reportAppliedVersionsTo(new PolicySyncService.AppliedVersions() {
+            @Override
+            public void applied(String node, long version, long nowUnixNanos) {
+                receipts.applied(node, version, nowUnixNanos);
+            }
+
+            @Override
+            public void forget(String node) {
+                receipts.forget(node);
+            }
+        });
         CalculationLoop calculation = loop;
         InspectionService inspection =
                 new InspectionService(hub, sync, authorizer, ids -> describeSets(calculation, ids));
         VerdictRelay relay = new VerdictRelay(hub, authorizer, metrics);
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
+        inspection.serveReceiptsFrom(receipts);
 
         ServerTls tls = config.tls();
         if (config.autoTls() != null) {

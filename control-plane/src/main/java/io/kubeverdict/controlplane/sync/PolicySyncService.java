@@ -88,6 +88,22 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
     private final ScheduledExecutorService sweeper;
     private final Map<String, NodeRecord> nodes = new ConcurrentHashMap<>();
 
+    /** Told each applied report as (node, snapshot version applied, unix nanos): the enforcement receipts. */
+    public interface AppliedVersions {
+        void applied(String node, long version, long nowUnixNanos);
+
+        /** The node's record is gone (a name not in the cluster whose last stream ended). */
+        void forget(String node);
+    }
+
+    private volatile AppliedVersions appliedVersions = new AppliedVersions() {
+        @Override
+        public void applied(String node, long version, long nowUnixNanos) {}
+
+        @Override
+        public void forget(String node) {}
+    };
+
     /** Where ReportVerdicts streams go (kube-verdict observe); null: the RPC is unimplemented. */
     private volatile Function<ServerCallStreamObserver<VerdictDemand>, StreamObserver<VerdictUpload>> verdictUploads;
 
@@ -212,7 +228,13 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
                 version,
                 hub.isKnown(node) ? "" : "; the node is not in the cluster (yet)");
         session.onClosed(() -> {
-            nodes.computeIfPresent(node, (n, r) -> r.closed(session) ? null : r);
+            nodes.computeIfPresent(node, (n, r) -> {
+                if (r.closed(session)) {
+                    appliedVersions.forget(n);
+                    return null;
+                }
+                return r;
+            });
             metrics.streamClosed();
             log.info("agent for node {} disconnected", node);
         });
@@ -239,9 +261,15 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
         long now = unixNanos();
         record.contact(now);
         session.applied(request.getAppliedSequence(), now);
+        appliedVersions.applied(request.getNode(), session.appliedVersion(), now);
         record.gaugeIfKnown();
         responseObserver.onNext(AppliedAck.getDefaultInstance());
         responseObserver.onCompleted();
+    }
+
+    /** Tells applied snapshot versions to this listener (set before agents connect). */
+    public void reportAppliedVersionsTo(AppliedVersions listener) {
+        this.appliedVersions = listener;
     }
 
     /** Accepts agents' ReportVerdicts streams with this handler (the verdict relay). */

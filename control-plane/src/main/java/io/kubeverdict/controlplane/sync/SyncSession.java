@@ -63,9 +63,12 @@ final class SyncSession implements SnapshotAdmission.Waiter {
     private long sequence;
     private boolean closed;
     private final ArrayDeque<long[]> marks = new ArrayDeque<>();
+    /** (sequence of an InSync, the snapshot version it completes), oldest first, for {@link #appliedVersion}. */
+    private final ArrayDeque<long[]> boundaries = new ArrayDeque<>();
 
     private volatile long sentSequence;
     private volatile long appliedSequence;
+    private volatile long appliedVersion;
     private volatile String sentRevision = "";
     private volatile long stalledSinceNanos;
 
@@ -105,6 +108,14 @@ final class SyncSession implements SnapshotAdmission.Waiter {
 
     long appliedSequence() {
         return appliedSequence;
+    }
+
+    /**
+     * The newest snapshot version ({@link IndexedSnapshot#version()}) the agent has applied in
+     * full: the one the last InSync up to the applied sequence completed (0: none yet).
+     */
+    long appliedVersion() {
+        return appliedVersion;
     }
 
     /** The source revision whose snapshot of the node this stream has handed over in full. */
@@ -186,6 +197,11 @@ final class SyncSession implements SnapshotAdmission.Waiter {
             out.onNext(stamped);
             metrics.messageSent(PAYLOAD_NAMES[msg.message().getPayloadCase().ordinal()]);
             if (isInSync) {
+                // Only one diff is queued at a time, and lastSent is its target.
+                boundaries.addLast(new long[] {seq, lastSent.version()});
+                if (boundaries.size() > MAX_MARKS) {
+                    boundaries.removeFirst();
+                }
                 inSync = true;
                 if (admissionState.compareAndSet(HOLDING, DONE)) {
                     admission.release();
@@ -268,6 +284,9 @@ final class SyncSession implements SnapshotAdmission.Waiter {
                 seq = sequence; // a report from a previous stream of this node; cannot be ahead of us
             }
             appliedSequence = Math.max(appliedSequence, seq);
+            while (!boundaries.isEmpty() && boundaries.peekFirst()[0] <= seq) {
+                appliedVersion = Math.max(appliedVersion, boundaries.removeFirst()[1]);
+            }
             while (!marks.isEmpty() && marks.peekFirst()[0] <= seq) {
                 long latency = nowUnixNanos - marks.removeFirst()[1];
                 metrics.programmingLatency(latency);

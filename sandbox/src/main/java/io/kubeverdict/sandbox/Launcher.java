@@ -117,6 +117,11 @@ public final class Launcher {
         return command(ControlPlaneMain.class, controlPlaneJar, "-Xmx384m", "control-plane", args);
     }
 
+    /** The control-plane jar's CLI ({@code status}, {@code wait}, ...) as a process of its own. */
+    public List<String> cli(String subcommand, List<String> args) {
+        return command(ControlPlaneMain.class, controlPlaneJar, "-Xmx128m", subcommand, args);
+    }
+
     public List<String> agent(List<String> args) {
         return command(AgentMain.class, agentJar, "-Xmx256m", "agent", args);
     }

@@ -227,6 +227,14 @@ public final class Sandbox implements AutoCloseable {
         processes.startAgent(node);
     }
 
+    /**
+     * The command line of a kube-verdict CLI command (status, wait, ...) that asks this sandbox's
+     * control plane, run inside the fabric namespace as a process of its own.
+     */
+    public List<String> cliCommand(String subcommand, String... args) {
+        return processes.cli(subcommand, List.of(args));
+    }
+
     /** The control-plane process (its PID, log). */
     public ManagedProcess controlPlane() {
         return processes.controlPlane();

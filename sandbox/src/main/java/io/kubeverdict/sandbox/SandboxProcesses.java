@@ -128,6 +128,15 @@ final class SandboxProcesses implements AutoCloseable {
         p.kill();
     }
 
+    /** A kube-verdict CLI command line run in the fabric namespace, asking this sandbox's control plane. */
+    List<String> cli(String subcommand, List<String> args) {
+        List<String> all = new ArrayList<>(args);
+        all.addAll(List.of("--control-plane", controlPlaneAddress()));
+        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", layout.fabricNamespace()));
+        cmd.addAll(launcher.cli(subcommand, all));
+        return cmd;
+    }
+
     String controlPlaneAddress() {
         return layout.fabricAddress() + ":" + CONTROL_PLANE_PORT;
     }

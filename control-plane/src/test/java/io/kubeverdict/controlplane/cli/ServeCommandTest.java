@@ -145,6 +145,7 @@ class ServeCommandTest {
     @Test
     void theJarHasExactlyTheControlPlaneCommands() {
         assertThat(ControlPlaneMain.commandLine().getSubcommands().keySet())
-                .containsExactlyInAnyOrder("control-plane", "matrix", "explain", "status", "policies", "observe");
+                .containsExactlyInAnyOrder(
+                        "control-plane", "matrix", "explain", "status", "policies", "observe", "wait");
     }
 }

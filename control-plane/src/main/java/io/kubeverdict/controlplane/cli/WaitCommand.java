@@ -118,8 +118,8 @@ final class WaitCommand implements Callable<Integer> {
             }
             Thread.sleep(INTERVAL.toMillis());
         }
-        if (lastError != null) {
-            return client.failed(err, lastError);
+        if (last == null) {
+            return client.failed(err, lastError); // never answered
         }
         err.println("timed out after " + Durations.compact(client.timeout) + " waiting for enforced:");
         for (PolicyReceipt r : last.getReceiptsList()) {

@@ -5,17 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
+import io.kubeverdict.controlplane.receipts.ReportingAgent;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineDirectoryReader;
 import io.kubeverdict.controlplane.source.ManifestDirectorySource;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
-import io.kubeverdict.proto.v1.AppliedReport;
-import io.kubeverdict.proto.v1.PolicySyncGrpc;
-import io.kubeverdict.proto.v1.SyncRequest;
-import io.kubeverdict.proto.v1.ToAgent;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetSocketAddress;
@@ -49,7 +44,7 @@ class ReceiptCommandsTest {
 
     private ControlPlane cp;
     private ManagedChannel channel;
-    private final List<Agent> agents = new ArrayList<>();
+    private final List<ReportingAgent> agents = new ArrayList<>();
 
     record Run(int exit, String out, String err) {}
 
@@ -75,7 +70,7 @@ class ReceiptCommandsTest {
 
     @AfterEach
     void stop() throws Exception {
-        agents.forEach(Agent::close);
+        agents.forEach(ReportingAgent::close);
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         cp.close();
     }
@@ -93,73 +88,6 @@ class ReceiptCommandsTest {
         return new Run(exit, out.toString(), err.toString());
     }
 
-    /** An agent that reads its Sync stream and reports applied only when the test says so. */
-    private final class Agent implements AutoCloseable {
-        final String node;
-        final List<Long> inSyncs = new ArrayList<>();
-        ClientCallStreamObserver<SyncRequest> requests;
-
-        Agent(String node) {
-            this.node = node;
-            PolicySyncGrpc.newStub(channel)
-                    .sync(
-                            SyncRequest.newBuilder().setNode(node).build(),
-                            new ClientResponseObserver<SyncRequest, ToAgent>() {
-                                @Override
-                                public void beforeStart(ClientCallStreamObserver<SyncRequest> r) {
-                                    requests = r;
-                                }
-
-                                @Override
-                                public void onNext(ToAgent value) {
-                                    if (value.hasInSync()) {
-                                        synchronized (inSyncs) {
-                                            inSyncs.add(value.getSequence());
-                                        }
-                                    }
-                                }
-
-                                @Override
-                                public void onError(Throwable t) {}
-
-                                @Override
-                                public void onCompleted() {}
-                            });
-            agents.add(this);
-        }
-
-        int received() {
-            synchronized (inSyncs) {
-                return inSyncs.size();
-            }
-        }
-
-        long inSync(int i) {
-            synchronized (inSyncs) {
-                return inSyncs.get(i);
-            }
-        }
-
-        /** Applies everything up to the i-th InSync (0: the first snapshot). */
-        void apply(int i) {
-            PolicySyncGrpc.newBlockingStub(channel)
-                    .reportApplied(AppliedReport.newBuilder()
-                            .setNode(node)
-                            .setAppliedSequence(inSync(i))
-                            .build());
-        }
-
-        /** Applies everything received so far. */
-        void applyAll() {
-            apply(received() - 1);
-        }
-
-        @Override
-        public void close() {
-            requests.cancel("test over", null);
-        }
-    }
-
     /** Waits (generously) for a condition. */
     private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -171,9 +99,9 @@ class ReceiptCommandsTest {
         }
     }
 
-    private Agent connected(String node) throws InterruptedException {
-        Agent a = new Agent(node);
-        await(() -> a.received() >= 1);
+    private ReportingAgent connected(String node) throws InterruptedException {
+        ReportingAgent a = ReportingAgent.connect(channel, node);
+        agents.add(a);
         return a;
     }
 
@@ -199,8 +127,8 @@ class ReceiptCommandsTest {
 
     @Test
     void waitReturnsOnceEveryNodeAppliedAndNamesTheOneThatDidNot() throws Exception {
-        Agent one = connected("node-1");
-        Agent two = connected("node-2");
+        ReportingAgent one = connected("node-1");
+        ReportingAgent two = connected("node-2");
 
         Run lagging = live("wait", "--for=enforced", DENY, "--timeout=1s");
         assertThat(lagging.exit()).as(lagging.err()).isEqualTo(1);
@@ -229,8 +157,8 @@ class ReceiptCommandsTest {
 
     @Test
     void aGenerationWrittenWhileWaitingIsWaitedFor() throws Exception {
-        Agent one = connected("node-1");
-        Agent two = connected("node-2");
+        ReportingAgent one = connected("node-1");
+        ReportingAgent two = connected("node-2");
         one.apply(0);
         two.apply(0);
         assertThat(live("wait", "--for=enforced", DENY, "--timeout=10s").exit()).isZero();
@@ -253,7 +181,7 @@ class ReceiptCommandsTest {
 
     @Test
     void statusShowsEveryPolicyAndOneWithItsNodes() throws Exception {
-        Agent one = connected("node-1");
+        ReportingAgent one = connected("node-1");
         connected("node-2");
         one.apply(0);
 

@@ -89,6 +89,16 @@ public record PolicyRef(String kind, String namespace, String name) implements C
         return null;
     }
 
+    /** The admin-tier kind, or null for a NetworkPolicy. */
+    public AdminPolicyKind adminKind() {
+        for (AdminPolicyKind k : AdminPolicyKind.values()) {
+            if (k.eventKind().equals(kind)) {
+                return k;
+            }
+        }
+        return null;
+    }
+
     /** "networkpolicy/ns/name" or "adminnetworkpolicy/name": what {@link #parse} reads. */
     @Override
     public String toString() {

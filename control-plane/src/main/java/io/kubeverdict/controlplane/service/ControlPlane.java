@@ -23,6 +23,7 @@ import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
 import io.kubeverdict.controlplane.receipts.PolicyReceipts;
 import io.kubeverdict.controlplane.receipts.ReceiptingCalculator;
+import io.kubeverdict.controlplane.receipts.StatusConditionWriter;
 import io.kubeverdict.controlplane.source.AdminPolicyApis;
 import io.kubeverdict.controlplane.source.DirectoryReader;
 import io.kubeverdict.controlplane.source.KubernetesSource;
@@ -428,6 +429,16 @@ public final class ControlPlane implements AutoCloseable {
             log.warn("could not describe IP sets: {}", e.toString());
             return Map.of();
         }
+    }
+
+    /**
+     * Writes the {@code Enforced} condition of every admin-tier policy into its status (through
+     * the status subresource, on a thread of its own; see {@link StatusConditionWriter}). Not
+     * turned on by {@code control-plane} yet: with several replicas each knows only its own agents,
+     * so they would write conflicting conditions until one replica is the writer (a Lease).
+     */
+    public synchronized void writeEnforcedConditions(io.fabric8.kubernetes.client.KubernetesClient client) {
+        closeables.push(new StatusConditionWriter(client, receipts).start());
     }
 
     public int grpcPort() {

@@ -10,6 +10,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.function.LongConsumer;
 
@@ -282,25 +283,26 @@ public final class PolicyReceipts {
     private Receipt view(Tracked t, int maxNodes) {
         boolean calculated = !unpublished.contains(t);
         List<Receipt.NodeReceipt> nodes = new ArrayList<>(Math.min(maxNodes, t.nodes.size()));
-        Collection<String> names = t.nodes.keySet();
-        List<String> order = new ArrayList<>(names);
-        order.sort(Comparator.<String>comparingInt(n -> t.lagging.contains(n) ? 0 : 1)
-                .thenComparingLong(n -> t.lagging.contains(n) ? t.nodes.get(n).since : 0)
-                .thenComparing(Comparator.naturalOrder()));
-        for (String node : order) {
-            if (nodes.size() >= maxNodes) {
-                break;
-            }
-            Need need = t.nodes.get(node);
-            boolean lagging = !calculated || t.lagging.contains(node);
-            nodes.add(new Receipt.NodeReceipt(
-                    node,
-                    !lagging,
-                    need.version == Long.MAX_VALUE ? 0 : need.version,
-                    appliedVersions.getOrDefault(node, 0L),
-                    need.since));
+        // Lagging ones first, longest lagging first; then enforced ones by name. Only the first
+        // maxNodes are ordered: a sweep over every policy must not sort every policy's nodes.
+        Set<String> lagging = calculated ? t.lagging : t.nodes.keySet();
+        Comparator<String> bySince =
+                Comparator.<String>comparingLong(n -> t.nodes.get(n).since).thenComparing(Comparator.naturalOrder());
+        for (String node : smallest(lagging, maxNodes, bySince)) {
+            nodes.add(nodeReceipt(t, node, false));
         }
-        int lagging = calculated ? t.lagging.size() : t.nodes.size();
+        if (nodes.size() < maxNodes && calculated) {
+            List<String> enforced = new ArrayList<>();
+            for (String node : t.nodes.keySet()) {
+                if (!lagging.contains(node)) {
+                    enforced.add(node);
+                }
+            }
+            for (String node : smallest(enforced, maxNodes - nodes.size(), Comparator.naturalOrder())) {
+                nodes.add(nodeReceipt(t, node, true));
+            }
+        }
+        int laggingCount = lagging.size();
         return new Receipt(
                 t.ref,
                 t.generation,
@@ -308,10 +310,42 @@ public final class PolicyReceipts {
                 t.written,
                 calculated,
                 t.nodes.size(),
-                t.nodes.size() - lagging,
+                t.nodes.size() - laggingCount,
                 t.enforcedSince,
                 t.latency,
                 List.copyOf(nodes),
-                lagging);
+                laggingCount);
+    }
+
+    private Receipt.NodeReceipt nodeReceipt(Tracked t, String node, boolean enforced) {
+        Need need = t.nodes.get(node);
+        return new Receipt.NodeReceipt(
+                node,
+                enforced,
+                need.version == Long.MAX_VALUE ? 0 : need.version,
+                appliedVersions.getOrDefault(node, 0L),
+                need.since);
+    }
+
+    /** The k smallest of names in order, without sorting them all. */
+    private static List<String> smallest(Collection<String> names, int k, Comparator<String> order) {
+        if (k <= 0 || names.isEmpty()) {
+            return List.of();
+        }
+        if (names.size() <= k) {
+            List<String> all = new ArrayList<>(names);
+            all.sort(order);
+            return all;
+        }
+        PriorityQueue<String> largestFirst = new PriorityQueue<>(k + 1, order.reversed());
+        for (String n : names) {
+            largestFirst.add(n);
+            if (largestFirst.size() > k) {
+                largestFirst.poll();
+            }
+        }
+        List<String> out = new ArrayList<>(largestFirst);
+        out.sort(order);
+        return out;
     }
 }

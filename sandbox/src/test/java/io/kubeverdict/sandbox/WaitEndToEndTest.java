@@ -144,7 +144,8 @@ class WaitEndToEndTest {
             sandbox.awaitConverged(List.of("node-1"));
             Cli waiting = start("wait", "--for=enforced", POLICY, "--timeout=180s");
 
-            Run timedOut = run("wait", "--for=enforced", POLICY, "--timeout=5s");
+            Run timedOut = run(
+                    "wait", "--for=enforced", POLICY, "--timeout=20s"); // generous: a cold CLI JVM on a loaded machine
             assertThat(timedOut.exit()).as(timedOut.out() + timedOut.err()).isEqualTo(1);
             assertThat(timedOut.err())
                     .contains("timed out")

@@ -130,7 +130,7 @@ class ReceiptCommandsTest {
         ReportingAgent one = connected("node-1");
         ReportingAgent two = connected("node-2");
 
-        Run lagging = live("wait", "--for=enforced", DENY, "--timeout=1s");
+        Run lagging = live("wait", "--for=enforced", DENY, "--timeout=3s");
         assertThat(lagging.exit()).as(lagging.err()).isEqualTo(1);
         assertThat(lagging.err())
                 .contains("timed out")
@@ -139,7 +139,7 @@ class ReceiptCommandsTest {
                 .contains("node-2");
 
         one.apply(0);
-        Run half = live("wait", "--for=enforced", DENY, "--timeout=1s");
+        Run half = live("wait", "--for=enforced", DENY, "--timeout=3s");
         assertThat(half.exit()).isEqualTo(1);
         assertThat(half.err()).contains("enforced on 1 of 2 nodes").contains("lagging: node-2");
 
@@ -226,7 +226,7 @@ class ReceiptCommandsTest {
         int end = text.indexOf("---", at) + 4;
         Files.writeString(policies, text.substring(0, at) + text.substring(end));
         await(() -> live("status", DENY).out().contains("not known to the control plane"));
-        Run waited = live("wait", "--for=enforced", DENY, "--timeout=1s");
+        Run waited = live("wait", "--for=enforced", DENY, "--timeout=3s");
         assertThat(waited.exit()).isEqualTo(1);
         assertThat(waited.err()).contains(DENY + ": not known to the control plane");
     }

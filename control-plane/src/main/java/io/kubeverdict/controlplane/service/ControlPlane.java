@@ -3,16 +3,9 @@ package io.kubeverdict.controlplane.service;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.grpc.BindableService;
-import io.grpc.ServerInterceptor;
-import io.kubeverdict.controlplane.auth.AgentBinding;
-import io.kubeverdict.controlplane.auth.BearerTokenInterceptor;
-import io.kubeverdict.controlplane.auth.CachingTokenReviewer;
 import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.auth.CallerKey;
-import io.kubeverdict.controlplane.auth.InspectionAccess;
-import io.kubeverdict.controlplane.auth.KubernetesTokenReviewer;
 import io.kubeverdict.controlplane.auth.NodeAuthorizer;
-import io.kubeverdict.controlplane.auth.TokenReviewLimits;
 import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
@@ -41,7 +34,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Deque;
 import java.util.List;
@@ -256,7 +248,11 @@ public final class ControlPlane implements AutoCloseable {
     private Thread startManifests(Source.Manifests m) {
         metrics.registerManifestLoads();
         ManifestDirectorySource ms = new ManifestDirectorySource(
-                m.directory(), new MeteredDirectoryReader(m.loader(), metrics), loop, m.timing(), new ManifestHealth());
+                m.directory(),
+                new MeteredDirectoryReader(m.loader(), metrics),
+                loop,
+                m.timing(),
+                new ManifestHealth(metrics, readiness, e -> die("the manifest watcher", e)));
         closeables.push(ms);
         Thread first = new Thread(ms::start, "manifest-first-load");
         first.setDaemon(true);
@@ -293,38 +289,14 @@ public final class ControlPlane implements AutoCloseable {
                     });
             closeables.push(kubernetes);
         }
-        NodeAuthorizer authorizer;
-        List<ServerInterceptor> authentication = new ArrayList<>();
-        if (config.auth() instanceof Auth.Tokens t) {
-            if (!(source instanceof Source.Kubernetes k)) {
-                throw new IllegalArgumentException("token authentication needs the Kubernetes API (TokenReview); "
-                        + "a manifest directory has none");
-            }
-            KubernetesSource pods = kubernetes;
-            AgentBinding binding = new AgentBinding(
-                    t.agentNamespace(),
-                    t.agentServiceAccount(),
-                    pods::pod,
-                    InspectionAccess.subjectAccessReviews(k.client()));
-            authentication.add(new BearerTokenInterceptor(
-                    new CachingTokenReviewer(new KubernetesTokenReviewer(k.client(), t.audience())),
-                    new TokenReviewLimits(TokenReviewLimits.Config.defaults(), System::nanoTime),
-                    binding,
-                    process.registry()));
-            authorizer = NodeAuthorizer.requireAgentToken();
-            log.info("agents authenticate with tokens of {} for audience {}", binding.agentUsername(), t.audience());
-        } else if (config.auth() instanceof Auth.Certificates) {
-            authorizer = NodeAuthorizer.requireNodeCertificate();
-        } else {
-            authorizer = NodeAuthorizer.allowAll();
-            if (config.tls() != null) {
-                // Plaintext says so in GrpcEndpoint's warning; TLS alone hides nothing from who connects.
-                log.warn(
-                        "agents are NOT authenticated (--auth none): anyone who reaches {} may sync and inspect every "
-                                + "node's policy state; use --auth token or mtls in production",
-                        config.listen());
-            }
-        }
+        CallerAuthentication callers = CallerAuthentication.of(
+                config.auth(),
+                config.tls() != null,
+                config.listen(),
+                source instanceof Source.Kubernetes k ? k.client() : null,
+                kubernetes,
+                process.registry());
+        NodeAuthorizer authorizer = callers.authorizer();
         PolicySyncService sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
         closeables.push(sync);
         sync.reportAppliedVersionsTo(new PolicySyncService.AppliedVersions() {
@@ -367,7 +339,7 @@ public final class ControlPlane implements AutoCloseable {
                         tls,
                         config.serverLimits(),
                         limits,
-                        authentication,
+                        callers.interceptors(),
                         List.<BindableService>of(sync, inspection))
                 .start();
         closeables.push(grpc);
@@ -385,26 +357,6 @@ public final class ControlPlane implements AutoCloseable {
             log.info("metrics on http://{}:{}/metrics", config.metricsBind().getHostString(), metricsServer.port());
         }
         readiness.tell(server::setServing);
-    }
-
-    /** The manifest source's loads, as readiness and metrics. */
-    private final class ManifestHealth implements ManifestDirectorySource.Listener {
-        @Override
-        public void loaded(String revision) {
-            metrics.manifestLoadSucceeded(java.time.Instant.now().getEpochSecond());
-            readiness.sourceLoads();
-        }
-
-        @Override
-        public void rejected(String error) {
-            metrics.manifestLoadFailed();
-            readiness.sourceFails(error);
-        }
-
-        @Override
-        public void died(Throwable cause) {
-            die("the manifest watcher", cause);
-        }
     }
 
     private void die(String what, Throwable cause) {
@@ -437,7 +389,7 @@ public final class ControlPlane implements AutoCloseable {
      * turned on by {@code control-plane} yet: with several replicas each knows only its own agents,
      * so they would write conflicting conditions until one replica is the writer (a Lease).
      */
-    public synchronized void writeEnforcedConditions(io.fabric8.kubernetes.client.KubernetesClient client) {
+    public synchronized void writeEnforcedConditions(KubernetesClient client) {
         closeables.push(new StatusConditionWriter(client, receipts).start());
     }
 

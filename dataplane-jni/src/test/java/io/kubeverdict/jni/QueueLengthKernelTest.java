@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kubeverdict.agent.nft.QueuePath;
+import io.kubeverdict.agent.nft.QueuedCounter;
 import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.testing.dp.Dataplane;
 import io.kubeverdict.testing.dp.DpTestbed;
@@ -25,7 +26,8 @@ import org.junit.jupiter.api.Test;
  * The queue length the shim sets (NFQA_CFG_QUEUE_MAXLEN) and what the kernel does with the
  * overflow of a full queue in each mode: a queue of {@value #LENGTH} that nobody reads gets
  * {@value #FLOWS} new UDP flows. Fail-closed, the overflow is dropped and counted as "dropped";
- * fail-open, it is delivered unchecked, and the kernel counts it nowhere.
+ * fail-open, it is delivered unchecked, and the kernel counts it nowhere: only the table's own
+ * counter of what it sent to the queue shows it.
  */
 @KernelTest
 class QueueLengthKernelTest {
@@ -63,7 +65,7 @@ class QueueLengthKernelTest {
 
     @Test
     void failClosedDropsWhatDoesNotFitAndCountsIt() throws Exception {
-        bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS));
+        Dataplane table = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS));
         NetnsThread node = bed.own(new NetnsThread(bed.node.path()));
         NfQueue queue = bed.own(node.call(() -> new NfQueue(QUEUE, NfQueue.FLAG_GSO, NfQueue.COPY_BYTES, LENGTH)));
         assertThat(queue.length()).isEqualTo(LENGTH);
@@ -75,13 +77,16 @@ class QueueLengthKernelTest {
                 .as("the overflow is dropped and counted (kubeverdict_queue_dropped_total)")
                 .isEqualTo(FLOWS - LENGTH);
         assertThat(counters.idSequence()).as("only queued packets get ids").isEqualTo(LENGTH);
+        assertThat(unseen(table, counters))
+                .as("every packet the table queued was queued or counted")
+                .isZero();
         Thread.sleep(200);
         assertThat(arrived).as("nothing passed without a verdict").isEmpty();
     }
 
     @Test
-    void failOpenDeliversWhatDoesNotFitUncounted() throws Exception {
-        bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, true, Dataplane.BOTH_PODS));
+    void failOpenDeliversWhatDoesNotFitAndOnlyOurCounterShowsIt() throws Exception {
+        Dataplane table = bed.own(Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, true, Dataplane.BOTH_PODS));
         NetnsThread node = bed.own(new NetnsThread(bed.node.path()));
         NfQueue queue = bed.own(node.call(
                 () -> new NfQueue(QUEUE, NfQueue.FLAG_GSO | NfQueue.FLAG_FAIL_OPEN, NfQueue.COPY_BYTES, LENGTH)));
@@ -92,9 +97,13 @@ class QueueLengthKernelTest {
         QueueCounters counters = awaitCounters(node, c -> c.waiting() == LENGTH);
         assertThat(counters.idSequence()).isEqualTo(LENGTH);
         // NFQA_CFG_F_FAIL_OPEN: the kernel accepts the overflow without counting it anywhere, so
-        // kubeverdict_queue_dropped_total stays 0; only kubeverdict_queue_waiting at its length shows it.
+        // kubeverdict_queue_dropped_total stays 0; the table's own counter (kubeverdict_queue_entered_total)
+        // less the queue's ids and drops shows it.
         assertThat(counters.dropped()).isZero();
         assertThat(counters.userDropped()).isZero();
+        assertThat(unseen(table, counters))
+                .as("the overflow, visible as entered - queued - dropped")
+                .isEqualTo(FLOWS - LENGTH);
         Thread.sleep(200);
         assertThat(arrived)
                 .as("the overflow passed unchecked, the queued ones wait")
@@ -107,6 +116,12 @@ class QueueLengthKernelTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new NfQueue(QUEUE, 0, NfQueue.COPY_BYTES, NfQueue.MAX_LENGTH + 1))
                 .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** Packets the table sent to the queue that the queue neither took nor counted as dropped. */
+    private static long unseen(Dataplane table, QueueCounters counters) throws Exception {
+        long entered = table.nodeThread.call(() -> QueuedCounter.read(table.nft, table.manager.config()));
+        return entered - counters.idSequence() - counters.dropped();
     }
 
     /** FLOWS new flows from sockets open at once (distinct source ports), nobody answering. */

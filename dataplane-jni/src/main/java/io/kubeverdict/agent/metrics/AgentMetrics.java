@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -191,6 +192,19 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
 
     public NftApplyMetrics nftApply() {
         return nftApply;
+    }
+
+    /**
+     * Packets our table sent to the verdict queues, read from its counter at each scrape. Less the
+     * queues' ids ({@code kubeverdict_queue_packets_total}) and overflow drops: the packets that
+     * never reached the agent (a full queue when fail-open, or no listener), which the kernel counts
+     * nowhere.
+     */
+    public void queuedByTable(LongSupplier count) {
+        FunctionCounter.builder("kubeverdict_queue_entered", count, LongSupplier::getAsLong)
+                .description("Packets our table sent to the verdict queues (its nft counter); minus the queues' "
+                        + "packets and drops, those that passed or were dropped without reaching the agent")
+                .register(registry);
     }
 
     public PrometheusMeterRegistry registry() {

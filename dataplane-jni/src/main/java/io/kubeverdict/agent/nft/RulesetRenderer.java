@@ -53,6 +53,13 @@ public final class RulesetRenderer {
     public static final String KNOWN_V4 = "known4";
     public static final String KNOWN_V6 = "known6";
     public static final String CHAIN_QUEUE = "to_queue";
+    /**
+     * Named counter of every packet the table sends to the queue chain. The kernel counts what the
+     * queue took (ids) and what it dropped when full, but not what it let through by bypass (a
+     * full queue when fail-open, or nobody listening): this count minus those two is that.
+     */
+    public static final String QUEUED_COUNTER = "queued";
+
     public static final String CHAIN_CUT = "cut";
     /** Marks the table as ours; a table with our name and this comment is a leftover of ours. */
     public static final String COMMENT = "managed by kube-verdict";
@@ -95,6 +102,7 @@ public final class RulesetRenderer {
             intervalSet(s, GUARD_V6, "ipv6_addr", addresses.guard().ranges6());
             set(s, KNOWN_V6, "ipv6_addr", addresses.guard().known6());
         }
+        s.append("\tcounter ").append(QUEUED_COUNTER).append(" {\n\t}\n");
         s.append("\tchain ")
                 .append(CHAIN_QUEUE)
                 .append(" {\n\t\t")
@@ -243,6 +251,8 @@ public final class RulesetRenderer {
     private static void queueRule(StringBuilder s, String match) {
         s.append("\t\tct state new ")
                 .append(match)
+                .append(" counter name ")
+                .append(QUEUED_COUNTER)
                 .append(" goto ")
                 .append(CHAIN_QUEUE)
                 .append('\n');
@@ -327,6 +337,13 @@ public final class RulesetRenderer {
                     .append('\n');
         }
         return s.toString();
+    }
+
+    /** "family table" of each of our tables (one inet table, or ip and ip6). */
+    public static List<String> tableRefs(RulesetConfig config) {
+        return config.layout() == TableLayout.INET
+                ? List.of("inet " + config.table())
+                : List.of("ip " + config.table(), "ip6 " + config.table());
     }
 
     /** "family table set" of one of our sets. */

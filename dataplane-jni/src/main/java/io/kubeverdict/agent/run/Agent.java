@@ -24,6 +24,7 @@ import io.kubeverdict.agent.nft.BridgeBlindSpots;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.QueuePath;
+import io.kubeverdict.agent.nft.QueuedCounter;
 import io.kubeverdict.agent.observe.VerdictUplink;
 import io.kubeverdict.agent.state.GenerationListener;
 import io.kubeverdict.agent.state.PodGuard;
@@ -212,6 +213,8 @@ public final class Agent implements AutoCloseable {
             opened.add(queue);
             queues.add(queue);
         }
+        Nftables scrapeNft = new Nftables(); // the scrapes' own context: libnftables contexts are not shared
+        opened.add(scrapeNft); // closed after the metrics (reverse order)
         metrics = new AgentMetrics(
                 status,
                 state,
@@ -220,6 +223,7 @@ public final class Agent implements AutoCloseable {
                 clock,
                 config.telemetry().policyVerdictSeries());
         opened.add(metrics);
+        metrics.queuedByTable(() -> QueuedCounter.read(scrapeNft, manager.config()));
         for (NfQueue queue : queues) {
             io.micrometer.core.instrument.Gauge.builder("kubeverdict_queue_length", queue::length)
                     .description("Packets that may wait on our queue (--queue-length); beyond it the kernel drops "

@@ -47,16 +47,16 @@ class RulesetRendererTest {
                 .contains("type filter hook forward priority filter; policy accept;\n"
                         + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
                         + "\t\tct state != new accept\n"
-                        + "\t\tct state new ip saddr @pods4 goto to_queue\n"
-                        + "\t\tct state new ip daddr @pods4 goto to_queue\n"
-                        + "\t\tct state new ip6 saddr @pods6 goto to_queue\n"
-                        + "\t\tct state new ip6 daddr @pods6 goto to_queue\n");
+                        + "\t\tct state new ip saddr @pods4 counter name queued goto to_queue\n"
+                        + "\t\tct state new ip daddr @pods4 counter name queued goto to_queue\n"
+                        + "\t\tct state new ip6 saddr @pods6 counter name queued goto to_queue\n"
+                        + "\t\tct state new ip6 daddr @pods6 counter name queued goto to_queue\n");
         assertThat(text)
                 .contains("type filter hook input priority filter; policy accept;\n"
                         + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
                         + "\t\tct state != new accept\n"
-                        + "\t\tct state new ip saddr @pods4 goto to_queue\n"
-                        + "\t\tct state new ip6 saddr @pods6 goto to_queue\n");
+                        + "\t\tct state new ip saddr @pods4 counter name queued goto to_queue\n"
+                        + "\t\tct state new ip6 saddr @pods6 counter name queued goto to_queue\n");
         String output =
                 text.substring(text.indexOf("chain output {"), text.indexOf("}", text.indexOf("chain output {")));
         assertThat(output)
@@ -80,15 +80,17 @@ class RulesetRendererTest {
                         + "\t\telements = { 10.0.0.0/24 }\n");
         assertThat(text).contains("set known4 {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1, 10.0.0.254 }\n");
         assertThat(text)
-                .contains("\t\tct state new ip6 daddr @pods6 goto to_queue\n"
-                        + "\t\tct state new ip saddr @guard4 ip saddr != @known4 goto to_queue\n"
-                        + "\t\tct state new ip daddr @guard4 ip daddr != @known4 goto to_queue\n"
-                        + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 goto to_queue\n"
-                        + "\t\tct state new ip6 daddr @guard6 ip6 daddr != @known6 goto to_queue\n");
+                .contains(
+                        "\t\tct state new ip6 daddr @pods6 counter name queued goto to_queue\n"
+                                + "\t\tct state new ip saddr @guard4 ip saddr != @known4 counter name queued goto to_queue\n"
+                                + "\t\tct state new ip daddr @guard4 ip daddr != @known4 counter name queued goto to_queue\n"
+                                + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 counter name queued goto to_queue\n"
+                                + "\t\tct state new ip6 daddr @guard6 ip6 daddr != @known6 counter name queued goto to_queue\n");
         assertThat(text)
-                .contains("\t\tct state new ip6 saddr @pods6 goto to_queue\n"
-                        + "\t\tct state new ip saddr @guard4 ip saddr != @known4 goto to_queue\n"
-                        + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 goto to_queue\n\t}\n");
+                .contains(
+                        "\t\tct state new ip6 saddr @pods6 counter name queued goto to_queue\n"
+                                + "\t\tct state new ip saddr @guard4 ip saddr != @known4 counter name queued goto to_queue\n"
+                                + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 counter name queued goto to_queue\n\t}\n");
         String admitted = text.substring(text.indexOf("chain forward_admitted"));
         assertThat(admitted)
                 .as("only selected pods' connections are marked admitted")
@@ -150,14 +152,14 @@ class RulesetRendererTest {
         assertThat(ip)
                 .contains("set pods4")
                 .contains("elements = { 10.0.0.1 }")
-                .contains("ip saddr @pods4 goto to_queue")
+                .contains("ip saddr @pods4 counter name queued goto to_queue")
                 .contains("chain to_queue {\n\t\tdrop\n")
                 .doesNotContain("pods6")
                 .doesNotContain("ip6");
         assertThat(ip6)
                 .contains("set pods6")
                 .contains("elements = { fd00::1 }")
-                .contains("ip6 daddr @pods6 goto to_queue")
+                .contains("ip6 daddr @pods6 counter name queued goto to_queue")
                 .doesNotContain("pods4");
         assertThat(RulesetRenderer.diff(split, PodAddresses.EMPTY, PodAddresses.of(List.of("10.0.0.9", "fd00::9"))))
                 .isEqualTo("add element ip kv pods4 { 10.0.0.9 }\nadd element ip6 kv pods6 { fd00::9 }\n");

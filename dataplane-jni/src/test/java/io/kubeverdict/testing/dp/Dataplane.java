@@ -90,6 +90,42 @@ public final class Dataplane implements AutoCloseable {
         }
     }
 
+    /** Programs the table with a verdict cache whose current tag is {@code cacheMark} (one queue, cut connections dropped). */
+    public static Dataplane cached(
+            TestNamespace node,
+            QueuePath path,
+            int queueNumber,
+            List<String> pods,
+            io.kubeverdict.agent.nft.CacheSettings cache,
+            int cacheMark)
+            throws Exception {
+        NetnsThread thread = new NetnsThread(node.path());
+        try {
+            return thread.call(() -> {
+                Nftables nft = new Nftables();
+                NftManager manager = NftManager.create(
+                        nft, TABLE, queueNumber, 1, false, path, null, io.kubeverdict.agent.nft.CutAction.DROP, cache);
+                boolean leftover = manager.start(PodAddresses.of(pods), cacheMark);
+                return new Dataplane(thread, nft, manager, leftover);
+            });
+        } catch (Exception e) {
+            thread.close();
+            throw e;
+        }
+    }
+
+    /** A new generation's kernel change: the pods, an emptied cache, tag {@code cacheMark}. */
+    public void update(List<String> pods, int cacheMark) throws Exception {
+        nodeThread.call(() -> {
+            manager.update(PodAddresses.of(pods), cacheMark);
+            return null;
+        });
+    }
+
+    public io.kubeverdict.agent.nft.CacheCounters cacheCounters() throws Exception {
+        return nodeThread.call(manager::cacheCounters);
+    }
+
     /** Binds the queue(s) in the node and starts a verdict loop on each, all with one observer. */
     public Dataplane listen(Judge judge, VerdictObserver observer, boolean defaultAllow) throws Exception {
         List<VerdictObserver> observers = new java.util.ArrayList<>();

@@ -160,6 +160,7 @@ class DomainNamePeerTest {
         assertThat(Decision.allowed(index.decide(packet("10.1.0.1", "192.0.2.10", TCP, 443), everything)))
                 .isFalse();
     }
+
     @Test
     void verdictsOfAnEndpointThatWatchesDomainNamesMayUseLearnedAddressesOthersNot() {
         assertThat(INDEX.mayUseLearned(packet("10.1.0.1", "192.0.2.10", TCP, 443)))

@@ -10,6 +10,11 @@ public record CacheSettings(boolean enabled, int ttlSeconds, int size) {
     public static final CacheSettings OFF = new CacheSettings(false, 60, 65536);
     public static final int DEFAULT_TTL_SECONDS = 60;
     public static final int DEFAULT_SIZE = 65536;
+    /**
+     * How long the cache keeps answering after its agent last renewed it ({@link CacheHeartbeat},
+     * every {@link CacheHeartbeat#PERIOD_MILLIS}): a killed agent's cache stops within this time.
+     */
+    public static final int LIVENESS_SECONDS = 2;
 
     public CacheSettings {
         if (ttlSeconds < 1 || ttlSeconds > 86_400) {

@@ -210,23 +210,17 @@ public final class NftManager {
         }
     }
 
+    /** Renews the verdict cache's liveness ({@link RulesetRenderer#cacheAlive}); a no-op without a cache or table. */
+    public synchronized void renewCacheLiveness() {
+        String alive = RulesetRenderer.cacheAlive(config);
+        if (started && !alive.isEmpty()) {
+            nft.run(alive);
+        }
+    }
+
     /** The verdict cache's counters and size as the kernel has them now; zeros without a cache or table. */
     public synchronized CacheCounters cacheCounters() {
-        if (!started || !config.cache().enabled()) {
-            return CacheCounters.NONE;
-        }
-        long hits = 0;
-        long adds = 0;
-        long entries = 0;
-        for (boolean v4 : new boolean[] {true, false}) {
-            String table = RulesetRenderer.tableRef(config, v4);
-            String suffix = v4 ? "4" : "6";
-            hits += CacheCounters.packets(nft.run("list counter " + table + " " + RulesetRenderer.CACHE_HITS + suffix));
-            adds += CacheCounters.packets(nft.run("list counter " + table + " " + RulesetRenderer.CACHE_ADDS + suffix));
-            entries += CacheCounters.elements(
-                    nft.run("list set " + table + " " + (v4 ? RulesetRenderer.CACHE_V4 : RulesetRenderer.CACHE_V6)));
-        }
-        return new CacheCounters(hits, adds, entries);
+        return started ? CacheCounters.read(nft, config) : CacheCounters.NONE;
     }
 
     /** Deletes our table if present. */

@@ -36,7 +36,8 @@ import java.util.TreeSet;
  *   <li>the verdict cache (when {@link RulesetConfig#cache()} is on): sets {@value #CACHE_V4}/{@value
  *       #CACHE_V6} of (source, destination, protocol, destination port) keys with a timeout and a
  *       size bound. In forward and input, right after the cut rule, a new TCP, UDP or SCTP
- *       connection whose key is there is accepted without queueing (counter {@value
+ *       connection whose key is there is accepted without queueing while the agent lives ({@value
+ *       #CACHE_LIVE_V4}/{@value #CACHE_LIVE_V6}, renewed by it) (counter {@value
  *       #CACHE_HITS}4/6); the admitted chains still mark it. In the admitted chains, a first packet
  *       that left the queue with the current generation's tag in its skb mark ({@link CacheMarks};
  *       sets {@value #CACHE_TAG_V4}/{@value #CACHE_TAG_V6} hold the one current tag, or none)
@@ -68,6 +69,15 @@ public final class RulesetRenderer {
     public static final String CACHE_V6 = "cache6";
     public static final String CACHE_TAG_V4 = "cachetag4";
     public static final String CACHE_TAG_V6 = "cachetag6";
+    /**
+     * The cache answers only while its agent lives: these sets hold their family's nfproto with a
+     * timeout of {@link CacheSettings#LIVENESS_SECONDS} that the agent renews ({@link #cacheAlive});
+     * a killed agent's cache stops accepting within that time (its connections then meet the queue
+     * without a listener: dropped when fail-closed, accepted by bypass when fail-open).
+     */
+    public static final String CACHE_LIVE_V4 = "cachelive4";
+
+    public static final String CACHE_LIVE_V6 = "cachelive6";
     /** Named counters (a 4 or 6 appended): new connections accepted from the cache, keys offered to it. */
     public static final String CACHE_HITS = "cachehits";
 
@@ -135,12 +145,14 @@ public final class RulesetRenderer {
             if (v4) {
                 cacheSet(s, CACHE_V4, "ipv4_addr", cache);
                 set(s, CACHE_TAG_V4, "mark", tag);
+                liveSet(s, CACHE_LIVE_V4, "ipv4");
                 s.append("\tcounter ").append(CACHE_HITS).append("4 {\n\t}\n");
                 s.append("\tcounter ").append(CACHE_ADDS).append("4 {\n\t}\n");
             }
             if (v6) {
                 cacheSet(s, CACHE_V6, "ipv6_addr", cache);
                 set(s, CACHE_TAG_V6, "mark", tag);
+                liveSet(s, CACHE_LIVE_V6, "ipv6");
                 s.append("\tcounter ").append(CACHE_HITS).append("6 {\n\t}\n");
                 s.append("\tcounter ").append(CACHE_ADDS).append("6 {\n\t}\n");
             }
@@ -240,6 +252,8 @@ public final class RulesetRenderer {
         if (v4) {
             s.append("\t\tct state new ")
                     .append(CACHED_PROTOCOLS)
+                    .append(" meta nfproto @")
+                    .append(CACHE_LIVE_V4)
                     .append(' ')
                     .append(cacheKey(true))
                     .append(" @")
@@ -251,6 +265,8 @@ public final class RulesetRenderer {
         if (v6) {
             s.append("\t\tct state new ")
                     .append(CACHED_PROTOCOLS)
+                    .append(" meta nfproto @")
+                    .append(CACHE_LIVE_V6)
                     .append(' ')
                     .append(cacheKey(false))
                     .append(" @")
@@ -325,6 +341,40 @@ public final class RulesetRenderer {
             elements(s, "add", config, CACHE_TAG_V6, List.of(CacheMarks.hex(cacheMark)));
         }
         return s.toString();
+    }
+
+    /**
+     * Renews the cache's liveness elements for another {@link CacheSettings#LIVENESS_SECONDS}
+     * (re-adding one that expired); empty when the cache is off. Add, delete, add in one
+     * transaction: an element's timeout is set when it is added.
+     */
+    public static String cacheAlive(RulesetConfig config) {
+        if (!config.cache().enabled()) {
+            return "";
+        }
+        StringBuilder s = new StringBuilder();
+        for (String[] live : new String[][] {{CACHE_LIVE_V4, "ipv4"}, {CACHE_LIVE_V6, "ipv6"}}) {
+            String element = " { " + live[1] + " timeout " + CacheSettings.LIVENESS_SECONDS + "s }\n";
+            String ref = setRef(config, live[0]);
+            s.append("add element ").append(ref).append(element);
+            s.append("delete element ")
+                    .append(ref)
+                    .append(" { ")
+                    .append(live[1])
+                    .append(" }\n");
+            s.append("add element ").append(ref).append(element);
+        }
+        return s.toString();
+    }
+
+    private static void liveSet(StringBuilder s, String name, String nfproto) {
+        s.append("\tset ")
+                .append(name)
+                .append(" {\n\t\ttype nf_proto\n\t\tflags timeout\n\t\telements = { ")
+                .append(nfproto)
+                .append(" timeout ")
+                .append(CacheSettings.LIVENESS_SECONDS)
+                .append("s }\n\t}\n");
     }
 
     /** "family table" of the table holding a set or counter of this family (4 or 6). */

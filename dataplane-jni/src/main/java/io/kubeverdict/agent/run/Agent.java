@@ -22,9 +22,12 @@ import io.kubeverdict.agent.metrics.ConntrackMetrics;
 import io.kubeverdict.agent.metrics.VerdictCacheMetrics;
 import io.kubeverdict.agent.metrics.VerdictWatchMetrics;
 import io.kubeverdict.agent.nft.BridgeBlindSpots;
+import io.kubeverdict.agent.nft.CacheCounters;
+import io.kubeverdict.agent.nft.CacheHeartbeat;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.QueuePath;
+import io.kubeverdict.agent.nft.RulesetRenderer;
 import io.kubeverdict.agent.observe.VerdictUplink;
 import io.kubeverdict.agent.state.CacheGenerations;
 import io.kubeverdict.agent.state.GenerationListener;
@@ -322,7 +325,24 @@ public final class Agent implements AutoCloseable {
         CacheGenerations cache = config.verdictCache().enabled()
                 ? new CacheGenerations(true, verdictQueues::awaitAnswered, CACHE_ARM_TIMEOUT_MILLIS)
                 : CacheGenerations.OFF;
-        VerdictCacheMetrics.register(metrics.registry(), manager::cacheCounters, cache);
+        if (cache.enabled()) {
+            // its own libnftables context: scrapes run on the metrics thread, the sync thread uses nft
+            Nftables counterReader = new Nftables();
+            opened.add(counterReader);
+            VerdictCacheMetrics.register(
+                    metrics.registry(),
+                    () -> kernel.started() ? CacheCounters.read(counterReader, manager.config()) : CacheCounters.NONE,
+                    cache);
+            // The cache answers only while this agent lives (and once it wrote the table: a
+            // leftover's cache stays dead until then).
+            Nftables heartbeatNft = new Nftables();
+            opened.add(heartbeatNft);
+            opened.add(new CacheHeartbeat(() -> {
+                if (kernel.started()) {
+                    heartbeatNft.run(RulesetRenderer.cacheAlive(manager.config()));
+                }
+            })); // closed before its context (reverse order)
+        }
         Enforcer enforcer = dnsAfter(new StateEnforcer(state, kernel, clock, established, this::podGuard, cache));
         Enforcer unkept = enforcer;
         if (config.state().enabled()) {

@@ -144,7 +144,14 @@ class RunCommandTest {
                         .enabled())
                 .isTrue();
         AgentConfig shaped = parse(
-                "--node", "n", "--control-plane", "localhost:1", "--verdict-cache-ttl", "5", "--verdict-cache-size", "9");
+                "--node",
+                "n",
+                "--control-plane",
+                "localhost:1",
+                "--verdict-cache-ttl",
+                "5",
+                "--verdict-cache-size",
+                "9");
         assertThat(shaped.verdictCache()).isEqualTo(io.kubeverdict.agent.nft.CacheSettings.on(5, 9));
         assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--verdict-cache-ttl", "0"))
                 .hasMessageContaining("TTL");

@@ -185,4 +185,34 @@ class VerdictCacheKernelTest {
             }
         }
     }
+
+    @Test
+    void aCacheWhoseAgentStoppedRenewingItStopsAnswering() throws Exception {
+        TaggingJudge judge = new TaggingJudge();
+        judge.mark.set(TAG1);
+        try (Dataplane dp = cachedTable(TAG1)) {
+            dp.listen(judge, new RecordingObserver(), false);
+            assertThat(Probe.tcp(bed.client, SERVER4, 80)).isTrue();
+            assertThat(Probe.tcp(bed.client, SERVER4, 80)).isTrue();
+            assertThat(judge.asked).as("cached").hasValue(1);
+
+            dp.stopHeartbeat(); // as a killed agent: its liveness elements expire
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            int before = judge.asked.get();
+            while (judge.asked.get() == before && System.nanoTime() < deadline) {
+                assertThat(Probe.tcp(bed.client, SERVER4, 80)).isTrue();
+                Thread.sleep(200);
+            }
+            assertThat(judge.asked.get())
+                    .as("once the liveness expired, the key's connections go to the queue again")
+                    .isGreaterThan(before);
+            assertThat(dp.cacheCounters().entries())
+                    .as("the key is still there: it is the liveness, not the key, that stops it")
+                    .isEqualTo(1);
+            dp.stopListening(); // no listener and fail-closed: the key's connections are dropped now
+            assertThat(Probe.tcp(bed.client, SERVER4, 80))
+                    .as("dead agent, fail-closed")
+                    .isFalse();
+        }
+    }
 }

@@ -152,7 +152,8 @@ class VerdictCacheAgentKernelTest {
 
     /** Packets the kernel has put on our queue so far (its id sequence). */
     private long queued() throws Exception {
-        for (String line : pods.node.exec("cat", "/proc/net/netfilter/nfnetlink_queue").split("\n")) {
+        for (String line :
+                pods.node.exec("cat", "/proc/net/netfilter/nfnetlink_queue").split("\n")) {
             String[] f = line.trim().split("\\s+");
             if (f.length >= 8 && f[0].equals(Integer.toString(QUEUE))) {
                 return Long.parseLong(f[7]);
@@ -183,13 +184,17 @@ class VerdictCacheAgentKernelTest {
         ScriptedControlPlane.Stream stream = streamOf(agent);
         long seq = sendSnapshot(agent, stream, false);
 
-        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("first, judged").isTrue();
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
+                .as("first, judged")
+                .isTrue();
         assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT))
                 .as("first over IPv6, judged")
                 .isTrue();
         long judged = queued();
         for (int i = 0; i < 30; i++) {
-            assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("repeat %d", i).isTrue();
+            assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
+                    .as("repeat %d", i)
+                    .isTrue();
             assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT))
                     .as("repeat %d over IPv6", i)
                     .isTrue();
@@ -231,7 +236,9 @@ class VerdictCacheAgentKernelTest {
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).isTrue();
         for (int i = 0; i < 5; i++) {
             long before = queued();
-            assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT)).as("repeat %d", i).isTrue();
+            assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
+                    .as("repeat %d", i)
+                    .isTrue();
             assertThat(queued() - before)
                     .as("judged by the agent each time: a may use learned addresses")
                     .isGreaterThanOrEqualTo(1);

@@ -82,9 +82,9 @@ class StateEnforcerTest {
         enforcer.enforce(SnapshotFixtures.allowFromB(), 2);
         assertThat(programmed).hasSize(1);
     }
+
     @Test
-    void withTheVerdictCacheEveryGenerationGetsANewTagAndProgramsTheKernelAfterOlderVerdictsAreIn()
-            throws Exception {
+    void withTheVerdictCacheEveryGenerationGetsANewTagAndProgramsTheKernelAfterOlderVerdictsAreIn() throws Exception {
         List<String> steps = new ArrayList<>();
         List<Integer> marks = new ArrayList<>();
         StateHolder cached = new StateHolder(0);
@@ -115,7 +115,8 @@ class StateEnforcerTest {
                 generations);
         withCache.enforce(SnapshotFixtures.allowFromB(), 1);
         assertThat(cached.generation().cacheMark()).isEqualTo(marks.get(0)).isNotZero();
-        withCache.enforce(SnapshotFixtures.allowFromB().toBuilder().clearIpSets().build(), 2);
+        withCache.enforce(
+                SnapshotFixtures.allowFromB().toBuilder().clearIpSets().build(), 2);
         assertThat(steps)
                 .as("the kernel is told even when the selection did not change, each time after the wait")
                 .containsExactly("await with generation 1", "program", "await with generation 2", "program");

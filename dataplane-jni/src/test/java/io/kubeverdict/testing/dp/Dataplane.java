@@ -102,15 +102,49 @@ public final class Dataplane implements AutoCloseable {
         NetnsThread thread = new NetnsThread(node.path());
         try {
             return thread.call(() -> {
-                Nftables nft = new Nftables();
-                NftManager manager = NftManager.create(
-                        nft, TABLE, queueNumber, 1, false, path, null, io.kubeverdict.agent.nft.CutAction.DROP, cache);
-                boolean leftover = manager.start(PodAddresses.of(pods), cacheMark);
-                return new Dataplane(thread, nft, manager, leftover);
-            });
+                        Nftables nft = new Nftables();
+                        NftManager manager = NftManager.create(
+                                nft,
+                                TABLE,
+                                queueNumber,
+                                1,
+                                false,
+                                path,
+                                null,
+                                io.kubeverdict.agent.nft.CutAction.DROP,
+                                cache);
+                        boolean leftover = manager.start(PodAddresses.of(pods), cacheMark);
+                        return new Dataplane(thread, nft, manager, leftover);
+                    })
+                    .withHeartbeat();
         } catch (Exception e) {
             thread.close();
             throw e;
+        }
+    }
+
+    private io.kubeverdict.agent.nft.CacheHeartbeat heartbeat;
+
+    /** Renews the cache's liveness as a running agent does, until {@link #stopHeartbeat} or close. */
+    private Dataplane withHeartbeat() {
+        heartbeat = new io.kubeverdict.agent.nft.CacheHeartbeat(() -> {
+            try {
+                nodeThread.call(() -> {
+                    manager.renewCacheLiveness();
+                    return null;
+                });
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        return this;
+    }
+
+    /** Stops renewing the cache's liveness, as a killed agent does. */
+    public void stopHeartbeat() throws InterruptedException {
+        if (heartbeat != null) {
+            heartbeat.close();
+            heartbeat = null;
         }
     }
 
@@ -199,6 +233,7 @@ public final class Dataplane implements AutoCloseable {
         }
         closed = true;
         try {
+            stopHeartbeat();
             stopListening();
             nodeThread.call(() -> {
                 nft.close();
@@ -216,6 +251,7 @@ public final class Dataplane implements AutoCloseable {
         }
         closed = true;
         try {
+            stopHeartbeat();
             stopListening();
             nodeThread.call(() -> {
                 manager.remove();

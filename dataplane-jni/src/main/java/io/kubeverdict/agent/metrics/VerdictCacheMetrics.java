@@ -33,7 +33,7 @@ public final class VerdictCacheMetrics {
         this.nanos = nanos;
     }
 
-    /** Registers the meters; {@code reader} lists the kernel's counters (the nft manager). */
+    /** Registers the meters; {@code reader} lists the kernel's counters, null while there is no table of ours yet. */
     public static VerdictCacheMetrics register(
             MeterRegistry registry, Supplier<CacheCounters> reader, CacheGenerations generations) {
         VerdictCacheMetrics metrics = new VerdictCacheMetrics(reader, System::nanoTime);
@@ -73,7 +73,12 @@ public final class VerdictCacheMetrics {
             read = true;
             readAt = now;
             try {
-                last = reader.get();
+                CacheCounters counters = reader.get();
+                if (counters == null) {
+                    read = false; // no table of ours yet: ask again at the next scrape
+                    return last;
+                }
+                last = counters;
                 failing = false;
             } catch (RuntimeException e) {
                 if (!failing) {

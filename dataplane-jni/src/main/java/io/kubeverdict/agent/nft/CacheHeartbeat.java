@@ -17,12 +17,22 @@ public final class CacheHeartbeat implements AutoCloseable {
     public static final long PERIOD_MILLIS = 500;
 
     private final Runnable renew;
+    private final Runnable end;
     private final Thread thread;
     private volatile boolean running = true;
 
     /** @param renew one renewal (e.g. runs {@link RulesetRenderer#cacheAlive} in the table's namespace) */
     public CacheHeartbeat(Runnable renew) {
+        this(renew, () -> {});
+    }
+
+    /**
+     * @param end run once at {@link #close}, after the last renewal: ends the liveness at once
+     *     ({@link RulesetRenderer#cacheDead}), so a clean stop that keeps the table leaves no cache answering
+     */
+    public CacheHeartbeat(Runnable renew, Runnable end) {
         this.renew = Objects.requireNonNull(renew);
+        this.end = Objects.requireNonNull(end);
         this.thread = new Thread(this::run, "kv-cache-heartbeat");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -58,5 +68,10 @@ public final class CacheHeartbeat implements AutoCloseable {
         running = false;
         thread.interrupt();
         thread.join(5_000);
+        try {
+            end.run();
+        } catch (RuntimeException e) {
+            log.debug("ending the verdict cache's liveness failed (the table may be gone already)", e);
+        }
     }
 }

@@ -367,6 +367,14 @@ public final class RulesetRenderer {
         return s.toString();
     }
 
+    /** Ends the cache's liveness at once (a clean stop that keeps the table); empty when the cache is off. */
+    public static String cacheDead(RulesetConfig config) {
+        if (!config.cache().enabled()) {
+            return "";
+        }
+        return "flush set " + setRef(config, CACHE_LIVE_V4) + "\nflush set " + setRef(config, CACHE_LIVE_V6) + "\n";
+    }
+
     private static void liveSet(StringBuilder s, String name, String nfproto) {
         s.append("\tset ")
                 .append(name)

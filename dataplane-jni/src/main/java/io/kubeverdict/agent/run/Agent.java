@@ -331,17 +331,23 @@ public final class Agent implements AutoCloseable {
             opened.add(counterReader);
             VerdictCacheMetrics.register(
                     metrics.registry(),
-                    () -> kernel.started() ? CacheCounters.read(counterReader, manager.config()) : CacheCounters.NONE,
+                    () -> kernel.started() ? CacheCounters.read(counterReader, manager.config()) : null,
                     cache);
             // The cache answers only while this agent lives (and once it wrote the table: a
             // leftover's cache stays dead until then).
             Nftables heartbeatNft = new Nftables();
             opened.add(heartbeatNft);
-            opened.add(new CacheHeartbeat(() -> {
-                if (kernel.started()) {
-                    heartbeatNft.run(RulesetRenderer.cacheAlive(manager.config()));
-                }
-            })); // closed before its context (reverse order)
+            opened.add(new CacheHeartbeat(
+                    () -> {
+                        if (kernel.started()) {
+                            heartbeatNft.run(RulesetRenderer.cacheAlive(manager.config()));
+                        }
+                    },
+                    () -> {
+                        if (kernel.started()) {
+                            heartbeatNft.run(RulesetRenderer.cacheDead(manager.config()));
+                        }
+                    })); // closed before its context (reverse order): a clean stop ends the cache at once
         }
         Enforcer enforcer = dnsAfter(new StateEnforcer(state, kernel, clock, established, this::podGuard, cache));
         Enforcer unkept = enforcer;

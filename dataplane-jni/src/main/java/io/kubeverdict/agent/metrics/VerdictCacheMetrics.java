@@ -33,28 +33,32 @@ public final class VerdictCacheMetrics {
         this.nanos = nanos;
     }
 
-    /** Registers the meters; {@code reader} lists the kernel's counters, null while there is no table of ours yet. */
+    /**
+     * Registers the meters; {@code reader} lists the kernel's counters, null while there is no table
+     * of ours yet. Meters hold their object weakly: each is registered on {@code generations} (which
+     * the enforcer keeps) and reaches this object through its function.
+     */
     public static VerdictCacheMetrics register(
             MeterRegistry registry, Supplier<CacheCounters> reader, CacheGenerations generations) {
         VerdictCacheMetrics metrics = new VerdictCacheMetrics(reader, System::nanoTime);
         FunctionCounter.builder(
                         "kubeverdict_verdict_cache_hits",
-                        metrics,
-                        m -> m.current().hits())
+                        generations,
+                        g -> metrics.current().hits())
                 .description("New connections the kernel accepted from the verdict cache, without queueing them "
                         + "(read from the table's counters at most every 5 s)")
                 .register(registry);
         FunctionCounter.builder(
                         "kubeverdict_verdict_cache_inserts",
-                        metrics,
-                        m -> m.current().adds())
+                        generations,
+                        g -> metrics.current().adds())
                 .description("First packets accepted by the agent with the current generation's cache tag, whose key "
                         + "was offered to the verdict cache (one already held or a full set adds nothing)")
                 .register(registry);
         Gauge.builder(
                         "kubeverdict_verdict_cache_entries",
-                        metrics,
-                        m -> m.current().entries())
+                        generations,
+                        g -> metrics.current().entries())
                 .description("Keys the verdict cache holds now, both families")
                 .register(registry);
         FunctionCounter.builder("kubeverdict_verdict_cache_flushes", generations, CacheGenerations::flushes)

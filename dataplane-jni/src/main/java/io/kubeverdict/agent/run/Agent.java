@@ -326,12 +326,14 @@ public final class Agent implements AutoCloseable {
                 ? new CacheGenerations(true, verdictQueues::awaitAnswered, CACHE_ARM_TIMEOUT_MILLIS)
                 : CacheGenerations.OFF;
         if (cache.enabled()) {
+            NftManager table = manager; // close() clears the field before it closes what is opened
+            KernelSets sets = kernel;
             // its own libnftables context: scrapes run on the metrics thread, the sync thread uses nft
             Nftables counterReader = new Nftables();
             opened.add(counterReader);
             VerdictCacheMetrics.register(
                     metrics.registry(),
-                    () -> kernel.started() ? CacheCounters.read(counterReader, manager.config()) : null,
+                    () -> sets.started() ? CacheCounters.read(counterReader, table.config()) : null,
                     cache);
             // The cache answers only while this agent lives (and once it wrote the table: a
             // leftover's cache stays dead until then).
@@ -339,13 +341,13 @@ public final class Agent implements AutoCloseable {
             opened.add(heartbeatNft);
             opened.add(new CacheHeartbeat(
                     () -> {
-                        if (kernel.started()) {
-                            heartbeatNft.run(RulesetRenderer.cacheAlive(manager.config()));
+                        if (sets.started()) {
+                            heartbeatNft.run(RulesetRenderer.cacheAlive(table.config()));
                         }
                     },
                     () -> {
-                        if (kernel.started()) {
-                            heartbeatNft.run(RulesetRenderer.cacheDead(manager.config()));
+                        if (sets.started()) {
+                            heartbeatNft.run(RulesetRenderer.cacheDead(table.config()));
                         }
                     })); // closed before its context (reverse order): a clean stop ends the cache at once
         }

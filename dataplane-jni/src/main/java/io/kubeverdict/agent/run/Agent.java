@@ -326,7 +326,7 @@ public final class Agent implements AutoCloseable {
                 ? new CacheGenerations(true, verdictQueues::awaitAnswered, CACHE_ARM_TIMEOUT_MILLIS)
                 : CacheGenerations.OFF;
         if (cache.enabled()) {
-            NftManager table = manager; // close() clears the field before it closes what is opened
+            NftManager table = manager; // for the heartbeat and counters, whatever the shutdown does to the fields
             KernelSets sets = kernel;
             // its own libnftables context: scrapes run on the metrics thread, the sync thread uses nft
             Nftables counterReader = new Nftables();

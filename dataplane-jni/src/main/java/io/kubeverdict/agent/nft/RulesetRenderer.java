@@ -35,7 +35,7 @@ import java.util.TreeSet;
  *       {@link FlowMarks#CUT} there, to be dropped (or answered with a TCP reset);</li>
  *   <li>the verdict cache (when {@link RulesetConfig#cache()} is on): sets {@value #CACHE_V4}/{@value
  *       #CACHE_V6} of (source, destination, protocol, destination port) keys with a timeout and a
- *       size bound. In forward and input, right after the cut rule, a new TCP, UDP or SCTP
+ *       size bound. In forward and input, after the cut rule and the early accept, a new TCP, UDP or SCTP
  *       connection whose key is there is accepted without queueing while the agent lives ({@value
  *       #CACHE_LIVE_V4}/{@value #CACHE_LIVE_V6}, renewed by it) (counter {@value
  *       #CACHE_HITS}4/6); the admitted chains still mark it. In the admitted chains, a first packet

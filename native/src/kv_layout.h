@@ -10,20 +10,25 @@
 #include <linux/netfilter.h>
 
 /* One slot per packet, native byte order. */
-#define KV_SLOT_SIZE 528
+#define KV_SLOT_SIZE 536
 #define KV_SLOT_ID 0           /* u32 packet id */
 #define KV_SLOT_HW_PROTOCOL 4  /* u16 hw protocol (ethertype) */
 #define KV_SLOT_HOOK 6         /* u8 NF_INET_* hook */
 #define KV_SLOT_VERDICT 7      /* u8 verdict, written by Java: NF_DROP, NF_ACCEPT or KV_VERDICT_HOLD */
 #define KV_SLOT_COPIED 8       /* u32 bytes copied into the slot */
 #define KV_SLOT_LENGTH 12      /* u32 full packet length */
-#define KV_SLOT_DATA 16        /* the packet's first KV_SLOT_DATA_BYTES bytes */
+#define KV_SLOT_MARK 16        /* u32 the packet's skb mark as queued; with KV_VERDICT_ACCEPT_MARK, Java's new mark */
+#define KV_SLOT_DATA 24        /* the packet's first KV_SLOT_DATA_BYTES bytes */
 #define KV_SLOT_DATA_BYTES 512 /* the default copy range: long IPv6 extension chains fit */
 
 /* A slot verdict: hand the packet over to the queue set with NfqNative.holdTo (the pod address guard). */
 #define KV_VERDICT_HOLD 2
+/* A slot verdict: accept and set the packet's skb mark to the slot's KV_SLOT_MARK (the verdict
+ * cache's tag, read by a rule of the table after the queue). Never part of a batch verdict. */
+#define KV_VERDICT_ACCEPT_MARK 3
 
-_Static_assert(KV_SLOT_LENGTH + 4 <= KV_SLOT_DATA, "slot header overlaps the data");
+_Static_assert(KV_SLOT_LENGTH + 4 <= KV_SLOT_MARK, "slot header fields overlap");
+_Static_assert(KV_SLOT_MARK + 4 <= KV_SLOT_DATA, "slot header overlaps the data");
 _Static_assert(KV_SLOT_DATA + KV_SLOT_DATA_BYTES <= KV_SLOT_SIZE, "slot data overflows the slot");
 
 /* Counters of one queue, read by NfqNative.stat(handle, index). */
@@ -77,7 +82,8 @@ enum kv_ct_match {
 	X(KV_CT_FAMILY) X(KV_CT_PROTOCOL) X(KV_CT_ZONE) X(KV_CT_TCP_STATE) X(KV_CT_HAS_PORTS)      \
 	X(KV_CT_ORIG_SPORT) X(KV_CT_ORIG_DPORT) X(KV_CT_REPLY_SPORT) X(KV_CT_REPLY_DPORT)          \
 	X(KV_CT_MARK) X(KV_CT_ID) X(KV_CT_STATUS) X(KV_CT_ORIG_SRC) X(KV_CT_ORIG_DST)              \
-	X(KV_CT_REPLY_SRC) X(KV_CT_MATCH_ANY) X(KV_CT_MATCH_ORIG_SRC) X(KV_CT_MATCH_REPLY_SRC)
+	X(KV_CT_REPLY_SRC) X(KV_CT_MATCH_ANY) X(KV_CT_MATCH_ORIG_SRC) X(KV_CT_MATCH_REPLY_SRC)     \
+	X(KV_SLOT_MARK) X(KV_VERDICT_ACCEPT_MARK)
 /* clang-format on */
 
 #endif

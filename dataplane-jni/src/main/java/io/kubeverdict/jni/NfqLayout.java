@@ -54,7 +54,9 @@ final class NfqLayout {
             new Constant("KV_CT_REPLY_SRC", ConntrackEntries.REPLY_SRC),
             new Constant("KV_CT_MATCH_ANY", ConntrackQuery.Match.ANY.ordinal()),
             new Constant("KV_CT_MATCH_ORIG_SRC", ConntrackQuery.Match.ORIGINAL_SOURCE.ordinal()),
-            new Constant("KV_CT_MATCH_REPLY_SRC", ConntrackQuery.Match.REPLY_SOURCE.ordinal()));
+            new Constant("KV_CT_MATCH_REPLY_SRC", ConntrackQuery.Match.REPLY_SOURCE.ordinal()),
+            new Constant("KV_SLOT_MARK", PacketBatch.MARK),
+            new Constant("KV_VERDICT_ACCEPT_MARK", PacketBatch.VERDICT_ACCEPT_MARK));
 
     private NfqLayout() {}
 

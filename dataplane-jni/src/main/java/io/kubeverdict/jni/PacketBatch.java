@@ -19,9 +19,9 @@ import java.nio.ByteOrder;
 public final class PacketBatch {
     /** Bytes per slot and where the copied packet starts in it: the shim's kv_layout.h, whose
      * values {@link NfqLayout} checks against these when the library loads. */
-    static final int SLOT_SIZE = 528;
+    static final int SLOT_SIZE = 536;
 
-    static final int DATA_OFFSET = 16;
+    static final int DATA_OFFSET = 24;
     public static final int DATA_BYTES = 512;
 
     static final int ID = 0;
@@ -30,11 +30,14 @@ public final class PacketBatch {
     static final int VERDICT = 7;
     static final int COPIED = 8;
     static final int LENGTH = 12;
+    static final int MARK = 16;
 
     static final byte NF_DROP = 0;
     static final byte NF_ACCEPT = 1;
     /** The slot verdict that moves the packet to the hold queue ({@link NfQueue#holdTo}). */
     static final byte VERDICT_HOLD = 2;
+    /** The slot verdict that accepts and sets the packet's skb mark to the slot's mark ({@link #acceptMarked}). */
+    static final byte VERDICT_ACCEPT_MARK = 3;
 
     private final NfQueue queue;
     private final ByteBuffer buffer;
@@ -151,6 +154,21 @@ public final class PacketBatch {
         buffer.put(slot(i) + VERDICT, NF_ACCEPT);
     }
 
+    /** The packet's skb mark as it was queued (0 when it had none). */
+    public int mark(int i) {
+        return buffer.getInt(slot(i) + MARK);
+    }
+
+    /**
+     * Accepts packet i and sets its skb mark to {@code mark} (the whole mark: pass {@link #mark} with
+     * bits added to keep the others). Sent as a verdict of its own, never folded into a batch verdict.
+     */
+    public void acceptMarked(int i, int mark) {
+        int at = slot(i);
+        buffer.putInt(at + MARK, mark);
+        buffer.put(at + VERDICT, VERDICT_ACCEPT_MARK);
+    }
+
     public void drop(int i) {
         buffer.put(slot(i) + VERDICT, NF_DROP);
     }
@@ -161,7 +179,8 @@ public final class PacketBatch {
     }
 
     public boolean accepted(int i) {
-        return buffer.get(slot(i) + VERDICT) == NF_ACCEPT;
+        byte verdict = buffer.get(slot(i) + VERDICT);
+        return verdict == NF_ACCEPT || verdict == VERDICT_ACCEPT_MARK;
     }
 
     private int slot(int i) {

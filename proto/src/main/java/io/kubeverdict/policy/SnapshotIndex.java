@@ -219,6 +219,20 @@ public final class SnapshotIndex {
         return epWatches[endpoint].clone();
     }
 
+    /**
+     * Whether a verdict for this packet may depend on addresses learned from DNS answers: its source
+     * or destination is a local endpoint that watches domain sets (only they have domain-name peers).
+     * Allocation-free; false at once for a snapshot that names no domain sets.
+     */
+    public boolean mayUseLearned(PacketTuple packet) {
+        if (domainSetIds.length == 0) {
+            return false;
+        }
+        int src = endpointAt(packet.family, packet.srcHi, packet.srcLo);
+        int dst = endpointAt(packet.family, packet.dstHi, packet.dstLo);
+        return (src >= 0 && epWatches[src].length > 0) || (dst >= 0 && epWatches[dst].length > 0);
+    }
+
     /** The domain sets of a rule's domain-name peers (numbers as in {@link #domainSetId}); empty for most rules. */
     int[] ruleDomainSets(int rule) {
         return java.util.Arrays.copyOfRange(ruleDomains, ruleDomainStart[rule], ruleDomainEnd[rule]);

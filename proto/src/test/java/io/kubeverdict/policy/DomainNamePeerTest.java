@@ -160,4 +160,26 @@ class DomainNamePeerTest {
         assertThat(Decision.allowed(index.decide(packet("10.1.0.1", "192.0.2.10", TCP, 443), everything)))
                 .isFalse();
     }
+
+    @Test
+    void verdictsOfAnEndpointThatWatchesDomainNamesMayUseLearnedAddressesOthersNot() {
+        assertThat(INDEX.mayUseLearned(packet("10.1.0.1", "192.0.2.10", TCP, 443)))
+                .as("from a watching endpoint")
+                .isTrue();
+        assertThat(INDEX.mayUseLearned(packet("192.0.2.10", "10.1.0.2", TCP, 443)))
+                .as("to a watching endpoint (its ingress may name domains)")
+                .isTrue();
+        assertThat(INDEX.mayUseLearned(packet("192.0.2.10", "192.0.2.11", TCP, 443)))
+                .as("neither end local")
+                .isFalse();
+        NodeSnapshot plain = SNAPSHOT.toBuilder()
+                .clearEndpoints()
+                .addEndpoints(endpoint(
+                        "t/c", List.of("10.1.0.3"), tier("admin", Action.PASS, List.of(), List.of("allow-api"))))
+                .build();
+        SnapshotIndex notWatching = SnapshotIndex.compile(plain);
+        assertThat(notWatching.mayUseLearned(packet("10.1.0.3", "192.0.2.10", TCP, 443)))
+                .as("an endpoint that watches nothing learns nothing")
+                .isFalse();
+    }
 }

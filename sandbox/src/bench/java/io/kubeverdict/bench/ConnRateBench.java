@@ -74,16 +74,23 @@ public final class ConnRateBench {
         int seq = 1000;
         int parEach = 500;
         int queues = 1;
+        boolean verdictCache = false;
         for (int i = 1; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
                 case "--seq" -> seq = Integer.parseInt(args[i + 1]);
                 case "--par-each" -> parEach = Integer.parseInt(args[i + 1]);
                 case "--queues" -> queues = Integer.parseInt(args[i + 1]);
+                case "--verdict-cache" -> {
+                    if (!args[i + 1].equals("on") && !args[i + 1].equals("off")) {
+                        throw new IllegalArgumentException("--verdict-cache on|off, not " + args[i + 1]);
+                    }
+                    verdictCache = args[i + 1].equals("on");
+                }
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        new ConnRateBench(nfqAccept, rounds, seq, parEach, queues).run();
+        new ConnRateBench(nfqAccept, rounds, seq, parEach, queues, verdictCache).run();
         System.exit(0);
     }
 
@@ -92,10 +99,19 @@ public final class ConnRateBench {
     private final int seq;
     private final int parEach;
     private final int queues;
+    /**
+     * Whether the agent runs its verdict cache: (c) connects to one server port over and over, so
+     * with it (c) measures repeated connections accepted in the kernel; without it (the default)
+     * every connection of (c) is judged, comparable with (d). The C run's table gets the same
+     * cache rules (its consumer tags nothing, so nothing is cached there).
+     */
+    private final boolean verdictCache;
+
     private final Progress progress = new Progress(new PrintWriter(System.err, true));
 
-    private ConnRateBench(Path nfqAccept, int rounds, int seq, int parEach, int queues) {
+    private ConnRateBench(Path nfqAccept, int rounds, int seq, int parEach, int queues, boolean verdictCache) {
         this.queues = queues;
+        this.verdictCache = verdictCache;
         this.nfqAccept = nfqAccept;
         this.rounds = rounds;
         this.seq = seq;
@@ -114,7 +130,11 @@ public final class ConnRateBench {
                         "10.244.0.0/16",
                         Duration.ofSeconds(2),
                         PREFIX)
-                .withAgentArgs("node-1", "--queues", String.valueOf(queues));
+                .withAgentArgs(
+                        "node-1",
+                        "--queues",
+                        String.valueOf(queues),
+                        verdictCache ? "--verdict-cache" : "--no-verdict-cache");
         List<ManagedProcess> started = new ArrayList<>();
         Thread killStarted = new Thread(
                 () -> {
@@ -163,7 +183,10 @@ public final class ConnRateBench {
                             false,
                             null,
                             null,
-                            io.kubeverdict.agent.nft.CutAction.DROP));
+                            io.kubeverdict.agent.nft.CutAction.DROP,
+                            verdictCache
+                                    ? io.kubeverdict.agent.run.AgentConfig.DEFAULT_VERDICT_CACHE
+                                    : io.kubeverdict.agent.nft.CacheSettings.OFF));
             Nftables ctTable = plain.callIn(plainNode, Nftables::new);
             // the agent's second table, for domain-name rules: its chains see every packet even
             // with no pod watched, so the plain bed has it too
@@ -242,8 +265,9 @@ public final class ConnRateBench {
             });
             System.out.println();
             System.out.printf(
-                    "queues: %d (agent --queues, C consumer threads, table range); seq: %d connections one after the other; "
+                    "verdict cache: %s; queues: %d (agent --queues, C consumer threads, table range); seq: %d connections one after the other; "
                             + "par%d: %d threads x %d; par%d: %d threads x %d; TCP connect + 1-byte echo + close; load average at end: %s%n",
+                    verdictCache ? "on ((c) repeats one key: accepted in the kernel after its first)" : "off",
                     queues,
                     seq,
                     PARALLEL,
@@ -306,13 +330,21 @@ public final class ConnRateBench {
 
     /** (c) and (d) must differ only in who answers the queue: same tables, same rules, same set elements. */
     private void checkSameRuleset(Bed agentBed, Bed plainBed) throws Exception {
-        String agent = agentBed.ruleset();
-        String plain = plainBed.ruleset();
+        String agent = withoutCacheState(agentBed.ruleset());
+        String plain = withoutCacheState(plainBed.ruleset());
         if (!agent.equals(plain)) {
             throw new IllegalStateException("the agent's table and the table of the C run differ:\n--- agent ---\n"
                     + agent + "\n--- C run ---\n" + plain);
         }
         progress.note("(c) and (d) use identical nftables tables:\n" + agent.strip());
+    }
+
+    /** The table without what the verdict cache holds (keys, the current tag, counter values), which only the agent fills. */
+    private static String withoutCacheState(String ruleset) {
+        return ruleset.lines()
+                .filter(l -> !l.contains(" expires ") && !(l.contains("elements = {") && l.contains("0x0000")))
+                .map(l -> l.replaceAll("packets \\d+ bytes \\d+", "packets - bytes -"))
+                .reduce("", (a, b) -> a + b + "\n");
     }
 
     private static void awaitBound(ManagedProcess p) throws Exception {

@@ -140,6 +140,15 @@ final class Report {
                 "pod address guard's sets alone, (b') vs (b'')",
                 parallelThreads,
                 parallel8Threads);
+        // selected pods: with the verdict cache (bench --verdict-cache on) the repeated key stays in the kernel
+        rateVersus(
+                s,
+                rounds,
+                Config.SELECTED,
+                Config.CONNTRACK,
+                "(c) agent, policy selects+allows vs (a') conntrack on",
+                parallelThreads,
+                parallel8Threads);
         s.append(
                 "ratio = conn/s of the config / conn/s of (a) in the same round; added = p50 minus (a)'s p50 in the same round;\n"
                         + "queued = packets that went through NFQUEUE per connection (from /proc/net/netfilter/nfnetlink_queue);\n"

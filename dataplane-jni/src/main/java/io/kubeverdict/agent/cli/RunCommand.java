@@ -2,6 +2,7 @@
 package io.kubeverdict.agent.cli;
 
 import io.kubeverdict.agent.dns.DnsResolvers;
+import io.kubeverdict.agent.nft.CacheSettings;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.nft.RulesetConfig;
@@ -246,6 +247,33 @@ final class RunCommand implements Callable<Integer> {
                     + "it is dropped (accepted with --fail-open); default ${DEFAULT-VALUE}.")
     long podGuardHold;
 
+    @Option(
+            names = "--verdict-cache",
+            negatable = true,
+            defaultValue = "false",
+            fallbackValue = "true",
+            description = "Let the kernel accept repeated new connections with the same source, destination, protocol "
+                    + "and destination port that the agent accepted under the current policy state, without "
+                    + "queueing them (never denies, never decisions that used addresses learned from DNS; emptied "
+                    + "by every applied change). Off by default: a killed fail-closed agent's cached keys still pass for "
+                    + "up to 2 s.")
+    boolean verdictCache;
+
+    @Option(
+            names = "--verdict-cache-ttl",
+            defaultValue = "" + CacheSettings.DEFAULT_TTL_SECONDS,
+            paramLabel = "SECONDS",
+            description = "How long the verdict cache keeps a key from its insertion (default ${DEFAULT-VALUE}).")
+    int verdictCacheTtl;
+
+    @Option(
+            names = "--verdict-cache-size",
+            defaultValue = "" + CacheSettings.DEFAULT_SIZE,
+            paramLabel = "N",
+            description = "Most keys the verdict cache holds per address family; beyond, new keys are not "
+                    + "remembered (default ${DEFAULT-VALUE}).")
+    int verdictCacheSize;
+
     @Override
     public Integer call() throws Exception {
         logging.apply();
@@ -317,7 +345,8 @@ final class RunCommand implements Callable<Integer> {
                 queueCount,
                 "none".equals(stateDir) ? AgentConfig.State.OFF : new AgentConfig.State(Path.of(stateDir), stateMaxAge),
                 guard(queueCount),
-                queueLength);
+                queueLength,
+                new CacheSettings(verdictCache, verdictCacheTtl, verdictCacheSize));
     }
 
     private AgentConfig.Guard guard(int queueCount) {

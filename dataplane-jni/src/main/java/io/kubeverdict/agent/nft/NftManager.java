@@ -87,11 +87,26 @@ public final class NftManager {
             QueuePath forcedPath,
             TableLayout forcedLayout,
             CutAction cutAction) {
+        return create(
+                nft, table, queueNumber, queues, failOpen, forcedPath, forcedLayout, cutAction, CacheSettings.OFF);
+    }
+
+    /** Like {@link #create(Nftables, String, int, int, boolean, QueuePath, TableLayout, CutAction)}, with a verdict cache. */
+    public static NftManager create(
+            Nftables nft,
+            String table,
+            int queueNumber,
+            int queues,
+            boolean failOpen,
+            QueuePath forcedPath,
+            TableLayout forcedLayout,
+            CutAction cutAction,
+            CacheSettings cache) {
         QueuePath path = forcedPath != null ? forcedPath : QueuePathProbe.detect(nft, table);
         TableLayout layout = forcedLayout != null ? forcedLayout : TableLayout.INET;
         return new NftManager(
                 nft,
-                new RulesetConfig(table, queueNumber, failOpen, path, layout, cutAction, queues),
+                new RulesetConfig(table, queueNumber, failOpen, path, layout, cutAction, queues, cache),
                 forcedLayout != null);
     }
 
@@ -114,9 +129,17 @@ public final class NftManager {
      * earlier run was found (and replaced).
      */
     public synchronized boolean start(PodAddresses addresses) {
+        return start(addresses, 0);
+    }
+
+    /**
+     * As {@link #start(PodAddresses)}, with an empty verdict cache (when configured) whose current
+     * tag is {@code cacheMark} ({@link CacheMarks#mark}; 0: nothing is added to it).
+     */
+    public synchronized boolean start(PodAddresses addresses, int cacheMark) {
         Objects.requireNonNull(addresses);
         boolean leftover = tableExists();
-        nft.run(RulesetRenderer.replaceTable(config, addresses));
+        nft.run(RulesetRenderer.replaceTable(config, addresses, cacheMark));
         if (config.path() == QueuePath.XT_NFQUEUE) {
             try {
                 installXtRules();
@@ -127,7 +150,7 @@ public final class NftManager {
                 // this kernel's nft_compat will not put NFQUEUE in an inet table: ip + ip6 tables
                 // (the replacement transaction also removes the inet table just made)
                 config = config.withLayout(TableLayout.SPLIT);
-                nft.run(RulesetRenderer.replaceTable(config, addresses));
+                nft.run(RulesetRenderer.replaceTable(config, addresses, cacheMark));
                 installXtRules();
             }
         }
@@ -153,6 +176,51 @@ public final class NftManager {
             nft.run(RulesetRenderer.resync(config, desired));
         }
         applied = desired;
+    }
+
+    /**
+     * A new generation: brings the sets to {@code desired} and, in the same transaction, empties
+     * the verdict cache and makes {@code cacheMark} its only tag (0: nothing may be added). Runs
+     * even when the addresses did not change; without a cache it is {@link #update(PodAddresses)}.
+     */
+    public synchronized void update(PodAddresses desired, int cacheMark) {
+        Objects.requireNonNull(desired);
+        if (!started) {
+            throw new IllegalStateException("start() first");
+        }
+        String reset = RulesetRenderer.cacheReset(config, cacheMark);
+        if (reset.isEmpty()) {
+            update(desired);
+            return;
+        }
+        try {
+            nft.run(reset + RulesetRenderer.diff(config, applied, desired));
+        } catch (NftablesException e) {
+            // our view and the kernel disagree (an element added/deleted behind our back): rewrite
+            nft.run(reset + RulesetRenderer.resync(config, desired));
+        }
+        applied = desired;
+    }
+
+    /** Empties the verdict cache and lets nothing be added to it until the next generation (a no-op without one). */
+    public synchronized void disableCache() {
+        String reset = RulesetRenderer.cacheReset(config, 0);
+        if (started && !reset.isEmpty()) {
+            nft.run(reset);
+        }
+    }
+
+    /** Renews the verdict cache's liveness ({@link RulesetRenderer#cacheAlive}); a no-op without a cache or table. */
+    public synchronized void renewCacheLiveness() {
+        String alive = RulesetRenderer.cacheAlive(config);
+        if (started && !alive.isEmpty()) {
+            nft.run(alive);
+        }
+    }
+
+    /** The verdict cache's counters and size as the kernel has them now; zeros without a cache or table. */
+    public synchronized CacheCounters cacheCounters() {
+        return started ? CacheCounters.read(nft, config) : CacheCounters.NONE;
     }
 
     /** Deletes our table if present. */

@@ -3,8 +3,6 @@ package io.kubeverdict.agent.nft;
 
 import io.kubeverdict.jni.Nftables;
 import io.kubeverdict.jni.NftablesException;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Reads how many packets our table(s) sent to the queue ({@link RulesetRenderer#QUEUED_COUNTER},
@@ -12,8 +10,6 @@ import java.util.regex.Pattern;
  * not shared between threads.
  */
 public final class QueuedCounter {
-    private static final Pattern PACKETS = Pattern.compile("packets (\\d+)");
-
     private QueuedCounter() {}
 
     /** The count; a table that is not there (yet, or any more) counts 0. */
@@ -21,17 +17,11 @@ public final class QueuedCounter {
         long n = 0;
         for (String table : RulesetRenderer.tableRefs(config)) {
             try {
-                n += packets(nft.run("list counter " + table + " " + RulesetRenderer.QUEUED_COUNTER));
+                n += CacheCounters.packets(nft.run("list counter " + table + " " + RulesetRenderer.QUEUED_COUNTER));
             } catch (NftablesException e) {
                 // no table (before the first apply, or removed at exit): nothing was queued through it
             }
         }
         return n;
-    }
-
-    /** The packet count of nft's listing of one named counter (0 when there is none). */
-    static long packets(String listing) {
-        Matcher m = PACKETS.matcher(listing);
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
     }
 }

@@ -10,6 +10,7 @@ package io.kubeverdict.agent.nft;
  * @param failOpen true: the queue rule carries bypass, so packets pass when no program listens
  *     on the queue (agent down); false: they are dropped until the agent answers
  * @param cutAction what happens to packets of connections the agent cut ({@link FlowMarks#CUT})
+ * @param cache the verdict cache's sets and rules, or none ({@link CacheSettings#OFF})
  */
 public record RulesetConfig(
         String table,
@@ -18,7 +19,8 @@ public record RulesetConfig(
         QueuePath path,
         TableLayout layout,
         CutAction cutAction,
-        int queues) {
+        int queues,
+        CacheSettings cache) {
     public static final String DEFAULT_TABLE = "kube_verdict";
 
     /** One inet table; cut connections are dropped. */
@@ -35,6 +37,18 @@ public record RulesetConfig(
     public RulesetConfig(
             String table, int queueNumber, boolean failOpen, QueuePath path, TableLayout layout, CutAction cutAction) {
         this(table, queueNumber, failOpen, path, layout, cutAction, 1);
+    }
+
+    /** No verdict cache. */
+    public RulesetConfig(
+            String table,
+            int queueNumber,
+            boolean failOpen,
+            QueuePath path,
+            TableLayout layout,
+            CutAction cutAction,
+            int queues) {
+        this(table, queueNumber, failOpen, path, layout, cutAction, queues, CacheSettings.OFF);
     }
 
     public RulesetConfig {
@@ -57,14 +71,17 @@ public record RulesetConfig(
         if (cutAction == null) {
             throw new IllegalArgumentException("cut action is required");
         }
+        if (cache == null) {
+            throw new IllegalArgumentException("cache settings are required (CacheSettings.OFF for none)");
+        }
     }
 
     public RulesetConfig withPath(QueuePath newPath) {
-        return new RulesetConfig(table, queueNumber, failOpen, newPath, layout, cutAction, queues);
+        return new RulesetConfig(table, queueNumber, failOpen, newPath, layout, cutAction, queues, cache);
     }
 
     public RulesetConfig withLayout(TableLayout newLayout) {
-        return new RulesetConfig(table, queueNumber, failOpen, path, newLayout, cutAction, queues);
+        return new RulesetConfig(table, queueNumber, failOpen, path, newLayout, cutAction, queues, cache);
     }
 
     /** The last queue of the range. */

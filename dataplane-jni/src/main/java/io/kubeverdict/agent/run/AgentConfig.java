@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.run;
 
+import io.kubeverdict.agent.nft.CacheSettings;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
@@ -26,6 +27,7 @@ import java.util.List;
  * @param guard the pod address guard; null = its defaults (on, with the snapshot's pod ranges)
  * @param queueLength packets that may wait for a verdict on each verdict queue; the kernel drops the
  *     overflow (accepts it, fail-open) (1..{@value io.kubeverdict.jni.NfQueue#MAX_LENGTH})
+ * @param verdictCache the kernel's verdict cache for repeated connections; null = its defaults (on)
  */
 public record AgentConfig(
         String node,
@@ -45,7 +47,8 @@ public record AgentConfig(
         int queues,
         State state,
         Guard guard,
-        int queueLength) {
+        int queueLength,
+        CacheSettings verdictCache) {
     /** Most queues (verdict threads) one agent runs. */
     public static final int MAX_QUEUES = 64;
     /** The default number of queues is one per CPU the agent may use, at most this many. */
@@ -187,7 +190,17 @@ public record AgentConfig(
         }
     }
 
+    /**
+     * The verdict cache's defaults: off (opt-in with --verdict-cache: a killed fail-closed agent's
+     * cached keys still pass for up to {@value CacheSettings#LIVENESS_SECONDS} s), keys kept {@value
+     * CacheSettings#DEFAULT_TTL_SECONDS} s, {@value CacheSettings#DEFAULT_SIZE} per family.
+     */
+    public static final CacheSettings DEFAULT_VERDICT_CACHE = CacheSettings.OFF;
+
     public AgentConfig {
+        if (verdictCache == null) {
+            verdictCache = DEFAULT_VERDICT_CACHE;
+        }
         if (state == null) {
             state = State.OFF;
         }

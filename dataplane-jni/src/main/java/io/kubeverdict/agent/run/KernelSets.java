@@ -30,6 +30,31 @@ final class KernelSets implements SelectedSetsProgrammer {
 
     @Override
     public void program(SelectedAddresses selected) {
+        program(selected, 0, false);
+    }
+
+    /**
+     * With the verdict cache: the sets, an emptied cache and its new tag in one transaction. When
+     * that fails, the cache is emptied and untagged on its own (if even that fails, the table keeps
+     * keys of the state before: the stream resyncs, whose next generation tries again).
+     */
+    @Override
+    public void program(SelectedAddresses selected, int cacheMark) {
+        try {
+            program(selected, cacheMark, true);
+        } catch (RuntimeException e) {
+            if (started) {
+                try {
+                    manager.disableCache();
+                } catch (RuntimeException again) {
+                    e.addSuppressed(again);
+                }
+            }
+            throw e;
+        }
+    }
+
+    private void program(SelectedAddresses selected, int cacheMark, boolean cached) {
         List<String> all = new ArrayList<>(selected.ipv4());
         all.addAll(selected.ipv6());
         SelectedAddresses.Guarded g = selected.guarded();
@@ -39,16 +64,16 @@ final class KernelSets implements SelectedSetsProgrammer {
         long begin = System.nanoTime();
         boolean ok = false;
         try {
-            apply(addresses, selected);
+            apply(addresses, selected, cacheMark, cached);
             ok = true;
         } finally {
             metrics.applied(wholeTable, System.nanoTime() - begin, ok);
         }
     }
 
-    private void apply(PodAddresses addresses, SelectedAddresses selected) {
+    private void apply(PodAddresses addresses, SelectedAddresses selected, int cacheMark, boolean cached) {
         if (!started) {
-            boolean leftover = manager.start(addresses);
+            boolean leftover = manager.start(addresses, cacheMark);
             started = true;
             log.info(
                     "nftables table {} written ({}), {} selected addresses, queue path {}",
@@ -56,6 +81,8 @@ final class KernelSets implements SelectedSetsProgrammer {
                     leftover ? "replaced a leftover" : "new",
                     selected.size(),
                     manager.path());
+        } else if (cached) {
+            manager.update(addresses, cacheMark);
         } else {
             manager.update(addresses);
         }

@@ -5,6 +5,7 @@ import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.metrics.PolicyVerdictMetrics;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.verdict.Judge;
+import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.PacketTuple;
 
 /**
@@ -17,6 +18,10 @@ final class ObservedJudge implements Judge {
     private final StateHolder state;
     private final VerdictFeed.Producer feed;
     private final PolicyVerdictMetrics policyVerdicts;
+    private int cacheMark; // of the last decided packet (this judge's thread only)
+    private static final int TCP = 6;
+    private static final int UDP = 17;
+    private static final int SCTP = 132;
 
     ObservedJudge(StateHolder state, VerdictFeed feed, PolicyVerdictMetrics policyVerdicts) {
         this(state, feed.producer(), policyVerdicts);
@@ -30,12 +35,16 @@ final class ObservedJudge implements Judge {
 
     @Override
     public int decide(PacketTuple packet) {
+        cacheMark = 0;
         StateHolder.Generation current = state.generation();
         if (current != null
                 && current.state().guard().holds(packet, current.state().index())) {
             return Judge.HOLD;
         }
         int code = state.decide(current, packet);
+        if (current != null && current.cacheMark() != 0 && Decision.allowed(code) && cacheable(current, packet)) {
+            cacheMark = current.cacheMark();
+        }
         try {
             feed.publish(packet, code);
             policyVerdicts.record(current == null ? null : current.state(), code);
@@ -43,5 +52,20 @@ final class ObservedJudge implements Judge {
             // Telemetry never changes a verdict (the audit's L2): a failure here costs a count or a watched event.
         }
         return code;
+    }
+
+    @Override
+    public int cacheMark() {
+        return cacheMark;
+    }
+
+    /**
+     * A decision the kernel may repeat for the same key: a protocol whose key has a destination port
+     * (TCP, UDP, SCTP), and no address learned from DNS can have taken part (neither end watches
+     * domain names; learned sets change without a new generation).
+     */
+    private static boolean cacheable(StateHolder.Generation g, PacketTuple packet) {
+        int p = packet.protocol;
+        return (p == TCP || p == UDP || p == SCTP) && !g.state().index().mayUseLearned(packet);
     }
 }

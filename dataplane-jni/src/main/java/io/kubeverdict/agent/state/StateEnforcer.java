@@ -15,7 +15,9 @@ import org.slf4j.LoggerFactory;
  * change the kernel's queue sets. The order matters: a newly selected pod's first packets reach the
  * queue only after the index that knows it is in place, and an unselected pod leaves the sets only
  * after the index stopped isolating it, so no packet is judged by a generation that doesn't know it.
- * Then the listener hears of it (established connections are judged again from there).
+ * Then the listener hears of it (established connections are judged again from there). With the
+ * verdict cache on, every generation also empties the kernel's cache in the same transaction and
+ * gives the kernel its new tag ({@link CacheGenerations}).
  *
  * <p>The index is made from the enforced one by {@link SnapshotIndex#update}, which redoes only
  * what the change touches (a few set members, an endpoint: a copy of the pages they fall in) and
@@ -32,6 +34,7 @@ public final class StateEnforcer implements Enforcer {
     private final Clock clock;
     private final GenerationListener listener;
     private final Function<NodeSnapshot, PodGuard> guards;
+    private final CacheGenerations cache;
     private SelectedAddresses programmed;
     private volatile IndexUpdate.Result lastIndexUpdate;
 
@@ -50,6 +53,18 @@ public final class StateEnforcer implements Enforcer {
             Clock clock,
             GenerationListener listener,
             Function<NodeSnapshot, PodGuard> guards) {
+        this(holder, kernel, clock, listener, guards, CacheGenerations.OFF);
+    }
+
+    /** @param cache the verdict cache's tags (each generation empties the kernel's cache in its transaction) */
+    public StateEnforcer(
+            StateHolder holder,
+            SelectedSetsProgrammer kernel,
+            Clock clock,
+            GenerationListener listener,
+            Function<NodeSnapshot, PodGuard> guards,
+            CacheGenerations cache) {
+        this.cache = cache;
         this.holder = holder;
         this.kernel = kernel;
         this.clock = clock;
@@ -87,8 +102,19 @@ public final class StateEnforcer implements Enforcer {
         PodGuard guard = guards.apply(snapshot);
         SelectedAddresses selected = SelectedAddresses.of(snapshot, guard);
         EnforcedState now = new EnforcedState(snapshot, update.index(), selected, sequence, clock.millis(), guard);
-        holder.swap(now);
-        if (!selected.equals(programmed)) {
+        int cacheMark = cache.nextMark();
+        holder.swap(now, cacheMark);
+        if (cache.enabled()) {
+            // Every generation empties the cache, in the transaction of its set changes; only
+            // packets judged by it may fill it again, once older verdicts are all in (arm).
+            try {
+                kernel.program(selected, cache.arm(cacheMark));
+            } catch (Exception e) {
+                cache.failed();
+                throw e;
+            }
+            programmed = selected;
+        } else if (!selected.equals(programmed)) {
             kernel.program(selected);
             programmed = selected;
         }

@@ -15,8 +15,11 @@ import io.kubeverdict.policy.PacketTuple;
  * asks one generation's index about another's numbers.
  */
 public final class StateHolder {
-    /** One enforced state with the learned-address view its index numbers. */
-    public record Generation(EnforcedState state, LearnedAddressBook.View learned) {}
+    /**
+     * One enforced state with the learned-address view its index numbers, and the verdict cache tag
+     * its cacheable accepts carry ({@code io.kubeverdict.agent.nft.CacheMarks}; 0: none are tagged).
+     */
+    public record Generation(EnforcedState state, LearnedAddressBook.View learned, int cacheMark) {}
 
     private final int defaultDecision;
     private final LearnedAddressBook book;
@@ -49,7 +52,12 @@ public final class StateHolder {
     }
 
     public void swap(EnforcedState next) {
-        current = new Generation(next, book.view(next.index()));
+        swap(next, 0);
+    }
+
+    /** Makes {@code next} the generation the verdict loops decide with, its cacheable accepts tagged {@code cacheMark}. */
+    public void swap(EnforcedState next, int cacheMark) {
+        current = new Generation(next, book.view(next.index()), cacheMark);
     }
 
     /** The applied generation (state and its learned view), or null before the first InSync. */

@@ -18,4 +18,14 @@ public interface Judge {
     int HOLD = Integer.MIN_VALUE;
 
     int decide(PacketTuple packet);
+
+    /**
+     * The verdict cache's tag for the packet {@link #decide} just allowed, as skb mark bits: non-zero
+     * when that decision depended only on the packet's (source, destination, protocol, destination
+     * port) under the generation that made it, so the kernel may accept later connections with the
+     * same key itself; 0 otherwise (and for denies). Read on the same thread right after decide.
+     */
+    default int cacheMark() {
+        return 0;
+    }
 }

@@ -23,10 +23,13 @@ final class PacketDecider {
     static final int ACCEPT = 1;
     /** To the hold queue: the judge answered {@link Judge#HOLD}. */
     static final int HOLD = 2;
+    /** Accepted, and the kernel may remember the key: tag the packet with {@link #cacheMark()}. */
+    static final int ACCEPT_CACHEABLE = 3;
 
     private final PacketTuple tuple = new PacketTuple();
     private final VerdictObserver observer;
     private final boolean judgeFailureAllows;
+    private int cacheMark;
 
     PacketDecider(VerdictObserver observer, boolean judgeFailureAllows) {
         this.observer = observer;
@@ -38,10 +41,16 @@ final class PacketDecider {
      * {@code offset} of {@code buffer} is accepted; {@code timed}: report its processing time.
      */
     boolean allows(Judge judge, ByteBuffer buffer, int offset, int copied, int length, boolean timed) {
-        return verdict(judge, buffer, offset, copied, length, timed) == ACCEPT;
+        int verdict = verdict(judge, buffer, offset, copied, length, timed);
+        return verdict == ACCEPT || verdict == ACCEPT_CACHEABLE;
     }
 
-    /** As {@link #allows}: {@link #DROP}, {@link #ACCEPT} or {@link #HOLD}. */
+    /** The cache tag's mark bits of the last {@link #ACCEPT_CACHEABLE}. */
+    int cacheMark() {
+        return cacheMark;
+    }
+
+    /** As {@link #allows}: {@link #DROP}, {@link #ACCEPT}, {@link #ACCEPT_CACHEABLE} or {@link #HOLD}. */
     int verdict(Judge judge, ByteBuffer buffer, int offset, int copied, int length, boolean timed) {
         long start = timed ? System.nanoTime() : 0;
         int result = PacketParser.parse(buffer, offset, copied, length, tuple);
@@ -66,6 +75,14 @@ final class PacketDecider {
         } catch (RuntimeException e) {
             // Counting a verdict never changes it (the audit's L2): a failing meter costs a count, not the policy.
         }
-        return allow ? ACCEPT : DROP;
+        if (!allow) {
+            return DROP;
+        }
+        int mark = judge.cacheMark();
+        if (mark != 0) {
+            cacheMark = mark;
+            return ACCEPT_CACHEABLE;
+        }
+        return ACCEPT;
     }
 }

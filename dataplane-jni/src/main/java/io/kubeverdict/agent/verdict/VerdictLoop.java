@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.verdict;
 
+import io.kubeverdict.agent.nft.CacheMarks;
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.jni.PacketBatch;
 import io.kubeverdict.runtime.FatalThreads;
@@ -133,6 +134,14 @@ public final class VerdictLoop implements AutoCloseable {
             switch (decider.verdict(
                     current, buffer, batch.dataOffset(i), batch.copiedLength(i), batch.packetLength(i), timed)) {
                 case PacketDecider.ACCEPT -> batch.accept(i);
+                case PacketDecider.ACCEPT_CACHEABLE -> {
+                    int mark = batch.mark(i);
+                    if ((mark & CacheMarks.MASK) == 0) {
+                        batch.acceptMarked(i, mark | decider.cacheMark());
+                    } else {
+                        batch.accept(i); // tag bits in use by someone else: not cached, and left as they are
+                    }
+                }
                 case PacketDecider.HOLD -> {
                     if (holding) {
                         batch.hold(i);

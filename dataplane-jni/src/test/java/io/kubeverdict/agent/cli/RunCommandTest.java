@@ -131,6 +131,34 @@ class RunCommandTest {
     }
 
     @Test
+    void theVerdictCacheIsOptInWithFlagsForItsShape() throws Exception {
+        AgentConfig c = parse("--node", "n", "--control-plane", "localhost:1");
+        assertThat(c.verdictCache()).isEqualTo(AgentConfig.DEFAULT_VERDICT_CACHE);
+        assertThat(c.verdictCache().enabled()).isFalse();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--no-verdict-cache")
+                        .verdictCache()
+                        .enabled())
+                .isFalse();
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--verdict-cache")
+                        .verdictCache()
+                        .enabled())
+                .isTrue();
+        AgentConfig shaped = parse(
+                "--node",
+                "n",
+                "--control-plane",
+                "localhost:1",
+                "--verdict-cache",
+                "--verdict-cache-ttl",
+                "5",
+                "--verdict-cache-size",
+                "9");
+        assertThat(shaped.verdictCache()).isEqualTo(io.kubeverdict.agent.nft.CacheSettings.on(5, 9));
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--verdict-cache-ttl", "0"))
+                .hasMessageContaining("TTL");
+    }
+
+    @Test
     void theQueueLengthHasABoundedDefaultAndAFlag() throws Exception {
         AgentConfig c = parse("--node", "n", "--control-plane", "localhost:1");
         assertThat(c.queueLength()).isEqualTo(AgentConfig.DEFAULT_QUEUE_LENGTH).isEqualTo(8192);

@@ -278,4 +278,47 @@ class RulesetRendererTest {
                         .lastQueue())
                 .isEqualTo(65535);
     }
+
+    @Test
+    void theVerdictCacheHasSetsRulesAndATagOnlyWhenOn() {
+        RulesetConfig off = new RulesetConfig("t", 7, false, QueuePath.XT_NFQUEUE, TableLayout.INET, CutAction.DROP, 1);
+        RulesetConfig on = new RulesetConfig(
+                "t", 7, false, QueuePath.XT_NFQUEUE, TableLayout.INET, CutAction.DROP, 1, CacheSettings.on(30, 100));
+        PodAddresses pods = PodAddresses.of(List.of("10.0.0.1", "fd00::1"));
+        assertThat(RulesetRenderer.replaceTable(off, pods, CacheMarks.mark(1))).doesNotContain("cache");
+        assertThat(RulesetRenderer.cacheReset(off, CacheMarks.mark(1))).isEmpty();
+        assertThat(RulesetRenderer.cacheAlive(off)).isEmpty();
+
+        String table = RulesetRenderer.replaceTable(on, pods, CacheMarks.mark(2));
+        assertThat(table)
+                .contains("type ipv4_addr . ipv4_addr . inet_proto . inet_service")
+                .contains("timeout 30s")
+                .contains("size 100")
+                .contains("set cachetag4 {\n\t\ttype mark\n\t\telements = { 0x00002000 }")
+                .contains("ct state new meta l4proto { tcp, udp, sctp } meta nfproto @cachelive4 ip saddr . ip daddr . "
+                        + "meta l4proto . th dport @cache4 counter name cachehits4 accept")
+                .contains("set cachelive6 {\n\t\ttype nf_proto\n\t\tflags timeout\n\t\telements = { ipv6 timeout 2s }")
+                .contains("ct state new meta mark & 0x00003000 @cachetag4 meta l4proto { tcp, udp, sctp } add @cache4 "
+                        + "{ ip saddr . ip daddr . meta l4proto . th dport } counter name cacheadds4")
+                .contains("ct state new meta mark & 0x00003000 != 0 meta mark set meta mark & 0xffffcfff");
+        // the hit rule comes after the cut rule and before the queue rules, in forward and input
+        String forward = table.substring(table.indexOf("chain forward {"), table.indexOf("chain input {"));
+        assertThat(forward.indexOf("goto cut")).isLessThan(forward.indexOf("@cache4"));
+        assertThat(forward.indexOf("@cache6")).isLessThan(forward.indexOf("goto to_queue"));
+
+        assertThat(RulesetRenderer.cacheReset(on, CacheMarks.mark(3)))
+                .isEqualTo("flush set inet t cachetag4\nflush set inet t cachetag6\nflush set inet t cache4\n"
+                        + "flush set inet t cache6\nadd element inet t cachetag4 { 0x00003000 }\n"
+                        + "add element inet t cachetag6 { 0x00003000 }\n");
+        assertThat(RulesetRenderer.cacheAlive(on))
+                .isEqualTo("add element inet t cachelive4 { ipv4 timeout 2s }\n"
+                        + "delete element inet t cachelive4 { ipv4 }\n"
+                        + "add element inet t cachelive4 { ipv4 timeout 2s }\n"
+                        + "add element inet t cachelive6 { ipv6 timeout 2s }\n"
+                        + "delete element inet t cachelive6 { ipv6 }\n"
+                        + "add element inet t cachelive6 { ipv6 timeout 2s }\n");
+        assertThat(RulesetRenderer.cacheReset(on.withLayout(TableLayout.SPLIT), 0))
+                .isEqualTo("flush set ip t cachetag4\nflush set ip6 t cachetag6\nflush set ip t cache4\n"
+                        + "flush set ip6 t cache6\n");
+    }
 }

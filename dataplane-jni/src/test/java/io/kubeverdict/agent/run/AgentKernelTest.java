@@ -310,6 +310,9 @@ class AgentKernelTest {
         assertThat(established).as("allowed connection\n" + agent.log()).isNotNull();
 
         agent.kill();
+        // The allowed key is in the verdict cache, which answers until the dead agent's liveness
+        // element expires (CacheSettings.LIVENESS_SECONDS after its last renewal).
+        Thread.sleep(io.kubeverdict.agent.nft.CacheSettings.LIVENESS_SECONDS * 1000L + 500);
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
                 .as("killed, fail-closed: new connections dropped")
                 .isFalse();

@@ -82,4 +82,46 @@ class StateEnforcerTest {
         enforcer.enforce(SnapshotFixtures.allowFromB(), 2);
         assertThat(programmed).hasSize(1);
     }
+
+    @Test
+    void withTheVerdictCacheEveryGenerationGetsANewTagAndProgramsTheKernelAfterOlderVerdictsAreIn() throws Exception {
+        List<String> steps = new ArrayList<>();
+        List<Integer> marks = new ArrayList<>();
+        StateHolder cached = new StateHolder(0);
+        CacheGenerations generations = new CacheGenerations(
+                true,
+                timeout -> {
+                    steps.add("await with generation " + cached.current().sequence());
+                    return true;
+                },
+                100);
+        StateEnforcer withCache = new StateEnforcer(
+                cached,
+                new SelectedSetsProgrammer() {
+                    @Override
+                    public void program(SelectedAddresses selected) {
+                        throw new AssertionError("the cache's variant is used");
+                    }
+
+                    @Override
+                    public void program(SelectedAddresses selected, int cacheMark) {
+                        steps.add("program");
+                        marks.add(cacheMark);
+                    }
+                },
+                Clock.systemUTC(),
+                GenerationListener.NONE,
+                snapshot -> PodGuard.NONE,
+                generations);
+        withCache.enforce(SnapshotFixtures.allowFromB(), 1);
+        assertThat(cached.generation().cacheMark()).isEqualTo(marks.get(0)).isNotZero();
+        withCache.enforce(
+                SnapshotFixtures.allowFromB().toBuilder().clearIpSets().build(), 2);
+        assertThat(steps)
+                .as("the kernel is told even when the selection did not change, each time after the wait")
+                .containsExactly("await with generation 1", "program", "await with generation 2", "program");
+        assertThat(marks.get(1)).isNotZero().isNotEqualTo(marks.get(0));
+        assertThat(cached.generation().cacheMark()).isEqualTo(marks.get(1));
+        assertThat(generations.flushes()).isEqualTo(2);
+    }
 }

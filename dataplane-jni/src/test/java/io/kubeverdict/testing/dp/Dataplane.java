@@ -90,6 +90,76 @@ public final class Dataplane implements AutoCloseable {
         }
     }
 
+    /** Programs the table with a verdict cache whose current tag is {@code cacheMark} (one queue, cut connections dropped). */
+    public static Dataplane cached(
+            TestNamespace node,
+            QueuePath path,
+            int queueNumber,
+            List<String> pods,
+            io.kubeverdict.agent.nft.CacheSettings cache,
+            int cacheMark)
+            throws Exception {
+        NetnsThread thread = new NetnsThread(node.path());
+        try {
+            return thread.call(() -> {
+                        Nftables nft = new Nftables();
+                        NftManager manager = NftManager.create(
+                                nft,
+                                TABLE,
+                                queueNumber,
+                                1,
+                                false,
+                                path,
+                                null,
+                                io.kubeverdict.agent.nft.CutAction.DROP,
+                                cache);
+                        boolean leftover = manager.start(PodAddresses.of(pods), cacheMark);
+                        return new Dataplane(thread, nft, manager, leftover);
+                    })
+                    .withHeartbeat();
+        } catch (Exception e) {
+            thread.close();
+            throw e;
+        }
+    }
+
+    private io.kubeverdict.agent.nft.CacheHeartbeat heartbeat;
+
+    /** Renews the cache's liveness as a running agent does, until {@link #stopHeartbeat} or close. */
+    private Dataplane withHeartbeat() {
+        heartbeat = new io.kubeverdict.agent.nft.CacheHeartbeat(() -> {
+            try {
+                nodeThread.call(() -> {
+                    manager.renewCacheLiveness();
+                    return null;
+                });
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        return this;
+    }
+
+    /** Stops renewing the cache's liveness, as a killed agent does. */
+    public void stopHeartbeat() throws InterruptedException {
+        if (heartbeat != null) {
+            heartbeat.close();
+            heartbeat = null;
+        }
+    }
+
+    /** A new generation's kernel change: the pods, an emptied cache, tag {@code cacheMark}. */
+    public void update(List<String> pods, int cacheMark) throws Exception {
+        nodeThread.call(() -> {
+            manager.update(PodAddresses.of(pods), cacheMark);
+            return null;
+        });
+    }
+
+    public io.kubeverdict.agent.nft.CacheCounters cacheCounters() throws Exception {
+        return nodeThread.call(manager::cacheCounters);
+    }
+
     /** Binds the queue(s) in the node and starts a verdict loop on each, all with one observer. */
     public Dataplane listen(Judge judge, VerdictObserver observer, boolean defaultAllow) throws Exception {
         List<VerdictObserver> observers = new java.util.ArrayList<>();
@@ -163,6 +233,7 @@ public final class Dataplane implements AutoCloseable {
         }
         closed = true;
         try {
+            stopHeartbeat();
             stopListening();
             nodeThread.call(() -> {
                 nft.close();
@@ -180,6 +251,7 @@ public final class Dataplane implements AutoCloseable {
         }
         closed = true;
         try {
+            stopHeartbeat();
             stopListening();
             nodeThread.call(() -> {
                 manager.remove();

@@ -31,10 +31,9 @@ public record CacheCounters(long hits, long adds, long entries) {
         for (boolean v4 : new boolean[] {true, false}) {
             String table = RulesetRenderer.tableRef(config, v4);
             String suffix = v4 ? "4" : "6";
-            hits += packets(nft.run("list counter " + table + " " + RulesetRenderer.CACHE_HITS + suffix));
-            adds += packets(nft.run("list counter " + table + " " + RulesetRenderer.CACHE_ADDS + suffix));
-            entries += elements(
-                    nft.run("list set " + table + " " + (v4 ? RulesetRenderer.CACHE_V4 : RulesetRenderer.CACHE_V6)));
+            hits += packets(nft.run("list counter " + table + " " + CacheRules.CACHE_HITS + suffix));
+            adds += packets(nft.run("list counter " + table + " " + CacheRules.CACHE_ADDS + suffix));
+            entries += elements(nft.run("list set " + table + " " + (v4 ? CacheRules.CACHE_V4 : CacheRules.CACHE_V6)));
         }
         return new CacheCounters(hits, adds, entries);
     }

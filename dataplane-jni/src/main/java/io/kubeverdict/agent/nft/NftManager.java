@@ -188,7 +188,7 @@ public final class NftManager {
         if (!started) {
             throw new IllegalStateException("start() first");
         }
-        String reset = RulesetRenderer.cacheReset(config, cacheMark);
+        String reset = CacheRules.cacheReset(config, cacheMark);
         if (reset.isEmpty()) {
             update(desired);
             return;
@@ -204,7 +204,7 @@ public final class NftManager {
 
     /** Empties the verdict cache and lets nothing be added to it until the next generation (a no-op without one). */
     public synchronized void disableCache() {
-        String reset = RulesetRenderer.cacheReset(config, 0);
+        String reset = CacheRules.cacheReset(config, 0);
         if (started && !reset.isEmpty()) {
             nft.run(reset);
         }
@@ -212,7 +212,7 @@ public final class NftManager {
 
     /** Renews the verdict cache's liveness ({@link RulesetRenderer#cacheAlive}); a no-op without a cache or table. */
     public synchronized void renewCacheLiveness() {
-        String alive = RulesetRenderer.cacheAlive(config);
+        String alive = CacheRules.cacheAlive(config);
         if (started && !alive.isEmpty()) {
             nft.run(alive);
         }

@@ -33,17 +33,17 @@ import java.util.TreeSet;
  *   <li>{@value #CHAIN_CUT} (unless the cut action is {@link CutAction#NONE}): the first rule of
  *       forward, input and {@code output} sends every packet of a connection marked
  *       {@link FlowMarks#CUT} there, to be dropped (or answered with a TCP reset);</li>
- *   <li>the verdict cache (when {@link RulesetConfig#cache()} is on): sets {@value #CACHE_V4}/{@value
- *       #CACHE_V6} of (source, destination, protocol, destination port) keys with a timeout and a
+ *   <li>the verdict cache (when {@link RulesetConfig#cache()} is on): sets {@value CacheRules#CACHE_V4}/{@value
+ *       CacheRules#CACHE_V6} of (source, destination, protocol, destination port) keys with a timeout and a
  *       size bound. In forward and input, after the cut rule and the early accept, a new TCP, UDP or SCTP
  *       connection whose key is there is accepted without queueing while the agent lives ({@value
- *       #CACHE_LIVE_V4}/{@value #CACHE_LIVE_V6}, renewed by it) (counter {@value
- *       #CACHE_HITS}4/6); the admitted chains still mark it. In the admitted chains, a first packet
+ *       CacheRules#CACHE_LIVE_V4}/{@value CacheRules#CACHE_LIVE_V6}, renewed by it) (counter {@value
+ *       CacheRules#CACHE_HITS}4/6); the admitted chains still mark it. In the admitted chains, a first packet
  *       that left the queue with the current generation's tag in its skb mark ({@link CacheMarks};
- *       sets {@value #CACHE_TAG_V4}/{@value #CACHE_TAG_V6} hold the one current tag, or none)
- *       adds its key (counter {@value #CACHE_ADDS}4/6), and the tag bits are cleared. Every applied
+ *       sets {@value CacheRules#CACHE_TAG_V4}/{@value CacheRules#CACHE_TAG_V6} hold the one current tag, or none)
+ *       adds its key (counter {@value CacheRules#CACHE_ADDS}4/6), and the tag bits are cleared. Every applied
  *       generation empties the cache sets and replaces the tag in the transaction of its set
- *       changes ({@link #cacheReset}).</li>
+ *       changes ({@link CacheRules#cacheReset}).</li>
  * </ul>
  * Nothing in the output hook is queued: connections the node itself opens (kubelet probes) are
  * never judged and stay allowed; the output chain only stops the node's side of cut connections.
@@ -63,25 +63,6 @@ public final class RulesetRenderer {
     public static final String GUARD_V6 = "guard6";
     public static final String KNOWN_V4 = "known4";
     public static final String KNOWN_V6 = "known6";
-    /** The verdict cache: remembered keys, and the current generation's tag, per family. */
-    public static final String CACHE_V4 = "cache4";
-
-    public static final String CACHE_V6 = "cache6";
-    public static final String CACHE_TAG_V4 = "cachetag4";
-    public static final String CACHE_TAG_V6 = "cachetag6";
-    /**
-     * The cache answers only while its agent lives: these sets hold their family's nfproto with a
-     * timeout of {@link CacheSettings#LIVENESS_SECONDS} that the agent renews ({@link #cacheAlive});
-     * a killed agent's cache stops accepting within that time (its connections then meet the queue
-     * without a listener: dropped when fail-closed, accepted by bypass when fail-open).
-     */
-    public static final String CACHE_LIVE_V4 = "cachelive4";
-
-    public static final String CACHE_LIVE_V6 = "cachelive6";
-    /** Named counters (a 4 or 6 appended): new connections accepted from the cache, keys offered to it. */
-    public static final String CACHE_HITS = "cachehits";
-
-    public static final String CACHE_ADDS = "cacheadds";
     public static final String CHAIN_QUEUE = "to_queue";
     /**
      * Named counter of every packet the table sends to the queue chain. The kernel counts what the
@@ -148,23 +129,7 @@ public final class RulesetRenderer {
             set(s, KNOWN_V6, "ipv6_addr", addresses.guard().known6());
         }
         s.append("\tcounter ").append(QUEUED_COUNTER).append(" {\n\t}\n");
-        if (cache.enabled()) {
-            List<String> tag = cacheMark == 0 ? List.of() : List.of(CacheMarks.hex(cacheMark));
-            if (v4) {
-                cacheSet(s, CACHE_V4, "ipv4_addr", cache);
-                set(s, CACHE_TAG_V4, "mark", tag);
-                liveSet(s, CACHE_LIVE_V4, "ipv4");
-                s.append("\tcounter ").append(CACHE_HITS).append("4 {\n\t}\n");
-                s.append("\tcounter ").append(CACHE_ADDS).append("4 {\n\t}\n");
-            }
-            if (v6) {
-                cacheSet(s, CACHE_V6, "ipv6_addr", cache);
-                set(s, CACHE_TAG_V6, "mark", tag);
-                liveSet(s, CACHE_LIVE_V6, "ipv6");
-                s.append("\tcounter ").append(CACHE_HITS).append("6 {\n\t}\n");
-                s.append("\tcounter ").append(CACHE_ADDS).append("6 {\n\t}\n");
-            }
-        }
+        CacheRules.declare(s, cache, cacheMark, v4, v6);
         s.append("\tchain ")
                 .append(CHAIN_QUEUE)
                 .append(" {\n\t\t")
@@ -187,7 +152,7 @@ public final class RulesetRenderer {
                     .append('\n');
         }
         onlyNew(s);
-        cacheHitRules(s, cache, v4, v6);
+        CacheRules.hitRules(s, cache, v4, v6);
         for (String match : forwardMatches(v4, v6)) {
             queueRule(s, match);
         }
@@ -204,7 +169,7 @@ public final class RulesetRenderer {
                     .append('\n');
         }
         onlyNew(s);
-        cacheHitRules(s, cache, v4, v6);
+        CacheRules.hitRules(s, cache, v4, v6);
         for (String match : inputMatches(v4, v6)) {
             queueRule(s, match);
         }
@@ -229,14 +194,14 @@ public final class RulesetRenderer {
         // packet resumes at the next base chain of the hook, so these see exactly that.
         s.append("\tchain forward_admitted {\n\t\ttype filter hook forward priority filter + 1; policy accept;\n");
         onlyNew(s);
-        cacheAddRules(s, cache, v4, v6);
+        CacheRules.addRules(s, cache, v4, v6);
         for (String match : forwardMatches(v4, v6)) {
             admitRule(s, match);
         }
         s.append("\t}\n");
         s.append("\tchain input_admitted {\n\t\ttype filter hook input priority filter + 1; policy accept;\n");
         onlyNew(s);
-        cacheAddRules(s, cache, v4, v6);
+        CacheRules.addRules(s, cache, v4, v6);
         for (String match : inputMatches(v4, v6)) {
             admitRule(s, match);
         }
@@ -244,173 +209,10 @@ public final class RulesetRenderer {
         s.append("}\n");
     }
 
-    /** The key of a connection in the verdict cache, per family. */
-    private static String cacheKey(boolean v4) {
-        return v4 ? "ip saddr . ip daddr . meta l4proto . th dport" : "ip6 saddr . ip6 daddr . meta l4proto . th dport";
-    }
-
-    /** Only protocols whose fourth and fifth bytes of the transport header are a destination port. */
-    private static final String CACHED_PROTOCOLS = "meta l4proto { tcp, udp, sctp }";
-
-    /** A new connection whose key the cache holds: accepted here, the admitted chain marks it. */
-    private static void cacheHitRules(StringBuilder s, CacheSettings cache, boolean v4, boolean v6) {
-        if (!cache.enabled()) {
-            return;
-        }
-        if (v4) {
-            s.append("\t\tct state new ")
-                    .append(CACHED_PROTOCOLS)
-                    .append(" meta nfproto @")
-                    .append(CACHE_LIVE_V4)
-                    .append(' ')
-                    .append(cacheKey(true))
-                    .append(" @")
-                    .append(CACHE_V4)
-                    .append(" counter name ")
-                    .append(CACHE_HITS)
-                    .append("4 accept\n");
-        }
-        if (v6) {
-            s.append("\t\tct state new ")
-                    .append(CACHED_PROTOCOLS)
-                    .append(" meta nfproto @")
-                    .append(CACHE_LIVE_V6)
-                    .append(' ')
-                    .append(cacheKey(false))
-                    .append(" @")
-                    .append(CACHE_V6)
-                    .append(" counter name ")
-                    .append(CACHE_HITS)
-                    .append("6 accept\n");
-        }
-    }
-
-    /**
-     * A first packet the agent accepted with the current generation's tag adds its key; then the
-     * tag bits are cleared, whatever generation they name (a packet never leaves with them).
-     */
-    private static void cacheAddRules(StringBuilder s, CacheSettings cache, boolean v4, boolean v6) {
-        if (!cache.enabled()) {
-            return;
-        }
-        String tagged = "meta mark & " + CacheMarks.hex(CacheMarks.MASK);
-        if (v4) {
-            s.append("\t\tct state new ")
-                    .append(tagged)
-                    .append(" @")
-                    .append(CACHE_TAG_V4)
-                    .append(' ')
-                    .append(CACHED_PROTOCOLS)
-                    .append(" add @")
-                    .append(CACHE_V4)
-                    .append(" { ")
-                    .append(cacheKey(true))
-                    .append(" } counter name ")
-                    .append(CACHE_ADDS)
-                    .append("4\n");
-        }
-        if (v6) {
-            s.append("\t\tct state new ")
-                    .append(tagged)
-                    .append(" @")
-                    .append(CACHE_TAG_V6)
-                    .append(' ')
-                    .append(CACHED_PROTOCOLS)
-                    .append(" add @")
-                    .append(CACHE_V6)
-                    .append(" { ")
-                    .append(cacheKey(false))
-                    .append(" } counter name ")
-                    .append(CACHE_ADDS)
-                    .append("6\n");
-        }
-        s.append("\t\tct state new ")
-                .append(tagged)
-                .append(" != 0 meta mark set meta mark & ")
-                .append(CacheMarks.hex(~CacheMarks.MASK))
-                .append('\n');
-    }
-
-    /**
-     * Empties the verdict cache and makes {@code cacheMark} the only tag whose packets may add keys
-     * (0: none may); empty when the cache is off. Goes into the transaction of each generation's set
-     * changes, so no key remembered under an earlier state outlives it.
-     */
-    public static String cacheReset(RulesetConfig config, int cacheMark) {
-        if (!config.cache().enabled()) {
-            return "";
-        }
-        StringBuilder s = new StringBuilder();
-        for (String set : List.of(CACHE_TAG_V4, CACHE_TAG_V6, CACHE_V4, CACHE_V6)) {
-            s.append("flush set ").append(setRef(config, set)).append('\n');
-        }
-        if (cacheMark != 0) {
-            elements(s, "add", config, CACHE_TAG_V4, List.of(CacheMarks.hex(cacheMark)));
-            elements(s, "add", config, CACHE_TAG_V6, List.of(CacheMarks.hex(cacheMark)));
-        }
-        return s.toString();
-    }
-
-    /**
-     * Renews the cache's liveness elements for another {@link CacheSettings#LIVENESS_SECONDS}
-     * (re-adding one that expired); empty when the cache is off. Add, delete, add in one
-     * transaction: an element's timeout is set when it is added.
-     */
-    public static String cacheAlive(RulesetConfig config) {
-        if (!config.cache().enabled()) {
-            return "";
-        }
-        StringBuilder s = new StringBuilder();
-        for (String[] live : new String[][] {{CACHE_LIVE_V4, "ipv4"}, {CACHE_LIVE_V6, "ipv6"}}) {
-            String element = " { " + live[1] + " timeout " + CacheSettings.LIVENESS_SECONDS + "s }\n";
-            String ref = setRef(config, live[0]);
-            s.append("add element ").append(ref).append(element);
-            s.append("delete element ")
-                    .append(ref)
-                    .append(" { ")
-                    .append(live[1])
-                    .append(" }\n");
-            s.append("add element ").append(ref).append(element);
-        }
-        return s.toString();
-    }
-
-    /** Ends the cache's liveness at once (a clean stop that keeps the table); empty when the cache is off. */
-    public static String cacheDead(RulesetConfig config) {
-        if (!config.cache().enabled()) {
-            return "";
-        }
-        return "flush set " + setRef(config, CACHE_LIVE_V4) + "\nflush set " + setRef(config, CACHE_LIVE_V6) + "\n";
-    }
-
-    private static void liveSet(StringBuilder s, String name, String nfproto) {
-        s.append("\tset ")
-                .append(name)
-                .append(" {\n\t\ttype nf_proto\n\t\tflags timeout\n\t\telements = { ")
-                .append(nfproto)
-                .append(" timeout ")
-                .append(CacheSettings.LIVENESS_SECONDS)
-                .append("s }\n\t}\n");
-    }
-
     /** "family table" of the table holding a set or counter of this family (4 or 6). */
     static String tableRef(RulesetConfig config, boolean v4) {
         String family = config.layout() == TableLayout.INET ? "inet" : v4 ? "ip" : "ip6";
         return family + " " + config.table();
-    }
-
-    private static void cacheSet(StringBuilder s, String name, String addressType, CacheSettings cache) {
-        s.append("\tset ")
-                .append(name)
-                .append(" {\n\t\ttype ")
-                .append(addressType)
-                .append(" . ")
-                .append(addressType)
-                .append(" . inet_proto . inet_service\n\t\tflags dynamic,timeout\n\t\ttimeout ")
-                .append(cache.ttlSeconds())
-                .append("s\n\t\tsize ")
-                .append(cache.size())
-                .append("\n\t}\n");
     }
 
     /** New connections from or to a selected pod, through the node. */
@@ -600,7 +402,7 @@ public final class RulesetRenderer {
         s.append("\t}\n");
     }
 
-    private static void set(StringBuilder s, String name, String type, Collection<String> elements) {
+    static void set(StringBuilder s, String name, String type, Collection<String> elements) {
         s.append("\tset ").append(name).append(" {\n\t\ttype ").append(type).append('\n');
         if (!elements.isEmpty()) {
             s.append("\t\telements = { ").append(String.join(", ", elements)).append(" }\n");
@@ -608,8 +410,7 @@ public final class RulesetRenderer {
         s.append("\t}\n");
     }
 
-    private static void elements(
-            StringBuilder s, String verb, RulesetConfig config, String set, Collection<String> elements) {
+    static void elements(StringBuilder s, String verb, RulesetConfig config, String set, Collection<String> elements) {
         if (!elements.isEmpty()) {
             s.append(verb)
                     .append(" element ")

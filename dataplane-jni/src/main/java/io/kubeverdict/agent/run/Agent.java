@@ -19,16 +19,12 @@ import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.metrics.AgentMetrics;
 import io.kubeverdict.agent.metrics.BlindSpotMetrics;
 import io.kubeverdict.agent.metrics.ConntrackMetrics;
-import io.kubeverdict.agent.metrics.VerdictCacheMetrics;
 import io.kubeverdict.agent.metrics.VerdictWatchMetrics;
 import io.kubeverdict.agent.nft.BridgeBlindSpots;
-import io.kubeverdict.agent.nft.CacheCounters;
-import io.kubeverdict.agent.nft.CacheHeartbeat;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.nft.QueuedCounter;
-import io.kubeverdict.agent.nft.RulesetRenderer;
 import io.kubeverdict.agent.observe.VerdictUplink;
 import io.kubeverdict.agent.state.CacheGenerations;
 import io.kubeverdict.agent.state.GenerationListener;
@@ -102,12 +98,6 @@ public final class Agent implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Agent.class);
     public static final String VERSION = BuildVersion.current();
     static final int BATCH = 64;
-    /**
-     * How long a generation change waits for the verdict threads to answer what they took before it,
-     * so that no older verdict can still add a key to the verdict cache; past it the generation caches nothing.
-     */
-    static final long CACHE_ARM_TIMEOUT_MILLIS = 1000;
-
     private final AgentConfig config;
     private final VerdictQueues verdictQueues;
     private volatile GrpcServer inspection; // read by the sync thread's applied listener
@@ -326,32 +316,8 @@ public final class Agent implements AutoCloseable {
                     .start()); // closed before the channel (reverse order)
         }
         // The verdict cache: each generation tags its cacheable accepts and empties the kernel's cache.
-        CacheGenerations cache = config.verdictCache().enabled()
-                ? new CacheGenerations(true, verdictQueues::awaitAnswered, CACHE_ARM_TIMEOUT_MILLIS)
-                : CacheGenerations.OFF;
-        if (cache.enabled()) {
-            NftManager table = manager; // for the heartbeat and counters, whatever the shutdown does to the fields
-            KernelSets sets = kernel;
-            VerdictCacheMetrics.register(
-                    metrics.registry(),
-                    () -> sets.started() ? CacheCounters.read(scrapeNft, table.config()) : null,
-                    cache);
-            // The cache answers only while this agent lives (and once it wrote the table: a
-            // leftover's cache stays dead until then).
-            Nftables heartbeatNft = new Nftables();
-            opened.add(heartbeatNft);
-            opened.add(new CacheHeartbeat(
-                    () -> {
-                        if (sets.started()) {
-                            heartbeatNft.run(RulesetRenderer.cacheAlive(table.config()));
-                        }
-                    },
-                    () -> {
-                        if (sets.started()) {
-                            heartbeatNft.run(RulesetRenderer.cacheDead(table.config()));
-                        }
-                    })); // closed before its context (reverse order): a clean stop ends the cache at once
-        }
+        CacheGenerations cache =
+                VerdictCacheWiring.start(config, verdictQueues, manager, kernel, metrics.registry(), scrapeNft, opened);
         Enforcer enforcer = dnsAfter(new StateEnforcer(state, kernel, clock, established, this::podGuard, cache));
         Enforcer unkept = enforcer;
         if (config.state().enabled()) {

@@ -286,8 +286,8 @@ class RulesetRendererTest {
                 "t", 7, false, QueuePath.XT_NFQUEUE, TableLayout.INET, CutAction.DROP, 1, CacheSettings.on(30, 100));
         PodAddresses pods = PodAddresses.of(List.of("10.0.0.1", "fd00::1"));
         assertThat(RulesetRenderer.replaceTable(off, pods, CacheMarks.mark(1))).doesNotContain("cache");
-        assertThat(RulesetRenderer.cacheReset(off, CacheMarks.mark(1))).isEmpty();
-        assertThat(RulesetRenderer.cacheAlive(off)).isEmpty();
+        assertThat(CacheRules.cacheReset(off, CacheMarks.mark(1))).isEmpty();
+        assertThat(CacheRules.cacheAlive(off)).isEmpty();
 
         String table = RulesetRenderer.replaceTable(on, pods, CacheMarks.mark(2));
         assertThat(table)
@@ -306,18 +306,18 @@ class RulesetRendererTest {
         assertThat(forward.indexOf("goto cut")).isLessThan(forward.indexOf("@cache4"));
         assertThat(forward.indexOf("@cache6")).isLessThan(forward.indexOf("goto to_queue"));
 
-        assertThat(RulesetRenderer.cacheReset(on, CacheMarks.mark(3)))
+        assertThat(CacheRules.cacheReset(on, CacheMarks.mark(3)))
                 .isEqualTo("flush set inet t cachetag4\nflush set inet t cachetag6\nflush set inet t cache4\n"
                         + "flush set inet t cache6\nadd element inet t cachetag4 { 0x00003000 }\n"
                         + "add element inet t cachetag6 { 0x00003000 }\n");
-        assertThat(RulesetRenderer.cacheAlive(on))
+        assertThat(CacheRules.cacheAlive(on))
                 .isEqualTo("add element inet t cachelive4 { ipv4 timeout 2s }\n"
                         + "delete element inet t cachelive4 { ipv4 }\n"
                         + "add element inet t cachelive4 { ipv4 timeout 2s }\n"
                         + "add element inet t cachelive6 { ipv6 timeout 2s }\n"
                         + "delete element inet t cachelive6 { ipv6 }\n"
                         + "add element inet t cachelive6 { ipv6 timeout 2s }\n");
-        assertThat(RulesetRenderer.cacheReset(on.withLayout(TableLayout.SPLIT), 0))
+        assertThat(CacheRules.cacheReset(on.withLayout(TableLayout.SPLIT), 0))
                 .isEqualTo("flush set ip t cachetag4\nflush set ip6 t cachetag6\nflush set ip t cache4\n"
                         + "flush set ip6 t cache6\n");
     }

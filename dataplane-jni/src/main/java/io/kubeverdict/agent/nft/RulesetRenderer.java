@@ -379,8 +379,8 @@ public final class RulesetRenderer {
     /** "family table" of each of our tables (one inet table, or ip and ip6). */
     public static List<String> tableRefs(RulesetConfig config) {
         return config.layout() == TableLayout.INET
-                ? List.of("inet " + config.table())
-                : List.of("ip " + config.table(), "ip6 " + config.table());
+                ? List.of(tableRef(config, true))
+                : List.of(tableRef(config, true), tableRef(config, false));
     }
 
     /** "family table set" of one of our sets. */

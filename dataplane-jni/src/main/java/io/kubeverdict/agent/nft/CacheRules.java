@@ -141,9 +141,22 @@ public final class CacheRules {
     }
 
     /**
+     * Takes the tags away: from the commit on no packet adds a key (the adding rules look them up);
+     * empty when the cache is off. The first step of a generation change.
+     */
+    public static String cacheClose(RulesetConfig config) {
+        if (!config.cache().enabled()) {
+            return "";
+        }
+        return "flush set " + RulesetRenderer.setRef(config, CACHE_TAG_V4) + "\nflush set "
+                + RulesetRenderer.setRef(config, CACHE_TAG_V6) + "\n";
+    }
+
+    /**
      * Empties the verdict cache and makes {@code cacheMark} the only tag whose packets may add keys
-     * (0: none may); empty when the cache is off. Goes into the transaction of each generation's set
-     * changes, so no key remembered under an earlier state outlives it.
+     * (0: none may); empty when the cache is off. Runs before each generation's index is swapped in,
+     * after {@link #cacheClose} and the wait for older verdicts, so no key remembered under an
+     * earlier state answers for the new one (docs/design/verdict-cache.md).
      */
     public static String cacheReset(RulesetConfig config, int cacheMark) {
         if (!config.cache().enabled()) {

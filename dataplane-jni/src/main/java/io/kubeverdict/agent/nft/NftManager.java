@@ -202,6 +202,25 @@ public final class NftManager {
         applied = desired;
     }
 
+    /**
+     * From this transaction's commit on no packet adds a key to the verdict cache (its tags are
+     * removed); the keys it holds still answer. A no-op without a cache.
+     */
+    public synchronized void closeCache() {
+        String close = CacheRules.cacheClose(config);
+        if (started && !close.isEmpty()) {
+            nft.run(close);
+        }
+    }
+
+    /** Empties the verdict cache and makes {@code cacheMark} its only tag (0: none), in one transaction; a no-op without a cache. */
+    public synchronized void resetCache(int cacheMark) {
+        String reset = CacheRules.cacheReset(config, cacheMark);
+        if (started && !reset.isEmpty()) {
+            nft.run(reset);
+        }
+    }
+
     /** Empties the verdict cache and lets nothing be added to it until the next generation (a no-op without one). */
     public synchronized void disableCache() {
         String reset = CacheRules.cacheReset(config, 0);

@@ -34,14 +34,34 @@ final class KernelSets implements SelectedSetsProgrammer {
     }
 
     /**
-     * With the verdict cache: the sets, an emptied cache and its new tag in one transaction. When
-     * that fails, the cache is emptied and untagged on its own (if even that fails, the table keeps
-     * keys of the state before: the stream resyncs, whose next generation tries again).
+     * With the verdict cache: the table's first write (an empty cache tagged {@code cacheMark});
+     * should the table be written already, the sets, an emptied cache and its new tag in one
+     * transaction. When that fails, the cache is emptied and untagged on its own (if even that
+     * fails, the table keeps keys of the state before: the stream resyncs, whose next generation
+     * tries again).
      */
     @Override
     public void program(SelectedAddresses selected, int cacheMark) {
+        withCacheDisabledOnFailure(() -> program(selected, cacheMark, true));
+    }
+
+    @Override
+    public void closeCache() {
+        if (started) {
+            withCacheDisabledOnFailure(manager::closeCache);
+        }
+    }
+
+    @Override
+    public void resetCache(int cacheMark) {
+        if (started) {
+            withCacheDisabledOnFailure(() -> manager.resetCache(cacheMark));
+        }
+    }
+
+    private void withCacheDisabledOnFailure(Runnable change) {
         try {
-            program(selected, cacheMark, true);
+            change.run();
         } catch (RuntimeException e) {
             if (started) {
                 try {

@@ -7,12 +7,12 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The verdict cache's side of a generation change, on the sync thread: each generation gets a tag
  * different from the one before ({@link #nextMark}), its cacheable accepts carry it, and the kernel
- * lets only packets with the current tag add keys. After the swap and before the kernel is told the
- * new tag, {@link #arm} waits until every verdict decided by an earlier generation has reached the
- * kernel (each verdict loop answered what it took before; a verdict is applied, and the accepted
- * packet's key added, within the sendmsg that carries it): such a key is then already in the sets
- * that the generation's transaction empties, and no packet with an older tag is left to come
- * later. So even a tag that comes back after {@link CacheMarks#TAGS} generations finds no packet
+ * lets only packets with the current tag add keys. Before the swap, once the kernel takes no more
+ * keys (its tags removed) and before it empties the cache and is told the new tag, {@link #arm}
+ * waits until every verdict sent so far has reached the kernel (each verdict loop answered what it
+ * took before; a verdict is applied, and the accepted packet's key added, within the sendmsg that
+ * carries it): such a key is then already in the sets that the next transaction empties, and no
+ * packet with an older tag is left to come later. So even a tag that comes back after {@link CacheMarks#TAGS} generations finds no packet
  * of its earlier use. If the wait times out (a verdict thread stuck), the generation is enforced
  * with no tag at all: nothing is cached until a later generation's wait succeeds.
  */
@@ -53,8 +53,9 @@ public final class CacheGenerations {
     }
 
     /**
-     * Called after the generation tagged {@code mark} was swapped in: the tag the kernel may accept
-     * keys from, i.e. {@code mark} once every earlier verdict has reached the kernel, else 0.
+     * Called before the generation tagged {@code mark} is swapped in, once the kernel takes no more
+     * keys: the tag the kernel may accept keys from, i.e. {@code mark} once every earlier verdict
+     * has reached the kernel, else 0.
      */
     public int arm(int mark) throws InterruptedException {
         flushes.incrementAndGet();

@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
  * queue only after the index that knows it is in place, and an unselected pod leaves the sets only
  * after the index stopped isolating it, so no packet is judged by a generation that doesn't know it.
  * Then the listener hears of it (established connections are judged again from there). With the
- * verdict cache on, every generation also empties the kernel's cache in the same transaction and
- * gives the kernel its new tag ({@link CacheGenerations}).
+ * verdict cache on, every generation first empties the kernel's cache, before its index is swapped
+ * in, and gives the kernel its new tag ({@link CacheGenerations}).
  *
  * <p>The index is made from the enforced one by {@link SnapshotIndex#update}, which redoes only
  * what the change touches (a few set members, an endpoint: a copy of the pages they fall in) and
@@ -103,22 +103,34 @@ public final class StateEnforcer implements Enforcer {
         SelectedAddresses selected = SelectedAddresses.of(snapshot, guard);
         EnforcedState now = new EnforcedState(snapshot, update.index(), selected, sequence, clock.millis(), guard);
         int cacheMark = cache.nextMark();
+        if (cache.enabled() && programmed != null) {
+            emptyCacheFor(cacheMark);
+        }
         holder.swap(now, cacheMark);
-        if (cache.enabled()) {
-            // Every generation empties the cache, in the transaction of its set changes; only
-            // packets judged by it may fill it again, once older verdicts are all in (arm).
-            try {
-                kernel.program(selected, cache.arm(cacheMark));
-            } catch (Exception e) {
-                cache.failed();
-                throw e;
-            }
+        if (cache.enabled() && programmed == null) {
+            kernel.program(selected, cacheMark); // the table's first write: its cache is empty, tagged cacheMark
             programmed = selected;
         } else if (!selected.equals(programmed)) {
             kernel.program(selected);
             programmed = selected;
         }
         listener.enforced(before, now);
+    }
+
+    /**
+     * Before the swap: no key the current state cached may answer once the next state decides, and
+     * no packet the current state judged may add one afterwards. Close (no more adds), wait until
+     * every verdict sent before reached the kernel (its key, if any, is in the set by then), then
+     * empty the cache and tag it for the next generation, whose packets exist only after the swap.
+     */
+    private void emptyCacheFor(int cacheMark) throws Exception {
+        try {
+            kernel.closeCache();
+            kernel.resetCache(cache.arm(cacheMark));
+        } catch (Exception e) {
+            cache.failed();
+            throw e;
+        }
     }
 
     /** How the last generation's index was made (incremental or compiled, and what changed); null before any. */

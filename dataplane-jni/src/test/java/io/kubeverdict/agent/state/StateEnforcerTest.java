@@ -84,7 +84,7 @@ class StateEnforcerTest {
     }
 
     @Test
-    void withTheVerdictCacheEveryGenerationGetsANewTagAndProgramsTheKernelAfterOlderVerdictsAreIn() throws Exception {
+    void withTheVerdictCacheEveryGenerationEmptiesTheCacheBeforeItsIndexDecides() throws Exception {
         List<String> steps = new ArrayList<>();
         List<Integer> marks = new ArrayList<>();
         StateHolder cached = new StateHolder(0);
@@ -100,12 +100,23 @@ class StateEnforcerTest {
                 new SelectedSetsProgrammer() {
                     @Override
                     public void program(SelectedAddresses selected) {
-                        throw new AssertionError("the cache's variant is used");
+                        steps.add("sets with generation " + cached.current().sequence());
                     }
 
                     @Override
                     public void program(SelectedAddresses selected, int cacheMark) {
-                        steps.add("program");
+                        steps.add("table with generation " + cached.current().sequence());
+                        marks.add(cacheMark);
+                    }
+
+                    @Override
+                    public void closeCache() {
+                        steps.add("close with generation " + cached.current().sequence());
+                    }
+
+                    @Override
+                    public void resetCache(int cacheMark) {
+                        steps.add("reset with generation " + cached.current().sequence());
                         marks.add(cacheMark);
                     }
                 },
@@ -117,11 +128,53 @@ class StateEnforcerTest {
         assertThat(cached.generation().cacheMark()).isEqualTo(marks.get(0)).isNotZero();
         withCache.enforce(
                 SnapshotFixtures.allowFromB().toBuilder().clearIpSets().build(), 2);
+        withCache.enforce(SnapshotFixtures.allowFromB(), 3);
         assertThat(steps)
-                .as("the kernel is told even when the selection did not change, each time after the wait")
-                .containsExactly("await with generation 1", "program", "await with generation 2", "program");
+                .as("each later generation closes, waits and empties the cache while the one before still decides;"
+                        + " unchanged sets are not written")
+                .containsExactly(
+                        "table with generation 1",
+                        "close with generation 1",
+                        "await with generation 1",
+                        "reset with generation 1",
+                        "close with generation 2",
+                        "await with generation 2",
+                        "reset with generation 2");
         assertThat(marks.get(1)).isNotZero().isNotEqualTo(marks.get(0));
-        assertThat(cached.generation().cacheMark()).isEqualTo(marks.get(1));
+        assertThat(marks.get(2)).isNotZero().isNotEqualTo(marks.get(1));
+        assertThat(cached.generation().cacheMark()).isEqualTo(marks.get(2));
         assertThat(generations.flushes()).isEqualTo(2);
+    }
+
+    @Test
+    void aFailedCacheResetLeavesTheStateBeforeInForce() throws Exception {
+        StateHolder cached = new StateHolder(0);
+        CacheGenerations generations = new CacheGenerations(true, timeout -> true, 100);
+        boolean[] fail = {false};
+        StateEnforcer withCache = new StateEnforcer(
+                cached,
+                new SelectedSetsProgrammer() {
+                    @Override
+                    public void program(SelectedAddresses selected) {}
+
+                    @Override
+                    public void resetCache(int cacheMark) {
+                        if (fail[0]) {
+                            throw new IllegalStateException("nft failed");
+                        }
+                    }
+                },
+                Clock.systemUTC(),
+                GenerationListener.NONE,
+                snapshot -> PodGuard.NONE,
+                generations);
+        withCache.enforce(SnapshotFixtures.allowFromB(), 1);
+        fail[0] = true;
+        assertThatThrownBy(() -> withCache.enforce(SnapshotFixtures.allowFromB(), 2))
+                .hasMessageContaining("nft failed");
+        assertThat(cached.current().sequence())
+                .as("the new state never decided: the kernel's cache may hold the old one's keys")
+                .isEqualTo(1);
+        assertThat(generations.unarmed()).isEqualTo(1);
     }
 }

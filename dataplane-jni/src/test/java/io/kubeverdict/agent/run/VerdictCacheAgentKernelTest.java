@@ -19,8 +19,12 @@ import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Rule;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.testing.tier.KernelTest;
+import java.net.Socket;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,6 +42,13 @@ class VerdictCacheAgentKernelTest {
     private static final int ALLOWED = 8080;
     private static final int DENIED = 8081;
     private static final int CONNECT_TIMEOUT = 1500;
+    /** Repeated IPv4 connections after the first (issue 33: 1000 connections, the first one queued). */
+    private static final int REPEATS = 999;
+    /** Allow -> deny flips (issue 33: 200). */
+    private static final int FLIPS = 200;
+    /** Short: well below the first SYN retransmission (1 s), so an attempt is one SYN. */
+    private static final int FLIP_CONNECT_TIMEOUT = 75;
+
     private static final DomainNames NAMES = DomainNames.newBuilder()
             .addPatterns("api.test")
             .setLearnedSetId("d:cache-test")
@@ -195,17 +206,21 @@ class VerdictCacheAgentKernelTest {
         ScriptedControlPlane.Stream stream = streamOf(agent);
         long seq = sendSnapshot(agent, stream, false);
 
+        long beforeFirst = queued();
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
                 .as("first, judged")
                 .isTrue();
+        assertThat(queued() - beforeFirst).as("the first connection is queued").isGreaterThanOrEqualTo(1);
         assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT))
                 .as("first over IPv6, judged")
                 .isTrue();
         long judged = queued();
-        for (int i = 0; i < 30; i++) {
+        for (int i = 0; i < REPEATS; i++) {
             assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
                     .as("repeat %d", i)
                     .isTrue();
+        }
+        for (int i = 0; i < 30; i++) {
             assertThat(pods.canConnect(PodPair.B_IP6, ALLOWED, CONNECT_TIMEOUT))
                     .as("repeat %d over IPv6", i)
                     .isTrue();
@@ -214,7 +229,8 @@ class VerdictCacheAgentKernelTest {
         assertThat(admittedConnections(ALLOWED))
                 .as("connections accepted from the cache are ADMITTED, so re-judging finds them")
                 .isGreaterThanOrEqualTo(31);
-        awaitMetricAtLeast("kubeverdict_verdict_cache_hits_total", 60); // read from the kernel at most every 5 s
+        awaitMetricAtLeast(
+                "kubeverdict_verdict_cache_hits_total", REPEATS + 30); // read from the kernel at most every 5 s
         assertThat(metric("kubeverdict_verdict_cache_entries")).isEqualTo(2);
 
         long beforeDenies = queued();
@@ -236,6 +252,92 @@ class VerdictCacheAgentKernelTest {
                 .isFalse();
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("now allowed").isTrue();
         assertThat(metric("kubeverdict_verdict_cache_flushes_total")).isGreaterThanOrEqualTo(2);
+    }
+
+    /** One connect attempt of the flipping test's client: when it began and ended, and whether it got through. */
+    private record Attempt(long start, long end, boolean connected) {}
+
+    /**
+     * Allow and deny alternate {@value #FLIPS} times while a client connects to the allowed key over
+     * and over; each allow lasts until two connections got through (the first caches the key), each
+     * deny until one attempt begun after it was applied has ended. No attempt that began after a
+     * deny was reported and ended before the next allow was sent may have connected.
+     */
+    @Test
+    void flippingAllowAndDenyNeverLetsAConnectionInUnderTheDeny() throws Exception {
+        AgentProcess agent = startAgent();
+        ScriptedControlPlane.Stream stream = streamOf(agent);
+        long seq = sendSnapshot(agent, stream, false);
+        List<Attempt> attempts = Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread client = new Thread(() -> {
+            while (!stop.get()) {
+                long start = System.nanoTime();
+                try (Socket s = pods.connectAToB(ALLOWED, FLIP_CONNECT_TIMEOUT)) {
+                    attempts.add(new Attempt(start, System.nanoTime(), s != null));
+                } catch (Exception e) {
+                    attempts.add(new Attempt(start, System.nanoTime(), false));
+                }
+            }
+        });
+        client.start();
+        List<long[]> denies = new ArrayList<>();
+        try {
+            for (int i = 0; i < FLIPS; i++) {
+                long allowSent = System.nanoTime();
+                if (i > 0) {
+                    denies.get(i - 1)[1] = allowSent;
+                }
+                stream.send(policy(seq, ALLOWED), inSync(seq + 1));
+                awaitApplied(agent, seq + 1);
+                long allowed = System.nanoTime();
+                awaitAttempts(
+                        attempts, a -> a.start() >= allowed && a.connected(), 2, "two connections under allow " + i);
+                stream.send(policy(seq + 2, DENIED), inSync(seq + 3));
+                awaitApplied(agent, seq + 3);
+                long denied = System.nanoTime();
+                denies.add(new long[] {denied, Long.MAX_VALUE});
+                awaitAttempts(attempts, a -> a.start() >= denied, 1, "an attempt under deny " + i);
+                seq += 4;
+            }
+        } finally {
+            stop.set(true);
+            client.join(10_000);
+        }
+        List<Attempt> underDeny = new ArrayList<>();
+        synchronized (attempts) {
+            for (Attempt a : attempts) {
+                for (long[] deny : denies) {
+                    if (a.start() >= deny[0] && a.end() <= deny[1]) {
+                        underDeny.add(a);
+                    }
+                }
+            }
+        }
+        assertThat(underDeny).as("attempts wholly under a deny").hasSizeGreaterThanOrEqualTo(FLIPS);
+        assertThat(underDeny.stream().filter(Attempt::connected).count())
+                .as("connections accepted under a state that denies them")
+                .isZero();
+        awaitMetricAtLeast("kubeverdict_verdict_cache_hits_total", FLIPS / 2.0); // the cache did answer
+        assertThat(metric("kubeverdict_verdict_cache_flushes_total")).isGreaterThanOrEqualTo(2 * FLIPS);
+    }
+
+    private static void awaitAttempts(List<Attempt> attempts, Predicate<Attempt> which, int count, String what)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (true) {
+            long n;
+            synchronized (attempts) {
+                n = attempts.stream().filter(which).count();
+            }
+            if (n >= count) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no " + what + " within 20 s");
+            }
+            Thread.sleep(2);
+        }
     }
 
     @Test

@@ -7,6 +7,7 @@ import static io.kubeverdict.agent.testing.Messages.ipSet;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.agent.testing.AgentProcess;
+import io.kubeverdict.agent.testing.CacheProbe;
 import io.kubeverdict.agent.testing.PodPair;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
 import io.kubeverdict.proto.v1.Action;
@@ -164,14 +165,7 @@ class VerdictCacheAgentKernelTest {
 
     /** Packets the kernel has put on our queue so far (its id sequence). */
     private long queued() throws Exception {
-        for (String line :
-                pods.node.exec("cat", "/proc/net/netfilter/nfnetlink_queue").split("\n")) {
-            String[] f = line.trim().split("\\s+");
-            if (f.length >= 8 && f[0].equals(Integer.toString(QUEUE))) {
-                return Long.parseLong(f[7]);
-            }
-        }
-        throw new AssertionError("queue " + QUEUE + " not bound");
+        return new CacheProbe(pods.node, QUEUE).queued();
     }
 
     private long admittedConnections(int port) throws Exception {
@@ -356,5 +350,8 @@ class VerdictCacheAgentKernelTest {
                     .as("judged by the agent each time: a may use learned addresses")
                     .isGreaterThanOrEqualTo(1);
         }
+        assertThat(new CacheProbe(pods.node, QUEUE).cachedKeys())
+                .as("no key cached")
+                .isZero();
     }
 }

@@ -41,7 +41,7 @@ import picocli.CommandLine.Spec;
         })
 final class ObserveCommand implements Callable<Integer> {
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
-    private static final String ROW = "%-12s  %-12s  %-30s  %-30s  %-9s  %-7s  %s%n";
+    private static final String ROW = "%-12s  %-12s  %-30s  %-30s  %-9s  %-12s  %s%n";
 
     enum VerdictFilter {
         all,
@@ -218,7 +218,7 @@ final class ObserveCommand implements Callable<Integer> {
                         x.hasDestination() ? x.getDestination() : null,
                         x.getTuple().getDstIp()),
                 PortProtocol.format(x.getTuple().getDstPort(), x.getTuple().getProtocol()),
-                x.getVerdict() == Verdict.VERDICT_ALLOW ? "ALLOW" : "DENY",
+                x.getVerdict() == Verdict.VERDICT_ALLOW ? (x.getCached() ? "ALLOW+CACHED" : "ALLOW") : "DENY",
                 decidedBy(x));
     }
 

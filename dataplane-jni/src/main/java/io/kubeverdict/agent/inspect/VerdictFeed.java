@@ -70,6 +70,11 @@ public final class VerdictFeed implements AutoCloseable {
         first.publish(packet, decisionCode);
     }
 
+    /** As {@link #publish(PacketTuple, int)}; {@code keyCached}: the kernel's verdict cache takes the key. */
+    public void publish(PacketTuple packet, int decisionCode, boolean keyCached) {
+        first.publish(packet, decisionCode, keyCached);
+    }
+
     /**
      * A publishing handle for one more verdict thread: its own single-producer ring, drained by
      * the publisher thread with the others (one per verdict queue).
@@ -90,8 +95,13 @@ public final class VerdictFeed implements AutoCloseable {
 
         /** Hot path (its one thread only): unless someone watches, one volatile read. */
         public void publish(PacketTuple packet, int decisionCode) {
+            publish(packet, decisionCode, false);
+        }
+
+        /** As {@link #publish(PacketTuple, int)}; {@code keyCached}: the kernel's verdict cache takes the key. */
+        public void publish(PacketTuple packet, int decisionCode, boolean keyCached) {
             if (watched) {
-                ring.offer(packet, decisionCode);
+                ring.offer(packet, decisionCode, keyCached);
             }
         }
     }
@@ -216,7 +226,7 @@ public final class VerdictFeed implements AutoCloseable {
                 n += ring.drain(this::deliver, 1024);
             }
             for (Cut cut; (cut = cuts.poll()) != null; n++) {
-                send(cut.tuple(), cut.explanation().getVerdict(), cut.explanation());
+                send(cut.tuple(), cut.explanation().getVerdict(), cut.explanation(), false);
             }
             if (n == 0) {
                 try {
@@ -228,12 +238,12 @@ public final class VerdictFeed implements AutoCloseable {
         }
     }
 
-    private void deliver(PacketTuple packet, int decisionCode) {
-        send(packet, Decision.allowed(decisionCode) ? Verdict.VERDICT_ALLOW : Verdict.VERDICT_DENY, null);
+    private void deliver(PacketTuple packet, int decisionCode, boolean keyCached) {
+        send(packet, Decision.allowed(decisionCode) ? Verdict.VERDICT_ALLOW : Verdict.VERDICT_DENY, null, keyCached);
     }
 
     /** To every matching, ready watcher; explains (when not given) only if someone takes it. */
-    private void send(PacketTuple packet, Verdict verdict, Explanation given) {
+    private void send(PacketTuple packet, Verdict verdict, Explanation given, boolean keyCached) {
         Explanation explanation = given;
         for (Watcher w : watchers) {
             if (!w.matches(packet, verdict)) {
@@ -244,7 +254,7 @@ public final class VerdictFeed implements AutoCloseable {
                 continue;
             }
             if (explanation == null) {
-                explanation = explain(packet, verdict);
+                explanation = explain(packet, verdict, keyCached);
             }
             try {
                 w.stream.onNext(explanation);
@@ -259,12 +269,12 @@ public final class VerdictFeed implements AutoCloseable {
      * Explains with the index current now; the verdict is the one actually given, which can differ
      * only when a new generation was swapped in between.
      */
-    private Explanation explain(PacketTuple packet, Verdict verdict) {
+    private Explanation explain(PacketTuple packet, Verdict verdict, boolean keyCached) {
         StateHolder.Generation current = state.get();
         Explanation.Builder out = current == null
                 ? Explanation.newBuilder().setTuple(packet.toTuple())
                 : new Explainer(current.state().index(), current.learned()).explain(packet).toBuilder();
-        return out.setVerdict(verdict).build();
+        return out.setVerdict(verdict).setCached(keyCached).build();
     }
 
     @Override

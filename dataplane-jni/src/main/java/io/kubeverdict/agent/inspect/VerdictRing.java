@@ -20,6 +20,7 @@ public final class VerdictRing {
     private final int[] protocol;
     private final int[] dstPort;
     private final int[] decision;
+    private final boolean[] cached;
     private final AtomicLong head = new AtomicLong();
     private final AtomicLong tail = new AtomicLong();
     private final AtomicLong dropped = new AtomicLong();
@@ -39,10 +40,16 @@ public final class VerdictRing {
         protocol = new int[capacity];
         dstPort = new int[capacity];
         decision = new int[capacity];
+        cached = new boolean[capacity];
     }
 
     /** Producer side (one thread): copies the verdict in; false when full. */
     public boolean offer(PacketTuple packet, int decisionCode) {
+        return offer(packet, decisionCode, false);
+    }
+
+    /** As {@link #offer(PacketTuple, int)}; {@code keyCached}: the kernel's verdict cache took the key. */
+    public boolean offer(PacketTuple packet, int decisionCode, boolean keyCached) {
         long h = head.get();
         if (h - tailSeenByProducer > mask) {
             tailSeenByProducer = tail.getAcquire();
@@ -60,6 +67,7 @@ public final class VerdictRing {
         protocol[i] = packet.protocol;
         dstPort[i] = packet.dstPort;
         decision[i] = decisionCode;
+        cached[i] = keyCached;
         head.setRelease(h + 1);
         return true;
     }
@@ -80,10 +88,11 @@ public final class VerdictRing {
             packet.protocol = protocol[i];
             packet.dstPort = dstPort[i];
             int code = decision[i];
+            boolean keyCached = cached[i];
             t++;
             n++;
             tail.setRelease(t);
-            sink.accept(packet, code);
+            sink.accept(packet, code, keyCached);
         }
         return n;
     }
@@ -95,6 +104,6 @@ public final class VerdictRing {
     /** Receives a verdict taken from the ring; the tuple is reused after the call returns. */
     @FunctionalInterface
     public interface Sink {
-        void accept(PacketTuple packet, int decisionCode);
+        void accept(PacketTuple packet, int decisionCode, boolean keyCached);
     }
 }

@@ -46,7 +46,7 @@ final class ObservedJudge implements Judge {
             cacheMark = current.cacheMark();
         }
         try {
-            feed.publish(packet, code);
+            feed.publish(packet, code, cacheMark != 0);
             policyVerdicts.record(current == null ? null : current.state(), code);
         } catch (RuntimeException e) {
             // Telemetry never changes a verdict (the audit's L2): a failure here costs a count or a watched event.

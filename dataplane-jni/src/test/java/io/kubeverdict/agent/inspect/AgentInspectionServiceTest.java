@@ -364,6 +364,12 @@ class AgentInspectionServiceTest {
                 .singleElement()
                 .satisfies(step -> assertThat(step.getAction()).isEqualTo(Action.PASS))
                 .satisfies(step -> assertThat(step.getPolicy().getName()).isEqualTo("ops-guard"));
+        assertThat(e.getCached()).as("published without the cache").isFalse();
+
+        feed.publish(p, state.decide(p), true);
+        Explanation cached = seen.poll(10, TimeUnit.SECONDS);
+        assertThat(cached).isNotNull();
+        assertThat(cached.getCached()).as("the verdict cache took the key").isTrue();
     }
 
     /**

@@ -32,7 +32,8 @@ class VerdictRingTest {
         assertThat(ring.dropped()).isEqualTo(2);
 
         List<String> out = new ArrayList<>();
-        int n = ring.drain((p, code) -> out.add(p.source() + ">" + p.destination() + ":" + p.dstPort + "/" + code), 10);
+        int n = ring.drain(
+                (p, code, cached) -> out.add(p.source() + ">" + p.destination() + ":" + p.dstPort + "/" + code), 10);
         assertThat(n).isEqualTo(4);
         assertThat(out)
                 .containsExactly(
@@ -42,7 +43,7 @@ class VerdictRingTest {
                         "10.0.0.3>10.0.1.3:1003/3");
 
         assertThat(ring.offer(packet(9), 9)).as("room again after drain").isTrue();
-        assertThat(ring.drain((p, code) -> out.add("" + code), 10)).isEqualTo(1);
+        assertThat(ring.drain((p, code, cached) -> out.add("" + code), 10)).isEqualTo(1);
     }
 
     @Test
@@ -54,7 +55,7 @@ class VerdictRingTest {
         Thread consumer = new Thread(() -> {
             while (seen[0] + ring.dropped() < total) {
                 ring.drain(
-                        (p, code) -> {
+                        (p, code, cached) -> {
                             sum[0] += code;
                             seen[0]++;
                         },

@@ -27,6 +27,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Hot path: {@link #record} is called on the verdict loop's thread for every packet. Counters
  * are resolved once per (generation, decision code) into an array indexed by the code, so a
  * packet costs an array read and an add; resolving allocates only the first time a code is seen.
+ *
+ * <p>{@code kubeverdict_policy_verdict_cache_keys_total}, same labels: the accepts among them whose
+ * key the kernel's verdict cache took (docs/design/verdict-cache.md). The kernel's hits are counted
+ * per family only (a hit never reaches the agent); this says which policies' keys they come from.
  */
 public final class PolicyVerdictMetrics {
     public static final String OTHER = "other";
@@ -39,6 +43,7 @@ public final class PolicyVerdictMetrics {
     // Verdict loop thread only.
     private EnforcedState cachedFor;
     private Counter[] byCode = new Counter[0];
+    private Counter[] cachedByCode = new Counter[0];
 
     public PolicyVerdictMetrics(MeterRegistry registry, int maxPolicies) {
         if (maxPolicies < 0) {
@@ -71,12 +76,29 @@ public final class PolicyVerdictMetrics {
 
     /** Counts one packet decided by {@code state} (null: before the first InSync) with {@code code}. */
     public void record(EnforcedState state, int code) {
+        record(state, code, false);
+    }
+
+    /** As {@link #record(EnforcedState, int)}; {@code keyCached}: the kernel's verdict cache took the packet's key. */
+    public void record(EnforcedState state, int code, boolean keyCached) {
         if (maxPolicies == 0 || state == null || code < 0) {
             return;
         }
         if (state != cachedFor) {
             cachedFor = state;
             byCode = new Counter[64];
+            cachedByCode = new Counter[64];
+        }
+        if (keyCached) {
+            Counter[] cached = cachedByCode;
+            if (code >= cached.length) {
+                cached = cachedByCode = Arrays.copyOf(cached, Math.max(code + 1, cached.length * 2));
+            }
+            Counter c = cached[code];
+            if (c == null) {
+                c = cached[code] = resolve(state.index(), code, CACHE_KEYS);
+            }
+            c.increment();
         }
         Counter[] cache = byCode;
         if (code >= cache.length) {
@@ -84,12 +106,15 @@ public final class PolicyVerdictMetrics {
         }
         Counter c = cache[code];
         if (c == null) {
-            c = cache[code] = resolve(state.index(), code);
+            c = cache[code] = resolve(state.index(), code, VERDICTS);
         }
         c.increment();
     }
 
-    private Counter resolve(SnapshotIndex index, int code) {
+    private static final String VERDICTS = "kubeverdict_policy_verdicts";
+    private static final String CACHE_KEYS = "kubeverdict_policy_verdict_cache_keys";
+
+    private Counter resolve(SnapshotIndex index, int code, String meter) {
         String direction = Decision.index(code) == Decision.NO_ENDPOINT
                 ? "none"
                 : Decision.directionName(Decision.direction(code));
@@ -122,11 +147,14 @@ public final class PolicyVerdictMetrics {
                 }
             }
         }
-        String key = direction + '\0' + verdict + '\0' + reason + '\0' + policy;
+        String key = meter + '\0' + direction + '\0' + verdict + '\0' + reason + '\0' + policy;
         return counters.computeIfAbsent(
                 key,
-                k -> Counter.builder("kubeverdict_policy_verdicts")
-                        .description("First packets by what decided them: the deciding policy (the first " + maxPolicies
+                k -> Counter.builder(meter)
+                        .description((meter.equals(VERDICTS)
+                                        ? "First packets"
+                                        : "Accepted first packets whose key the kernel's verdict cache took")
+                                + " by what decided them: the deciding policy (the first " + maxPolicies
                                 + " distinct ones; later ones count as other), or the tier default")
                         .tags("direction", direction, "verdict", verdict, "reason", reason, "policy", policy)
                         .register(registry));

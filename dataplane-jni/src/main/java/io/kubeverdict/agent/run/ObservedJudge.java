@@ -47,7 +47,7 @@ final class ObservedJudge implements Judge {
         }
         try {
             feed.publish(packet, code, cacheMark != 0);
-            policyVerdicts.record(current == null ? null : current.state(), code);
+            policyVerdicts.record(current == null ? null : current.state(), code, cacheMark != 0);
         } catch (RuntimeException e) {
             // Telemetry never changes a verdict (the audit's L2): a failure here costs a count or a watched event.
         }

@@ -7,6 +7,9 @@ import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.inspect.VerdictRing;
 import io.kubeverdict.agent.metrics.PolicyVerdictMetrics;
 import io.kubeverdict.agent.metrics.VerdictMetrics;
+import io.kubeverdict.agent.state.CacheGenerations;
+import io.kubeverdict.agent.state.GenerationListener;
+import io.kubeverdict.agent.state.PodGuard;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.testing.SnapshotFixtures;
@@ -29,7 +32,14 @@ class HotPathAllocationTest {
     void judgingFeedingAndCountingAPacketAllocatesNothing() throws Exception {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         StateHolder state = new StateHolder(0);
-        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.allowFromB(), 1);
+        new StateEnforcer(
+                        state,
+                        selected -> {},
+                        Clock.systemUTC(),
+                        GenerationListener.NONE,
+                        snapshot -> PodGuard.NONE,
+                        new CacheGenerations(true, timeout -> true, 100))
+                .enforce(SnapshotFixtures.allowFromB(), 1); // with the verdict cache: allows are tagged
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         VerdictMetrics metrics = new VerdictMetrics(registry);
         PolicyVerdictMetrics policyVerdicts = new PolicyVerdictMetrics(registry, 10);
@@ -60,6 +70,11 @@ class HotPathAllocationTest {
             assertThat(registry.get("kubeverdict_policy_verdicts").counters())
                     .as("one series per deciding reason")
                     .hasSize(2);
+            assertThat(registry.get("kubeverdict_policy_verdict_cache_keys")
+                            .counter()
+                            .count())
+                    .as("every allow (half the packets, two runs) gave its key to the cache, none of the denies")
+                    .isEqualTo(200_000);
         }
         registry.close();
     }

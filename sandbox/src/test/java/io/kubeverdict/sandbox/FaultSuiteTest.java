@@ -10,6 +10,7 @@ import static io.kubeverdict.sandbox.FaultBed.TCP80;
 import static io.kubeverdict.sandbox.FaultBed.seconds;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubeverdict.agent.nft.CacheSettings;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.testing.tier.EndToEndTest;
@@ -145,6 +146,9 @@ class FaultSuiteTest {
             assertThat(a.allowed()).as("fail-closed never opens").containsAll(closed.allowed());
             timeline.enter("killing node-1", a, closed);
             sandbox.killAgent(NODE1);
+            // The verdict cache (on by default) keeps accepting the keys node-1 cached under A until
+            // its liveness element expires (docs/design/fail-modes.md): either view until then.
+            Thread.sleep((CacheSettings.LIVENESS_SECONDS + 1) * 1000L);
             int killed = timeline.enter(closed.name(), closed);
             prober.awaitWholeRounds(killed, 2, HOLD);
 

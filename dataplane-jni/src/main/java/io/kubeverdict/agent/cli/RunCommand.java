@@ -250,13 +250,13 @@ final class RunCommand implements Callable<Integer> {
     @Option(
             names = "--verdict-cache",
             negatable = true,
-            defaultValue = "false",
+            defaultValue = "true",
             fallbackValue = "true",
             description = "Let the kernel accept repeated new connections with the same source, destination, protocol "
                     + "and destination port that the agent accepted under the current policy state, without "
                     + "queueing them (never denies, never decisions that used addresses learned from DNS; emptied "
-                    + "by every applied change). Off by default: a killed fail-closed agent's cached keys still pass for "
-                    + "up to 2 s.")
+                    + "before every applied change decides anything). On by default; --no-verdict-cache judges every "
+                    + "new connection (while on, a killed fail-closed agent's cached keys still pass for up to 2 s).")
     boolean verdictCache;
 
     @Option(

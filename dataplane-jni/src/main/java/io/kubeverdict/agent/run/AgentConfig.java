@@ -191,11 +191,13 @@ public record AgentConfig(
     }
 
     /**
-     * The verdict cache's defaults: off (opt-in with --verdict-cache: a killed fail-closed agent's
-     * cached keys still pass for up to {@value CacheSettings#LIVENESS_SECONDS} s), keys kept {@value
-     * CacheSettings#DEFAULT_TTL_SECONDS} s, {@value CacheSettings#DEFAULT_SIZE} per family.
+     * The verdict cache's defaults: on (--no-verdict-cache turns it off; while on, a killed
+     * fail-closed agent's cached keys still pass for up to {@value CacheSettings#LIVENESS_SECONDS}
+     * s), keys kept {@value CacheSettings#DEFAULT_TTL_SECONDS} s, {@value CacheSettings#DEFAULT_SIZE}
+     * per family. Why on: docs/design/verdict-cache.md ("Default on").
      */
-    public static final CacheSettings DEFAULT_VERDICT_CACHE = CacheSettings.OFF;
+    public static final CacheSettings DEFAULT_VERDICT_CACHE =
+            CacheSettings.on(CacheSettings.DEFAULT_TTL_SECONDS, CacheSettings.DEFAULT_SIZE);
 
     public AgentConfig {
         if (verdictCache == null) {

@@ -131,10 +131,10 @@ class RunCommandTest {
     }
 
     @Test
-    void theVerdictCacheIsOptInWithFlagsForItsShape() throws Exception {
+    void theVerdictCacheIsOnByDefaultWithFlagsForItsShapeAndToTurnItOff() throws Exception {
         AgentConfig c = parse("--node", "n", "--control-plane", "localhost:1");
         assertThat(c.verdictCache()).isEqualTo(AgentConfig.DEFAULT_VERDICT_CACHE);
-        assertThat(c.verdictCache().enabled()).isFalse();
+        assertThat(c.verdictCache()).isEqualTo(io.kubeverdict.agent.nft.CacheSettings.on(60, 65536));
         assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--no-verdict-cache")
                         .verdictCache()
                         .enabled())

@@ -7,6 +7,8 @@ import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.calc.ModelSerialization;
+import io.kubeverdict.controlplane.receipts.ReceiptWriting;
+import io.kubeverdict.controlplane.receipts.WriterLease;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineDirectoryReader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
@@ -218,8 +220,48 @@ final class ServeCommand implements Callable<Integer> {
                             + "names it: change both). Default: ${DEFAULT-VALUE}.")
     String autoTlsConfigMap;
 
+    @Option(
+            names = "--status-writes",
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description = "With the Kubernetes API: write the Enforced condition on admin-tier policies and "
+                    + "PolicyEnforced/PolicyNotEnforced Events on NetworkPolicies, by the replica that holds the Lease "
+                    + "--writer-lease in --namespace (--no-status-writes: none). Default: on.")
+    boolean statusWrites;
+
+    @Option(
+            names = "--readiness-gates",
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description = "With the Kubernetes API: set the condition kube-verdict.io/policy-enforced on pods that "
+                    + "list it as a readiness gate once their node applied their policies. Default: on.")
+    boolean readinessGates;
+
+    @Option(
+            names = "--writer-lease",
+            paramLabel = "NAME",
+            defaultValue = WriterLease.DEFAULT_NAME,
+            description = "The Lease (in --namespace) whose holder writes conditions and Events; identity "
+                    + "$POD_NAME, else the host name. Default: ${DEFAULT-VALUE}.")
+    String writerLease;
+
     @Spec
     CommandSpec spec;
+
+    /** This replica's name in the writer Lease: the pod's name (the Downward API's POD_NAME, else the host name). */
+    private static String identity() {
+        String pod = System.getenv("POD_NAME");
+        if (pod != null && !pod.isBlank()) {
+            return pod;
+        }
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.net.UnknownHostException e) {
+            return "control-plane-" + ProcessHandle.current().pid();
+        }
+    }
 
     /** The --auth mode with what it needs; throws {@link IllegalArgumentException} naming what is missing. */
     ControlPlane.Auth authentication(ServerTls tls) {
@@ -338,6 +380,16 @@ final class ServeCommand implements Callable<Integer> {
 
         CountDownLatch stopped = new CountDownLatch(1);
         ControlPlane cp = ControlPlane.start(config, new IncrementalPolicyCalculator(), src);
+        if (client != null && (statusWrites || readinessGates)) {
+            cp.writeReceipts(
+                    client,
+                    new ReceiptWriting.Settings(
+                            statusWrites,
+                            statusWrites,
+                            readinessGates,
+                            WriterLease.Settings.defaults(namespace, identity()).withName(writerLease),
+                            ControlPlane.RECEIPT_STALL_THRESHOLD));
+        }
         KubernetesClient k8s = client;
         // SIGTERM/SIGINT: stop sources, end streams (agents keep their state and reconnect elsewhere).
         Runtime.getRuntime()

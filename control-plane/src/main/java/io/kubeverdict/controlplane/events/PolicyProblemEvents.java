@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.events;
 
-import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
-import java.time.Instant;
-import java.time.format.DateTimeFormatter;
-import java.time.temporal.ChronoUnit;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -27,8 +22,7 @@ import org.slf4j.LoggerFactory;
 public final class PolicyProblemEvents implements Consumer<List<PolicyProblem>>, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PolicyProblemEvents.class);
     public static final String REASON = "UnusablePolicy";
-    public static final String COMPONENT = "kube-verdict-control-plane";
-    static final String CLUSTER_SCOPED_EVENTS = "default";
+    public static final String COMPONENT = PolicyEvent.COMPONENT;
 
     private final KubernetesClient client;
     private final ExecutorService poster = Executors.newSingleThreadExecutor(r -> {
@@ -56,34 +50,17 @@ public final class PolicyProblemEvents implements Consumer<List<PolicyProblem>>,
     }
 
     private void post(PolicyProblem p) {
-        String now = DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(ChronoUnit.SECONDS));
         AdminPolicyKind admin = p.adminKind();
-        // Events about cluster-scoped objects live in "default", as kubectl describe expects.
-        String eventNamespace = admin == null ? p.namespace() : CLUSTER_SCOPED_EVENTS;
-        Event e = new EventBuilder()
-                .withNewMetadata()
-                .withNamespace(eventNamespace)
-                .withGenerateName(p.name() + ".")
-                .endMetadata()
-                .withNewInvolvedObject()
-                .withApiVersion(admin == null ? "networking.k8s.io/v1" : admin.apiVersion())
-                .withKind(p.kind())
-                .withNamespace(admin == null ? p.namespace() : null)
-                .withName(p.name())
-                .endInvolvedObject()
-                .withType("Warning")
-                .withReason(REASON)
-                .withMessage(p.field() + ": " + p.message())
-                .withNewSource()
-                .withComponent(COMPONENT)
-                .endSource()
-                .withReportingComponent(COMPONENT)
-                .withFirstTimestamp(now)
-                .withLastTimestamp(now)
-                .withCount(1)
-                .build();
         try {
-            client.v1().events().inNamespace(eventNamespace).resource(e).create();
+            new PolicyEvent(
+                            admin == null ? "networking.k8s.io/v1" : admin.apiVersion(),
+                            p.kind(),
+                            admin == null ? p.namespace() : null,
+                            p.name(),
+                            "Warning",
+                            REASON,
+                            p.field() + ": " + p.message())
+                    .post(client);
         } catch (RuntimeException ex) {
             log.warn("could not post event for {}: {}", p, ex.toString());
         }

@@ -25,14 +25,10 @@ public final class EnforcedConditions {
     private static final long FIRST_BACKOFF_NANOS = 1_000_000_000L;
     private static final long MAX_BACKOFF_NANOS = 60_000_000_000L;
 
-    /** What the condition says; lastTransitionTime is the writer's. */
-    public record Condition(boolean enforced, String reason, String message, long observedGeneration) {
-        public String status() {
-            return enforced ? "True" : "False";
-        }
-
+    /** What the condition says ({@code status} True, False or Unknown); lastTransitionTime is the writer's. */
+    public record Condition(String status, String reason, String message, long observedGeneration) {
         boolean sameState(Condition o) {
-            return enforced == o.enforced && reason.equals(o.reason) && observedGeneration == o.observedGeneration;
+            return status.equals(o.status) && reason.equals(o.reason) && observedGeneration == o.observedGeneration;
         }
     }
 
@@ -46,18 +42,41 @@ public final class EnforcedConditions {
     private final Map<PolicyRef, Written> written = new HashMap<>();
     private final Map<PolicyRef, Failed> failed = new HashMap<>();
 
-    /** The condition a receipt calls for. */
+    /** The condition a receipt calls for when every node reports to this replica. */
     public static Condition of(Receipt r) {
-        String reason;
-        if (r.enforced()) {
-            reason = "Enforced";
-        } else {
-            reason = r.calculated() ? "NodesLagging" : "NotCalculated";
+        return of(r, 0);
+    }
+
+    /**
+     * The condition a receipt calls for, {@code elsewhere} of its lagging nodes reporting to
+     * another replica (or to none): this replica cannot tell whether those run the generation, so
+     * when only they lag the status is Unknown, never True.
+     */
+    public static Condition of(Receipt r, int elsewhere) {
+        if (!r.calculated()) {
+            return new Condition(
+                    "False",
+                    "NotCalculated",
+                    "the control plane has not published the snapshots of this generation yet",
+                    r.generation());
         }
-        String message = r.calculated()
-                ? "enforced on " + r.enforcedNodes() + " of " + r.nodes() + " nodes"
-                : "the control plane has not published the snapshots of this generation yet";
-        return new Condition(r.enforced(), reason, message, r.generation());
+        String counts = "enforced on " + r.enforcedNodes() + " of " + r.nodes() + " nodes";
+        if (r.enforced()) {
+            return new Condition("True", "Enforced", counts, r.generation());
+        }
+        if (elsewhere > 0 && elsewhere >= r.laggingNodes()) {
+            return new Condition(
+                    "Unknown",
+                    "NodesReportElsewhere",
+                    counts + "; " + elsewhere + " not reporting to the writing control-plane replica",
+                    r.generation());
+        }
+        return new Condition("False", "NodesLagging", counts, r.generation());
+    }
+
+    /** Each receipt's count of lagging nodes that report elsewhere (0 when all report here). */
+    public interface Elsewhere {
+        int of(Receipt r);
     }
 
     /**
@@ -65,6 +84,11 @@ public final class EnforcedConditions {
      * changes of state before changes of message. Policies not among the receipts are forgotten.
      */
     public List<Due> due(Collection<Receipt> receipts, long nowNanos, int budget) {
+        return due(receipts, r -> 0, nowNanos, budget);
+    }
+
+    /** {@link #due(Collection, long, int)} with lagging nodes reporting elsewhere counted by {@code elsewhere}. */
+    public List<Due> due(Collection<Receipt> receipts, Elsewhere elsewhere, long nowNanos, int budget) {
         List<Due> states = new ArrayList<>();
         List<Due> messages = new ArrayList<>();
         Set<PolicyRef> present = new HashSet<>();
@@ -73,7 +97,7 @@ public final class EnforcedConditions {
                 continue; // NetworkPolicies have no status
             }
             present.add(r.ref());
-            Condition want = of(r);
+            Condition want = of(r, r.enforced() || !r.calculated() ? 0 : elsewhere.of(r));
             Written last = written.get(r.ref());
             if (last != null && last.condition.equals(want)) {
                 continue;
@@ -105,6 +129,12 @@ public final class EnforcedConditions {
             }
         }
         return out;
+    }
+
+    /** Forgets what was written (this replica became the writer again: another may have written meanwhile). */
+    public void forgetWritten() {
+        written.clear();
+        failed.clear();
     }
 
     public void written(PolicyRef ref, Condition condition, long nowNanos) {

@@ -275,6 +275,29 @@ public final class PolicyReceipts {
         return n;
     }
 
+    /**
+     * How many of the policy's lagging nodes are not among {@code reporting} (nodes whose agents
+     * report to another replica, or to none): 0 for an unknown policy.
+     */
+    public synchronized int laggingOutside(PolicyRef ref, Set<String> reporting) {
+        Tracked t = policies.get(ref);
+        if (t == null) {
+            return 0;
+        }
+        int n = 0;
+        for (String node : unpublished.contains(t) ? t.nodes.keySet() : t.lagging) {
+            if (!reporting.contains(node)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** The newest snapshot version the node's agent reported applied here (0: none). */
+    public synchronized long appliedVersion(String node) {
+        return appliedVersions.getOrDefault(node, 0L);
+    }
+
     /** How many policies are tracked (for tests and metrics). */
     public synchronized int size() {
         return policies.size();

@@ -13,9 +13,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,7 +30,10 @@ import org.slf4j.LoggerFactory;
  * due (only changes; N of M moving alone at most every 30 s; at most {@link #WRITES_PER_SWEEP}
  * writes a second) and writes each by read, replace of the one condition, and a replace of the
  * status with the read resourceVersion (a conflict is retried with backoff, the calculation never
- * waits for any of it). Other conditions on the object are kept.
+ * waits for any of it). Other conditions on the object are kept, and an object that already
+ * carries the same condition is left alone (a replica that takes over the writer Lease rewrites
+ * nothing another wrote). It writes only while {@code writer} says so (the Lease holder); nodes
+ * outside {@code reporting} (agents on other replicas) make a condition Unknown rather than False.
  */
 public final class StatusConditionWriter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(StatusConditionWriter.class);
@@ -37,10 +43,25 @@ public final class StatusConditionWriter implements AutoCloseable {
     private final PolicyReceipts receipts;
     private final EnforcedConditions conditions = new EnforcedConditions();
     private final ScheduledExecutorService thread;
+    private final BooleanSupplier writer;
+    private final Supplier<Set<String>> reporting;
+    private boolean wasWriter; // the sweep thread's
 
+    /** Writes always, every node counted as reporting here (one replica; tests). */
     public StatusConditionWriter(KubernetesClient client, PolicyReceipts receipts) {
+        this(client, receipts, () -> true, null);
+    }
+
+    /**
+     * @param writer whether this replica writes now (the Lease holder)
+     * @param reporting the nodes whose agents report to this replica; null: all of them
+     */
+    public StatusConditionWriter(
+            KubernetesClient client, PolicyReceipts receipts, BooleanSupplier writer, Supplier<Set<String>> reporting) {
         this.client = client;
         this.receipts = receipts;
+        this.writer = writer;
+        this.reporting = reporting;
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "status-conditions");
             t.setDaemon(true);
@@ -55,8 +76,21 @@ public final class StatusConditionWriter implements AutoCloseable {
 
     /** One sweep (the thread's; tests call it directly). */
     void sweep() {
+        boolean writing = writer.getAsBoolean();
+        if (writing && !wasWriter) {
+            conditions.forgetWritten();
+        }
+        wasWriter = writing;
+        if (!writing) {
+            return;
+        }
         long now = System.nanoTime();
-        for (EnforcedConditions.Due d : conditions.due(receipts.all(0), now, WRITES_PER_SWEEP)) {
+        EnforcedConditions.Elsewhere elsewhere = r -> 0;
+        if (reporting != null) {
+            Set<String> here = reporting.get();
+            elsewhere = r -> receipts.laggingOutside(r.ref(), here);
+        }
+        for (EnforcedConditions.Due d : conditions.due(receipts.all(0), elsewhere, now, WRITES_PER_SWEEP)) {
             try {
                 if (write(d.ref(), d.condition())) {
                     conditions.written(d.ref(), d.condition(), now);
@@ -93,6 +127,9 @@ public final class StatusConditionWriter implements AutoCloseable {
         if (status.get("conditions") instanceof List<?> old) {
             for (Object c : old) {
                 if (c instanceof Map<?, ?> m && EnforcedConditions.TYPE.equals(m.get("type"))) {
+                    if (carries(m, condition)) {
+                        return true; // already says so (written by this replica or the previous writer)
+                    }
                     if (condition.status().equals(m.get("status")) && m.get("lastTransitionTime") != null) {
                         transition = String.valueOf(m.get("lastTransitionTime"));
                     }
@@ -113,6 +150,14 @@ public final class StatusConditionWriter implements AutoCloseable {
         object.setAdditionalProperty("status", status);
         client.genericKubernetesResources(context).resource(object).replaceStatus();
         return true;
+    }
+
+    private static boolean carries(Map<?, ?> m, EnforcedConditions.Condition c) {
+        return c.status().equals(m.get("status"))
+                && c.reason().equals(m.get("reason"))
+                && c.message().equals(m.get("message"))
+                && m.get("observedGeneration") instanceof Number g
+                && g.longValue() == c.observedGeneration();
     }
 
     @Override

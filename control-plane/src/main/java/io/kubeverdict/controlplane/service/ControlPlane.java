@@ -15,8 +15,8 @@ import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
 import io.kubeverdict.controlplane.receipts.PolicyReceipts;
+import io.kubeverdict.controlplane.receipts.ReceiptWriting;
 import io.kubeverdict.controlplane.receipts.ReceiptingCalculator;
-import io.kubeverdict.controlplane.receipts.StatusConditionWriter;
 import io.kubeverdict.controlplane.source.AdminPolicyApis;
 import io.kubeverdict.controlplane.source.DirectoryReader;
 import io.kubeverdict.controlplane.source.KubernetesSource;
@@ -177,7 +177,7 @@ public final class ControlPlane implements AutoCloseable {
     private final ControlPlaneMetrics metrics = new ControlPlaneMetrics(process.registry());
     private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
     /** A policy not enforced on every node for longer than this counts in kubeverdict_policies_not_enforced. */
-    static final java.time.Duration RECEIPT_STALL_THRESHOLD = java.time.Duration.ofSeconds(60);
+    public static final java.time.Duration RECEIPT_STALL_THRESHOLD = java.time.Duration.ofSeconds(60);
 
     private final PolicyReceipts receipts = new PolicyReceipts(metrics::policyEnforcedEverywhere);
     private Readiness readiness;
@@ -185,6 +185,7 @@ public final class ControlPlane implements AutoCloseable {
     private GrpcServer grpc;
     private MetricsEndpoint metricsServer;
     private CalculationLoop loop;
+    private PolicySyncService sync;
 
     private ControlPlane() {}
 
@@ -297,7 +298,7 @@ public final class ControlPlane implements AutoCloseable {
                 kubernetes,
                 process.registry());
         NodeAuthorizer authorizer = callers.authorizer();
-        PolicySyncService sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
+        sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
         closeables.push(sync);
         sync.reportAppliedVersionsTo(new PolicySyncService.AppliedVersions() {
             @Override
@@ -384,13 +385,22 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     /**
-     * Writes the {@code Enforced} condition of every admin-tier policy into its status (through
-     * the status subresource, on a thread of its own; see {@link StatusConditionWriter}). Not
-     * turned on by {@code control-plane} yet: with several replicas each knows only its own agents,
-     * so they would write conflicting conditions until one replica is the writer (a Lease).
+     * Writes what the receipts say to the API (see {@link ReceiptWriting}): Enforced conditions,
+     * Events on NetworkPolicies, pod readiness gates. Needs the Kubernetes source.
      */
-    public synchronized void writeEnforcedConditions(KubernetesClient client) {
-        closeables.push(new StatusConditionWriter(client, receipts).start());
+    public synchronized ReceiptWriting writeReceipts(KubernetesClient client, ReceiptWriting.Settings settings) {
+        KubernetesSource pods = kubernetes;
+        ReceiptWriting w = ReceiptWriting.start(
+                client,
+                settings,
+                new ReceiptWriting.Sources(
+                        receipts,
+                        hub,
+                        sync::connectedNodes,
+                        (ns, name) -> pods == null ? null : pods.pod(ns, name),
+                        CalculationLoop::unixNanos));
+        closeables.push(w);
+        return w;
     }
 
     public int grpcPort() {

@@ -28,8 +28,10 @@ import io.kubeverdict.runtime.FatalThreads;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -292,6 +294,17 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
         Map<String, NodeStatus> out = new TreeMap<>();
         nodes.forEach((name, r) -> out.put(name, r.status()));
         return new ArrayList<>(out.values());
+    }
+
+    /** Nodes with at least one open stream to this replica: the ones whose applied reports it hears. */
+    public Set<String> connectedNodes() {
+        Set<String> out = new HashSet<>();
+        nodes.forEach((name, r) -> {
+            if (!r.sessions.isEmpty()) {
+                out.add(name);
+            }
+        });
+        return out;
     }
 
     /** Open sessions of a node (for tests and diagnostics). */

@@ -28,12 +28,16 @@ record ApiAccess(String group, String resource, String verb) implements Comparab
         int remaining = p.length - rest;
         String resource;
         boolean named;
+        int at;
         if (remaining >= 3 && p[rest].equals("namespaces")) {
-            resource = p[rest + 2];
-            named = remaining >= 4;
+            at = rest + 2;
         } else {
-            resource = p[rest];
-            named = remaining >= 2;
+            at = rest;
+        }
+        resource = p[at];
+        named = p.length > at + 1;
+        if (p.length > at + 2) {
+            resource = resource + "/" + p[at + 2]; // a subresource: pods/status
         }
         boolean watch = query.matches("(^|.*&)watch=(true|1)(&.*|$)");
         String verb = switch (method) {

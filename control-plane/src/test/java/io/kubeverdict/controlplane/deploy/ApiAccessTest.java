@@ -18,6 +18,9 @@ class ApiAccessTest {
         "PATCH, /api/v1/namespaces/x/events/e1, core/events:patch",
         "GET, /apis/networking.k8s.io/v1/networkpolicies?allowWatchBookmarks=true&watch=true, networking.k8s.io/networkpolicies:watch",
         "DELETE, /apis/networking.k8s.io/v1/namespaces/x/networkpolicies, networking.k8s.io/networkpolicies:deletecollection",
+        "PATCH, /api/v1/namespaces/x/pods/a/status, core/pods/status:patch",
+        "PUT, /apis/policy.networking.k8s.io/v1alpha1/adminnetworkpolicies/a/status, policy.networking.k8s.io/adminnetworkpolicies/status:update",
+        "PUT, /apis/coordination.k8s.io/v1/namespaces/k/leases/l, coordination.k8s.io/leases:update",
     })
     void mapsRequestsToPermissions(String method, String path, String expected) {
         assertThat(ApiAccess.ofRequest(method, path)).hasToString(expected);

@@ -29,9 +29,12 @@ import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.fixtures.AdminPolicyCrds;
 import io.kubeverdict.controlplane.fixtures.HouseWorld;
 import io.kubeverdict.controlplane.mockapi.MockKubernetes;
+import io.kubeverdict.controlplane.receipts.PodReadinessGates;
+import io.kubeverdict.controlplane.receipts.ReceiptWriting;
+import io.kubeverdict.controlplane.receipts.ReportingAgent;
+import io.kubeverdict.controlplane.receipts.WriterLease;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
-import io.kubeverdict.controlplane.sync.TestAgent;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.runtime.grpc.ClientChannels;
@@ -95,6 +98,7 @@ class ControlPlaneRbacTest {
                         .addToLabels("app", "a")
                         .endMetadata()
                         .withNewSpec()
+                        .addNewReadinessGate(PodReadinessGates.CONDITION)
                         .withNodeName("n1")
                         .addNewContainer()
                         .withName("c")
@@ -193,6 +197,11 @@ class ControlPlaneRbacTest {
         Set<ApiAccess> used = new TreeSet<>();
         Set<ApiAccess> awaited = Set.of(
                 new ApiAccess("", "events", "create"),
+                new ApiAccess("", "pods/status", "update"),
+                new ApiAccess("coordination.k8s.io", "leases", "patch"),
+                new ApiAccess("policy.networking.k8s.io", "adminnetworkpolicies/status", "update"),
+                new ApiAccess("policy.networking.k8s.io", "baselineadminnetworkpolicies/status", "update"),
+                new ApiAccess("policy.networking.k8s.io", "clusternetworkpolicies/status", "update"),
                 new ApiAccess("authentication.k8s.io", "tokenreviews", "create"),
                 new ApiAccess("authorization.k8s.io", "subjectaccessreviews", "create"));
         // What the base installs with the control plane: auto TLS's objects, empty, for it to fill.
@@ -223,6 +232,15 @@ class ControlPlaneRbacTest {
                         new IncrementalPolicyCalculator(),
                         new ControlPlane.Source.Kubernetes(underTest, Duration.ZERO))) {
             cp.firstCalculation().get(60, TimeUnit.SECONDS);
+            // Everything it writes from the receipts, with the writer Lease as in-cluster.
+            cp.writeReceipts(
+                    underTest,
+                    new ReceiptWriting.Settings(
+                            true,
+                            true,
+                            true,
+                            WriterLease.Settings.defaults("kube-verdict", "replica-0"),
+                            Duration.ofSeconds(60)));
             // An agent with its token, over the TLS the control plane made, trusting the CA bundle it
             // published (as the DaemonSet mounts it): the control plane reviews the token.
             Path bundle = Files.writeString(
@@ -239,24 +257,25 @@ class ControlPlaneRbacTest {
                     new ClientChannels.Tls(null, null, bundle, "kube-verdict-control-plane.kube-verdict.svc"));
             Metadata token = new Metadata();
             token.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer agent-token");
-            try (TestAgent a = TestAgent.connect(
-                    ClientInterceptors.intercept(agent, MetadataUtils.newAttachHeadersInterceptor(token)),
-                    "n1",
-                    true)) {
-                a.readUntilInSync();
-            }
-            // An operator's token: the control plane asks the API server whether it may inspect.
-            Metadata operator = new Metadata();
-            operator.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer operator-token");
-            assertThat(ControlPlaneInspectionGrpc.newBlockingStub(agent)
-                            .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(operator))
-                            .withDeadlineAfter(60, TimeUnit.SECONDS)
-                            .listNodes(ListNodesRequest.getDefaultInstance())
-                            .getNodesList())
-                    .isNotEmpty();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!used.containsAll(awaited) && System.nanoTime() < deadline) {
-                record(used, server.takeRequest(200, TimeUnit.MILLISECONDS));
+            // The agent applies its snapshot and stays connected: its pod's readiness gate is this
+            // replica's to set (and the tokens it sends are reviewed).
+            try (ReportingAgent a = ReportingAgent.connect(
+                    ClientInterceptors.intercept(agent, MetadataUtils.newAttachHeadersInterceptor(token)), "n1")) {
+                a.applyAll();
+                // An operator's token: the control plane asks the API server whether it may inspect.
+                Metadata operator = new Metadata();
+                operator.put(
+                        Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer operator-token");
+                assertThat(ControlPlaneInspectionGrpc.newBlockingStub(agent)
+                                .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(operator))
+                                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                                .listNodes(ListNodesRequest.getDefaultInstance())
+                                .getNodesList())
+                        .isNotEmpty();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+                while (!used.containsAll(awaited) && System.nanoTime() < deadline) {
+                    record(used, server.takeRequest(200, TimeUnit.MILLISECONDS));
+                }
             }
         } finally {
             if (agent != null) {
@@ -267,6 +286,12 @@ class ControlPlaneRbacTest {
             record(used, r);
         }
 
+        // The writer Lease is the writer Role's, exactly.
+        Set<ApiAccess> lease = new TreeSet<>();
+        used.removeIf(a -> a.resource().equals("leases") && lease.add(a));
+        assertThat(lease)
+                .containsExactlyInAnyOrderElementsOf(
+                        ApiAccess.grantedBy(DeployManifests.find(Role.class, "kube-verdict-control-plane-writer")));
         // Auto TLS's Secret and ConfigMap are the namespaced Role's (exactly: AutoTlsRbacTest).
         Set<ApiAccess> namespaced = new TreeSet<>();
         used.removeIf(a -> (a.resource().equals("secrets") || a.resource().equals("configmaps")) && namespaced.add(a));

@@ -30,7 +30,7 @@ class EnforcedConditionsTest {
         assertThat(first).hasSize(1);
         assertThat(first.get(0).condition())
                 .isEqualTo(new EnforcedConditions.Condition(
-                        false,
+                        "False",
                         "NotCalculated",
                         "the control plane has not published the snapshots of this generation yet",
                         3));

@@ -127,7 +127,7 @@ class StatusConditionsMockClusterTest {
                 new IncrementalPolicyCalculator(),
                 new ControlPlane.Source.Kubernetes(client, Duration.ZERO, Duration.ofMillis(100)));
         cp.firstCalculation().get(60, TimeUnit.SECONDS);
-        cp.writeEnforcedConditions(client);
+        cp.writeReceipts(client, ReceiptWriting.Settings.conditionsOnly());
         channel = NettyChannelBuilder.forAddress("127.0.0.1", cp.grpcPort())
                 .usePlaintext()
                 .build();

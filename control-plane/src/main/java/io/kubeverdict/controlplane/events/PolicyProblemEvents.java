@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,15 +26,24 @@ public final class PolicyProblemEvents implements Consumer<List<PolicyProblem>>,
     public static final String COMPONENT = PolicyEvent.COMPONENT;
 
     private final KubernetesClient client;
-    private final ExecutorService poster = Executors.newSingleThreadExecutor(r -> {
+    private final ExecutorService posting = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "k8s-events");
         t.setDaemon(true);
         return t;
     });
     private Set<PolicyProblem> reported = Set.of(); // event thread only
+    private volatile BooleanSupplier poster = () -> true;
 
     public PolicyProblemEvents(KubernetesClient client) {
         this.client = client;
+    }
+
+    /**
+     * Posts only while {@code writer} says so (the writer Lease's holder): a problem that appears
+     * while another replica writes is that replica's to post.
+     */
+    public void postOnlyWhile(BooleanSupplier writer) {
+        poster = writer;
     }
 
     /** Called with the full current list whenever it changes; posts only the new problems. */
@@ -43,7 +53,9 @@ public final class PolicyProblemEvents implements Consumer<List<PolicyProblem>>,
         for (PolicyProblem p : problems) {
             if (!reported.contains(p)) {
                 log.warn("policy problem: {}", p);
-                poster.execute(() -> post(p));
+                if (poster.getAsBoolean()) {
+                    posting.execute(() -> post(p));
+                }
             }
         }
         reported = now;
@@ -68,6 +80,6 @@ public final class PolicyProblemEvents implements Consumer<List<PolicyProblem>>,
 
     @Override
     public void close() {
-        poster.shutdown();
+        posting.shutdown();
     }
 }

@@ -3,6 +3,8 @@ package io.kubeverdict.controlplane.receipts;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.kubeverdict.controlplane.source.KubernetesSource;
+import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -38,7 +40,7 @@ public final class ReceiptWriting implements AutoCloseable {
     }
 
     /** What the writers read: the receipts, the snapshots, which agents report here, the pods. */
-    public record Sources(
+    record Sources(
             PolicyReceipts receipts,
             SnapshotHub hub,
             Supplier<Set<String>> reporting,
@@ -50,7 +52,30 @@ public final class ReceiptWriting implements AutoCloseable {
 
     private ReceiptWriting() {}
 
-    public static ReceiptWriting start(KubernetesClient client, Settings settings, Sources from) {
+    /**
+     * @param pods null: no pod is known (a readiness gate is never set)
+     * @param unixNanos the receipts' clock
+     */
+    public static ReceiptWriting start(
+            KubernetesClient client,
+            Settings settings,
+            PolicyReceipts receipts,
+            SnapshotHub hub,
+            PolicySyncService sync,
+            KubernetesSource pods,
+            LongSupplier unixNanos) {
+        return start(
+                client,
+                settings,
+                new Sources(
+                        receipts,
+                        hub,
+                        sync::connectedNodes,
+                        (ns, name) -> pods == null ? null : pods.pod(ns, name),
+                        unixNanos));
+    }
+
+    static ReceiptWriting start(KubernetesClient client, Settings settings, Sources from) {
         ReceiptWriting w = new ReceiptWriting();
         BooleanSupplier writer = () -> true;
         Supplier<Set<String>> reporting = null;

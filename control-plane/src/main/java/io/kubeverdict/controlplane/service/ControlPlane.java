@@ -186,6 +186,7 @@ public final class ControlPlane implements AutoCloseable {
     private MetricsEndpoint metricsServer;
     private CalculationLoop loop;
     private PolicySyncService sync;
+    private PolicyProblemEvents problemEvents;
 
     private ControlPlane() {}
 
@@ -205,9 +206,9 @@ public final class ControlPlane implements AutoCloseable {
         // the list, the Kubernetes source's events log new ones: nothing to add here.
         Consumer<List<PolicyProblem>> problems = list -> {};
         if (source instanceof Source.Kubernetes k) {
-            PolicyProblemEvents events = new PolicyProblemEvents(k.client());
-            closeables.push(events);
-            problems = events;
+            problemEvents = new PolicyProblemEvents(k.client());
+            closeables.push(problemEvents);
+            problems = problemEvents;
         }
         // The loop needs the calculator and the receipting calculator the loop's clock: tied after.
         CalculationLoop[] self = new CalculationLoop[1];
@@ -385,21 +386,16 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     /**
-     * Writes what the receipts say to the API (see {@link ReceiptWriting}): Enforced conditions,
-     * Events on NetworkPolicies, pod readiness gates. Needs the Kubernetes source.
+     * Writes what the receipts say to the API (see {@link ReceiptWriting}); with a Lease, problem
+     * Events too are posted only by its holder. Needs the Kubernetes source.
      */
     public synchronized ReceiptWriting writeReceipts(KubernetesClient client, ReceiptWriting.Settings settings) {
-        KubernetesSource pods = kubernetes;
-        ReceiptWriting w = ReceiptWriting.start(
-                client,
-                settings,
-                new ReceiptWriting.Sources(
-                        receipts,
-                        hub,
-                        sync::connectedNodes,
-                        (ns, name) -> pods == null ? null : pods.pod(ns, name),
-                        CalculationLoop::unixNanos));
+        ReceiptWriting w =
+                ReceiptWriting.start(client, settings, receipts, hub, sync, kubernetes, CalculationLoop::unixNanos);
         closeables.push(w);
+        if (problemEvents != null && settings.lease() != null) {
+            problemEvents.postOnlyWhile(w::writer);
+        }
         return w;
     }
 

@@ -81,4 +81,22 @@ class EnforcedConditionsTest {
         assertThat(sweep(5 * S)).isEmpty(); // gone: forgotten
         assertThat(sweep(6 * S, r)).as("written again when it comes back").hasSize(1);
     }
+
+    @Test
+    void nodesReportingElsewhereMakeItUnknownNeverTrue() {
+        Receipt oneOfTwo = receipt(ANP, 1, true, 1, 2);
+        assertThat(EnforcedConditions.of(oneOfTwo, 1))
+                .isEqualTo(new EnforcedConditions.Condition(
+                        "Unknown",
+                        "NodesReportElsewhere",
+                        "enforced on 1 of 2 nodes; 1 not reporting to the writing control-plane replica",
+                        1));
+        assertThat(EnforcedConditions.of(receipt(ANP, 1, true, 0, 2), 1).reason())
+                .as("a node reporting here lags")
+                .isEqualTo("NodesLagging");
+        assertThat(EnforcedConditions.of(receipt(ANP, 1, true, 2, 2), 0).status())
+                .isEqualTo("True");
+        List<EnforcedConditions.Due> due = conditions.due(List.of(oneOfTwo), r -> 1, 0, 10);
+        assertThat(due).singleElement().extracting(d -> d.condition().status()).isEqualTo("Unknown");
+    }
 }

@@ -109,7 +109,9 @@ public final class EnforcementEventWriter implements AutoCloseable {
                 failures++;
                 long pause = Math.min(MAX_PAUSE_NANOS, 1_000_000_000L << Math.min(failures - 1, 6));
                 pausedUntilNanos = System.nanoTime() + pause;
-                log.debug("posting {} on {} failed ({}); again in {} ms", d.reason(), d.ref(), e, pause / 1_000_000);
+                if (failures == 1) { // once per streak: a missing RBAC rule or an API away shows
+                    log.warn("posting {} on {} failed ({}); retrying with backoff", d.reason(), d.ref(), e.toString());
+                }
                 return;
             }
         }

@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodReadinessGate;
+import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.kubeverdict.controlplane.sync.IndexedSnapshot;
@@ -139,12 +140,13 @@ public final class PodReadinessGates implements AutoCloseable {
                     failures++;
                     long pause = Math.min(MAX_PAUSE_NANOS, 1_000_000_000L << Math.min(failures - 1, 6));
                     pausedUntilNanos = System.nanoTime() + pause;
-                    log.debug(
-                            "setting {} on pod {} failed ({}); again in {} ms",
-                            CONDITION,
-                            p.getKey(),
-                            ex,
-                            pause / 1_000_000);
+                    if (failures == 1) { // once per streak: a missing RBAC rule or an API away shows
+                        log.warn(
+                                "setting {} on pod {} failed ({}); retrying with backoff",
+                                CONDITION,
+                                p.getKey(),
+                                ex.toString());
+                    }
                     return;
                 }
             }
@@ -201,6 +203,9 @@ public final class PodReadinessGates implements AutoCloseable {
      */
     private void write(Pod cached) {
         Pod pod = new PodBuilder(cached).build(); // never touch the informer's copy
+        if (pod.getStatus() == null) {
+            pod.setStatus(new PodStatus());
+        }
         List<PodCondition> conditions = new ArrayList<>();
         if (pod.getStatus().getConditions() != null) {
             for (PodCondition c : pod.getStatus().getConditions()) {

@@ -8,11 +8,13 @@ import io.kubeverdict.runtime.cli.ClientTlsOptions;
 import io.kubeverdict.runtime.cli.HostPort;
 import io.kubeverdict.runtime.grpc.ClientChannels;
 import io.kubeverdict.runtime.grpc.TokenFileCredentials;
+import io.kubeverdict.runtime.cli.DurationText;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -23,6 +25,9 @@ import picocli.CommandLine.Option;
 final class ControlPlaneClientOptions {
     static final String ENV = "KUBE_VERDICT_CONTROL_PLANE";
     static final String DEFAULT = "localhost:9443";
+
+    /** Where {@value #ENV} is read: the process's environment; tests give their own. */
+    static Function<String, String> environment = System::getenv;
 
     @Option(
             names = "--control-plane",
@@ -47,23 +52,33 @@ final class ControlPlaneClientOptions {
     @Option(
             names = "--timeout",
             paramLabel = "DURATION",
-            defaultValue = "30s",
             converter = DurationText.class,
-            description = "Deadline of each call; for wait, how long to wait in all (60s, 1m30s or ISO-8601 PT1M). "
+            defaultValue = "30s",
+            description = "Deadline of each call; for wait, how long to wait in all (5s, 1m30s, or ISO-8601 PT1M). "
                     + "Default: ${DEFAULT-VALUE}.")
     Duration timeout;
 
-    /** Whether --control-plane was given (explain and matrix: live instead of --manifests). */
+    /** Whether --control-plane was given (with --manifests too: a usage error for explain and matrix). */
     boolean given() {
         return controlPlane != null;
+    }
+
+    /** Whether a control plane was named, by --control-plane or ${@value #ENV} (explain and matrix: live). */
+    boolean named() {
+        return given() || fromEnvironment() != null;
+    }
+
+    private static String fromEnvironment() {
+        String env = environment.apply(ENV);
+        return env == null || env.isBlank() ? null : env.strip();
     }
 
     HostPort target() {
         if (controlPlane != null) {
             return controlPlane;
         }
-        String env = System.getenv(ENV);
-        return HostPort.parseTarget(env == null || env.isBlank() ? DEFAULT : env.strip());
+        String env = fromEnvironment();
+        return HostPort.parseTarget(env == null ? DEFAULT : env);
     }
 
     /** A channel to the target; throws IllegalArgumentException for unusable TLS options. */

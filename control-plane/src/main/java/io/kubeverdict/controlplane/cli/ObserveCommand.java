@@ -14,6 +14,7 @@ import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
 import io.kubeverdict.proto.v1.ObservedVerdict;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.VerdictEvent;
+import io.kubeverdict.runtime.cli.DurationText;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -83,7 +84,8 @@ final class ObserveCommand implements Callable<Integer> {
     @Option(
             names = "--wait",
             paramLabel = "DURATION",
-            defaultValue = "PT10S",
+            converter = DurationText.class,
+            defaultValue = "10s",
             description =
                     "Without --follow: stop after this long even with fewer verdicts (default: ${DEFAULT-VALUE}).")
     Duration wait;

@@ -19,6 +19,7 @@ import io.kubeverdict.runtime.cli.MetricsOptions;
 import io.kubeverdict.runtime.cli.ServerTlsOptions;
 import io.kubeverdict.runtime.grpc.ServerLimits;
 import io.kubeverdict.runtime.grpc.ServerTls;
+import io.kubeverdict.runtime.cli.DurationText;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -108,15 +109,17 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(
             names = "--resync",
-            defaultValue = "PT10M",
+            defaultValue = "10m",
             paramLabel = "DURATION",
-            description = "Informer resync period (ISO-8601). Default: ${DEFAULT-VALUE}.")
+            converter = DurationText.class,
+            description = "Informer resync period (10m, 1h30m or ISO-8601 PT10M). Default: ${DEFAULT-VALUE}.")
     Duration resync;
 
     @Option(
             names = "--api-discovery-interval",
-            defaultValue = "PT30S",
+            defaultValue = "30s",
             paramLabel = "DURATION",
+            converter = DurationText.class,
             description =
                     "How often to look for the admin-tier policy APIs (AdminNetworkPolicy, BaselineAdminNetworkPolicy, "
                             + "ClusterNetworkPolicy CRDs) that are not installed yet, and check those that are. Default: ${DEFAULT-VALUE}.")
@@ -124,8 +127,9 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(
             names = "--api-absence-grace",
-            defaultValue = "PT5M",
+            defaultValue = "5m",
             paramLabel = "DURATION",
+            converter = DurationText.class,
             description = "How long API discovery must say a watched admin-tier policy kind is not served (a 404 "
                     + "included) before its policies are removed; one failed or empty answer removes nothing. "
                     + "Default: ${DEFAULT-VALUE}.")
@@ -133,8 +137,9 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(
             names = "--stall-timeout",
-            defaultValue = "PT60S",
+            defaultValue = "60s",
             paramLabel = "DURATION",
+            converter = DurationText.class,
             description = "Cut a Sync stream whose agent has not read for this long (it reconnects and resyncs). "
                     + "Default: ${DEFAULT-VALUE}.")
     Duration stallTimeout;

@@ -307,4 +307,27 @@ class LiveCommandsTest {
         assertThat(neither.exit()).isEqualTo(2);
         assertThat(neither.err()).contains("--manifests DIR").contains("--control-plane");
     }
+
+    @Test
+    void explainAndMatrixAskTheControlPlaneOfTheEnvironmentAsStatusDoes() {
+        ControlPlaneClientOptions.environment = name -> name.equals(ControlPlaneClientOptions.ENV) ? address() : null;
+        try {
+            Run explain = run("explain", "--from", "z/a", "--to", "x/a", "--port", "80", "--protocol", "TCP");
+            assertThat(explain.exit()).as(explain.err()).isEqualTo(1);
+            assertThat(explain.out()).isEqualTo(live("explain", "--from", "z/a", "--to", "x/a", "--port", "80",
+                            "--protocol", "TCP")
+                    .out());
+            Run matrix = run("matrix", "--port", "80");
+            assertThat(matrix.exit()).as(matrix.err()).isZero();
+            assertThat(matrix.out()).isEqualTo(live("matrix", "--port", "80").out());
+            // --manifests still reads manifests: the environment only names the default control plane.
+            Run offline = run("matrix", "--manifests", EXAMPLE, "--port", "80");
+            assertThat(offline.exit()).as(offline.err()).isZero();
+            assertThat(offline.out()).isEqualTo(matrix.out());
+        } finally {
+            ControlPlaneClientOptions.environment = System::getenv;
+        }
+        Run neither = run("matrix");
+        assertThat(neither.err()).contains("$KUBE_VERDICT_CONTROL_PLANE");
+    }
 }

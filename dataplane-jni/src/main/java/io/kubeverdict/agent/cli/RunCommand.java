@@ -11,6 +11,7 @@ import io.kubeverdict.agent.run.AgentConfig;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.runtime.cli.ClientTlsOptions;
+import io.kubeverdict.runtime.cli.DurationText;
 import io.kubeverdict.runtime.cli.HostPort;
 import io.kubeverdict.runtime.cli.InsecureOption;
 import io.kubeverdict.runtime.cli.LoggingOptions;
@@ -18,6 +19,7 @@ import io.kubeverdict.runtime.cli.MetricsOptions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -110,18 +112,20 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(
             names = "--dns-min-ttl",
-            defaultValue = "30",
-            paramLabel = "SECONDS",
-            description =
-                    "An address learned from a DNS answer is allowed at least this long (default ${DEFAULT-VALUE}).")
-    long dnsMinTtl;
+            defaultValue = "30s",
+            paramLabel = "DURATION",
+            converter = DurationText.OrSeconds.class,
+            description = "An address learned from a DNS answer is allowed at least this long (30s, 1m; a bare "
+                    + "number is seconds; default ${DEFAULT-VALUE}).")
+    Duration dnsMinTtl;
 
     @Option(
             names = "--dns-max-ttl",
-            defaultValue = "3600",
-            paramLabel = "SECONDS",
+            defaultValue = "1h",
+            paramLabel = "DURATION",
+            converter = DurationText.OrSeconds.class,
             description = "... and at most this long, whatever the answer's TTL (default ${DEFAULT-VALUE}).")
-    long dnsMaxTtl;
+    Duration dnsMaxTtl;
 
     @Option(
             names = "--dns-resolvers",
@@ -219,10 +223,11 @@ final class RunCommand implements Callable<Integer> {
     @Option(
             names = "--state-max-age",
             defaultValue = "" + AgentConfig.State.DEFAULT_MAX_AGE_SECONDS,
-            paramLabel = "SECONDS",
-            description =
-                    "A kept state older than this is not enforced at start " + "(default ${DEFAULT-VALUE}: a week).")
-    long stateMaxAge;
+            paramLabel = "DURATION",
+            converter = DurationText.OrSeconds.class,
+            description = "A kept state older than this is not enforced at start (168h; a bare number is seconds; "
+                    + "default ${DEFAULT-VALUE} s: a week).")
+    Duration stateMaxAge;
 
     @Option(
             names = "--pod-cidr",
@@ -339,11 +344,11 @@ final class RunCommand implements Callable<Integer> {
                 new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate),
                 new AgentConfig.Dns(
                         dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount),
-                        dnsMinTtl,
-                        dnsMaxTtl,
+                        dnsMinTtl.toSeconds(),
+                        dnsMaxTtl.toSeconds(),
                         dnsResolvers(dnsResolvers, Path.of("/etc/resolv.conf"))),
                 queueCount,
-                "none".equals(stateDir) ? AgentConfig.State.OFF : new AgentConfig.State(Path.of(stateDir), stateMaxAge),
+                "none".equals(stateDir) ? AgentConfig.State.OFF : new AgentConfig.State(Path.of(stateDir), stateMaxAge.toSeconds()),
                 guard(queueCount),
                 queueLength,
                 new CacheSettings(verdictCache, verdictCacheTtl, verdictCacheSize));

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.runtime.cli;
 
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.Callable;
+import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
@@ -18,11 +21,27 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
         synopsisSubcommandLabel = "COMMAND")
-public final class KubeVerdictCommand implements Runnable {
+public final class KubeVerdictCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     private KubeVerdictCommand() {}
+
+    /**
+     * The commands of every jar's root, kubectl's habits: {@code help COMMAND}, {@code version}
+     * and {@code completion} (a bash/zsh completion script: {@code source <(kube-verdict completion)}).
+     */
+    private static final Class<?>[] BUILT_IN = {HelpCommand.class, VersionCommand.class, Completion.class};
+
+    /** picocli's generator under kubectl's name for it. */
+    @Command(
+            name = "completion",
+            description = {
+                "Print a bash (and zsh) completion script for kube-verdict:",
+                "  source <(kube-verdict completion)",
+                "or save it as /etc/bash_completion.d/kube-verdict."
+            })
+    static final class Completion extends AutoComplete.GenerateCompletion {}
 
     /**
      * @param description what this jar does, shown by {@code kube-verdict --help}
@@ -34,6 +53,13 @@ public final class KubeVerdictCommand implements Runnable {
         for (Object subcommand : subcommands) {
             root.addSubcommand(subcommand);
         }
+        for (Object builtIn : BUILT_IN) {
+            root.addSubcommand(builtIn);
+        }
+        root.setParameterExceptionHandler(new UsageErrors());
+        // Every duration option of every command reads one syntax (after the subcommands: picocli
+        // registers a converter with the commands added so far).
+        root.registerConverter(Duration.class, new DurationText());
         standardOptionsEverywhere(root);
         return root;
     }
@@ -46,6 +72,9 @@ public final class KubeVerdictCommand implements Runnable {
      */
     public static CommandLine forArgs(String description, String[] args, Object... subcommands) {
         if (args.length > 0) {
+            if (args[0].equals("version")) {
+                return root(description);
+            }
             for (Object subcommand : subcommands) {
                 Command command =
                         (subcommand instanceof Class<?> c ? c : subcommand.getClass()).getAnnotation(Command.class);
@@ -68,9 +97,12 @@ public final class KubeVerdictCommand implements Runnable {
         }
     }
 
-    /** {@code kube-verdict} alone: a usage error (exit 2) listing the commands. */
+    /** {@code kube-verdict} alone: the commands on stderr and a usage error (exit 2). */
     @Override
-    public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing required subcommand");
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getErr());
+        spec.commandLine().getErr().println("error: Missing required subcommand");
+        spec.commandLine().getErr().flush();
+        return spec.exitCodeOnInvalidInput();
     }
 }

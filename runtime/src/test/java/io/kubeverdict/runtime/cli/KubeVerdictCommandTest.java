@@ -69,15 +69,18 @@ class KubeVerdictCommandTest {
     void aRunOfOneSubcommandBuildsOnlyThatOne() {
         assertThat(KubeVerdictCommand.forArgs("test jar", new String[] {"bare", "nested"}, new Serve(), Bare.class)
                         .getSubcommands())
-                .containsOnlyKeys("bare");
+                .containsOnlyKeys("bare", "help", "version", "completion");
         assertThat(KubeVerdictCommand.forArgs("test jar", new String[] {"serve"}, new Serve(), Bare.class)
                         .getSubcommands())
-                .containsOnlyKeys("serve");
+                .containsOnlyKeys("serve", "help", "version", "completion");
+        assertThat(KubeVerdictCommand.forArgs("test jar", new String[] {"version"}, new Serve(), Bare.class)
+                        .getSubcommands())
+                .containsOnlyKeys("help", "version", "completion");
         for (String[] args : new String[][] {{}, {"--help"}, {"srve"}, {"-V", "serve"}}) {
             assertThat(KubeVerdictCommand.forArgs("test jar", args, new Serve(), Bare.class)
                             .getSubcommands())
                     .as(String.join(" ", args))
-                    .containsOnlyKeys("serve", "bare");
+                    .containsOnlyKeys("serve", "bare", "help", "version", "completion");
         }
         Run typo = run("srve");
         assertThat(typo.code()).isEqualTo(2);
@@ -112,5 +115,75 @@ class KubeVerdictCommandTest {
         assertThat(bad.code()).isEqualTo(2);
         assertThat(bad.err()).contains("--metrics-bind-address", "needs brackets");
         assertThat(run("serve", "--help").out()).contains("Default: :9101");
+    }
+
+    // An option of each kind a usage error can be about.
+    @Command(name = "wait", mixinStandardHelpOptions = true)
+    static final class Wait implements Callable<Integer> {
+        @picocli.CommandLine.Option(names = "--timeout")
+        java.time.Duration timeout;
+
+        @picocli.CommandLine.Option(names = "--namespace")
+        String namespace;
+
+        @Override
+        public Integer call() {
+            return timeout == null ? 0 : (int) timeout.toSeconds();
+        }
+    }
+
+    private static Run runWait(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = KubeVerdictCommand.root("test jar", new Wait())
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    @Test
+    void everyDurationOptionReadsGoDurationsAndIso8601() {
+        assertThat(runWait("wait", "--timeout", "5s").code()).isEqualTo(5);
+        assertThat(runWait("wait", "--timeout", "2m").code()).isEqualTo(120);
+        assertThat(runWait("wait", "--timeout=1h30m").code()).isEqualTo(5400);
+        assertThat(runWait("wait", "--timeout", "PT7S").code()).isEqualTo(7);
+    }
+
+    @Test
+    void aUsageErrorIsTheErrorAndOneLineToTheHelpNeverTheWholeUsage() {
+        Run bad = runWait("wait", "--timeout", "5x");
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err())
+                .contains("--timeout", "'5x' is no duration")
+                .doesNotContain("DateTimeParseException")
+                .endsWith("Run 'kube-verdict wait --help' for usage." + System.lineSeparator());
+        assertThat(bad.err().lines()).hasSizeLessThanOrEqualTo(3);
+
+        Run option = runWait("wait", "--namespce", "x");
+        assertThat(option.code()).isEqualTo(2);
+        assertThat(option.err()).contains("Unknown option", "Did you mean", "--namespace");
+        assertThat(option.err().lines()).hasSizeLessThanOrEqualTo(4);
+
+        Run command = runWait("wiat");
+        assertThat(command.code()).isEqualTo(2);
+        assertThat(command.err()).contains("Did you mean", "wait").contains("Run 'kube-verdict --help'");
+        assertThat(command.err().lines()).hasSizeLessThanOrEqualTo(4);
+    }
+
+    @Test
+    void versionHelpAndCompletionAreCommandsAsInKubectl() {
+        String expected = "kube-verdict " + BuildVersion.current() + System.lineSeparator();
+        Run version = run("version");
+        assertThat(version.code()).isZero();
+        assertThat(version.out()).isEqualTo(expected);
+
+        Run help = run("help", "serve");
+        assertThat(help.code()).isZero();
+        assertThat(help.out()).isEqualTo(run("serve", "--help").out()).contains("--metrics-bind-address");
+
+        Run completion = run("completion");
+        assertThat(completion.code()).isZero();
+        assertThat(completion.out()).contains("complete -F", "kube-verdict", "serve", "--metrics-bind-address");
     }
 }

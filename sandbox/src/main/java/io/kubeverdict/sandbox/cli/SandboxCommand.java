@@ -10,6 +10,7 @@ import io.kubeverdict.sandbox.Sandbox;
 import io.kubeverdict.sandbox.SandboxException;
 import io.kubeverdict.sandbox.SandboxOptions;
 import io.kubeverdict.sandbox.TableRenderer;
+import io.kubeverdict.runtime.cli.DurationText;
 import io.kubeverdict.testbed.ServePort;
 import java.io.PrintWriter;
 import java.nio.file.FileSystems;
@@ -89,10 +90,12 @@ public final class SandboxCommand implements Callable<Integer> {
 
     @Option(
             names = "--probe-timeout",
-            paramLabel = "MILLIS",
-            defaultValue = "1500",
-            description = "How long a probe waits for an answer (default: ${DEFAULT-VALUE}).")
-    long probeTimeoutMillis;
+            paramLabel = "DURATION",
+            defaultValue = "1500ms",
+            converter = DurationText.OrMillis.class,
+            description = "How long a probe waits for an answer (1500ms, 2s; a bare number is milliseconds; "
+                    + "default: ${DEFAULT-VALUE}).")
+    Duration probeTimeout;
 
     @Option(
             names = "--prefix",
@@ -120,7 +123,7 @@ public final class SandboxCommand implements Callable<Integer> {
             probes.forEach(p -> targets.add(ServePort.parse(p)));
             Path dir = manifests != null ? manifests : Launcher.home().resolve("deploy/examples/netpol-basic");
             options = new SandboxOptions(
-                    dir.toAbsolutePath(), nodes, targets, podCidr, Duration.ofMillis(probeTimeoutMillis), prefix);
+                    dir.toAbsolutePath(), nodes, targets, podCidr, probeTimeout, prefix);
         } catch (IllegalArgumentException e) {
             err.println("sandbox: " + e.getMessage());
             return 2;

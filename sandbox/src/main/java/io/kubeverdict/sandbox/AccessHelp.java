@@ -6,7 +6,7 @@ import io.kubeverdict.testbed.TestbedLayout;
 import java.net.InetAddress;
 import java.nio.file.Path;
 
-/** How to reach each process and pod of a running sandbox (`sandbox --keep`). */
+/** How to reach each process and pod of a running sandbox (`sandbox --keep`); the CLI: {@link CliRecipes}. */
 final class AccessHelp {
     private AccessHelp() {}
 
@@ -19,11 +19,6 @@ final class AccessHelp {
                 .append("  log ")
                 .append(cp.log())
                 .append('\n')
-                .append("  ")
-                .append(fab)
-                .append(" grpcurl -plaintext ")
-                .append(processes.controlPlaneAddress())
-                .append(" kubeverdict.v1.ControlPlaneInspection/ListNodes\n")
                 .append("  ")
                 .append(fab)
                 .append(" curl -s http://")
@@ -42,11 +37,6 @@ final class AccessHelp {
                         .append("  log ")
                         .append(p.log())
                         .append('\n')
-                        .append("  ")
-                        .append(fab)
-                        .append(" grpcurl -plaintext ")
-                        .append(processes.agentInspectAddress(node))
-                        .append(" kubeverdict.v1.AgentInspection/GetStatus\n")
                         .append("  ")
                         .append(fab)
                         .append(" curl -s http://")

@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The policy engine in this process, on the manifest copy the control plane watches: the
@@ -24,6 +25,7 @@ final class Engine {
     private final Path manifests;
     private final Progress progress;
     private OfflineCluster cluster;
+    private Optional<String> aPolicy = Optional.empty();
     private final Map<ServePort, ConnectivityMatrix> expected = new HashMap<>();
 
     Engine(Path manifests, Progress progress) {
@@ -54,7 +56,16 @@ final class Engine {
         // Everything the control plane reads from the copy, admin-tier policies and Nodes included.
         cluster = new OfflineCluster(new ClusterObjects(
                 loaded.namespaces(), loaded.pods(), loaded.policies(), loaded.adminPolicies(), loaded.nodes()));
+        aPolicy = loaded.policies().stream()
+                .map(p -> "networkpolicy/" + p.getMetadata().getNamespace() + "/"
+                        + p.getMetadata().getName())
+                .findFirst();
         expected.clear();
+    }
+
+    /** A NetworkPolicy of the last read copy as `wait` names one (networkpolicy/NS/NAME), if it has one. */
+    synchronized Optional<String> aPolicy() {
+        return aPolicy;
     }
 
     /** The cluster as the last read copy has it: every node's snapshot, as the control plane computes it. */

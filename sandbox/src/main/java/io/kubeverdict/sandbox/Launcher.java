@@ -122,6 +122,22 @@ public final class Launcher {
         return command(ControlPlaneMain.class, controlPlaneJar, "-Xmx128m", subcommand, args);
     }
 
+    /**
+     * How a user runs the kube-verdict CLI, as the words of a command line: the checkout's
+     * bin/kube-verdict, or with {@value #CLASSPATH_PROPERTY} (the tests) java with the developer
+     * CLI's main class on that class path.
+     */
+    public List<String> userCli() {
+        if (classpath != null) {
+            return List.of(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-cp",
+                    classpath,
+                    io.kubeverdict.sandbox.cli.KubeVerdictMain.class.getName());
+        }
+        return List.of(home().resolve("bin/kube-verdict").toString());
+    }
+
     public List<String> agent(List<String> args) {
         return command(AgentMain.class, agentJar, "-Xmx256m", "agent", args);
     }

@@ -298,7 +298,8 @@ public final class Sandbox implements AutoCloseable {
 
     /** How to reach each process, for --keep. */
     public String accessHelp() {
-        return AccessHelp.render(testbed.layout(), processes, copy.dir(), options.manifests());
+        return AccessHelp.render(testbed.layout(), processes, copy.dir(), options.manifests())
+                + CliRecipes.render(testbed.layout(), processes, targets, engine.aPolicy());
     }
 
     /** Stops the agents and the control plane (by PID), removes the namespaces and the work directory. */

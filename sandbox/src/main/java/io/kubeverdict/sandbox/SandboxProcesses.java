@@ -137,6 +137,11 @@ final class SandboxProcesses implements AutoCloseable {
         return cmd;
     }
 
+    /** The CLI as a user runs it (bin/kube-verdict), for the recipes `sandbox --keep` prints. */
+    List<String> userCli() {
+        return launcher.userCli();
+    }
+
     String controlPlaneAddress() {
         return layout.fabricAddress() + ":" + CONTROL_PLANE_PORT;
     }

@@ -34,7 +34,7 @@ import picocli.CommandLine.Spec;
             "Explain the verdict for one connection, from manifests (--manifests DIR) or from a running control plane "
                     + "(--control-plane HOST:PORT, its published state): one line per tier visited per direction, "
                     + "what isolates each pod, the verdict once.",
-            "Exit status: 0 ALLOW, 1 DENY, 2 bad options or input, 3 when the control plane cannot be asked."
+            "Exit status: 0 allowed, 1 denied, 2 bad options or input, 3 when the control plane cannot be asked."
         })
 final class ExplainCommand implements Callable<Integer> {
     @Mixin
@@ -68,6 +68,9 @@ final class ExplainCommand implements Callable<Integer> {
     String protocol;
 
     @Mixin
+    NamespaceOption namespace = new NamespaceOption();
+
+    @Mixin
     OutputOption output = new OutputOption();
 
     @Spec
@@ -97,10 +100,12 @@ final class ExplainCommand implements Callable<Integer> {
                 throw new OfflineInput.FatalInput("--port must be 0-65535");
             }
             InputChoice.check(input, client);
+            from = namespace.qualify(from);
+            to = namespace.qualify(to);
             Explained r = input.given() ? offline(err, proto) : live(proto);
             Explanation e = r.explanation();
             out.print(
-                    output.format() == OutputFormat.table
+                    output.format().isTable()
                             ? ExplanationText.render(e, r.nodeOfIp())
                             : Rendering.machine(output.format(), e));
             out.flush();

@@ -37,7 +37,7 @@ final class ExplanationText {
                 .append(PortProtocol.format(
                         e.getTuple().getDstPort(), e.getTuple().getProtocol()))
                 .append(": ")
-                .append(e.getVerdict() == Verdict.VERDICT_ALLOW ? "ALLOW" : "DENY")
+                .append(VerdictWords.of(e.getVerdict()))
                 .append('\n');
         direction(
                 sb,

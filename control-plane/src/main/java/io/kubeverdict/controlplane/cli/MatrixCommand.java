@@ -94,7 +94,7 @@ final class MatrixCommand implements Callable<Integer> {
                 cluster = OfflineCluster.fromSnapshots(liveSnapshots());
             }
             // In json/yaml, stdout carries exactly the matrix; the assigned addresses go to stderr.
-            PrintWriter notes = output.format() == OutputFormat.table ? out : err;
+            PrintWriter notes = output.format().isTable() ? out : err;
             for (WhatIfDefaults.Assignment a : assignments) {
                 notes.println("assigned " + a.pod() + " " + a.ip());
             }
@@ -102,7 +102,7 @@ final class MatrixCommand implements Callable<Integer> {
             // in memory. YAML has no streaming writer here, so it builds the matrix first.
             Protocol p = Protocol.valueOf(proto.name());
             switch (output.format()) {
-                case table -> {
+                case table, wide -> {
                     if (!assignments.isEmpty()) {
                         out.println();
                     }

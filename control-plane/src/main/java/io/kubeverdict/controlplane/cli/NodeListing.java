@@ -9,14 +9,16 @@ import io.kubeverdict.proto.v1.ListNodesResponse;
 final class NodeListing {
     private NodeListing() {}
 
-    /** The nodes of every page in order; the source revision of the last page (the newest answer). */
+    /** The nodes of every page in order; the source revision and problem of the last page (the newest answer). */
     static ListNodesResponse all(ControlPlaneInspectionBlockingStub stub) {
         ListNodesResponse.Builder all = ListNodesResponse.newBuilder();
         String token = "";
         do {
             ListNodesResponse page = stub.listNodes(
                     ListNodesRequest.newBuilder().setPageToken(token).build());
-            all.addAllNodes(page.getNodesList()).setSourceRevision(page.getSourceRevision());
+            all.addAllNodes(page.getNodesList())
+                    .setSourceRevision(page.getSourceRevision())
+                    .setSourceProblem(page.getSourceProblem());
             token = page.getNextPageToken();
         } while (!token.isEmpty());
         return all.build();

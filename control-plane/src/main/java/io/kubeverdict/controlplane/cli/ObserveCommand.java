@@ -20,7 +20,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -42,23 +45,23 @@ import picocli.CommandLine.Spec;
         })
 final class ObserveCommand implements Callable<Integer> {
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
-    private static final String ROW = "%-12s  %-12s  %-30s  %-30s  %-9s  %-12s  %s%n";
+    private static final String ROW = "%-12s  %-12s  %-30s  %-30s  %-9s  %-9s  %-14s  %s%n";
+    /** How long an event waits for earlier ones of other agents (their uploads run on their own). */
+    private static final long ORDER_HOLD_NANOS = TimeUnit.MILLISECONDS.toNanos(300);
 
-    enum VerdictFilter {
-        all,
-        allowed,
-        denied
-    }
+    private ObserveFilter filter;
 
     @Option(
             names = "--verdict",
             paramLabel = "allowed|denied",
             defaultValue = "all",
-            description = "Only allowed or only denied verdicts (default: ${DEFAULT-VALUE}).")
-    VerdictFilter verdict;
+            converter = VerdictWords.Filter.class,
+            description = "Only allowed or only denied verdicts, any case (allow/deny and accept/drop too; "
+                    + "default: ${DEFAULT-VALUE}).")
+    Verdict verdict;
 
     @Option(
-            names = "--namespace",
+            names = {"-n", "--namespace"},
             paramLabel = "NS",
             description = "Only connections from or to a pod in this namespace.")
     String namespace = "";
@@ -68,6 +71,36 @@ final class ObserveCommand implements Callable<Integer> {
 
     @Option(names = "--node", paramLabel = "NODE", description = "Only verdicts this node's agent decided.")
     String node = "";
+
+    @Option(names = "--from-pod", paramLabel = "NS/NAME", description = "Only connections from this pod.")
+    String fromPod = "";
+
+    @Option(names = "--to-pod", paramLabel = "NS/NAME", description = "Only connections to this pod.")
+    String toPod = "";
+
+    @Option(names = "--port", paramLabel = "P", description = "Only connections to this destination port.")
+    int port = -1;
+
+    @Option(
+            names = "--protocol",
+            paramLabel = "PROTO",
+            description = "Only this protocol: TCP, UDP, SCTP, ICMP, ICMPv6 or a number.")
+    String protocol = "";
+
+    @Option(
+            names = "--policy",
+            paramLabel = "NS/NAME",
+            description = "Only verdicts this policy decided (NS/NAME; TIER/NAME for the admin tiers), as DECIDED BY "
+                    + "names it.")
+    String policy = "";
+
+    @Option(
+            names = {"-l", "--label"},
+            paramLabel = "KEY=VALUE",
+            split = ",",
+            description = "Only connections whose source or destination pod has these labels (repeatable, or "
+                    + "comma-separated: all must match on one side).")
+    Map<String, String> labels = new LinkedHashMap<>();
 
     @Option(
             names = {"-f", "--follow"},
@@ -105,8 +138,16 @@ final class ObserveCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        if (!pod.isEmpty() && (pod.indexOf('/') <= 0 || pod.endsWith("/"))) {
-            err.println("--pod: want NS/NAME, got '" + pod + "'");
+        for (String[] named : new String[][] {{"--pod", pod}, {"--from-pod", fromPod}, {"--to-pod", toPod}}) {
+            if (!named[1].isEmpty() && (named[1].indexOf('/') <= 0 || named[1].endsWith("/"))) {
+                err.println(named[0] + ": want NS/NAME, got '" + named[1] + "'");
+                err.flush();
+                return ExitCodes.USAGE;
+            }
+        }
+        int proto = protocol.isEmpty() ? -1 : PortProtocol.parse(protocol);
+        if (!protocol.isEmpty() && proto < 0) {
+            err.println("--protocol: unknown protocol " + protocol);
             err.flush();
             return ExitCodes.USAGE;
         }
@@ -119,17 +160,34 @@ final class ObserveCommand implements Callable<Integer> {
         if (channel == null) {
             return ExitCodes.USAGE;
         }
+        try {
+            var stub = ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS);
+            String unknown = ObserveTargets.unknown(stub, pod, node);
+            for (String side : List.of(fromPod, toPod)) {
+                unknown = unknown != null ? unknown : ObserveTargets.unknown(stub, side, "");
+            }
+            if (unknown != null) {
+                err.println(unknown);
+                err.flush();
+                ControlPlaneClientOptions.close(channel);
+                return ExitCodes.USAGE;
+            }
+        } catch (StatusRuntimeException e) {
+            ControlPlaneClientOptions.close(channel);
+            return client.failed(err, e);
+        }
         ObserveVerdictsRequest request = ObserveVerdictsRequest.newBuilder()
-                .setVerdict(
-                        switch (verdict) {
-                            case all -> Verdict.VERDICT_UNSPECIFIED;
-                            case allowed -> Verdict.VERDICT_ALLOW;
-                            case denied -> Verdict.VERDICT_DENY;
-                        })
+                .setVerdict(verdict)
                 .setNamespace(namespace)
-                .setPod(pod)
+                // The control plane filters by one pod on either side: the narrowest one given.
+                .setPod(!pod.isEmpty() ? pod : !fromPod.isEmpty() ? fromPod : toPod)
                 .setNode(node)
                 .build();
+        filter = new ObserveFilter(fromPod, toPod, port, proto, policy, labels, name -> ObserveTargets.labels(
+                ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS),
+                name));
         BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
         Context.CancellableContext call = Context.current().withCancellation();
         try {
@@ -159,15 +217,35 @@ final class ObserveCommand implements Callable<Integer> {
     private int follow(BlockingQueue<Object> inbox, PrintWriter out, PrintWriter err) throws InterruptedException {
         long deadline = System.nanoTime() + wait.toNanos();
         int printed = 0;
-        if (output.format() == OutputFormat.table) {
-            out.printf(ROW, "TIME", "NODE", "FROM", "TO", "PORT", "VERDICT", "DECIDED BY");
+        TimeOrder order = new TimeOrder(ORDER_HOLD_NANOS);
+        if (output.format().isTable()) {
+            out.printf(ROW, "TIME", "NODE", "FROM", "TO", "PORT", "DIRECTION", "VERDICT", "DECIDED BY");
             out.flush();
         }
         while (follow || printed < last) {
-            Object item =
-                    follow ? inbox.take() : inbox.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            long now = System.nanoTime();
+            long until = Math.min(order.nanosUntilNext(now), follow ? Long.MAX_VALUE : Math.max(0, deadline - now));
+            Object item = inbox.poll(until, TimeUnit.NANOSECONDS);
             if (item == null) {
-                return ExitCodes.OK; // waited long enough
+                now = System.nanoTime();
+                boolean over = !follow && now - deadline >= 0; // waited long enough: what is held goes out
+                for (ObservedVerdict v : over ? order.drain() : order.due(now)) {
+                    if (follow || printed < last) {
+                        print(out, v);
+                        printed++;
+                    }
+                }
+                if (over) {
+                    return ExitCodes.OK;
+                }
+                continue;
+            }
+            if (!(item instanceof ObservedVerdict)) {
+                for (ObservedVerdict v : order.drain()) { // the stream ends: what arrived is still shown
+                    if (follow || printed++ < last) {
+                        print(out, v);
+                    }
+                }
             }
             if (item instanceof Throwable t) {
                 return client.failed(
@@ -183,7 +261,7 @@ final class ObserveCommand implements Callable<Integer> {
             }
             ObservedVerdict v = (ObservedVerdict) item;
             if (v.hasLost()) {
-                if (output.format() == OutputFormat.table) {
+                if (output.format().isTable()) {
                     err.println(
                             "(" + v.getLost().getCount() + " verdicts lost: sampled on an agent or not read in time)");
                     err.flush();
@@ -192,15 +270,22 @@ final class ObserveCommand implements Callable<Integer> {
                 }
                 continue;
             }
-            print(out, v);
-            printed++;
+            boolean wanted;
+            try {
+                wanted = filter.matches(v.getEvent().getExplanation()); // --label may ask for a pod's labels
+            } catch (StatusRuntimeException e) {
+                return client.failed(err, e);
+            }
+            if (wanted) {
+                order.add(v, System.nanoTime());
+            }
         }
         return ExitCodes.OK;
     }
 
     private void print(PrintWriter out, ObservedVerdict v) {
         switch (output.format()) {
-            case table -> out.print(row(v.getEvent(), zone));
+            case table, wide -> out.print(row(v.getEvent(), zone));
             case json -> out.print(Rendering.json(v));
             case yaml -> out.print("---\n" + Rendering.yaml(v));
         }
@@ -220,8 +305,17 @@ final class ObserveCommand implements Callable<Integer> {
                         x.hasDestination() ? x.getDestination() : null,
                         x.getTuple().getDstIp()),
                 PortProtocol.format(x.getTuple().getDstPort(), x.getTuple().getProtocol()),
-                x.getVerdict() == Verdict.VERDICT_ALLOW ? (x.getCached() ? "ALLOW+CACHED" : "ALLOW") : "DENY",
+                decidingDirection(x),
+                // A verdict the kernel's cache gave without asking the JVM again says so.
+                VerdictWords.of(x.getVerdict())
+                        + (x.getVerdict() == Verdict.VERDICT_ALLOW && x.getCached() ? "+cached" : ""),
                 decidedBy(x));
+    }
+
+    /** The direction whose verdict stands (egress or ingress), or "-" when no policy isolates either side. */
+    static String decidingDirection(Explanation x) {
+        String by = decidedBy(x);
+        return by.startsWith("egress ") ? "egress" : by.startsWith("ingress ") ? "ingress" : "-";
     }
 
     private static String side(EndpointId id, String ip) {

@@ -5,11 +5,21 @@ import java.util.Locale;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** {@code -o table|json|yaml}: the same three on every command (table is for people, the rest for tools). */
+/**
+ * {@code -o table|wide|json|yaml}: the same on every command (table and wide are for people, the
+ * rest for tools); wide is the table with the columns that do not fit a terminal, where a command
+ * has them (status), else the table.
+ */
 enum OutputFormat {
     table,
+    wide,
     json,
     yaml;
+
+    /** A table for people (table or wide). */
+    boolean isTable() {
+        return this == table || this == wide;
+    }
 
     /** Any case; {@code text} is the old spelling of table. */
     static final class Converter implements ITypeConverter<OutputFormat> {
@@ -22,7 +32,7 @@ enum OutputFormat {
             try {
                 return OutputFormat.valueOf(v);
             } catch (IllegalArgumentException e) {
-                throw new TypeConversionException("expected table, json or yaml, got '" + value + "'");
+                throw new TypeConversionException("expected table, wide, json or yaml, got '" + value + "'");
             }
         }
     }

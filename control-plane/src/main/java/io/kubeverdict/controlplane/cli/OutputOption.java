@@ -7,10 +7,10 @@ import picocli.CommandLine.Option;
 final class OutputOption {
     @Option(
             names = {"-o", "--output"},
-            paramLabel = "table|json|yaml",
+            paramLabel = "table|wide|json|yaml",
             defaultValue = "table",
             converter = OutputFormat.Converter.class,
-            description = "table (aligned columns, default), json or yaml.")
+            description = "table (aligned columns, default), wide (more columns), json or yaml.")
     OutputFormat format = OutputFormat.table;
 
     OutputFormat format() {

@@ -46,8 +46,11 @@ import picocli.CommandLine.Spec;
             "Exit status: 0, 2 for an unknown pod or bad options, 3 when the control plane (or the agent) cannot be asked."
         })
 final class PoliciesCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "NAMESPACE/POD", description = "An endpoint pod.")
+    @Parameters(index = "0", paramLabel = "NAMESPACE/POD", description = "An endpoint pod (POD with -n NAMESPACE).")
     String pod;
+
+    @Mixin
+    NamespaceOption namespace = new NamespaceOption();
 
     @Mixin
     ControlPlaneClientOptions client = new ControlPlaneClientOptions();
@@ -71,6 +74,7 @@ final class PoliciesCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        pod = namespace.qualify(pod);
         if (pod.indexOf('/') <= 0 || pod.indexOf('/') == pod.length() - 1) {
             err.println("want NAMESPACE/POD, got '" + pod + "'");
             err.flush();
@@ -103,7 +107,7 @@ final class PoliciesCommand implements Callable<Integer> {
             }
         }
         out.print(
-                output.format() == OutputFormat.table
+                output.format().isTable()
                         ? text(d, agent == null ? null : learned)
                         : Rendering.machine(
                                 output.format(),

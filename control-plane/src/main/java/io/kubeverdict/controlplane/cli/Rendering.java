@@ -52,7 +52,7 @@ final class Rendering {
         return switch (format) {
             case json -> json(value);
             case yaml -> yaml(value);
-            case table -> throw new IllegalArgumentException("table output is the command's own");
+            case table, wide -> throw new IllegalArgumentException("table output is the command's own");
         };
     }
 

@@ -13,6 +13,7 @@ import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -31,8 +32,11 @@ import picocli.CommandLine.Spec;
             "With --policies: every policy's enforcement receipt (enforced on N of M nodes at its newest generation, "
                     + "since when, write-to-enforced latency, lagging nodes); with KIND/NAMESPACE/NAME (or KIND/NAME "
                     + "for the admin tiers) those policies with their nodes.",
+            "SOURCE REVISION: which version of a manifest directory the snapshots reflect (a SHA-256 over its "
+                    + "files; none for the Kubernetes API); a rejected load is said below it.",
             "Exit status: 0 when every node is in sync (every policy asked for is enforced), 1 when one is not "
-                    + "(disconnected, still syncing, or behind: applied < sent; a policy lagging or unknown), "
+                    + "(disconnected, still syncing, or behind: applied < sent; a policy lagging or unknown) or the "
+                    + "control plane rejected its latest manifest load, "
                     + "2 for bad options, 3 when the control plane cannot be asked."
         })
 final class StatusCommand implements Callable<Integer> {
@@ -102,20 +106,26 @@ final class StatusCommand implements Callable<Integer> {
             ControlPlaneClientOptions.close(channel);
         }
         out.print(
-                output.format() == OutputFormat.table
-                        ? table(nodes, clock.instant())
+                output.format().isTable()
+                        ? table(nodes, clock.instant(), output.format() == OutputFormat.wide)
                         : Rendering.machine(output.format(), nodes));
         out.flush();
         long outOfSync = nodes.getNodesList().stream()
                 .filter(n -> NodeState.of(n) != NodeState.IN_SYNC)
                 .count();
+        boolean rejected = !nodes.getSourceProblem().isEmpty();
+        if (rejected) {
+            // In sync with what the control plane has, which is not what was written.
+            err.println("the control plane's source is not applied: " + nodes.getSourceProblem()
+                    + "; the nodes keep enforcing the source revision before it");
+        }
         if (outOfSync > 0) {
             err.println(outOfSync + " of " + nodes.getNodesCount() + " nodes not in sync");
         } else if (nodes.getNodesCount() == 0) {
             err.println("no nodes: no endpoints published and no agent connected");
         }
         err.flush();
-        return outOfSync > 0 ? ExitCodes.NEGATIVE : ExitCodes.OK;
+        return outOfSync > 0 || rejected ? ExitCodes.NEGATIVE : ExitCodes.OK;
     }
 
     private int policies(PrintWriter out, PrintWriter err) {
@@ -142,7 +152,7 @@ final class StatusCommand implements Callable<Integer> {
         }
         Instant now = clock.instant();
         out.print(
-                output.format() != OutputFormat.table
+                !output.format().isTable()
                         ? Rendering.machine(output.format(), receipts)
                         : named.isEmpty() ? ReceiptText.table(receipts, now) : ReceiptText.detail(receipts, now));
         out.flush();
@@ -161,11 +171,20 @@ final class StatusCommand implements Callable<Integer> {
     }
 
     static String table(ListNodesResponse nodes, Instant now) {
-        TextTable t = new TextTable(
-                "NODE", "STATE", "APPLIED/SENT", "LAG", "P50", "P99", "VERSION", "UPTIME", "LAST CONTACT");
+        return table(nodes, now, false);
+    }
+
+    /** wide: also the latency's sample count, the node's source revision and the times themselves (UTC). */
+    static String table(ListNodesResponse nodes, Instant now, boolean wide) {
+        List<String> header = new ArrayList<>(
+                List.of("NODE", "STATE", "APPLIED/SENT", "LAG", "P50", "P99", "VERSION", "UPTIME", "LAST CONTACT"));
+        if (wide) {
+            header.addAll(List.of("SAMPLES", "SOURCE REVISION", "AGENT STARTED", "LAST CONTACT AT"));
+        }
+        TextTable t = new TextTable(header.toArray(String[]::new));
         for (NodeStatus n : nodes.getNodesList()) {
             boolean seen = n.getSentSequence() > 0 || n.getConnected();
-            t.row(
+            List<String> row = new ArrayList<>(List.of(
                     n.getNode(),
                     NodeState.of(n).word,
                     seen ? n.getAppliedSequence() + "/" + n.getSentSequence() : "",
@@ -176,11 +195,30 @@ final class StatusCommand implements Callable<Integer> {
                     n.hasAgentStartTime() && n.getConnected()
                             ? Durations.compact(since(n.getAgentStartTime(), now))
                             : "",
-                    n.hasLastContact() ? Durations.compact(since(n.getLastContact(), now)) + " ago" : "");
+                    n.hasLastContact() ? Durations.compact(since(n.getLastContact(), now)) + " ago" : ""));
+            if (wide) {
+                row.addAll(List.of(
+                        n.hasProgrammingLatencyP50() ? String.valueOf(n.getProgrammingLatencySamples()) : "",
+                        shortRevision(n.getSourceRevision()),
+                        n.hasAgentStartTime() ? Timestamps.toString(n.getAgentStartTime()) : "",
+                        n.hasLastContact() ? Timestamps.toString(n.getLastContact()) : ""));
+            }
+            t.row(row.toArray(String[]::new));
         }
-        String revision =
-                nodes.getSourceRevision().isEmpty() ? "" : "source revision " + nodes.getSourceRevision() + "\n";
-        return t.render() + revision;
+        // Which version of the manifest directory the snapshots above reflect (a SHA-256 over its
+        // files: compare it with ManifestRevision of a checkout); the Kubernetes API has none.
+        String revision = nodes.getSourceRevision().isEmpty()
+                ? ""
+                : "source revision " + nodes.getSourceRevision()
+                        + " (the manifest files the snapshots above were computed from)\n";
+        String problem =
+                nodes.getSourceProblem().isEmpty() ? "" : "NOT APPLIED: " + nodes.getSourceProblem() + "\n";
+        return t.render() + revision + problem;
+    }
+
+    /** The first 12 hex digits, as git shortens a hash; enough to tell revisions apart here. */
+    private static String shortRevision(String revision) {
+        return revision.length() > 12 ? revision.substring(0, 12) : revision;
     }
 
     private static Duration duration(com.google.protobuf.Duration d) {

@@ -44,6 +44,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * ControlPlaneInspection over live state: the published snapshots and the connected agents.
@@ -76,6 +77,7 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
     private final EndpointDescriber describer;
     private volatile BiConsumer<ObserveVerdictsRequest, ServerCallStreamObserver<ObservedVerdict>> verdicts;
     private volatile PolicyReceipts receipts;
+    private volatile Supplier<String> sourceProblem = () -> "";
 
     public InspectionService(SnapshotHub hub, PolicySyncService sync, NodeAuthorizer authorizer) {
         this(hub, sync, authorizer, ids -> Map.of());
@@ -121,7 +123,9 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
                 byNode.put(st.getNode(), st);
             }
         }
-        ListNodesResponse.Builder page = ListNodesResponse.newBuilder().setSourceRevision(revision);
+        ListNodesResponse.Builder page = ListNodesResponse.newBuilder()
+                .setSourceRevision(revision)
+                .setSourceProblem(sourceProblem.get());
         SortedMap<String, NodeStatus> rest = after == null ? byNode : byNode.tailMap(after, false);
         for (NodeStatus st : rest.values()) {
             if (page.getNodesCount() == pageSize) {
@@ -256,6 +260,11 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         }
         return Status.PERMISSION_DENIED.withDescription(
                 call + " needs a cluster-wide client; the caller may inspect " + scope);
+    }
+
+    /** ListNodes says why the source's latest load failed, as this tells ("" while it loads). */
+    public void reportSourceProblemsFrom(Supplier<String> problem) {
+        this.sourceProblem = problem;
     }
 
     /** Serves ListPolicyReceipts from these receipts (without: UNIMPLEMENTED). */

@@ -319,6 +319,7 @@ public final class ControlPlane implements AutoCloseable {
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
         inspection.serveReceiptsFrom(receipts);
+        inspection.reportSourceProblemsFrom(readiness::sourceProblem);
 
         ServerTls tls = config.tls();
         if (config.autoTls() != null) {

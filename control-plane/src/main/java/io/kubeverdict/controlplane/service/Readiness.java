@@ -48,6 +48,11 @@ final class Readiness {
         update();
     }
 
+    /** Why the source's latest load failed ("" while it loads). */
+    synchronized String sourceProblem() {
+        return sourceProblem == null ? "" : sourceProblem;
+    }
+
     synchronized void fatal(String why) {
         fatal = why;
         update();

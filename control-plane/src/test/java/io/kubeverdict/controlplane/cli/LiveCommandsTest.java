@@ -229,17 +229,18 @@ class LiveCommandsTest {
         Run r = live("explain", "--from", "z/a", "--to", "x/a", "--port", "80", "--protocol", "TCP");
         assertThat(r.exit()).isEqualTo(1);
         assertThat(r.out()).isEqualTo("""
-                z/a (10.244.3.10) -> x/a (10.244.1.10) 80/TCP: DENY
+                z/a (10.244.3.10) -> x/a (10.244.1.10) 80/TCP: denied
                   egress   z/a on node node-1: not isolated (no policy selects it for egress)
                   ingress  x/a on node node-1: isolated by x/allow-a-from-y-web, x/default-deny-ingress
                     tier default: no rule matched, the tier's default denies
                 """);
         Run allowed = live("explain", "--from", "y/a", "--to", "x/a", "--port", "80", "--protocol", "TCP");
         assertThat(allowed.out())
-                .contains("80/TCP: ALLOW")
+                .contains("80/TCP: allowed")
                 .contains("    tier default: allowed by x/allow-a-from-y-web ingress[0]\n")
-                .doesNotContain("DENY");
-        assertThat(allowed.out().split("ALLOW", -1))
+                .doesNotContain("denied")
+                .doesNotContain("ALLOW");
+        assertThat(allowed.out().split(": allowed", -1))
                 .as("the verdict is said once")
                 .hasSize(2);
     }

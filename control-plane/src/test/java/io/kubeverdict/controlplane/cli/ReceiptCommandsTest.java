@@ -241,4 +241,27 @@ class ReceiptCommandsTest {
         Run absent = live("wait", "--for=enforced", DENY, "--timeout=1s", "--control-plane", "127.0.0.1:1");
         assertThat(absent.exit()).isIn(2, 3);
     }
+
+    @Test
+    void statusSaysSoAndExitsOneWhenTheLatestManifestLoadWasRejected() throws Exception {
+        for (String node : List.of("node-1", "node-2")) {
+            ReportingAgent a = connected(node);
+            a.awaitReceived(1);
+            a.applyAll();
+        }
+        await(() -> live("status").exit() == 0);
+
+        Files.writeString(dir.resolve("broken.yaml"), "kind: NetworkPolicy\nmetadata: {name: [unclosed\n");
+        await(() -> live("status").exit() == 1);
+        Run rejected = live("status");
+        assertThat(rejected.out()).contains("in-sync").contains("NOT APPLIED").contains("broken.yaml");
+        assertThat(rejected.err()).contains("not applied").contains("broken.yaml");
+        assertThat(JSON.readTree(live("status", "-o", "json").out())
+                        .path("sourceProblem")
+                        .asText())
+                .contains("broken.yaml");
+
+        Files.delete(dir.resolve("broken.yaml"));
+        await(() -> live("status").exit() == 0);
+    }
 }

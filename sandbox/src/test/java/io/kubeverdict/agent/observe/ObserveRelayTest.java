@@ -206,7 +206,7 @@ class ObserveRelayTest {
                         "--control-plane",
                         "127.0.0.1:" + cp.grpcPort(),
                         "--verdict",
-                        "denied",
+                        "Denied", // any case
                         "--node",
                         "node-1",
                         "--last",
@@ -230,8 +230,28 @@ class ObserveRelayTest {
                                 "x/c (10.0.0.3)",
                                 "x/a (10.0.0.1)",
                                 "53/UDP",
-                                "DENY",
+                                "denied",
                                 "ingress default of tier default (no rule matched)"));
+    }
+
+    @Test
+    void theCliSaysWhenThePodOrNodeToFollowDoesNotExist() {
+        for (String[] target : new String[][] {
+            {"--node", "node-9", "--node node-9: no such node (the control plane knows node-1"},
+            {"--pod", "zz/nope", "--pod zz/nope: no such pod"}
+        }) {
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            int exit = ControlPlaneMain.commandLine()
+                    .setOut(new PrintWriter(out))
+                    .setErr(new PrintWriter(err))
+                    .execute(
+                            "observe", "--control-plane", "127.0.0.1:" + cp.grpcPort(), target[0], target[1], "--wait",
+                            "30s");
+            assertThat(exit).as(err.toString()).isEqualTo(2);
+            assertThat(err.toString()).contains(target[2]);
+            assertThat(out.toString()).isEmpty();
+        }
     }
 
     private static void awaitTrue(Supplier<Boolean> condition, String what) throws InterruptedException {

@@ -91,7 +91,7 @@ class AdminTiersExampleTest {
                 "--protocol",
                 "TCP");
         assertThat(denied.out())
-                .startsWith("shop/frontend (10.244.1.10) -> kube-system/metrics-server (10.244.0.11) 443/TCP: DENY")
+                .startsWith("shop/frontend (10.244.1.10) -> kube-system/metrics-server (10.244.0.11) 443/TCP: denied")
                 .contains("tier admin: denied by protect-kube-system ingress[3] (deny-the-rest)");
         Run passed = run(
                 "explain",
@@ -122,7 +122,7 @@ class AdminTiersExampleTest {
                 "--protocol",
                 "TCP");
         assertThat(host.out())
-                .contains("-> 10.0.0.12 2379/TCP: DENY")
+                .contains("-> 10.0.0.12 2379/TCP: denied")
                 .contains("tier admin: denied by cnp:no-control-plane-nodes egress[0] (deny-control-plane)")
                 .contains("destination is node node-2");
         assertThat(host.err())

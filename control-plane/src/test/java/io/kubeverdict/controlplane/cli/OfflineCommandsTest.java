@@ -91,8 +91,8 @@ class OfflineCommandsTest {
     void explainTextAndJson() {
         Run text = run(
                 "explain", "--manifests", EXAMPLE, "--from", "z/a", "--to", "x/a", "--port", "80", "--protocol", "TCP");
-        assertThat(text.exit()).as("DENY").isEqualTo(1);
-        assertThat(text.out()).startsWith("z/a (10.244.3.10) -> x/a (10.244.1.10) 80/TCP: DENY");
+        assertThat(text.exit()).as("denied").isEqualTo(1);
+        assertThat(text.out()).startsWith("z/a (10.244.3.10) -> x/a (10.244.1.10) 80/TCP: denied");
         assertThat(text.out()).contains("ingress ").contains("isolated");
         Run allowed = run(
                 "explain",
@@ -115,7 +115,7 @@ class OfflineCommandsTest {
         Run self = run(
                 "explain", "--manifests", EXAMPLE, "--from", "x/a", "--to", "x/a", "--port", "81", "--protocol", "TCP");
         assertThat(self.out())
-                .startsWith("x/a (10.244.1.10) -> x/a (10.244.1.10) 81/TCP: ALLOW")
+                .startsWith("x/a (10.244.1.10) -> x/a (10.244.1.10) 81/TCP: allowed")
                 .contains("loopback");
         assertThat(self.exit()).isZero();
     }
@@ -160,7 +160,7 @@ class OfflineCommandsTest {
                 "80",
                 "--protocol",
                 "TCP");
-        assertThat(in.out()).startsWith("y/b (10.9.1.3) -> x/a (10.9.1.2) 80/TCP: DENY");
+        assertThat(in.out()).startsWith("y/b (10.9.1.3) -> x/a (10.9.1.2) 80/TCP: denied");
         assertThat(in.exit()).isEqualTo(1);
         Run out = run(
                 "explain",
@@ -174,7 +174,7 @@ class OfflineCommandsTest {
                 "80",
                 "--protocol",
                 "TCP");
-        assertThat(out.out()).contains(": DENY");
+        assertThat(out.out()).contains(": denied");
         // A Succeeded pod's address is free for reuse: it is judged as no pod at all.
         Run done = run(
                 "explain",
@@ -188,7 +188,7 @@ class OfflineCommandsTest {
                 "80",
                 "--protocol",
                 "TCP");
-        assertThat(done.out()).contains(": ALLOW").contains("not a cluster endpoint");
+        assertThat(done.out()).contains(": allowed").contains("not a cluster endpoint");
     }
 
     @Test
@@ -414,7 +414,7 @@ class OfflineCommandsTest {
                 .doesNotContain("warning")
                 .contains("note: pod x/client has egress rules to domain names (*.svc.test, api.test): what they allow"
                         + " depends on the DNS answers the pod receives at run time; here they match nothing");
-        assertThat(explain.out()).contains("DENY").contains("egress[1]");
+        assertThat(explain.out()).contains(": denied").contains("egress[1]");
         Run matrix = run("matrix", "--manifests", dir.toString(), "--output", "json");
         assertThat(matrix.exit()).isZero();
         assertThat(matrix.err()).contains("note: pod x/server has egress rules to domain names");

@@ -107,6 +107,8 @@ class OutputFormatsTest {
         OutputFormat.Converter c = new OutputFormat.Converter();
         assertThat(c.convert("JSON")).isEqualTo(OutputFormat.json);
         assertThat(c.convert("text")).as("explain's old spelling").isEqualTo(OutputFormat.table);
-        assertThatThrownBy(() -> c.convert("wide")).hasMessageContaining("table, json or yaml");
+        assertThat(c.convert("wide")).isEqualTo(OutputFormat.wide);
+        assertThat(OutputFormat.wide.isTable()).isTrue();
+        assertThatThrownBy(() -> c.convert("xml")).hasMessageContaining("table, wide, json or yaml");
     }
 }

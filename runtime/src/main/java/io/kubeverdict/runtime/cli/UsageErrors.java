@@ -2,8 +2,8 @@
 package io.kubeverdict.runtime.cli;
 
 import java.io.PrintWriter;
+import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.IParameterExceptionHandler;
 import picocli.CommandLine.ParameterException;
@@ -31,21 +31,30 @@ final class UsageErrors implements IParameterExceptionHandler {
     }
 
     /**
-     * picocli's suggestions (by similarity; it finds none for swapped letters such as "wiat"),
-     * else the commands one or two edits away from a word where a command was expected.
+     * picocli's suggestions (by similarity; it misses some near misses, such as swapped letters
+     * in "wiat" or a dropped one in "--nmespace"), else the commands or options one or two edits
+     * away from the first word it could not place.
      */
     static List<String> suggestions(UnmatchedArgumentException u) {
         if (!u.getSuggestions().isEmpty()) {
             return u.getSuggestions();
         }
         List<String> unmatched = u.getUnmatched();
-        Map<String, CommandLine> commands = u.getCommandLine().getSubcommands();
-        if (unmatched.isEmpty() || commands.isEmpty() || unmatched.get(0).startsWith("-")) {
+        if (unmatched.isEmpty()) {
             return List.of();
         }
         String typed = unmatched.get(0);
-        return commands.keySet().stream()
-                .filter(name -> editDistance(typed, name) <= Math.min(2, name.length() / 2))
+        Collection<String> candidates;
+        if (typed.startsWith("-")) {
+            typed = typed.contains("=") ? typed.substring(0, typed.indexOf('=')) : typed;
+            candidates = u.getCommandLine().getCommandSpec().optionsMap().keySet();
+        } else {
+            candidates = u.getCommandLine().getSubcommands().keySet();
+        }
+        String word = typed;
+        return candidates.stream()
+                .filter(name -> name.length() > 2)
+                .filter(name -> editDistance(word, name) <= Math.min(2, name.length() / 2))
                 .toList();
     }
 

@@ -165,6 +165,9 @@ class KubeVerdictCommandTest {
         assertThat(option.err()).contains("Unknown option", "Did you mean", "--namespace");
         assertThat(option.err().lines()).hasSizeLessThanOrEqualTo(4);
 
+        Run dropped = runWait("wait", "--nmespace", "x");
+        assertThat(dropped.err()).contains("Did you mean --namespace?");
+
         Run command = runWait("wiat");
         assertThat(command.code()).isEqualTo(2);
         assertThat(command.err()).contains("Did you mean", "wait").contains("Run 'kube-verdict --help'");

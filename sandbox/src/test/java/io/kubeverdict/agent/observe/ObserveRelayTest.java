@@ -64,8 +64,15 @@ class ObserveRelayTest {
 
     @BeforeEach
     void start() throws Exception {
-        // The control plane knows y/remote on node-2, which node-1's agent does not hold.
+        // The control plane knows y/remote on node-2, which node-1's agent does not hold, and x/a on
+        // node-1 as the agent has it (so node-1 is a node it lists: observe --node checks the name).
         Files.writeString(manifests.resolve("cluster.yaml"), """
+                apiVersion: v1
+                kind: Pod
+                metadata: {namespace: x, name: a, labels: {app: a}}
+                spec: {nodeName: node-1, containers: [{name: c, image: i}]}
+                status: {phase: Running, podIP: 10.0.0.1}
+                ---
                 apiVersion: v1
                 kind: Pod
                 metadata: {namespace: y, name: remote}

@@ -31,7 +31,12 @@ final class CliRecipes {
         List<List<String>> commands = new ArrayList<>();
         commands.add(List.of("status"));
         commands.add(List.of("status", "--policies"));
-        commands.add(List.of("matrix", "--port", String.valueOf(probe.port()), "--protocol", probe.protocol().name()));
+        commands.add(List.of(
+                "matrix",
+                "--port",
+                String.valueOf(probe.port()),
+                "--protocol",
+                probe.protocol().name()));
         if (!pods.isEmpty()) {
             String from = pods.get(0).name();
             String to = pods.get(pods.size() > 1 ? 1 : 0).name();
@@ -58,7 +63,10 @@ final class CliRecipes {
             List<String> words = new ArrayList<>(prefix);
             words.addAll(command);
             words.addAll(List.of("--control-plane", address));
-            s.append(INDENT).append(String.join(" ", words.stream().map(CliRecipes::quoted).toList())).append('\n');
+            s.append(INDENT)
+                    .append(String.join(
+                            " ", words.stream().map(CliRecipes::quoted).toList()))
+                    .append('\n');
         }
         return s.toString();
     }

@@ -17,7 +17,10 @@ final class NamespaceOption {
 
     /** The pod as namespace/name: with -n for a bare name; anything else as given. */
     String qualify(String pod) {
-        if (namespace == null || namespace.isEmpty() || pod.contains("/") || IpAddress.canonical(pod).isPresent()) {
+        if (namespace == null
+                || namespace.isEmpty()
+                || pod.contains("/")
+                || IpAddress.canonical(pod).isPresent()) {
             return pod;
         }
         return namespace + "/" + pod;

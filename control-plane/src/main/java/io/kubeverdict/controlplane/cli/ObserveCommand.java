@@ -184,10 +184,17 @@ final class ObserveCommand implements Callable<Integer> {
                 .setPod(!pod.isEmpty() ? pod : !fromPod.isEmpty() ? fromPod : toPod)
                 .setNode(node)
                 .build();
-        filter = new ObserveFilter(fromPod, toPod, port, proto, policy, labels, name -> ObserveTargets.labels(
-                ControlPlaneInspectionGrpc.newBlockingStub(channel)
-                        .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS),
-                name));
+        filter = new ObserveFilter(
+                fromPod,
+                toPod,
+                port,
+                proto,
+                policy,
+                labels,
+                name -> ObserveTargets.labels(
+                        ControlPlaneInspectionGrpc.newBlockingStub(channel)
+                                .withDeadlineAfter(client.deadlineMillis(), TimeUnit.MILLISECONDS),
+                        name));
         BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
         Context.CancellableContext call = Context.current().withCancellation();
         try {

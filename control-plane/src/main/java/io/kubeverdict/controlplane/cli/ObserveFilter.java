@@ -52,8 +52,7 @@ record ObserveFilter(
     private boolean decidedBy(DirectionExplanation d) {
         return d.getEvaluated()
                 && d.hasPolicy()
-                && (policy.equals(d.getPolicy().getName())
-                        || policy.equals(PoliciesCommand.policyName(d.getPolicy())));
+                && (policy.equals(d.getPolicy().getName()) || policy.equals(PoliciesCommand.policyName(d.getPolicy())));
     }
 
     private boolean hasLabels(String pod) {

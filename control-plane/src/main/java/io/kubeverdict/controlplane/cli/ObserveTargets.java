@@ -49,13 +49,14 @@ final class ObserveTargets {
         }
         if (!pod.isEmpty()) {
             try {
-                stub.describeEndpoint(DescribeEndpointRequest.newBuilder().setPod(pod).build());
+                stub.describeEndpoint(
+                        DescribeEndpointRequest.newBuilder().setPod(pod).build());
             } catch (StatusRuntimeException e) {
                 if (e.getStatus().getCode() != Status.Code.NOT_FOUND) {
                     throw e;
                 }
-                return "--pod " + pod + ": no such pod with an address (namespace/name; "
-                        + "kube-verdict policies " + pod + " says more)";
+                return "--pod " + pod + ": no such pod with an address (namespace/name; " + "kube-verdict policies "
+                        + pod + " says more)";
             }
         }
         return null;

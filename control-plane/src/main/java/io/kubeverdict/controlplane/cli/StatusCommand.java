@@ -211,8 +211,7 @@ final class StatusCommand implements Callable<Integer> {
                 ? ""
                 : "source revision " + nodes.getSourceRevision()
                         + " (the manifest files the snapshots above were computed from)\n";
-        String problem =
-                nodes.getSourceProblem().isEmpty() ? "" : "NOT APPLIED: " + nodes.getSourceProblem() + "\n";
+        String problem = nodes.getSourceProblem().isEmpty() ? "" : "NOT APPLIED: " + nodes.getSourceProblem() + "\n";
         return t.render() + revision + problem;
     }
 

@@ -17,8 +17,8 @@ final class TimeOrder {
 
     private final long holdNanos;
     private long sequence;
-    private final PriorityQueue<Held> held = new PriorityQueue<>(
-            Comparator.comparingLong(Held::decidedNanos).thenComparingLong(Held::sequence));
+    private final PriorityQueue<Held> held =
+            new PriorityQueue<>(Comparator.comparingLong(Held::decidedNanos).thenComparingLong(Held::sequence));
 
     TimeOrder(long holdNanos) {
         this.holdNanos = holdNanos;

@@ -123,9 +123,8 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
                 byNode.put(st.getNode(), st);
             }
         }
-        ListNodesResponse.Builder page = ListNodesResponse.newBuilder()
-                .setSourceRevision(revision)
-                .setSourceProblem(sourceProblem.get());
+        ListNodesResponse.Builder page =
+                ListNodesResponse.newBuilder().setSourceRevision(revision).setSourceProblem(sourceProblem.get());
         SortedMap<String, NodeStatus> rest = after == null ? byNode : byNode.tailMap(after, false);
         for (NodeStatus st : rest.values()) {
             if (page.getNodesCount() == pageSize) {

@@ -315,9 +315,9 @@ class LiveCommandsTest {
         try {
             Run explain = run("explain", "--from", "z/a", "--to", "x/a", "--port", "80", "--protocol", "TCP");
             assertThat(explain.exit()).as(explain.err()).isEqualTo(1);
-            assertThat(explain.out()).isEqualTo(live("explain", "--from", "z/a", "--to", "x/a", "--port", "80",
-                            "--protocol", "TCP")
-                    .out());
+            assertThat(explain.out())
+                    .isEqualTo(live("explain", "--from", "z/a", "--to", "x/a", "--port", "80", "--protocol", "TCP")
+                            .out());
             Run matrix = run("matrix", "--port", "80");
             assertThat(matrix.exit()).as(matrix.err()).isZero();
             assertThat(matrix.out()).isEqualTo(live("matrix", "--port", "80").out());

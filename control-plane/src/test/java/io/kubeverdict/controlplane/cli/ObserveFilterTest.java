@@ -38,9 +38,14 @@ class ObserveFilterTest {
 
     private static ObserveFilter filter(
             String from, String to, int port, int protocol, String policy, Map<String, String> labels) {
-        return new ObserveFilter(from, to, port, protocol, policy, labels, pod -> pod.equals("x/web")
-                ? Map.of("app", "web", "tier", "front")
-                : Map.of("app", "client"));
+        return new ObserveFilter(
+                from,
+                to,
+                port,
+                protocol,
+                policy,
+                labels,
+                pod -> pod.equals("x/web") ? Map.of("app", "web", "tier", "front") : Map.of("app", "client"));
     }
 
     @Test
@@ -49,16 +54,21 @@ class ObserveFilterTest {
         assertThat(filter("y/client", "x/web", 80, 6, "x/deny-web", Map.of("app", "web"))
                         .matches(Y_TO_X))
                 .isTrue();
-        assertThat(filter("x/web", "", -1, -1, "", Map.of()).matches(Y_TO_X)).as("from is the source").isFalse();
+        assertThat(filter("x/web", "", -1, -1, "", Map.of()).matches(Y_TO_X))
+                .as("from is the source")
+                .isFalse();
         assertThat(filter("", "y/client", -1, -1, "", Map.of()).matches(Y_TO_X)).isFalse();
         assertThat(filter("", "", 81, -1, "", Map.of()).matches(Y_TO_X)).isFalse();
         assertThat(filter("", "", -1, 17, "", Map.of()).matches(Y_TO_X)).isFalse();
         assertThat(filter("", "", -1, -1, "x/other", Map.of()).matches(Y_TO_X)).isFalse();
-        assertThat(filter("", "", -1, -1, "", Map.of("app", "db")).matches(Y_TO_X)).isFalse();
-        assertThat(filter("", "", -1, -1, "", Map.of("app", "web", "tier", "front")).matches(Y_TO_X))
+        assertThat(filter("", "", -1, -1, "", Map.of("app", "db")).matches(Y_TO_X))
+                .isFalse();
+        assertThat(filter("", "", -1, -1, "", Map.of("app", "web", "tier", "front"))
+                        .matches(Y_TO_X))
                 .as("all labels on one side")
                 .isTrue();
-        assertThat(filter("", "", -1, -1, "", Map.of("app", "client", "tier", "front")).matches(Y_TO_X))
+        assertThat(filter("", "", -1, -1, "", Map.of("app", "client", "tier", "front"))
+                        .matches(Y_TO_X))
                 .as("not split over both sides")
                 .isFalse();
     }

@@ -146,7 +146,15 @@ class ServeCommandTest {
     void theJarHasExactlyTheControlPlaneCommands() {
         assertThat(ControlPlaneMain.commandLine().getSubcommands().keySet())
                 .containsExactlyInAnyOrder(
-                        "control-plane", "matrix", "explain", "status", "policies", "observe", "wait", "help", "version",
+                        "control-plane",
+                        "matrix",
+                        "explain",
+                        "status",
+                        "policies",
+                        "observe",
+                        "wait",
+                        "help",
+                        "version",
                         "completion");
     }
 }

@@ -270,7 +270,8 @@ class MonitoringTest {
         Path root = DeployManifests.deployDir().getParent();
         try (Stream<Path> files = Files.walk(root)) {
             for (Path file : files.filter(p -> p.toString().endsWith(".java"))
-                    .filter(p -> p.toString().contains("/src/main/java/") && !p.toString().contains("/target/"))
+                    .filter(p -> p.toString().contains("/src/main/java/")
+                            && !p.toString().contains("/target/"))
                     .toList()) {
                 Matcher m = counter.matcher(Files.readString(file));
                 while (m.find()) {

@@ -348,7 +348,9 @@ final class RunCommand implements Callable<Integer> {
                         dnsMaxTtl.toSeconds(),
                         dnsResolvers(dnsResolvers, Path.of("/etc/resolv.conf"))),
                 queueCount,
-                "none".equals(stateDir) ? AgentConfig.State.OFF : new AgentConfig.State(Path.of(stateDir), stateMaxAge.toSeconds()),
+                "none".equals(stateDir)
+                        ? AgentConfig.State.OFF
+                        : new AgentConfig.State(Path.of(stateDir), stateMaxAge.toSeconds()),
                 guard(queueCount),
                 queueLength,
                 new CacheSettings(verdictCache, verdictCacheTtl, verdictCacheSize));

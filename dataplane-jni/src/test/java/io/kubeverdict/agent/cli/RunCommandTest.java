@@ -81,13 +81,23 @@ class RunCommandTest {
         assertThat(defaults.dns().maxTtlSeconds()).isEqualTo(AgentConfig.Dns.DEFAULT_MAX_TTL_SECONDS);
         assertThat(defaults.state().maxAgeSeconds()).isEqualTo(AgentConfig.State.DEFAULT_MAX_AGE_SECONDS);
         AgentConfig go = parse(
-                "--node", "n", "--control-plane", "localhost:1", "--dns-min-ttl", "1m", "--dns-max-ttl", "2h",
-                "--state-max-age", "48h");
+                "--node",
+                "n",
+                "--control-plane",
+                "localhost:1",
+                "--dns-min-ttl",
+                "1m",
+                "--dns-max-ttl",
+                "2h",
+                "--state-max-age",
+                "48h");
         assertThat(go.dns().minTtlSeconds()).isEqualTo(60);
         assertThat(go.dns().maxTtlSeconds()).isEqualTo(7200);
         assertThat(go.state().maxAgeSeconds()).isEqualTo(48 * 3600);
         AgentConfig bare = parse("--node", "n", "--control-plane", "localhost:1", "--dns-min-ttl", "5");
-        assertThat(bare.dns().minTtlSeconds()).as("a bare number is seconds, as before").isEqualTo(5);
+        assertThat(bare.dns().minTtlSeconds())
+                .as("a bare number is seconds, as before")
+                .isEqualTo(5);
     }
 
     @Test

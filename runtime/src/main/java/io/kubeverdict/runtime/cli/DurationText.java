@@ -50,7 +50,6 @@ public final class DurationText implements ITypeConverter<Duration> {
             throw new TypeConversionException("'" + text + "' is too long a duration (at most 2562047h)");
         }
         return Duration.ofNanos(nanos.longValue()); // a fraction of a nanosecond is dropped, as Go does
-
     }
 
     /** For options that took whole seconds before: a bare number still means seconds. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.sandbox.cli;
 
+import io.kubeverdict.runtime.cli.DurationText;
 import io.kubeverdict.sandbox.Launcher;
 import io.kubeverdict.sandbox.Placement;
 import io.kubeverdict.sandbox.ProbeJson;
@@ -10,7 +11,6 @@ import io.kubeverdict.sandbox.Sandbox;
 import io.kubeverdict.sandbox.SandboxException;
 import io.kubeverdict.sandbox.SandboxOptions;
 import io.kubeverdict.sandbox.TableRenderer;
-import io.kubeverdict.runtime.cli.DurationText;
 import io.kubeverdict.testbed.ServePort;
 import java.io.PrintWriter;
 import java.nio.file.FileSystems;
@@ -122,8 +122,7 @@ public final class SandboxCommand implements Callable<Integer> {
             List<ServePort> targets = new ArrayList<>();
             probes.forEach(p -> targets.add(ServePort.parse(p)));
             Path dir = manifests != null ? manifests : Launcher.home().resolve("deploy/examples/netpol-basic");
-            options = new SandboxOptions(
-                    dir.toAbsolutePath(), nodes, targets, podCidr, probeTimeout, prefix);
+            options = new SandboxOptions(dir.toAbsolutePath(), nodes, targets, podCidr, probeTimeout, prefix);
         } catch (IllegalArgumentException e) {
             err.println("sandbox: " + e.getMessage());
             return 2;

@@ -253,7 +253,12 @@ class ObserveRelayTest {
                     .setOut(new PrintWriter(out))
                     .setErr(new PrintWriter(err))
                     .execute(
-                            "observe", "--control-plane", "127.0.0.1:" + cp.grpcPort(), target[0], target[1], "--wait",
+                            "observe",
+                            "--control-plane",
+                            "127.0.0.1:" + cp.grpcPort(),
+                            target[0],
+                            target[1],
+                            "--wait",
                             "30s");
             assertThat(exit).as(err.toString()).isEqualTo(2);
             assertThat(err.toString()).contains(target[2]);

@@ -21,6 +21,7 @@ public final class ControlPlaneMain {
                 new StatusCommand(),
                 new PoliciesCommand(),
                 new ObserveCommand(),
+                new FlowsCommand(),
                 new WaitCommand());
     }
 

@@ -218,6 +218,9 @@ final class ServeCommand implements Callable<Integer> {
                             + "names it: change both). Default: ${DEFAULT-VALUE}.")
     String autoTlsConfigMap;
 
+    @Mixin
+    FlowHistoryOptions flowHistory = new FlowHistoryOptions();
+
     @Spec
     CommandSpec spec;
 
@@ -263,7 +266,9 @@ final class ServeCommand implements Callable<Integer> {
         InetSocketAddress metricsAddress;
         ServerLimits serverLimits;
         CallLimits.Config callLimits;
+        java.util.Optional<io.kubeverdict.controlplane.flows.FlowRecorder.Settings> history;
         try {
+            history = flowHistory.settings();
             tls = tlsOptions.tls().orElse(null);
             if (autoTls && (tls != null || source.manifests != null)) {
                 throw new IllegalArgumentException(
@@ -338,6 +343,7 @@ final class ServeCommand implements Callable<Integer> {
 
         CountDownLatch stopped = new CountDownLatch(1);
         ControlPlane cp = ControlPlane.start(config, new IncrementalPolicyCalculator(), src);
+        history.ifPresent(cp::keepFlowHistory);
         KubernetesClient k8s = client;
         // SIGTERM/SIGINT: stop sources, end streams (agents keep their state and reconnect elsewhere).
         Runtime.getRuntime()

@@ -6,6 +6,8 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.controlplane.auth.InspectionScope;
 import io.kubeverdict.controlplane.auth.NodeAuthorizer;
+import io.kubeverdict.controlplane.flows.FlowHistory;
+import io.kubeverdict.controlplane.flows.FlowQueries;
 import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
 import io.kubeverdict.controlplane.receipts.PolicyReceipts;
 import io.kubeverdict.controlplane.receipts.PolicyRef;
@@ -25,6 +27,8 @@ import io.kubeverdict.proto.v1.EndpointDescription;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
+import io.kubeverdict.proto.v1.ListFlowsRequest;
+import io.kubeverdict.proto.v1.ListFlowsResponse;
 import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.ListPolicyReceiptsRequest;
@@ -76,6 +80,7 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
     private final EndpointDescriber describer;
     private volatile BiConsumer<ObserveVerdictsRequest, ServerCallStreamObserver<ObservedVerdict>> verdicts;
     private volatile PolicyReceipts receipts;
+    private volatile FlowHistory flows;
 
     public InspectionService(SnapshotHub hub, PolicySyncService sync, NodeAuthorizer authorizer) {
         this(hub, sync, authorizer, ids -> Map.of());
@@ -317,6 +322,32 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         }
         out.onNext(b.build());
         out.onCompleted();
+    }
+
+    /** Serves ListFlows from this history (without: UNIMPLEMENTED). */
+    public void serveFlowsFrom(FlowHistory history) {
+        this.flows = history;
+    }
+
+    @Override
+    public void listFlows(ListFlowsRequest request, StreamObserver<ListFlowsResponse> out) {
+        InspectionScope scope = authorizer.inspectionScope();
+        if (!scope.isAll()) {
+            // Flows come from every node: only a cluster-wide client may read them.
+            out.onError(clusterWideOnly(scope, "ListFlows").asRuntimeException());
+            return;
+        }
+        FlowHistory history = flows;
+        if (history == null) {
+            super.listFlows(request, out);
+            return;
+        }
+        try {
+            out.onNext(FlowQueries.answer(history, request));
+            out.onCompleted();
+        } catch (IllegalArgumentException e) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+        }
     }
 
     /** Serves ObserveVerdicts with this handler (the verdict relay). */

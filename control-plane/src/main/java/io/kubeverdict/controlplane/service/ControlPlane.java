@@ -11,6 +11,7 @@ import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
+import io.kubeverdict.controlplane.flows.FlowRecorder;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
@@ -34,16 +35,11 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Collection;
 import java.util.Deque;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -185,6 +181,8 @@ public final class ControlPlane implements AutoCloseable {
     private GrpcServer grpc;
     private MetricsEndpoint metricsServer;
     private CalculationLoop loop;
+    private InspectionService inspection;
+    private VerdictRelay relay;
 
     private ControlPlane() {}
 
@@ -311,9 +309,8 @@ public final class ControlPlane implements AutoCloseable {
             }
         });
         CalculationLoop calculation = loop;
-        InspectionService inspection =
-                new InspectionService(hub, sync, authorizer, ids -> describeSets(calculation, ids));
-        VerdictRelay relay = new VerdictRelay(hub, authorizer, metrics);
+        inspection = new InspectionService(hub, sync, authorizer, calculation::describeSets);
+        relay = new VerdictRelay(hub, authorizer, metrics);
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
         inspection.serveReceiptsFrom(receipts);
@@ -370,19 +367,6 @@ public final class ControlPlane implements AutoCloseable {
         failed.complete(cause);
     }
 
-    /** The sets' definitions from the calculation's own thread; nothing (no words) if it is slow. */
-    private static Map<String, String> describeSets(CalculationLoop loop, Collection<String> ids) {
-        try {
-            return loop.query(calc -> calc.describeIpSets(ids)).get(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Map.of();
-        } catch (ExecutionException | TimeoutException e) {
-            log.warn("could not describe IP sets: {}", e.toString());
-            return Map.of();
-        }
-    }
-
     /**
      * Writes the {@code Enforced} condition of every admin-tier policy into its status (through
      * the status subresource, on a thread of its own; see {@link StatusConditionWriter}). Not
@@ -391,6 +375,16 @@ public final class ControlPlane implements AutoCloseable {
      */
     public synchronized void writeEnforcedConditions(KubernetesClient client) {
         closeables.push(new StatusConditionWriter(client, receipts).start());
+    }
+
+    /** Keeps a history of the verdicts agents relay (who asks for every verdict from then on), served by ListFlows. */
+    public synchronized FlowRecorder keepFlowHistory(FlowRecorder.Settings settings) {
+        FlowRecorder recorder =
+                new FlowRecorder(settings, relay::labelsOf, process.registry(), System::currentTimeMillis);
+        closeables.push(recorder); // closed (its file written) before the servers stop
+        relay.recordInto(recorder::record);
+        inspection.serveFlowsFrom(recorder.history());
+        return recorder;
     }
 
     public int grpcPort() {

@@ -146,6 +146,6 @@ class ServeCommandTest {
     void theJarHasExactlyTheControlPlaneCommands() {
         assertThat(ControlPlaneMain.commandLine().getSubcommands().keySet())
                 .containsExactlyInAnyOrder(
-                        "control-plane", "matrix", "explain", "status", "policies", "observe", "wait");
+                        "control-plane", "matrix", "explain", "status", "policies", "observe", "flows", "wait");
     }
 }

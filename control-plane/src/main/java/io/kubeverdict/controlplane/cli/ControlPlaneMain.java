@@ -22,6 +22,7 @@ public final class ControlPlaneMain {
                 new PoliciesCommand(),
                 new ObserveCommand(),
                 new FlowsCommand(),
+                new WhatIfCommand(),
                 new WaitCommand());
     }
 

@@ -146,6 +146,14 @@ class ServeCommandTest {
     void theJarHasExactlyTheControlPlaneCommands() {
         assertThat(ControlPlaneMain.commandLine().getSubcommands().keySet())
                 .containsExactlyInAnyOrder(
-                        "control-plane", "matrix", "explain", "status", "policies", "observe", "flows", "wait");
+                        "control-plane",
+                        "matrix",
+                        "explain",
+                        "status",
+                        "policies",
+                        "observe",
+                        "flows",
+                        "whatif",
+                        "wait");
     }
 }

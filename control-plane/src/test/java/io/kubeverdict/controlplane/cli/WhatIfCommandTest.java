@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+package io.kubeverdict.controlplane.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.util.JsonFormat;
+import com.google.protobuf.util.Timestamps;
+import io.kubeverdict.controlplane.flows.FlowEvents;
+import io.kubeverdict.controlplane.flows.FlowHistory;
+import io.kubeverdict.controlplane.flows.FlowQueries;
+import io.kubeverdict.controlplane.tools.OfflineCluster;
+import io.kubeverdict.proto.v1.ListFlowsRequest;
+import io.kubeverdict.proto.v1.VerdictEvent;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** `kube-verdict whatif`: a history of netpol-basic's real verdicts replayed through changed manifests. */
+class WhatIfCommandTest {
+    @TempDir
+    Path dir;
+
+    private Path proposed;
+    private Path flows;
+
+    @BeforeEach
+    void recordAHistoryAndCopyTheExample() throws Exception {
+        OfflineCluster cluster = FlowsCommandTest.example();
+        FlowHistory history =
+                new FlowHistory(new FlowHistory.Limits(Duration.ofHours(1), Duration.ofMinutes(1), 1000, 1 << 24));
+        long now = System.currentTimeMillis();
+        for (String[] f : List.of(
+                new String[] {"10.244.2.10", "10.244.1.10"}, // y/a -> x/a allowed
+                new String[] {"10.244.3.10", "10.244.1.10"}, // z/a -> x/a denied
+                new String[] {"10.244.1.10", "10.244.1.11"}, // x/a -> x/b allowed
+                new String[] {"10.244.1.12", "10.244.1.11"}, // x/c -> x/b allowed
+                new String[] {"10.244.1.12", "10.244.1.11"})) {
+            VerdictEvent e = VerdictEvent.newBuilder()
+                    .setTime(Timestamps.fromMillis(now))
+                    .setExplanation(cluster.explain(f[0], f[1], 6, 80))
+                    .build();
+            history.record(
+                    FlowEvents.observation(e, pod -> labels(cluster, pod)).orElseThrow(), now);
+        }
+        flows = dir.resolve("flows.json");
+        Files.writeString(
+                flows, JsonFormat.printer().print(FlowQueries.answer(history, ListFlowsRequest.getDefaultInstance())));
+        proposed = dir.resolve("proposed");
+        Files.createDirectories(proposed);
+        try (Stream<Path> files = Files.list(Path.of(FlowsCommandTest.EXAMPLE))) {
+            for (Path p : files.filter(p -> p.toString().endsWith(".yaml")).toList()) {
+                Files.copy(p, proposed.resolve(p.getFileName()));
+            }
+        }
+    }
+
+    private static Map<String, String> labels(OfflineCluster cluster, String pod) {
+        return cluster.endpoint(pod).map(p -> p.labels()).orElse(Map.of());
+    }
+
+    private LiveCommandsTest.Run whatif(String... more) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        List<String> args = new java.util.ArrayList<>(
+                List.of("whatif", "--manifests", proposed.toString(), "--flows", flows.toString()));
+        args.addAll(List.of(more));
+        int exit = ControlPlaneMain.commandLine()
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(args.toArray(String[]::new));
+        return new LiveCommandsTest.Run(exit, out.toString(), err.toString());
+    }
+
+    private void edit(String from, String to) throws Exception {
+        Path p = proposed.resolve("policies.yaml");
+        String before = Files.readString(p);
+        assertThat(before).contains(from);
+        Files.writeString(p, before.replace(from, to));
+    }
+
+    @Test
+    void theStateTheHistoryWasRecordedInFlipsNothing() {
+        var run = whatif();
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).contains("0 of 4 flows would flip");
+    }
+
+    @Test
+    void aNarrowedPolicyNamesExactlyTheFlowItDenies() throws Exception {
+        // allow-b-from-x: from x/a only, so x/c -> x/b is denied.
+        edit(
+                "  podSelector:\n    matchLabels: {pod: b}\n  ingress:\n    - from:\n        - podSelector: {}",
+                "  podSelector:\n    matchLabels: {pod: b}\n  ingress:\n    - from:\n        - podSelector:\n"
+                        + "            matchLabels: {pod: a}");
+        var run = whatif();
+        assertThat(run.exit()).as(run.out() + run.err()).isEqualTo(1);
+        List<String> lines = run.out().lines().toList();
+        assertThat(lines).hasSize(3);
+        assertThat(lines.get(1))
+                .contains("x/c")
+                .contains("x/b")
+                .contains("80/TCP")
+                .contains("ALLOW (ingress x/allow-b-from-x ingress[0])")
+                .contains("DENY (ingress default of tier default (no rule matched))");
+        assertThat(lines.get(2)).startsWith("1 of 4 flows would flip (2 recorded verdicts)");
+        JsonNode json =
+                JsonMapper.builder().build().readTree(whatif("-o", "json").out());
+        assertThat(json.get("flips")).hasSize(1);
+        assertThat(json.get("flips").get(0).get("after").get("sourcePod").asString())
+                .isEqualTo("x/c");
+    }
+
+    @Test
+    void aDeletedPolicyFlipsWhatItAllowed() throws Exception {
+        String text = Files.readString(proposed.resolve("policies.yaml"));
+        int start = text.indexOf("# ... except x/a from namespace y");
+        int end = text.indexOf("# ... and x/b from any pod of x");
+        Files.writeString(proposed.resolve("policies.yaml"), text.substring(0, start) + text.substring(end));
+        var run = whatif();
+        assertThat(run.exit()).isEqualTo(1);
+        assertThat(run.out()).contains("y/a").contains("ALLOW (ingress x/allow-a-from-y-web ingress[0])");
+        assertThat(run.out()).contains("1 of 4 flows would flip");
+    }
+
+    @Test
+    void aDirectoryThatDoesNotLoadExitsTwoWithFileAndLine() throws Exception {
+        Files.writeString(proposed.resolve("broken.yaml"), "kind: NetworkPolicy\nmetadata: [\n");
+        var run = whatif();
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.err()).contains("broken.yaml:");
+    }
+
+    @Test
+    void aWorkloadMissingFromTheProposedStateIsReportedNotGuessed() throws Exception {
+        String pods = Files.readString(proposed.resolve("pods.yaml"));
+        // Renaming x/c (and its label) leaves its recorded flow without a pod to replay it as.
+        Files.writeString(
+                proposed.resolve("pods.yaml"),
+                pods.replace(
+                        "  namespace: x\n  name: c\n  labels:\n    pod: c",
+                        "  namespace: x\n  name: d\n  labels:\n    pod: d"));
+        var run = whatif();
+        assertThat(run.exit()).as(run.out() + run.err()).isZero();
+        assertThat(run.err()).contains("not replayed").contains("x/c -> x/b 80/TCP");
+    }
+}

@@ -23,6 +23,7 @@ public final class ControlPlaneMain {
                 new ObserveCommand(),
                 new FlowsCommand(),
                 new WhatIfCommand(),
+                new RecommendCommand(),
                 new WaitCommand());
     }
 

@@ -103,11 +103,15 @@ public final class FlowReplay {
         if (s.getNamespace().isEmpty()) {
             return s.getAddress().isEmpty() ? Optional.empty() : Optional.of(new Side("", List.of(s.getAddress())));
         }
+        return pod(s).map(p -> new Side(p.key(), p.ips()));
+    }
+
+    /** The pod an in-cluster side is replayed as: its last pod if still there, else its workload's first. */
+    public Optional<PodModel> pod(FlowSide s) {
         Optional<PodModel> last = s.getLastPod().isEmpty()
                 ? Optional.empty()
                 : cluster.endpoint(s.getLastPod()).filter(p -> p.namespace().equals(s.getNamespace()));
-        Optional<PodModel> pod = last.or(() -> Optional.ofNullable(
+        return last.or(() -> Optional.ofNullable(
                 byWorkload.get(new WorkloadKey(s.getNamespace(), s.getWorkload(), Map.copyOf(s.getLabelsMap())))));
-        return pod.map(p -> new Side(p.key(), p.ips()));
     }
 }

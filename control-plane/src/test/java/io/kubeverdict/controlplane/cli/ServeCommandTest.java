@@ -154,6 +154,7 @@ class ServeCommandTest {
                         "observe",
                         "flows",
                         "whatif",
+                        "recommend",
                         "wait");
     }
 }

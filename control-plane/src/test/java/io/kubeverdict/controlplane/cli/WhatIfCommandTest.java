@@ -3,22 +3,11 @@ package io.kubeverdict.controlplane.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.protobuf.util.JsonFormat;
-import com.google.protobuf.util.Timestamps;
-import io.kubeverdict.controlplane.flows.FlowEvents;
-import io.kubeverdict.controlplane.flows.FlowHistory;
-import io.kubeverdict.controlplane.flows.FlowQueries;
-import io.kubeverdict.controlplane.tools.OfflineCluster;
-import io.kubeverdict.proto.v1.ListFlowsRequest;
-import io.kubeverdict.proto.v1.VerdictEvent;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,37 +24,15 @@ class WhatIfCommandTest {
 
     @BeforeEach
     void recordAHistoryAndCopyTheExample() throws Exception {
-        OfflineCluster cluster = FlowsCommandTest.example();
-        FlowHistory history =
-                new FlowHistory(new FlowHistory.Limits(Duration.ofHours(1), Duration.ofMinutes(1), 1000, 1 << 24));
-        long now = System.currentTimeMillis();
-        for (String[] f : List.of(
-                new String[] {"10.244.2.10", "10.244.1.10"}, // y/a -> x/a allowed
-                new String[] {"10.244.3.10", "10.244.1.10"}, // z/a -> x/a denied
-                new String[] {"10.244.1.10", "10.244.1.11"}, // x/a -> x/b allowed
-                new String[] {"10.244.1.12", "10.244.1.11"}, // x/c -> x/b allowed
-                new String[] {"10.244.1.12", "10.244.1.11"})) {
-            VerdictEvent e = VerdictEvent.newBuilder()
-                    .setTime(Timestamps.fromMillis(now))
-                    .setExplanation(cluster.explain(f[0], f[1], 6, 80))
-                    .build();
-            history.record(
-                    FlowEvents.observation(e, pod -> labels(cluster, pod)).orElseThrow(), now);
-        }
-        flows = dir.resolve("flows.json");
-        Files.writeString(
-                flows, JsonFormat.printer().print(FlowQueries.answer(history, ListFlowsRequest.getDefaultInstance())));
-        proposed = dir.resolve("proposed");
-        Files.createDirectories(proposed);
-        try (Stream<Path> files = Files.list(Path.of(FlowsCommandTest.EXAMPLE))) {
-            for (Path p : files.filter(p -> p.toString().endsWith(".yaml")).toList()) {
-                Files.copy(p, proposed.resolve(p.getFileName()));
-            }
-        }
-    }
-
-    private static Map<String, String> labels(OfflineCluster cluster, String pod) {
-        return cluster.endpoint(pod).map(p -> p.labels()).orElse(Map.of());
+        flows = ExampleHistory.write(
+                dir.resolve("flows.json"),
+                List.of(
+                        new ExampleHistory.Connection("10.244.2.10", "10.244.1.10", 6, 80), // y/a -> x/a allowed
+                        new ExampleHistory.Connection("10.244.3.10", "10.244.1.10", 6, 80), // z/a -> x/a denied
+                        new ExampleHistory.Connection("10.244.1.10", "10.244.1.11", 6, 80), // x/a -> x/b allowed
+                        new ExampleHistory.Connection("10.244.1.12", "10.244.1.11", 6, 80), // x/c -> x/b allowed
+                        new ExampleHistory.Connection("10.244.1.12", "10.244.1.11", 6, 80)));
+        proposed = ExampleHistory.copyExample(dir.resolve("proposed"));
     }
 
     private LiveCommandsTest.Run whatif(String... more) {

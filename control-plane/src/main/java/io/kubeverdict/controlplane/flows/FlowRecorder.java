@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -32,19 +33,23 @@ public final class FlowRecorder implements AutoCloseable {
 
     private final FlowHistory history;
     private final FlowHistoryFile file;
-    private final Function<String, Map<String, String>> labelsOf;
+    private final Function<String, Optional<PartialVerdicts.Placed>> pods;
+    private final PartialVerdicts.DirectionDecider decider;
+    private final Counter incomplete;
     private final LongSupplier clock;
     private final ScheduledExecutorService timer;
     private final Counter writeFailures;
 
     public FlowRecorder(
             Settings settings,
-            Function<String, Map<String, String>> labelsOf,
+            Function<String, Optional<PartialVerdicts.Placed>> pods,
+            PartialVerdicts.DirectionDecider decider,
             MeterRegistry registry,
             LongSupplier clockMillis) {
         this.history = new FlowHistory(settings.limits());
         this.file = settings.file() == null ? null : new FlowHistoryFile(settings.file());
-        this.labelsOf = labelsOf;
+        this.pods = pods;
+        this.decider = decider;
         this.clock = clockMillis;
         Gauge.builder("kubeverdict_flow_history_records", history, FlowHistory::records)
                 .description("Flow records the flow history holds (one per flow and time bucket)")
@@ -62,6 +67,10 @@ public final class FlowRecorder implements AutoCloseable {
                 .register(registry);
         FunctionCounter.builder("kubeverdict_flow_history_expired_total", history, FlowHistory::expired)
                 .description("Flow records removed because they left the flow history's window")
+                .register(registry);
+        incomplete = Counter.builder("kubeverdict_flow_history_incomplete_total")
+                .description("Verdicts recorded as their node reported them because the other side's node could not "
+                        + "decide its direction (its snapshot was not at hand)")
                 .register(registry);
         writeFailures = Counter.builder("kubeverdict_flow_history_write_failures_total")
                 .description("Writes of --flow-history-file that failed (the history in memory is unaffected)")
@@ -93,7 +102,19 @@ public final class FlowRecorder implements AutoCloseable {
 
     /** A relayed verdict (any relay thread). */
     public void record(VerdictEvent event) {
-        FlowEvents.observation(event, labelsOf).ifPresent(o -> history.record(o, clock.getAsLong()));
+        Optional<VerdictEvent> whole;
+        try {
+            whole = PartialVerdicts.complete(event, pods, decider);
+        } catch (RuntimeException e) {
+            incomplete.increment(); // the far node's snapshot went away meanwhile: keep what its node said
+            whole = Optional.of(event);
+        }
+        whole.flatMap(e -> FlowEvents.observation(e, this::labelsOf))
+                .ifPresent(o -> history.record(o, clock.getAsLong()));
+    }
+
+    private Map<String, String> labelsOf(String pod) {
+        return pods.apply(pod).map(PartialVerdicts.Placed::labels).orElse(Map.of());
     }
 
     private void write() {

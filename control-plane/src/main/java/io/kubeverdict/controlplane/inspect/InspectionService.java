@@ -238,6 +238,12 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
                 .build();
     }
 
+    /** One direction of a tuple as a node's published snapshot decides it (the flow history's far sides). */
+    public DirectionExplanation decideOn(String node, Tuple tuple, boolean egress) {
+        Explanation x = explainer(node).explain(tuple);
+        return egress ? x.getEgress() : x.getIngress();
+    }
+
     private static Status denied(InspectionScope scope, String node) {
         if (scope.refusal() != null) {
             return scope.refusal();

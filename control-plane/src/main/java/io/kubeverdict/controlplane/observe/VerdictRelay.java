@@ -170,12 +170,9 @@ public final class VerdictRelay {
         demandsChanged();
     }
 
-    /** A pod's labels ("namespace/name") as the published snapshots hold them; empty when they do not. */
-    public Map<String, String> labelsOf(String namespacedName) {
-        return directory()
-                .byName(namespacedName)
-                .map(l -> l.endpoint().getEndpoint().getLabelsMap())
-                .orElse(Map.of());
+    /** A pod ("namespace/name") as the published snapshots hold it (node, labels, tiers); empty when they do not. */
+    public Optional<EndpointDirectory.Located> locate(String namespacedName) {
+        return directory().byName(namespacedName);
     }
 
     /** What the node's agent should send: anything some observer of that node (or the recorder) might want. */

@@ -12,6 +12,7 @@ import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.flows.FlowRecorder;
+import io.kubeverdict.controlplane.flows.PartialVerdicts;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
@@ -379,8 +380,16 @@ public final class ControlPlane implements AutoCloseable {
 
     /** Keeps a history of the verdicts agents relay (who asks for every verdict from then on), served by ListFlows. */
     public synchronized FlowRecorder keepFlowHistory(FlowRecorder.Settings settings) {
-        FlowRecorder recorder =
-                new FlowRecorder(settings, relay::labelsOf, process.registry(), System::currentTimeMillis);
+        FlowRecorder recorder = new FlowRecorder(
+                settings,
+                pod -> relay.locate(pod)
+                        .map(l -> new PartialVerdicts.Placed(
+                                l.node(),
+                                l.endpoint().getEndpoint().getTiersCount() > 0,
+                                l.endpoint().getEndpoint().getLabelsMap())),
+                inspection::decideOn,
+                process.registry(),
+                System::currentTimeMillis);
         closeables.push(recorder); // closed (its file written) before the servers stop
         relay.recordInto(recorder::record);
         inspection.serveFlowsFrom(recorder.history());

@@ -59,11 +59,15 @@ public final class FlowReplay {
         }
     }
 
+    /**
+     * Each connection (sides, protocol, port) once, as last recorded: records of the same
+     * connection under earlier states (another verdict or rule) are what it was, not what it is.
+     */
     public Result replay(List<FlowRecord> flows) {
         List<Flip> flips = new ArrayList<>();
         List<FlowRecord> unresolved = new ArrayList<>();
         int replayed = 0;
-        for (FlowRecord f : flows) {
+        for (FlowRecord f : latestPerConnection(flows)) {
             Optional<Replayed> r = decide(f);
             if (r.isEmpty()) {
                 unresolved.add(f);
@@ -76,6 +80,27 @@ public final class FlowReplay {
             }
         }
         return new Result(replayed, flips, unresolved);
+    }
+
+    private record Connection(FlowSide source, FlowSide destination, int protocol, int port) {}
+
+    static List<FlowRecord> latestPerConnection(List<FlowRecord> flows) {
+        Map<Connection, FlowRecord> latest = new java.util.LinkedHashMap<>();
+        for (FlowRecord f : flows) {
+            Connection c =
+                    new Connection(identity(f.getSource()), identity(f.getDestination()), f.getProtocol(), f.getPort());
+            latest.merge(
+                    c,
+                    f,
+                    (a, b) ->
+                            com.google.protobuf.util.Timestamps.compare(b.getLastSeen(), a.getLastSeen()) > 0 ? b : a);
+        }
+        return List.copyOf(latest.values());
+    }
+
+    /** A side without what changes between records (its last pod and address). */
+    private static FlowSide identity(FlowSide s) {
+        return s.toBuilder().clearLastPod().clearLastIp().build();
     }
 
     /** A flow decided in this state, with the pods it was replayed as ("" for an address outside). */

@@ -59,8 +59,10 @@ class FlowsCommandTest {
                 new String[] {"10.244.2.10", "10.244.1.10"},
                 new String[] {"10.244.3.10", "10.244.1.10"}, // z/a -> x/a denied
                 new String[] {"10.244.1.10", "10.244.1.11"})) { // x/a -> x/b allowed
+            // As the destination's node reports it (the source's node's report of an allowed connection
+            // between two policed pods is left to it).
             recorder.record(VerdictEvent.newBuilder()
-                    .setNode("node-1")
+                    .setNode(cluster.nodeOf(f[1]).orElseThrow())
                     .setTime(Timestamps.fromMillis(now))
                     .setExplanation(cluster.explain(f[0], f[1], 6, 80))
                     .build());

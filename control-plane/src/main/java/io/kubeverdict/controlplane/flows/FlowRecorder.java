@@ -55,8 +55,7 @@ public final class FlowRecorder implements AutoCloseable {
                 .description("Flow records the flow history holds (one per flow and time bucket)")
                 .register(registry);
         Gauge.builder("kubeverdict_flow_history_bytes", history, FlowHistory::approximateBytes)
-                .description(
-                        "Approximate heap bytes of the flow history's records (capped by --flow-history-max-bytes)")
+                .description("Approximate heap bytes of the flow history's records (capped by --flow-history-max-mib)")
                 .register(registry);
         FunctionCounter.builder("kubeverdict_flow_history_dropped_total", history, FlowHistory::dropped)
                 .description("Verdicts of new flows not recorded because the flow history was full with the current "

@@ -71,6 +71,15 @@ final class Inspection implements AutoCloseable {
                 .listNodes(ListNodesRequest.getDefaultInstance());
     }
 
+    /** The control plane's whole flow history. */
+    io.kubeverdict.proto.v1.ListFlowsResponse flows() {
+        return ControlPlaneInspectionGrpc.newBlockingStub(controlPlane)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .listFlows(io.kubeverdict.proto.v1.ListFlowsRequest.newBuilder()
+                        .setLimit(100_000)
+                        .build());
+    }
+
     AgentStatus agent(String node) {
         return AgentInspectionGrpc.newBlockingStub(agents.get(node))
                 .withDeadlineAfter(2, TimeUnit.SECONDS)

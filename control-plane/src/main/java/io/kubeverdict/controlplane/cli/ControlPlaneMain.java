@@ -21,6 +21,9 @@ public final class ControlPlaneMain {
                 new StatusCommand(),
                 new PoliciesCommand(),
                 new ObserveCommand(),
+                new FlowsCommand(),
+                new WhatIfCommand(),
+                new RecommendCommand(),
                 new WaitCommand());
     }
 

@@ -6,8 +6,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
+import io.kubeverdict.controlplane.flows.DecidingRule;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
-import io.kubeverdict.proto.v1.DirectionExplanation;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
@@ -331,29 +331,6 @@ final class ObserveCommand implements Callable<Integer> {
 
     /** The direction that decided, and its policy and rule (or the tier default, or nothing isolating). */
     static String decidedBy(Explanation x) {
-        DirectionExplanation egress = x.getEgress();
-        DirectionExplanation ingress = x.getIngress();
-        if (x.getVerdict() != Verdict.VERDICT_ALLOW) {
-            return egress.getEvaluated() && egress.getVerdict() != Verdict.VERDICT_ALLOW
-                    ? direction("egress", egress)
-                    : direction("ingress", ingress);
-        }
-        if (ingress.getEvaluated() && ingress.getIsolated()) {
-            return direction("ingress", ingress);
-        }
-        if (egress.getEvaluated() && egress.getIsolated()) {
-            return direction("egress", egress);
-        }
-        return "not isolated";
-    }
-
-    private static String direction(String name, DirectionExplanation d) {
-        if (d.hasPolicy() && !d.getPolicy().getName().isEmpty()) {
-            return name + " " + PoliciesCommand.policyName(d.getPolicy()) + " " + d.getRuleId();
-        }
-        if (!d.getDecidingTier().isEmpty()) {
-            return name + " default of tier " + d.getDecidingTier() + " (no rule matched)";
-        }
-        return name + " " + d.getReason();
+        return DecidingRule.text(x);
     }
 }

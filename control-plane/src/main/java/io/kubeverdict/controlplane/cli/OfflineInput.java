@@ -55,7 +55,8 @@ final class OfflineInput {
         }
     }
 
-    record Loaded(OfflineCluster cluster, List<WhatIfDefaults.Assignment> assignments) {}
+    /** @param objects what the cluster was calculated from (with the what-if defaults applied) */
+    record Loaded(OfflineCluster cluster, List<WhatIfDefaults.Assignment> assignments, ClusterObjects objects) {}
 
     /**
      * Loads, all or nothing: a file or document that cannot be read is fatal, with every such
@@ -97,8 +98,8 @@ final class OfflineInput {
         } catch (IllegalArgumentException e) {
             throw new FatalInput("--assign-ips: " + e.getMessage());
         }
-        OfflineCluster cluster = new OfflineCluster(
-                new ClusterObjects(m.namespaces(), pods, m.policies(), m.adminPolicies(), m.nodes()));
+        ClusterObjects objects = new ClusterObjects(m.namespaces(), pods, m.policies(), m.adminPolicies(), m.nodes());
+        OfflineCluster cluster = new OfflineCluster(objects);
         for (Pod p : pods) {
             String key = p.getMetadata().getNamespace() + "/" + p.getMetadata().getName();
             boolean hostNetwork =
@@ -122,7 +123,7 @@ final class OfflineInput {
                         + "): what they allow depends on"
                         + " the DNS answers the pod receives at run time; here they match nothing"));
         err.flush();
-        return new Loaded(cluster, assigned);
+        return new Loaded(cluster, assigned, objects);
     }
 
     /** What a message about running out of memory can say about the input. */

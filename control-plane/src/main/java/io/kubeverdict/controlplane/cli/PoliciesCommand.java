@@ -241,8 +241,6 @@ final class PoliciesCommand implements Callable<Integer> {
 
     /** A NetworkPolicy by its namespace/name; policies of other tiers with the tier in front. */
     static String policyName(PolicyId id) {
-        return id.getTier().isEmpty() || id.getTier().equals("default")
-                ? id.getName()
-                : id.getTier() + "/" + id.getName();
+        return io.kubeverdict.controlplane.flows.DecidingRule.policyName(id);
     }
 }

@@ -252,6 +252,9 @@ final class ServeCommand implements Callable<Integer> {
                     + "$POD_NAME, else the host name. Default: ${DEFAULT-VALUE}.")
     String writerLease;
 
+    @Mixin
+    FlowHistoryOptions flowHistory = new FlowHistoryOptions();
+
     @Spec
     CommandSpec spec;
 
@@ -310,7 +313,9 @@ final class ServeCommand implements Callable<Integer> {
         InetSocketAddress metricsAddress;
         ServerLimits serverLimits;
         CallLimits.Config callLimits;
+        java.util.Optional<io.kubeverdict.controlplane.flows.FlowRecorder.Settings> history;
         try {
+            history = flowHistory.settings();
             tls = tlsOptions.tls().orElse(null);
             if (autoTls && (tls != null || source.manifests != null)) {
                 throw new IllegalArgumentException(
@@ -395,6 +400,8 @@ final class ServeCommand implements Callable<Integer> {
                             WriterLease.Settings.defaults(namespace, identity()).withName(writerLease),
                             ControlPlane.RECEIPT_STALL_THRESHOLD));
         }
+
+        history.ifPresent(cp::keepFlowHistory);
         KubernetesClient k8s = client;
         // SIGTERM/SIGINT: stop sources, end streams (agents keep their state and reconnect elsewhere).
         Runtime.getRuntime()

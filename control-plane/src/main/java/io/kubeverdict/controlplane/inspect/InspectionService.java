@@ -6,6 +6,8 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.controlplane.auth.InspectionScope;
 import io.kubeverdict.controlplane.auth.NodeAuthorizer;
+import io.kubeverdict.controlplane.flows.FlowHistory;
+import io.kubeverdict.controlplane.flows.FlowQueries;
 import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
 import io.kubeverdict.controlplane.receipts.PolicyReceipts;
 import io.kubeverdict.controlplane.receipts.PolicyRef;
@@ -25,6 +27,8 @@ import io.kubeverdict.proto.v1.EndpointDescription;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
+import io.kubeverdict.proto.v1.ListFlowsRequest;
+import io.kubeverdict.proto.v1.ListFlowsResponse;
 import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.ListPolicyReceiptsRequest;
@@ -78,6 +82,7 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
     private volatile BiConsumer<ObserveVerdictsRequest, ServerCallStreamObserver<ObservedVerdict>> verdicts;
     private volatile PolicyReceipts receipts;
     private volatile Supplier<String> sourceProblem = () -> "";
+    private volatile FlowHistory flows;
 
     public InspectionService(SnapshotHub hub, PolicySyncService sync, NodeAuthorizer authorizer) {
         this(hub, sync, authorizer, ids -> Map.of());
@@ -236,6 +241,12 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
                 .build();
     }
 
+    /** One direction of a tuple as a node's published snapshot decides it (the flow history's far sides). */
+    public DirectionExplanation decideOn(String node, Tuple tuple, boolean egress) {
+        Explanation x = explainer(node).explain(tuple);
+        return egress ? x.getEgress() : x.getIngress();
+    }
+
     private static Status denied(InspectionScope scope, String node) {
         if (scope.refusal() != null) {
             return scope.refusal();
@@ -325,6 +336,32 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         }
         out.onNext(b.build());
         out.onCompleted();
+    }
+
+    /** Serves ListFlows from this history (without: UNIMPLEMENTED). */
+    public void serveFlowsFrom(FlowHistory history) {
+        this.flows = history;
+    }
+
+    @Override
+    public void listFlows(ListFlowsRequest request, StreamObserver<ListFlowsResponse> out) {
+        InspectionScope scope = authorizer.inspectionScope();
+        if (!scope.isAll()) {
+            // Flows come from every node: only a cluster-wide client may read them.
+            out.onError(clusterWideOnly(scope, "ListFlows").asRuntimeException());
+            return;
+        }
+        FlowHistory history = flows;
+        if (history == null) {
+            super.listFlows(request, out);
+            return;
+        }
+        try {
+            out.onNext(FlowQueries.answer(history, request));
+            out.onCompleted();
+        } catch (IllegalArgumentException e) {
+            out.onError(Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+        }
     }
 
     /** Serves ObserveVerdicts with this handler (the verdict relay). */

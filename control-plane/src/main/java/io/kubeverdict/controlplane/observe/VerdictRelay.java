@@ -51,6 +51,8 @@ public final class VerdictRelay {
     private final Counter refused;
     private final LogLimiter refusals = new LogLimiter(1, TimeUnit.MINUTES);
     private volatile Directory directory;
+    /** Where every relayed event also goes (the flow history); null: only to observers, on demand. */
+    private volatile java.util.function.Consumer<VerdictEvent> recorder;
 
     private record Directory(long builtAt, EndpointDirectory endpoints) {}
 
@@ -159,8 +161,28 @@ public final class VerdictRelay {
         }
     }
 
-    /** What the node's agent should send: anything some observer of that node might want. */
+    /**
+     * Sends every event to this recorder too, from now on; agents are then asked for every verdict
+     * all the time (the flow history wants them whether or not someone observes).
+     */
+    public void recordInto(java.util.function.Consumer<VerdictEvent> recorder) {
+        this.recorder = recorder;
+        demandsChanged();
+    }
+
+    /** A pod ("namespace/name") as the published snapshots hold it (node, labels, tiers); empty when they do not. */
+    public Optional<EndpointDirectory.Located> locate(String namespacedName) {
+        return directory().byName(namespacedName);
+    }
+
+    /** What the node's agent should send: anything some observer of that node (or the recorder) might want. */
     VerdictDemand demandFor(String node) {
+        if (recorder != null) {
+            return VerdictDemand.newBuilder()
+                    .setWanted(true)
+                    .setVerdict(Verdict.VERDICT_UNSPECIFIED)
+                    .build();
+        }
         boolean wanted = false;
         Verdict common = null;
         for (Observer o : observers) {
@@ -207,6 +229,10 @@ public final class VerdictRelay {
                         suppressed);
             }
             return;
+        }
+        var r = recorder;
+        if (r != null) {
+            r.accept(named);
         }
         for (Observer o : observers) {
             if (o.matches(named)) {

@@ -16,8 +16,10 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -164,6 +166,19 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         // Queued behind the changes of that revision, so it is applied after them and published
         // by the publish() that follows (see publish()).
         queue.add(() -> unpublishedRevision = revision);
+    }
+
+    /** The sets' definitions from the calculation's own thread; nothing (no words) if it is slow. */
+    public Map<String, String> describeSets(java.util.Collection<String> ids) {
+        try {
+            return query(calc -> calc.describeIpSets(ids)).get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Map.of();
+        } catch (ExecutionException | TimeoutException e) {
+            log.warn("could not describe IP sets: {}", e.toString());
+            return Map.of();
+        }
     }
 
     /** Runs a read-only question on the event thread (e.g. for inspection). */

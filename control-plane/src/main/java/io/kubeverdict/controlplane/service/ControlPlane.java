@@ -11,6 +11,8 @@ import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
+import io.kubeverdict.controlplane.flows.FlowRecorder;
+import io.kubeverdict.controlplane.flows.PartialVerdicts;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
@@ -34,18 +36,15 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Collection;
 import java.util.Deque;
 import java.util.List;
-import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -187,6 +186,8 @@ public final class ControlPlane implements AutoCloseable {
     private CalculationLoop loop;
     private PolicySyncService sync;
     private PolicyProblemEvents problemEvents;
+    private InspectionService inspection;
+    private VerdictRelay relay;
 
     private ControlPlane() {}
 
@@ -313,9 +314,8 @@ public final class ControlPlane implements AutoCloseable {
             }
         });
         CalculationLoop calculation = loop;
-        InspectionService inspection =
-                new InspectionService(hub, sync, authorizer, ids -> describeSets(calculation, ids));
-        VerdictRelay relay = new VerdictRelay(hub, authorizer, metrics);
+        inspection = new InspectionService(hub, sync, authorizer, calculation::describeSets);
+        relay = new VerdictRelay(hub, authorizer, metrics);
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
         inspection.serveReceiptsFrom(receipts);
@@ -373,19 +373,6 @@ public final class ControlPlane implements AutoCloseable {
         failed.complete(cause);
     }
 
-    /** The sets' definitions from the calculation's own thread; nothing (no words) if it is slow. */
-    private static Map<String, String> describeSets(CalculationLoop loop, Collection<String> ids) {
-        try {
-            return loop.query(calc -> calc.describeIpSets(ids)).get(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Map.of();
-        } catch (ExecutionException | TimeoutException e) {
-            log.warn("could not describe IP sets: {}", e.toString());
-            return Map.of();
-        }
-    }
-
     /**
      * Writes what the receipts say to the API (see {@link ReceiptWriting}); with a Lease, problem
      * Events too are posted only by its holder. Needs the Kubernetes source.
@@ -398,6 +385,18 @@ public final class ControlPlane implements AutoCloseable {
             problemEvents.postOnlyWhile(w::writer);
         }
         return w;
+    }
+
+    /** Keeps a history of the verdicts agents relay (who asks for every verdict from then on), served by ListFlows. */
+    public synchronized FlowRecorder keepFlowHistory(FlowRecorder.Settings settings) {
+        Function<String, Optional<PartialVerdicts.Placed>> placed = pod -> relay.locate(pod)
+                .map(l -> PartialVerdicts.Placed.of(l.node(), l.endpoint().getEndpoint()));
+        FlowRecorder recorder =
+                new FlowRecorder(settings, placed, inspection::decideOn, process.registry(), System::currentTimeMillis);
+        closeables.push(recorder); // closed (its file written) before the servers stop
+        relay.recordInto(recorder::record);
+        inspection.serveFlowsFrom(recorder.history());
+        return recorder;
     }
 
     public int grpcPort() {

@@ -210,6 +210,19 @@ class InspectionServiceTest {
                 .isEqualTo(Status.Code.UNAUTHENTICATED);
     }
 
+    @Test
+    void listFlowsIsRefusedToCallersWhoMayNotInspectTheWholeCluster() {
+        InspectionService guarded = new InspectionService(hub, sync, NodeAuthorizer.requireAgentToken());
+        guarded.serveFlowsFrom(new io.kubeverdict.controlplane.flows.FlowHistory(
+                new io.kubeverdict.controlplane.flows.FlowHistory.Limits(
+                        java.time.Duration.ofHours(1), java.time.Duration.ofMinutes(1), 10, 1 << 20)));
+        publishCluster();
+        assertThat(status((StreamObserver<io.kubeverdict.proto.v1.ListFlowsResponse> o) ->
+                                guarded.listFlows(io.kubeverdict.proto.v1.ListFlowsRequest.getDefaultInstance(), o))
+                        .getCode())
+                .isEqualTo(Status.Code.UNAUTHENTICATED);
+    }
+
     interface Call<T> {
         void run(StreamObserver<T> o);
     }

@@ -124,6 +124,26 @@ class VerdictRelayTest {
         });
     }
 
+    @Test
+    void aRecorderGetsEveryNamedEventAndMakesAgentsUploadWithoutObservers() {
+        VerdictRelay unobserved =
+                new VerdictRelay(hub, NodeAuthorizer.allowAll(), new ControlPlaneMetrics(new SimpleMeterRegistry()));
+        assertThat(unobserved.demandFor("n1").getWanted()).isFalse();
+        List<VerdictEvent> recorded = new ArrayList<>();
+        unobserved.recordInto(recorded::add);
+        assertThat(unobserved.demandFor("n1").getWanted()).isTrue();
+        unobserved
+                .upload(new Fake<>())
+                .onNext(VerdictUpload.newBuilder()
+                        .setNode("n1")
+                        .addEvents(event("10.0.1.5", "10.0.2.7", id("x", "mine"), null))
+                        .addEvents(event("10.0.2.7", "10.0.3.9", id("y", "theirs"), null)) // a lie: refused
+                        .build());
+        assertThat(recorded)
+                .singleElement()
+                .satisfies(e -> assertThat(e.getExplanation().getDestination()).isEqualTo(id("y", "theirs")));
+    }
+
     /** A stream that is always ready and records nothing. */
     private static class Fake<T> extends ServerCallStreamObserver<T> {
         @Override

@@ -78,7 +78,7 @@ class WhatIfCommandTest {
                 .contains("x/b")
                 .contains("80/TCP")
                 .contains("allowed (ingress x/allow-b-from-x ingress[0])")
-                .contains("DENY (ingress default of tier default (no rule matched))");
+                .contains("denied (ingress default of tier default (no rule matched))");
         assertThat(lines.get(2)).startsWith("1 of 4 flows would flip (2 recorded verdicts)");
         JsonNode json =
                 JsonMapper.builder().build().readTree(whatif("-o", "json").out());

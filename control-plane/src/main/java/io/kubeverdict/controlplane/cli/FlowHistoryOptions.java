@@ -3,6 +3,7 @@ package io.kubeverdict.controlplane.cli;
 
 import io.kubeverdict.controlplane.flows.FlowHistory;
 import io.kubeverdict.controlplane.flows.FlowRecorder;
+import io.kubeverdict.runtime.cli.DurationText;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;

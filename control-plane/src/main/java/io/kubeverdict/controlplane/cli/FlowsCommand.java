@@ -10,6 +10,7 @@ import io.kubeverdict.proto.v1.FlowSide;
 import io.kubeverdict.proto.v1.ListFlowsRequest;
 import io.kubeverdict.proto.v1.ListFlowsResponse;
 import io.kubeverdict.proto.v1.Verdict;
+import io.kubeverdict.runtime.cli.DurationText;
 import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Duration;

@@ -11,6 +11,7 @@ import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
+import io.kubeverdict.controlplane.console.ConsoleBackend;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
@@ -29,6 +30,7 @@ import io.kubeverdict.runtime.grpc.ServerLimits;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import io.kubeverdict.runtime.metrics.MetricsEndpoint;
 import io.kubeverdict.runtime.metrics.ProcessMetrics;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -184,6 +186,7 @@ public final class ControlPlane implements AutoCloseable {
     private KubernetesSource kubernetes;
     private GrpcServer grpc;
     private MetricsEndpoint metricsServer;
+    private ConsoleBackend console;
     private CalculationLoop loop;
     private PolicySyncService sync;
     private PolicyProblemEvents problemEvents;
@@ -337,6 +340,8 @@ public final class ControlPlane implements AutoCloseable {
                 method -> ControlPlaneInspectionGrpc.SERVICE_NAME.equals(method.getServiceName()),
                 process.registry(),
                 System::nanoTime);
+        console = ConsoleBackend.of(inspection, limits, callers.interceptors(), config.auth() instanceof Auth.Tokens,
+                config.auth() instanceof Auth.Certificates);
         grpc = GrpcEndpoint.create(
                         config.listen(),
                         tls,
@@ -398,6 +403,14 @@ public final class ControlPlane implements AutoCloseable {
             problemEvents.postOnlyWhile(w::writer);
         }
         return w;
+    }
+
+    /** Serves the console (see {@link ConsoleBackend}) on {@code bind}; returns its port. */
+    public synchronized int serveConsole(InetSocketAddress bind) throws IOException {
+        ConsoleBackend.Running running = console.start(bind);
+        closeables.push(running);
+        log.info("console on http://{}:{}/", bind.getHostString(), running.port());
+        return running.port();
     }
 
     public int grpcPort() {

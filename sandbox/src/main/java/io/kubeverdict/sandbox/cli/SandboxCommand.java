@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import io.kubeverdict.runtime.cli.HostPort;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -79,6 +80,16 @@ public final class SandboxCommand implements Callable<Integer> {
     boolean keep;
 
     @Option(
+            names = "--console",
+            arity = "0..1",
+            paramLabel = "HOST:PORT",
+            fallbackValue = "127.0.0.1:9180",
+            converter = HostPort.Listen.class,
+            description = "With --keep: forward this address (default 127.0.0.1:9180) to the control plane's web console,"
+                    + " as kubectl port-forward would, and print its URL.")
+    HostPort console;
+
+    @Option(
             names = "--pod-cidr",
             paramLabel = "CIDR",
             defaultValue = Placement.DEFAULT_POD_CIDR,
@@ -113,6 +124,10 @@ public final class SandboxCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Progress progress = new Progress(err);
+        if (console != null && !keep) {
+            err.println("sandbox: --console needs --keep (the console lives as long as the sandbox)");
+            return 2;
+        }
         if (!output.equals("table") && !output.equals("json")) {
             err.println("sandbox: --output must be table or json");
             return 2;
@@ -136,6 +151,9 @@ public final class SandboxCommand implements Callable<Integer> {
             }
             if (keep) {
                 err.print(sandbox.accessHelp());
+                if (console != null) {
+                    err.println("console: " + sandbox.forwardConsole(console.socketAddress()));
+                }
                 err.println("kept running; Ctrl-C removes everything");
                 Thread.currentThread().join();
             }

@@ -151,8 +151,9 @@ class ConsoleEndToEndTest {
         waiting().until(d -> d.findElement(By.id("stream-status")).getText().startsWith("live"));
         // Every pair on port 80: guest/visitor -> shop/web is denied by shop/shop-only.
         sandbox.probe(List.of(TCP80));
-        WebElement edge = waiting().until(d -> (WebElement) js("return [...document.querySelectorAll('path.edge.denied')]"
-                + ".find(e => e.dataset.from === 'guest/visitor' && e.dataset.to === 'shop/web') || null"));
+        WebElement edge = waiting()
+                .until(d -> (WebElement) js("return [...document.querySelectorAll('path.edge.denied')]"
+                        + ".find(e => e.dataset.from === 'guest/visitor' && e.dataset.to === 'shop/web') || null"));
         assertThat(edge.getAttribute("class")).contains("denied");
         js("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", edge);
         waiting().until(d -> d.findElements(By.id("explain-text")).size() == 1);
@@ -174,7 +175,9 @@ class ConsoleEndToEndTest {
         assertThat(js("return [...document.querySelectorAll('text.pod-label')].map(t => t.textContent).join('\\n')")
                         .toString())
                 .contains("guest/<img src=x");
-        assertThat(browser.findElements(By.tagName("img"))).as("no element made of a name").isEmpty();
+        assertThat(browser.findElements(By.tagName("img")))
+                .as("no element made of a name")
+                .isEmpty();
         assertThat(js("return window.kvHostile === undefined")).isEqualTo(true);
     }
 
@@ -183,10 +186,13 @@ class ConsoleEndToEndTest {
     void theMatrixEqualsTheCliMatrix() throws Exception {
         browser.findElement(By.id("tab-matrix")).click();
         browser.findElement(By.id("m-run")).click();
-        waiting().until(d -> !d.findElements(By.cssSelector("#matrix td[data-from]")).isEmpty());
+        waiting()
+                .until(d ->
+                        !d.findElements(By.cssSelector("#matrix td[data-from]")).isEmpty());
         @SuppressWarnings("unchecked")
-        List<List<Object>> cells = (List<List<Object>>) js("return [...document.querySelectorAll('#matrix td[data-from]')]"
-                + ".map(td => [td.dataset.from, td.dataset.to, td.textContent])");
+        List<List<Object>> cells =
+                (List<List<Object>>) js("return [...document.querySelectorAll('#matrix td[data-from]')]"
+                        + ".map(td => [td.dataset.from, td.dataset.to, td.textContent])");
         Map<String, Boolean> page = new TreeMap<>();
         cells.forEach(c -> page.put(c.get(0) + " -> " + c.get(1), c.get(2).equals(".")));
 
@@ -198,9 +204,12 @@ class ConsoleEndToEndTest {
         assertThat(cli.exitValue()).as(out).isZero();
         JsonNode allowed = JSON.readTree(out).path("allowed");
         Map<String, Boolean> expected = new TreeMap<>();
-        allowed.properties().forEach(row -> row.getValue()
-                .properties()
-                .forEach(cell -> expected.put(row.getKey() + " -> " + cell.getKey(), cell.getValue().asBoolean())));
+        allowed.properties()
+                .forEach(row -> row.getValue()
+                        .properties()
+                        .forEach(cell -> expected.put(
+                                row.getKey() + " -> " + cell.getKey(),
+                                cell.getValue().asBoolean())));
         assertThat(expected).hasSize(16);
         assertThat(page).isEqualTo(expected);
         assertThat(page).containsEntry("guest/visitor -> shop/web", false);
@@ -223,13 +232,17 @@ class ConsoleEndToEndTest {
     @Order(6)
     void thePodPanelShowsWhatSelectsThePodAndItsNode() throws Exception {
         browser.findElement(By.id("tab-flows")).click();
-        WebElement web = waiting().until(d -> (WebElement) js(
-                "return [...document.querySelectorAll('circle.pod')].find(c => c.dataset.name === 'shop/web') || null"));
+        WebElement web = waiting()
+                .until(
+                        d -> (WebElement)
+                                js(
+                                        "return [...document.querySelectorAll('circle.pod')].find(c => c.dataset.name === 'shop/web') || null"));
         js("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", web);
         waiting().until(d -> d.findElements(By.id("pod-enforcing")).size() == 1);
         String panel = browser.findElement(By.id("panel")).getText();
         assertThat(panel).contains("node node-1").contains("shop-only");
-        assertThat(browser.findElement(By.id("pod-enforcing")).getText()).isEqualTo("the node enforces its current state");
+        assertThat(browser.findElement(By.id("pod-enforcing")).getText())
+                .isEqualTo("the node enforces its current state");
         screenshot("pod");
     }
 }

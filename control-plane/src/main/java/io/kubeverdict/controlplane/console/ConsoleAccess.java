@@ -25,7 +25,8 @@ final class ConsoleAccess {
     record Decision(Viewer viewer, int status, String why) {}
 
     Decision decide(String authorization, InetSocketAddress peer, String host) {
-        boolean loopback = peer != null && peer.getAddress() != null && peer.getAddress().isLoopbackAddress();
+        boolean loopback =
+                peer != null && peer.getAddress() != null && peer.getAddress().isLoopbackAddress();
         if (authorization != null && tokens) {
             return new Decision(new Viewer(authorization, peer), 200, null);
         }

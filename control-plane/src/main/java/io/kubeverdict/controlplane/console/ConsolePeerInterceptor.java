@@ -21,14 +21,17 @@ import java.net.InetSocketAddress;
  * process reaches that server, so the header cannot be forged; a call without it is refused.
  */
 final class ConsolePeerInterceptor implements ServerInterceptor {
-    static final Metadata.Key<String> PEER = Metadata.Key.of("x-kube-verdict-console-peer", Metadata.ASCII_STRING_MARSHALLER);
+    static final Metadata.Key<String> PEER =
+            Metadata.Key.of("x-kube-verdict-console-peer", Metadata.ASCII_STRING_MARSHALLER);
 
     @Override
     public <Q, R> ServerCall.Listener<Q> interceptCall(
             ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
         InetSocketAddress peer = parse(headers.get(PEER));
         if (peer == null) {
-            call.close(Status.UNAUTHENTICATED.withDescription("a console call without its browser's address"), new Metadata());
+            call.close(
+                    Status.UNAUTHENTICATED.withDescription("a console call without its browser's address"),
+                    new Metadata());
             return new ServerCall.Listener<>() {};
         }
         Attributes attributes = call.getAttributes().toBuilder()

@@ -127,7 +127,10 @@ final class ConsoleQueries {
                     + " for one matrix: choose namespaces (or use kube-verdict matrix, which streams)");
         }
         ConnectivityMatrix m = ConnectivityMatrix.of(
-                cluster, protocol, port, member -> namespaces.isEmpty() || namespaces.contains(namespaceOf(member.key())));
+                cluster,
+                protocol,
+                port,
+                member -> namespaces.isEmpty() || namespaces.contains(namespaceOf(member.key())));
         return ConsoleJson.write(m.toValue());
     }
 
@@ -136,7 +139,8 @@ final class ConsoleQueries {
         ControlPlaneInspectionBlockingStub stub = stub(viewer);
         List<NodeSnapshot> snapshots = new ArrayList<>();
         for (NodeStatus n : NodeListing.all(stub).getNodesList()) {
-            snapshots.add(stub.getSnapshot(GetSnapshotRequest.newBuilder().setNode(n.getNode()).build()));
+            snapshots.add(stub.getSnapshot(
+                    GetSnapshotRequest.newBuilder().setNode(n.getNode()).build()));
         }
         return OfflineCluster.fromSnapshots(snapshots);
     }

@@ -49,7 +49,8 @@ public final class ConsoleServer implements AutoCloseable {
     private final FlowStream flows;
     private final Semaphore streams = new Semaphore(MAX_STREAMS);
 
-    private ConsoleServer(HttpServer server, ExecutorService executor, ConsoleAccess access, LocalInspection inspection) {
+    private ConsoleServer(
+            HttpServer server, ExecutorService executor, ConsoleAccess access, LocalInspection inspection) {
         this.server = server;
         this.executor = executor;
         this.access = access;
@@ -154,23 +155,25 @@ public final class ConsoleServer implements AutoCloseable {
         try {
             switch (path) {
                 case "/api/nodes" -> json(exchange, 200, queries.nodes(viewer));
-                case "/api/pods" -> json(
-                        exchange,
-                        200,
-                        queries.pods(
-                                viewer,
-                                number(q.getOrDefault("offset", "0")),
-                                number(q.getOrDefault("limit", "" + ConsoleQueries.MAX_PODS_PAGE))));
+                case "/api/pods" ->
+                    json(
+                            exchange,
+                            200,
+                            queries.pods(
+                                    viewer,
+                                    number(q.getOrDefault("offset", "0")),
+                                    number(q.getOrDefault("limit", "" + ConsoleQueries.MAX_PODS_PAGE))));
                 case "/api/pod" -> json(exchange, 200, queries.pod(viewer, q.getOrDefault("name", "")));
                 case "/api/explain" -> json(exchange, 200, queries.explain(viewer, q));
-                case "/api/matrix" -> json(
-                        exchange,
-                        200,
-                        queries.matrix(
-                                viewer,
-                                q.getOrDefault("port", "80"),
-                                q.getOrDefault("protocol", "TCP"),
-                                namespaces(q.getOrDefault("namespaces", ""))));
+                case "/api/matrix" ->
+                    json(
+                            exchange,
+                            200,
+                            queries.matrix(
+                                    viewer,
+                                    q.getOrDefault("port", "80"),
+                                    q.getOrDefault("protocol", "TCP"),
+                                    namespaces(q.getOrDefault("namespaces", ""))));
                 case "/api/flows" -> flows(exchange, viewer, FlowStream.request(q));
                 default -> json(exchange, 404, error("NOT_FOUND", "no such API: " + path));
             }
@@ -184,7 +187,10 @@ public final class ConsoleServer implements AutoCloseable {
 
     private void flows(HttpExchange exchange, Viewer viewer, ObserveVerdictsRequest request) throws IOException {
         if (!streams.tryAcquire()) {
-            json(exchange, 503, error("RESOURCE_EXHAUSTED", "the console serves " + MAX_STREAMS + " live streams at most"));
+            json(
+                    exchange,
+                    503,
+                    error("RESOURCE_EXHAUSTED", "the console serves " + MAX_STREAMS + " live streams at most"));
             return;
         }
         try {
@@ -217,7 +223,10 @@ public final class ConsoleServer implements AutoCloseable {
 
     private static Set<String> namespaces(String list) {
         Set<String> out = new TreeSet<>();
-        Arrays.stream(list.split(",")).map(String::strip).filter(s -> !s.isEmpty()).forEach(out::add);
+        Arrays.stream(list.split(","))
+                .map(String::strip)
+                .filter(s -> !s.isEmpty())
+                .forEach(out::add);
         return out;
     }
 

@@ -71,9 +71,13 @@ final class FlowStream {
                 while (it.hasNext()) {
                     ObservedVerdict v = it.next();
                     if (v.hasEvent()) {
-                        write(out, "id: " + (++n) + "\nevent: verdict\ndata: " + ConsoleJson.text(v.getEvent()) + "\n\n");
+                        write(
+                                out,
+                                "id: " + (++n) + "\nevent: verdict\ndata: " + ConsoleJson.text(v.getEvent()) + "\n\n");
                     } else if (v.hasLost()) {
-                        write(out, "event: lost\ndata: {\"count\":" + v.getLost().getCount() + "}\n\n");
+                        write(
+                                out,
+                                "event: lost\ndata: {\"count\":" + v.getLost().getCount() + "}\n\n");
                     }
                 }
                 write(out, "event: rotate\ndata: {}\n\n");
@@ -82,9 +86,15 @@ final class FlowStream {
                 if (s.getCode() == Status.Code.DEADLINE_EXCEEDED) {
                     write(out, "event: rotate\ndata: {}\n\n");
                 } else {
-                    write(out, "event: failure\ndata: " + ConsoleJson.write(Map.of(
-                            "code", s.getCode().name(),
-                            "message", s.getDescription() == null ? "" : s.getDescription())) + "\n\n");
+                    write(
+                            out,
+                            "event: failure\ndata: "
+                                    + ConsoleJson.write(Map.of(
+                                            "code",
+                                            s.getCode().name(),
+                                            "message",
+                                            s.getDescription() == null ? "" : s.getDescription()))
+                                    + "\n\n");
                 }
             }
         } catch (IOException e) {

@@ -10,8 +10,8 @@ import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
-import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.console.ConsoleBackend;
+import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
@@ -340,7 +340,11 @@ public final class ControlPlane implements AutoCloseable {
                 method -> ControlPlaneInspectionGrpc.SERVICE_NAME.equals(method.getServiceName()),
                 process.registry(),
                 System::nanoTime);
-        console = ConsoleBackend.of(inspection, limits, callers.interceptors(), config.auth() instanceof Auth.Tokens,
+        console = ConsoleBackend.of(
+                inspection,
+                limits,
+                callers.interceptors(),
+                config.auth() instanceof Auth.Tokens,
                 config.auth() instanceof Auth.Certificates);
         grpc = GrpcEndpoint.create(
                         config.listen(),

@@ -207,8 +207,7 @@
     if (!pick) return verdict === 'allowed' ? 'not isolated' : '';
     const [name, d] = pick;
     if (d.policy && d.policy.name) return name + ': ' + d.policy.name + ' ' + (d.ruleId || '');
-    const isolating = (d.tiers || []).flatMap((t) => t.policies || []);
-    return name + ': no rule matched (isolated by ' + (isolating.join(', ') || 'a policy') + ')';
+    return name + ': ' + (d.reason || 'no rule matched') + (d.decidingTier ? ' (tier ' + d.decidingTier + ' default)' : '');
   }
 
   function addFlow(v) {
@@ -280,15 +279,14 @@
     clear(map);
     const pos = new Map();
     const cols = Math.max(1, Math.min(4, Math.ceil(Math.sqrt(shown.length))));
-    const boxW = 260, gap = 24;
+    const boxW = 300, gap = 28, perRow = 2, cellW = 150, cellH = 62;
     let x = gap, y = gap, rowH = 0, col = 0;
     const boxes = [];
     for (const ns of shown) {
       const names = [...members.get(ns)].sort();
-      const perRow = 3;
-      const h = 34 + Math.ceil(names.length / perRow) * 46;
+      const h = 30 + Math.ceil(names.length / perRow) * cellH;
       boxes.push({ ns, names, x, y, h });
-      names.forEach((n, i) => pos.set(n, { x: x + 45 + (i % perRow) * 85, y: y + 40 + Math.floor(i / perRow) * 46 }));
+      names.forEach((n, i) => pos.set(n, { x: x + 75 + (i % perRow) * cellW, y: y + 48 + Math.floor(i / perRow) * cellH }));
       rowH = Math.max(rowH, h);
       if (++col === cols) { col = 0; x = gap; y += rowH + gap; rowH = 0; } else { x += boxW + gap; }
     }
@@ -333,6 +331,10 @@
       path.appendChild(title);
       path.addEventListener('click', () => { state.selected = key; explain(e.last); drawMap(); });
       edgeLayer.appendChild(path);
+      const count = svg('text', { x: p === r ? p.x + 30 : (p.x + r.x) / 2 + bend / 2, y: p === r ? p.y - 24 : (p.y + r.y) / 2 - bend / 2,
+        class: 'edge-count ' + e.verdict, 'text-anchor': 'middle' });
+      count.textContent = '×' + e.count;
+      edgeLayer.appendChild(count);
     }
     for (const [name, p] of pos) {
       const group = name.endsWith('*');
@@ -343,7 +345,7 @@
       if (!group && name.includes('/')) c.addEventListener('click', () => podPanel(name));
       map.appendChild(c);
       const label = svg('text', { x: p.x, y: p.y + 22, 'text-anchor': 'middle', class: 'pod-label' });
-      label.textContent = name.length > 28 ? name.slice(0, 27) + '…' : name;
+      label.textContent = name.length > 24 ? name.slice(0, 23) + '…' : name;
       map.appendChild(label);
     }
     summary();

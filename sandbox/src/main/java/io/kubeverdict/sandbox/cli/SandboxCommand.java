@@ -2,6 +2,7 @@
 package io.kubeverdict.sandbox.cli;
 
 import io.kubeverdict.runtime.cli.DurationText;
+import io.kubeverdict.runtime.cli.HostPort;
 import io.kubeverdict.sandbox.Launcher;
 import io.kubeverdict.sandbox.Placement;
 import io.kubeverdict.sandbox.ProbeJson;
@@ -23,7 +24,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import io.kubeverdict.runtime.cli.HostPort;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -85,8 +85,9 @@ public final class SandboxCommand implements Callable<Integer> {
             paramLabel = "HOST:PORT",
             fallbackValue = "127.0.0.1:9180",
             converter = HostPort.Listen.class,
-            description = "With --keep: forward this address (default 127.0.0.1:9180) to the control plane's web console,"
-                    + " as kubectl port-forward would, and print its URL.")
+            description =
+                    "With --keep: forward this address (default 127.0.0.1:9180) to the control plane's web console,"
+                            + " as kubectl port-forward would, and print its URL.")
     HostPort console;
 
     @Option(

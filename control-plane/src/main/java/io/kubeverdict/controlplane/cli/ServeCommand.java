@@ -331,6 +331,10 @@ final class ServeCommand implements Callable<Integer> {
             authentication = authentication(tls);
             // The console is plain HTTP: a token sent to it crosses the path in clear.
             insecure.checkPlaintextListen("--console-listen", consoleListen);
+            if (consoleListen != null && authentication instanceof ControlPlane.Auth.Certificates) {
+                throw new IllegalArgumentException(
+                        "--console-listen: a browser has no client certificate; use --auth token (or none)");
+            }
             if (authentication instanceof ControlPlane.Auth.None) {
                 insecure.checkUnauthenticatedListen("--listen", listen, "--auth none");
             }
@@ -409,7 +413,7 @@ final class ServeCommand implements Callable<Integer> {
         if (consoleListen != null) {
             try {
                 cp.serveConsole(consoleListen.socketAddress());
-            } catch (IllegalArgumentException | IOException e) {
+            } catch (IOException e) {
                 err.println("--console-listen: " + e.getMessage());
                 cp.close();
                 return 2;

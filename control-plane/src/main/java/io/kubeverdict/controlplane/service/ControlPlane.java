@@ -30,7 +30,6 @@ import io.kubeverdict.runtime.grpc.ServerLimits;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import io.kubeverdict.runtime.metrics.MetricsEndpoint;
 import io.kubeverdict.runtime.metrics.ProcessMetrics;
-import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -108,8 +107,7 @@ public final class ControlPlane implements AutoCloseable {
         }
     }
 
-    /** @param metricsBind null: no metrics endpoint; @param tls null: plaintext */
-    /** @param autoTls null: TLS is {@code tls} (or none); else the control plane makes and renews its own (needs the API) */
+    /** metricsBind null: none; tls null: plaintext; autoTls null: tls or none, else our own (needs the API). */
     public record Config(
             InetSocketAddress listen,
             InetSocketAddress metricsBind,
@@ -340,12 +338,7 @@ public final class ControlPlane implements AutoCloseable {
                 method -> ControlPlaneInspectionGrpc.SERVICE_NAME.equals(method.getServiceName()),
                 process.registry(),
                 System::nanoTime);
-        console = ConsoleBackend.of(
-                inspection,
-                limits,
-                callers.interceptors(),
-                config.auth() instanceof Auth.Tokens,
-                config.auth() instanceof Auth.Certificates);
+        console = ConsoleBackend.of(inspection, limits, callers.interceptors());
         grpc = GrpcEndpoint.create(
                         config.listen(),
                         tls,
@@ -409,12 +402,9 @@ public final class ControlPlane implements AutoCloseable {
         return w;
     }
 
-    /** Serves the console (see {@link ConsoleBackend}) on {@code bind}; returns its port. */
-    public synchronized int serveConsole(InetSocketAddress bind) throws IOException {
-        ConsoleBackend.Running running = console.start(bind);
-        closeables.push(running);
-        log.info("console on http://{}:{}/", bind.getHostString(), running.port());
-        return running.port();
+    /** Serves the console ({@link ConsoleBackend}) on {@code bind} until closed. */
+    public synchronized void serveConsole(InetSocketAddress bind) throws java.io.IOException {
+        closeables.push(console.start(bind));
     }
 
     public int grpcPort() {

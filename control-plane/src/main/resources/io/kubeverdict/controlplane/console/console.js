@@ -207,7 +207,7 @@
     if (!pick) return verdict === 'allowed' ? 'not isolated' : '';
     const [name, d] = pick;
     if (d.policy && d.policy.name) return name + ': ' + d.policy.name + ' ' + (d.ruleId || '');
-    return name + ': ' + (d.reason || 'no rule matched') + (d.decidingTier ? ' (tier ' + d.decidingTier + ' default)' : '');
+    return name + ': ' + (d.reason || 'no rule matched');
   }
 
   function addFlow(v) {
@@ -279,14 +279,18 @@
     clear(map);
     const pos = new Map();
     const cols = Math.max(1, Math.min(4, Math.ceil(Math.sqrt(shown.length))));
-    const boxW = 300, gap = 28, perRow = 2, cellW = 150, cellH = 62;
+    const boxW = 300, gap = 40, cellW = 150, cellH = 56;
     let x = gap, y = gap, rowH = 0, col = 0;
     const boxes = [];
     for (const ns of shown) {
       const names = [...members.get(ns)].sort();
+      // One column up to eight members (edges between namespaces then fan out), two beyond.
+      const perRow = names.length <= 8 ? 1 : 2;
       const h = 30 + Math.ceil(names.length / perRow) * cellH;
       boxes.push({ ns, names, x, y, h });
-      names.forEach((n, i) => pos.set(n, { x: x + 75 + (i % perRow) * cellW, y: y + 48 + Math.floor(i / perRow) * cellH }));
+      names.forEach((n, i) => pos.set(n, {
+        x: x + (perRow === 1 ? boxW / 2 : 75 + (i % perRow) * cellW), y: y + 48 + Math.floor(i / perRow) * cellH,
+      }));
       rowH = Math.max(rowH, h);
       if (++col === cols) { col = 0; x = gap; y += rowH + gap; rowH = 0; } else { x += boxW + gap; }
     }
@@ -317,7 +321,8 @@
     for (const [key, e] of edges) {
       const p = pos.get(e.a), r = pos.get(e.b);
       if (!p || !r) continue;
-      const bend = e.verdict === 'denied' ? 18 : -18;
+      // Curved by distance, denied and allowed to opposite sides, so the two edges of a pair stay apart.
+      const bend = (e.verdict === 'denied' ? 1 : -1) * Math.max(14, 0.12 * Math.hypot(r.x - p.x, r.y - p.y));
       const mx = (p.x + r.x) / 2 + bend, my = (p.y + r.y) / 2 - bend;
       const d = p === r ? `M ${p.x} ${p.y - 8} c 30 -40 50 10 8 8` : `M ${p.x} ${p.y} Q ${mx} ${my} ${r.x} ${r.y}`;
       const path = svg('path', {

@@ -16,10 +16,12 @@ class ConsoleAccessTest {
     @Test
     void withoutTokenReviewOnlyLoopbackIsLetIn() throws Exception {
         ConsoleAccess none = new ConsoleAccess(false);
-        assertThat(none.decide(null, at("127.0.0.1"), "localhost:9180").viewer()).isNotNull();
+        assertThat(none.decide(null, at("127.0.0.1"), "localhost:9180").viewer())
+                .isNotNull();
         assertThat(none.decide(null, at("::1"), "[::1]:9180").viewer()).isNotNull();
         assertThat(none.decide(null, at("10.0.0.7"), "10.0.0.1:9180").status()).isEqualTo(401);
-        assertThat(none.decide("Bearer x", at("10.0.0.7"), "10.0.0.1:9180").status()).isEqualTo(401);
+        assertThat(none.decide("Bearer x", at("10.0.0.7"), "10.0.0.1:9180").status())
+                .isEqualTo(401);
     }
 
     @Test
@@ -33,7 +35,8 @@ class ConsoleAccessTest {
     @Test
     void aLoopbackRequestMustNameALoopbackOrLiteralHost() throws Exception {
         ConsoleAccess none = new ConsoleAccess(false);
-        assertThat(none.decide(null, at("127.0.0.1"), "rebound.example:9180").status()).isEqualTo(403);
+        assertThat(none.decide(null, at("127.0.0.1"), "rebound.example:9180").status())
+                .isEqualTo(403);
         assertThat(none.decide(null, at("127.0.0.1"), null).status()).isEqualTo(403);
         assertThat(ConsoleAccess.loopbackHost("LOCALHOST")).isTrue();
         assertThat(ConsoleAccess.loopbackHost("127.0.0.1:9180")).isTrue();
@@ -45,10 +48,14 @@ class ConsoleAccessTest {
     @Test
     void thePeerHeaderCarriesOnlyLiteralAddresses() throws Exception {
         InetSocketAddress peer = at("10.1.2.3");
-        assertThat(ConsolePeerInterceptor.parse(ConsolePeerInterceptor.format(peer))).isEqualTo(peer);
+        assertThat(ConsolePeerInterceptor.parse(ConsolePeerInterceptor.format(peer)))
+                .isEqualTo(peer);
         InetSocketAddress v6 = at("fd00::5");
-        assertThat(ConsolePeerInterceptor.parse(ConsolePeerInterceptor.format(v6))).isEqualTo(v6);
-        assertThat(ConsolePeerInterceptor.parse("localhost 80")).as("no name lookup").isNull();
+        assertThat(ConsolePeerInterceptor.parse(ConsolePeerInterceptor.format(v6)))
+                .isEqualTo(v6);
+        assertThat(ConsolePeerInterceptor.parse("localhost 80"))
+                .as("no name lookup")
+                .isNull();
         assertThat(ConsolePeerInterceptor.parse("10.1.2.3")).isNull();
         assertThat(ConsolePeerInterceptor.parse("10.1.2.3 port")).isNull();
         assertThat(ConsolePeerInterceptor.parse(null)).isNull();

@@ -54,9 +54,13 @@
       p.name.replace(/-[a-z0-9]{8,10}-[a-z0-9]{5}$/, '').replace(/-[a-z0-9]{5}$/, '');
     return p.namespace + '/' + name;
   }
+  // What one circle stands for: decided on the pods the namespace filter leaves, so choosing a
+  // namespace of a big cluster shows its workloads or pods.
   function grouping() {
-    if (state.pods.length <= POD_NODES) return 'pod';
-    const workloads = new Set(state.pods.map(workloadOf));
+    const ns = $('f-namespace').value.trim();
+    const pods = ns ? state.pods.filter((p) => p.namespace === ns) : state.pods;
+    if (pods.length <= POD_NODES) return 'pod';
+    const workloads = new Set(pods.map(workloadOf));
     return workloads.size <= WORKLOAD_NODES ? 'workload' : 'namespace';
   }
   // The map node a pod key (namespace/name, or a bare address) belongs to.

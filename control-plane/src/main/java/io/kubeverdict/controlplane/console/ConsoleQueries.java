@@ -40,6 +40,15 @@ final class ConsoleQueries {
     private static final long DEADLINE_SECONDS = 20;
 
     private final LocalInspection inspection;
+    /**
+     * The last cluster built, with the snapshot objects it was built from: the in-process channel
+     * hands over the published messages themselves, so the same objects mean the same state and
+     * the nodes' compiled indexes are reused. Each request still fetches the snapshots as its
+     * viewer first, so nobody reads through the cache what they may not read.
+     */
+    private volatile Built built;
+
+    private record Built(List<NodeSnapshot> snapshots, OfflineCluster cluster) {}
 
     ConsoleQueries(LocalInspection inspection) {
         this.inspection = inspection;
@@ -126,11 +135,14 @@ final class ConsoleQueries {
             throw new IllegalArgumentException(chosen + " pods are more than " + MAX_MATRIX_PODS
                     + " for one matrix: choose namespaces (or use kube-verdict matrix, which streams)");
         }
-        ConnectivityMatrix m = ConnectivityMatrix.of(
-                cluster,
-                protocol,
-                port,
-                member -> namespaces.isEmpty() || namespaces.contains(namespaceOf(member.key())));
+        ConnectivityMatrix m;
+        synchronized (cluster) { // it compiles node indexes on demand, into a plain map
+            m = ConnectivityMatrix.of(
+                    cluster,
+                    protocol,
+                    port,
+                    member -> namespaces.isEmpty() || namespaces.contains(namespaceOf(member.key())));
+        }
         return ConsoleJson.write(m.toValue());
     }
 
@@ -142,7 +154,25 @@ final class ConsoleQueries {
             snapshots.add(stub.getSnapshot(
                     GetSnapshotRequest.newBuilder().setNode(n.getNode()).build()));
         }
-        return OfflineCluster.fromSnapshots(snapshots);
+        Built last = built;
+        if (last != null && sameObjects(last.snapshots(), snapshots)) {
+            return last.cluster();
+        }
+        OfflineCluster cluster = OfflineCluster.fromSnapshots(snapshots);
+        built = new Built(snapshots, cluster);
+        return cluster;
+    }
+
+    private static boolean sameObjects(List<NodeSnapshot> a, List<NodeSnapshot> b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        for (int i = 0; i < a.size(); i++) {
+            if (a.get(i) != b.get(i)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static String namespaceOf(String key) {

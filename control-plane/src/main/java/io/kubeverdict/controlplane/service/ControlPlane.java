@@ -35,16 +35,11 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Collection;
 import java.util.Deque;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -313,9 +308,7 @@ public final class ControlPlane implements AutoCloseable {
                 receipts.forget(node);
             }
         });
-        CalculationLoop calculation = loop;
-        InspectionService inspection =
-                new InspectionService(hub, sync, authorizer, ids -> describeSets(calculation, ids));
+        InspectionService inspection = new InspectionService(hub, sync, authorizer, loop::describeSets);
         VerdictRelay relay = new VerdictRelay(hub, authorizer, metrics);
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
@@ -373,19 +366,6 @@ public final class ControlPlane implements AutoCloseable {
             readiness.fatal(what + " died: " + cause);
         }
         failed.complete(cause);
-    }
-
-    /** The sets' definitions from the calculation's own thread; nothing (no words) if it is slow. */
-    private static Map<String, String> describeSets(CalculationLoop loop, Collection<String> ids) {
-        try {
-            return loop.query(calc -> calc.describeIpSets(ids)).get(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Map.of();
-        } catch (ExecutionException | TimeoutException e) {
-            log.warn("could not describe IP sets: {}", e.toString());
-            return Map.of();
-        }
     }
 
     /**

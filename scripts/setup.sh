@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs what a fresh Debian 12 machine (JDK, Maven, gcc) lacks to build and test kube-verdict.
 # clang-format (Debian 12: version 14) checks the C shim's style in `verify` (native/.clang-format).
+# chromium and chromium-driver: the web console's browser test (ConsoleEndToEndTest, Selenium).
 # Idempotent and quiet when nothing is missing.
 set -euo pipefail
 
 packages=(libnetfilter-queue-dev libnetfilter-conntrack-dev libnftables-dev libnftnl-dev libmnl-dev nftables iptables
-          iproute2 conntrack procps kmod nodejs npm clang-format)
+          iproute2 conntrack procps kmod nodejs npm clang-format chromium chromium-driver)
 
 missing=()
 for p in "${packages[@]}"; do

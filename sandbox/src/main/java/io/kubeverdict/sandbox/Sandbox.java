@@ -6,6 +6,9 @@ import io.kubeverdict.testbed.ServePort;
 import io.kubeverdict.testbed.Testbed;
 import io.kubeverdict.testbed.TestbedLayout;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
@@ -294,6 +297,21 @@ public final class Sandbox implements AutoCloseable {
 
     public Placement placement() {
         return copy.placement();
+    }
+
+    /**
+     * Forwards {@code listen} (on this machine) to the control plane's console, as {@code kubectl
+     * port-forward} would; stopped with the sandbox. Returns the URL to open.
+     */
+    public String forwardConsole(InetSocketAddress listen) throws IOException {
+        String fabric = testbed.layout().fabricNamespace();
+        ConsoleForward forward = ConsoleForward.start(
+                listen,
+                () -> testbed.callIn(
+                        fabric, () -> new Socket(InetAddress.getLoopbackAddress(), SandboxProcesses.CONSOLE_PORT)));
+        teardown.add("the console forward", forward::close);
+        String host = listen.getAddress().getHostAddress();
+        return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + forward.port() + "/";
     }
 
     /** How to reach each process, for --keep. */

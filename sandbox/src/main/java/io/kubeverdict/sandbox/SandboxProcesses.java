@@ -25,6 +25,8 @@ final class SandboxProcesses implements AutoCloseable {
     static final int CONTROL_PLANE_METRICS_PORT = 9090;
     static final int AGENT_METRICS_PORT = 9101;
     static final int AGENT_INSPECT_PORT = 9102;
+    /** The control plane's console, on the fabric namespace's loopback (reached through {@link ConsoleForward}). */
+    static final int CONSOLE_PORT = 9180;
 
     private final Launcher launcher;
     private final TestbedLayout layout;
@@ -71,7 +73,9 @@ final class SandboxProcesses implements AutoCloseable {
                         "--auth",
                         "none",
                         "--metrics-bind-address",
-                        layout.fabricAddress() + ":" + CONTROL_PLANE_METRICS_PORT)),
+                        layout.fabricAddress() + ":" + CONTROL_PLANE_METRICS_PORT,
+                        "--console-listen",
+                        "127.0.0.1:" + CONSOLE_PORT)),
                 workDir.log("control-plane"));
         controlPlaneDown = false;
     }

@@ -22,11 +22,11 @@ import java.util.function.Function;
  *     tier default: no rule matched, the tier's default denies
  * </pre>
  */
-final class ExplanationText {
+public final class ExplanationText {
     private ExplanationText() {}
 
     /** @param nodeOfIp the node an endpoint address lives on, for "on node N" */
-    static String render(Explanation e, Function<String, Optional<String>> nodeOfIp) {
+    public static String render(Explanation e, Function<String, Optional<String>> nodeOfIp) {
         StringBuilder sb = new StringBuilder();
         sb.append(side(e.hasSource() ? e.getSource() : null, e.getTuple().getSrcIp()))
                 .append(" -> ")

@@ -6,11 +6,11 @@ import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 
 /** Every node the control plane lists, all pages of ListNodes joined into one response. */
-final class NodeListing {
+public final class NodeListing {
     private NodeListing() {}
 
     /** The nodes of every page in order; the source revision and problem of the last page (the newest answer). */
-    static ListNodesResponse all(ControlPlaneInspectionBlockingStub stub) {
+    public static ListNodesResponse all(ControlPlaneInspectionBlockingStub stub) {
         ListNodesResponse.Builder all = ListNodesResponse.newBuilder();
         String token = "";
         do {

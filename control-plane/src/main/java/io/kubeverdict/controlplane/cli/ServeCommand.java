@@ -20,6 +20,7 @@ import io.kubeverdict.runtime.cli.MetricsOptions;
 import io.kubeverdict.runtime.cli.ServerTlsOptions;
 import io.kubeverdict.runtime.grpc.ServerLimits;
 import io.kubeverdict.runtime.grpc.ServerTls;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -67,6 +68,14 @@ final class ServeCommand implements Callable<Integer> {
             converter = HostPort.Listen.class,
             description = "gRPC address (PolicySync, inspection, health, reflection). Default: ${DEFAULT-VALUE}.")
     HostPort listen;
+
+    @Option(
+            names = "--console-listen",
+            paramLabel = "HOST:PORT",
+            converter = HostPort.Listen.class,
+            description = "Serve the read-only web console here (off unless given; e.g. 127.0.0.1:9180, reached with "
+                    + "kubectl port-forward). It answers a bearer token allowed to inspect (--auth token) or loopback.")
+    HostPort consoleListen;
 
     /** /metrics, /healthz (the process serves) and /readyz (the first full calculation is published). */
     @Mixin
@@ -325,6 +334,12 @@ final class ServeCommand implements Callable<Integer> {
                 insecure.checkPlaintextListen("--listen", listen);
             }
             authentication = authentication(tls);
+            // The console is plain HTTP: a token sent to it crosses the path in clear.
+            insecure.checkPlaintextListen("--console-listen", consoleListen);
+            if (consoleListen != null && authentication instanceof ControlPlane.Auth.Certificates) {
+                throw new IllegalArgumentException(
+                        "--console-listen: a browser has no client certificate; use --auth token (or none)");
+            }
             if (authentication instanceof ControlPlane.Auth.None) {
                 insecure.checkUnauthenticatedListen("--listen", listen, "--auth none");
             }
@@ -402,6 +417,15 @@ final class ServeCommand implements Callable<Integer> {
         }
 
         history.ifPresent(cp::keepFlowHistory);
+        if (consoleListen != null) {
+            try {
+                cp.serveConsole(consoleListen.socketAddress());
+            } catch (IOException e) {
+                err.println("--console-listen: " + e.getMessage());
+                cp.close();
+                return 2;
+            }
+        }
         KubernetesClient k8s = client;
         // SIGTERM/SIGINT: stop sources, end streams (agents keep their state and reconnect elsewhere).
         Runtime.getRuntime()

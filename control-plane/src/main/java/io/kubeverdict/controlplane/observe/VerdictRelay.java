@@ -5,6 +5,7 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.controlplane.auth.NodeAuthorizer;
+import io.kubeverdict.controlplane.flows.PartialVerdicts;
 import io.kubeverdict.controlplane.inspect.EndpointDirectory;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
@@ -168,6 +169,12 @@ public final class VerdictRelay {
     public void recordInto(java.util.function.Consumer<VerdictEvent> recorder) {
         this.recorder = recorder;
         demandsChanged();
+    }
+
+    /** Where a pod runs and whether a tier selects it, as published (the flow history's placement of verdicts). */
+    public Optional<PartialVerdicts.Placed> placed(String namespacedName) {
+        return locate(namespacedName)
+                .map(l -> PartialVerdicts.Placed.of(l.node(), l.endpoint().getEndpoint()));
     }
 
     /** A pod ("namespace/name") as the published snapshots hold it (node, labels, tiers); empty when they do not. */

@@ -9,6 +9,7 @@ import io.kubeverdict.controlplane.source.ClusterEventSink;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -192,6 +193,19 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
             }
         });
         return f;
+    }
+
+    /** The IP sets' definitions in words, asked on the event thread; none (no words) if it is slow. */
+    Map<String, String> describeSets(Collection<String> ids) {
+        try {
+            return query(calc -> calc.describeIpSets(ids)).get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Map.of();
+        } catch (ExecutionException | TimeoutException e) {
+            log.warn("could not describe IP sets: {}", e.toString());
+            return Map.of();
+        }
     }
 
     private void run() {

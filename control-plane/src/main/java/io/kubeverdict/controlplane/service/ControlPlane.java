@@ -10,9 +10,9 @@ import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
+import io.kubeverdict.controlplane.console.ConsoleBackend;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.flows.FlowRecorder;
-import io.kubeverdict.controlplane.flows.PartialVerdicts;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
@@ -31,6 +31,7 @@ import io.kubeverdict.runtime.grpc.ServerLimits;
 import io.kubeverdict.runtime.grpc.ServerTls;
 import io.kubeverdict.runtime.metrics.MetricsEndpoint;
 import io.kubeverdict.runtime.metrics.ProcessMetrics;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -38,13 +39,11 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -105,8 +104,7 @@ public final class ControlPlane implements AutoCloseable {
         }
     }
 
-    /** @param metricsBind null: no metrics endpoint; @param tls null: plaintext */
-    /** @param autoTls null: TLS is {@code tls} (or none); else the control plane makes and renews its own (needs the API) */
+    /** metricsBind null: none; tls null: plaintext; autoTls null: tls or none, else our own (needs the API). */
     public record Config(
             InetSocketAddress listen,
             InetSocketAddress metricsBind,
@@ -183,6 +181,7 @@ public final class ControlPlane implements AutoCloseable {
     private KubernetesSource kubernetes;
     private GrpcServer grpc;
     private MetricsEndpoint metricsServer;
+    private ConsoleBackend console;
     private CalculationLoop loop;
     private PolicySyncService sync;
     private PolicyProblemEvents problemEvents;
@@ -313,8 +312,7 @@ public final class ControlPlane implements AutoCloseable {
                 receipts.forget(node);
             }
         });
-        CalculationLoop calculation = loop;
-        inspection = new InspectionService(hub, sync, authorizer, calculation::describeSets);
+        inspection = new InspectionService(hub, sync, authorizer, loop::describeSets);
         relay = new VerdictRelay(hub, authorizer, metrics);
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
@@ -337,6 +335,7 @@ public final class ControlPlane implements AutoCloseable {
                 method -> ControlPlaneInspectionGrpc.SERVICE_NAME.equals(method.getServiceName()),
                 process.registry(),
                 System::nanoTime);
+        console = ConsoleBackend.of(inspection, limits, callers.interceptors());
         grpc = GrpcEndpoint.create(
                         config.listen(),
                         tls,
@@ -347,7 +346,6 @@ public final class ControlPlane implements AutoCloseable {
                 .start();
         closeables.push(grpc);
         log.info("gRPC listening on {}", grpc.listenSockets());
-        GrpcServer server = grpc;
         if (config.metricsBind() != null) {
             // /readyz lets a kubelet httpGet probe work when the gRPC port requires client certificates.
             metricsServer = MetricsEndpoint.start(
@@ -359,7 +357,7 @@ public final class ControlPlane implements AutoCloseable {
             closeables.push(metricsServer);
             log.info("metrics on http://{}:{}/metrics", config.metricsBind().getHostString(), metricsServer.port());
         }
-        readiness.tell(server::setServing);
+        readiness.tell(grpc::setServing);
     }
 
     private void die(String what, Throwable cause) {
@@ -389,14 +387,17 @@ public final class ControlPlane implements AutoCloseable {
 
     /** Keeps a history of the verdicts agents relay (who asks for every verdict from then on), served by ListFlows. */
     public synchronized FlowRecorder keepFlowHistory(FlowRecorder.Settings settings) {
-        Function<String, Optional<PartialVerdicts.Placed>> placed = pod -> relay.locate(pod)
-                .map(l -> PartialVerdicts.Placed.of(l.node(), l.endpoint().getEndpoint()));
-        FlowRecorder recorder =
-                new FlowRecorder(settings, placed, inspection::decideOn, process.registry(), System::currentTimeMillis);
+        FlowRecorder recorder = new FlowRecorder(
+                settings, relay::placed, inspection::decideOn, process.registry(), System::currentTimeMillis);
         closeables.push(recorder); // closed (its file written) before the servers stop
         relay.recordInto(recorder::record);
         inspection.serveFlowsFrom(recorder.history());
         return recorder;
+    }
+
+    /** Serves the console ({@link ConsoleBackend}) on {@code bind} until closed. */
+    public synchronized void serveConsole(InetSocketAddress bind) throws IOException {
+        closeables.push(console.start(bind));
     }
 
     public int grpcPort() {

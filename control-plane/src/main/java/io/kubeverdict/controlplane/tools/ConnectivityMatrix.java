@@ -9,6 +9,7 @@ import java.io.Writer;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import tools.jackson.core.JsonGenerator;
 import tools.jackson.core.StreamWriteFeature;
 import tools.jackson.databind.json.JsonMapper;
@@ -33,7 +34,14 @@ public record ConnectivityMatrix(
             JsonMapper.builder().disable(StreamWriteFeature.AUTO_CLOSE_TARGET).build();
 
     public static ConnectivityMatrix of(OfflineCluster cluster, Protocol protocol, int port) {
-        List<OfflineCluster.Member> members = cluster.members();
+        return of(cluster, protocol, port, m -> true);
+    }
+
+    /** The matrix among the members {@code include} accepts (the console's chosen namespaces). */
+    public static ConnectivityMatrix of(
+            OfflineCluster cluster, Protocol protocol, int port, Predicate<OfflineCluster.Member> include) {
+        List<OfflineCluster.Member> members =
+                cluster.members().stream().filter(include).toList();
         List<String> pods = keys(members);
         Map<String, Map<String, Boolean>> allowed = new LinkedHashMap<>();
         Rows rows = rows(cluster, members, protocol, port);

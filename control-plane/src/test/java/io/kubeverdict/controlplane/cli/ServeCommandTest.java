@@ -65,6 +65,27 @@ class ServeCommandTest {
         }
     }
 
+    /** The console is plain HTTP: a token sent to it from elsewhere would cross the path in clear. */
+    @Test
+    void theConsoleBeyondLoopbackOnlyWithInsecure(@TempDir Path dir) {
+        for (String address : new String[] {"0.0.0.0:9180", "10.1.2.3:9180", "[::]:9180"}) {
+            StringWriter err = new StringWriter();
+            int rc = run(
+                    err,
+                    "control-plane",
+                    "--manifests",
+                    dir.toString(),
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--auth",
+                    "none",
+                    "--console-listen",
+                    address);
+            assertThat(rc).as(address).isEqualTo(2);
+            assertThat(err.toString()).as(address).contains("--console-listen", "--insecure");
+        }
+    }
+
     @Test
     void eachAuthModeNeedsWhatItChecksWith(@TempDir Path dir) {
         String[][] refused = {

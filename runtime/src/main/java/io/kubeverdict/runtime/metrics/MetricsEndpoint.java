@@ -12,11 +12,6 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -26,34 +21,12 @@ import java.util.stream.Collectors;
  * {@code /metrics} (text or OpenMetrics as the scraper asks, gzip), and each {@link Probe} answers
  * on its path for kubelet httpGet probes: 200 {@code ok} or 503 with the reason. Other paths: 404.
  *
- * <p>Slow clients must not hold the probes (audit L7). The JDK server under the exporter reads each
- * request on an executor thread and by default waits for its headers forever; the exporter's own
- * pool has ten threads and blocks the accepting thread when they are busy, so ten connections
- * sending a byte now and then made {@code /readyz} time out. Here the server gives up on a request
- * whose headers have not arrived within {@link #MAX_REQUEST_SECONDS} and on a response not taken
- * within {@link #MAX_RESPONSE_SECONDS} (the JDK server's own limits, {@code
- * sun.net.httpserver.maxReqTime}/{@code maxRspTime}, unless the JVM was started with them), and
- * requests are served by {@link #THREADS} threads with a queue instead of a hand-off, so the
- * accepting thread never waits and a probe behind slow requests waits at most that long.
+ * <p>Slow clients must not hold the probes (audit L7): ten connections sending a byte now and then
+ * once made {@code /readyz} time out behind the exporter's own ten-thread pool that blocks the
+ * accepting thread. The server runs within {@link HttpLimits}: request and response time limits
+ * and a queue instead of a hand-off, so a probe behind slow requests waits at most that long.
  */
 public final class MetricsEndpoint implements AutoCloseable {
-    static final int THREADS = 32;
-    static final long MAX_REQUEST_SECONDS = 5;
-    static final long MAX_RESPONSE_SECONDS = 30;
-
-    static {
-        // Read once, when the JVM makes its first com.sun.net.httpserver server: this class makes
-        // the processes' only one, so setting them here, before it, is early enough.
-        defaultProperty("sun.net.httpserver.maxReqTime", MAX_REQUEST_SECONDS);
-        defaultProperty("sun.net.httpserver.maxRspTime", MAX_RESPONSE_SECONDS);
-    }
-
-    private static void defaultProperty(String name, long seconds) {
-        if (System.getProperty(name) == null) {
-            System.setProperty(name, Long.toString(seconds));
-        }
-    }
-
     /** A health path: {@code check} true means 200, false means 503 with {@code failure} as the body. */
     public record Probe(String path, BooleanSupplier check, String failure) {}
 
@@ -77,22 +50,9 @@ public final class MetricsEndpoint implements AutoCloseable {
                 // Its /-/healthy always says healthy; our probes say something.
                 .registerHealthHandler(false)
                 .defaultHandler(new ProbeHandler(probes))
-                .executorService(executor())
+                .executorService(HttpLimits.executor("metrics-http-"))
                 .buildAndStart();
         return new MetricsEndpoint(server);
-    }
-
-    /** Threads made as needed up to {@link #THREADS}, idle ones let go; beyond them a queue (HTTPServer.close shuts it down). */
-    private static ExecutorService executor() {
-        AtomicInteger n = new AtomicInteger();
-        ThreadPoolExecutor pool =
-                new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-                    Thread t = new Thread(r, "metrics-http-" + n.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
-        pool.allowCoreThreadTimeOut(true);
-        return pool;
     }
 
     public int port() {

@@ -2,6 +2,7 @@
 package io.kubeverdict.sandbox.cli;
 
 import io.kubeverdict.runtime.cli.DurationText;
+import io.kubeverdict.runtime.cli.HostPort;
 import io.kubeverdict.sandbox.Launcher;
 import io.kubeverdict.sandbox.Placement;
 import io.kubeverdict.sandbox.ProbeJson;
@@ -79,6 +80,17 @@ public final class SandboxCommand implements Callable<Integer> {
     boolean keep;
 
     @Option(
+            names = "--console",
+            arity = "0..1",
+            paramLabel = "HOST:PORT",
+            fallbackValue = "127.0.0.1:9180",
+            converter = HostPort.Listen.class,
+            description =
+                    "With --keep: forward this address (default 127.0.0.1:9180) to the control plane's web console,"
+                            + " as kubectl port-forward would, and print its URL.")
+    HostPort console;
+
+    @Option(
             names = "--pod-cidr",
             paramLabel = "CIDR",
             defaultValue = Placement.DEFAULT_POD_CIDR,
@@ -113,6 +125,10 @@ public final class SandboxCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Progress progress = new Progress(err);
+        if (console != null && !keep) {
+            err.println("sandbox: --console needs --keep (the console lives as long as the sandbox)");
+            return 2;
+        }
         if (!output.equals("table") && !output.equals("json")) {
             err.println("sandbox: --output must be table or json");
             return 2;
@@ -136,6 +152,9 @@ public final class SandboxCommand implements Callable<Integer> {
             }
             if (keep) {
                 err.print(sandbox.accessHelp());
+                if (console != null) {
+                    err.println("console: " + sandbox.forwardConsole(console.socketAddress()));
+                }
                 err.println("kept running; Ctrl-C removes everything");
                 Thread.currentThread().join();
             }

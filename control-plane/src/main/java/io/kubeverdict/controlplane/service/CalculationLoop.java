@@ -169,19 +169,6 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         queue.add(() -> unpublishedRevision = revision);
     }
 
-    /** The sets' definitions from the calculation's own thread; nothing (no words) if it is slow. */
-    public Map<String, String> describeSets(java.util.Collection<String> ids) {
-        try {
-            return query(calc -> calc.describeIpSets(ids)).get(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Map.of();
-        } catch (ExecutionException | TimeoutException e) {
-            log.warn("could not describe IP sets: {}", e.toString());
-            return Map.of();
-        }
-    }
-
     /** Runs a read-only question on the event thread (e.g. for inspection). */
     public <T> CompletableFuture<T> query(Function<PolicyCalculator, T> question) {
         CompletableFuture<T> f = new CompletableFuture<>();

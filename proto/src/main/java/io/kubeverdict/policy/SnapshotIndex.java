@@ -35,8 +35,13 @@ public final class SnapshotIndex {
     // [endpoint * 2 + direction] -> range of tiers that list policies for that direction
     private final int[] epTierStart;
     private final int[] epTierEnd;
+    // the would-be ranges of staged tiers (the live ones where nothing is staged); see StagedDecision
+    final int[] epStagedStart;
+    final int[] epStagedEnd;
+    final boolean[] epStaged;
+    private final boolean anyStaged;
     private final int[] tierDefault;
-    private final int[] tierName;
+    final int[] tierName;
     private final int[] ruleAction;
 
     // What the rule matchers read ({@link ProgramMatch}, {@link RuleWalk}: static, each reading
@@ -106,6 +111,10 @@ public final class SnapshotIndex {
         mem = p.pool().array();
         epTierStart = e.epTierStart;
         epTierEnd = e.epTierEnd;
+        epStagedStart = e.epStagedStart;
+        epStagedEnd = e.epStagedEnd;
+        epStaged = e.epStaged;
+        anyStaged = e.anyStaged;
         tierDefault = e.tierDefault;
         tierName = e.tierName;
         tierPolStart = e.tierPolStart;
@@ -138,6 +147,7 @@ public final class SnapshotIndex {
         int longest = 0;
         for (int slot = 0; slot < epTierStart.length; slot++) {
             longest = Math.max(longest, epTierEnd[slot] - epTierStart[slot]);
+            longest = Math.max(longest, epStagedEnd[slot] - epStagedStart[slot]);
         }
         maxTiers = longest;
         names = new IndexNames(e.endpointIds, e.tierNames, c.policyIds, c.rulePolicy, c.ruleIds);
@@ -266,6 +276,20 @@ public final class SnapshotIndex {
         return decide(packet, learned, false);
     }
 
+    /** Whether any endpoint has staged tiers (WorkloadEndpoint.staged_tiers): only then is {@link #decideStaged} asked. */
+    public boolean hasStaged() {
+        return anyStaged;
+    }
+
+    /**
+     * The packet decided as if the staged policies were enforced (each local endpoint by its staged
+     * tiers), or {@link Decision#NOT_STAGED} when neither endpoint has staged tiers (the decision
+     * cannot differ from {@link #decide}). Allocation-free; never read for enforcement.
+     */
+    public int decideStaged(PacketTuple packet, LearnedAddresses learned) {
+        return anyStaged ? StagedDecision.decide(this, packet, learned) : Decision.NOT_STAGED;
+    }
+
     /** decide() by the rule-by-rule walk only: the yardstick the bit-mask programs are tested against. */
     int decideByWalking(PacketTuple packet) {
         return decide(packet, LearnedAddresses.NONE, true);
@@ -347,12 +371,36 @@ public final class SnapshotIndex {
             boolean walkOnly,
             int[] trace) {
         int slot = endpoint * 2 + direction;
-        int tierStart = epTierStart[slot];
-        int tierEnd = epTierEnd[slot];
+        return walkTiers(
+                epTierStart[slot],
+                epTierEnd[slot],
+                walkOnly ? null : programs[slot],
+                endpoint,
+                direction,
+                packet,
+                remoteHi,
+                remoteLo,
+                remoteEntry,
+                learned,
+                trace);
+    }
+
+    /** The tier walk over tiers [tierStart, tierEnd), by the program when there is one (else rule by rule). */
+    int walkTiers(
+            int tierStart,
+            int tierEnd,
+            Program program,
+            int endpoint,
+            int direction,
+            PacketTuple packet,
+            long remoteHi,
+            long remoteLo,
+            long remoteEntry,
+            LearnedAddresses learned,
+            int[] trace) {
         if (tierStart == tierEnd) {
             return Decision.of(Decision.NOT_ISOLATED, direction, true);
         }
-        Program program = walkOnly ? null : programs[slot];
         int remoteMem = AddressEntry.membership(remoteEntry);
         long matched = program == null
                 ? 0

@@ -47,6 +47,11 @@ public final class StagedText {
         return index.names().policy(policy);
     }
 
+    /** The id of the rule a would-be code names ("" for a tier default). */
+    public String ruleId(int stagedCode) {
+        return text.decidingRuleId(stagedCode);
+    }
+
     /** The would-be verdict of a packet whose staged code differs from its enforced verdict. */
     public StagedVerdict verdict(int stagedCode, PacketTuple packet) {
         StagedVerdict.Builder b = StagedVerdict.newBuilder()

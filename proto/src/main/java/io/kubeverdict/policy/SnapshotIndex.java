@@ -35,8 +35,7 @@ public final class SnapshotIndex {
     // [endpoint * 2 + direction] -> range of tiers that list policies for that direction
     private final int[] epTierStart;
     private final int[] epTierEnd;
-    // the would-be ranges of staged tiers (the live ones where nothing is staged); see StagedDecision
-    final int[] epStagedStart;
+    final int[] epStagedStart; // would-be tier ranges (live ones where nothing is staged): StagedDecision
     final int[] epStagedEnd;
     final boolean[] epStaged;
     private final boolean anyStaged;
@@ -83,7 +82,8 @@ public final class SnapshotIndex {
     private final int[][] epWatches;
 
     // [endpoint * 2 + direction] -> the bit-mask program, or null: not isolated or > 64 rules (walk).
-    private final Program[] programs;
+    final Program[] programs;
+    final Program[] stagedPrograms; // of the staged tier ranges (null: not staged, or a walk)
     private final int programCount;
     /** The longest tier list of any (endpoint, direction): the size of a trace. */
     private final int maxTiers;
@@ -143,6 +143,7 @@ public final class SnapshotIndex {
         portNamedSet = c.portNamedSet;
         portClasses = c.portClasses;
         programs = p.programs().bySlot;
+        stagedPrograms = p.programs().stagedBySlot;
         programCount = p.programs().distinct;
         int longest = 0;
         for (int slot = 0; slot < epTierStart.length; slot++) {
@@ -276,16 +277,12 @@ public final class SnapshotIndex {
         return decide(packet, learned, false);
     }
 
-    /** Whether any endpoint has staged tiers (WorkloadEndpoint.staged_tiers): only then is {@link #decideStaged} asked. */
+    /** Whether any endpoint has staged tiers: only then can {@link #decideStaged} differ from decide. */
     public boolean hasStaged() {
         return anyStaged;
     }
 
-    /**
-     * The packet decided as if the staged policies were enforced (each local endpoint by its staged
-     * tiers), or {@link Decision#NOT_STAGED} when neither endpoint has staged tiers (the decision
-     * cannot differ from {@link #decide}). Allocation-free; never read for enforcement.
-     */
+    /** As decide, by each endpoint's staged tiers; {@link Decision#NOT_STAGED} when neither has any. */
     public int decideStaged(PacketTuple packet, LearnedAddresses learned) {
         return anyStaged ? StagedDecision.decide(this, packet, learned) : Decision.NOT_STAGED;
     }

@@ -4,9 +4,9 @@ package io.kubeverdict.policy;
 /**
  * The would-be decision of a packet under the staged policies ({@link SnapshotIndex#decideStaged}):
  * decide()'s order (egress of a local source, then ingress of a local destination) over each
- * endpoint's staged tier range, which is its live range when it has no staged tiers. Staged
- * ranges have no bit-mask program, so their tiers are walked rule by rule: only packets of an
- * endpoint with staged tiers come here. Static and allocation-free, reading the index's fields
+ * endpoint's staged tier range, which is its live range when it has no staged tiers, each by its
+ * bit-mask program ({@link Programs#stagedBySlot}; beyond 64 rules, rule by rule) as decide does.
+ * Only packets with an endpoint with staged tiers get past the first check. Static and allocation-free, reading the index's fields
  * as {@link RuleWalk} does; the attribution to a staged policy is here too, for the same reason.
  */
 final class StagedDecision {
@@ -65,7 +65,7 @@ final class StagedDecision {
         return index.walkTiers(
                 index.epStagedStart[slot],
                 index.epStagedEnd[slot],
-                null,
+                index.epStaged[endpoint] ? index.stagedPrograms[slot] : index.programs[slot],
                 endpoint,
                 direction,
                 packet,

@@ -226,6 +226,45 @@ class StagedDecisionTest {
         }
     }
 
+    /**
+     * On the synthetic node (admin tiers, 110 endpoints, programs): decideStaged of would-be tiers
+     * equals decide of a snapshot that enforces those tiers, for every packet.
+     */
+    @Test
+    void theWouldBeDecisionIsTheDecisionOfTheWouldBeTiersEnforced() {
+        SyntheticCluster cluster = new SyntheticCluster(7, 2048, true);
+        NodeSnapshot.Builder staged = cluster.snapshot.toBuilder();
+        NodeSnapshot.Builder enforced = cluster.snapshot.toBuilder();
+        for (int i = 0; i < staged.getEndpointsCount(); i += 2) { // every other endpoint: its first tier dropped
+            List<TierInfo> tiers = staged.getEndpoints(i).getEndpoint().getTiersList();
+            List<TierInfo> wouldBe = tiers.size() > 1 ? tiers.subList(1, tiers.size()) : tiers;
+            staged.setEndpoints(i, withStaged(staged.getEndpoints(i), wouldBe.toArray(new TierInfo[0])));
+            Endpoint e = enforced.getEndpoints(i);
+            enforced.setEndpoints(
+                    i,
+                    e.toBuilder()
+                            .setEndpoint(
+                                    e.getEndpoint().toBuilder().clearTiers().addAllTiers(wouldBe)));
+        }
+        SnapshotIndex withStaged = SnapshotIndex.compile(staged.build());
+        SnapshotIndex wouldBeEnforced = SnapshotIndex.compile(enforced.build());
+        DecisionText stagedText = new DecisionText(withStaged);
+        DecisionText enforcedText = new DecisionText(wouldBeEnforced);
+        int asked = 0;
+        for (PacketTuple p : cluster.packets) {
+            int code = withStaged.decideStaged(p, LearnedAddresses.NONE);
+            if (code == Decision.NOT_STAGED) {
+                continue;
+            }
+            asked++;
+            // codes number tier names per index: compare what they say
+            assertThat(stagedText.describe(code))
+                    .as("%s", p)
+                    .isEqualTo(enforcedText.describe(wouldBeEnforced.decide(p)));
+        }
+        assertThat(asked).as("packets of endpoints with would-be tiers").isGreaterThan(500);
+    }
+
     private static PolicyId id(String tier, String name) {
         return PolicyId.newBuilder().setTier(tier).setName(name).build();
     }

@@ -105,7 +105,8 @@ class StagedPoliciesEndToEndTest {
 
         Path out = Files.createTempFile(manifests, "observe-", ".out");
         Path err = Files.createTempFile(manifests, "observe-", ".err");
-        Process observe = new ProcessBuilder(sandbox.cliCommand("observe", "--staged", "--last", "4", "--wait", "PT180S"))
+        Process observe = new ProcessBuilder(
+                        sandbox.cliCommand("observe", "--staged", "--last", "4", "--wait", "PT180S"))
                 .redirectOutput(out.toFile())
                 .redirectError(err.toFile())
                 .start();

@@ -30,6 +30,7 @@ final class ObservedJudge implements Judge {
     private static final Logger log = LoggerFactory.getLogger(ObservedJudge.class);
     /** Shared by the verdict threads: a failing staged evaluation fails for every packet it sees. */
     private static final LogLimiter STAGED_FAILURES = new LogLimiter(1, TimeUnit.MINUTES);
+
     private final StateHolder state;
     private final VerdictFeed.Producer feed;
     private final PolicyVerdictMetrics policyVerdicts;

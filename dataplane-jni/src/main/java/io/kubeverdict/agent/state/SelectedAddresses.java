@@ -12,9 +12,8 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The local pod addresses whose new connections must be queued: those of endpoints that some tier (or
- * would-be tier of staged policies)
- * lists a policy for, in either direction; and, for the pod address guard, the node's pod address
+ * The local pod addresses whose new connections must be queued: those of endpoints that some tier
+ * (or would-be tier of staged policies) lists a policy for, in either direction; and, for the pod address guard, the node's pod address
  * ranges with the addresses in them that are known (every endpoint's, and the node's own), whose
  * new connections are queued when their address is not known. Traffic of every other pod never
  * leaves the kernel. Pure calculation over a snapshot.

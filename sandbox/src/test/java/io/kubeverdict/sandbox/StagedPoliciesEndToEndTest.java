@@ -128,11 +128,11 @@ class StagedPoliciesEndToEndTest {
                 .as(printed + Files.readString(err, StandardCharsets.UTF_8))
                 .isZero();
         List<String> rows = printed.lines()
-                .filter(l -> l.contains("staged: would DENY by ingress x/deny-all (tier default)"))
+                .filter(l -> l.contains("staged: would be denied by ingress x/deny-all (tier default)"))
                 .toList();
         assertThat(rows).as(printed).hasSize(4);
         assertThat(rows)
-                .allSatisfy(row -> assertThat(row).contains("x/a (10.244.1.10)").contains("ALLOW"));
+                .allSatisfy(row -> assertThat(row).contains("x/a (10.244.1.10)").contains("allowed"));
 
         // Promoted: the same object without the annotation is enforced.
         Files.writeString(manifests.resolve("policies.yaml"), denyAll(false));

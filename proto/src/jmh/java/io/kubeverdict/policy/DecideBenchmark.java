@@ -174,6 +174,83 @@ public class DecideBenchmark {
         }
     }
 
+    /**
+     * The agent judge's path with staged policies (issue 31): decide, then, when the index has any,
+     * decideStaged; {@code stagedEndpoints} of the 110 local endpoints get would-be tiers (a staged
+     * deny-all added to their NetworkPolicy tier), 0: nothing staged (the judge's path must then cost
+     * what {@link #decide} costs). NetworkPolicy tier only; compare with {@code decide} at
+     * {@code adminTiers=false}.
+     */
+    @State(Scope.Thread)
+    public static class Staged {
+        @Param({"0", "10", "110"})
+        int stagedEndpoints;
+
+        SnapshotIndex index;
+        PacketTuple[] packets;
+
+        @Setup
+        public void setUp() {
+            SyntheticCluster cluster = new SyntheticCluster(42, BATCH, false);
+            io.kubeverdict.proto.v1.NodeSnapshot.Builder b = cluster.snapshot.toBuilder();
+            if (stagedEndpoints > 0) {
+                b.addPolicies(io.kubeverdict.proto.v1.ActivePolicy.newBuilder()
+                        .setId(io.kubeverdict.proto.v1.PolicyId.newBuilder()
+                                .setTier("default")
+                                .setName("staged:bench/deny-all"))
+                        .setPolicy(io.kubeverdict.proto.v1.Policy.getDefaultInstance()));
+            }
+            for (int i = 0; i < Math.min(stagedEndpoints, b.getEndpointsCount()); i++) {
+                io.kubeverdict.proto.v1.WorkloadEndpoint we = b.getEndpoints(i).getEndpoint();
+                io.kubeverdict.proto.v1.WorkloadEndpoint.Builder staged = we.toBuilder();
+                boolean added = false;
+                for (io.kubeverdict.proto.v1.TierInfo t : we.getTiersList()) {
+                    if (t.getName().equals("default")) {
+                        staged.addStagedTiers(t.toBuilder().addIngressPolicies("staged:bench/deny-all"));
+                        added = true;
+                    } else {
+                        staged.addStagedTiers(t);
+                    }
+                }
+                if (!added) {
+                    staged.addStagedTiers(io.kubeverdict.proto.v1.TierInfo.newBuilder()
+                            .setName("default")
+                            .setDefaultAction(io.kubeverdict.proto.v1.Action.DENY)
+                            .addIngressPolicies("staged:bench/deny-all"));
+                }
+                b.setEndpoints(i, b.getEndpoints(i).toBuilder().setEndpoint(staged));
+            }
+            index = SnapshotIndex.compile(b.build());
+            packets = cluster.packets.toArray(new PacketTuple[0]);
+            int differ = 0;
+            for (PacketTuple p : packets) {
+                int staged = index.decideStaged(p, LearnedAddresses.NONE);
+                differ += staged != Decision.NOT_STAGED && Decision.allowed(staged) != Decision.allowed(index.decide(p))
+                        ? 1
+                        : 0;
+            }
+            System.out.printf(
+                    "%n[setup] staged endpoints %d: %d of %d packets decided otherwise by the staged policy%n",
+                    stagedEndpoints, differ, packets.length);
+        }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public void decideAndStaged(Staged staged, Blackhole bh) {
+        SnapshotIndex idx = staged.index;
+        for (PacketTuple p : staged.packets) {
+            int code = idx.decide(p, LearnedAddresses.NONE);
+            if (idx.hasStaged()) {
+                int wouldBe = idx.decideStaged(p, LearnedAddresses.NONE);
+                if (wouldBe != Decision.NOT_STAGED && Decision.allowed(wouldBe) != Decision.allowed(code)) {
+                    code ^= wouldBe;
+                }
+            }
+            bh.consume(code);
+        }
+    }
+
     private int flatSlot(long key) {
         return (int) (key * 0x9E37_79B9_7F4A_7C15L >>> flatShift);
     }

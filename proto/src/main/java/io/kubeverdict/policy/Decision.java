@@ -23,6 +23,13 @@ public final class Decision {
 
     static final int FIRST_INDEXED = 3;
 
+    /**
+     * Not a code: {@link SnapshotIndex#decideStaged} found nothing staged for the packet's
+     * endpoints. Negative, so never an index's code; even, so it reads as "not allowed" to a
+     * caller that took it for one (it is never enforced anyway).
+     */
+    public static final int NOT_STAGED = -2;
+
     private Decision() {}
 
     public static boolean allowed(int code) {

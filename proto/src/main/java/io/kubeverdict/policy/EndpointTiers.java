@@ -27,6 +27,14 @@ final class EndpointTiers {
     // [endpoint * 2 + direction] -> range of tiers that list policies for that direction
     final int[] epTierStart;
     final int[] epTierEnd;
+    // [endpoint * 2 + direction] -> range of its would-be tiers (WorkloadEndpoint.staged_tiers),
+    // after every live range; the live range itself when the endpoint has no staged tiers.
+    final int[] epStagedStart;
+    final int[] epStagedEnd;
+    /** Whether the endpoint has staged tiers. */
+    final boolean[] epStaged;
+
+    final boolean anyStaged;
     final int[] tierDefault;
     final int[] tierName;
     final int[] tierPolStart;
@@ -45,6 +53,14 @@ final class EndpointTiers {
         addresses = List.copyOf(b.addresses);
         epTierStart = b.epTierStart;
         epTierEnd = b.epTierEnd;
+        epStagedStart = b.epStagedStart;
+        epStagedEnd = b.epStagedEnd;
+        epStaged = b.epStaged;
+        boolean any = false;
+        for (boolean staged : epStaged) {
+            any |= staged;
+        }
+        anyStaged = any;
         tierDefault = b.tierDefault.toArray();
         tierName = b.tierName.toArray();
         tierPolStart = b.tierPolStart.toArray();
@@ -74,6 +90,9 @@ final class EndpointTiers {
         private final Map<IpAddress, Integer> owner = new HashMap<>();
         final int[] epTierStart;
         final int[] epTierEnd;
+        final int[] epStagedStart;
+        final int[] epStagedEnd;
+        final boolean[] epStaged;
         final List<int[]> epWatches = new ArrayList<>();
         final IntList tierDefault = new IntList();
         final IntList tierName = new IntList();
@@ -87,6 +106,9 @@ final class EndpointTiers {
             this.domainSets = rules.domainSets.copy();
             epTierStart = new int[endpoints * 2];
             epTierEnd = new int[endpoints * 2];
+            epStagedStart = new int[endpoints * 2];
+            epStagedEnd = new int[endpoints * 2];
+            epStaged = new boolean[endpoints];
         }
 
         void addEndpoint(Endpoint endpoint) {
@@ -119,36 +141,52 @@ final class EndpointTiers {
             epWatches.add(watches.toArray());
             for (int direction : new int[] {Decision.EGRESS, Decision.INGRESS}) {
                 epTierStart[index * 2 + direction] = tierDefault.size();
-                for (TierInfo tier : endpoint.getEndpoint().getTiersList()) {
-                    List<String> names =
-                            direction == Decision.EGRESS ? tier.getEgressPoliciesList() : tier.getIngressPoliciesList();
-                    if (names.isEmpty()) {
-                        continue; // a tier with no policies for the direction is skipped
-                    }
-                    int def = switch (tier.getDefaultAction()) {
-                        case ALLOW -> SnapshotCompiler.ACTION_ALLOW;
-                        case DENY -> SnapshotCompiler.ACTION_DENY;
-                        case PASS -> SnapshotCompiler.ACTION_PASS;
-                        default -> {
-                            problems.add("endpoint " + who + " tier " + tier.getName() + ": default action "
-                                    + tier.getDefaultAction() + " treated as DENY");
-                            yield SnapshotCompiler.ACTION_DENY;
-                        }
-                    };
-                    tierDefault.add(def);
-                    tierName.add(tierNameIndex.computeIfAbsent(tier.getName(), n -> tierNameIndex.size()));
-                    tierPolStart.add(tierPolicies.size());
-                    for (String name : names) {
-                        int policy = rules.policy(tier.getName(), name);
-                        if (policy < 0) {
-                            problems.add("endpoint " + who + " tier " + tier.getName() + ": policy " + name
-                                    + " is missing; its rules match nothing");
-                        }
-                        tierPolicies.add(policy);
-                    }
-                    tierPolEnd.add(tierPolicies.size());
-                }
+                addTiers(who, endpoint.getEndpoint().getTiersList(), direction);
                 epTierEnd[index * 2 + direction] = tierDefault.size();
+            }
+            // The would-be tiers after the live ones, so the live ranges (and their programs) stay as they are.
+            List<TierInfo> staged = endpoint.getEndpoint().getStagedTiersList();
+            epStaged[index] = !staged.isEmpty();
+            for (int direction : new int[] {Decision.EGRESS, Decision.INGRESS}) {
+                int slot = index * 2 + direction;
+                epStagedStart[slot] = staged.isEmpty() ? epTierStart[slot] : tierDefault.size();
+                if (!staged.isEmpty()) {
+                    addTiers(who + " (staged)", staged, direction);
+                }
+                epStagedEnd[slot] = staged.isEmpty() ? epTierEnd[slot] : tierDefault.size();
+            }
+        }
+
+        /** The tiers of one direction that list policies, appended to the tier arrays. */
+        private void addTiers(String who, List<TierInfo> tiers, int direction) {
+            for (TierInfo tier : tiers) {
+                List<String> names =
+                        direction == Decision.EGRESS ? tier.getEgressPoliciesList() : tier.getIngressPoliciesList();
+                if (names.isEmpty()) {
+                    continue; // a tier with no policies for the direction is skipped
+                }
+                int def = switch (tier.getDefaultAction()) {
+                    case ALLOW -> SnapshotCompiler.ACTION_ALLOW;
+                    case DENY -> SnapshotCompiler.ACTION_DENY;
+                    case PASS -> SnapshotCompiler.ACTION_PASS;
+                    default -> {
+                        problems.add("endpoint " + who + " tier " + tier.getName() + ": default action "
+                                + tier.getDefaultAction() + " treated as DENY");
+                        yield SnapshotCompiler.ACTION_DENY;
+                    }
+                };
+                tierDefault.add(def);
+                tierName.add(tierNameIndex.computeIfAbsent(tier.getName(), n -> tierNameIndex.size()));
+                tierPolStart.add(tierPolicies.size());
+                for (String name : names) {
+                    int policy = rules.policy(tier.getName(), name);
+                    if (policy < 0) {
+                        problems.add("endpoint " + who + " tier " + tier.getName() + ": policy " + name
+                                + " is missing; its rules match nothing");
+                    }
+                    tierPolicies.add(policy);
+                }
+                tierPolEnd.add(tierPolicies.size());
             }
         }
     }

@@ -48,6 +48,14 @@ final class IndexNames {
         return policies[rulePolicy[rule]];
     }
 
+    int policyNumberOfRule(int rule) {
+        return rulePolicy[rule];
+    }
+
+    PolicyId policy(int policy) {
+        return policies[policy];
+    }
+
     String ruleId(int rule) {
         return ruleIds[rule];
     }

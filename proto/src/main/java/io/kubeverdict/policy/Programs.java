@@ -18,6 +18,11 @@ import java.util.Optional;
 final class Programs {
 
     final Program[] bySlot;
+    /**
+     * The same for the would-be tier ranges of endpoints with staged tiers ({@link
+     * EndpointTiers#epStagedStart}); null for every other slot (its staged range is its live one).
+     */
+    final Program[] stagedBySlot;
     /** How many distinct programs exist (for logs and tests). */
     final int distinct;
     /**
@@ -39,31 +44,59 @@ final class Programs {
             BlockSegments v6Segments) {
         cache = new HashMap<>();
         bySlot = new Program[eps.epTierStart.length];
+        stagedBySlot = new Program[eps.epTierStart.length];
         Map<Program, Boolean> used = new IdentityHashMap<>();
         for (int slot = 0; slot < bySlot.length; slot++) {
-            if (eps.epTierStart[slot] == eps.epTierEnd[slot]) {
-                continue;
+            bySlot[slot] = program(
+                    rules, eps, slot, eps.epTierStart[slot], eps.epTierEnd[slot], known, used, v4Segments, v6Segments);
+            if (eps.epStaged[slot >> 1]) {
+                stagedBySlot[slot] = program(
+                        rules,
+                        eps,
+                        slot,
+                        eps.epStagedStart[slot],
+                        eps.epStagedEnd[slot],
+                        known,
+                        used,
+                        v4Segments,
+                        v6Segments);
             }
-            List<Integer> key = tierList(eps, slot);
-            Optional<Program> program = cache.get(key);
-            if (program == null) {
-                program = known.get(key);
-            }
-            if (program == null) {
-                program = Optional.ofNullable(build(rules, eps, slot, v4Segments, v6Segments));
-            }
-            cache.put(key, program);
-            bySlot[slot] = program.orElse(null);
-            program.ifPresent(p -> used.put(p, true));
         }
         distinct = used.size();
     }
 
+    /** The program of tiers [start, end) of a slot, from the cache, {@code known} or built; null: none. */
+    private Program program(
+            CompiledRules rules,
+            EndpointTiers eps,
+            int slot,
+            int start,
+            int end,
+            Map<List<Integer>, Optional<Program>> known,
+            Map<Program, Boolean> used,
+            BlockSegments v4Segments,
+            BlockSegments v6Segments) {
+        if (start == end) {
+            return null;
+        }
+        List<Integer> key = tierList(eps, slot, start, end);
+        Optional<Program> program = cache.get(key);
+        if (program == null) {
+            program = known.get(key);
+        }
+        if (program == null) {
+            program = Optional.ofNullable(build(rules, eps, slot, start, end, v4Segments, v6Segments));
+        }
+        cache.put(key, program);
+        program.ifPresent(p -> used.put(p, true));
+        return program.orElse(null);
+    }
+
     /** What a program depends on: the direction and, per tier, name, default and policies. */
-    private static List<Integer> tierList(EndpointTiers eps, int slot) {
+    private static List<Integer> tierList(EndpointTiers eps, int slot, int start, int end) {
         List<Integer> key = new ArrayList<>();
         key.add(slot & 1);
-        for (int t = eps.epTierStart[slot]; t < eps.epTierEnd[slot]; t++) {
+        for (int t = start; t < end; t++) {
             // The tier's name does not change the rules; its number is per index, so it is left out.
             key.add(eps.tierDefault[t]);
             key.add(eps.tierPolEnd[t] - eps.tierPolStart[t]);
@@ -75,10 +108,16 @@ final class Programs {
     }
 
     private static Program build(
-            CompiledRules c, EndpointTiers eps, int slot, BlockSegments v4Segments, BlockSegments v6Segments) {
+            CompiledRules c,
+            EndpointTiers eps,
+            int slot,
+            int start,
+            int end,
+            BlockSegments v4Segments,
+            BlockSegments v6Segments) {
         int direction = slot & 1;
         Program.Builder b = new Program.Builder();
-        for (int t = eps.epTierStart[slot]; t < eps.epTierEnd[slot]; t++) {
+        for (int t = start; t < end; t++) {
             b.tier();
             for (int k = eps.tierPolStart[t]; k < eps.tierPolEnd[t]; k++) {
                 int policy = eps.tierPolicies[k];

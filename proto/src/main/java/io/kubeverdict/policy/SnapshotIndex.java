@@ -35,8 +35,12 @@ public final class SnapshotIndex {
     // [endpoint * 2 + direction] -> range of tiers that list policies for that direction
     private final int[] epTierStart;
     private final int[] epTierEnd;
+    final int[] epStagedStart; // would-be tier ranges (live ones where nothing is staged): StagedDecision
+    final int[] epStagedEnd;
+    final boolean[] epStaged;
+    private final boolean anyStaged;
     private final int[] tierDefault;
-    private final int[] tierName;
+    final int[] tierName;
     private final int[] ruleAction;
 
     // What the rule matchers read ({@link ProgramMatch}, {@link RuleWalk}: static, each reading
@@ -78,7 +82,8 @@ public final class SnapshotIndex {
     private final int[][] epWatches;
 
     // [endpoint * 2 + direction] -> the bit-mask program, or null: not isolated or > 64 rules (walk).
-    private final Program[] programs;
+    final Program[] programs;
+    final Program[] stagedPrograms; // of the staged tier ranges (null: not staged, or a walk)
     private final int programCount;
     /** The longest tier list of any (endpoint, direction): the size of a trace. */
     private final int maxTiers;
@@ -106,6 +111,10 @@ public final class SnapshotIndex {
         mem = p.pool().array();
         epTierStart = e.epTierStart;
         epTierEnd = e.epTierEnd;
+        epStagedStart = e.epStagedStart;
+        epStagedEnd = e.epStagedEnd;
+        epStaged = e.epStaged;
+        anyStaged = e.anyStaged;
         tierDefault = e.tierDefault;
         tierName = e.tierName;
         tierPolStart = e.tierPolStart;
@@ -134,10 +143,12 @@ public final class SnapshotIndex {
         portNamedSet = c.portNamedSet;
         portClasses = c.portClasses;
         programs = p.programs().bySlot;
+        stagedPrograms = p.programs().stagedBySlot;
         programCount = p.programs().distinct;
         int longest = 0;
         for (int slot = 0; slot < epTierStart.length; slot++) {
             longest = Math.max(longest, epTierEnd[slot] - epTierStart[slot]);
+            longest = Math.max(longest, epStagedEnd[slot] - epStagedStart[slot]);
         }
         maxTiers = longest;
         names = new IndexNames(e.endpointIds, e.tierNames, c.policyIds, c.rulePolicy, c.ruleIds);
@@ -266,6 +277,16 @@ public final class SnapshotIndex {
         return decide(packet, learned, false);
     }
 
+    /** Whether any endpoint has staged tiers: only then can {@link #decideStaged} differ from decide. */
+    public boolean hasStaged() {
+        return anyStaged;
+    }
+
+    /** As decide, by each endpoint's staged tiers; {@link Decision#NOT_STAGED} when neither has any. */
+    public int decideStaged(PacketTuple packet, LearnedAddresses learned) {
+        return anyStaged ? StagedDecision.decide(this, packet, learned) : Decision.NOT_STAGED;
+    }
+
     /** decide() by the rule-by-rule walk only: the yardstick the bit-mask programs are tested against. */
     int decideByWalking(PacketTuple packet) {
         return decide(packet, LearnedAddresses.NONE, true);
@@ -347,12 +368,36 @@ public final class SnapshotIndex {
             boolean walkOnly,
             int[] trace) {
         int slot = endpoint * 2 + direction;
-        int tierStart = epTierStart[slot];
-        int tierEnd = epTierEnd[slot];
+        return walkTiers(
+                epTierStart[slot],
+                epTierEnd[slot],
+                walkOnly ? null : programs[slot],
+                endpoint,
+                direction,
+                packet,
+                remoteHi,
+                remoteLo,
+                remoteEntry,
+                learned,
+                trace);
+    }
+
+    /** The tier walk over tiers [tierStart, tierEnd), by the program when there is one (else rule by rule). */
+    int walkTiers(
+            int tierStart,
+            int tierEnd,
+            Program program,
+            int endpoint,
+            int direction,
+            PacketTuple packet,
+            long remoteHi,
+            long remoteLo,
+            long remoteEntry,
+            LearnedAddresses learned,
+            int[] trace) {
         if (tierStart == tierEnd) {
             return Decision.of(Decision.NOT_ISOLATED, direction, true);
         }
-        Program program = walkOnly ? null : programs[slot];
         int remoteMem = AddressEntry.membership(remoteEntry);
         long matched = program == null
                 ? 0

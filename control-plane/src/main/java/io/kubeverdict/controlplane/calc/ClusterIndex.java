@@ -3,15 +3,16 @@ package io.kubeverdict.controlplane.calc;
 
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -50,8 +51,11 @@ final class ClusterIndex {
     private final SetReferences sets = new SetReferences(namespaces, clusterNodes);
     /** Node -> its endpoint pods by key. */
     private final Map<String, TreeMap<String, PodModel>> nodes = new HashMap<>();
+
+    private final StagedReplacements replacements = new StagedReplacements();
     /** Admin-tier policies (cluster-scoped), also in {@link #policies}. */
-    private final Set<PolicyState> adminPolicies = new LinkedHashSet<>();
+    private final AdminTierPolicies admin =
+            new AdminTierPolicies(namespaces, policies, sets, selections, pods, this::stagedAdded, this::stagedRemoved);
 
     private IndexChanges changes;
 
@@ -99,6 +103,34 @@ final class ClusterIndex {
 
     PolicyState policy(String key) {
         return policies.get(key);
+    }
+
+    /** Whether a staged policy replaces the live policy of this key in the would-be tiers. */
+    boolean replacedWhenStaged(String liveKey) {
+        return replacements.replaced(liveKey);
+    }
+
+    private void stagedAdded(PolicyState p) {
+        replacedChanged(replacements.added(p));
+    }
+
+    private void stagedRemoved(PolicyState p) {
+        replacedChanged(replacements.removed(p));
+    }
+
+    /** The endpoints of a live policy whose replacement came or went have other would-be tiers. */
+    private void replacedChanged(String liveKey) {
+        PolicyState live = liveKey == null ? null : policies.get(liveKey);
+        if (live == null || changes == null) {
+            return;
+        }
+        for (String podKey : live.selected) {
+            changes.endpointChanged(podKey);
+            PodModel pod = pods.get(podKey);
+            if (pod != null) {
+                changes.nodeChanged(pod.node());
+            }
+        }
     }
 
     /**
@@ -163,11 +195,7 @@ final class ClusterIndex {
     /** A namespace new to the index joins the sets and admin-tier policies whose selectors match it. */
     private void coverNewNamespace(NamespaceState st) {
         sets.coverNew(st);
-        for (PolicyState p : adminPolicies) {
-            if (p.admin.subject().namespaces().matches(st.labels)) {
-                st.adminPolicies.add(p);
-            }
-        }
+        admin.coverNew(st);
     }
 
     private void setNamespaceLabels(NamespaceState st, Map<String, String> labels) {
@@ -175,19 +203,7 @@ final class ClusterIndex {
             return;
         }
         st.labels = labels;
-        for (PolicyState p : adminPolicies) {
-            boolean was = st.adminPolicies.contains(p);
-            boolean now = p.admin.subject().namespaces().matches(labels);
-            if (was != now) {
-                if (now) {
-                    st.adminPolicies.add(p);
-                    selectInNamespace(p, st, sharesPriority(p));
-                } else {
-                    st.adminPolicies.remove(p);
-                    unselectInNamespace(p, st);
-                }
-            }
-        }
+        admin.relabelled(st);
         sets.namespaceRelabelled(st);
     }
 
@@ -250,7 +266,7 @@ final class ClusterIndex {
         TreeSet<String> selecting = selections.of(key);
         TreeSet<String> before = selecting != null ? selecting : new TreeSet<>();
         TreeSet<String> after = pod != null && pod.endpoint() ? st.policiesSelecting(pod) : new TreeSet<>();
-        if (!adminPolicies.isEmpty()) {
+        if (!admin.isEmpty()) {
             selections.overlapsChanged(before, after);
         }
         if (old != null && old.endpoint()) {
@@ -279,12 +295,23 @@ final class ClusterIndex {
 
     void upsertPolicy(NetworkPolicy policy) {
         CompiledPolicy compiled = PolicyCompiler.compile(policy);
-        PolicyState old = policies.get(compiled.key());
-        if (old != null && old.compiled.equals(compiled)) {
+        ObjectMeta meta = policy.getMetadata();
+        Staging staging = Staging.of(meta, compiled.key(), n -> compiled.namespace() + "/" + n);
+        String annotationProblem = Staging.problem(meta);
+        List<PolicyProblem> stagingProblems = annotationProblem == null
+                ? List.of()
+                : List.of(new PolicyProblem(
+                        compiled.namespace(), compiled.name(), "metadata.annotations", annotationProblem));
+        String key = staging == null ? compiled.key() : staging.key();
+        PolicyState old = policies.get(key);
+        if (old != null
+                && old.compiled.equals(compiled)
+                && Objects.equals(old.staging, staging)
+                && old.stagingProblems.equals(stagingProblems)) {
             return;
         }
         NamespaceState st = namespaces.getOrCreate(compiled.namespace());
-        PolicyState p = new PolicyState(compiled);
+        PolicyState p = new PolicyState(compiled, staging, stagingProblems);
         // Take the new references before dropping the old ones, so shared sets survive.
         for (IpSetDef def : compiled.ipSets()) {
             p.sets.add(sets.acquire(def, p));
@@ -296,23 +323,32 @@ final class ClusterIndex {
         if (old != null) {
             removePolicy(old, st);
         }
+        // One object is live or staged: its other form (before the annotation changed) goes.
+        PolicyState otherForm = policies.remove(staging == null ? Staging.PREFIX + compiled.key() : compiled.key());
+        if (otherForm != null) {
+            removePolicy(otherForm, st);
+        }
         for (PodModel pod : st.pods.values()) {
             if (pod.endpoint() && compiled.podSelector().matches(pod.labels())) {
                 selections.add(p, pod, false);
             }
         }
+        stagedAdded(p);
     }
 
     void deletePolicy(String namespace, String name) {
-        PolicyState old = policies.remove(namespace + "/" + name);
-        if (old != null) {
-            NamespaceState st = namespaces.get(namespace);
-            removePolicy(old, st);
-            namespaces.dropIfUnused(st);
+        for (String key : List.of(namespace + "/" + name, Staging.PREFIX + namespace + "/" + name)) {
+            PolicyState old = policies.remove(key);
+            if (old != null) {
+                NamespaceState st = namespaces.get(namespace);
+                removePolicy(old, st);
+                namespaces.dropIfUnused(st);
+            }
         }
     }
 
     private void removePolicy(PolicyState old, NamespaceState st) {
+        stagedRemoved(old);
         st.policies.remove(old);
         selections.dropAll(old, false, pods);
         for (MemberSet set : old.sets) {
@@ -323,82 +359,16 @@ final class ClusterIndex {
     // ---- admin-tier policies (cluster-scoped)
 
     void upsertAdminPolicy(AdminPolicy policy) {
-        CompiledAdminPolicy compiled = AdminPolicyCompiler.compile(policy);
-        PolicyState old = policies.get(compiled.key());
-        if (old != null && compiled.equals(old.admin)) {
-            return;
-        }
-        PolicyState p = new PolicyState(compiled);
-        // New references first, so sets shared with the old version survive.
-        for (IpSetDef def : compiled.ipSets()) {
-            p.sets.add(sets.acquire(def, p));
-        }
-        for (NodeSetDef def : compiled.nodeSets()) {
-            p.sets.add(sets.acquireNodes(def, p));
-        }
-        policies.put(p.key, p);
-        if (old != null) {
-            removeAdminPolicy(old);
-        }
-        adminPolicies.add(p);
-        boolean counted = sharesPriority(p);
-        for (NamespaceState st : namespaces.all()) {
-            if (compiled.subject().namespaces().matches(st.labels)) {
-                st.adminPolicies.add(p);
-                selectInNamespace(p, st, counted);
-            }
-        }
+        admin.upsert(policy, null);
     }
 
-    /**
-     * Whether another admin-tier policy of p's tier has p's priority: only then can p be in a
-     * pair {@link PriorityOverlaps} counts (the count of a pair is kept by whichever of the two
-     * comes second, and dropped by whichever goes first, so skipping is exact).
-     */
-    private boolean sharesPriority(PolicyState p) {
-        for (PolicyState q : adminPolicies) {
-            if (q != p && q.admin.tier() == p.admin.tier() && q.admin.priority() == p.admin.priority()) {
-                return true;
-            }
-        }
-        return false;
+    /** An admin-tier policy; its metadata says whether it is staged (null: live). */
+    void upsertAdminPolicy(AdminPolicy policy, ObjectMeta meta) {
+        admin.upsert(policy, meta);
     }
 
     void deleteAdminPolicy(AdminPolicyKind kind, String name) {
-        PolicyState old = policies.remove(AdminPolicy.key(kind, name));
-        if (old != null) {
-            removeAdminPolicy(old);
-        }
-    }
-
-    private void removeAdminPolicy(PolicyState old) {
-        adminPolicies.remove(old);
-        for (NamespaceState st : namespaces.all()) {
-            st.adminPolicies.remove(old);
-        }
-        selections.dropAll(old, sharesPriority(old), pods);
-        for (MemberSet set : old.sets) {
-            sets.release(set, old);
-        }
-    }
-
-    /** An admin-tier policy now covers a namespace: it selects the endpoints there its pod selector matches. */
-    private void selectInNamespace(PolicyState p, NamespaceState st, boolean counted) {
-        for (PodModel pod : st.pods.values()) {
-            if (pod.endpoint() && p.admin.subject().pods().matches(pod.labels())) {
-                selections.add(p, pod, counted);
-            }
-        }
-    }
-
-    /** An admin-tier policy no longer covers a namespace. */
-    private void unselectInNamespace(PolicyState p, NamespaceState st) {
-        boolean counted = sharesPriority(p);
-        for (PodModel pod : st.pods.values()) {
-            if (p.selected.contains(pod.key())) {
-                selections.remove(p, pod, counted);
-            }
-        }
+        admin.delete(kind, name);
     }
 
     // ---- cluster nodes (for node-address sets)

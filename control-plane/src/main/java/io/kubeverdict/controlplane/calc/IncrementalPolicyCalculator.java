@@ -57,7 +57,7 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
 
     @Override
     public void upsertAdminPolicy(GenericKubernetesResource policy) {
-        index.upsertAdminPolicy(AdminPolicyReader.read(policy));
+        index.upsertAdminPolicy(AdminPolicyReader.read(policy), policy.getMetadata());
     }
 
     @Override

@@ -29,7 +29,8 @@ import tools.jackson.databind.module.SimpleModule;
  * admin policies' selectors): fabric8's model, except that of an object's metadata, a Pod's and a
  * Node's spec and status and a Namespace only the fields the control plane reads ({@link PodModel},
  * {@link NodeModel}, the agents' pod binding, the informers' names and resource versions) are
- * bound; the others (managedFields, owner references, annotations, volumes, probes, affinity,
+ * bound (of annotations only kube-verdict's own: {@link OwnAnnotations}); the others
+ * (managedFields, owner references, other annotations, volumes, probes, affinity,
  * container statuses, node images, a Namespace's spec and status, ...) are skipped unread.
  * Building Jackson's deserializers for a whole Pod (some 200 classes) was most of a manifest
  * directory's first load, and parsing what nobody reads (managedFields is often most of a Pod)
@@ -40,7 +41,7 @@ import tools.jackson.databind.module.SimpleModule;
 public final class ModelSerialization {
     /** Per model class, the JSON properties that are bound; every other known property is skipped. */
     static final Map<Class<?>, Set<String>> READ = Map.of(
-            ObjectMeta.class, Set.of("name", "namespace", "labels", "uid", "resourceVersion"),
+            ObjectMeta.class, Set.of("name", "namespace", "labels", "uid", "resourceVersion", "annotations"),
             Namespace.class, Set.of("apiVersion", "kind", "metadata"),
             PodSpec.class, Set.of("containers", "initContainers", "hostNetwork", "nodeName"),
             Container.class, Set.of("name", "ports"),
@@ -64,6 +65,33 @@ public final class ModelSerialization {
                 .build();
     }
 
+    /**
+     * Of an object's annotations only kube-verdict's own ({@code kube-verdict.io/...}, such as the
+     * staged-policy ones) are kept; the others (often large, like last-applied-configuration) are
+     * skipped unread.
+     */
+    static final class OwnAnnotations extends tools.jackson.databind.ValueDeserializer<Map<String, String>> {
+        static final String PREFIX = "kube-verdict.io/";
+
+        @Override
+        public Map<String, String> deserialize(
+                tools.jackson.core.JsonParser p, tools.jackson.databind.DeserializationContext ctxt) {
+            if (!p.isExpectedStartObjectToken()) {
+                return ctxt.reportInputMismatch(this, "metadata.annotations: want an object, got %s", p.currentToken());
+            }
+            Map<String, String> kept = new java.util.LinkedHashMap<>();
+            for (String name = p.nextName(); name != null; name = p.nextName()) {
+                tools.jackson.core.JsonToken value = p.nextToken();
+                if (name.startsWith(PREFIX) && value.isScalarValue()) {
+                    kept.put(name, p.getString());
+                } else {
+                    p.skipChildren();
+                }
+            }
+            return kept;
+        }
+    }
+
     private static final class ReadOnly extends ValueDeserializerModifier {
         @Override
         public BeanDeserializerBuilder updateBuilder(
@@ -81,6 +109,13 @@ public final class ModelSerialization {
             for (SettableBeanProperty p : skipped) {
                 builder.removeProperty(p.getFullName());
                 builder.addIgnorable(p.getName()); // skipped, not "unknown"
+            }
+            if (bean.getBeanClass() == ObjectMeta.class) {
+                SettableBeanProperty annotations =
+                        builder.findProperty(tools.jackson.databind.PropertyName.construct("annotations"));
+                if (annotations != null) {
+                    builder.addOrReplaceProperty(annotations.withValueDeserializer(new OwnAnnotations()), true);
+                }
             }
             return builder;
         }

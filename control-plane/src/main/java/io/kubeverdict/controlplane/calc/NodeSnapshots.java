@@ -281,31 +281,38 @@ final class NodeSnapshots implements IndexChanges {
      * (default ALLOW). A tier is listed when some policy of it is listed in a direction; an
      * admin-tier policy is listed only in the directions it has rules for.
      */
+    /** A would-be tier list with no policy in any direction (policy.proto, staged_tiers). */
+    private static final TierInfo NOTHING_LISTED = TierInfo.newBuilder()
+            .setName(PolicyCompiler.TIER)
+            .setDefaultAction(Action.DENY)
+            .build();
+
     private Endpoint endpoint(PodModel pod, TreeSet<String> policyKeys) {
         WorkloadEndpoint.Builder we =
                 WorkloadEndpoint.newBuilder().addAllIps(pod.ips()).putAllLabels(new TreeMap<>(pod.labels()));
         if (policyKeys != null) {
-            List<PolicyState> admin = new ArrayList<>();
-            List<PolicyState> baseline = new ArrayList<>();
-            TierInfo.Builder networkPolicies =
-                    TierInfo.newBuilder().setName(PolicyCompiler.TIER).setDefaultAction(Action.DENY);
+            List<PolicyState> live = new ArrayList<>();
+            List<PolicyState> staged = new ArrayList<>();
+            boolean replaced = false;
             for (String k : policyKeys) {
                 PolicyState p = index.policy(k);
-                if (p.admin != null) {
-                    (p.admin.tier() == AdminPolicy.Tier.ADMIN ? admin : baseline).add(p);
-                    continue;
-                }
-                if (p.ingress()) {
-                    networkPolicies.addIngressPolicies(k);
-                }
-                if (p.egress()) {
-                    networkPolicies.addEgressPolicies(k);
-                }
+                (p.staged() ? staged : live).add(p);
+                replaced |= !p.staged() && index.replacedWhenStaged(k);
             }
-            addTier(we, adminTier(AdminPolicyCompiler.ADMIN_TIER, Action.PASS, admin));
-            addTier(we, networkPolicies);
-            addTier(we, adminTier(AdminPolicyCompiler.BASELINE_TIER, Action.ALLOW, baseline));
-            addDomainWatches(we, admin, baseline);
+            we.addAllTiers(tiers(live));
+            addDomainWatches(we, live);
+            if (!staged.isEmpty() || replaced) {
+                // The would-be tiers: live policies not replaced by a staged one, and the staged ones.
+                List<PolicyState> wouldBe = new ArrayList<>(staged);
+                for (PolicyState p : live) {
+                    if (!index.replacedWhenStaged(p.key)) {
+                        wouldBe.add(p);
+                    }
+                }
+                List<TierInfo> wouldBeTiers = tiers(wouldBe);
+                // None left (a replacement took the only one away): one tier listing nothing says "not isolated".
+                we.addAllStagedTiers(wouldBeTiers.isEmpty() ? List.of(NOTHING_LISTED) : wouldBeTiers);
+            }
         }
         return Endpoint.newBuilder()
                 .setId(EndpointId.newBuilder().setNamespace(pod.namespace()).setPod(pod.name()))
@@ -313,9 +320,40 @@ final class NodeSnapshots implements IndexChanges {
                 .build();
     }
 
+    /**
+     * The tiers of a pod's selecting policies in evaluation order: admin (admin-tier policies by
+     * priority, name, kind; default PASS: admin rules do not isolate), then the NetworkPolicy
+     * tier "default" (by name; default DENY for the directions they isolate), then baseline
+     * (default ALLOW). A tier is listed when some policy of it is listed in a direction; an
+     * admin-tier policy is listed only in the directions it has rules for.
+     */
+    private static List<TierInfo> tiers(List<PolicyState> policies) {
+        List<PolicyState> admin = new ArrayList<>();
+        List<PolicyState> baseline = new ArrayList<>();
+        List<PolicyState> networkPolicies = new ArrayList<>();
+        for (PolicyState p : policies) {
+            (p.admin == null ? networkPolicies : p.admin.tier() == AdminPolicy.Tier.ADMIN ? admin : baseline).add(p);
+        }
+        networkPolicies.sort(
+                java.util.Comparator.comparing(p -> p.proto().getId().getName()));
+        List<TierInfo> out = new ArrayList<>(3);
+        addTier(out, adminTier(AdminPolicyCompiler.ADMIN_TIER, Action.PASS, admin));
+        addTier(
+                out,
+                listed(
+                        TierInfo.newBuilder().setName(PolicyCompiler.TIER).setDefaultAction(Action.DENY),
+                        networkPolicies));
+        addTier(out, adminTier(AdminPolicyCompiler.BASELINE_TIER, Action.ALLOW, baseline));
+        return out;
+    }
+
     private static TierInfo.Builder adminTier(String name, Action defaultAction, List<PolicyState> policies) {
         policies.sort((a, b) -> CompiledAdminPolicy.ORDER.compare(a.admin, b.admin));
-        TierInfo.Builder tier = TierInfo.newBuilder().setName(name).setDefaultAction(defaultAction);
+        return listed(TierInfo.newBuilder().setName(name).setDefaultAction(defaultAction), policies);
+    }
+
+    /** The policies listed in a tier, by their names as sent, in the directions they apply to. */
+    private static TierInfo.Builder listed(TierInfo.Builder tier, List<PolicyState> policies) {
         for (PolicyState p : policies) {
             String policyName = p.proto().getId().getName();
             if (p.ingress()) {
@@ -328,23 +366,26 @@ final class NodeSnapshots implements IndexChanges {
         return tier;
     }
 
-    /** The domainNames peers of the endpoint's admin-tier egress rules, distinct, by learned-set id. */
-    private static void addDomainWatches(
-            WorkloadEndpoint.Builder we, List<PolicyState> admin, List<PolicyState> baseline) {
+    /**
+     * The domainNames peers of the endpoint's live admin-tier egress rules, distinct, by learned-set
+     * id. Staged policies add no watch: watching changes what the node does with DNS answers.
+     */
+    private static void addDomainWatches(WorkloadEndpoint.Builder we, List<PolicyState> live) {
         TreeMap<String, io.kubeverdict.proto.v1.DomainNames> watches = new TreeMap<>();
-        for (List<PolicyState> tier : List.of(admin, baseline)) {
-            for (PolicyState p : tier) {
-                for (io.kubeverdict.proto.v1.DomainNames d : p.admin.domainWatches()) {
-                    watches.putIfAbsent(d.getLearnedSetId(), d);
-                }
+        for (PolicyState p : live) {
+            if (p.admin == null) {
+                continue;
+            }
+            for (io.kubeverdict.proto.v1.DomainNames d : p.admin.domainWatches()) {
+                watches.putIfAbsent(d.getLearnedSetId(), d);
             }
         }
         we.addAllDomainWatches(watches.values());
     }
 
-    private static void addTier(WorkloadEndpoint.Builder we, TierInfo.Builder tier) {
+    private static void addTier(List<TierInfo> tiers, TierInfo.Builder tier) {
         if (tier.getIngressPoliciesCount() > 0 || tier.getEgressPoliciesCount() > 0) {
-            we.addTiers(tier);
+            tiers.add(tier.build());
         }
     }
 }

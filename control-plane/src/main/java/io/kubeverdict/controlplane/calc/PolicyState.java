@@ -18,20 +18,37 @@ final class PolicyState {
     final CompiledPolicy compiled;
     final CompiledAdminPolicy admin;
     final String key;
+    /** Null for a live policy; how it is staged otherwise (see {@link Staging}). */
+    final Staging staging;
+
+    private final ActivePolicy proto;
     final Set<String> selected = new HashSet<>();
     final Map<String, Integer> nodeCounts = new HashMap<>();
     final List<MemberSet> sets = new ArrayList<>();
 
-    PolicyState(CompiledPolicy compiled) {
+    /** What {@link Staging#problem} found, beside the compiler's problems. */
+    final List<PolicyProblem> stagingProblems;
+
+    PolicyState(CompiledPolicy compiled, Staging staging, List<PolicyProblem> stagingProblems) {
+        this.stagingProblems = stagingProblems;
         this.compiled = compiled;
         this.admin = null;
-        this.key = compiled.key();
+        this.staging = staging;
+        this.key = staging == null ? compiled.key() : staging.key();
+        this.proto = staging == null ? compiled.proto() : staging.rename(compiled.proto());
     }
 
-    PolicyState(CompiledAdminPolicy admin) {
+    PolicyState(CompiledAdminPolicy admin, Staging staging, List<PolicyProblem> stagingProblems) {
+        this.stagingProblems = stagingProblems;
         this.compiled = null;
         this.admin = admin;
-        this.key = admin.key();
+        this.staging = staging;
+        this.key = staging == null ? admin.key() : staging.key();
+        this.proto = staging == null ? admin.proto() : staging.rename(admin.proto());
+    }
+
+    boolean staged() {
+        return staging != null;
     }
 
     /** The nodes with at least one endpoint this policy selects. */
@@ -39,8 +56,9 @@ final class PolicyState {
         return nodeCounts.keySet();
     }
 
+    /** As sent: a staged policy's name carries the "staged:" prefix. */
     ActivePolicy proto() {
-        return admin != null ? admin.proto() : compiled.proto();
+        return proto;
     }
 
     /** Whether the policy is listed for its selected endpoints' ingress (NetworkPolicy: isolates them). */
@@ -53,6 +71,12 @@ final class PolicyState {
     }
 
     List<PolicyProblem> problems() {
-        return admin != null ? admin.problems() : compiled.problems();
+        List<PolicyProblem> compiler = admin != null ? admin.problems() : compiled.problems();
+        if (stagingProblems.isEmpty()) {
+            return compiler;
+        }
+        List<PolicyProblem> all = new ArrayList<>(compiler);
+        all.addAll(stagingProblems);
+        return all;
     }
 }

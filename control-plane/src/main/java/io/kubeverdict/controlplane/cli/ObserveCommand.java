@@ -12,6 +12,7 @@ import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
 import io.kubeverdict.proto.v1.ObservedVerdict;
+import io.kubeverdict.proto.v1.StagedVerdict;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.VerdictEvent;
 import io.kubeverdict.runtime.cli.DurationText;
@@ -103,6 +104,12 @@ final class ObserveCommand implements Callable<Integer> {
     Map<String, String> labels = new LinkedHashMap<>();
 
     @Option(
+            names = "--staged",
+            description = "Only verdicts that staged policies would change, with the would-be verdict and the staged"
+                    + " policy and rule.")
+    boolean staged;
+
+    @Option(
             names = {"-f", "--follow"},
             description = "Keep following until interrupted.")
     boolean follow;
@@ -183,6 +190,7 @@ final class ObserveCommand implements Callable<Integer> {
                 // The control plane filters by one pod on either side: the narrowest one given.
                 .setPod(!pod.isEmpty() ? pod : !fromPod.isEmpty() ? fromPod : toPod)
                 .setNode(node)
+                .setStaged(staged)
                 .build();
         filter = new ObserveFilter(
                 fromPod,
@@ -316,7 +324,26 @@ final class ObserveCommand implements Callable<Integer> {
                 // A verdict the kernel's cache gave without asking the JVM again says so.
                 VerdictWords.of(x.getVerdict())
                         + (x.getVerdict() == Verdict.VERDICT_ALLOW && x.getCached() ? "+cached" : ""),
-                decidedBy(x));
+                x.hasStaged() ? decidedBy(x) + "; " + wouldBe(x.getStaged()) : decidedBy(x));
+    }
+
+    /**
+     * The would-be part of a row: "staged: would be denied by ingress x/deny-all (tier default)", or with
+     * a live policy deciding behind the staged one, "... by ingress x/allow-web ingress[0] (after
+     * staged anp:trial)".
+     */
+    static String wouldBe(StagedVerdict s) {
+        String head = "staged: would be " + VerdictWords.of(s.getVerdict());
+        if (!s.hasStagedPolicy()) {
+            return head + " (" + s.getReason() + ")";
+        }
+        String rule = s.getRuleId().isEmpty() ? "(tier default)" : s.getRuleId();
+        String staged = PoliciesCommand.policyName(s.getStagedPolicy());
+        if (s.hasDecidingPolicy()) {
+            return head + " by " + s.getDirection() + " " + PoliciesCommand.policyName(s.getDecidingPolicy()) + " "
+                    + rule + " (after staged " + staged + ")";
+        }
+        return head + " by " + s.getDirection() + " " + staged + " " + rule;
     }
 
     /** The direction whose verdict stands (egress or ingress), or "-" when no policy isolates either side. */

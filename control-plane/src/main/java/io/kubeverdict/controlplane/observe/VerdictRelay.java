@@ -191,17 +191,20 @@ public final class VerdictRelay {
                     .build();
         }
         boolean wanted = false;
+        boolean stagedOnly = true;
         Verdict common = null;
         for (Observer o : observers) {
             if (o.wantsNode(node)) {
                 Verdict v = o.verdict();
                 common = !wanted ? v : common == v ? common : Verdict.VERDICT_UNSPECIFIED;
+                stagedOnly &= o.filter.getStaged();
                 wanted = true;
             }
         }
         return VerdictDemand.newBuilder()
                 .setWanted(wanted)
                 .setVerdict(wanted ? common : Verdict.VERDICT_UNSPECIFIED)
+                .setStaged(wanted && stagedOnly)
                 .build();
     }
 
@@ -374,6 +377,9 @@ public final class VerdictRelay {
             }
             if (verdict() != Verdict.VERDICT_UNSPECIFIED && x.getVerdict() != verdict()) {
                 return false;
+            }
+            if (filter.getStaged() && !x.hasStaged()) {
+                return false; // an older agent sends all it has
             }
             if (!filter.getNamespace().isEmpty()
                     && !(x.hasSource() && x.getSource().getNamespace().equals(filter.getNamespace()))

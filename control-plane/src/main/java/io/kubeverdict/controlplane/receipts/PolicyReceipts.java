@@ -136,7 +136,9 @@ public final class PolicyReceipts {
         lastLists.put(node, list);
         Set<PolicyRef> now = new HashSet<>(list.size() * 4 / 3 + 1);
         for (ActivePolicy p : list) {
-            now.add(PolicyRef.of(p.getId()));
+            if (!io.kubeverdict.policy.StagedText.isStaged(p.getId())) { // sent, never enforced: no receipt
+                now.add(PolicyRef.of(p.getId()));
+            }
         }
         Set<PolicyRef> before = nodePolicies.getOrDefault(node, Set.of());
         for (PolicyRef r : before) {

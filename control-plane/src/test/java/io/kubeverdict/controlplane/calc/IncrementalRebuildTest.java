@@ -56,6 +56,7 @@ class IncrementalRebuildTest {
         policies.clear();
         nodes.clear();
         adminPolicies.clear();
+        staging = new Random(seed * 17 + 3);
         RandomAdminCluster c = new RandomAdminCluster(seed);
         Random r = new Random(seed * 31 + 7);
         IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
@@ -225,7 +226,35 @@ class IncrementalRebuildTest {
         calc.upsertPod(p);
     }
 
-    private void apply(IncrementalPolicyCalculator calc, NetworkPolicy p) {
+    /** Stages some policies (a fifth), half of those replacing another of their namespace or kind. */
+    private Random staging = new Random(0);
+
+    private Map<String, String> stagedAnnotations(List<String> replaceable) {
+        if (staging.nextInt(5) != 0) {
+            return Map.of();
+        }
+        if (replaceable.isEmpty() || staging.nextBoolean()) {
+            return Map.of("kube-verdict.io/staged", "true");
+        }
+        return Map.of(
+                "kube-verdict.io/staged",
+                "true",
+                "kube-verdict.io/staged-replaces",
+                replaceable.get(staging.nextInt(replaceable.size())));
+    }
+
+    private void apply(IncrementalPolicyCalculator calc, NetworkPolicy original) {
+        String ns = original.getMetadata().getNamespace();
+        List<String> sameNamespace = policies.values().stream()
+                .filter(q -> ns.equals(q.getMetadata().getNamespace()))
+                .map(q -> q.getMetadata().getName())
+                .sorted()
+                .toList();
+        NetworkPolicy p = new io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder(original)
+                .editMetadata()
+                .withAnnotations(stagedAnnotations(sameNamespace))
+                .endMetadata()
+                .build();
         policies.put(p.getMetadata().getNamespace() + "/" + p.getMetadata().getName(), p);
         calc.upsertPolicy(p);
     }
@@ -235,7 +264,17 @@ class IncrementalRebuildTest {
         calc.upsertNode(n);
     }
 
-    private void apply(IncrementalPolicyCalculator calc, GenericKubernetesResource g) {
+    private void apply(IncrementalPolicyCalculator calc, GenericKubernetesResource original) {
+        List<String> sameKind = adminPolicies.values().stream()
+                .filter(q -> q.getKind().equals(original.getKind()))
+                .map(q -> q.getMetadata().getName())
+                .sorted()
+                .toList();
+        GenericKubernetesResource g = new io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder(original)
+                .editMetadata()
+                .withAnnotations(stagedAnnotations(sameKind))
+                .endMetadata()
+                .build();
         adminPolicies.put(adminKey(g), g);
         calc.upsertAdminPolicy(g);
     }

@@ -115,6 +115,22 @@ class ModelSerializationTest {
                 .hasSize(1);
     }
 
+    /** Of annotations only kube-verdict's own are read (the staged-policy ones); others are skipped. */
+    @Test
+    void onlyKubeVerdictsOwnAnnotationsAreKept() {
+        ObjectMeta meta = ModelSerialization.INSTANCE
+                .unmarshal(
+                        POD.replace(
+                                "annotations: {kubectl.kubernetes.io/last-applied-configuration: \"{}\"}",
+                                "annotations: {kubectl.kubernetes.io/last-applied-configuration: \"{}\","
+                                        + " kube-verdict.io/staged: \"true\", kube-verdict.io/staged-replaces: web}"),
+                        Pod.class)
+                .getMetadata();
+        assertThat(meta.getAnnotations())
+                .containsExactlyInAnyOrderEntriesOf(
+                        Map.of("kube-verdict.io/staged", "true", "kube-verdict.io/staged-replaces", "web"));
+    }
+
     /** What the informers and the calculation read of metadata; a misspelt name is still unknown. */
     @Test
     void metadataKeepsNamesLabelsAndVersions() {

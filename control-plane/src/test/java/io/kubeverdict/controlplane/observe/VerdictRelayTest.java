@@ -14,7 +14,9 @@ import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
 import io.kubeverdict.proto.v1.ObservedVerdict;
+import io.kubeverdict.proto.v1.StagedVerdict;
 import io.kubeverdict.proto.v1.Tuple;
+import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.VerdictEvent;
 import io.kubeverdict.proto.v1.VerdictUpload;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
@@ -142,6 +144,39 @@ class VerdictRelayTest {
         assertThat(recorded)
                 .singleElement()
                 .satisfies(e -> assertThat(e.getExplanation().getDestination()).isEqualTo(id("y", "theirs")));
+    }
+
+    @Test
+    void aStagedObserverGetsOnlyEventsStagedPoliciesWouldChangeAndAsksOnlyForThose() {
+        List<VerdictEvent> staged = new ArrayList<>();
+        relay.observe(ObserveVerdictsRequest.newBuilder().setStaged(true).build(), new Fake<>() {
+            @Override
+            public void onNext(ObservedVerdict v) {
+                if (v.hasEvent()) {
+                    staged.add(v.getEvent());
+                }
+            }
+        });
+        assertThat(relay.demandFor("n1").getStaged())
+                .as("another observer wants everything")
+                .isFalse();
+        VerdictEvent plain = event("10.0.1.5", "10.0.2.7", id("x", "mine"), null);
+        VerdictEvent flipped = plain.toBuilder()
+                .setExplanation(plain.getExplanation().toBuilder()
+                        .setStaged(StagedVerdict.newBuilder().setVerdict(Verdict.VERDICT_DENY)))
+                .build();
+        upload("n1", plain, flipped);
+        assertThat(observed).hasSize(2);
+        assertThat(staged)
+                .singleElement()
+                .satisfies(e -> assertThat(e.getExplanation().hasStaged()).isTrue());
+
+        VerdictRelay alone = new VerdictRelay(hub, NodeAuthorizer.allowAll(), new ControlPlaneMetrics(registry));
+        alone.observe(ObserveVerdictsRequest.newBuilder().setStaged(true).build(), new Fake<>());
+        assertThat(alone.demandFor("n1").getStaged())
+                .as("every observer of n1 wants staged only")
+                .isTrue();
+        assertThat(alone.demandFor("n1").getWanted()).isTrue();
     }
 
     /** A stream that is always ready and records nothing. */

@@ -100,8 +100,13 @@ public final class VerdictFeed implements AutoCloseable {
 
         /** As {@link #publish(PacketTuple, int)}; {@code keyCached}: the kernel's verdict cache takes the key. */
         public void publish(PacketTuple packet, int decisionCode, boolean keyCached) {
+            publish(packet, decisionCode, keyCached, Decision.NOT_STAGED);
+        }
+
+        /** As {@link #publish(PacketTuple, int, boolean)}, with the staged policies' differing would-be code (or NOT_STAGED). */
+        public void publish(PacketTuple packet, int decisionCode, boolean keyCached, int stagedCode) {
             if (watched) {
-                ring.offer(packet, decisionCode, keyCached);
+                ring.offer(packet, decisionCode, keyCached, stagedCode);
             }
         }
     }
@@ -176,7 +181,7 @@ public final class VerdictFeed implements AutoCloseable {
             return;
         }
         IpAddress ip = request.getIp().isEmpty() ? null : IpAddress.parse(request.getIp());
-        Watcher watcher = new Watcher(ip, request.getVerdict(), true, new Sink() {
+        Watcher watcher = new Watcher(ip, request.getVerdict(), request.getStaged(), true, new Sink() {
             @Override
             public boolean isReady() {
                 return stream.isReady();
@@ -201,7 +206,12 @@ public final class VerdictFeed implements AutoCloseable {
      * returned handle is closed.
      */
     public AutoCloseable subscribe(Verdict verdict, Sink sink) {
-        Watcher watcher = new Watcher(null, verdict, false, sink);
+        return subscribe(verdict, false, sink);
+    }
+
+    /** As {@link #subscribe(Verdict, Sink)}; {@code stagedOnly}: only verdicts the staged policies would change. */
+    public AutoCloseable subscribe(Verdict verdict, boolean stagedOnly, Sink sink) {
+        Watcher watcher = new Watcher(null, verdict, stagedOnly, false, sink);
         add(watcher);
         return () -> remove(watcher);
     }
@@ -226,7 +236,7 @@ public final class VerdictFeed implements AutoCloseable {
                 n += ring.drain(this::deliver, 1024);
             }
             for (Cut cut; (cut = cuts.poll()) != null; n++) {
-                send(cut.tuple(), cut.explanation().getVerdict(), cut.explanation(), false);
+                send(cut.tuple(), cut.explanation().getVerdict(), cut.explanation(), false, false);
             }
             if (n == 0) {
                 try {
@@ -238,15 +248,16 @@ public final class VerdictFeed implements AutoCloseable {
         }
     }
 
-    private void deliver(PacketTuple packet, int decisionCode, boolean keyCached) {
-        send(packet, Decision.allowed(decisionCode) ? Verdict.VERDICT_ALLOW : Verdict.VERDICT_DENY, null, keyCached);
+    private void deliver(PacketTuple packet, int decisionCode, boolean keyCached, int stagedCode) {
+        Verdict verdict = Decision.allowed(decisionCode) ? Verdict.VERDICT_ALLOW : Verdict.VERDICT_DENY;
+        send(packet, verdict, null, keyCached, stagedCode != Decision.NOT_STAGED);
     }
 
     /** To every matching, ready watcher; explains (when not given) only if someone takes it. */
-    private void send(PacketTuple packet, Verdict verdict, Explanation given, boolean keyCached) {
+    private void send(PacketTuple packet, Verdict verdict, Explanation given, boolean keyCached, boolean staged) {
         Explanation explanation = given;
         for (Watcher w : watchers) {
-            if (!w.matches(packet, verdict)) {
+            if (!w.matches(packet, verdict, staged)) {
                 continue;
             }
             if (!w.stream.isReady()) {
@@ -254,7 +265,7 @@ public final class VerdictFeed implements AutoCloseable {
                 continue;
             }
             if (explanation == null) {
-                explanation = explain(packet, verdict, keyCached);
+                explanation = explain(packet, verdict, keyCached, staged);
             }
             try {
                 w.stream.onNext(explanation);
@@ -269,11 +280,14 @@ public final class VerdictFeed implements AutoCloseable {
      * Explains with the index current now; the verdict is the one actually given, which can differ
      * only when a new generation was swapped in between.
      */
-    private Explanation explain(PacketTuple packet, Verdict verdict, boolean keyCached) {
+    private Explanation explain(PacketTuple packet, Verdict verdict, boolean keyCached, boolean staged) {
         StateHolder.Generation current = state.get();
         Explanation.Builder out = current == null
                 ? Explanation.newBuilder().setTuple(packet.toTuple())
                 : new Explainer(current.state().index(), current.learned()).explain(packet).toBuilder();
+        if (staged) {
+            out.setStaged(StagedExplanations.wouldBe(current, packet, verdict));
+        }
         return out.setVerdict(verdict).setCached(keyCached).build();
     }
 
@@ -301,9 +315,10 @@ public final class VerdictFeed implements AutoCloseable {
     private record Cut(PacketTuple tuple, Explanation explanation) {}
 
     /** @param counted a WatchVerdicts stream, counted against {@link #MAX_WATCH_STREAMS} */
-    private record Watcher(IpAddress ip, Verdict verdict, boolean counted, Sink stream) {
-        boolean matches(PacketTuple p, Verdict given) {
-            return (ip == null
+    private record Watcher(IpAddress ip, Verdict verdict, boolean stagedOnly, boolean counted, Sink stream) {
+        boolean matches(PacketTuple p, Verdict given, boolean staged) {
+            return (staged || !stagedOnly)
+                    && (ip == null
                             || ip.family() == p.family
                                     && (is(p.srcHi, p.srcLo, p.family) || is(p.dstHi, p.dstLo, p.family)))
                     && (verdict == Verdict.VERDICT_UNSPECIFIED || verdict == Verdict.UNRECOGNIZED || verdict == given);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.agent.inspect;
 
+import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.PacketTuple;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -21,6 +22,7 @@ public final class VerdictRing {
     private final int[] dstPort;
     private final int[] decision;
     private final boolean[] cached;
+    private final int[] staged;
     private final AtomicLong head = new AtomicLong();
     private final AtomicLong tail = new AtomicLong();
     private final AtomicLong dropped = new AtomicLong();
@@ -41,6 +43,7 @@ public final class VerdictRing {
         dstPort = new int[capacity];
         decision = new int[capacity];
         cached = new boolean[capacity];
+        staged = new int[capacity];
     }
 
     /** Producer side (one thread): copies the verdict in; false when full. */
@@ -50,6 +53,14 @@ public final class VerdictRing {
 
     /** As {@link #offer(PacketTuple, int)}; {@code keyCached}: the kernel's verdict cache took the key. */
     public boolean offer(PacketTuple packet, int decisionCode, boolean keyCached) {
+        return offer(packet, decisionCode, keyCached, Decision.NOT_STAGED);
+    }
+
+    /**
+     * As {@link #offer(PacketTuple, int, boolean)}, with the staged policies' would-be code where it
+     * differs from the verdict ({@link Decision#NOT_STAGED} otherwise).
+     */
+    public boolean offer(PacketTuple packet, int decisionCode, boolean keyCached, int stagedCode) {
         long h = head.get();
         if (h - tailSeenByProducer > mask) {
             tailSeenByProducer = tail.getAcquire();
@@ -68,6 +79,7 @@ public final class VerdictRing {
         dstPort[i] = packet.dstPort;
         decision[i] = decisionCode;
         cached[i] = keyCached;
+        staged[i] = stagedCode;
         head.setRelease(h + 1);
         return true;
     }
@@ -89,10 +101,11 @@ public final class VerdictRing {
             packet.dstPort = dstPort[i];
             int code = decision[i];
             boolean keyCached = cached[i];
+            int stagedCode = staged[i];
             t++;
             n++;
             tail.setRelease(t);
-            sink.accept(packet, code, keyCached);
+            sink.accept(packet, code, keyCached, stagedCode);
         }
         return n;
     }
@@ -104,6 +117,7 @@ public final class VerdictRing {
     /** Receives a verdict taken from the ring; the tuple is reused after the call returns. */
     @FunctionalInterface
     public interface Sink {
-        void accept(PacketTuple packet, int decisionCode, boolean keyCached);
+        /** @param stagedCode the staged policies' differing would-be code, or {@link Decision#NOT_STAGED} */
+        void accept(PacketTuple packet, int decisionCode, boolean keyCached, int stagedCode);
     }
 }

@@ -33,6 +33,7 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
     private final PrometheusMeterRegistry registry = process.registry();
     private final VerdictMetrics verdicts;
     private final PolicyVerdictMetrics policyVerdicts;
+    private final StagedVerdictMetrics stagedVerdicts;
     private final NftApplyMetrics nftApply;
     private final Timer programmingLatency;
     private final Clock clock;
@@ -76,6 +77,7 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
         this.state = state;
         this.verdicts = new VerdictMetrics(registry);
         this.policyVerdicts = new PolicyVerdictMetrics(registry, policyVerdictSeries);
+        this.stagedVerdicts = new StagedVerdictMetrics(registry, Math.max(policyVerdictSeries, 1));
         this.nftApply = new NftApplyMetrics(registry);
 
         List<CachedQueueCounters> cachedQueues = new ArrayList<>();
@@ -188,6 +190,10 @@ public final class AgentMetrics implements AppliedListener, AutoCloseable {
 
     public PolicyVerdictMetrics policyVerdicts() {
         return policyVerdicts;
+    }
+
+    public StagedVerdictMetrics stagedVerdicts() {
+        return stagedVerdicts;
     }
 
     public NftApplyMetrics nftApply() {

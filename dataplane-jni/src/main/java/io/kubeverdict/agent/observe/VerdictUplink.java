@@ -148,7 +148,7 @@ public final class VerdictUplink implements AutoCloseable {
                     perSecond,
                     System::nanoTime,
                     () -> ThreadLocalRandom.current().nextDouble());
-            subscription = feed.subscribe(demand.getVerdict(), new VerdictFeed.Sink() {
+            subscription = feed.subscribe(demand.getVerdict(), demand.getStaged(), new VerdictFeed.Sink() {
                 @Override
                 public boolean isReady() {
                     return true; // queued here; the queue's overflow is counted as lost
@@ -162,7 +162,10 @@ public final class VerdictUplink implements AutoCloseable {
                     }
                 }
             });
-            log.debug("control plane wants verdicts ({})", demand.getVerdict());
+            log.debug(
+                    "control plane wants verdicts ({}{})",
+                    demand.getVerdict(),
+                    demand.getStaged() ? ", staged only" : "");
         }
     }
 

@@ -245,7 +245,10 @@ public final class Agent implements AutoCloseable {
         for (NfQueue queue : queues) {
             // per thread: the feed's rings and the policy counters' cache are single-producer
             Judge judge = new ObservedJudge(
-                    state, feed.producer(), metrics.policyVerdicts().forAnotherThread());
+                    state,
+                    feed.producer(),
+                    metrics.policyVerdicts().forAnotherThread(),
+                    metrics.stagedVerdicts().forAnotherThread());
             VerdictLoop loop = new VerdictLoop(queue, BATCH, judge, metrics.verdicts(), config.failOpen());
             opened.add(loop); // closed before the queues (reverse order)
             verdictQueues.add(loop);
@@ -261,7 +264,10 @@ public final class Agent implements AutoCloseable {
         opened.add(new HoldLoop(
                 holdQueue,
                 new ObservedJudge(
-                        state, feed.producer(), metrics.policyVerdicts().forAnotherThread()),
+                        state,
+                        feed.producer(),
+                        metrics.policyVerdicts().forAnotherThread(),
+                        metrics.stagedVerdicts().forAnotherThread()),
                 TimeUnit.MILLISECONDS.toNanos(config.guard().holdMillis()),
                 config.failOpen(),
                 new HoldMetrics(metrics.registry())));

@@ -3,34 +3,60 @@ package io.kubeverdict.agent.run;
 
 import io.kubeverdict.agent.inspect.VerdictFeed;
 import io.kubeverdict.agent.metrics.PolicyVerdictMetrics;
+import io.kubeverdict.agent.metrics.StagedVerdictMetrics;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.verdict.Judge;
 import io.kubeverdict.policy.Decision;
 import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.policy.SnapshotIndex;
+import io.kubeverdict.runtime.logging.LogLimiter;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The agent's judge: decides with the current generation (one volatile read), offers the verdict
  * to watchers (nothing unless someone watches) and counts it by deciding policy, attributing the
  * code to the generation that produced it. Allocates nothing per packet. One per verdict thread:
  * its feed producer and policy counters' cache are single-threaded.
+ *
+ * <p>Staged policies: when the generation has any, the packet is also decided as if they were
+ * enforced ({@link SnapshotIndex#decideStaged}, which answers at once for packets of endpoints
+ * without staged tiers); where that differs, the would-be code goes to the feed and the staged
+ * counters, and the accept is not cached (each such connection is seen). The verdict returned is
+ * always the enforced one: a staged evaluation that throws is counted and logged, nothing else.
  */
 final class ObservedJudge implements Judge {
+    private static final Logger log = LoggerFactory.getLogger(ObservedJudge.class);
+    /** Shared by the verdict threads: a failing staged evaluation fails for every packet it sees. */
+    private static final LogLimiter STAGED_FAILURES = new LogLimiter(1, TimeUnit.MINUTES);
+
     private final StateHolder state;
     private final VerdictFeed.Producer feed;
     private final PolicyVerdictMetrics policyVerdicts;
+    private final StagedVerdictMetrics stagedVerdicts;
     private int cacheMark; // of the last decided packet (this judge's thread only)
     private static final int TCP = 6;
     private static final int UDP = 17;
     private static final int SCTP = 132;
 
-    ObservedJudge(StateHolder state, VerdictFeed feed, PolicyVerdictMetrics policyVerdicts) {
-        this(state, feed.producer(), policyVerdicts);
+    ObservedJudge(
+            StateHolder state,
+            VerdictFeed feed,
+            PolicyVerdictMetrics policyVerdicts,
+            StagedVerdictMetrics stagedVerdicts) {
+        this(state, feed.producer(), policyVerdicts, stagedVerdicts);
     }
 
-    ObservedJudge(StateHolder state, VerdictFeed.Producer feed, PolicyVerdictMetrics policyVerdicts) {
+    ObservedJudge(
+            StateHolder state,
+            VerdictFeed.Producer feed,
+            PolicyVerdictMetrics policyVerdicts,
+            StagedVerdictMetrics stagedVerdicts) {
         this.state = state;
         this.feed = feed;
         this.policyVerdicts = policyVerdicts;
+        this.stagedVerdicts = stagedVerdicts;
     }
 
     @Override
@@ -42,16 +68,50 @@ final class ObservedJudge implements Judge {
             return Judge.HOLD;
         }
         int code = state.decide(current, packet);
-        if (current != null && current.cacheMark() != 0 && Decision.allowed(code) && cacheable(current, packet)) {
+        int staged = current != null && current.state().index().hasStaged()
+                ? stagedDifference(current, packet, code)
+                : Decision.NOT_STAGED;
+        if (current != null
+                && current.cacheMark() != 0
+                && Decision.allowed(code)
+                && staged == Decision.NOT_STAGED
+                && cacheable(current, packet)) {
             cacheMark = current.cacheMark();
         }
         try {
-            feed.publish(packet, code, cacheMark != 0);
+            feed.publish(packet, code, cacheMark != 0, staged);
             policyVerdicts.record(current == null ? null : current.state(), code, cacheMark != 0);
+            if (staged != Decision.NOT_STAGED) {
+                stagedVerdicts.record(current.state(), staged, packet);
+            }
         } catch (RuntimeException e) {
             // Telemetry never changes a verdict (the audit's L2): a failure here costs a count or a watched event.
         }
         return code;
+    }
+
+    /** The staged policies' would-be code where it differs from {@code code}, else NOT_STAGED; never throws. */
+    private int stagedDifference(StateHolder.Generation current, PacketTuple packet, int code) {
+        try {
+            int staged = current.state().index().decideStaged(packet, current.learned());
+            return staged != Decision.NOT_STAGED && Decision.allowed(staged) != Decision.allowed(code)
+                    ? staged
+                    : Decision.NOT_STAGED;
+        } catch (RuntimeException e) {
+            try {
+                stagedVerdicts.failed();
+                long suppressed = STAGED_FAILURES.tryAcquire();
+                if (suppressed >= 0) {
+                    log.warn(
+                            "staged evaluation failed (the enforced verdict stands; {} more since the last log): {}",
+                            suppressed,
+                            e.toString());
+                }
+            } catch (RuntimeException ignored) {
+                // counting a failure never changes the verdict either
+            }
+            return Decision.NOT_STAGED;
+        }
     }
 
     @Override

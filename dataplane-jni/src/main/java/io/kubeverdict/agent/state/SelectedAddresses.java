@@ -13,7 +13,7 @@ import java.util.TreeSet;
 
 /**
  * The local pod addresses whose new connections must be queued: those of endpoints that some tier
- * lists a policy for, in either direction; and, for the pod address guard, the node's pod address
+ * (or would-be tier of staged policies) lists a policy for, in either direction; and, for the pod address guard, the node's pod address
  * ranges with the addresses in them that are known (every endpoint's, and the node's own), whose
  * new connections are queued when their address is not known. Traffic of every other pod never
  * leaves the kernel. Pure calculation over a snapshot.
@@ -71,7 +71,7 @@ public record SelectedAddresses(Set<String> ipv4, Set<String> ipv6, Guarded guar
         Set<String> v4 = new TreeSet<>();
         Set<String> v6 = new TreeSet<>();
         for (Endpoint endpoint : snapshot.getEndpointsList()) {
-            if (!isSelected(endpoint)) {
+            if (!isSelected(endpoint) && !isStaged(endpoint)) {
                 continue;
             }
             for (String ip : endpoint.getEndpoint().getIpsList()) {
@@ -83,7 +83,20 @@ public record SelectedAddresses(Set<String> ipv4, Set<String> ipv6, Guarded guar
 
     /** Whether any tier lists a policy for the endpoint, ingress or egress. */
     public static boolean isSelected(Endpoint endpoint) {
-        for (TierInfo tier : endpoint.getEndpoint().getTiersList()) {
+        return listsAny(endpoint.getEndpoint().getTiersList());
+    }
+
+    /**
+     * Whether its would-be tiers list a staged policy or a live one: then its connections are
+     * queued as well, for the staged decision beside the enforced one (which, for an endpoint no
+     * live policy selects, allows; docs/design/staged-policies.md).
+     */
+    public static boolean isStaged(Endpoint endpoint) {
+        return listsAny(endpoint.getEndpoint().getStagedTiersList());
+    }
+
+    private static boolean listsAny(List<TierInfo> tiers) {
+        for (TierInfo tier : tiers) {
             if (tier.getIngressPoliciesCount() > 0 || tier.getEgressPoliciesCount() > 0) {
                 return true;
             }

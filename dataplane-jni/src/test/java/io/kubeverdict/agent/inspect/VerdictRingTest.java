@@ -33,7 +33,8 @@ class VerdictRingTest {
 
         List<String> out = new ArrayList<>();
         int n = ring.drain(
-                (p, code, cached) -> out.add(p.source() + ">" + p.destination() + ":" + p.dstPort + "/" + code), 10);
+                (p, code, cached, staged) -> out.add(p.source() + ">" + p.destination() + ":" + p.dstPort + "/" + code),
+                10);
         assertThat(n).isEqualTo(4);
         assertThat(out)
                 .containsExactly(
@@ -43,7 +44,8 @@ class VerdictRingTest {
                         "10.0.0.3>10.0.1.3:1003/3");
 
         assertThat(ring.offer(packet(9), 9)).as("room again after drain").isTrue();
-        assertThat(ring.drain((p, code, cached) -> out.add("" + code), 10)).isEqualTo(1);
+        assertThat(ring.drain((p, code, cached, staged) -> out.add("" + code), 10))
+                .isEqualTo(1);
     }
 
     @Test
@@ -55,7 +57,7 @@ class VerdictRingTest {
         Thread consumer = new Thread(() -> {
             while (seen[0] + ring.dropped() < total) {
                 ring.drain(
-                        (p, code, cached) -> {
+                        (p, code, cached, staged) -> {
                             sum[0] += code;
                             seen[0]++;
                         },

@@ -44,7 +44,8 @@ class HotPathAllocationTest {
         VerdictMetrics metrics = new VerdictMetrics(registry);
         PolicyVerdictMetrics policyVerdicts = new PolicyVerdictMetrics(registry, 10);
         try (VerdictFeed feed = new VerdictFeed(1024, state::generation)) {
-            ObservedJudge judge = new ObservedJudge(state, feed, policyVerdicts);
+            ObservedJudge judge = new ObservedJudge(
+                    state, feed, policyVerdicts, new io.kubeverdict.agent.metrics.StagedVerdictMetrics(registry, 10));
             PacketTuple allowed = new PacketTuple()
                     .set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
             PacketTuple denied = new PacketTuple()

@@ -45,7 +45,11 @@ class VerdictLoopAllocationKernelTest {
                 VerdictFeed feed = new VerdictFeed(1024, state::generation);
                 Dataplane dp = Dataplane.table(bed.node, QueuePath.XT_NFQUEUE, QUEUE, false, Dataplane.BOTH_PODS);
                 NetnsThread client = new NetnsThread(bed.client.path())) {
-            ObservedJudge judge = new ObservedJudge(state, feed.producer(), new PolicyVerdictMetrics(registry, 10));
+            ObservedJudge judge = new ObservedJudge(
+                    state,
+                    feed.producer(),
+                    new PolicyVerdictMetrics(registry, 10),
+                    new io.kubeverdict.agent.metrics.StagedVerdictMetrics(registry, 10));
             dp.listen(judge, new VerdictMetrics(registry), false);
             Thread loop = Thread.getAllStackTraces().keySet().stream()
                     .filter(t -> t.getName().equals("verdict-loop-q" + QUEUE))

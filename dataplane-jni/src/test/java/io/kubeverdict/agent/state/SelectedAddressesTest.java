@@ -24,6 +24,30 @@ class SelectedAddressesTest {
     }
 
     @Test
+    void anEndpointOnlyStagedPoliciesSelectIsQueuedTooButAnEmptyWouldBeListIsNot() {
+        Endpoint open = endpoint("open", null, "10.0.0.5");
+        Endpoint staged = open.toBuilder()
+                .setEndpoint(open.getEndpoint().toBuilder()
+                        .addStagedTiers(
+                                TierInfo.newBuilder().setName("default").addIngressPolicies("staged:x/deny-all")))
+                .build();
+        Endpoint nothingListed = endpoint("other", null, "10.0.0.6").toBuilder()
+                .setEndpoint(open.getEndpoint().toBuilder()
+                        .clearIps()
+                        .addIps("10.0.0.6")
+                        .addStagedTiers(TierInfo.newBuilder().setName("default")))
+                .build();
+        SelectedAddresses selected = SelectedAddresses.of(NodeSnapshot.newBuilder()
+                .addEndpoints(staged)
+                .addEndpoints(nothingListed)
+                .build());
+        assertThat(selected.ipv4()).containsExactly("10.0.0.5");
+        assertThat(SelectedAddresses.isSelected(staged))
+                .as("live selection is unchanged")
+                .isFalse();
+    }
+
+    @Test
     void endpointsWithAPolicyInEitherDirectionAreSelectedWithAllTheirAddresses() {
         NodeSnapshot snapshot = NodeSnapshot.newBuilder()
                 .addEndpoints(endpoint(

@@ -24,6 +24,34 @@ public final class SnapshotFixtures {
      * Node "node-1": x/a (10.0.0.1, fd00::1) isolated for ingress by x/allow-from-b, which allows
      * only x/b (10.0.0.2); x/b and x/c (10.0.0.3) are not selected by anything.
      */
+    /**
+     * {@link #allowFromB} with a staged deny-all NetworkPolicy x/deny-all (sent as
+     * "staged:x/deny-all") selecting x/c for ingress: x/c's would-be tiers list it, its enforced
+     * tiers stay empty (not isolated).
+     */
+    public static NodeSnapshot stagedDenyAllForC() throws Exception {
+        NodeSnapshot s = allowFromB();
+        NodeSnapshot.Builder b = s.toBuilder()
+                .addPolicies(io.kubeverdict.proto.v1.ActivePolicy.newBuilder()
+                        .setId(io.kubeverdict.proto.v1.PolicyId.newBuilder()
+                                .setTier("default")
+                                .setName("staged:x/deny-all"))
+                        .setPolicy(io.kubeverdict.proto.v1.Policy.getDefaultInstance()));
+        for (int i = 0; i < b.getEndpointsCount(); i++) {
+            if (b.getEndpoints(i).getId().getPod().equals("c")) {
+                b.setEndpoints(
+                        i,
+                        b.getEndpoints(i).toBuilder()
+                                .setEndpoint(b.getEndpoints(i).getEndpoint().toBuilder()
+                                        .addStagedTiers(io.kubeverdict.proto.v1.TierInfo.newBuilder()
+                                                .setName("default")
+                                                .setDefaultAction(io.kubeverdict.proto.v1.Action.DENY)
+                                                .addIngressPolicies("staged:x/deny-all"))));
+            }
+        }
+        return b.build();
+    }
+
     public static NodeSnapshot allowFromB() throws Exception {
         SnapshotAssembler b = new SnapshotAssembler("node-1");
         for (ToAgent m : new ToAgent[] {

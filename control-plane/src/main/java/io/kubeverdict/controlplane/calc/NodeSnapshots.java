@@ -137,7 +137,8 @@ final class NodeSnapshots implements IndexChanges {
             return;
         }
         for (MemberSet set : changedSets) {
-            for (Map.Entry<NodeParts, Integer> use : setUsers.getOrDefault(set, Map.of()).entrySet()) {
+            for (Map.Entry<NodeParts, Integer> use :
+                    setUsers.getOrDefault(set, Map.of()).entrySet()) {
                 NodeParts n = use.getKey();
                 n.staleSets.set(use.getValue());
                 if (!n.pendingDrain) {
@@ -219,7 +220,8 @@ final class NodeSnapshots implements IndexChanges {
         NodeParts assembled = assemble(node, endpoints);
         nodes.put(node, assembled);
         for (int i = 0; i < assembled.sets.size(); i++) {
-            setUsers.computeIfAbsent(assembled.sets.get(i), k -> new HashMap<>()).put(assembled, i);
+            setUsers.computeIfAbsent(assembled.sets.get(i), k -> new HashMap<>())
+                    .put(assembled, i);
         }
         assembled.snapshot = build(assembled);
         return assembled.snapshot;

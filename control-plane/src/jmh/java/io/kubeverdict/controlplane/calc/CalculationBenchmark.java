@@ -26,7 +26,9 @@ import org.openjdk.jmh.infra.Blackhole;
  * sets of its namespace's policies and the policies' selections), then the changed nodes are
  * drained and their snapshots rebuilt — the time from event to updated snapshots.
  * {@code podNoopUpdate} is the same-run baseline: an update that changes nothing the calculation
- * reads (a new annotation).
+ * reads (a new annotation). The calculated cluster those two change is a state of its own
+ * ({@link Calculated}), so that {@code fullCalculation} does not hold a second calculation in
+ * its heap (at 500k pods the two did not fit in 4 GiB).
  */
 @State(Scope.Benchmark)
 public class CalculationBenchmark {
@@ -46,32 +48,42 @@ public class CalculationBenchmark {
     int adminPolicies;
 
     SyntheticCluster cluster;
-    IncrementalPolicyCalculator calc;
-    Pod[] variants;
-    Pod[] noop;
-    java.util.List<NodeSnapshot> published;
-    int flip;
 
     @Setup(Level.Trial)
     public void setUp() {
         cluster = new SyntheticCluster(nodes, namespaces, pods, policies, adminPolicies, 42);
-        calc = cluster.calculateAll();
-        Pod p = cluster.pods.get(pods / 2);
-        Pod other = new io.fabric8.kubernetes.api.model.PodBuilder(p)
-                .editMetadata()
-                .addToLabels("app", "app-changed")
-                .endMetadata()
-                .build();
-        variants = new Pod[] {other, p};
-        Pod annotated = new io.fabric8.kubernetes.api.model.PodBuilder(p)
-                .editMetadata()
-                .addToAnnotations("touched", "yes")
-                .endMetadata()
-                .build();
-        noop = new Pod[] {annotated, p};
-        published = new java.util.ArrayList<>();
-        for (String node : calc.nodes()) {
-            published.add(calc.snapshot(node));
+    }
+
+    /** The cluster calculated once, with the pod versions the change benchmarks flip between. */
+    @State(Scope.Benchmark)
+    public static class Calculated {
+        IncrementalPolicyCalculator calc;
+        Pod[] variants;
+        Pod[] noop;
+        java.util.List<NodeSnapshot> published;
+        int flip;
+
+        @Setup(Level.Trial)
+        public void setUp(CalculationBenchmark b) {
+            SyntheticCluster cluster = b.cluster;
+            calc = cluster.calculateAll();
+            Pod p = cluster.pods.get(b.pods / 2);
+            Pod other = new io.fabric8.kubernetes.api.model.PodBuilder(p)
+                    .editMetadata()
+                    .addToLabels("app", "app-changed")
+                    .endMetadata()
+                    .build();
+            variants = new Pod[] {other, p};
+            Pod annotated = new io.fabric8.kubernetes.api.model.PodBuilder(p)
+                    .editMetadata()
+                    .addToAnnotations("touched", "yes")
+                    .endMetadata()
+                    .build();
+            noop = new Pod[] {annotated, p};
+            published = new java.util.ArrayList<>();
+            for (String node : calc.nodes()) {
+                published.add(calc.snapshot(node));
+            }
         }
     }
 
@@ -91,11 +103,11 @@ public class CalculationBenchmark {
     @Benchmark
     @BenchmarkMode(Mode.SingleShotTime)
     @OutputTimeUnit(TimeUnit.MILLISECONDS)
-    public int receiptsOfFullPublication() {
+    public int receiptsOfFullPublication(Calculated c) {
         io.kubeverdict.controlplane.receipts.PolicyReceipts receipts =
                 new io.kubeverdict.controlplane.receipts.PolicyReceipts();
         long version = 0;
-        for (NodeSnapshot s : published) {
+        for (NodeSnapshot s : c.published) {
             receipts.nodePublished(s.getNode(), ++version, s.getPoliciesList(), version);
         }
         receipts.publicationDone(version);
@@ -105,29 +117,36 @@ public class CalculationBenchmark {
     @Benchmark
     @BenchmarkMode(Mode.AverageTime)
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
-    public void podLabelChange(Blackhole bh) {
-        calc.upsertPod(variants[flip++ & 1]);
-        for (String node : calc.drainChangedNodes()) {
-            bh.consume(calc.snapshot(node));
+    public void podLabelChange(Calculated c, Blackhole bh) {
+        c.calc.upsertPod(c.variants[c.flip++ & 1]);
+        for (String node : c.calc.drainChangedNodes()) {
+            bh.consume(c.calc.snapshot(node));
         }
     }
 
     @Benchmark
     @BenchmarkMode(Mode.AverageTime)
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
-    public void podNoopUpdate(Blackhole bh) {
-        calc.upsertPod(noop[flip++ & 1]);
-        for (String node : calc.drainChangedNodes()) {
-            bh.consume(calc.snapshot(node));
+    public void podNoopUpdate(Calculated c, Blackhole bh) {
+        c.calc.upsertPod(c.noop[c.flip++ & 1]);
+        for (String node : c.calc.drainChangedNodes()) {
+            bh.consume(c.calc.snapshot(node));
         }
     }
 
     /**
      * Retained heap of a fully calculated cluster (inputs dropped), and the shape of the result.
-     * Run: java -Xmx4g -cp ... io.kubeverdict.controlplane.calc.CalculationBenchmark
+     * Run: java -Xmx4g -cp ... io.kubeverdict.controlplane.calc.CalculationBenchmark; the size
+     * from -Dnodes, -Dnamespaces, -Dpods, -Dpolicies, -Dadmin (default: the benchmark's).
      */
     public static void main(String[] args) {
-        SyntheticCluster c = new SyntheticCluster(5000, 10000, 150000, 10000, Integer.getInteger("admin", 0), 42);
+        SyntheticCluster c = new SyntheticCluster(
+                Integer.getInteger("nodes", 5000),
+                Integer.getInteger("namespaces", 10000),
+                Integer.getInteger("pods", 150000),
+                Integer.getInteger("policies", 10000),
+                Integer.getInteger("admin", 0),
+                42);
         var threads = java.lang.management.ManagementFactory.getThreadMXBean();
         long c0 = threads.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();

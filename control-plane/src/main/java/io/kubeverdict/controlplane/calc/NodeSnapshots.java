@@ -10,6 +10,7 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.TierInfo;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -45,10 +46,13 @@ final class NodeSnapshots implements IndexChanges {
         final List<Endpoint> endpoints;
         final List<ActivePolicy> policies;
         final List<MemberSet> sets;
-        /** Built from these parts; when {@link #setsChanged}, with set protos that may be stale. */
+        /** Built from these parts; at the positions of {@link #staleSets}, with set protos that may be stale. */
         NodeSnapshot snapshot;
-        /** Some set of {@link #sets} changed members since {@link #snapshot} was built. */
-        boolean setsChanged;
+        /**
+         * Positions in {@link #sets} (and the snapshot's ip_sets) of the sets whose members changed
+         * since {@link #snapshot} was built: the rebuild looks at these only, not at every set.
+         */
+        final BitSet staleSets = new BitSet();
         /** Listed in {@link #setChangedNodes} for the next drain. */
         boolean pendingDrain;
 
@@ -69,10 +73,13 @@ final class NodeSnapshots implements IndexChanges {
     private final Map<String, Endpoint> endpointCache = new HashMap<>();
 
     private final Map<MemberSet, IpSet> setCache = new HashMap<>();
-    /** Per live set, the nodes whose assembled parts list it (kept with {@link #nodes}). */
-    private final Map<MemberSet, Set<NodeParts>> setUsers = new HashMap<>();
+    /**
+     * Per live set, the nodes whose assembled parts list it, each with the set's position in the
+     * node's list (kept with {@link #nodes}).
+     */
+    private final Map<MemberSet, Map<NodeParts, Integer>> setUsers = new HashMap<>();
     /** Nodes whose endpoints or their policies changed since the last drain. */
-    private final Set<String> changedNodes = new HashSet<>();
+    private Set<String> changedNodes = new HashSet<>();
     /** Nodes with assembled parts only whose sets changed since the last drain (no duplicates: {@link NodeParts#pendingDrain}). */
     private final List<NodeParts> setChangedNodes = new ArrayList<>();
     /**
@@ -83,7 +90,7 @@ final class NodeSnapshots implements IndexChanges {
      */
     private final Set<String> drainedUnbuilt = new HashSet<>();
 
-    private final Set<MemberSet> changedSets = new HashSet<>();
+    private Set<MemberSet> changedSets = new HashSet<>();
 
     NodeSnapshots(ClusterIndex index) {
         this.index = index;
@@ -103,7 +110,7 @@ final class NodeSnapshots implements IndexChanges {
         NodeParts n = nodes.remove(node);
         if (n != null) {
             for (MemberSet s : n.sets) {
-                Set<NodeParts> users = setUsers.get(s);
+                Map<NodeParts, Integer> users = setUsers.get(s);
                 if (users != null) {
                     users.remove(n);
                 }
@@ -130,8 +137,10 @@ final class NodeSnapshots implements IndexChanges {
             return;
         }
         for (MemberSet set : changedSets) {
-            for (NodeParts n : setUsers.getOrDefault(set, Set.of())) {
-                n.setsChanged = true;
+            for (Map.Entry<NodeParts, Integer> use :
+                    setUsers.getOrDefault(set, Map.of()).entrySet()) {
+                NodeParts n = use.getKey();
+                n.staleSets.set(use.getValue());
                 if (!n.pendingDrain) {
                     n.pendingDrain = true;
                     setChangedNodes.add(n);
@@ -147,7 +156,20 @@ final class NodeSnapshots implements IndexChanges {
                 }
             }
         }
-        changedSets.clear();
+        changedSets = emptied(changedSets);
+    }
+
+    /**
+     * The set, emptied. A HashSet keeps the table it grew to, and iterating or clearing it costs
+     * that table's size: after a bulk load (every node, every set changed) each later small
+     * change would pay for the bulk. A set that grew large is replaced instead.
+     */
+    private static <T> Set<T> emptied(Set<T> s) {
+        if (s.size() > 64) {
+            return new HashSet<>();
+        }
+        s.clear();
+        return s;
     }
 
     // ---- assembly
@@ -168,7 +190,7 @@ final class NodeSnapshots implements IndexChanges {
                 drainedUnbuilt.remove(node);
             }
         }
-        changedNodes.clear();
+        changedNodes = emptied(changedNodes);
         return out;
     }
 
@@ -181,9 +203,9 @@ final class NodeSnapshots implements IndexChanges {
         flush();
         NodeParts n = nodes.get(node);
         if (n != null) {
-            if (n.setsChanged) {
+            if (!n.staleSets.isEmpty()) {
                 n.snapshot = withCurrentSets(n);
-                n.setsChanged = false;
+                n.staleSets.clear();
             }
             return n.snapshot;
         }
@@ -197,8 +219,9 @@ final class NodeSnapshots implements IndexChanges {
         }
         NodeParts assembled = assemble(node, endpoints);
         nodes.put(node, assembled);
-        for (MemberSet s : assembled.sets) {
-            setUsers.computeIfAbsent(s, k -> new HashSet<>()).add(assembled);
+        for (int i = 0; i < assembled.sets.size(); i++) {
+            setUsers.computeIfAbsent(assembled.sets.get(i), k -> new HashMap<>())
+                    .put(assembled, i);
         }
         assembled.snapshot = build(assembled);
         return assembled.snapshot;
@@ -218,13 +241,14 @@ final class NodeSnapshots implements IndexChanges {
 
     /**
      * The node's snapshot with the current proto of each of its sets: the previous snapshot with
-     * the changed sets replaced. toBuilder() takes the previous message's lists as they are
-     * (protobuf copies a repeated field only when it is modified), so endpoints and policies are
-     * not copied at all and the ip_sets list only when a set changed. Equal to {@link #build}.
+     * the changed sets replaced; only the positions marked stale are looked at. toBuilder() takes
+     * the previous message's lists as they are (protobuf copies a repeated field only when it is
+     * modified), so endpoints and policies are not copied at all and the ip_sets list only when a
+     * set changed. Equal to {@link #build}.
      */
     private NodeSnapshot withCurrentSets(NodeParts n) {
         NodeSnapshot.Builder b = null;
-        for (int i = 0; i < n.sets.size(); i++) {
+        for (int i = n.staleSets.nextSetBit(0); i >= 0; i = n.staleSets.nextSetBit(i + 1)) {
             IpSet proto = setProto(n.sets.get(i));
             if (proto != n.snapshot.getIpSets(i)) {
                 if (b == null) {

@@ -29,8 +29,11 @@ import org.junit.jupiter.api.Test;
  * some nodes' snapshots asked for after each change, so that a node may go through several set
  * changes, or drains, before it is built again. After every change the snapshots asked for, and
  * at the end every node's, must equal (as messages and byte for byte) those of a calculator fed
- * the same objects from scratch; a drain must report every node whose from-scratch snapshot
- * differs from its from-scratch snapshot at the previous drain.
+ * the same objects from scratch, in a random order of its own; a drain must report every node
+ * whose from-scratch snapshot differs from its from-scratch snapshot at the previous drain. And
+ * the parts nodes share are shared: after every change, each set and each policy that several
+ * nodes list is one proto instance in all their snapshots (computed once, so the sync layer,
+ * which memoises set messages by instance, also serialises it once).
  */
 class IncrementalRebuildTest {
     private static final List<String> NODE_NAMES = List.of("node0", "node1", "node2");
@@ -42,6 +45,8 @@ class IncrementalRebuildTest {
     private final Map<String, NetworkPolicy> policies = new TreeMap<>();
     private final Map<String, Node> nodes = new TreeMap<>();
     private final Map<String, GenericKubernetesResource> adminPolicies = new TreeMap<>();
+    /** Orders the from-scratch calculations' objects. */
+    private Random order;
 
     @Test
     void incrementalSnapshotsEqualAFullRecalculationAfterEveryChange() {
@@ -59,6 +64,7 @@ class IncrementalRebuildTest {
         staging = new Random(seed * 17 + 3);
         RandomAdminCluster c = new RandomAdminCluster(seed);
         Random r = new Random(seed * 31 + 7);
+        order = new Random(seed);
         IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
         c.namespaces.forEach(n -> apply(calc, n));
         c.pods.forEach(p -> apply(calc, p));
@@ -81,12 +87,36 @@ class IncrementalRebuildTest {
                     assertEqual(calc.snapshot(node), fresh.snapshot(node), as + ", " + node);
                 }
             }
+            if (r.nextInt(4) == 0) {
+                assertSharedPartsAreOneInstance(calc, as);
+            }
         }
         IncrementalPolicyCalculator fresh = fresh();
         assertThat(calc.nodes()).as("seed %d", seed).isEqualTo(fresh.nodes());
         assertDrainReportsChanges(calc, fresh, atLastDrain, "seed " + seed + ", end");
         for (String node : NODE_NAMES) {
             assertEqual(calc.snapshot(node), fresh.snapshot(node), "seed " + seed + ", end, " + node);
+        }
+        assertSharedPartsAreOneInstance(calc, "seed " + seed + ", end");
+    }
+
+    /** Every node's current snapshot lists a set or policy that another node lists too as the same instance. */
+    private static void assertSharedPartsAreOneInstance(IncrementalPolicyCalculator calc, String as) {
+        Map<String, Object> seen = new HashMap<>();
+        for (String node : NODE_NAMES) {
+            NodeSnapshot s = calc.snapshot(node);
+            for (var set : s.getIpSetsList()) {
+                Object first = seen.putIfAbsent("set " + set.getId(), set);
+                assertThat(first == null || first == set)
+                        .as("%s: set %s of %s is a copy of another node's", as, set.getId(), node)
+                        .isTrue();
+            }
+            for (var policy : s.getPoliciesList()) {
+                Object first = seen.putIfAbsent("policy " + policy.getId(), policy);
+                assertThat(first == null || first == policy)
+                        .as("%s: policy %s of %s is a copy of another node's", as, policy.getId(), node)
+                        .isTrue();
+            }
         }
     }
 
@@ -279,14 +309,17 @@ class IncrementalRebuildTest {
         calc.upsertAdminPolicy(g);
     }
 
-    /** A calculator fed the current objects from scratch. */
+    /** A calculator fed the current objects from scratch, all kinds mixed in a random order. */
     private IncrementalPolicyCalculator fresh() {
         IncrementalPolicyCalculator f = new IncrementalPolicyCalculator();
-        namespaces.values().forEach(f::upsertNamespace);
-        policies.values().forEach(f::upsertPolicy);
-        pods.values().forEach(f::upsertPod);
-        nodes.values().forEach(f::upsertNode);
-        adminPolicies.values().forEach(f::upsertAdminPolicy);
+        List<Runnable> events = new ArrayList<>();
+        namespaces.values().forEach(n -> events.add(() -> f.upsertNamespace(n)));
+        policies.values().forEach(p -> events.add(() -> f.upsertPolicy(p)));
+        pods.values().forEach(p -> events.add(() -> f.upsertPod(p)));
+        nodes.values().forEach(n -> events.add(() -> f.upsertNode(n)));
+        adminPolicies.values().forEach(p -> events.add(() -> f.upsertAdminPolicy(p)));
+        java.util.Collections.shuffle(events, order);
+        events.forEach(Runnable::run);
         return f;
     }
 }

@@ -18,12 +18,18 @@ import java.util.function.Function;
  * @param ownKey the key the object would have if it were live ("ns/name", "anp:name")
  * @param replaces the key of the live policy it takes the place of in the would-be tiers
  */
-record Staging(String ownKey, String replaces) {
+public record Staging(String ownKey, String replaces) {
 
     public static final String ANNOTATION = "kube-verdict.io/staged";
     public static final String REPLACES_ANNOTATION = "kube-verdict.io/staged-replaces";
     /** The prefix of a staged policy's key and of its name in the snapshot (policy.proto, PolicyId). */
     public static final String PREFIX = "staged:";
+
+    /** Whether the object is staged (calculated and sent, enforced nowhere). */
+    public static boolean isStaged(ObjectMeta meta) {
+        Map<String, String> annotations = meta == null ? null : meta.getAnnotations();
+        return annotations != null && "true".equals(annotations.get(ANNOTATION));
+    }
 
     /** The policy's key in the index: "staged:" + its own. */
     String key() {
@@ -42,11 +48,10 @@ record Staging(String ownKey, String replaces) {
      * @param keyOf the key of a live policy of the object's kind (and namespace) by name
      */
     static Staging of(ObjectMeta meta, String ownKey, Function<String, String> keyOf) {
-        Map<String, String> annotations = meta == null ? null : meta.getAnnotations();
-        if (annotations == null || !"true".equals(annotations.get(ANNOTATION))) {
+        if (!isStaged(meta)) {
             return null;
         }
-        String replaces = annotations.get(REPLACES_ANNOTATION);
+        String replaces = meta.getAnnotations().get(REPLACES_ANNOTATION);
         return new Staging(ownKey, replaces == null || replaces.isEmpty() ? ownKey : keyOf.apply(replaces));
     }
 

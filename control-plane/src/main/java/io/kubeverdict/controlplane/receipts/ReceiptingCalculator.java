@@ -12,6 +12,7 @@ import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
 import io.kubeverdict.controlplane.calc.RefusedAddress;
+import io.kubeverdict.controlplane.calc.Staging;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.util.Collection;
 import java.util.List;
@@ -62,8 +63,13 @@ public final class ReceiptingCalculator implements PolicyCalculator {
         receipts.deleted(PolicyRef.admin(kind, name));
     }
 
+    /** A staged object is enforced nowhere: it has no receipt (`wait` does not take it for enforced). */
     private void written(PolicyRef ref, HasMetadata object) {
         ObjectMeta m = object.getMetadata();
+        if (Staging.isStaged(m)) {
+            receipts.deleted(ref);
+            return;
+        }
         long generation = m.getGeneration() == null ? 0 : m.getGeneration();
         String resourceVersion = m.getResourceVersion() == null ? "" : m.getResourceVersion();
         receipts.written(ref, generation, resourceVersion, seenUnixNanos.getAsLong());

@@ -275,4 +275,52 @@ class PolicyReceiptsTest {
         assertThat(receipts.all(10)).isEmpty();
         assertThat(Set.copyOf(calc.nodes())).containsExactlyInAnyOrder("n1", "n2", "n3");
     }
+
+    /** A staged policy is enforced nowhere: no receipt says it is, and staging a live one takes its receipt away. */
+    @Test
+    void aStagedPolicyHasNoReceipt() {
+        AtomicLong clock = new AtomicLong(1_000);
+        ReceiptingCalculator calc = new ReceiptingCalculator(new IncrementalPolicyCalculator(), receipts, clock::get);
+        calc.upsertNamespace(Objects.namespace("x", Map.of()));
+        calc.upsertPod(Objects.pod("x", "web-1", Map.of("app", "web"), "n1", List.of("10.0.1.1"), List.of()));
+        String spec = """
+                spec:
+                  podSelector:
+                    matchLabels: {app: web}
+                """;
+        Runnable publish = () -> {
+            for (String node : calc.drainChangedNodes()) {
+                receipts.nodePublished(
+                        node, clock.incrementAndGet(), calc.snapshot(node).getPoliciesList(), clock.get());
+            }
+            receipts.publicationDone(clock.get());
+        };
+        calc.upsertPolicy(Objects.policy("x", """
+                metadata:
+                  name: deny-all
+                  generation: 1
+                  annotations: {kube-verdict.io/staged: "true"}
+                """ + spec));
+        publish.run();
+        assertThat(receipts.receipt(DENY, 10)).isEmpty();
+
+        calc.upsertPolicy(Objects.policy("x", """
+                metadata:
+                  name: deny-all
+                  generation: 2
+                """ + spec));
+        publish.run();
+        assertThat(receipts.receipt(DENY, 10)).isPresent();
+
+        calc.upsertPolicy(Objects.policy("x", """
+                metadata:
+                  name: deny-all
+                  generation: 3
+                  annotations: {kube-verdict.io/staged: "true"}
+                """ + spec));
+        publish.run();
+        assertThat(receipts.receipt(DENY, 10))
+                .as("staged again: enforced nowhere")
+                .isEmpty();
+    }
 }

@@ -35,6 +35,7 @@ final class ObservedJudge implements Judge {
     private final VerdictFeed.Producer feed;
     private final PolicyVerdictMetrics policyVerdicts;
     private final StagedVerdictMetrics stagedVerdicts;
+    private final StagedDecider stagedDecider;
     private int cacheMark; // of the last decided packet (this judge's thread only)
     private static final int TCP = 6;
     private static final int UDP = 17;
@@ -53,10 +54,31 @@ final class ObservedJudge implements Judge {
             VerdictFeed.Producer feed,
             PolicyVerdictMetrics policyVerdicts,
             StagedVerdictMetrics stagedVerdicts) {
+        this(state, feed, policyVerdicts, stagedVerdicts, ObservedJudge::decideStaged);
+    }
+
+    /** With another staged decision: tests put one that throws, to show the enforced verdict stands. */
+    ObservedJudge(
+            StateHolder state,
+            VerdictFeed.Producer feed,
+            PolicyVerdictMetrics policyVerdicts,
+            StagedVerdictMetrics stagedVerdicts,
+            StagedDecider stagedDecider) {
         this.state = state;
         this.feed = feed;
         this.policyVerdicts = policyVerdicts;
         this.stagedVerdicts = stagedVerdicts;
+        this.stagedDecider = stagedDecider;
+    }
+
+    /** The would-be code of a packet under a generation's staged policies. */
+    @FunctionalInterface
+    interface StagedDecider {
+        int decide(StateHolder.Generation generation, PacketTuple packet);
+    }
+
+    private static int decideStaged(StateHolder.Generation generation, PacketTuple packet) {
+        return generation.state().index().decideStaged(packet, generation.learned());
     }
 
     @Override
@@ -93,7 +115,7 @@ final class ObservedJudge implements Judge {
     /** The staged policies' would-be code where it differs from {@code code}, else NOT_STAGED; never throws. */
     private int stagedDifference(StateHolder.Generation current, PacketTuple packet, int code) {
         try {
-            int staged = current.state().index().decideStaged(packet, current.learned());
+            int staged = stagedDecider.decide(current, packet);
             return staged != Decision.NOT_STAGED && Decision.allowed(staged) != Decision.allowed(code)
                     ? staged
                     : Decision.NOT_STAGED;

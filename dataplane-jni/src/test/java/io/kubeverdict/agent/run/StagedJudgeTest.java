@@ -31,6 +31,8 @@ class StagedJudgeTest {
             new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.3"), Protocol.TCP_VALUE, 80);
     static final PacketTuple B_TO_A =
             new PacketTuple().set(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
+    static final PacketTuple C_TO_A =
+            new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), Protocol.TCP_VALUE, 80);
 
     @Test
     void aStagedDenyAllLeavesTheVerdictAndCountsAndFeedsTheWouldBeDeny() throws Exception {
@@ -68,6 +70,53 @@ class StagedJudgeTest {
             assertThat(e.getStaged().getStagedPolicy().getName()).isEqualTo("x/deny-all");
             assertThat(e.getStaged().getDirection()).isEqualTo("ingress");
             assertThat(e.getDestination().getPod()).isEqualTo("c");
+        }
+        registry.close();
+    }
+
+    @Test
+    void aStagedEvaluationThatThrowsLeavesTheEnforcedVerdictAndIsCounted() throws Exception {
+        StateHolder state = new StateHolder(0);
+        new StateEnforcer(state, selected -> {}, Clock.systemUTC()).enforce(SnapshotFixtures.stagedDenyAllForC(), 1);
+        assertThat(state.generation().state().index().hasStaged())
+                .as("the staged evaluation is reached")
+                .isTrue();
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        StagedVerdictMetrics staged = new StagedVerdictMetrics(registry, 10);
+        List<Explanation> seen = new CopyOnWriteArrayList<>();
+        try (VerdictFeed feed = new VerdictFeed(1024, state::generation);
+                AutoCloseable subscription = feed.subscribe(Verdict.VERDICT_UNSPECIFIED, false, sink(seen))) {
+            ObservedJudge judge = new ObservedJudge(
+                    state,
+                    feed.producer(),
+                    new PolicyVerdictMetrics(registry, 10),
+                    staged,
+                    (generation, packet) -> {
+                        throw new IllegalStateException("staged evaluation broken on purpose");
+                    });
+
+            assertThat(Decision.allowed(judge.decide(B_TO_C)))
+                    .as("enforced allow stands (the staged deny-all is never enforced)")
+                    .isTrue();
+            assertThat(Decision.allowed(judge.decide(C_TO_A)))
+                    .as("enforced deny stands (a admits b only)")
+                    .isFalse();
+            assertThat(Decision.allowed(judge.decide(B_TO_C))).isTrue();
+
+            assertThat(registry.get("kubeverdict_staged_errors").counter().count())
+                    .isEqualTo(3.0);
+            assertThat(staged.failures()).isEqualTo(3.0);
+            assertThat(registry.find("kubeverdict_staged_verdicts").counters())
+                    .as("no would-be verdict is counted from a failed evaluation")
+                    .isEmpty();
+            assertThat(registry.scrape()).contains("kubeverdict_staged_errors_total 3.0");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (seen.size() < 3 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(seen).as("every verdict is still fed").hasSize(3);
+            assertThat(seen).allSatisfy(e -> assertThat(e.hasStaged()).isFalse());
+            assertThat(seen.get(1).getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
         }
         registry.close();
     }

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.kubeverdict.controlplane.calc.ModelSerialization;
 import io.kubeverdict.controlplane.calc.PolicyCompiler;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
+import io.kubeverdict.controlplane.calc.Staging;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -175,6 +176,19 @@ public final class ManifestLoader {
         }
 
         <T extends HasMetadata> void replace(Map<String, T> into, String key, T obj, Origin origin) {
+            Origin before = origins.get(key);
+            if (before != null && StagedDirectory.holds(before.file()) != StagedDirectory.holds(origin.file())) {
+                // Replacing would leave the live one unenforced, or enforce the staged one.
+                ManifestProblem p = new ManifestProblem(
+                        origin,
+                        key + " is both live and staged (" + before + "); stage the copy under another name with "
+                                + Staging.REPLACES_ANNOTATION);
+                if (errors.size() < MAX_ERRORS) {
+                    errors.add(p);
+                } else {
+                    moreErrors++;
+                }
+            }
             if (into.put(key, obj) != null) {
                 warnings.add(new ManifestProblem(origin, key + " defined again; replaces " + origins.get(key)));
             }
@@ -252,10 +266,20 @@ public final class ManifestLoader {
                     return;
                 }
                 ManifestKinds.Verdict verdict = ManifestKinds.classify(apiVersion, kind);
+                boolean staged = StagedDirectory.holds(file.file());
                 if (verdict instanceof ManifestKinds.Refuse refuse) {
                     error(at, refuse.reason());
+                } else if (staged && (verdict instanceof ManifestKinds.Skip || !StagedDirectory.isPolicyKind(kind))) {
+                    error(at, kind + " under " + StagedDirectory.PREFIX + ": only policies are staged");
                 } else if (verdict instanceof ManifestKinds.Skip) {
                     skipped.merge(kind, 1, Integer::sum);
+                } else if (staged) {
+                    JsonNode marked = StagedDirectory.mark(node);
+                    if (marked == null) {
+                        error(at, kind + " under " + StagedDirectory.PREFIX + " annotated as not staged");
+                    } else {
+                        read(marked, at, kind);
+                    }
                 } else {
                     read(node, at, kind);
                 }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
+import io.kubeverdict.controlplane.calc.Staging;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -292,5 +293,97 @@ class ManifestLoaderTest {
                 """).pods());
         assertThatThrownBy(() -> WhatIfDefaults.apply(onePod, "10.5.0.0/32", "n"))
                 .hasMessageContaining("exhausted");
+    }
+    static final String LIVE_WORLD = """
+            apiVersion: v1
+            kind: Namespace
+            metadata: {name: x}
+            ---
+            apiVersion: v1
+            kind: Pod
+            metadata: {name: a, namespace: x, labels: {app: a}}
+            spec: {nodeName: n1, containers: [{name: c, image: i}]}
+            status: {phase: Running, podIP: 10.0.0.1}
+            ---
+            apiVersion: networking.k8s.io/v1
+            kind: NetworkPolicy
+            metadata: {name: allow-all, namespace: x}
+            spec: {podSelector: {}, ingress: [{}]}
+            """;
+
+    static final String STAGED_DENY_ALL = """
+            apiVersion: networking.k8s.io/v1
+            kind: NetworkPolicy
+            metadata: {name: deny-all, namespace: x}
+            spec: {podSelector: {}, policyTypes: [Ingress]}
+            """;
+
+    @Test
+    void policiesUnderTheStagedDirectoryAreStagedAndTheOthersLive() throws Exception {
+        LoadedManifests m = new ManifestLoader()
+                .load(files("world.yaml", LIVE_WORLD, "staged/deny-all.yaml", STAGED_DENY_ALL, "x/staged/not-top.yaml", """
+                        apiVersion: networking.k8s.io/v1
+                        kind: NetworkPolicy
+                        metadata: {name: nested, namespace: x}
+                        spec: {podSelector: {matchLabels: {app: none}}}
+                        """));
+        assertThat(m.policies())
+                .extracting(p -> p.getMetadata().getName() + "=" + Staging.isStaged(p.getMetadata()))
+                .containsExactlyInAnyOrder("allow-all=false", "deny-all=true", "nested=false");
+
+        IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
+        m.namespaces().forEach(calc::upsertNamespace);
+        m.pods().forEach(calc::upsertPod);
+        m.policies().forEach(calc::upsertPolicy);
+        NodeSnapshot n1 = calc.snapshot("n1");
+        assertThat(n1.getPoliciesList()).anySatisfy(p -> assertThat(p.getId().getName()).isEqualTo("staged:x/deny-all"));
+        assertThat(n1.getEndpoints(0).getEndpoint().getTiersList())
+                .allSatisfy(t -> assertThat(t.getIngressPoliciesList()).containsExactly("x/allow-all"));
+        assertThat(n1.getEndpoints(0).getEndpoint().getStagedTiersList())
+                .anySatisfy(t -> assertThat(t.getIngressPoliciesList()).contains("staged:x/deny-all"));
+    }
+
+    @Test
+    void whatIsNotAStagedPolicyUnderTheStagedDirectoryRejectsTheLoadWithItsPlace() {
+        ManifestLoadException e = catchThrowableOfType(
+                ManifestLoadException.class,
+                () -> new ManifestLoader()
+                        .load(files(
+                                "world.yaml", LIVE_WORLD,
+                                "staged/a.yaml", STAGED_DENY_ALL + """
+                                        ---
+                                        apiVersion: v1
+                                        kind: Pod
+                                        metadata: {name: b, namespace: x}
+                                        ---
+                                        apiVersion: apps/v1
+                                        kind: Deployment
+                                        metadata: {name: d, namespace: x}
+                                        ---
+                                        apiVersion: networking.k8s.io/v1
+                                        kind: NetworkPolicy
+                                        metadata: {name: not-staged, namespace: x, annotations: {kube-verdict.io/staged: "false"}}
+                                        spec: {podSelector: {}}
+                                        """,
+                                "staged/b.yaml", """
+                                        apiVersion: networking.k8s.io/v1
+                                        kind: NetworkPolicy
+                                        metadata: {name: allow-all, namespace: x}
+                                        spec: {podSelector: {}}
+                                        """)));
+        assertThat(e).as("rejected").isNotNull();
+        assertThat(e.errors())
+                .extracting(Object::toString)
+                .satisfiesExactly(
+                        pod -> assertThat(pod).startsWith("staged/a.yaml:6:").contains("Pod under staged/"),
+                        deployment -> assertThat(deployment)
+                                .startsWith("staged/a.yaml:10:")
+                                .contains("Deployment under staged/"),
+                        annotated -> assertThat(annotated)
+                                .startsWith("staged/a.yaml:14:")
+                                .contains("annotated as not staged"),
+                        twice -> assertThat(twice) // the later file in path order, naming the earlier
+                                .startsWith("world.yaml:11:")
+                                .contains("x/allow-all is both live and staged (staged/b.yaml:1:"));
     }
 }

@@ -294,6 +294,7 @@ class ManifestLoaderTest {
         assertThatThrownBy(() -> WhatIfDefaults.apply(onePod, "10.5.0.0/32", "n"))
                 .hasMessageContaining("exhausted");
     }
+
     static final String LIVE_WORLD = """
             apiVersion: v1
             kind: Namespace
@@ -321,7 +322,13 @@ class ManifestLoaderTest {
     @Test
     void policiesUnderTheStagedDirectoryAreStagedAndTheOthersLive() throws Exception {
         LoadedManifests m = new ManifestLoader()
-                .load(files("world.yaml", LIVE_WORLD, "staged/deny-all.yaml", STAGED_DENY_ALL, "x/staged/not-top.yaml", """
+                .load(files(
+                        "world.yaml",
+                        LIVE_WORLD,
+                        "staged/deny-all.yaml",
+                        STAGED_DENY_ALL,
+                        "x/staged/not-top.yaml",
+                        """
                         apiVersion: networking.k8s.io/v1
                         kind: NetworkPolicy
                         metadata: {name: nested, namespace: x}
@@ -336,7 +343,8 @@ class ManifestLoaderTest {
         m.pods().forEach(calc::upsertPod);
         m.policies().forEach(calc::upsertPolicy);
         NodeSnapshot n1 = calc.snapshot("n1");
-        assertThat(n1.getPoliciesList()).anySatisfy(p -> assertThat(p.getId().getName()).isEqualTo("staged:x/deny-all"));
+        assertThat(n1.getPoliciesList())
+                .anySatisfy(p -> assertThat(p.getId().getName()).isEqualTo("staged:x/deny-all"));
         assertThat(n1.getEndpoints(0).getEndpoint().getTiersList())
                 .allSatisfy(t -> assertThat(t.getIngressPoliciesList()).containsExactly("x/allow-all"));
         assertThat(n1.getEndpoints(0).getEndpoint().getStagedTiersList())
@@ -349,8 +357,10 @@ class ManifestLoaderTest {
                 ManifestLoadException.class,
                 () -> new ManifestLoader()
                         .load(files(
-                                "world.yaml", LIVE_WORLD,
-                                "staged/a.yaml", STAGED_DENY_ALL + """
+                                "world.yaml",
+                                LIVE_WORLD,
+                                "staged/a.yaml",
+                                STAGED_DENY_ALL + """
                                         ---
                                         apiVersion: v1
                                         kind: Pod
@@ -365,7 +375,8 @@ class ManifestLoaderTest {
                                         metadata: {name: not-staged, namespace: x, annotations: {kube-verdict.io/staged: "false"}}
                                         spec: {podSelector: {}}
                                         """,
-                                "staged/b.yaml", """
+                                "staged/b.yaml",
+                                """
                                         apiVersion: networking.k8s.io/v1
                                         kind: NetworkPolicy
                                         metadata: {name: allow-all, namespace: x}

@@ -54,7 +54,11 @@ class StagedPoliciesMockClusterTest {
     @Test
     void anAnnotatedNetworkPolicyIsStagedAndRemovingTheAnnotationEnforcesIt() throws Exception {
         client.namespaces()
-                .resource(new NamespaceBuilder().withNewMetadata().withName("x").endMetadata().build())
+                .resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName("x")
+                        .endMetadata()
+                        .build())
                 .create();
         client.pods()
                 .inNamespace("x")
@@ -124,7 +128,8 @@ class StagedPoliciesMockClusterTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         NodeSnapshot s;
         do {
-            s = inspection.getSnapshot(GetSnapshotRequest.newBuilder().setNode("n1").build());
+            s = inspection.getSnapshot(
+                    GetSnapshotRequest.newBuilder().setNode("n1").build());
             if (done.test(s)) {
                 return s;
             }
@@ -134,7 +139,10 @@ class StagedPoliciesMockClusterTest {
     }
 
     private static List<String> policyNames(NodeSnapshot s) {
-        return s.getPoliciesList().stream().map(ActivePolicy::getId).map(id -> id.getName()).toList();
+        return s.getPoliciesList().stream()
+                .map(ActivePolicy::getId)
+                .map(id -> id.getName())
+                .toList();
     }
 
     private static List<String> listed(TierInfo t) {

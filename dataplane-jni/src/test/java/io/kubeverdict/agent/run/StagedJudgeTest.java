@@ -87,11 +87,7 @@ class StagedJudgeTest {
         try (VerdictFeed feed = new VerdictFeed(1024, state::generation);
                 AutoCloseable subscription = feed.subscribe(Verdict.VERDICT_UNSPECIFIED, false, sink(seen))) {
             ObservedJudge judge = new ObservedJudge(
-                    state,
-                    feed.producer(),
-                    new PolicyVerdictMetrics(registry, 10),
-                    staged,
-                    (generation, packet) -> {
+                    state, feed.producer(), new PolicyVerdictMetrics(registry, 10), staged, (generation, packet) -> {
                         throw new IllegalStateException("staged evaluation broken on purpose");
                     });
 

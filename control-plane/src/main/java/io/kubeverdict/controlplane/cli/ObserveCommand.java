@@ -141,7 +141,7 @@ final class ObserveCommand implements Callable<Integer> {
             paramLabel = "N",
             defaultValue = "20",
             description =
-                    "Without --last, --since or --follow: stop after N live verdicts (default: " + "${DEFAULT-VALUE}).")
+                    "Without --last, --since or --follow: stop after N live verdicts (default: ${DEFAULT-VALUE}).")
     int count;
 
     @Option(
@@ -269,22 +269,21 @@ final class ObserveCommand implements Callable<Integer> {
         long deadline = System.nanoTime() + wait.toNanos();
         // Not following: the past verdicts end at the control plane's mark; else --count live ones.
         int limit = following || history ? Integer.MAX_VALUE : count;
-        boolean follow = following;
         int printed = 0;
         TimeOrder order = new TimeOrder(ORDER_HOLD_NANOS);
         if (output.format().isTable()) {
             out.printf(ROW, "TIME", "NODE", "FROM", "TO", "PORT", "DIRECTION", "VERDICT", "DECIDED BY");
             out.flush();
         }
-        while (follow || printed < limit) {
+        while (following || printed < limit) {
             long now = System.nanoTime();
-            long until = Math.min(order.nanosUntilNext(now), follow ? Long.MAX_VALUE : Math.max(0, deadline - now));
+            long until = Math.min(order.nanosUntilNext(now), following ? Long.MAX_VALUE : Math.max(0, deadline - now));
             Object item = inbox.poll(until, TimeUnit.NANOSECONDS);
             if (item == null) {
                 now = System.nanoTime();
-                boolean over = !follow && now - deadline >= 0; // waited long enough: what is held goes out
+                boolean over = !following && now - deadline >= 0; // waited long enough: what is held goes out
                 for (ObservedVerdict v : over ? order.drain() : order.due(now)) {
-                    if (follow || printed < limit) {
+                    if (following || printed < limit) {
                         print(out, v);
                         printed++;
                     }
@@ -296,7 +295,7 @@ final class ObserveCommand implements Callable<Integer> {
             }
             if (!(item instanceof ObservedVerdict)) {
                 for (ObservedVerdict v : order.drain()) { // the stream ends: what arrived is still shown
-                    if (follow || printed++ < limit) {
+                    if (following || printed++ < limit) {
                         print(out, v);
                     }
                 }
@@ -315,7 +314,7 @@ final class ObserveCommand implements Callable<Integer> {
             }
             ObservedVerdict v = (ObservedVerdict) item;
             if (v.hasHistoryEnd()) {
-                if (!follow) {
+                if (!following) {
                     order.drain().forEach(held -> print(out, held));
                     return ExitCodes.OK;
                 }

@@ -52,7 +52,7 @@ final class CliRecipes {
                     "--protocol",
                     probe.protocol().name()));
         }
-        commands.add(List.of("observe", "--last", "10", "--wait", "5s"));
+        commands.add(List.of("observe", "--count", "10", "--wait", "5s"));
         policy.ifPresent(p -> commands.add(List.of("wait", "--for=enforced", p, "--timeout", "60s")));
         StringBuilder s = new StringBuilder("kube-verdict against this sandbox (its control plane listens on ")
                 .append(address)

@@ -106,7 +106,7 @@ class StagedPoliciesEndToEndTest {
         Path out = Files.createTempFile(manifests, "observe-", ".out");
         Path err = Files.createTempFile(manifests, "observe-", ".err");
         Process observe = new ProcessBuilder(
-                        sandbox.cliCommand("observe", "--staged", "--last", "4", "--wait", "PT180S"))
+                        sandbox.cliCommand("observe", "--staged", "--count", "4", "--wait", "PT180S"))
                 .redirectOutput(out.toFile())
                 .redirectError(err.toFile())
                 .start();

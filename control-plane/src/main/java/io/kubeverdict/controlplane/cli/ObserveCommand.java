@@ -41,8 +41,11 @@ import picocli.CommandLine.Spec;
             "The live verdicts of the whole cluster, as agents decide them (like hubble observe): who, to whom, port, "
                     + "verdict and what decided. Agents upload verdicts only while someone observes, at most their "
                     + "--verdict-upload-rate per second (sampled above it); lost ones are reported.",
-            "Without --follow: the next --last verdicts, waiting at most --wait. Exit status: 0, 2 for bad options, "
-                    + "3 when the control plane cannot be asked or ends the stream."
+            "--last N and --since DURATION first show past verdicts the control plane still holds (the most recent "
+                    + "4096 it relayed: every verdict while its flow history is on, the default; otherwise only "
+                    + "those relayed while someone observed), then follow live ones unless --no-follow.",
+            "Without --last, --since or --follow: the next --count live verdicts, waiting at most --wait. Exit "
+                    + "status: 0, 2 for bad options, 3 when the control plane cannot be asked or ends the stream."
         })
 final class ObserveCommand implements Callable<Integer> {
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
@@ -51,6 +54,8 @@ final class ObserveCommand implements Callable<Integer> {
     private static final long ORDER_HOLD_NANOS = TimeUnit.MILLISECONDS.toNanos(300);
 
     private ObserveFilter filter;
+    private boolean history;
+    private boolean following;
 
     @Option(
             names = "--verdict",
@@ -111,15 +116,33 @@ final class ObserveCommand implements Callable<Integer> {
 
     @Option(
             names = {"-f", "--follow"},
-            description = "Keep following until interrupted.")
-    boolean follow;
+            negatable = true,
+            description = "Keep following until interrupted (the default with --last or --since; --no-follow stops "
+                    + "after the past verdicts).")
+    Boolean follow;
 
     @Option(
             names = "--last",
             paramLabel = "N",
-            defaultValue = "20",
-            description = "Without --follow: stop after N verdicts (default: ${DEFAULT-VALUE}).")
+            description = "First the past N verdicts the control plane still holds that match --verdict, "
+                    + "--namespace, --pod (or --from-pod/--to-pod) and --node; the other filters may show fewer.")
     int last;
+
+    @Option(
+            names = "--since",
+            paramLabel = "DURATION",
+            converter = DurationText.class,
+            description = "First the held verdicts the control plane relayed within this long (e.g. 5m; with "
+                    + "--last: at most N of them).")
+    Duration since;
+
+    @Option(
+            names = "--count",
+            paramLabel = "N",
+            defaultValue = "20",
+            description =
+                    "Without --last, --since or --follow: stop after N live verdicts (default: ${DEFAULT-VALUE}).")
+    int count;
 
     @Option(
             names = "--wait",
@@ -158,11 +181,18 @@ final class ObserveCommand implements Callable<Integer> {
             err.flush();
             return ExitCodes.USAGE;
         }
-        if (!follow && last < 1) {
-            err.println("--last must be at least 1");
+        String bad = last < 0
+                ? "--last must not be negative"
+                : since != null && (since.isNegative() || since.isZero())
+                        ? "--since must be positive"
+                        : count < 1 ? "--count must be at least 1" : null;
+        if (bad != null) {
+            err.println(bad);
             err.flush();
             return ExitCodes.USAGE;
         }
+        history = last > 0 || since != null;
+        following = follow != null ? follow : history;
         ManagedChannel channel = client.openOrReport(err);
         if (channel == null) {
             return ExitCodes.USAGE;
@@ -184,14 +214,20 @@ final class ObserveCommand implements Callable<Integer> {
             ControlPlaneClientOptions.close(channel);
             return client.failed(err, e);
         }
-        ObserveVerdictsRequest request = ObserveVerdictsRequest.newBuilder()
+        ObserveVerdictsRequest.Builder requested = ObserveVerdictsRequest.newBuilder()
                 .setVerdict(verdict)
                 .setNamespace(namespace)
                 // The control plane filters by one pod on either side: the narrowest one given.
                 .setPod(!pod.isEmpty() ? pod : !fromPod.isEmpty() ? fromPod : toPod)
                 .setNode(node)
                 .setStaged(staged)
-                .build();
+                .setLast(last);
+        if (since != null) {
+            requested.setSince(com.google.protobuf.Duration.newBuilder()
+                    .setSeconds(since.getSeconds())
+                    .setNanos(since.getNano()));
+        }
+        ObserveVerdictsRequest request = requested.build();
         filter = new ObserveFilter(
                 fromPod,
                 toPod,
@@ -231,21 +267,23 @@ final class ObserveCommand implements Callable<Integer> {
 
     private int follow(BlockingQueue<Object> inbox, PrintWriter out, PrintWriter err) throws InterruptedException {
         long deadline = System.nanoTime() + wait.toNanos();
+        // Not following: the past verdicts end at the control plane's mark; else --count live ones.
+        int limit = following || history ? Integer.MAX_VALUE : count;
         int printed = 0;
         TimeOrder order = new TimeOrder(ORDER_HOLD_NANOS);
         if (output.format().isTable()) {
             out.printf(ROW, "TIME", "NODE", "FROM", "TO", "PORT", "DIRECTION", "VERDICT", "DECIDED BY");
             out.flush();
         }
-        while (follow || printed < last) {
+        while (following || printed < limit) {
             long now = System.nanoTime();
-            long until = Math.min(order.nanosUntilNext(now), follow ? Long.MAX_VALUE : Math.max(0, deadline - now));
+            long until = Math.min(order.nanosUntilNext(now), following ? Long.MAX_VALUE : Math.max(0, deadline - now));
             Object item = inbox.poll(until, TimeUnit.NANOSECONDS);
             if (item == null) {
                 now = System.nanoTime();
-                boolean over = !follow && now - deadline >= 0; // waited long enough: what is held goes out
+                boolean over = !following && now - deadline >= 0; // waited long enough: what is held goes out
                 for (ObservedVerdict v : over ? order.drain() : order.due(now)) {
-                    if (follow || printed < last) {
+                    if (following || printed < limit) {
                         print(out, v);
                         printed++;
                     }
@@ -257,7 +295,7 @@ final class ObserveCommand implements Callable<Integer> {
             }
             if (!(item instanceof ObservedVerdict)) {
                 for (ObservedVerdict v : order.drain()) { // the stream ends: what arrived is still shown
-                    if (follow || printed++ < last) {
+                    if (following || printed++ < limit) {
                         print(out, v);
                     }
                 }
@@ -275,6 +313,13 @@ final class ObserveCommand implements Callable<Integer> {
                 return ExitCodes.UNAVAILABLE;
             }
             ObservedVerdict v = (ObservedVerdict) item;
+            if (v.hasHistoryEnd()) {
+                if (!following) {
+                    order.drain().forEach(held -> print(out, held));
+                    return ExitCodes.OK;
+                }
+                continue;
+            }
             if (v.hasLost()) {
                 if (output.format().isTable()) {
                     err.println(

@@ -17,7 +17,6 @@ import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.VerdictDemand;
 import io.kubeverdict.proto.v1.VerdictEvent;
 import io.kubeverdict.proto.v1.VerdictUpload;
-import io.kubeverdict.proto.v1.VerdictsLost;
 import io.kubeverdict.runtime.logging.LogLimiter;
 import io.micrometer.core.instrument.Counter;
 import java.util.List;
@@ -41,17 +40,20 @@ import org.slf4j.LoggerFactory;
 public final class VerdictRelay {
     private static final Logger log = LoggerFactory.getLogger(VerdictRelay.class);
     private static final long DIRECTORY_MAX_AGE = 1_000_000_000L;
+    /** Verdicts held for `observe --last/--since`: at ~1-2 KB an event, a few MB at most. */
+    static final int HELD_VERDICTS = 4096;
 
     private final SnapshotHub hub;
     private final NodeAuthorizer authorizer;
     private final LongSupplier nanoTime;
     private final Map<String, Uplink> uplinks = new ConcurrentHashMap<>();
-    private final List<Observer> observers = new CopyOnWriteArrayList<>();
+    private final List<VerdictObserver> observers = new CopyOnWriteArrayList<>();
     private final Counter relayed;
     private final Counter lost;
     private final Counter refused;
     private final LogLimiter refusals = new LogLimiter(1, TimeUnit.MINUTES);
     private volatile Directory directory;
+    private final RecentVerdicts recent = new RecentVerdicts(HELD_VERDICTS);
     /** Where every relayed event also goes (the flow history); null: only to observers, on demand. */
     private volatile java.util.function.Consumer<VerdictEvent> recorder;
 
@@ -69,6 +71,10 @@ public final class VerdictRelay {
                 "kubeverdict_verdict_observers",
                 "Open ObserveVerdicts streams (kube-verdict observe)",
                 observers::size);
+        metrics.relayGauge(
+                "kubeverdict_verdict_events_held",
+                "Recent relayed verdict events held for observe --last/--since (at most " + HELD_VERDICTS + ")",
+                recent::size);
         metrics.relayGauge("kubeverdict_verdict_uplinks", "Agents with an open ReportVerdicts stream", uplinks::size);
         relayed = metrics.relayCounter(
                 "kubeverdict_verdict_events_relayed_total",
@@ -107,7 +113,7 @@ public final class VerdictRelay {
                 if (lostNow > uplink.lostSeen) {
                     long delta = lostNow - uplink.lostSeen;
                     uplink.lostSeen = lostNow;
-                    for (Observer o : observers) {
+                    for (VerdictObserver o : observers) {
                         if (o.wantsNode(uplink.node)) {
                             o.lost(delta);
                             lost.increment(delta);
@@ -193,7 +199,7 @@ public final class VerdictRelay {
         boolean wanted = false;
         boolean stagedOnly = true;
         Verdict common = null;
-        for (Observer o : observers) {
+        for (VerdictObserver o : observers) {
             if (o.wantsNode(node)) {
                 Verdict v = o.verdict();
                 common = !wanted ? v : common == v ? common : Verdict.VERDICT_UNSPECIFIED;
@@ -214,16 +220,33 @@ public final class VerdictRelay {
 
     // ------------------------------------------------------------------ observers
 
-    /** ControlPlaneInspection.ObserveVerdicts: until the observer cancels. */
+    /**
+     * ControlPlaneInspection.ObserveVerdicts: until the observer cancels; first the held verdicts
+     * it asked for (last, since), then live ones.
+     */
     public void observe(ObserveVerdictsRequest request, ServerCallStreamObserver<ObservedVerdict> out) {
-        Observer o = new Observer(request, out);
+        var since = request.getSince();
+        if (since.getSeconds() < 0 || since.getNanos() < 0) {
+            out.onError(Status.INVALID_ARGUMENT
+                    .withDescription("since must not be negative")
+                    .asRuntimeException());
+            return;
+        }
+        VerdictObserver o = new VerdictObserver(request, out);
         out.setOnCancelHandler(() -> {
             observers.remove(o);
             demandsChanged();
         });
         out.setOnReadyHandler(o::flushLost);
-        observers.add(o);
+        observers.add(o); // before the replay is taken: a live event is then held by it or offered (or both)
         demandsChanged();
+        if (o.wantsHistory()) {
+            // Over a century means any time (and keeps the nanoseconds from overflowing).
+            Long sinceNanos = request.hasSince() && since.getSeconds() < 3_153_600_000L
+                    ? nanoTime.getAsLong() - (since.getSeconds() * 1_000_000_000L + since.getNanos())
+                    : null;
+            o.replay(recent.matching(o::matches, request.getLast(), sinceNanos));
+        }
     }
 
     private void relay(String node, VerdictEvent event) {
@@ -244,9 +267,10 @@ public final class VerdictRelay {
         if (r != null) {
             r.accept(named);
         }
-        for (Observer o : observers) {
+        long seq = recent.add(named, nanoTime.getAsLong());
+        for (VerdictObserver o : observers) {
             if (o.matches(named)) {
-                if (o.offer(named)) {
+                if (o.offer(seq, named)) {
                     relayed.increment();
                 } else {
                     lost.increment();
@@ -348,91 +372,6 @@ public final class VerdictRelay {
                 out.onCompleted();
             } catch (RuntimeException ignored) {
                 // already cancelled
-            }
-        }
-    }
-
-    private static final class Observer {
-        private final ObserveVerdictsRequest filter;
-        private final ServerCallStreamObserver<ObservedVerdict> out;
-        private long lost;
-
-        Observer(ObserveVerdictsRequest filter, ServerCallStreamObserver<ObservedVerdict> out) {
-            this.filter = filter;
-            this.out = out;
-        }
-
-        Verdict verdict() {
-            return filter.getVerdict() == Verdict.UNRECOGNIZED ? Verdict.VERDICT_UNSPECIFIED : filter.getVerdict();
-        }
-
-        boolean wantsNode(String node) {
-            return filter.getNode().isEmpty() || filter.getNode().equals(node);
-        }
-
-        boolean matches(VerdictEvent e) {
-            Explanation x = e.getExplanation();
-            if (!wantsNode(e.getNode())) {
-                return false;
-            }
-            if (verdict() != Verdict.VERDICT_UNSPECIFIED && x.getVerdict() != verdict()) {
-                return false;
-            }
-            if (filter.getStaged() && !x.hasStaged()) {
-                return false; // an older agent sends all it has
-            }
-            if (!filter.getNamespace().isEmpty()
-                    && !(x.hasSource() && x.getSource().getNamespace().equals(filter.getNamespace()))
-                    && !(x.hasDestination() && x.getDestination().getNamespace().equals(filter.getNamespace()))) {
-                return false;
-            }
-            return filter.getPod().isEmpty()
-                    || (x.hasSource() && name(x.getSource()).equals(filter.getPod()))
-                    || (x.hasDestination() && name(x.getDestination()).equals(filter.getPod()));
-        }
-
-        private static String name(EndpointId id) {
-            return id.getNamespace() + "/" + id.getPod();
-        }
-
-        /** Sends the event if the stream can take it; false: it is lost for this observer (counted). */
-        synchronized boolean offer(VerdictEvent e) {
-            if (!out.isReady()) {
-                lost++;
-                return false;
-            }
-            try {
-                flushLostLocked();
-                out.onNext(ObservedVerdict.newBuilder().setEvent(e).build());
-                return true;
-            } catch (RuntimeException ex) {
-                return false; // cancelled meanwhile; the cancel handler removes it
-            }
-        }
-
-        synchronized void lost(long n) {
-            lost += n;
-            if (out.isReady()) {
-                flushLostLocked();
-            }
-        }
-
-        synchronized void flushLost() {
-            if (out.isReady()) {
-                flushLostLocked();
-            }
-        }
-
-        private void flushLostLocked() {
-            if (lost > 0) {
-                try {
-                    out.onNext(ObservedVerdict.newBuilder()
-                            .setLost(VerdictsLost.newBuilder().setCount(lost))
-                            .build());
-                    lost = 0;
-                } catch (RuntimeException ignored) {
-                    // cancelled meanwhile
-                }
             }
         }
     }

@@ -349,4 +349,61 @@ class LiveCommandsTest {
         assertThat(live("status").out().lines().findFirst().orElseThrow()).doesNotContain("SOURCE REVISION");
         assertThat(wide.out()).contains("source revision ");
     }
+
+    /** Uploads verdicts to ports 1001..1003 as node-1's agent would (addresses of no pod: relayed as they are). */
+    private void uploadVerdicts() {
+        var upload = PolicySyncGrpc.newStub(channel).reportVerdicts(new io.grpc.stub.StreamObserver<>() {
+            @Override
+            public void onNext(io.kubeverdict.proto.v1.VerdictDemand value) {}
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {}
+        });
+        var batch = io.kubeverdict.proto.v1.VerdictUpload.newBuilder().setNode("node-1");
+        long now = Instant.now().getEpochSecond();
+        for (int port = 1001; port <= 1003; port++) {
+            batch.addEvents(io.kubeverdict.proto.v1.VerdictEvent.newBuilder()
+                    .setTime(com.google.protobuf.Timestamp.newBuilder().setSeconds(now - 1004 + port))
+                    .setExplanation(io.kubeverdict.proto.v1.Explanation.newBuilder()
+                            .setVerdict(io.kubeverdict.proto.v1.Verdict.VERDICT_DENY)
+                            .setTuple(io.kubeverdict.proto.v1.Tuple.newBuilder()
+                                    .setSrcIp("192.0.2.1")
+                                    .setDstIp("192.0.2.2")
+                                    .setProtocol(6)
+                                    .setDstPort(port))));
+        }
+        upload.onNext(batch.build());
+        agents.add(upload::onCompleted);
+    }
+
+    private static List<String> rows(Run r) {
+        return r.out().lines().skip(1).toList();
+    }
+
+    @Test
+    void observeLastAndSinceShowThePastVerdictsTheControlPlaneHolds() throws Exception {
+        uploadVerdicts();
+        Run all = null;
+        for (int tries = 0; tries < 300; tries++) { // the upload reaches the relay on its own thread
+            all = live("observe", "--node", "node-1", "--since", "1h", "--no-follow");
+            if (rows(all).size() >= 3) {
+                break;
+            }
+            Thread.sleep(100);
+        }
+        assertThat(all.exit()).as(all.err()).isZero();
+        assertThat(rows(all)).hasSize(3);
+        Run last = live("observe", "--node", "node-1", "--verdict", "denied", "--last", "2", "--no-follow");
+        assertThat(last.exit()).as(last.err()).isZero();
+        assertThat(rows(last)).hasSize(2);
+        assertThat(rows(last).get(0)).contains("1002/");
+        assertThat(rows(last).get(1)).contains("1003/");
+        Run allowedOnly = live("observe", "--node", "node-1", "--verdict", "allowed", "--last", "2", "--no-follow");
+        assertThat(rows(allowedOnly)).as("the same filters as live verdicts").isEmpty();
+        assertThat(live("observe", "--last", "-1").exit()).isEqualTo(ExitCodes.USAGE);
+        assertThat(live("observe", "--since", "0s").exit()).isEqualTo(ExitCodes.USAGE);
+    }
 }

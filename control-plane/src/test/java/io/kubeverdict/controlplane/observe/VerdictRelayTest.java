@@ -179,6 +179,107 @@ class VerdictRelayTest {
         assertThat(alone.demandFor("n1").getWanted()).isTrue();
     }
 
+    private static VerdictEvent port(int port) {
+        VerdictEvent e = event("10.0.1.5", "10.0.2.7", id("x", "mine"), null);
+        return e.toBuilder()
+                .setExplanation(e.getExplanation().toBuilder()
+                        .setTuple(e.getExplanation().getTuple().toBuilder().setDstPort(port)))
+                .build();
+    }
+
+    /** What a stream got, as text: ports of events, "end" for the end of the replay. */
+    private static class Recording extends Fake<ObservedVerdict> {
+        final List<String> got = new ArrayList<>();
+
+        @Override
+        public void onNext(ObservedVerdict v) {
+            got.add(
+                    v.hasHistoryEnd()
+                            ? "end:" + v.getHistoryEnd().getReplayed()
+                            : v.hasEvent()
+                                    ? String.valueOf(v.getEvent()
+                                            .getExplanation()
+                                            .getTuple()
+                                            .getDstPort())
+                                    : "lost");
+        }
+    }
+
+    @Test
+    void lastReplaysTheNewestMatchingHeldVerdictsThenFollowsLiveOnes() {
+        upload("n1", port(1), port(2), port(3));
+        upload("n3", event("10.0.3.9", "10.0.1.5", id("z", "other"), null)); // another node: filtered out
+        Recording stream = new Recording();
+        relay.observe(
+                ObserveVerdictsRequest.newBuilder().setNode("n1").setLast(2).build(), stream);
+        upload("n1", port(4));
+        assertThat(stream.got).containsExactly("2", "3", "end:2", "4");
+        assertThat(registry.get("kubeverdict_verdict_events_held").gauge().value())
+                .isEqualTo(5);
+    }
+
+    @Test
+    void sinceReplaysWhatTheRelayGotWithinTheWindow() {
+        long[] now = {1_000_000_000_000L};
+        VerdictRelay timed = new VerdictRelay(
+                hub, NodeAuthorizer.allowAll(), new ControlPlaneMetrics(new SimpleMeterRegistry()), () -> now[0]);
+        timed.observe(ObserveVerdictsRequest.getDefaultInstance(), new Fake<>()); // someone observes: agents send
+        StreamObserver<VerdictUpload> in = timed.upload(new Fake<>());
+        in.onNext(VerdictUpload.newBuilder().setNode("n1").addEvents(port(1)).build());
+        now[0] += 60_000_000_000L;
+        in.onNext(VerdictUpload.newBuilder().addEvents(port(2)).build());
+        now[0] += 10_000_000_000L;
+        Recording stream = new Recording();
+        timed.observe(
+                ObserveVerdictsRequest.newBuilder()
+                        .setSince(com.google.protobuf.Duration.newBuilder().setSeconds(30))
+                        .build(),
+                stream);
+        assertThat(stream.got).containsExactly("2", "end:1");
+    }
+
+    @Test
+    void liveVerdictsArrivingDuringTheReplayFollowItWithoutGapOrRepeat() {
+        upload("n1", port(1));
+        Recording stream = new Recording() {
+            @Override
+            public void onNext(ObservedVerdict v) {
+                super.onNext(v);
+                if (got.size() == 1) {
+                    upload("n1", port(2)); // relayed while the replay is being sent
+                }
+            }
+        };
+        relay.observe(ObserveVerdictsRequest.newBuilder().setLast(10).build(), stream);
+        assertThat(stream.got).containsExactly("1", "end:1", "2");
+
+        // A live event the replay already held (relayed while the replay was taken) is not sent twice.
+        Recording racing = new Recording();
+        VerdictObserver o = new VerdictObserver(
+                ObserveVerdictsRequest.newBuilder().setLast(5).build(), racing);
+        o.offer(7, port(7));
+        o.offer(8, port(8));
+        o.replay(new RecentVerdicts.Replay(List.of(port(6), port(7)), 7));
+        o.offer(7, port(7));
+        assertThat(racing.got).containsExactly("6", "7", "end:2", "8");
+    }
+
+    @Test
+    void aNegativeSinceIsRefused() {
+        List<Throwable> errors = new ArrayList<>();
+        relay.observe(
+                ObserveVerdictsRequest.newBuilder()
+                        .setSince(com.google.protobuf.Duration.newBuilder().setSeconds(-5))
+                        .build(),
+                new Fake<>() {
+                    @Override
+                    public void onError(Throwable t) {
+                        errors.add(t);
+                    }
+                });
+        assertThat(errors).singleElement().asString().contains("INVALID_ARGUMENT");
+    }
+
     /** A stream that is always ready and records nothing. */
     private static class Fake<T> extends ServerCallStreamObserver<T> {
         @Override

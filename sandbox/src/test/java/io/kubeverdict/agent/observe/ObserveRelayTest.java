@@ -216,7 +216,7 @@ class ObserveRelayTest {
                         "Denied", // any case
                         "--node",
                         "node-1",
-                        "--last",
+                        "--count",
                         "2",
                         "--wait",
                         "PT60S"));

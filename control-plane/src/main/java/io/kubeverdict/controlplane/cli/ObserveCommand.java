@@ -43,7 +43,7 @@ import picocli.CommandLine.Spec;
                     + "--verdict-upload-rate per second (sampled above it); lost ones are reported.",
             "--last N and --since DURATION first show past verdicts the control plane still holds (the most recent "
                     + "4096 it relayed: every verdict while its flow history is on, the default; otherwise only "
-                    + "those relayed while someone observed), then follow live ones unless --no-follow.",
+                    + "those relayed while someone observed) and stop, as hubble observe does; with --follow, then live ones.",
             "Without --last, --since or --follow: the next --count live verdicts, waiting at most --wait. Exit "
                     + "status: 0, 2 for bad options, 3 when the control plane cannot be asked or ends the stream."
         })
@@ -117,8 +117,8 @@ final class ObserveCommand implements Callable<Integer> {
     @Option(
             names = {"-f", "--follow"},
             negatable = true,
-            description = "Keep following until interrupted (the default with --last or --since; --no-follow stops "
-                    + "after the past verdicts).")
+            description = "Keep following until interrupted (after the past verdicts with --last or --since, which "
+                    + "otherwise stop at them).")
     Boolean follow;
 
     @Option(
@@ -192,7 +192,7 @@ final class ObserveCommand implements Callable<Integer> {
             return ExitCodes.USAGE;
         }
         history = last > 0 || since != null;
-        following = follow != null ? follow : history;
+        following = follow != null && follow; // hubble's habit: --last/--since show the past and stop
         ManagedChannel channel = client.openOrReport(err);
         if (channel == null) {
             return ExitCodes.USAGE;

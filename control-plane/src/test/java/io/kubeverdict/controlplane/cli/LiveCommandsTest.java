@@ -396,7 +396,7 @@ class LiveCommandsTest {
         }
         assertThat(all.exit()).as(all.err()).isZero();
         assertThat(rows(all)).hasSize(3);
-        Run last = live("observe", "--node", "node-1", "--verdict", "denied", "--last", "2", "--no-follow");
+        Run last = live("observe", "--node", "node-1", "--verdict", "denied", "--last", "2"); // stops at the past
         assertThat(last.exit()).as(last.err()).isZero();
         assertThat(rows(last)).hasSize(2);
         assertThat(rows(last).get(0)).contains("1002/");

@@ -2,6 +2,7 @@
 package io.kubeverdict.policy;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -133,9 +134,8 @@ final class Programs {
                             c.portProto[ps + q], c.portLo[ps + q], c.portHi[ps + q], c.portNamedSet[ps + q]
                         };
                     }
-                    int[] sets = java.util.Arrays.copyOfRange(c.ruleSets, c.ruleSetStart[r], c.ruleSetEnd[r]);
-                    int[] domains =
-                            java.util.Arrays.copyOfRange(c.ruleDomains, c.ruleDomainStart[r], c.ruleDomainEnd[r]);
+                    int[] sets = Arrays.copyOfRange(c.ruleSets, c.ruleSetStart[r], c.ruleSetEnd[r]);
+                    int[] domains = Arrays.copyOfRange(c.ruleDomains, c.ruleDomainStart[r], c.ruleDomainEnd[r]);
                     if (!b.rule(r, c.ruleAllPeers[r], sets, domains, c.ruleV4[r], c.ruleV6[r], clauses)) {
                         return null; // too many rules for one mask: this slot walks its rules
                     }

@@ -9,6 +9,8 @@ import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.ListFlowsRequest;
+import io.kubeverdict.proto.v1.ListFlowsResponse;
 import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeStatus;
@@ -72,12 +74,10 @@ final class Inspection implements AutoCloseable {
     }
 
     /** The control plane's whole flow history. */
-    io.kubeverdict.proto.v1.ListFlowsResponse flows() {
+    ListFlowsResponse flows() {
         return ControlPlaneInspectionGrpc.newBlockingStub(controlPlane)
                 .withDeadlineAfter(5, TimeUnit.SECONDS)
-                .listFlows(io.kubeverdict.proto.v1.ListFlowsRequest.newBuilder()
-                        .setLimit(100_000)
-                        .build());
+                .listFlows(ListFlowsRequest.newBuilder().setLimit(100_000).build());
     }
 
     AgentStatus agent(String node) {

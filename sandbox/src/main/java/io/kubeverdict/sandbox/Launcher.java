@@ -3,6 +3,7 @@ package io.kubeverdict.sandbox;
 
 import io.kubeverdict.agent.cli.AgentMain;
 import io.kubeverdict.controlplane.cli.ControlPlaneMain;
+import io.kubeverdict.sandbox.cli.KubeVerdictMain;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -133,7 +134,7 @@ public final class Launcher {
                     Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "-cp",
                     classpath,
-                    io.kubeverdict.sandbox.cli.KubeVerdictMain.class.getName());
+                    KubeVerdictMain.class.getName());
         }
         return List.of(home().resolve("bin/kube-verdict").toString());
     }

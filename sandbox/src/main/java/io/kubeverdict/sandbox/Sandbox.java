@@ -6,9 +6,13 @@ import io.kubeverdict.testbed.ServePort;
 import io.kubeverdict.testbed.Testbed;
 import io.kubeverdict.testbed.TestbedLayout;
 import java.io.IOException;
+import java.io.InputStream;
+import java.net.HttpURLConnection;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
@@ -261,12 +265,11 @@ public final class Sandbox implements AutoCloseable {
         String url =
                 "http://" + testbed.layout().nodeAddress(node) + ":" + SandboxProcesses.AGENT_METRICS_PORT + "/metrics";
         return testbed.callIn(testbed.layout().fabricNamespace(), () -> {
-            java.net.HttpURLConnection c = (java.net.HttpURLConnection)
-                    java.net.URI.create(url).toURL().openConnection();
+            HttpURLConnection c = (HttpURLConnection) URI.create(url).toURL().openConnection();
             c.setConnectTimeout(2000);
             c.setReadTimeout(5000);
-            try (java.io.InputStream in = c.getInputStream()) {
-                return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            try (InputStream in = c.getInputStream()) {
+                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
             } finally {
                 c.disconnect();
             }

@@ -13,6 +13,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -79,7 +80,7 @@ public final class ModelSerialization {
             if (!p.isExpectedStartObjectToken()) {
                 return ctxt.reportInputMismatch(this, "metadata.annotations: want an object, got %s", p.currentToken());
             }
-            Map<String, String> kept = new java.util.LinkedHashMap<>();
+            Map<String, String> kept = new LinkedHashMap<>();
             for (String name = p.nextName(); name != null; name = p.nextName()) {
                 tools.jackson.core.JsonToken value = p.nextToken();
                 if (name.startsWith(PREFIX) && value.isScalarValue()) {

@@ -3,6 +3,7 @@ package io.kubeverdict.controlplane.calc;
 
 import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.DomainNames;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.IpSet;
@@ -12,6 +13,7 @@ import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -358,8 +360,7 @@ final class NodeSnapshots implements IndexChanges {
         for (PolicyState p : policies) {
             (p.admin == null ? networkPolicies : p.admin.tier() == AdminPolicy.Tier.ADMIN ? admin : baseline).add(p);
         }
-        networkPolicies.sort(
-                java.util.Comparator.comparing(p -> p.proto().getId().getName()));
+        networkPolicies.sort(Comparator.comparing(p -> p.proto().getId().getName()));
         List<TierInfo> out = new ArrayList<>(3);
         addTier(out, adminTier(AdminPolicyCompiler.ADMIN_TIER, Action.PASS, admin));
         addTier(
@@ -395,12 +396,12 @@ final class NodeSnapshots implements IndexChanges {
      * id. Staged policies add no watch: watching changes what the node does with DNS answers.
      */
     private static void addDomainWatches(WorkloadEndpoint.Builder we, List<PolicyState> live) {
-        TreeMap<String, io.kubeverdict.proto.v1.DomainNames> watches = new TreeMap<>();
+        TreeMap<String, DomainNames> watches = new TreeMap<>();
         for (PolicyState p : live) {
             if (p.admin == null) {
                 continue;
             }
-            for (io.kubeverdict.proto.v1.DomainNames d : p.admin.domainWatches()) {
+            for (DomainNames d : p.admin.domainWatches()) {
                 watches.putIfAbsent(d.getLearnedSetId(), d);
             }
         }

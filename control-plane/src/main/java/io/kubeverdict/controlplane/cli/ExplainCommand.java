@@ -14,6 +14,7 @@ import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.HashMap;
 import java.util.List;
@@ -152,7 +153,7 @@ final class ExplainCommand implements Callable<Integer> {
         ManagedChannel channel;
         try {
             channel = client.open();
-        } catch (IllegalArgumentException | java.io.IOException e) {
+        } catch (IllegalArgumentException | IOException e) {
             throw new OfflineInput.FatalInput(e.getMessage());
         }
         try {

@@ -12,6 +12,7 @@ import io.kubeverdict.proto.v1.GetSnapshotRequest;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.proto.v1.Protocol;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -134,7 +135,7 @@ final class MatrixCommand implements Callable<Integer> {
         ManagedChannel channel;
         try {
             channel = client.open();
-        } catch (IllegalArgumentException | java.io.IOException e) {
+        } catch (IllegalArgumentException | IOException e) {
             throw new OfflineInput.FatalInput(e.getMessage());
         }
         try {

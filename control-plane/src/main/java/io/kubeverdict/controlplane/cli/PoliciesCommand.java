@@ -3,6 +3,7 @@ package io.kubeverdict.controlplane.cli;
 
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
+import io.kubeverdict.controlplane.flows.DecidingRule;
 import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
 import io.kubeverdict.proto.v1.DescribeEndpointRequest;
@@ -241,6 +242,6 @@ final class PoliciesCommand implements Callable<Integer> {
 
     /** A NetworkPolicy by its namespace/name; policies of other tiers with the tier in front. */
     static String policyName(PolicyId id) {
-        return io.kubeverdict.controlplane.flows.DecidingRule.policyName(id);
+        return DecidingRule.policyName(id);
     }
 }

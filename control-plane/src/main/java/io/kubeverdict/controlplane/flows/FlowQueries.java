@@ -7,6 +7,7 @@ import io.kubeverdict.proto.v1.ListFlowsResponse;
 import io.kubeverdict.proto.v1.Verdict;
 import java.util.List;
 import java.util.function.Predicate;
+import java.util.regex.Pattern;
 
 /** ListFlows: a request's filters over the history, merged over buckets, most seen first, limited. */
 public final class FlowQueries {
@@ -77,6 +78,5 @@ public final class FlowQueries {
     }
 
     /** What controllers append to their workload's name: "7d4b9c5f6-x2x9z", "x2x9z", "0". */
-    private static final java.util.regex.Pattern GENERATED_SUFFIX =
-            java.util.regex.Pattern.compile("([a-z0-9]{1,10}-)?[a-z0-9]{5}|\\d+");
+    private static final Pattern GENERATED_SUFFIX = Pattern.compile("([a-z0-9]{1,10}-)?[a-z0-9]{5}|\\d+");
 }

@@ -314,7 +314,7 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         if (request.getPoliciesCount() == 0) {
             known.all(maxNodes).forEach(r -> b.addReceipts(ReceiptProtos.toProto(r)));
         } else {
-            java.util.TreeMap<PolicyRef, String> named = new java.util.TreeMap<>();
+            TreeMap<PolicyRef, String> named = new TreeMap<>();
             for (String text : request.getPoliciesList()) {
                 try {
                     named.putIfAbsent(PolicyRef.parse(text), text);

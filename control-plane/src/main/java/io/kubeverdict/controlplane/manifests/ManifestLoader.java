@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import tools.jackson.core.JacksonException;
@@ -328,7 +329,7 @@ public final class ManifestLoader {
             }
 
             /** The object bound to its model class, checked for a name and unknown fields; empty after an error. */
-            private <T extends HasMetadata> java.util.Optional<T> bind(JsonNode node, JsonPointer at, Class<T> type) {
+            private <T extends HasMetadata> Optional<T> bind(JsonNode node, JsonPointer at, Class<T> type) {
                 T obj;
                 try {
                     obj = serialization.convertValue(node, type);
@@ -343,13 +344,13 @@ public final class ManifestLoader {
                             "cannot read " + type.getSimpleName()
                                     + (field.matches() ? "" : " field " + FieldPaths.dotted(field)) + ": "
                                     + firstLine(why));
-                    return java.util.Optional.empty();
+                    return Optional.empty();
                 }
                 if (obj.getMetadata() == null
                         || obj.getMetadata().getName() == null
                         || obj.getMetadata().getName().isEmpty()) {
                     error(at, type.getSimpleName() + " without metadata.name");
-                    return java.util.Optional.empty();
+                    return Optional.empty();
                 }
                 List<JsonPointer> unknown =
                         UnknownFields.errors(obj.getMetadata(), obj instanceof NetworkPolicy np ? np : null);
@@ -357,7 +358,7 @@ public final class ManifestLoader {
                     error(at.append(f), type.getSimpleName() + " field " + FieldPaths.dotted(f) + " is unknown");
                 }
                 if (!unknown.isEmpty()) {
-                    return java.util.Optional.empty();
+                    return Optional.empty();
                 }
                 boolean namespaced = obj instanceof Pod || obj instanceof NetworkPolicy;
                 if (namespaced
@@ -365,7 +366,7 @@ public final class ManifestLoader {
                                 || obj.getMetadata().getNamespace().isEmpty())) {
                     obj.getMetadata().setNamespace("default"); // as kubectl apply would
                 }
-                return java.util.Optional.of(obj);
+                return Optional.of(obj);
             }
 
             private <T extends HasMetadata> void put(Map<String, T> into, T obj, JsonPointer at) {

@@ -3,6 +3,7 @@ package io.kubeverdict.controlplane.observe;
 
 import io.kubeverdict.proto.v1.VerdictEvent;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.function.Predicate;
 
@@ -60,7 +61,7 @@ final class RecentVerdicts {
                 newestFirst.add(h.event());
             }
         }
-        java.util.Collections.reverse(newestFirst);
+        Collections.reverse(newestFirst);
         return new Replay(newestFirst, added);
     }
 }

@@ -25,6 +25,8 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,7 +57,7 @@ public final class VerdictRelay {
     private volatile Directory directory;
     private final RecentVerdicts recent = new RecentVerdicts(HELD_VERDICTS);
     /** Where every relayed event also goes (the flow history); null: only to observers, on demand. */
-    private volatile java.util.function.Consumer<VerdictEvent> recorder;
+    private volatile Consumer<VerdictEvent> recorder;
 
     private record Directory(long builtAt, EndpointDirectory endpoints) {}
 
@@ -92,8 +94,7 @@ public final class VerdictRelay {
 
     /** PolicySync.ReportVerdicts: the first upload names the node (its certificate must name it too). */
     public StreamObserver<VerdictUpload> upload(ServerCallStreamObserver<VerdictDemand> demands) {
-        java.util.concurrent.atomic.AtomicReference<Uplink> opened =
-                new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<Uplink> opened = new AtomicReference<>();
         demands.setOnCancelHandler(() -> closed(opened.get())); // only allowed before this method returns
         return new StreamObserver<>() {
             private Uplink uplink;
@@ -172,7 +173,7 @@ public final class VerdictRelay {
      * Sends every event to this recorder too, from now on; agents are then asked for every verdict
      * all the time (the flow history wants them whether or not someone observes).
      */
-    public void recordInto(java.util.function.Consumer<VerdictEvent> recorder) {
+    public void recordInto(Consumer<VerdictEvent> recorder) {
         this.recorder = recorder;
         demandsChanged();
     }

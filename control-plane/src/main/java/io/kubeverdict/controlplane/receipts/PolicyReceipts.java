@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.receipts;
 
+import io.kubeverdict.policy.StagedText;
 import io.kubeverdict.proto.v1.ActivePolicy;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -136,7 +137,7 @@ public final class PolicyReceipts {
         lastLists.put(node, list);
         Set<PolicyRef> now = new HashSet<>(list.size() * 4 / 3 + 1);
         for (ActivePolicy p : list) {
-            if (!io.kubeverdict.policy.StagedText.isStaged(p.getId())) { // sent, never enforced: no receipt
+            if (!StagedText.isStaged(p.getId())) { // sent, never enforced: no receipt
                 now.add(PolicyRef.of(p.getId()));
             }
         }

@@ -174,7 +174,7 @@ public final class ControlPlane implements AutoCloseable {
     private final ControlPlaneMetrics metrics = new ControlPlaneMetrics(process.registry());
     private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
     /** A policy not enforced on every node for longer than this counts in kubeverdict_policies_not_enforced. */
-    public static final java.time.Duration RECEIPT_STALL_THRESHOLD = java.time.Duration.ofSeconds(60);
+    public static final Duration RECEIPT_STALL_THRESHOLD = Duration.ofSeconds(60);
 
     private final PolicyReceipts receipts = new PolicyReceipts(metrics::policyEnforcedEverywhere);
     private Readiness readiness;

@@ -10,6 +10,7 @@ import io.kubeverdict.proto.v1.FlowSide;
 import io.kubeverdict.proto.v1.Verdict;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -85,7 +86,7 @@ public final class FlowReplay {
     private record Connection(FlowSide source, FlowSide destination, int protocol, int port) {}
 
     static List<FlowRecord> latestPerConnection(List<FlowRecord> flows) {
-        Map<Connection, FlowRecord> latest = new java.util.LinkedHashMap<>();
+        Map<Connection, FlowRecord> latest = new LinkedHashMap<>();
         for (FlowRecord f : flows) {
             Connection c =
                     new Connection(identity(f.getSource()), identity(f.getDestination()), f.getProtocol(), f.getPort());

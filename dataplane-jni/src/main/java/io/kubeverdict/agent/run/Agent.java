@@ -45,14 +45,18 @@ import io.kubeverdict.agent.verdict.VerdictLoop;
 import io.kubeverdict.jni.NativeLibrary;
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.jni.Nftables;
+import io.kubeverdict.policy.Cidr;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.runtime.BuildVersion;
 import io.kubeverdict.runtime.grpc.GrpcServer;
 import io.kubeverdict.runtime.metrics.MetricsEndpoint;
+import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -385,9 +389,9 @@ public final class Agent implements AutoCloseable {
      * this node's own addresses (read now: a bridge's gateway address lies in the pod range).
      */
     private PodGuard podGuard(NodeSnapshot snapshot) {
-        java.util.Set<String> cidrs = new java.util.TreeSet<>(config.guard().podCidrs());
+        Set<String> cidrs = new TreeSet<>(config.guard().podCidrs());
         for (String cidr : snapshot.getPodCidrsList()) {
-            if (io.kubeverdict.policy.Cidr.tryParse(cidr) != null) { // the assembler reported any other
+            if (Cidr.tryParse(cidr) != null) { // the assembler reported any other
                 cidrs.add(cidr);
             }
         }
@@ -410,7 +414,7 @@ public final class Agent implements AutoCloseable {
 
     /** When this JVM started, for the control plane's status (uptime). */
     private static com.google.protobuf.Timestamp processStart() {
-        long millis = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
+        long millis = ManagementFactory.getRuntimeMXBean().getStartTime();
         return com.google.protobuf.Timestamp.newBuilder()
                 .setSeconds(Math.floorDiv(millis, 1000))
                 .setNanos((int) Math.floorMod(millis, 1000) * 1_000_000)

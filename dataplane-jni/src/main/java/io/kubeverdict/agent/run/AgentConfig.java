@@ -5,6 +5,8 @@ import io.kubeverdict.agent.nft.CacheSettings;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
+import io.kubeverdict.jni.NfQueue;
+import io.kubeverdict.policy.Cidr;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.List;
@@ -163,7 +165,7 @@ public record AgentConfig(
         public Guard {
             podCidrs = List.copyOf(podCidrs);
             for (String cidr : podCidrs) {
-                if (io.kubeverdict.policy.Cidr.tryParse(cidr) == null) {
+                if (Cidr.tryParse(cidr) == null) {
                     throw new IllegalArgumentException("--pod-cidr: not a CIDR: " + cidr);
                 }
             }
@@ -235,9 +237,9 @@ public record AgentConfig(
         if (guard == null) {
             guard = Guard.defaults(dns.queueId(), queueId, queues);
         }
-        if (queueLength < 1 || queueLength > io.kubeverdict.jni.NfQueue.MAX_LENGTH) {
+        if (queueLength < 1 || queueLength > NfQueue.MAX_LENGTH) {
             throw new IllegalArgumentException(
-                    "--queue-length must be 1.." + io.kubeverdict.jni.NfQueue.MAX_LENGTH + ", got " + queueLength);
+                    "--queue-length must be 1.." + NfQueue.MAX_LENGTH + ", got " + queueLength);
         }
         if (guard.queueId() == dns.queueId() || (guard.queueId() >= queueId && guard.queueId() < queueId + queues)) {
             throw new IllegalArgumentException("--hold-queue-id must differ from the verdict queues " + queueId + ".."

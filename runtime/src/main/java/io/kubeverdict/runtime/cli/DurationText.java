@@ -3,6 +3,7 @@ package io.kubeverdict.runtime.cli;
 
 import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -32,7 +33,7 @@ public final class DurationText implements ITypeConverter<Duration> {
         if (t.toUpperCase(Locale.ROOT).startsWith("P")) {
             try {
                 return nonNegative(text, Duration.parse(t));
-            } catch (java.time.format.DateTimeParseException e) {
+            } catch (DateTimeParseException e) {
                 throw invalid(text);
             }
         }

@@ -13,6 +13,7 @@ import io.kubeverdict.sandbox.SandboxException;
 import io.kubeverdict.sandbox.SandboxOptions;
 import io.kubeverdict.sandbox.TableRenderer;
 import io.kubeverdict.testbed.ServePort;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.FileSystems;
 import java.nio.file.Path;
@@ -219,7 +220,7 @@ public final class SandboxCommand implements Callable<Integer> {
                 try {
                     // A pod left out of the manifests would leave a pod nobody probes: rebuild too.
                     podsUnchanged = sandbox.reload() && sandbox.away().isEmpty();
-                } catch (java.io.IOException | RuntimeException e) {
+                } catch (IOException | RuntimeException e) {
                     // A broken manifest or a slow agent must not end the watch: say so, keep watching.
                     progress.note("cannot apply: " + e.getMessage());
                     continue;

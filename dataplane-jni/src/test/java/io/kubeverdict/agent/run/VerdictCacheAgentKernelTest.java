@@ -236,6 +236,7 @@ class VerdictCacheAgentKernelTest {
                 .isGreaterThanOrEqualTo(3);
 
         // The policy now allows only the other port: the very next connection to the cached key is refused.
+        double flushesBefore = metric("kubeverdict_verdict_cache_flushes_total");
         stream.send(policy(seq, DENIED), inSync(seq + 1));
         awaitApplied(agent, seq + 1);
         assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
@@ -245,7 +246,9 @@ class VerdictCacheAgentKernelTest {
                 .as("no stale accept after the change, IPv6")
                 .isFalse();
         assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT)).as("now allowed").isTrue();
-        assertThat(metric("kubeverdict_verdict_cache_flushes_total")).isGreaterThanOrEqualTo(2);
+        assertThat(metric("kubeverdict_verdict_cache_flushes_total"))
+                .as("the change emptied the cache") // how many generations came before depends on coalescing
+                .isGreaterThanOrEqualTo(flushesBefore + 1);
     }
 
     /** One connect attempt of the flipping test's client: when it began and ended, and whether it got through. */

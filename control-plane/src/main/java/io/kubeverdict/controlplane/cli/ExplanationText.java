@@ -115,7 +115,7 @@ public final class ExplanationText {
                     .map(s -> "passed by " + s.getPolicy().getName() + " " + s.getRuleId() + " to the next tier")
                     .orElse("passed to the next tier");
         }
-        String verb = d.getVerdict() == Verdict.VERDICT_ALLOW ? "allowed" : "denied";
+        String verb = VerdictWords.of(d.getVerdict());
         if (d.hasPolicy() && !d.getPolicy().getName().isEmpty()) {
             return verb + " by " + d.getPolicy().getName() + " " + d.getRuleId();
         }

@@ -151,7 +151,12 @@ public final class PodReadinessGates implements AutoCloseable {
                         // The pod changed since the informer's copy (the patch's resourceVersion test
                         // failed), or the patch is invalid for this pod: not retried at this version.
                         refused.put(p.getKey(), version);
-                        log.debug("{} on pod {} refused at resourceVersion {}: {}", CONDITION, p.getKey(), version, ex.toString());
+                        log.debug(
+                                "{} on pod {} refused at resourceVersion {}: {}",
+                                CONDITION,
+                                p.getKey(),
+                                version,
+                                ex.toString());
                         continue;
                     }
                     failures++;
@@ -235,7 +240,9 @@ public final class PodReadinessGates implements AutoCloseable {
                 .inNamespace(named.getMetadata().getNamespace())
                 .resource(named) // without an item fabric8 GETs the pod first (another verb)
                 .subresource("status")
-                .patch(PatchContext.of(PatchType.JSON), client.getKubernetesSerialization().asJson(patch(cached)));
+                .patch(
+                        PatchContext.of(PatchType.JSON),
+                        client.getKubernetesSerialization().asJson(patch(cached)));
     }
 
     /** The JSON patch operations setting {@value #CONDITION} True on this copy of the pod. */
@@ -245,14 +252,19 @@ public final class PodReadinessGates implements AutoCloseable {
                 .withStatus("True")
                 .withReason("PolicyEnforced")
                 .withMessage("the node's agent applied the pod's policies")
-                .withLastTransitionTime(Instant.now().truncatedTo(ChronoUnit.SECONDS).toString())
+                .withLastTransitionTime(
+                        Instant.now().truncatedTo(ChronoUnit.SECONDS).toString())
                 .build();
         List<Map<String, Object>> ops = new ArrayList<>(2);
         ops.add(Map.of(
-                "op", "test", "path", "/metadata/resourceVersion", "value", cached.getMetadata().getResourceVersion()));
-        List<PodCondition> conditions = cached.getStatus() == null
-                ? null
-                : cached.getStatus().getConditions();
+                "op",
+                "test",
+                "path",
+                "/metadata/resourceVersion",
+                "value",
+                cached.getMetadata().getResourceVersion()));
+        List<PodCondition> conditions =
+                cached.getStatus() == null ? null : cached.getStatus().getConditions();
         if (conditions == null || conditions.isEmpty()) {
             ops.add(Map.of("op", "add", "path", "/status/conditions", "value", List.of(condition)));
             return ops;

@@ -119,7 +119,9 @@ class ModelSerializationTest {
     @Test
     void aPodsReadinessGatesAndConditionsAreRead() {
         Pod read = ModelSerialization.INSTANCE.unmarshal(
-                POD.replace("  nodeName: n1", "  nodeName: n1\n  readinessGates: [{conditionType: kube-verdict.io/policy-enforced}]"),
+                POD.replace(
+                        "  nodeName: n1",
+                        "  nodeName: n1\n  readinessGates: [{conditionType: kube-verdict.io/policy-enforced}]"),
                 Pod.class);
         assertThat(read.getSpec().getReadinessGates())
                 .extracting(g -> g.getConditionType())

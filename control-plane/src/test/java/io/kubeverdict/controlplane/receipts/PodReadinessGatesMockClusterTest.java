@@ -94,7 +94,8 @@ class PodReadinessGatesMockClusterTest {
                                 .withName("a")
                                 .withNamespace("x")
                                 .addToLabels("app", "a")
-                                .addToAnnotations("kubectl.kubernetes.io/last-applied-configuration", "{\"kind\":\"Pod\"}")
+                                .addToAnnotations(
+                                        "kubectl.kubernetes.io/last-applied-configuration", "{\"kind\":\"Pod\"}")
                                 .addToAnnotations("team", "shop")
                                 .addNewOwnerReference()
                                 .withApiVersion("apps/v1")
@@ -188,11 +189,14 @@ class PodReadinessGatesMockClusterTest {
                 .as("the control plane's serialization reads the gate")
                 .isTrue();
         // The kubelet marks the pod Ready after the informer's copy was taken.
-        client.pods().inNamespace("x").withName("a").editStatus(p -> new PodBuilder(p)
-                .editStatus()
-                .addToConditions(condition("Ready", "True"))
-                .endStatus()
-                .build());
+        client.pods()
+                .inNamespace("x")
+                .withName("a")
+                .editStatus(p -> new PodBuilder(p)
+                        .editStatus()
+                        .addToConditions(condition("Ready", "True"))
+                        .endStatus()
+                        .build());
         requests();
 
         gates.sweep();
@@ -206,12 +210,15 @@ class PodReadinessGatesMockClusterTest {
                 .containsExactly("PodScheduled=True", "Ready=True");
 
         gates.sweep();
-        assertThat(requests()).as("not tried again at the refused resourceVersion").isEmpty();
+        assertThat(requests())
+                .as("not tried again at the refused resourceVersion")
+                .isEmpty();
 
         informerSees(); // the informer catches up
         gates.sweep();
         Pod after = onServer();
-        assertThat(types(after)).containsExactly("PodScheduled=True", "Ready=True", PodReadinessGates.CONDITION + "=True");
+        assertThat(types(after))
+                .containsExactly("PodScheduled=True", "Ready=True", PodReadinessGates.CONDITION + "=True");
         PodCondition set = after.getStatus().getConditions().get(2);
         assertThat(set.getReason()).isEqualTo("PolicyEnforced");
         assertThat(set.getLastTransitionTime()).isNotBlank();
@@ -221,7 +228,8 @@ class PodReadinessGatesMockClusterTest {
         assertThat(after.getMetadata().getAnnotations())
                 .containsKeys("kubectl.kubernetes.io/last-applied-configuration", "team");
         assertThat(after.getMetadata().getManagedFields()).hasSize(1);
-        assertThat(after.getStatus().getContainerStatuses()).isEqualTo(created.getStatus().getContainerStatuses());
+        assertThat(after.getStatus().getContainerStatuses())
+                .isEqualTo(created.getStatus().getContainerStatuses());
         assertThat(after.getStatus().getHostIP()).isEqualTo("192.168.0.1");
 
         requests();

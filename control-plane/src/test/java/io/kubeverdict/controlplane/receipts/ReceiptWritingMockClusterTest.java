@@ -274,15 +274,18 @@ class ReceiptWritingMockClusterTest {
         assertThat(stalled.getMessage()).contains("enforced on 0 of 1 nodes").contains("n1");
 
         // The kubelet's condition, written while the gate waits, stays with the gate's.
-        client.pods().inNamespace("x").withName("a").editStatus(p -> new PodBuilder(p)
-                .editStatus()
-                .addNewCondition()
-                .withType("Ready")
-                .withStatus("False")
-                .withReason("ReadinessGatesNotReady")
-                .endCondition()
-                .endStatus()
-                .build());
+        client.pods()
+                .inNamespace("x")
+                .withName("a")
+                .editStatus(p -> new PodBuilder(p)
+                        .editStatus()
+                        .addNewCondition()
+                        .withType("Ready")
+                        .withStatus("False")
+                        .withReason("ReadinessGatesNotReady")
+                        .endCondition()
+                        .endStatus()
+                        .build());
         n1.applyAll();
         await(
                 "a PolicyEnforced event",
@@ -299,7 +302,8 @@ class ReceiptWritingMockClusterTest {
                 .extracting(PodCondition::getType)
                 .containsExactly("Ready", PodReadinessGates.CONDITION);
         assertThat(gated.getSpec()).isEqualTo(before.getSpec());
-        assertThat(gated.getMetadata().getLabels()).isEqualTo(before.getMetadata().getLabels());
+        assertThat(gated.getMetadata().getLabels())
+                .isEqualTo(before.getMetadata().getLabels());
         assertThat(condition(client.pods().inNamespace("x").withName("b").get()))
                 .as("a pod without the gate is left alone")
                 .isNull();

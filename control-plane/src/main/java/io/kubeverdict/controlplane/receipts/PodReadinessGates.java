@@ -21,7 +21,6 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -135,7 +134,10 @@ public final class PodReadinessGates implements AutoCloseable {
                     continue;
                 }
                 String version = pod.getMetadata().getResourceVersion();
-                if (refused.containsKey(p.getKey()) && Objects.equals(refused.get(p.getKey()), version)) {
+                if (version == null) {
+                    continue; // nothing to guard the patch with (an informer's copy always has one)
+                }
+                if (version.equals(refused.get(p.getKey()))) {
                     continue; // refused at this version: again once the informer has a newer copy
                 }
                 if (budget-- <= 0) {

@@ -30,7 +30,8 @@ import tools.jackson.databind.module.SimpleModule;
  * admin policies' selectors): fabric8's model, except that of an object's metadata, a Pod's and a
  * Node's spec and status and a Namespace only the fields the control plane reads ({@link PodModel},
  * {@link NodeModel}, the agents' pod binding, the informers' names and resource versions) are
- * bound (of annotations only kube-verdict's own: {@link OwnAnnotations}); the others
+ * bound (of annotations only kube-verdict's own: {@link OwnAnnotations}; a Pod's readiness gates and
+ * conditions for the readiness gate); the others
  * (managedFields, owner references, other annotations, volumes, probes, affinity,
  * container statuses, node images, a Namespace's spec and status, ...) are skipped unread.
  * Building Jackson's deserializers for a whole Pod (some 200 classes) was most of a manifest
@@ -44,9 +45,10 @@ public final class ModelSerialization {
     static final Map<Class<?>, Set<String>> READ = Map.of(
             ObjectMeta.class, Set.of("name", "namespace", "labels", "uid", "resourceVersion", "annotations"),
             Namespace.class, Set.of("apiVersion", "kind", "metadata"),
-            PodSpec.class, Set.of("containers", "initContainers", "hostNetwork", "nodeName"),
+            // readinessGates and conditions: the readiness gate's (receipts.PodReadinessGates).
+            PodSpec.class, Set.of("containers", "initContainers", "hostNetwork", "nodeName", "readinessGates"),
             Container.class, Set.of("name", "ports"),
-            PodStatus.class, Set.of("phase", "podIP", "podIPs"),
+            PodStatus.class, Set.of("phase", "podIP", "podIPs", "conditions"),
             NodeSpec.class, Set.of("podCIDR", "podCIDRs"),
             NodeStatus.class, Set.of("addresses"));
 

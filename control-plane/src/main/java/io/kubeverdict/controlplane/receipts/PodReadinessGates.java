@@ -6,9 +6,10 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodReadinessGate;
-import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.kubeverdict.controlplane.sync.IndexedSnapshot;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.proto.v1.Endpoint;
@@ -31,7 +32,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The opt-in pod readiness gate {@value #CONDITION}: a pod whose spec lists it gets that condition
- * set True (an update of pods/status at the informer's resourceVersion) once its node's agent has applied a snapshot
+ * set True (a JSON patch of pods/status adding only that condition, at the informer's
+ * resourceVersion) once its node's agent has applied a snapshot
  * that holds the pod as an endpoint with its policies, so Services send it traffic only once its
  * policy holds. Only the replica an agent reports to knows what that node applied, so every
  * replica does this for the nodes whose agents report to it (not only the Lease holder); the
@@ -41,8 +43,9 @@ import org.slf4j.LoggerFactory;
  * each endpoint that is new or changed (a new pod, new addresses, other policies) is required at
  * that version; once the node applied it, the pod is looked up in the informer's cache and
  * written if it lists the gate and does not carry the condition True yet. At most
- * {@link #WRITES_PER_SWEEP} writes a sweep; a conflict (409) is tried again at the next sweep, any
- * other failure (429, API away) stays due and pauses the writes 1 s doubling to 60 s.
+ * {@link #WRITES_PER_SWEEP} writes a sweep; a patch refused because the pod moved on (422 from the
+ * resourceVersion test, or 409) is tried again once the informer holds a newer copy, any other
+ * failure (429, API away) stays due and pauses the writes 1 s doubling to 60 s.
  */
 public final class PodReadinessGates implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PodReadinessGates.class);
@@ -67,6 +70,8 @@ public final class PodReadinessGates implements AutoCloseable {
         Map<String, Endpoint> endpoints = Map.of();
         /** namespace/pod -> the snapshot version the node must have applied. */
         final Map<String, Long> pending = new HashMap<>();
+        /** namespace/pod -> the resourceVersion of the cached copy whose patch the API server refused. */
+        final Map<String, String> refused = new HashMap<>();
     }
 
     // The sweep thread's.
@@ -113,6 +118,7 @@ public final class PodReadinessGates implements AutoCloseable {
         int budget = WRITES_PER_SWEEP;
         for (Map.Entry<String, NodeGates> e : nodes.entrySet()) {
             long applied = receipts.appliedVersion(e.getKey());
+            Map<String, String> refused = e.getValue().refused;
             for (Iterator<Map.Entry<String, Long>> it =
                             e.getValue().pending.entrySet().iterator();
                     it.hasNext(); ) {
@@ -124,7 +130,15 @@ public final class PodReadinessGates implements AutoCloseable {
                 Pod pod = pods.apply(key[0], key[1]);
                 if (pod == null || !gated(pod) || conditionTrue(pod)) {
                     it.remove();
+                    refused.remove(p.getKey());
                     continue;
+                }
+                String version = pod.getMetadata().getResourceVersion();
+                if (version == null) {
+                    continue; // nothing to guard the patch with (an informer's copy always has one)
+                }
+                if (version.equals(refused.get(p.getKey()))) {
+                    continue; // refused at this version: again once the informer has a newer copy
                 }
                 if (budget-- <= 0) {
                     return;
@@ -132,10 +146,20 @@ public final class PodReadinessGates implements AutoCloseable {
                 try {
                     write(pod);
                     it.remove();
+                    refused.remove(p.getKey());
                     failures = 0;
                 } catch (KubernetesClientException ex) {
-                    if (ex.getCode() == 409) {
-                        continue; // the pod changed meanwhile: again with the informer's newer copy
+                    if (ex.getCode() == 409 || ex.getCode() == 422) {
+                        // The pod changed since the informer's copy (the patch's resourceVersion test
+                        // failed), or the patch is invalid for this pod: not retried at this version.
+                        refused.put(p.getKey(), version);
+                        log.debug(
+                                "{} on pod {} refused at resourceVersion {}: {}",
+                                CONDITION,
+                                p.getKey(),
+                                version,
+                                ex.toString());
+                        continue;
                     }
                     failures++;
                     long pause = Math.min(MAX_PAUSE_NANOS, 1_000_000_000L << Math.min(failures - 1, 6));
@@ -166,6 +190,7 @@ public final class PodReadinessGates implements AutoCloseable {
                 }
             }
             g.pending.keySet().retainAll(now.keySet());
+            g.refused.keySet().retainAll(now.keySet());
             g.endpoints = now;
             g.lastList = list;
         }
@@ -197,36 +222,63 @@ public final class PodReadinessGates implements AutoCloseable {
     }
 
     /**
-     * Adds the condition to the pod's status as the informer has it and replaces the status with
-     * that resourceVersion: the kubelet's conditions are kept, and a pod changed meanwhile is a
-     * conflict (tried again at the next sweep) rather than a lost write.
+     * Sets the condition with a JSON patch of pods/status that touches only status.conditions (as
+     * the kubelet does with a strategic-merge patch; fabric8's mock API server, which the tests run
+     * against, applies only JSON and JSON merge patches, and a merge patch would replace the whole
+     * list). The patch first tests the cached resourceVersion, so it applies only to exactly the
+     * list the informer showed: a condition the kubelet wrote meanwhile is kept (the test fails with
+     * 422, or 409 when the server's own retry meets a newer object) instead of overwritten, and the
+     * condition is never appended twice. The informer's copy is partial (ModelSerialization,
+     * TrimmingItemStore) and is only read, never written back.
      */
     private void write(Pod cached) {
-        Pod pod = new PodBuilder(cached).build(); // never touch the informer's copy
-        if (pod.getStatus() == null) {
-            pod.setStatus(new PodStatus());
-        }
-        List<PodCondition> conditions = new ArrayList<>();
-        if (pod.getStatus().getConditions() != null) {
-            for (PodCondition c : pod.getStatus().getConditions()) {
-                if (!CONDITION.equals(c.getType())) {
-                    conditions.add(c);
-                }
-            }
-        }
-        conditions.add(new PodConditionBuilder()
+        Pod named = new PodBuilder() // the request's name only: fabric8 would clone a whole item
+                .withNewMetadata()
+                .withNamespace(cached.getMetadata().getNamespace())
+                .withName(cached.getMetadata().getName())
+                .endMetadata()
+                .build();
+        client.pods()
+                .inNamespace(named.getMetadata().getNamespace())
+                .resource(named) // without an item fabric8 GETs the pod first (another verb)
+                .subresource("status")
+                .patch(
+                        PatchContext.of(PatchType.JSON),
+                        client.getKubernetesSerialization().asJson(patch(cached)));
+    }
+
+    /** The JSON patch operations setting {@value #CONDITION} True on this copy of the pod. */
+    static List<Map<String, Object>> patch(Pod cached) {
+        PodCondition condition = new PodConditionBuilder()
                 .withType(CONDITION)
                 .withStatus("True")
                 .withReason("PolicyEnforced")
                 .withMessage("the node's agent applied the pod's policies")
                 .withLastTransitionTime(
                         Instant.now().truncatedTo(ChronoUnit.SECONDS).toString())
-                .build());
-        pod.getStatus().setConditions(conditions);
-        client.pods()
-                .inNamespace(pod.getMetadata().getNamespace())
-                .resource(pod)
-                .updateStatus();
+                .build();
+        List<Map<String, Object>> ops = new ArrayList<>(2);
+        ops.add(Map.of(
+                "op",
+                "test",
+                "path",
+                "/metadata/resourceVersion",
+                "value",
+                cached.getMetadata().getResourceVersion()));
+        List<PodCondition> conditions =
+                cached.getStatus() == null ? null : cached.getStatus().getConditions();
+        if (conditions == null || conditions.isEmpty()) {
+            ops.add(Map.of("op", "add", "path", "/status/conditions", "value", List.of(condition)));
+            return ops;
+        }
+        for (int i = 0; i < conditions.size(); i++) {
+            if (CONDITION.equals(conditions.get(i).getType())) { // there, not True: replaced in place
+                ops.add(Map.of("op", "replace", "path", "/status/conditions/" + i, "value", condition));
+                return ops;
+            }
+        }
+        ops.add(Map.of("op", "add", "path", "/status/conditions/-", "value", condition));
+        return ops;
     }
 
     @Override

@@ -115,6 +115,22 @@ class ModelSerializationTest {
                 .hasSize(1);
     }
 
+    /** The readiness gate decides from the informer's pod: its gates and conditions are read. */
+    @Test
+    void aPodsReadinessGatesAndConditionsAreRead() {
+        Pod read = ModelSerialization.INSTANCE.unmarshal(
+                POD.replace(
+                        "  nodeName: n1",
+                        "  nodeName: n1\n  readinessGates: [{conditionType: kube-verdict.io/policy-enforced}]"),
+                Pod.class);
+        assertThat(read.getSpec().getReadinessGates())
+                .extracting(g -> g.getConditionType())
+                .containsExactly("kube-verdict.io/policy-enforced");
+        assertThat(read.getStatus().getConditions())
+                .isEqualTo(FULL.unmarshal(POD, Pod.class).getStatus().getConditions())
+                .hasSize(1);
+    }
+
     /** Of annotations only kube-verdict's own are read (the staged-policy ones); others are skipped. */
     @Test
     void onlyKubeVerdictsOwnAnnotationsAreKept() {

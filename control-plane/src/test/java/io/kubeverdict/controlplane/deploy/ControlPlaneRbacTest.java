@@ -197,7 +197,7 @@ class ControlPlaneRbacTest {
         Set<ApiAccess> used = new TreeSet<>();
         Set<ApiAccess> awaited = Set.of(
                 new ApiAccess("", "events", "create"),
-                new ApiAccess("", "pods/status", "update"),
+                new ApiAccess("", "pods/status", "patch"),
                 new ApiAccess("coordination.k8s.io", "leases", "patch"),
                 new ApiAccess("policy.networking.k8s.io", "adminnetworkpolicies/status", "update"),
                 new ApiAccess("policy.networking.k8s.io", "baselineadminnetworkpolicies/status", "update"),

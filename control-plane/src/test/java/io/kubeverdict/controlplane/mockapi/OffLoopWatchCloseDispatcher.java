@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.mockapi;
 
+import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext;
 import io.fabric8.kubernetes.client.server.mock.CustomResourceAware;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
 import io.fabric8.kubernetes.client.server.mock.Resetable;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.ServerRequest;
 import io.fabric8.mockwebserver.ServerResponse;
 import io.fabric8.mockwebserver.http.ByteString;
@@ -15,6 +17,7 @@ import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.fabric8.mockwebserver.http.Response;
 import io.fabric8.mockwebserver.http.WebSocket;
 import io.fabric8.mockwebserver.http.WebSocketListener;
+import io.fabric8.zjsonpatch.JsonPatchException;
 import java.lang.reflect.Field;
 import java.util.Map;
 import java.util.Queue;
@@ -36,6 +39,10 @@ import java.util.concurrent.locks.ReadWriteLock;
  * fabric8 removes it only after, so a change made in between is refused by the stopped thread,
  * and that change's request is never answered. Removing it needs two private fields of fabric8's
  * dispatchers; if a fabric8 release renames them, every mock API test fails at its start.
+ *
+ * <p>And a JSON patch whose operation fails (a {@code test} that does not hold, a missing path)
+ * escapes fabric8's CRUD dispatcher as an exception, so the request is never answered; it is
+ * answered 422 with a Status, as the real API server does (apiserver endpoints/handlers/patch.go).
  */
 final class OffLoopWatchCloseDispatcher extends Dispatcher implements Resetable, CustomResourceAware {
     private final KubernetesMixedDispatcher delegate;
@@ -74,7 +81,18 @@ final class OffLoopWatchCloseDispatcher extends Dispatcher implements Resetable,
 
     @Override
     public MockResponse dispatch(RecordedRequest request) {
-        MockResponse response = delegate.dispatch(request);
+        MockResponse response;
+        try {
+            response = delegate.dispatch(request);
+        } catch (JsonPatchException e) {
+            return new MockResponse()
+                    .setResponseCode(422)
+                    .setBody(Serialization.asJson(new StatusBuilder()
+                            .withStatus("Failure")
+                            .withCode(422)
+                            .withMessage(e.toString())
+                            .build()));
+        }
         WebSocketListener listener = response == null ? null : response.getWebSocketListener();
         if (listener != null && !(listener instanceof OffLoopClose)) {
             response.withWebSocketUpgrade(new OffLoopClose(listener));

@@ -18,6 +18,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
+import io.kubeverdict.controlplane.calc.ModelSerialization;
 import io.kubeverdict.controlplane.fixtures.AdminPolicyCrds;
 import io.kubeverdict.controlplane.fixtures.HouseWorld;
 import io.kubeverdict.controlplane.fixtures.Objects;
@@ -244,8 +245,11 @@ class ReceiptWritingMockClusterTest {
     @Test
     void eventsOnANetworkPolicyAndTheReadinessGate() throws Exception {
         cluster();
-        ControlPlane cp = controlPlane(client);
-        cp.writeReceipts(client, new ReceiptWriting.Settings(false, true, true, null, Duration.ofSeconds(2)));
+        // The client `serve` runs with: its informers read partial objects.
+        KubernetesClient reading = ModelSerialization.client(client.getConfiguration());
+        open.add(reading);
+        ControlPlane cp = controlPlane(reading);
+        cp.writeReceipts(reading, new ReceiptWriting.Settings(false, true, true, null, Duration.ofSeconds(2)));
         ReportingAgent n1 = agent(cp, "n1");
         Thread.sleep(1_500); // past the writer's first sweep: what was there before it is not news
         client.network()
@@ -269,6 +273,19 @@ class ReceiptWritingMockClusterTest {
         assertThat(stalled.getInvolvedObject().getName()).isEqualTo("deny-a");
         assertThat(stalled.getMessage()).contains("enforced on 0 of 1 nodes").contains("n1");
 
+        // The kubelet's condition, written while the gate waits, stays with the gate's.
+        client.pods()
+                .inNamespace("x")
+                .withName("a")
+                .editStatus(p -> new PodBuilder(p)
+                        .editStatus()
+                        .addNewCondition()
+                        .withType("Ready")
+                        .withStatus("False")
+                        .withReason("ReadinessGatesNotReady")
+                        .endCondition()
+                        .endStatus()
+                        .build());
         n1.applyAll();
         await(
                 "a PolicyEnforced event",
@@ -279,8 +296,14 @@ class ReceiptWritingMockClusterTest {
         await(
                 "the readiness gate's condition",
                 () -> condition(client.pods().inNamespace("x").withName("a").get()) != null);
-        assertThat(condition(client.pods().inNamespace("x").withName("a").get()).getStatus())
-                .isEqualTo("True");
+        Pod gated = client.pods().inNamespace("x").withName("a").get();
+        assertThat(condition(gated).getStatus()).isEqualTo("True");
+        assertThat(gated.getStatus().getConditions())
+                .extracting(PodCondition::getType)
+                .containsExactly("Ready", PodReadinessGates.CONDITION);
+        assertThat(gated.getSpec()).isEqualTo(before.getSpec());
+        assertThat(gated.getMetadata().getLabels())
+                .isEqualTo(before.getMetadata().getLabels());
         assertThat(condition(client.pods().inNamespace("x").withName("b").get()))
                 .as("a pod without the gate is left alone")
                 .isNull();

@@ -148,6 +148,7 @@ class KubernetesSourceTest {
                 .withType("Ready")
                 .withStatus("True")
                 .endCondition()
+                .withHostIP("192.168.0.1")
                 .endStatus()
                 .build();
         client.pods().inNamespace("x").resource(whole).create();
@@ -167,7 +168,11 @@ class KubernetesSourceTest {
                 .containsExactly("http");
         assertThat(seen[0].getSpec().getVolumes()).isEmpty();
         assertThat(seen[0].getSpec().getContainers().get(0).getEnv()).isEmpty();
-        assertThat(seen[0].getStatus().getConditions()).isEmpty();
+        assertThat(seen[0].getStatus().getHostIP()).isNull();
+        assertThat(seen[0].getStatus().getConditions())
+                .as("read for the readiness gate")
+                .extracting(c -> c.getType())
+                .containsExactly("Ready");
         assertThat(seen[0].getMetadata().getManagedFields()).isNullOrEmpty();
         assertThat(seen[0].getMetadata().getResourceVersion()).isNotEmpty();
     }

@@ -147,13 +147,14 @@ public final class Agent implements AutoCloseable {
         // assembly run on gRPC's and the sync thread while this one loads the shim and sets up the
         // queues and verdict threads; the snapshot's enforcement waits for them (PendingEnforcer).
         ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls(), config.tokenFile());
+        AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
         opened.add(() -> {
+            reporter.close(); // its heartbeats
             channel.shutdownNow();
             channel.awaitTermination(2, TimeUnit.SECONDS);
         });
         LearnedAddressBook book = new LearnedAddressBook();
         state = new StateHolder(config.failOpen() ? 1 : 0, book);
-        AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
         SyncClient sync = new SyncClient(
                         channel,
                         SyncRequest.newBuilder()

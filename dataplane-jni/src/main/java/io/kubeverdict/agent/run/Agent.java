@@ -147,7 +147,8 @@ public final class Agent implements AutoCloseable {
         // assembly run on gRPC's and the sync thread while this one loads the shim and sets up the
         // queues and verdict threads; the snapshot's enforcement waits for them (PendingEnforcer).
         ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls(), config.tokenFile());
-        AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
+        AppliedReporter reporter = new AppliedReporter(
+                channel, config.node(), VERSION, config.telemetry().heartbeat());
         opened.add(() -> {
             reporter.close(); // its heartbeats
             channel.shutdownNow();

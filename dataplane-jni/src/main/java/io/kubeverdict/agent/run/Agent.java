@@ -147,15 +147,14 @@ public final class Agent implements AutoCloseable {
         // assembly run on gRPC's and the sync thread while this one loads the shim and sets up the
         // queues and verdict threads; the snapshot's enforcement waits for them (PendingEnforcer).
         ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls(), config.tokenFile());
-        AppliedReporter reporter = new AppliedReporter(
-                channel, config.node(), VERSION, config.telemetry().heartbeat());
         opened.add(() -> {
-            reporter.close(); // its heartbeats
-            channel.shutdownNow();
+            channel.shutdownNow(); // the reporter's heartbeats stop with it
             channel.awaitTermination(2, TimeUnit.SECONDS);
         });
         LearnedAddressBook book = new LearnedAddressBook();
         state = new StateHolder(config.failOpen() ? 1 : 0, book);
+        AppliedReporter reporter = new AppliedReporter(
+                channel, config.node(), VERSION, config.telemetry().heartbeat());
         SyncClient sync = new SyncClient(
                         channel,
                         SyncRequest.newBuilder()

@@ -2,6 +2,7 @@
 package io.kubeverdict.agent.sync;
 
 import io.grpc.Channel;
+import io.grpc.ManagedChannel;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.proto.v1.AppliedAck;
 import io.kubeverdict.proto.v1.AppliedReport;
@@ -33,6 +34,7 @@ public final class AppliedReporter implements AppliedListener, AutoCloseable {
     /** Marks a pending heartbeat (sequences are never negative). */
     private static final long HEARTBEAT = -2;
 
+    private final Channel channel;
     private final PolicySyncGrpc.PolicySyncStub stub;
     private final String node;
     private final String agentVersion;
@@ -50,6 +52,7 @@ public final class AppliedReporter implements AppliedListener, AutoCloseable {
         if (heartbeat.isNegative() || heartbeat.isZero()) {
             throw new IllegalArgumentException("heartbeat interval must be > 0, got " + heartbeat);
         }
+        this.channel = channel;
         this.stub = PolicySyncGrpc.newStub(channel);
         this.node = node;
         this.agentVersion = agentVersion;
@@ -69,8 +72,15 @@ public final class AppliedReporter implements AppliedListener, AutoCloseable {
         offer(sequence);
     }
 
-    /** Sends a heartbeat when no report has started for an interval and none is in flight. */
+    /**
+     * Sends a heartbeat when no report has started for an interval and none is in flight; stops
+     * the heartbeats once the channel is shut down (the agent's shutdown closes only the channel).
+     */
     void heartbeatIfIdle() {
+        if (channel instanceof ManagedChannel m && m.isShutdown()) {
+            close();
+            return;
+        }
         synchronized (this) {
             if (inFlight || System.nanoTime() - lastSentNanos < heartbeatNanos) {
                 return;
@@ -142,6 +152,11 @@ public final class AppliedReporter implements AppliedListener, AutoCloseable {
             lastSentNanos = System.nanoTime();
         }
         send(next);
+    }
+
+    /** Whether heartbeats are still scheduled. */
+    boolean beating() {
+        return !timer.isShutdown();
     }
 
     /** Stops the heartbeats (reports already in flight finish or fail with the channel). */

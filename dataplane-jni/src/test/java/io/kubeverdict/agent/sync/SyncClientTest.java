@@ -144,6 +144,17 @@ class SyncClientTest {
     }
 
     @Test
+    void heartbeatsStopWithTheirChannel() throws Exception {
+        ManagedChannel own =
+                NettyChannelBuilder.forTarget(cp.target()).usePlaintext().build();
+        AppliedReporter reporter = new AppliedReporter(own, "node-1", "test", Duration.ofMillis(100));
+        assertThat(cp.nextReport().getHeartbeat()).isTrue();
+        assertThat(reporter.beating()).isTrue();
+        own.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        await(() -> !reporter.beating());
+    }
+
+    @Test
     void appliesEachDeltaAfterInSyncAndReportsIt() throws Exception {
         client.start();
         ScriptedControlPlane.Stream stream = cp.nextStream();

@@ -129,11 +129,16 @@ public final class Explainer {
 
     /** A copy with IPv4 addresses cut to their 32 bits (the parser need not clear the rest). */
     private static PacketTuple normalised(PacketTuple p) {
+        PacketTuple out;
         if (p.family == IpAddress.V4) {
-            return new PacketTuple().setV4((int) p.srcLo, (int) p.dstLo, p.protocol, p.dstPort);
+            out = new PacketTuple().setV4((int) p.srcLo, (int) p.dstLo, p.protocol, p.dstPort);
+            out.srcPort = p.srcPort;
+            return out;
         }
         if (p.family == IpAddress.V6) {
-            return new PacketTuple().setV6(p.srcHi, p.srcLo, p.dstHi, p.dstLo, p.protocol, p.dstPort);
+            out = new PacketTuple().setV6(p.srcHi, p.srcLo, p.dstHi, p.dstLo, p.protocol, p.dstPort);
+            out.srcPort = p.srcPort;
+            return out;
         }
         throw new IllegalArgumentException("unknown address family " + p.family);
     }

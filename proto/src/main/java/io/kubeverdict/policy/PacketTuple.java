@@ -7,6 +7,8 @@ import io.kubeverdict.proto.v1.Tuple;
  * A reusable, mutable view of one packet's addresses, protocol and destination port, filled by
  * the packet parser and read by {@link SnapshotIndex#decide}: no allocation per packet.
  * IPv4 addresses live in the low 32 bits of {@code srcLo}/{@code dstLo} with hi = 0 and family 4.
+ * The source port rides along for what is shown of a verdict ({@code observe}); nothing decides
+ * on it, and the setters below clear it.
  */
 public final class PacketTuple {
     public int family;
@@ -16,6 +18,8 @@ public final class PacketTuple {
     public long dstLo;
     public int protocol;
     public int dstPort;
+    /** The parser's source port (0 without ports); only shown, never matched. */
+    public int srcPort;
 
     public PacketTuple setV4(int src, int dst, int protocol, int dstPort) {
         this.family = IpAddress.V4;
@@ -25,6 +29,7 @@ public final class PacketTuple {
         this.dstLo = dst & 0xFFFF_FFFFL;
         this.protocol = protocol;
         this.dstPort = dstPort;
+        this.srcPort = 0;
         return this;
     }
 
@@ -36,6 +41,7 @@ public final class PacketTuple {
         this.dstLo = dstLo;
         this.protocol = protocol;
         this.dstPort = dstPort;
+        this.srcPort = 0;
         return this;
     }
 
@@ -51,6 +57,7 @@ public final class PacketTuple {
         this.dstLo = dst.lo();
         this.protocol = protocol;
         this.dstPort = dstPort;
+        this.srcPort = 0;
         return this;
     }
 
@@ -79,6 +86,7 @@ public final class PacketTuple {
                 .setDstIp(destination().toString())
                 .setProtocol(protocol)
                 .setDstPort(dstPort)
+                .setSrcPort(srcPort)
                 .build();
     }
 

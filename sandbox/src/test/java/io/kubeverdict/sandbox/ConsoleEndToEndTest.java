@@ -255,6 +255,11 @@ class ConsoleEndToEndTest {
         for (String node : List.of("node-1", "node-2")) {
             WebElement row = browser.findElement(By.cssSelector("#node-rows tr[data-node='" + node + "']"));
             assertThat(row.findElements(By.tagName("td")).get(2).getText()).isEqualTo("yes");
+            WebElement lastContact = row.findElements(By.tagName("td")).get(10);
+            assertThat(lastContact.getText())
+                    .as("last contact, as status says it")
+                    .matches("(\\d+h)?(\\d+m)?\\d+s ago");
+            assertThat(lastContact.getAttribute("title")).as("the time itself").endsWith("Z");
         }
         screenshot("nodes");
     }

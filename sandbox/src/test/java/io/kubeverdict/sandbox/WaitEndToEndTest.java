@@ -3,6 +3,9 @@ package io.kubeverdict.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.util.Durations;
+import com.google.protobuf.util.Timestamps;
+import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.testbed.ServePort;
 import io.kubeverdict.testing.tier.EndToEndTest;
 import java.io.IOException;
@@ -69,7 +72,15 @@ class WaitEndToEndTest {
         Files.writeString(manifests.resolve("policies.yaml"), policies("1"));
         sandbox = Sandbox.start(
                 new SandboxOptions(
-                        manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR, Duration.ofMillis(1200), "kvt-sw-"),
+                                manifests,
+                                2,
+                                List.of(TCP80),
+                                Placement.DEFAULT_POD_CIDR,
+                                Duration.ofMillis(1200),
+                                "kvt-sw-")
+                        // Heartbeats every second (default 20 s): an idle node's last contact moves soon.
+                        .withAgentArgs("node-1", "--heartbeat-interval", "1s")
+                        .withAgentArgs("node-2", "--heartbeat-interval", "1s"),
                 new Progress(new java.io.PrintWriter(System.err, true)));
     }
 
@@ -166,6 +177,58 @@ class WaitEndToEndTest {
             signal(paused, "CONT");
         }
         sandbox.awaitConverged();
+    }
+
+    /**
+     * Nothing changes: the running agent's heartbeats keep its last contact moving while a paused
+     * agent's stands still, which is how `status` tells a quiet node from a silent one.
+     */
+    @Test
+    void anIdleNodesLastContactMovesWhileAPausedOnesStandsStill() throws Exception {
+        sandbox.awaitConverged();
+        ManagedProcess paused = sandbox.agent("node-2");
+        signal(paused, "STOP");
+        try {
+            NodeStatus idleBefore = node("node-1");
+            NodeStatus pausedBefore = node("node-2");
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            NodeStatus idle = idleBefore;
+            // Past two heartbeat intervals, so a beat of node-2 sent just before the pause is in too.
+            while (Timestamps.compare(
+                            idle.getLastContact(),
+                            Timestamps.add(idleBefore.getLastContact(), Durations.fromSeconds(3)))
+                    < 0) {
+                assertThat(System.nanoTime() - end)
+                        .as("node-1's last contact moves without any change: " + idle)
+                        .isNegative();
+                Thread.sleep(200);
+                idle = node("node-1");
+            }
+            assertThat(idle.getAppliedSequence())
+                    .as("heartbeats apply nothing")
+                    .isEqualTo(idleBefore.getAppliedSequence());
+            NodeStatus silent = node("node-2");
+            assertThat(silent.getLastContact())
+                    .as("a paused agent says nothing")
+                    .isEqualTo(pausedBefore.getLastContact());
+
+            JsonNode nodes = JSON.readTree(run("status", "-o", "json").out()).path("nodes");
+            assertThat(nodes.size()).isEqualTo(2);
+            for (JsonNode n : nodes) {
+                assertThat(n.path("lastContact").asText()).as(n.toString()).isNotEmpty();
+            }
+            assertThat(run("status").out()).contains("LAST CONTACT").containsPattern("node-1 .* ago");
+        } finally {
+            signal(paused, "CONT");
+        }
+        sandbox.awaitConverged();
+    }
+
+    private NodeStatus node(String name) throws Exception {
+        return sandbox.inspection().listNodes().getNodesList().stream()
+                .filter(n -> n.getNode().equals(name))
+                .findFirst()
+                .orElseThrow();
     }
 
     /** Write → enforced on both nodes, as the receipts measure it, for a few writes (logged, not asserted). */

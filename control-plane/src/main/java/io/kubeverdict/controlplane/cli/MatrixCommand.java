@@ -17,8 +17,11 @@ import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -54,6 +57,14 @@ final class MatrixCommand implements Callable<Integer> {
             defaultValue = "TCP",
             description = "TCP, UDP or SCTP, any case (default: ${DEFAULT-VALUE}).")
     String protocol;
+
+    @Option(
+            names = {"-n", "--namespace"},
+            split = ",",
+            paramLabel = "NAMESPACE",
+            description = "Only the pods of these namespaces, as sources and as destinations (repeat it or give a "
+                    + "comma list; default: every pod).")
+    List<String> namespaces = new ArrayList<>();
 
     @Mixin
     OutputOption output = new OutputOption();
@@ -94,6 +105,7 @@ final class MatrixCommand implements Callable<Integer> {
             } else {
                 cluster = OfflineCluster.fromSnapshots(liveSnapshots());
             }
+            Predicate<OfflineCluster.Member> include = chosen(cluster);
             // In json/yaml, stdout carries exactly the matrix; the assigned addresses go to stderr.
             PrintWriter notes = output.format().isTable() ? out : err;
             for (WhatIfDefaults.Assignment a : assignments) {
@@ -107,16 +119,16 @@ final class MatrixCommand implements Callable<Integer> {
                     if (!assignments.isEmpty()) {
                         out.println();
                     }
-                    ConnectivityMatrix.writeTable(cluster, p, port, out);
+                    ConnectivityMatrix.writeTable(cluster, p, port, include, out);
                 }
                 case json -> {
-                    ConnectivityMatrix.writeJson(cluster, p, port, out);
+                    ConnectivityMatrix.writeJson(cluster, p, port, include, out);
                     out.println();
                 }
                 case yaml ->
                     out.print(Rendering.machine(
                             OutputFormat.yaml,
-                            ConnectivityMatrix.of(cluster, p, port).toValue()));
+                            ConnectivityMatrix.of(cluster, p, port, include).toValue()));
             }
             out.flush();
             err.flush();
@@ -128,6 +140,28 @@ final class MatrixCommand implements Callable<Integer> {
         } catch (StatusRuntimeException e) {
             return client.failed(err, e);
         }
+    }
+
+    /** The members of the -n namespaces (every member without -n); a namespace without pods is an error. */
+    private Predicate<OfflineCluster.Member> chosen(OfflineCluster cluster) throws OfflineInput.FatalInput {
+        Set<String> wanted = new TreeSet<>();
+        for (String n : namespaces) {
+            if (!n.isBlank()) {
+                wanted.add(n.strip());
+            }
+        }
+        if (wanted.isEmpty()) {
+            return m -> true;
+        }
+        Set<String> known = new TreeSet<>();
+        cluster.members().forEach(m -> known.add(m.namespace()));
+        Set<String> unknown = new TreeSet<>(wanted);
+        unknown.removeAll(known);
+        if (!unknown.isEmpty()) {
+            throw new OfflineInput.FatalInput("no pods in namespace " + String.join(", ", unknown)
+                    + " (namespaces with pods: " + String.join(", ", known) + ")");
+        }
+        return m -> wanted.contains(m.namespace());
     }
 
     /** Every node's current snapshot, as the control plane publishes them to agents. */

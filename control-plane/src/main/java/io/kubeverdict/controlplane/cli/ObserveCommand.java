@@ -87,6 +87,9 @@ final class ObserveCommand implements Callable<Integer> {
     @Option(names = "--port", paramLabel = "P", description = "Only connections to this destination port.")
     int port = -1;
 
+    @Option(names = "--from-port", paramLabel = "P", description = "Only connections from this source port.")
+    int fromPort = -1;
+
     @Option(
             names = "--protocol",
             paramLabel = "PROTO",
@@ -232,6 +235,7 @@ final class ObserveCommand implements Callable<Integer> {
                 fromPod,
                 toPod,
                 port,
+                fromPort,
                 proto,
                 policy,
                 labels,
@@ -360,7 +364,9 @@ final class ObserveCommand implements Callable<Integer> {
                 ROW,
                 TIME.format(t.atZone(zone)),
                 e.getNode(),
-                side(x.hasSource() ? x.getSource() : null, x.getTuple().getSrcIp()),
+                side(
+                        x.hasSource() ? x.getSource() : null,
+                        withPort(x.getTuple().getSrcIp(), x.getTuple().getSrcPort())),
                 side(
                         x.hasDestination() ? x.getDestination() : null,
                         x.getTuple().getDstIp()),
@@ -395,6 +401,11 @@ final class ObserveCommand implements Callable<Integer> {
     static String decidingDirection(Explanation x) {
         String by = decidedBy(x);
         return by.startsWith("egress ") ? "egress" : by.startsWith("ingress ") ? "ingress" : "-";
+    }
+
+    /** "10.0.0.1:43512", "[fd00::1]:43512"; the address alone without a port. */
+    static String withPort(String ip, int port) {
+        return port == 0 ? ip : (ip.indexOf(':') >= 0 ? "[" + ip + "]" : ip) + ":" + port;
     }
 
     private static String side(EndpointId id, String ip) {

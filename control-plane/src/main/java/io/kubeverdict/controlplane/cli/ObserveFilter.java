@@ -10,13 +10,15 @@ import java.util.function.Function;
 
 /**
  * observe's filters of one connection's side or what decided it (hubble's --from-pod, --to-pod,
- * --port, --protocol, --policy, --label), applied here to each event the control plane sends.
+ * --port, --from-port, --protocol, --policy, --label), applied here to each event the control
+ * plane sends. --from-port needs the source port, which only agents that send it give.
  * Empty strings and negative numbers filter nothing.
  */
 record ObserveFilter(
         String fromPod,
         String toPod,
         int port,
+        int fromPort,
         int protocol,
         String policy,
         Map<String, String> labels,
@@ -38,6 +40,9 @@ record ObserveFilter(
             return false;
         }
         if (port >= 0 && x.getTuple().getDstPort() != port) {
+            return false;
+        }
+        if (fromPort >= 0 && x.getTuple().getSrcPort() != fromPort) {
             return false;
         }
         if (protocol >= 0 && x.getTuple().getProtocol() != protocol) {

@@ -129,7 +129,7 @@ final class ConsoleQueries {
         Protocol protocol = protocol(protocolText);
         OfflineCluster cluster = cluster(viewer);
         long chosen = cluster.members().stream()
-                .filter(m -> namespaces.isEmpty() || namespaces.contains(namespaceOf(m.key())))
+                .filter(m -> namespaces.isEmpty() || namespaces.contains(m.namespace()))
                 .count();
         if (chosen > MAX_MATRIX_PODS) {
             throw new IllegalArgumentException(chosen + " pods are more than " + MAX_MATRIX_PODS
@@ -138,10 +138,7 @@ final class ConsoleQueries {
         ConnectivityMatrix m;
         synchronized (cluster) { // it compiles node indexes on demand, into a plain map
             m = ConnectivityMatrix.of(
-                    cluster,
-                    protocol,
-                    port,
-                    member -> namespaces.isEmpty() || namespaces.contains(namespaceOf(member.key())));
+                    cluster, protocol, port, member -> namespaces.isEmpty() || namespaces.contains(member.namespace()));
         }
         return ConsoleJson.write(m.toValue());
     }
@@ -173,11 +170,6 @@ final class ConsoleQueries {
             }
         }
         return true;
-    }
-
-    private static String namespaceOf(String key) {
-        int slash = key.indexOf('/');
-        return slash < 0 ? "" : key.substring(0, slash);
     }
 
     static int port(String text) {

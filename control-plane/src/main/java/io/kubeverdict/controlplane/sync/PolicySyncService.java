@@ -262,9 +262,11 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
         }
         long now = unixNanos();
         record.contact(now);
-        session.applied(request.getAppliedSequence(), now);
-        appliedVersions.applied(request.getNode(), session.appliedVersion(), now);
-        record.gaugeIfKnown();
+        if (!request.getHeartbeat()) { // a heartbeat only says the agent is alive
+            session.applied(request.getAppliedSequence(), now);
+            appliedVersions.applied(request.getNode(), session.appliedVersion(), now);
+            record.gaugeIfKnown();
+        }
         responseObserver.onNext(AppliedAck.getDefaultInstance());
         responseObserver.onCompleted();
     }

@@ -86,13 +86,27 @@ public record ConnectivityMatrix(
 
     /** {@link #toJson()} of the cluster's matrix, computed and written a row at a time. */
     public static void writeJson(OfflineCluster cluster, Protocol protocol, int port, Writer out) {
-        List<OfflineCluster.Member> members = cluster.members();
+        writeJson(cluster, protocol, port, m -> true, out);
+    }
+
+    /** As {@link #writeJson(OfflineCluster, Protocol, int, Writer)}, among the members {@code include} accepts. */
+    public static void writeJson(
+            OfflineCluster cluster, Protocol protocol, int port, Predicate<OfflineCluster.Member> include, Writer out) {
+        List<OfflineCluster.Member> members =
+                cluster.members().stream().filter(include).toList();
         json(port, protocol, keys(members), rows(cluster, members, protocol, port), out);
     }
 
     /** {@link #toTable()} of the cluster's matrix, computed and written a row at a time. */
     public static void writeTable(OfflineCluster cluster, Protocol protocol, int port, Writer out) {
-        List<OfflineCluster.Member> members = cluster.members();
+        writeTable(cluster, protocol, port, m -> true, out);
+    }
+
+    /** As {@link #writeTable(OfflineCluster, Protocol, int, Writer)}, among the members {@code include} accepts. */
+    public static void writeTable(
+            OfflineCluster cluster, Protocol protocol, int port, Predicate<OfflineCluster.Member> include, Writer out) {
+        List<OfflineCluster.Member> members =
+                cluster.members().stream().filter(include).toList();
         table(port, protocol, keys(members), hostNetworkKeys(members), rows(cluster, members, protocol, port), out);
     }
 

@@ -48,7 +48,13 @@ import java.util.function.Supplier;
  */
 public final class OfflineCluster {
     /** A row/column of the matrix: an endpoint pod, or a hostNetwork pod addressed by its node. */
-    public record Member(String key, String node, List<String> ips, boolean hostNetwork) {}
+    public record Member(String key, String node, List<String> ips, boolean hostNetwork) {
+        /** The namespace of the key "namespace/name" ("" for a key without one). */
+        public String namespace() {
+            int slash = key.indexOf('/');
+            return slash < 0 ? "" : key.substring(0, slash);
+        }
+    }
 
     private final TreeMap<String, PodModel> endpoints = new TreeMap<>();
     private final TreeMap<String, Member> members = new TreeMap<>();

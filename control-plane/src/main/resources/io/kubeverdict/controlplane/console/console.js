@@ -109,9 +109,10 @@
       tr.dataset.node = n.node;
       for (const v of [n.node, yes(n.connected), yes(n.inSync), n.sentSequence, n.appliedSequence, n.lag,
         n.programmingLatencyP50 || '', n.programmingLatencyP99 || '', n.agentVersion || '',
-        n.agentStartTime || '', n.lastContact || '']) {
+        n.agentStartTime || '', ago(n.lastContact)]) {
         tr.appendChild(el('td', v));
       }
+      tr.lastChild.title = n.lastContact || '';
       tr.children[2].className = n.inSync ? 'good' : 'bad';
       rows.appendChild(tr);
     }
@@ -120,6 +121,16 @@
     return r;
   }
   function yes(b) { return b ? 'yes' : 'no'; }
+  // "5m43s ago", as `kube-verdict status` says it (by this browser's clock; the time is the title).
+  // Idle agents send a heartbeat every 20 s by default, so a growing age means a silent agent.
+  function ago(iso) {
+    if (!iso) return '';
+    const ms = Date.parse(iso);
+    if (Number.isNaN(ms)) return iso;
+    const s = Math.max(0, Math.floor((Date.now() - ms) / 1000));
+    const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+    return (h ? h + 'h' : '') + (h || m ? m + 'm' : '') + (s % 60) + 's ago';
+  }
 
   // ---- the flow stream -------------------------------------------------------------------------
   function status(text, cls) {

@@ -255,6 +255,11 @@ class LiveCommandsTest {
         if (format.equals("table")) {
             assertThat(live.out().lines().findFirst().orElseThrow()).startsWith("80/TCP ");
         }
+        // -n: the same cells among the pods of those namespaces, live as offline.
+        Run offlineXz = run("matrix", "--manifests", EXAMPLE, "--port", "80", "-n", "x,z", "-o", format);
+        Run liveXz = live("matrix", "--port", "80", "-n", "x", "--namespace", "z", "-o", format);
+        assertThat(liveXz.exit()).as(liveXz.err()).isZero();
+        assertThat(liveXz.out()).isEqualTo(offlineXz.out()).contains("z/a").doesNotContain("y/a");
     }
 
     Stream<String> formats() {

@@ -42,6 +42,7 @@ class ObserveFilterTest {
                 from,
                 to,
                 port,
+                -1,
                 protocol,
                 policy,
                 labels,
@@ -74,9 +75,31 @@ class ObserveFilterTest {
     }
 
     @Test
+    void fromPortKeepsOnlyThatSourcePortAndTheTableShowsIt() {
+        Explanation fromPort = Y_TO_X.toBuilder()
+                .setTuple(Y_TO_X.getTuple().toBuilder().setSrcPort(43512))
+                .build();
+        ObserveFilter only43512 = new ObserveFilter("", "", -1, 43512, -1, "", Map.of(), pod -> Map.of());
+        assertThat(only43512.matches(fromPort)).isTrue();
+        assertThat(only43512.matches(Y_TO_X)).as("no source port known").isFalse();
+        assertThat(filter("", "", -1, -1, "", Map.of()).matches(fromPort)).isTrue();
+
+        String row = ObserveCommand.row(
+                VerdictEvent.newBuilder()
+                        .setNode("node-1")
+                        .setTime(Timestamp.newBuilder().setSeconds(3600))
+                        .setExplanation(fromPort)
+                        .build(),
+                ZoneOffset.UTC);
+        assertThat(row).contains("y/client (10.0.0.2:43512)", "x/web (10.0.0.1)", "80/TCP");
+        assertThat(ObserveCommand.withPort("fd00::1", 443)).isEqualTo("[fd00::1]:443");
+        assertThat(ObserveCommand.withPort("10.0.0.2", 0)).isEqualTo("10.0.0.2");
+    }
+
+    @Test
     void aPodsLabelsAreAskedOncePerRun() {
         AtomicInteger asked = new AtomicInteger();
-        ObserveFilter f = new ObserveFilter("", "", -1, -1, "", Map.of("app", "web"), pod -> {
+        ObserveFilter f = new ObserveFilter("", "", -1, -1, -1, "", Map.of("app", "web"), pod -> {
             asked.incrementAndGet();
             return Map.of();
         });

@@ -64,6 +64,26 @@ class OfflineCommandsTest {
 
     @Test
     @SuppressWarnings("unchecked")
+    void matrixOfChosenNamespaces() {
+        Run r = run("matrix", "--manifests", EXAMPLE, "-n", "y", "-n", "x", "-o", "json");
+        assertThat(r.exit()).as(r.err()).isZero();
+        Map<String, Object> m = json(r.out());
+        assertThat((List<String>) m.get("pods")).containsExactly("x/a", "x/b", "x/c", "y/a", "y/b", "y/c");
+        Map<String, Map<String, Boolean>> allowed = (Map<String, Map<String, Boolean>>) m.get("allowed");
+        assertThat(allowed.get("y/a").get("x/a")).isTrue(); // the same cells as the whole matrix's
+        assertThat(allowed.get("y/a").get("x/b")).isFalse();
+        assertThat(allowed.get("x/a")).doesNotContainKey("z/b");
+        Run table = run("matrix", "--manifests", EXAMPLE, "--namespace", "z");
+        assertThat(table.out().lines().findFirst().orElseThrow())
+                .contains("z/a")
+                .doesNotContain("x/a");
+        Run unknown = run("matrix", "--manifests", EXAMPLE, "-n", "x,nope");
+        assertThat(unknown.exit()).isEqualTo(2);
+        assertThat(unknown.err()).contains("no pods in namespace nope").contains("x, y, z");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
     void matrixOnUdpAndTable() {
         Map<String, Map<String, Boolean>> allowed = (Map<String, Map<String, Boolean>>)
                 json(run("matrix", "--manifests", EXAMPLE, "--protocol", "udp", "--port", "81", "--output", "json")

@@ -324,6 +324,39 @@ class PolicySyncServiceTest {
         }
     }
 
+    @Test
+    void aHeartbeatMovesLastContactAndAppliesNothing() throws Exception {
+        f = new SyncServerFixture();
+        f.hub.publish(A, 0);
+        f.hub.markReady();
+        try (TestAgent agent = f.agent("n1")) {
+            agent.readUntilInSync();
+            long last = agent.view.lastSequence;
+            NodeStatus connected = status("n1");
+            long openedAt = com.google.protobuf.util.Timestamps.toNanos(connected.getLastContact());
+            // The idle agent says it is alive; the wall clock moves on meanwhile (nanoseconds).
+            long later = openedAt;
+            while (later <= openedAt) {
+                later = PolicySyncService.unixNanos();
+            }
+            PolicySyncGrpc.newBlockingStub(f.channel)
+                    .reportApplied(AppliedReport.newBuilder()
+                            .setNode("n1")
+                            .setHeartbeat(true)
+                            .build());
+
+            NodeStatus after = status("n1");
+            assertThat(com.google.protobuf.util.Timestamps.toNanos(after.getLastContact()))
+                    .isGreaterThanOrEqualTo(later);
+            assertThat(after.getAppliedSequence())
+                    .as("a heartbeat applies nothing")
+                    .isZero();
+            assertThat(after.getLag()).isEqualTo(last);
+            assertThat(after.getInSync()).isFalse();
+            assertThat(f.metrics.programmingLatencyTimer().count()).isZero();
+        }
+    }
+
     private NodeStatus status(String node) {
         // The inspection service reads the same registry; here straight from the sync service.
         return f.sync.nodeStatuses().stream()

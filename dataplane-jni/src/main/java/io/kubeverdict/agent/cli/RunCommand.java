@@ -179,6 +179,15 @@ final class RunCommand implements Callable<Integer> {
                     + "(default ${DEFAULT-VALUE}).")
     int verdictUploadRate;
 
+    @Option(
+            names = "--heartbeat-interval",
+            defaultValue = "20s",
+            paramLabel = "DURATION",
+            converter = DurationText.class,
+            description = "An idle agent tells the control plane it is alive this often, so `kube-verdict status` "
+                    + "shows a recent LAST CONTACT for a quiet healthy node (100ms..1h, default ${DEFAULT-VALUE}).")
+    Duration heartbeatInterval;
+
     @Mixin
     InsecureOption insecure;
 
@@ -341,7 +350,7 @@ final class RunCommand implements Callable<Integer> {
                 token,
                 removeTableOnExit(onExit, failOpen),
                 CutAction.parse(cutAction),
-                new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate),
+                new AgentConfig.Telemetry(policyVerdictSeries, verdictUploadRate, heartbeatInterval),
                 new AgentConfig.Dns(
                         dnsQueueId != null ? dnsQueueId : AgentConfig.Dns.defaultQueueId(queueId, queueCount),
                         dnsMinTtl.toSeconds(),

@@ -232,5 +232,6 @@ final class RejudgePass {
         tuple.dstLo = e.replySourceWord(i, 1);
         tuple.protocol = e.protocol(i);
         tuple.dstPort = e.hasPorts(i) ? e.replySourcePort(i) : 0;
+        tuple.srcPort = e.hasPorts(i) ? e.originalSourcePort(i) : 0;
     }
 }

@@ -130,6 +130,7 @@ public final class VerdictFeed implements AutoCloseable {
         c.dstLo = t.dstLo;
         c.protocol = t.protocol;
         c.dstPort = t.dstPort;
+        c.srcPort = t.srcPort;
         return c;
     }
 

@@ -20,6 +20,7 @@ public final class VerdictRing {
     private final long[] dstLo;
     private final int[] protocol;
     private final int[] dstPort;
+    private final int[] srcPort;
     private final int[] decision;
     private final boolean[] cached;
     private final int[] staged;
@@ -41,6 +42,7 @@ public final class VerdictRing {
         dstLo = new long[capacity];
         protocol = new int[capacity];
         dstPort = new int[capacity];
+        srcPort = new int[capacity];
         decision = new int[capacity];
         cached = new boolean[capacity];
         staged = new int[capacity];
@@ -77,6 +79,7 @@ public final class VerdictRing {
         dstLo[i] = packet.dstLo;
         protocol[i] = packet.protocol;
         dstPort[i] = packet.dstPort;
+        srcPort[i] = packet.srcPort;
         decision[i] = decisionCode;
         cached[i] = keyCached;
         staged[i] = stagedCode;
@@ -99,6 +102,7 @@ public final class VerdictRing {
             packet.dstLo = dstLo[i];
             packet.protocol = protocol[i];
             packet.dstPort = dstPort[i];
+            packet.srcPort = srcPort[i];
             int code = decision[i];
             boolean keyCached = cached[i];
             int stagedCode = staged[i];

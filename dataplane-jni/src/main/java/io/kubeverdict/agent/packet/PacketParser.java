@@ -113,6 +113,7 @@ public final class PacketParser {
         out.dstLo = be32(buf, offset + 16) & 0xffffffffL;
         out.protocol = buf.get(offset + 9) & 0xff;
         out.dstPort = 0;
+        out.srcPort = 0;
         int fragmentOffset = be16(buf, offset + 6) & 0x1fff;
         if (fragmentOffset != 0) {
             return OK; // a later fragment: no transport header in it
@@ -130,6 +131,7 @@ public final class PacketParser {
         out.dstHi = be64(buf, offset + 24);
         out.dstLo = be64(buf, offset + 32);
         out.dstPort = 0;
+        out.srcPort = 0;
         int end = offset + length;
         int next = buf.get(offset + 6) & 0xff;
         int at = offset + 40;
@@ -178,6 +180,7 @@ public final class PacketParser {
                 if (at + 4 > end) {
                     return TRUNCATED;
                 }
+                out.srcPort = be16(buf, at) & 0xffff;
                 out.dstPort = be16(buf, at + 2) & 0xffff;
                 return OK;
             default:

@@ -148,12 +148,13 @@ public final class Agent implements AutoCloseable {
         // queues and verdict threads; the snapshot's enforcement waits for them (PendingEnforcer).
         ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls(), config.tokenFile());
         opened.add(() -> {
-            channel.shutdownNow();
+            channel.shutdownNow(); // the reporter's heartbeats stop with it
             channel.awaitTermination(2, TimeUnit.SECONDS);
         });
         LearnedAddressBook book = new LearnedAddressBook();
         state = new StateHolder(config.failOpen() ? 1 : 0, book);
-        AppliedReporter reporter = new AppliedReporter(channel, config.node(), VERSION);
+        AppliedReporter reporter = new AppliedReporter(
+                channel, config.node(), VERSION, config.telemetry().heartbeat());
         SyncClient sync = new SyncClient(
                         channel,
                         SyncRequest.newBuilder()

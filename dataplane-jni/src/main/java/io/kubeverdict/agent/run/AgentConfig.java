@@ -4,11 +4,13 @@ package io.kubeverdict.agent.run;
 import io.kubeverdict.agent.nft.CacheSettings;
 import io.kubeverdict.agent.nft.CutAction;
 import io.kubeverdict.agent.nft.QueuePath;
+import io.kubeverdict.agent.sync.AppliedReporter;
 import io.kubeverdict.agent.sync.ControlPlaneChannel;
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.policy.Cidr;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -70,17 +72,25 @@ public record AgentConfig(
     }
 
     /**
-     * What the agent tells about its verdicts.
+     * What the agent tells about its verdicts, and how often an idle agent says it is alive.
      *
      * @param policyVerdictSeries distinct policies with their own kubeverdict_policy_verdicts_total
      *     series (later ones count as "other"); 0: no such counter
      * @param verdictUploadPerSecond most verdict events per second sent to the control plane while
      *     someone observes (kube-verdict observe); more are sampled, the rest dropped and counted
+     * @param heartbeat how long the agent stays silent before it sends a heartbeat (the control
+     *     plane's last contact of the node); null: {@link AppliedReporter#DEFAULT_HEARTBEAT}
      */
-    public record Telemetry(int policyVerdictSeries, int verdictUploadPerSecond) {
-        public static final Telemetry DEFAULTS = new Telemetry(50, 1000);
+    public record Telemetry(int policyVerdictSeries, int verdictUploadPerSecond, Duration heartbeat) {
+        public static final Telemetry DEFAULTS = new Telemetry(50, 1000, AppliedReporter.DEFAULT_HEARTBEAT);
 
         public Telemetry {
+            if (heartbeat == null) {
+                heartbeat = AppliedReporter.DEFAULT_HEARTBEAT;
+            }
+            if (heartbeat.toMillis() < 100 || heartbeat.compareTo(Duration.ofHours(1)) > 0) {
+                throw new IllegalArgumentException("--heartbeat-interval must be 100ms..1h, got " + heartbeat);
+            }
             if (policyVerdictSeries < 0) {
                 throw new IllegalArgumentException("--policy-verdict-series must be >= 0, got " + policyVerdictSeries);
             }

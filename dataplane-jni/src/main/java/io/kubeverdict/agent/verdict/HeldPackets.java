@@ -110,5 +110,6 @@ final class HeldPackets {
         to.dstLo = from.dstLo;
         to.protocol = from.protocol;
         to.dstPort = from.dstPort;
+        to.srcPort = from.srcPort;
     }
 }

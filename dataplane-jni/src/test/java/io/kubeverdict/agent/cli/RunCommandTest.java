@@ -12,6 +12,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -111,6 +112,13 @@ class RunCommandTest {
         assertThatThrownBy(
                         () -> parse("--node", "n", "--control-plane", "localhost:1", "--policy-verdict-series", "-1"))
                 .hasMessageContaining(">= 0");
+        assertThat(AgentConfig.Telemetry.DEFAULTS.heartbeat()).isEqualTo(Duration.ofSeconds(20));
+        assertThat(parse("--node", "n", "--control-plane", "localhost:1", "--heartbeat-interval", "1s")
+                        .telemetry()
+                        .heartbeat())
+                .isEqualTo(Duration.ofSeconds(1));
+        assertThatThrownBy(() -> parse("--node", "n", "--control-plane", "localhost:1", "--heartbeat-interval", "0"))
+                .hasMessageContaining("--heartbeat-interval must be 100ms..1h");
         RunCommand command = new RunCommand();
         new CommandLine(command)
                 .parseArgs(

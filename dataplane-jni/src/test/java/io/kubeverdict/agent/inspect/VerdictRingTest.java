@@ -19,6 +19,7 @@ class VerdictRingTest {
         p.dstLo = 0x0A000100L + n;
         p.protocol = Protocol.TCP_VALUE;
         p.dstPort = 1000 + n;
+        p.srcPort = 40000 + n;
         return p;
     }
 
@@ -33,15 +34,16 @@ class VerdictRingTest {
 
         List<String> out = new ArrayList<>();
         int n = ring.drain(
-                (p, code, cached, staged) -> out.add(p.source() + ">" + p.destination() + ":" + p.dstPort + "/" + code),
+                (p, code, cached, staged) ->
+                        out.add(p.source() + ":" + p.srcPort + ">" + p.destination() + ":" + p.dstPort + "/" + code),
                 10);
         assertThat(n).isEqualTo(4);
         assertThat(out)
                 .containsExactly(
-                        "10.0.0.0>10.0.1.0:1000/0",
-                        "10.0.0.1>10.0.1.1:1001/1",
-                        "10.0.0.2>10.0.1.2:1002/2",
-                        "10.0.0.3>10.0.1.3:1003/3");
+                        "10.0.0.0:40000>10.0.1.0:1000/0",
+                        "10.0.0.1:40001>10.0.1.1:1001/1",
+                        "10.0.0.2:40002>10.0.1.2:1002/2",
+                        "10.0.0.3:40003>10.0.1.3:1003/3");
 
         assertThat(ring.offer(packet(9), 9)).as("room again after drain").isTrue();
         assertThat(ring.drain((p, code, cached, staged) -> out.add("" + code), 10))

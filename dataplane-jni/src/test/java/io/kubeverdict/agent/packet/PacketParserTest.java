@@ -13,6 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.jni.NfQueue;
 import io.kubeverdict.policy.PacketTuple;
+import io.kubeverdict.proto.v1.Tuple;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -324,6 +325,23 @@ class PacketParserTest {
                 .isEqualTo(PacketParser.OK);
         assertThat(t.protocol).isEqualTo(6);
         assertThat(t.dstPort).isEqualTo(80);
+    }
+
+    @Test
+    void readsTheSourcePortForObserveAndClearsItWithoutPorts() {
+        PacketTuple t = new PacketTuple();
+        ByteBuffer v4 = ByteBuffer.wrap(ipv4(6, 5, 0, A4, B4, ports(40000, 80, 20)));
+        assertThat(PacketParser.parse(v4, 0, v4.capacity(), t)).isEqualTo(PacketParser.OK);
+        assertThat(t.srcPort).isEqualTo(40000);
+        assertThat(t.toTuple().getSrcPort()).isEqualTo(40000);
+        ByteBuffer v6 = ByteBuffer.wrap(ipv6(17, A6, B6, ports(65535, 53, 8)));
+        assertThat(PacketParser.parse(v6, 0, v6.capacity(), t)).isEqualTo(PacketParser.OK);
+        assertThat(t.srcPort).isEqualTo(65535);
+        ByteBuffer later = ByteBuffer.wrap(ipv4(6, 5, 185, A4, B4, new byte[] {0, 0x50, 0, 0x50}));
+        assertThat(PacketParser.parse(later, 0, later.capacity(), t)).isEqualTo(PacketParser.OK);
+        assertThat(t.srcPort).as("a later fragment has no ports").isZero();
+        assertThat(t.toTuple().hasField(Tuple.getDescriptor().findFieldByName("src_port")))
+                .isFalse();
     }
 
     @Test

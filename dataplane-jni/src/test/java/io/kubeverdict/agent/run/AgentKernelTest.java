@@ -36,6 +36,8 @@ import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
 import io.kubeverdict.testing.tier.KernelTest;
+import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -245,6 +247,27 @@ class AgentKernelTest {
             assertThat(denial.getDestination().getPod()).isEqualTo("b");
             assertThat(denial.getIngress().getIsolated()).isTrue();
             assertThat(denial.getIngress().getReason()).contains("no rule matched");
+
+            // The source port the agent read from the packet is the client socket's own.
+            int clientPort = Netns.call(pods.a.path(), () -> {
+                try (Socket s = new Socket()) {
+                    s.bind(new InetSocketAddress(PodPair.A_IP, 0));
+                    int port = s.getLocalPort();
+                    try {
+                        s.connect(new InetSocketAddress(PodPair.B_IP, DENIED), CONNECT_TIMEOUT);
+                    } catch (IOException expected) {
+                        // denied: the SYN is dropped
+                    }
+                    return port;
+                }
+            });
+            assertThat(clientPort).isPositive();
+            Explanation withPort = denials.poll(10, TimeUnit.SECONDS);
+            while (withPort != null && withPort.getTuple().getSrcPort() != clientPort) {
+                withPort = denials.poll(10, TimeUnit.SECONDS); // earlier denials (retransmitted SYNs)
+            }
+            assertThat(withPort).as("a denial from source port " + clientPort).isNotNull();
+            assertThat(withPort.getTuple().getDstPort()).isEqualTo(DENIED);
 
             AgentStatus status = AgentInspectionGrpc.newBlockingStub(channel)
                     .withDeadlineAfter(10, TimeUnit.SECONDS)

@@ -14,6 +14,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
+import io.kubeverdict.proto.v1.AppliedReport;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
 import io.kubeverdict.proto.v1.NodeSnapshot;
@@ -108,6 +109,49 @@ class SyncClientTest {
         await(() -> client.status().inSync());
         assertThat(client.status().appliedSequence()).isEqualTo(5);
         assertThat(cp.awaitReport(5).getNode()).isEqualTo("node-1");
+    }
+
+    @Test
+    void anIdleAgentSendsHeartbeatsThatClaimNoSequence() throws Exception {
+        client.close();
+        try (AppliedReporter reporter = new AppliedReporter(channel, "node-1", "test", Duration.ofMillis(100))) {
+            client = new SyncClient(
+                    channel,
+                    SyncRequest.newBuilder().setNode("node-1").build(),
+                    () -> new SnapshotAssembler("node-1"),
+                    (snapshot, sequence) -> enforced.add(new Enforced(snapshot, sequence)),
+                    reporter,
+                    FAST,
+                    () -> 0.5,
+                    new SyncStatus());
+            client.start();
+            ScriptedControlPlane.Stream stream = cp.nextStream();
+            stream.send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
+            assertThat(next().sequence()).isEqualTo(2);
+            assertThat(cp.awaitReport(2).getHeartbeat()).isFalse();
+            // Nothing changes from here on: the agent still speaks up, without a sequence.
+            for (int i = 0; i < 2; i++) {
+                AppliedReport beat = cp.nextReport();
+                assertThat(beat.getHeartbeat()).isTrue();
+                assertThat(beat.getAppliedSequence()).isZero();
+                assertThat(beat.getNode()).isEqualTo("node-1");
+            }
+            // A change is still reported as such.
+            stream.send(endpoint(3, "x", "b", "10.0.0.2"));
+            assertThat(next().sequence()).isEqualTo(3);
+            assertThat(cp.awaitReport(3).getHeartbeat()).isFalse();
+        }
+    }
+
+    @Test
+    void heartbeatsStopWithTheirChannel() throws Exception {
+        ManagedChannel own =
+                NettyChannelBuilder.forTarget(cp.target()).usePlaintext().build();
+        AppliedReporter reporter = new AppliedReporter(own, "node-1", "test", Duration.ofMillis(100));
+        assertThat(cp.nextReport().getHeartbeat()).isTrue();
+        assertThat(reporter.beating()).isTrue();
+        own.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        await(() -> !reporter.beating());
     }
 
     @Test

@@ -62,6 +62,10 @@ class ObserveRelayTest {
     private final PacketTuple fromRemote =
             new PacketTuple().set(IpAddress.parse("10.0.0.9"), IpAddress.parse("10.0.0.1"), 6, 443);
 
+    {
+        denied.srcPort = 43512; // as the agent's parser reads it from the packet
+    }
+
     @BeforeEach
     void start() throws Exception {
         // The control plane knows y/remote on node-2, which node-1's agent does not hold, and x/a on
@@ -169,6 +173,7 @@ class ObserveRelayTest {
             assertThat(e.getExplanation().getVerdict()).isEqualTo(Verdict.VERDICT_DENY);
             assertThat(e.getExplanation().getTuple().getSrcIp()).isEqualTo("10.0.0.3");
             assertThat(e.getExplanation().getTuple().getDstPort()).isEqualTo(53);
+            assertThat(e.getExplanation().getTuple().getSrcPort()).isEqualTo(43512);
             assertThat(e.getExplanation().getSource().getPod()).isEqualTo("c");
             assertThat(e.getExplanation().getIngress().getDecidingTier()).isEqualTo("default");
             // Only denied verdicts were asked for: the allowed ones never show up.
@@ -216,6 +221,8 @@ class ObserveRelayTest {
                         "Denied", // any case
                         "--node",
                         "node-1",
+                        "--from-port",
+                        "43512",
                         "--count",
                         "2",
                         "--wait",
@@ -234,7 +241,7 @@ class ObserveRelayTest {
                 .allSatisfy(l -> assertThat(l)
                         .contains(
                                 "node-1",
-                                "x/c (10.0.0.3)",
+                                "x/c (10.0.0.3:43512)",
                                 "x/a (10.0.0.1)",
                                 "53/UDP",
                                 "denied",

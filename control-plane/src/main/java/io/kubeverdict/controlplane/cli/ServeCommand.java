@@ -367,8 +367,7 @@ final class ServeCommand implements Callable<Integer> {
                 null);
         if (autoTls) {
             config = config.withAutoTls(
-                    AutoTls.Settings.defaults(namespace, autoTlsNames())
-                            .withObjects(autoTlsSecret, autoTlsConfigMap));
+                    AutoTls.Settings.defaults(namespace, autoTlsNames()).withObjects(autoTlsSecret, autoTlsConfigMap));
         }
 
         CountDownLatch stopped = new CountDownLatch(1);
@@ -376,7 +375,12 @@ final class ServeCommand implements Callable<Integer> {
         PeerReplicas peers;
         try {
             peers = receiptOptions.peerReplicas(
-                    client, namespace, cp.grpcPort(), cp, tls == null && !autoTls, autoTlsNames().get(0));
+                    client,
+                    namespace,
+                    cp.grpcPort(),
+                    cp,
+                    tls == null && !autoTls,
+                    autoTlsNames().get(0));
         } catch (IllegalArgumentException e) {
             err.println(e.getMessage());
             cp.close();

@@ -102,6 +102,9 @@ final class ReplicaMerge {
 
     /** The peer's statement is about this generation and about the same nodes reporting to it. */
     private static boolean agrees(TrackedPolicy t, LocalPolicyReceipt said, Set<String> reporting) {
+        if (t.generation() == 0 && t.resourceVersion().isEmpty()) {
+            return false; // nothing names the generation (a manifest directory): no two replicas can agree on it
+        }
         if (!said.getCalculated()
                 || said.getGeneration() != t.generation()
                 || !said.getResourceVersion().equals(t.resourceVersion())) {

@@ -86,8 +86,17 @@ public final class PeerReplicas implements PeerReceipts, AutoCloseable {
     }
 
     private PeerAnswers round(Collection<PolicyRef> named, int maxLagging) {
+        List<Peer> listed;
+        try {
+            listed = peers.get();
+        } catch (RuntimeException e) {
+            log.warn(
+                    "could not list the peer replicas ({}); the lag of nodes reporting to them is unknown",
+                    e.toString());
+            return new PeerAnswers(List.of(), false);
+        }
         List<Peer> others = new ArrayList<>();
-        for (Peer p : peers.get()) {
+        for (Peer p : listed) {
             if (!p.name().equals(self)) {
                 others.add(p);
             }

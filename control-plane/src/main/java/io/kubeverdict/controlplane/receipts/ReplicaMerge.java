@@ -100,14 +100,17 @@ final class ReplicaMerge {
         return -2;
     }
 
-    /** The peer's statement is about this generation and about the same nodes reporting to it. */
+    /**
+     * The peer's statement is about this generation and about the same nodes reporting to it. The
+     * generation is metadata.generation where the object has one (a status write moves the
+     * resourceVersion, not the generation: replicas seeing it at different moments still agree),
+     * else the resourceVersion; with neither nothing names it and no two replicas can agree.
+     */
     private static boolean agrees(TrackedPolicy t, LocalPolicyReceipt said, Set<String> reporting) {
-        if (t.generation() == 0 && t.resourceVersion().isEmpty()) {
-            return false; // nothing names the generation (a manifest directory): no two replicas can agree on it
-        }
-        if (!said.getCalculated()
-                || said.getGeneration() != t.generation()
-                || !said.getResourceVersion().equals(t.resourceVersion())) {
+        boolean sameGeneration = t.generation() != 0
+                ? said.getGeneration() == t.generation()
+                : !t.resourceVersion().isEmpty() && said.getResourceVersion().equals(t.resourceVersion());
+        if (!said.getCalculated() || !sameGeneration) {
             return false;
         }
         int count = 0;

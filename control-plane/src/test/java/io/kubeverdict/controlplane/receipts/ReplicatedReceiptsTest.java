@@ -29,7 +29,12 @@ class ReplicatedReceiptsTest {
 
     /** Both replicas calculate the write onto these nodes (their versions differ: they count apart). */
     private static void write(PolicyReceipts r, String resourceVersion, long version, long at, String... nodes) {
-        r.written(DENY, 0, resourceVersion, at);
+        write(r, 0, resourceVersion, version, at, nodes);
+    }
+
+    private static void write(
+            PolicyReceipts r, long generation, String resourceVersion, long version, long at, String... nodes) {
+        r.written(DENY, generation, resourceVersion, at);
         for (String n : nodes) {
             r.nodePublished(n, version, list(DENY), at);
         }
@@ -85,6 +90,26 @@ class ReplicatedReceiptsTest {
                 .as("B's node set differs from A's: not counted")
                 .isFalse();
         assertThat(r.nodeReceipts().get(0).node()).isEqualTo("n2");
+    }
+
+    @Test
+    void aStatusWriteSeenByOneReplicaOnlyChangesNothing() {
+        write(a, 3, "10", 5, 1_000, "n1", "n2");
+        write(b, 3, "10", 70, 1_000, "n1", "n2");
+        a.applied("n1", 5, 2_000);
+        b.applied("n2", 70, 2_000);
+        readA.askPeers("a", askingB());
+        assertThat(fromA().enforced()).isTrue();
+        // The writer's condition moves the resourceVersion, not the generation; A sees it first.
+        a.written(DENY, 3, "11", 2_500);
+        assertThat(fromA().enforced()).isTrue();
+        // A new generation B has not seen yet: B's node does not count.
+        write(a, 4, "12", 6, 3_000, "n1", "n2");
+        a.applied("n1", 6, 3_100);
+        assertThat(fromA().enforced()).isFalse();
+        write(b, 4, "12", 71, 3_000, "n1", "n2");
+        b.applied("n2", 71, 3_200);
+        assertThat(fromA().enforced()).isTrue();
     }
 
     @Test

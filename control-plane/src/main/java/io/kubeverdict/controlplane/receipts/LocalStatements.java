@@ -9,7 +9,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -27,24 +29,35 @@ public final class LocalStatements {
     public static LocalReceipts of(
             PolicyReceipts receipts, String replica, Set<String> here, Collection<PolicyRef> named, int maxLagging) {
         LocalReceipts.Builder b = LocalReceipts.newBuilder().setReplica(replica).addAllReportingNodes(here);
+        Map<String, Long> hashes = hashes(here);
         if (named.isEmpty()) {
-            receipts.readAll(t -> statement(t, here, maxLagging)).forEach(b::addPolicies);
+            receipts.readAll(t -> statement(t, hashes, maxLagging)).forEach(b::addPolicies);
         } else {
             for (PolicyRef ref : named) {
-                receipts.read(ref, t -> statement(t, here, maxLagging)).ifPresent(b::addPolicies);
+                receipts.read(ref, t -> statement(t, hashes, maxLagging)).ifPresent(b::addPolicies);
             }
         }
         return b.build();
     }
 
-    static LocalPolicyReceipt statement(TrackedPolicy t, Set<String> here, int maxLagging) {
+    /** Each node with its name's hash. */
+    static Map<String, Long> hashes(Collection<String> nodes) {
+        Map<String, Long> out = new HashMap<>(nodes.size() * 4 / 3 + 1);
+        for (String n : nodes) {
+            out.put(n, nameHash(n));
+        }
+        return out;
+    }
+
+    static LocalPolicyReceipt statement(TrackedPolicy t, Map<String, Long> here, int maxLagging) {
         int count = 0;
         long digest = 0;
         List<String> lagging = new ArrayList<>();
         for (String node : t.nodes()) {
-            if (here.contains(node)) {
+            Long hash = here.get(node);
+            if (hash != null) {
                 count++;
-                digest += nameHash(node);
+                digest += hash;
                 if (t.lagging(node)) {
                     lagging.add(node);
                 }

@@ -6,7 +6,6 @@ import io.kubeverdict.proto.v1.LocalReceipts;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * What the other control-plane replicas answered, in one round: per replica, the nodes reporting to
@@ -22,13 +21,19 @@ public record PeerAnswers(List<Answer> answers, boolean complete) {
     /** The only replica: every node that reports anywhere reports here. */
     public static final PeerAnswers ALONE = new PeerAnswers(List.of(), true);
 
-    public record Answer(String replica, Set<String> reporting, Map<PolicyRef, LocalPolicyReceipt> policies) {
+    /**
+     * One peer's answer.
+     *
+     * @param reporting the nodes reporting to it, each with its name's hash (a statement's digest
+     *     is their sum: hashed once per answer, not once per policy)
+     */
+    public record Answer(String replica, Map<String, Long> reporting, Map<PolicyRef, LocalPolicyReceipt> policies) {
         public static Answer of(LocalReceipts r) {
             Map<PolicyRef, LocalPolicyReceipt> byRef = new HashMap<>(r.getPoliciesCount() * 4 / 3 + 1);
             for (LocalPolicyReceipt p : r.getPoliciesList()) {
                 byRef.put(new PolicyRef(p.getKind(), p.getNamespace(), p.getName()), p);
             }
-            return new Answer(r.getReplica(), Set.copyOf(r.getReportingNodesList()), byRef);
+            return new Answer(r.getReplica(), LocalStatements.hashes(r.getReportingNodesList()), byRef);
         }
     }
 }

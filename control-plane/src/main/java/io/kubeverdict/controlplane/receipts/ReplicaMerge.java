@@ -6,9 +6,8 @@ import io.kubeverdict.proto.v1.LocalPolicyReceipt;
 import io.kubeverdict.proto.v1.PolicyNodeReceipt;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -35,69 +34,176 @@ final class ReplicaMerge {
         if (answers.isEmpty() && peers.complete()) {
             return new Merged(t.receipt(maxNodes), 0);
         }
-        boolean calculated = t.calculated();
-        List<Lag> lagging = new ArrayList<>();
-        List<String> enforced = new ArrayList<>();
-        Map<Integer, List<String>> byPeer = new HashMap<>();
+        int n = answers.size();
+        boolean names = maxNodes > 0; // node entries wanted: else only counts (the writers' sweeps)
+        int[] count = new int[n]; // of the policy's nodes reporting to each peer (its statement's terms)
+        long[] digest = new long[n];
+        int[] group = new int[n]; // of those not reporting here: the ones each peer answers for
+        List<List<String>> groupNodes = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            groupNodes.add(new ArrayList<>());
+        }
+        Tally tally = new Tally(names);
         int unknown = 0;
+        int fromPeers = 0;
         for (String node : t.nodes()) {
-            int peer = here.contains(node) ? -1 : reportingPeer(answers, node);
-            if (peer >= 0) {
-                byPeer.computeIfAbsent(peer, p -> new ArrayList<>()).add(node);
-            } else if (!calculated || t.lagging(node)) {
-                lagging.add(new Lag(node, t.sinceUnixNanos(node)));
-                if (peer == -2 && !peers.complete()) {
+            int first = -1;
+            for (int i = 0; i < n; i++) {
+                Long hash = answers.get(i).reporting().get(node);
+                if (hash != null) {
+                    count[i]++;
+                    digest[i] += hash;
+                    first = first < 0 ? i : first;
+                }
+            }
+            boolean isHere = here.contains(node);
+            if (!isHere && first >= 0) {
+                group[first]++;
+                fromPeers++;
+                if (names) {
+                    groupNodes.get(first).add(node);
+                }
+            } else if (t.lagging(node)) {
+                tally.lag(node, t.sinceUnixNanos(node));
+                if (!isHere && !peers.complete()) {
                     unknown++;
                 }
             } else {
-                enforced.add(node);
+                tally.enforced(node);
             }
         }
-        if (byPeer.isEmpty()) {
+        if (fromPeers == 0) {
             return new Merged(t.receipt(maxNodes), unknown); // every node as this replica's agents said
         }
         long lastEnforced = t.lastEnforcedUnixNanos();
-        for (Map.Entry<Integer, List<String>> e : byPeer.entrySet()) {
-            PeerAnswers.Answer answer = answers.get(e.getKey());
-            LocalPolicyReceipt said = answer.policies().get(t.ref());
-            List<String> nodes = e.getValue();
-            if (!calculated || said == null || !agrees(t, said, answer.reporting())) {
-                nodes.forEach(n -> lagging.add(new Lag(n, t.sinceUnixNanos(n))));
+        for (int i = 0; i < n; i++) {
+            if (group[i] == 0) {
                 continue;
             }
-            Map<String, Long> saidLagging = new HashMap<>();
-            for (PolicyNodeReceipt n : said.getLaggingNodesList()) {
-                saidLagging.put(n.getNode(), Timestamps.toNanos(n.getSince()));
+            LocalPolicyReceipt said = answers.get(i).policies().get(t.ref());
+            if (!t.calculated() || said == null || !agrees(t, said, count[i], digest[i])) {
+                tally.lagAll(group[i], groupNodes.get(i), t);
+                continue;
             }
-            // Lagging nodes the peer counted but did not name (its list was cut): how many is
-            // known, not which; as many of the rest count as lagging (never one too few).
-            int unnamed = Math.max(0, said.getLagging() - saidLagging.size());
-            for (String n : nodes) {
-                Long since = saidLagging.get(n);
-                if (since != null) {
-                    lagging.add(new Lag(n, since));
-                } else if (unnamed > 0) {
-                    unnamed--;
-                    lagging.add(new Lag(n, t.sinceUnixNanos(n)));
-                } else {
-                    enforced.add(n);
+            // The peer's named laggards among the nodes it answers for here; lagging nodes it
+            // counted but did not name (its list was cut): how many is known, not which, so as
+            // many of the others count as lagging (never one too few).
+            Set<String> named = new HashSet<>();
+            for (PolicyNodeReceipt l : said.getLaggingNodesList()) {
+                if (answersFor(i, l.getNode(), t, here, answers)) {
+                    named.add(l.getNode());
+                    tally.lag(l.getNode(), Timestamps.toNanos(l.getSince()));
                 }
             }
+            int unnamed =
+                    Math.min(Math.max(0, said.getLagging() - said.getLaggingNodesCount()), group[i] - named.size());
+            tally.lagUnnamed(unnamed, group[i] - named.size() - unnamed, groupNodes.get(i), named, t);
             if (said.hasLastEnforced()) {
                 lastEnforced = Math.max(lastEnforced, Timestamps.toNanos(said.getLastEnforced()));
             }
         }
-        return new Merged(receipt(t, calculated, lagging, enforced, lastEnforced, maxNodes), unknown);
+        return new Merged(tally.receipt(t, lastEnforced, maxNodes), unknown);
     }
 
-    /** The first answering peer the node reports to: its index, or -2 for none. */
-    private static int reportingPeer(List<PeerAnswers.Answer> answers, String node) {
-        for (int i = 0; i < answers.size(); i++) {
-            if (answers.get(i).reporting().contains(node)) {
-                return i;
+    /** Whether peer i is the one answering here for this node (one of the policy's, not reporting here, i first). */
+    private static boolean answersFor(
+            int i, String node, TrackedPolicy t, Set<String> here, List<PeerAnswers.Answer> answers) {
+        if (here.contains(node) || !t.nodes().contains(node)) {
+            return false;
+        }
+        for (int j = 0; j < i; j++) {
+            if (answers.get(j).reporting().containsKey(node)) {
+                return false;
             }
         }
-        return -2;
+        return true;
+    }
+
+    /** Lagging and enforced nodes: always counted, named only when node entries are wanted. */
+    private static final class Tally {
+        final boolean names;
+        final List<Lag> lagging = new ArrayList<>();
+        final List<String> enforced = new ArrayList<>();
+        int laggingCount;
+
+        Tally(boolean names) {
+            this.names = names;
+        }
+
+        void lag(String node, long since) {
+            laggingCount++;
+            if (names) {
+                lagging.add(new Lag(node, since));
+            }
+        }
+
+        void enforced(String node) {
+            if (names) {
+                enforced.add(node);
+            }
+        }
+
+        void lagAll(int count, List<String> nodes, TrackedPolicy t) {
+            laggingCount += count;
+            if (names) {
+                nodes.forEach(x -> lagging.add(new Lag(x, t.sinceUnixNanos(x))));
+            }
+        }
+
+        /** Of the nodes not named lagging: {@code unnamed} lag (the first ones), {@code rest} are enforced. */
+        void lagUnnamed(int unnamed, int rest, List<String> nodes, Set<String> named, TrackedPolicy t) {
+            laggingCount += unnamed;
+            if (!names) {
+                return;
+            }
+            int left = unnamed;
+            for (String x : nodes) {
+                if (named.contains(x)) {
+                    continue;
+                }
+                if (left > 0) {
+                    left--;
+                    lagging.add(new Lag(x, t.sinceUnixNanos(x)));
+                } else {
+                    enforced.add(x);
+                }
+            }
+        }
+
+        Receipt receipt(TrackedPolicy t, long lastEnforced, int maxNodes) {
+            boolean calculated = t.calculated();
+            List<Receipt.NodeReceipt> nodes = new ArrayList<>();
+            if (names) {
+                lagging.sort(Comparator.comparingLong(Lag::since).thenComparing(Lag::node));
+                for (Lag l : lagging.subList(0, Math.min(maxNodes, lagging.size()))) {
+                    nodes.add(new Receipt.NodeReceipt(l.node(), false, 0, 0, l.since()));
+                }
+                for (String x : PolicyReceipts.smallest(enforced, maxNodes - nodes.size(), Comparator.naturalOrder())) {
+                    nodes.add(new Receipt.NodeReceipt(x, true, 0, 0, t.sinceUnixNanos(x)));
+                }
+            }
+            boolean complete = calculated && laggingCount == 0;
+            long since = 0;
+            long latency = -1;
+            if (complete) {
+                // The last node to come to the generation made it complete, on whichever replica.
+                since = Math.max(t.writtenUnixNanos(), lastEnforced);
+                latency = since - t.writtenUnixNanos();
+            }
+            int total = t.nodes().size();
+            return new Receipt(
+                    t.ref(),
+                    t.generation(),
+                    t.resourceVersion(),
+                    t.writtenUnixNanos(),
+                    calculated,
+                    total,
+                    total - laggingCount,
+                    since,
+                    latency,
+                    List.copyOf(nodes),
+                    laggingCount);
+        }
     }
 
     /**
@@ -106,59 +212,13 @@ final class ReplicaMerge {
      * resourceVersion, not the generation: replicas seeing it at different moments still agree),
      * else the resourceVersion; with neither nothing names it and no two replicas can agree.
      */
-    private static boolean agrees(TrackedPolicy t, LocalPolicyReceipt said, Set<String> reporting) {
+    private static boolean agrees(TrackedPolicy t, LocalPolicyReceipt said, int count, long digest) {
         boolean sameGeneration = t.generation() != 0
                 ? said.getGeneration() == t.generation()
                 : !t.resourceVersion().isEmpty() && said.getResourceVersion().equals(t.resourceVersion());
         if (!said.getCalculated() || !sameGeneration) {
             return false;
         }
-        int count = 0;
-        long digest = 0;
-        for (String node : t.nodes()) {
-            if (reporting.contains(node)) {
-                count++;
-                digest += LocalStatements.nameHash(node);
-            }
-        }
         return count == said.getNodes() && digest == said.getNodesDigest();
-    }
-
-    private static Receipt receipt(
-            TrackedPolicy t,
-            boolean calculated,
-            List<Lag> lagging,
-            List<String> enforced,
-            long lastEnforced,
-            int maxNodes) {
-        lagging.sort(Comparator.comparingLong(Lag::since).thenComparing(Lag::node));
-        List<Receipt.NodeReceipt> nodes =
-                new ArrayList<>(Math.min(maxNodes, t.nodes().size()));
-        for (Lag l : lagging.subList(0, Math.min(maxNodes, lagging.size()))) {
-            nodes.add(new Receipt.NodeReceipt(l.node(), false, 0, 0, l.since()));
-        }
-        for (String n : PolicyReceipts.smallest(enforced, maxNodes - nodes.size(), Comparator.naturalOrder())) {
-            nodes.add(new Receipt.NodeReceipt(n, true, 0, 0, t.sinceUnixNanos(n)));
-        }
-        boolean complete = calculated && lagging.isEmpty();
-        long since = 0;
-        long latency = -1;
-        if (complete) {
-            // The last node to come to the generation made it complete, on whichever replica.
-            since = Math.max(t.writtenUnixNanos(), lastEnforced);
-            latency = since - t.writtenUnixNanos();
-        }
-        return new Receipt(
-                t.ref(),
-                t.generation(),
-                t.resourceVersion(),
-                t.writtenUnixNanos(),
-                calculated,
-                t.nodes().size(),
-                t.nodes().size() - lagging.size(),
-                since,
-                latency,
-                List.copyOf(nodes),
-                lagging.size());
     }
 }

@@ -139,5 +139,9 @@ class ReplicatedReceiptsTest {
         Receipt r = fromA();
         assertThat(r.laggingNodes()).as("n1 (here, not applied), n2 and n3 (B)").isEqualTo(3);
         assertThat(r.enforcedNodes()).isEqualTo(1);
+        Receipt counted = readA.all(0).receipts().get(0); // counts only, no node entries (the writers')
+        assertThat(counted.nodeReceipts()).isEmpty();
+        assertThat(counted.laggingNodes()).isEqualTo(3);
+        assertThat(counted.enforcedNodes()).isEqualTo(1);
     }
 }

@@ -5,10 +5,13 @@ import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.kubeverdict.controlplane.receipts.EnforcedConditions;
 import io.kubeverdict.controlplane.receipts.EnforcementEvents;
+import io.kubeverdict.controlplane.receipts.LocalStatements;
+import io.kubeverdict.controlplane.receipts.PeerAnswers;
 import io.kubeverdict.controlplane.receipts.PolicyReceipts;
 import io.kubeverdict.controlplane.receipts.PolicyRef;
 import io.kubeverdict.controlplane.receipts.Receipt;
 import io.kubeverdict.controlplane.receipts.ReceiptingCalculator;
+import io.kubeverdict.controlplane.receipts.ReplicatedReceipts;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -69,6 +72,9 @@ public class ReceiptChurnBenchmark {
     /** Each node's published policy list (the churn republishes it: the same instance, as a change that keeps the set). */
     final java.util.Map<String, List<io.kubeverdict.proto.v1.ActivePolicy>> lists = new java.util.HashMap<>();
 
+    final java.util.Set<String> evenNodes = new java.util.HashSet<>();
+    final java.util.Set<String> oddNodes = new java.util.HashSet<>();
+
     long version;
     long generation = 1;
     int flip;
@@ -97,6 +103,13 @@ public class ReceiptChurnBenchmark {
         for (String node : calc.nodes()) {
             receipts.applied(node, version, 0);
         }
+        int i = 0;
+        for (String node : calc.nodes()) {
+            ((i++ & 1) == 0 ? evenNodes : oddNodes).add(node);
+        }
+        System.out.printf(
+                "peer answer about every policy: %d bytes%n",
+                LocalStatements.of(receipts, "b", oddNodes, List.of(), 3).getSerializedSize());
     }
 
     private NetworkPolicy nextVariant() {
@@ -126,6 +139,30 @@ public class ReceiptChurnBenchmark {
             bh.consume(s);
         }
         receipts.publicationDone(0);
+    }
+
+    /** What one replica reads alone: every policy's receipt (the baseline of {@link #peerRound}). */
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.MILLISECONDS)
+    public int localRead() {
+        return receipts.all(0).size();
+    }
+
+    /**
+     * One round between two replicas, half the nodes' agents on each: one answers its peer about
+     * every policy (ListLocalReceipts, serialised as on the wire) and the peer merges the answer
+     * into every receipt: what the writer's sweep costs each second with two replicas.
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.MILLISECONDS)
+    public int peerRound() throws com.google.protobuf.InvalidProtocolBufferException {
+        byte[] wire = LocalStatements.of(receipts, "b", oddNodes, List.of(), 3).toByteArray();
+        io.kubeverdict.proto.v1.LocalReceipts answer = io.kubeverdict.proto.v1.LocalReceipts.parseFrom(wire);
+        ReplicatedReceipts a = new ReplicatedReceipts(receipts, () -> evenNodes);
+        a.askPeers("a", (named, max) -> new PeerAnswers(List.of(PeerAnswers.Answer.of(answer)), true));
+        return a.all(0).receipts().size() + wire.length;
     }
 
     private record Ack(long atNanos, String node, long version) {}

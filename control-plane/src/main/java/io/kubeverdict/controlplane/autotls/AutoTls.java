@@ -129,6 +129,11 @@ public final class AutoTls implements AutoCloseable {
         return serverTls;
     }
 
+    /** The CA bundle agents trust, as a file kept up to date (other replicas' servers are trusted by it). */
+    public Path caBundle() {
+        return dir.resolve("ca.crt");
+    }
+
     private void checkAndLog() {
         try {
             check();
@@ -197,6 +202,7 @@ public final class AutoTls implements AutoCloseable {
                     material.trusted().size(),
                     objects.configMapPlace());
         }
+        writeIfChanged(caBundle(), bundle);
         writeIfChanged(serverTls.privateKey(), Pem.of(material.serving().key()));
         writeIfChanged(serverTls.certChain(), Pem.of(material.serving().certificate()));
     }

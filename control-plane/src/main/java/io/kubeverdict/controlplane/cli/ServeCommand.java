@@ -7,8 +7,7 @@ import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.calc.ModelSerialization;
-import io.kubeverdict.controlplane.receipts.ReceiptWriting;
-import io.kubeverdict.controlplane.receipts.WriterLease;
+import io.kubeverdict.controlplane.replicas.PeerReplicas;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineDirectoryReader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
@@ -26,6 +25,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -234,51 +234,14 @@ final class ServeCommand implements Callable<Integer> {
                             + "names it: change both). Default: ${DEFAULT-VALUE}.")
     String autoTlsConfigMap;
 
-    @Option(
-            names = "--status-writes",
-            negatable = true,
-            defaultValue = "true",
-            fallbackValue = "true",
-            description = "With the Kubernetes API: write the Enforced condition on admin-tier policies and "
-                    + "PolicyEnforced/PolicyNotEnforced Events on NetworkPolicies, by the replica that holds the Lease "
-                    + "--writer-lease in --namespace (--no-status-writes: none). Default: on.")
-    boolean statusWrites;
-
-    @Option(
-            names = "--readiness-gates",
-            negatable = true,
-            defaultValue = "true",
-            fallbackValue = "true",
-            description = "With the Kubernetes API: set the condition kube-verdict.io/policy-enforced on pods that "
-                    + "list it as a readiness gate once their node applied their policies. Default: on.")
-    boolean readinessGates;
-
-    @Option(
-            names = "--writer-lease",
-            paramLabel = "NAME",
-            defaultValue = WriterLease.DEFAULT_NAME,
-            description = "The Lease (in --namespace) whose holder writes conditions and Events; identity "
-                    + "$POD_NAME, else the host name. Default: ${DEFAULT-VALUE}.")
-    String writerLease;
+    @Mixin
+    ReceiptOptions receiptOptions = new ReceiptOptions();
 
     @Mixin
     FlowHistoryOptions flowHistory = new FlowHistoryOptions();
 
     @Spec
     CommandSpec spec;
-
-    /** This replica's name in the writer Lease: the pod's name (the Downward API's POD_NAME, else the host name). */
-    private static String identity() {
-        String pod = System.getenv("POD_NAME");
-        if (pod != null && !pod.isBlank()) {
-            return pod;
-        }
-        try {
-            return java.net.InetAddress.getLocalHost().getHostName();
-        } catch (java.net.UnknownHostException e) {
-            return "control-plane-" + ProcessHandle.current().pid();
-        }
-    }
 
     /** The --auth mode with what it needs; throws {@link IllegalArgumentException} naming what is missing. */
     ControlPlane.Auth authentication(ServerTls tls) {
@@ -310,6 +273,10 @@ final class ServeCommand implements Callable<Integer> {
             default:
                 throw new IllegalArgumentException("--auth must be token, mtls or none, not " + auth);
         }
+    }
+
+    private List<String> autoTlsNames() {
+        return AutoTls.Settings.serviceNames(autoTlsService, namespace);
     }
 
     @Override
@@ -396,24 +363,34 @@ final class ServeCommand implements Callable<Integer> {
                         maxMessageBytes, stallTimeout, Duration.ofSeconds(1), maxConcurrentSnapshots),
                 authentication,
                 serverLimits,
-                callLimits);
+                callLimits,
+                null);
         if (autoTls) {
             config = config.withAutoTls(
-                    AutoTls.Settings.defaults(namespace, AutoTls.Settings.serviceNames(autoTlsService, namespace))
-                            .withObjects(autoTlsSecret, autoTlsConfigMap));
+                    AutoTls.Settings.defaults(namespace, autoTlsNames()).withObjects(autoTlsSecret, autoTlsConfigMap));
         }
 
         CountDownLatch stopped = new CountDownLatch(1);
         ControlPlane cp = ControlPlane.start(config, new IncrementalPolicyCalculator(), src);
-        if (client != null && (statusWrites || readinessGates)) {
-            cp.writeReceipts(
+        PeerReplicas peers;
+        try {
+            peers = receiptOptions.peerReplicas(
                     client,
-                    new ReceiptWriting.Settings(
-                            statusWrites,
-                            statusWrites,
-                            readinessGates,
-                            WriterLease.Settings.defaults(namespace, identity()).withName(writerLease),
-                            ControlPlane.RECEIPT_STALL_THRESHOLD));
+                    namespace,
+                    cp.grpcPort(),
+                    cp,
+                    tls == null && !autoTls,
+                    autoTlsNames().get(0));
+        } catch (IllegalArgumentException e) {
+            err.println(e.getMessage());
+            cp.close();
+            return 2;
+        }
+        if (peers != null) {
+            cp.askPeers(ReceiptOptions.identity(), peers);
+        }
+        if (client != null && receiptOptions.writes()) {
+            cp.writeReceipts(client, receiptOptions.settings(namespace));
         }
 
         history.ifPresent(cp::keepFlowHistory);
@@ -433,6 +410,9 @@ final class ServeCommand implements Callable<Integer> {
                         () -> {
                             log.info("shutting down");
                             cp.close();
+                            if (peers != null) {
+                                peers.close();
+                            }
                             if (k8s != null) {
                                 k8s.close();
                             }

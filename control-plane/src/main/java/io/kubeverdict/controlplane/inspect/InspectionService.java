@@ -9,10 +9,7 @@ import io.kubeverdict.controlplane.auth.NodeAuthorizer;
 import io.kubeverdict.controlplane.flows.FlowHistory;
 import io.kubeverdict.controlplane.flows.FlowQueries;
 import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
-import io.kubeverdict.controlplane.receipts.PolicyReceipts;
-import io.kubeverdict.controlplane.receipts.PolicyRef;
-import io.kubeverdict.controlplane.receipts.Receipt;
-import io.kubeverdict.controlplane.receipts.ReceiptProtos;
+import io.kubeverdict.controlplane.receipts.ReplicatedReceipts;
 import io.kubeverdict.controlplane.sync.IndexedSnapshot;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
@@ -29,10 +26,12 @@ import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
 import io.kubeverdict.proto.v1.ListFlowsRequest;
 import io.kubeverdict.proto.v1.ListFlowsResponse;
+import io.kubeverdict.proto.v1.ListLocalReceiptsRequest;
 import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.ListPolicyReceiptsRequest;
 import io.kubeverdict.proto.v1.ListPolicyReceiptsResponse;
+import io.kubeverdict.proto.v1.LocalReceipts;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
@@ -62,13 +61,6 @@ import java.util.function.Supplier;
 public final class InspectionService extends ControlPlaneInspectionGrpc.ControlPlaneInspectionImplBase {
     static final int DEFAULT_PAGE_SIZE = 500;
     static final int MAX_PAGE_SIZE = 1000;
-    /** Node entries per policy in ListPolicyReceipts: every policy, named ones, and at most. */
-    static final int RECEIPT_NODES_ALL = 3;
-
-    static final int RECEIPT_NODES_NAMED = 1000;
-    static final int RECEIPT_NODES_MAX = 10_000;
-    /** Named policies per ListPolicyReceipts call. */
-    static final int MAX_NAMED_POLICIES = 1000;
 
     private final SnapshotHub hub;
     private final PolicySyncService sync;
@@ -80,7 +72,7 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
 
     private final EndpointDescriber describer;
     private volatile BiConsumer<ObserveVerdictsRequest, ServerCallStreamObserver<ObservedVerdict>> verdicts;
-    private volatile PolicyReceipts receipts;
+    private volatile ReceiptCalls receipts;
     private volatile Supplier<String> sourceProblem = () -> "";
     private volatile FlowHistory flows;
 
@@ -277,65 +269,36 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
         this.sourceProblem = problem;
     }
 
-    /** Serves ListPolicyReceipts from these receipts (without: UNIMPLEMENTED). */
-    public void serveReceiptsFrom(PolicyReceipts receipts) {
-        this.receipts = receipts;
+    /** Serves ListPolicyReceipts and ListLocalReceipts from these receipts (without: UNIMPLEMENTED). */
+    public void serveReceiptsFrom(ReplicatedReceipts receipts) {
+        this.receipts = new ReceiptCalls(receipts, hub);
     }
 
     @Override
     public void listPolicyReceipts(ListPolicyReceiptsRequest request, StreamObserver<ListPolicyReceiptsResponse> out) {
         InspectionScope scope = authorizer.inspectionScope();
+        ReceiptCalls calls = receipts;
         if (!scope.isAll()) {
             // A policy's receipt names every node it applies to.
             out.onError(clusterWideOnly(scope, "ListPolicyReceipts").asRuntimeException());
-            return;
-        }
-        PolicyReceipts known = receipts;
-        if (known == null) {
+        } else if (calls == null) {
             super.listPolicyReceipts(request, out);
-            return;
-        }
-        if (!hub.isReady()) {
-            out.onError(Status.UNAVAILABLE
-                    .withDescription("first calculation not done yet")
-                    .asRuntimeException());
-            return;
-        }
-        if (request.getPoliciesCount() > MAX_NAMED_POLICIES) {
-            out.onError(Status.INVALID_ARGUMENT
-                    .withDescription("at most " + MAX_NAMED_POLICIES + " policies per call")
-                    .asRuntimeException());
-            return;
-        }
-        int maxNodes = request.getMaxNodes() > 0
-                ? Math.min(request.getMaxNodes(), RECEIPT_NODES_MAX)
-                : request.getPoliciesCount() == 0 ? RECEIPT_NODES_ALL : RECEIPT_NODES_NAMED;
-        ListPolicyReceiptsResponse.Builder b = ListPolicyReceiptsResponse.newBuilder();
-        if (request.getPoliciesCount() == 0) {
-            known.all(maxNodes).forEach(r -> b.addReceipts(ReceiptProtos.toProto(r)));
         } else {
-            TreeMap<PolicyRef, String> named = new TreeMap<>();
-            for (String text : request.getPoliciesList()) {
-                try {
-                    named.putIfAbsent(PolicyRef.parse(text), text);
-                } catch (IllegalArgumentException e) {
-                    out.onError(Status.INVALID_ARGUMENT
-                            .withDescription(e.getMessage())
-                            .asRuntimeException());
-                    return;
-                }
-            }
-            named.forEach((ref, text) -> {
-                Optional<Receipt> r = known.receipt(ref, maxNodes);
-                if (r.isPresent()) {
-                    b.addReceipts(ReceiptProtos.toProto(r.get()));
-                } else {
-                    b.addUnknown(text);
-                }
-            });
+            calls.list(request, out);
         }
-        out.onNext(b.build());
-        out.onCompleted();
+    }
+
+    @Override
+    public void listLocalReceipts(ListLocalReceiptsRequest request, StreamObserver<LocalReceipts> out) {
+        InspectionScope scope = authorizer.inspectionScope();
+        ReceiptCalls calls = receipts;
+        if (!scope.isAll()) {
+            out.onError(clusterWideOnly(scope, "ListLocalReceipts").asRuntimeException());
+        } else if (calls == null) {
+            super.listLocalReceipts(request, out);
+        } else {
+            calls.local(request, out);
+        }
     }
 
     /** Serves ListFlows from this history (without: UNIMPLEMENTED). */

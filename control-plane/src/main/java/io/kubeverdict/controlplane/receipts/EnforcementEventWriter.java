@@ -5,14 +5,14 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.kubeverdict.controlplane.events.PolicyEvent;
 import io.kubeverdict.runtime.FatalThreads;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,10 +28,10 @@ public final class EnforcementEventWriter implements AutoCloseable {
     private static final long MAX_PAUSE_NANOS = 60_000_000_000L;
 
     private final KubernetesClient client;
-    private final PolicyReceipts receipts;
+    private final ReplicatedReceipts receipts;
     private final EnforcementEvents events;
     private final BooleanSupplier writer;
-    private final Supplier<Set<String>> reporting;
+    private final PeerReceipts whenNotAsked;
     private final LongSupplier unixNanos;
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "enforcement-events");
@@ -45,21 +45,21 @@ public final class EnforcementEventWriter implements AutoCloseable {
     private long pausedUntilNanos;
 
     /**
-     * @param reporting the nodes whose agents report to this replica; null: all of them
+     * @param whenNotAsked what peers say when none is configured (see {@link StatusConditionWriter})
      * @param unixNanos the receipts' clock
      */
     public EnforcementEventWriter(
             KubernetesClient client,
-            PolicyReceipts receipts,
+            ReplicatedReceipts receipts,
             Duration stallThreshold,
             BooleanSupplier writer,
-            Supplier<Set<String>> reporting,
+            PeerReceipts whenNotAsked,
             LongSupplier unixNanos) {
         this.client = client;
         this.receipts = receipts;
         this.events = new EnforcementEvents(stallThreshold);
         this.writer = writer;
-        this.reporting = reporting;
+        this.whenNotAsked = whenNotAsked;
         this.unixNanos = unixNanos;
     }
 
@@ -78,19 +78,11 @@ public final class EnforcementEventWriter implements AutoCloseable {
         if (!writing || System.nanoTime() - pausedUntilNanos < 0) {
             return;
         }
-        EnforcedConditions.Elsewhere elsewhere = r -> 0;
-        if (reporting != null) {
-            Set<String> here = reporting.get();
-            elsewhere = r -> receipts.laggingOutside(r.ref(), here);
-        }
+        ReplicatedReceipts.Look look = receipts.all(EnforcementEvents.NAMED_LAGGING_NODES, whenNotAsked);
+        Map<PolicyRef, Receipt> byRef = new HashMap<>();
+        look.receipts().forEach(r -> byRef.put(r.ref(), r));
         List<EnforcementEvents.Due> due = events.due(
-                receipts.all(0),
-                ref -> receipts.receipt(ref, EnforcementEvents.NAMED_LAGGING_NODES)
-                        .orElse(null),
-                elsewhere,
-                unixNanos.getAsLong(),
-                baselineUnixNanos,
-                EVENTS_PER_SWEEP);
+                look.receipts(), byRef::get, look::unknown, unixNanos.getAsLong(), baselineUnixNanos, EVENTS_PER_SWEEP);
         for (int i = 0; i < due.size(); i++) {
             EnforcementEvents.Due d = due.get(i);
             try {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.receipts;
 
+import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.policy.StagedText;
 import io.kubeverdict.proto.v1.ActivePolicy;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.PriorityQueue;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 
 /**
@@ -34,7 +36,7 @@ import java.util.function.LongConsumer;
  * A node's applied version is kept when its agent reconnects: the agent keeps enforcing what it
  * applied (and starts from it after a restart, --state-dir).
  */
-public final class PolicyReceipts {
+public final class PolicyReceipts implements PolicySyncService.AppliedVersions {
     private final LongConsumer enforcedEverywhere;
 
     // Guarded by this.
@@ -68,7 +70,7 @@ public final class PolicyReceipts {
         }
     }
 
-    private static final class Tracked {
+    private final class Tracked implements TrackedPolicy {
         final PolicyRef ref;
         long generation;
         String resourceVersion = "";
@@ -78,9 +80,61 @@ public final class PolicyReceipts {
         long enforcedSince;
         long incompleteSince;
         long latency = -1;
+        long lastEnforced; // when a node last came to run this generation
 
         Tracked(PolicyRef ref) {
             this.ref = ref;
+        }
+
+        @Override
+        public PolicyRef ref() {
+            return ref;
+        }
+
+        @Override
+        public long generation() {
+            return generation;
+        }
+
+        @Override
+        public String resourceVersion() {
+            return resourceVersion;
+        }
+
+        @Override
+        public long writtenUnixNanos() {
+            return written;
+        }
+
+        @Override
+        public boolean calculated() {
+            return !unpublished.contains(this);
+        }
+
+        @Override
+        public Set<String> nodes() {
+            return nodes.keySet();
+        }
+
+        @Override
+        public boolean lagging(String node) {
+            return !calculated() || lagging.contains(node);
+        }
+
+        @Override
+        public long sinceUnixNanos(String node) {
+            Need n = nodes.get(node);
+            return n == null ? 0 : n.since;
+        }
+
+        @Override
+        public long lastEnforcedUnixNanos() {
+            return lastEnforced;
+        }
+
+        @Override
+        public Receipt receipt(int maxNodes) {
+            return view(this, maxNodes);
         }
     }
 
@@ -116,6 +170,7 @@ public final class PolicyReceipts {
         t.enforcedSince = 0;
         t.incompleteSince = seenUnixNanos;
         t.latency = -1;
+        t.lastEnforced = 0;
         unpublished.add(t);
     }
 
@@ -163,7 +218,7 @@ public final class PolicyReceipts {
                     policies.put(r, t);
                 }
                 // A node of a new generation has lagged since the write; one the policy comes to, since now.
-                need(t, node, version, unpublished.contains(t) ? t.written : nowUnixNanos);
+                need(t, node, version, unpublished.contains(t) ? t.written : nowUnixNanos, nowUnixNanos);
                 settle(t, nowUnixNanos);
             }
         }
@@ -181,7 +236,7 @@ public final class PolicyReceipts {
     public synchronized void publicationDone(long nowUnixNanos) {
         for (Tracked t : unpublished) {
             for (String node : List.copyOf(t.nodes.keySet())) {
-                need(t, node, currentVersions.getOrDefault(node, 0L), t.written);
+                need(t, node, currentVersions.getOrDefault(node, 0L), t.written, nowUnixNanos);
             }
         }
         List<Tracked> done = List.copyOf(unpublished);
@@ -193,6 +248,7 @@ public final class PolicyReceipts {
     // ---- the sync service
 
     /** The node's agent applied everything its stream sent up to this snapshot version. */
+    @Override
     public synchronized void applied(String node, long version, long nowUnixNanos) {
         long before = appliedVersions.getOrDefault(node, 0L);
         if (version <= before) {
@@ -206,12 +262,14 @@ public final class PolicyReceipts {
             }
             Need n = t.nodes.get(node);
             if (n != null && version >= n.version && t.lagging.remove(node)) {
+                t.lastEnforced = nowUnixNanos;
                 settle(t, nowUnixNanos);
             }
         }
     }
 
     /** A node whose name no stream and no snapshot holds any more (the sync service forgot it). */
+    @Override
     public synchronized void forget(String node) {
         if (!nodePolicies.containsKey(node)) {
             appliedVersions.remove(node);
@@ -222,11 +280,13 @@ public final class PolicyReceipts {
 
     // ---- bookkeeping
 
-    private void need(Tracked t, String node, long version, long since) {
+    private void need(Tracked t, String node, long version, long since, long now) {
         Need old = t.nodes.get(node);
         t.nodes.put(node, new Need(version, old != null && old.version == version ? old.since : since));
         if (appliedVersions.getOrDefault(node, 0L) >= version) {
-            t.lagging.remove(node);
+            if (t.lagging.remove(node) || old == null) {
+                t.lastEnforced = now;
+            }
         } else {
             t.lagging.add(node);
         }
@@ -278,27 +338,24 @@ public final class PolicyReceipts {
         return n;
     }
 
-    /**
-     * How many of the policy's lagging nodes are not among {@code reporting} (nodes whose agents
-     * report to another replica, or to none): 0 for an unknown policy.
-     */
-    public synchronized int laggingOutside(PolicyRef ref, Set<String> reporting) {
-        Tracked t = policies.get(ref);
-        if (t == null) {
-            return 0;
-        }
-        int n = 0;
-        for (String node : unpublished.contains(t) ? t.nodes.keySet() : t.lagging) {
-            if (!reporting.contains(node)) {
-                n++;
-            }
-        }
-        return n;
-    }
-
     /** The newest snapshot version the node's agent reported applied here (0: none). */
     public synchronized long appliedVersion(String node) {
         return appliedVersions.getOrDefault(node, 0L);
+    }
+
+    /** Reads one policy's state under this lock (views built elsewhere in the package); empty: unknown. */
+    synchronized <T> Optional<T> read(PolicyRef ref, Function<TrackedPolicy, T> reader) {
+        Tracked t = policies.get(ref);
+        return t == null ? Optional.empty() : Optional.ofNullable(reader.apply(t));
+    }
+
+    /** Reads every policy's state under this lock, in no order. */
+    synchronized <T> List<T> readAll(Function<TrackedPolicy, T> reader) {
+        List<T> out = new ArrayList<>(policies.size());
+        for (Tracked t : policies.values()) {
+            out.add(reader.apply(t));
+        }
+        return out;
     }
 
     /** How many policies are tracked (for tests and metrics). */
@@ -354,7 +411,7 @@ public final class PolicyReceipts {
     }
 
     /** The k smallest of names in order, without sorting them all. */
-    private static List<String> smallest(Collection<String> names, int k, Comparator<String> order) {
+    static List<String> smallest(Collection<String> names, int k, Comparator<String> order) {
         if (k <= 0 || names.isEmpty()) {
             return List.of();
         }

@@ -41,7 +41,7 @@ public final class ReceiptWriting implements AutoCloseable {
 
     /** What the writers read: the receipts, the snapshots, which agents report here, the pods. */
     record Sources(
-            PolicyReceipts receipts,
+            ReplicatedReceipts receipts,
             SnapshotHub hub,
             Supplier<Set<String>> reporting,
             BiFunction<String, String, Pod> pods,
@@ -59,7 +59,7 @@ public final class ReceiptWriting implements AutoCloseable {
     public static ReceiptWriting start(
             KubernetesClient client,
             Settings settings,
-            PolicyReceipts receipts,
+            ReplicatedReceipts receipts,
             SnapshotHub hub,
             PolicySyncService sync,
             KubernetesSource pods,
@@ -78,24 +78,25 @@ public final class ReceiptWriting implements AutoCloseable {
     static ReceiptWriting start(KubernetesClient client, Settings settings, Sources from) {
         ReceiptWriting w = new ReceiptWriting();
         BooleanSupplier writer = () -> true;
-        Supplier<Set<String>> reporting = null;
+        PeerReceipts whenNotAsked = PeerReceipts.ALONE;
         if (settings.lease() != null && (settings.conditions() || settings.events())) {
             w.lease = new WriterLease(client, settings.lease()).start();
             w.parts.push(w.lease);
             writer = w.lease::holder;
-            reporting = from.reporting(); // several replicas: the others' nodes are not known here
+            whenNotAsked = PeerReceipts.NOT_ASKED; // several replicas: unless asked, the others' nodes are unknown
         }
         if (settings.conditions()) {
-            w.parts.push(new StatusConditionWriter(client, from.receipts(), writer, reporting).start());
+            w.parts.push(new StatusConditionWriter(client, from.receipts(), writer, whenNotAsked).start());
         }
         if (settings.events()) {
             w.parts.push(new EnforcementEventWriter(
-                            client, from.receipts(), settings.stallThreshold(), writer, reporting, from.unixNanos())
+                            client, from.receipts(), settings.stallThreshold(), writer, whenNotAsked, from.unixNanos())
                     .start());
         }
         if (settings.readinessGates()) {
             w.parts.push(
-                    new PodReadinessGates(client, from.hub(), from.receipts(), from.reporting(), from.pods()).start());
+                    new PodReadinessGates(client, from.hub(), from.receipts().local(), from.reporting(), from.pods())
+                            .start());
         }
         return w;
     }

@@ -13,12 +13,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,36 +30,32 @@ import org.slf4j.LoggerFactory;
  * status with the read resourceVersion (a conflict is retried with backoff, the calculation never
  * waits for any of it). Other conditions on the object are kept, and an object that already
  * carries the same condition is left alone (a replica that takes over the writer Lease rewrites
- * nothing another wrote). It writes only while {@code writer} says so (the Lease holder); nodes
- * outside {@code reporting} (agents on other replicas) make a condition Unknown rather than False.
+ * nothing another wrote). It writes only while {@code writer} says so (the Lease holder); lagging
+ * nodes that may report to a replica not heard from make a condition Unknown rather than False.
  */
 public final class StatusConditionWriter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(StatusConditionWriter.class);
     static final int WRITES_PER_SWEEP = 10;
 
     private final KubernetesClient client;
-    private final PolicyReceipts receipts;
+    private final ReplicatedReceipts receipts;
     private final EnforcedConditions conditions = new EnforcedConditions();
     private final ScheduledExecutorService thread;
     private final BooleanSupplier writer;
-    private final Supplier<Set<String>> reporting;
+    private final PeerReceipts whenNotAsked;
     private boolean wasWriter; // the sweep thread's
-
-    /** Writes always, every node counted as reporting here (one replica; tests). */
-    public StatusConditionWriter(KubernetesClient client, PolicyReceipts receipts) {
-        this(client, receipts, () -> true, null);
-    }
 
     /**
      * @param writer whether this replica writes now (the Lease holder)
-     * @param reporting the nodes whose agents report to this replica; null: all of them
+     * @param whenNotAsked what peers say when none is configured: {@link PeerReceipts#NOT_ASKED}
+     *     where other replicas may exist, else {@link PeerReceipts#ALONE}
      */
     public StatusConditionWriter(
-            KubernetesClient client, PolicyReceipts receipts, BooleanSupplier writer, Supplier<Set<String>> reporting) {
+            KubernetesClient client, ReplicatedReceipts receipts, BooleanSupplier writer, PeerReceipts whenNotAsked) {
         this.client = client;
         this.receipts = receipts;
         this.writer = writer;
-        this.reporting = reporting;
+        this.whenNotAsked = whenNotAsked;
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "status-conditions");
             t.setDaemon(true);
@@ -85,12 +79,8 @@ public final class StatusConditionWriter implements AutoCloseable {
             return;
         }
         long now = System.nanoTime();
-        EnforcedConditions.Elsewhere elsewhere = r -> 0;
-        if (reporting != null) {
-            Set<String> here = reporting.get();
-            elsewhere = r -> receipts.laggingOutside(r.ref(), here);
-        }
-        for (EnforcedConditions.Due d : conditions.due(receipts.all(0), elsewhere, now, WRITES_PER_SWEEP)) {
+        ReplicatedReceipts.Look look = receipts.all(0, whenNotAsked);
+        for (EnforcedConditions.Due d : conditions.due(look.receipts(), look::unknown, now, WRITES_PER_SWEEP)) {
             try {
                 if (write(d.ref(), d.condition())) {
                     conditions.written(d.ref(), d.condition(), now);

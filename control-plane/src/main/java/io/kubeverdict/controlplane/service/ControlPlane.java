@@ -16,9 +16,11 @@ import io.kubeverdict.controlplane.flows.FlowRecorder;
 import io.kubeverdict.controlplane.inspect.InspectionService;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.observe.VerdictRelay;
+import io.kubeverdict.controlplane.receipts.PeerReceipts;
 import io.kubeverdict.controlplane.receipts.PolicyReceipts;
 import io.kubeverdict.controlplane.receipts.ReceiptWriting;
 import io.kubeverdict.controlplane.receipts.ReceiptingCalculator;
+import io.kubeverdict.controlplane.receipts.ReplicatedReceipts;
 import io.kubeverdict.controlplane.source.AdminPolicyApis;
 import io.kubeverdict.controlplane.source.DirectoryReader;
 import io.kubeverdict.controlplane.source.KubernetesSource;
@@ -132,17 +134,6 @@ public final class ControlPlane implements AutoCloseable {
                     null);
         }
 
-        public Config(
-                InetSocketAddress listen,
-                InetSocketAddress metricsBind,
-                ServerTls tls,
-                PolicySyncService.Options syncOptions,
-                Auth auth,
-                ServerLimits serverLimits,
-                CallLimits.Config callLimits) {
-            this(listen, metricsBind, tls, syncOptions, auth, serverLimits, callLimits, null);
-        }
-
         public Config withAutoTls(AutoTls.Settings settings) {
             return new Config(listen, metricsBind, null, syncOptions, auth, serverLimits, callLimits, settings);
         }
@@ -186,6 +177,8 @@ public final class ControlPlane implements AutoCloseable {
     private PolicySyncService sync;
     private PolicyProblemEvents problemEvents;
     private InspectionService inspection;
+    private ReplicatedReceipts replicated;
+    private AutoTls autoTls;
     private VerdictRelay relay;
 
     private ControlPlane() {}
@@ -301,22 +294,13 @@ public final class ControlPlane implements AutoCloseable {
         NodeAuthorizer authorizer = callers.authorizer();
         sync = new PolicySyncService(hub, metrics, authorizer, sessions, config.syncOptions());
         closeables.push(sync);
-        sync.reportAppliedVersionsTo(new PolicySyncService.AppliedVersions() {
-            @Override
-            public void applied(String node, long version, long nowUnixNanos) {
-                receipts.applied(node, version, nowUnixNanos);
-            }
-
-            @Override
-            public void forget(String node) {
-                receipts.forget(node);
-            }
-        });
+        sync.reportAppliedVersionsTo(receipts);
         inspection = new InspectionService(hub, sync, authorizer, loop::describeSets);
         relay = new VerdictRelay(hub, authorizer, metrics);
         sync.acceptVerdictUploads(relay::upload);
         inspection.serveVerdictsFrom(relay::observe);
-        inspection.serveReceiptsFrom(receipts);
+        replicated = new ReplicatedReceipts(receipts, sync::connectedNodes);
+        inspection.serveReceiptsFrom(replicated);
         inspection.reportSourceProblemsFrom(readiness::sourceProblem);
 
         ServerTls tls = config.tls();
@@ -326,6 +310,7 @@ public final class ControlPlane implements AutoCloseable {
                         "auto TLS keeps its certificate in a Secret: it needs the Kubernetes API");
             }
             AutoTls auto = AutoTls.start(k.client(), config.autoTls(), Clock.systemUTC());
+            autoTls = auto;
             closeables.push(auto);
             tls = auto.serverTls();
         }
@@ -377,12 +362,17 @@ public final class ControlPlane implements AutoCloseable {
      */
     public synchronized ReceiptWriting writeReceipts(KubernetesClient client, ReceiptWriting.Settings settings) {
         ReceiptWriting w =
-                ReceiptWriting.start(client, settings, receipts, hub, sync, kubernetes, CalculationLoop::unixNanos);
+                ReceiptWriting.start(client, settings, replicated, hub, sync, kubernetes, CalculationLoop::unixNanos);
         closeables.push(w);
         if (problemEvents != null && settings.lease() != null) {
             problemEvents.postOnlyWhile(w::writer);
         }
         return w;
+    }
+
+    /** Receipts answer for nodes reporting to these peers too; {@code self}: this replica's name. */
+    public void askPeers(String self, PeerReceipts peers) {
+        replicated.askPeers(self, peers);
     }
 
     /** Keeps a history of the verdicts agents relay (who asks for every verdict from then on), served by ListFlows. */
@@ -398,6 +388,11 @@ public final class ControlPlane implements AutoCloseable {
     /** Serves the console ({@link ConsoleBackend}) on {@code bind} until closed. */
     public synchronized void serveConsole(InetSocketAddress bind) throws IOException {
         closeables.push(console.start(bind));
+    }
+
+    /** With auto TLS, the CA bundle file it keeps (every replica's certificate is signed by it); else null. */
+    public Path autoTlsCaBundle() {
+        return autoTls == null ? null : autoTls.caBundle();
     }
 
     public int grpcPort() {

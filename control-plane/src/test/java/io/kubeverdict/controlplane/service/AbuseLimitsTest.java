@@ -115,7 +115,8 @@ class AbuseLimitsTest {
                         PolicySyncService.Options.defaults(),
                         new ControlPlane.Auth.None(),
                         LIMITS,
-                        CALL_LIMITS),
+                        CALL_LIMITS,
+                        null),
                 new TestDoubleCalculator(),
                 new ControlPlane.Source.Manifests(dir, new EngineDirectoryReader(), ControlPlaneManifestsTest.QUICK));
         ManagedChannel agentChannel = channelFrom("127.0.0.1");

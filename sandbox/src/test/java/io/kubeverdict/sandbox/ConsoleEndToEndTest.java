@@ -80,7 +80,17 @@ class ConsoleEndToEndTest {
                 ingress:
                 - from:
                   - podSelector: {}
-                """);
+                """)
+            + """
+            ---
+            apiVersion: networking.k8s.io/v1
+            kind: NetworkPolicy
+            metadata:
+              namespace: guest
+              name: guest-lockdown
+              annotations: {kube-verdict.io/staged: "true"}
+            spec: {podSelector: {}, policyTypes: [Ingress]}
+            """;
 
     private Path manifests;
     private Sandbox sandbox;
@@ -136,12 +146,18 @@ class ConsoleEndToEndTest {
 
     /** The red edge from -> to once it shows within {@code within}, else null. */
     private WebElement deniedEdge(String from, String to, Duration within) {
+        return edge("denied", from, to, within);
+    }
+
+    /** The edge of this kind (allowed, denied, would-deny, would-allow) once it shows within {@code within}, else null. */
+    private WebElement edge(String kind, String from, String to, Duration within) {
         try {
             return new WebDriverWait(browser, within, Duration.ofMillis(100)).until(d -> (WebElement) js(
-                    "return [...document.querySelectorAll('path.edge.denied')]"
-                            + ".find(e => e.dataset.from === arguments[0] && e.dataset.to === arguments[1]) || null",
+                    "return [...document.querySelectorAll('path.edge')].find(e => e.dataset.kind === arguments[2]"
+                            + " && e.dataset.from === arguments[0] && e.dataset.to === arguments[1]) || null",
                     from,
-                    to));
+                    to,
+                    kind));
         } catch (org.openqa.selenium.TimeoutException e) {
             return null;
         }
@@ -199,6 +215,69 @@ class ConsoleEndToEndTest {
 
     @Test
     @Order(3)
+    void aPolicyNamedInTheExplanationLinksToItsYaml() throws Exception {
+        WebElement link = waiting()
+                .until(d -> (WebElement) js("return [...document.querySelectorAll('#panel a.policy-link')]"
+                        + ".find(a => a.dataset.name === 'shop/shop-only') || null"));
+        assertThat(link.getAttribute("data-tier")).isEqualTo("default");
+        link.click();
+        waiting().until(d -> d.findElements(By.id("policy-yaml")).size() == 1);
+        assertThat(browser.findElement(By.id("policy-head")).getText())
+                .startsWith("NetworkPolicy shop/shop-only")
+                .doesNotContain("staged");
+        assertThat(browser.findElement(By.id("policy-yaml")).getText())
+                .contains("kind: \"NetworkPolicy\"")
+                .contains("name: \"shop-only\"")
+                .contains("namespace: \"shop\"")
+                .contains("podSelector: {}");
+        screenshot("policy");
+    }
+
+    @Test
+    @Order(4)
+    void aStagedPolicyThatWouldDenyDrawsAWouldDenyEdge() throws Exception {
+        waiting().until(d -> d.findElement(By.id("stream-status")).getText().startsWith("live"));
+        // shop/web -> guest/visitor is allowed (guest is open) and guest/guest-lockdown, staged, would deny it.
+        WebElement edge = null;
+        long end = System.nanoTime() + BOUND.toNanos();
+        while (edge == null) {
+            assertThat(System.nanoTime() - end)
+                    .as("a would-deny edge shop/web -> guest/visitor; flows: "
+                            + browser.findElement(By.id("flow-rows")).getText())
+                    .isNegative();
+            sandbox.probe(List.of(TCP80));
+            edge = edge("would-deny", "shop/web", "guest/visitor", Duration.ofSeconds(5));
+        }
+        assertThat(edge.getAttribute("data-verdict")).isEqualTo("allowed");
+        assertThat(edge.findElement(By.tagName("title")).getAttribute("textContent"))
+                .contains("would deny by staged guest/guest-lockdown");
+        assertThat(js("return document.querySelector('#legend [data-kind=\"would-deny\"] .legend-count').textContent"))
+                .isNotEqualTo("0");
+        assertThat(browser.findElement(By.id("flow-rows")).getText()).contains("would-deny");
+        js("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", edge);
+        waiting().until(d -> d.findElements(By.id("explain-staged")).size() == 1);
+        WebElement staged = browser.findElement(By.id("explain-staged"));
+        assertThat(staged.getText()).startsWith("would deny by staged guest/guest-lockdown");
+        assertThat(browser.findElement(By.id("explain-verdict")).getText()).isEqualTo("ALLOWED");
+        staged.findElement(By.cssSelector("a.policy-link")).click();
+        waiting().until(d -> d.findElements(By.id("policy-yaml")).size() == 1);
+        assertThat(browser.findElement(By.id("policy-head")).getText()).contains("(staged)");
+        assertThat(browser.findElement(By.id("policy-yaml")).getText())
+                .contains("kube-verdict.io/staged: \"true\"")
+                .contains("name: \"guest-lockdown\"");
+        screenshot("staged");
+        // The verdict filter keeps only the would-deny edges.
+        new org.openqa.selenium.support.ui.Select(browser.findElement(By.id("f-verdict"))).selectByValue("would-deny");
+        try {
+            waiting().until(d -> (Boolean) js("const kinds = [...document.querySelectorAll('path.edge')]"
+                    + ".map(e => e.dataset.kind); return kinds.length > 0 && kinds.every(k => k === 'would-deny')"));
+        } finally {
+            new org.openqa.selenium.support.ui.Select(browser.findElement(By.id("f-verdict"))).selectByValue("");
+        }
+    }
+
+    @Test
+    @Order(5)
     void aHostilePodNameIsText() throws Exception {
         waiting().until(d -> (Boolean) js(
                 "return [...document.querySelectorAll('circle.pod')].some(c => c.dataset.name === arguments[0])",
@@ -213,7 +292,7 @@ class ConsoleEndToEndTest {
     }
 
     @Test
-    @Order(4)
+    @Order(6)
     void theMatrixEqualsTheCliMatrix() throws Exception {
         browser.findElement(By.id("tab-matrix")).click();
         browser.findElement(By.id("m-run")).click();
@@ -248,7 +327,7 @@ class ConsoleEndToEndTest {
     }
 
     @Test
-    @Order(5)
+    @Order(7)
     void theNodesViewListsEveryAgentInSync() throws Exception {
         browser.findElement(By.id("tab-nodes")).click();
         waiting().until(d -> d.findElements(By.cssSelector("#node-rows tr")).size() == 2);
@@ -265,7 +344,7 @@ class ConsoleEndToEndTest {
     }
 
     @Test
-    @Order(6)
+    @Order(8)
     void thePodPanelShowsWhatSelectsThePodAndItsNode() throws Exception {
         browser.findElement(By.id("tab-flows")).click();
         WebElement web = waiting()
@@ -283,7 +362,7 @@ class ConsoleEndToEndTest {
     }
 
     @Test
-    @Order(7)
+    @Order(9)
     void aBrokenStreamReconnectsAndSaysSo() throws Exception {
         waiting().until(d -> d.findElement(By.id("stream-status")).getText().startsWith("live"));
         sandbox.killControlPlane();

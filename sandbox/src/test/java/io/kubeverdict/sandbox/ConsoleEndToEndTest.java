@@ -146,18 +146,12 @@ class ConsoleEndToEndTest {
 
     /** The red edge from -> to once it shows within {@code within}, else null. */
     private WebElement deniedEdge(String from, String to, Duration within) {
-        return edge("denied", from, to, within);
-    }
-
-    /** The edge of this kind (allowed, denied, would-deny, would-allow) once it shows within {@code within}, else null. */
-    private WebElement edge(String kind, String from, String to, Duration within) {
         try {
             return new WebDriverWait(browser, within, Duration.ofMillis(100)).until(d -> (WebElement) js(
-                    "return [...document.querySelectorAll('path.edge')].find(e => e.dataset.kind === arguments[2]"
-                            + " && e.dataset.from === arguments[0] && e.dataset.to === arguments[1]) || null",
+                    "return [...document.querySelectorAll('path.edge.denied')]"
+                            + ".find(e => e.dataset.from === arguments[0] && e.dataset.to === arguments[1]) || null",
                     from,
-                    to,
-                    kind));
+                    to));
         } catch (org.openqa.selenium.TimeoutException e) {
             return null;
         }
@@ -237,16 +231,26 @@ class ConsoleEndToEndTest {
     @Order(4)
     void aStagedPolicyThatWouldDenyDrawsAWouldDenyEdge() throws Exception {
         waiting().until(d -> d.findElement(By.id("stream-status")).getText().startsWith("live"));
-        // shop/web -> guest/visitor is allowed (guest is open) and guest/guest-lockdown, staged, would deny it.
+        // Every connection to a guest pod is allowed (guest is open) and guest/guest-lockdown, staged,
+        // would deny it. Which of them reach the page varies (uploads are sampled, some are lost): any will do.
         WebElement edge = null;
         long end = System.nanoTime() + BOUND.toNanos();
         while (edge == null) {
             assertThat(System.nanoTime() - end)
-                    .as("a would-deny edge shop/web -> guest/visitor; flows: "
+                    .as("a would-deny edge to a guest pod; flows: "
                             + browser.findElement(By.id("flow-rows")).getText())
                     .isNegative();
             sandbox.probe(List.of(TCP80));
-            edge = edge("would-deny", "shop/web", "guest/visitor", Duration.ofSeconds(5));
+            try {
+                edge = new WebDriverWait(browser, Duration.ofSeconds(5), Duration.ofMillis(100))
+                        .until(
+                                d -> (WebElement)
+                                        js(
+                                                "return [...document.querySelectorAll('path.edge')]"
+                                                        + ".find(e => e.dataset.kind === 'would-deny' && e.dataset.to.startsWith('guest/')) || null"));
+            } catch (org.openqa.selenium.TimeoutException e) {
+                // probe again
+            }
         }
         assertThat(edge.getAttribute("data-verdict")).isEqualTo("allowed");
         assertThat(edge.findElement(By.tagName("title")).getAttribute("textContent"))
@@ -356,6 +360,10 @@ class ConsoleEndToEndTest {
         waiting().until(d -> d.findElements(By.id("pod-enforcing")).size() == 1);
         String panel = browser.findElement(By.id("panel")).getText();
         assertThat(panel).contains("node node-1").contains("shop-only");
+        assertThat(js("return [...document.querySelectorAll('#panel a.policy-link')]"
+                        + ".filter(a => a.dataset.tier === 'default' && a.dataset.name === 'shop/shop-only').length"))
+                .as("what selects the pod links to its YAML")
+                .isEqualTo(1L);
         assertThat(browser.findElement(By.id("pod-enforcing")).getText())
                 .isEqualTo("the node enforces its current state");
         screenshot("pod");

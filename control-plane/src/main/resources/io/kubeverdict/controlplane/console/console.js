@@ -347,7 +347,7 @@
       label.textContent = b.ns;
       map.appendChild(label);
     }
-    // Edges, aggregated per (source node, destination node, verdict).
+    // Edges, aggregated per (source node, destination node, kind: verdict or would-be verdict).
     const edges = new Map();
     const kinds = { allowed: 0, denied: 0, 'would-deny': 0, 'would-allow': 0 };
     for (const f of state.flows) {
@@ -434,9 +434,13 @@
       p.appendChild(el('h3', 'labels'));
       list(p, Object.entries(d.labels || {}).map(([k, v]) => k + '=' + v));
       p.appendChild(el('h3', 'what selects it, by tier'));
-      const tiers = (d.tiers || []).map((t) => 'tier ' + t.name + ': ingress ' + ((t.ingressPolicies || []).join(', ') || '-') +
-        '; egress ' + ((t.egressPolicies || []).join(', ') || '-'));
-      list(p, tiers.length ? tiers : ['no policy selects it: not isolated']);
+      const tiers = el('ul');
+      for (const t of d.tiers || []) {
+        tiers.appendChild(line('li', ['tier ' + t.name + ': ingress ', ...links(t.name, t.ingressPolicies || []),
+          '; egress ', ...links(t.name, t.egressPolicies || [])]));
+      }
+      if (!tiers.children.length) tiers.appendChild(el('li', 'no policy selects it: not isolated'));
+      p.appendChild(tiers);
       p.appendChild(el('h3', 'where it is a peer'));
       const uses = [];
       for (const m of d.memberOf || []) {

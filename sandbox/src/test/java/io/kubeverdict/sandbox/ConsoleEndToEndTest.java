@@ -80,7 +80,17 @@ class ConsoleEndToEndTest {
                 ingress:
                 - from:
                   - podSelector: {}
-                """);
+                """)
+            + """
+            ---
+            apiVersion: networking.k8s.io/v1
+            kind: NetworkPolicy
+            metadata:
+              namespace: guest
+              name: guest-lockdown
+              annotations: {kube-verdict.io/staged: "true"}
+            spec: {podSelector: {}, policyTypes: [Ingress]}
+            """;
 
     private Path manifests;
     private Sandbox sandbox;
@@ -199,6 +209,79 @@ class ConsoleEndToEndTest {
 
     @Test
     @Order(3)
+    void aPolicyNamedInTheExplanationLinksToItsYaml() throws Exception {
+        WebElement link = waiting()
+                .until(d -> (WebElement) js("return [...document.querySelectorAll('#panel a.policy-link')]"
+                        + ".find(a => a.dataset.name === 'shop/shop-only') || null"));
+        assertThat(link.getAttribute("data-tier")).isEqualTo("default");
+        link.click();
+        waiting().until(d -> d.findElements(By.id("policy-yaml")).size() == 1);
+        assertThat(browser.findElement(By.id("policy-head")).getText())
+                .startsWith("NetworkPolicy shop/shop-only")
+                .doesNotContain("staged");
+        assertThat(browser.findElement(By.id("policy-yaml")).getText())
+                .contains("kind: \"NetworkPolicy\"")
+                .contains("name: \"shop-only\"")
+                .contains("namespace: \"shop\"")
+                .contains("podSelector: {}");
+        screenshot("policy");
+    }
+
+    @Test
+    @Order(4)
+    void aStagedPolicyThatWouldDenyDrawsAWouldDenyEdge() throws Exception {
+        waiting().until(d -> d.findElement(By.id("stream-status")).getText().startsWith("live"));
+        // Every connection to a guest pod is allowed (guest is open) and guest/guest-lockdown, staged,
+        // would deny it. Which of them reach the page varies (uploads are sampled, some are lost): any will do.
+        WebElement edge = null;
+        long end = System.nanoTime() + BOUND.toNanos();
+        while (edge == null) {
+            assertThat(System.nanoTime() - end)
+                    .as("a would-deny edge to a guest pod; flows: "
+                            + browser.findElement(By.id("flow-rows")).getText())
+                    .isNegative();
+            sandbox.probe(List.of(TCP80));
+            try {
+                edge = new WebDriverWait(browser, Duration.ofSeconds(5), Duration.ofMillis(100))
+                        .until(
+                                d -> (WebElement)
+                                        js(
+                                                "return [...document.querySelectorAll('path.edge')]"
+                                                        + ".find(e => e.dataset.kind === 'would-deny' && e.dataset.to.startsWith('guest/')) || null"));
+            } catch (org.openqa.selenium.TimeoutException e) {
+                // probe again
+            }
+        }
+        assertThat(edge.getAttribute("data-verdict")).isEqualTo("allowed");
+        assertThat(edge.findElement(By.tagName("title")).getAttribute("textContent"))
+                .contains("would deny by staged guest/guest-lockdown");
+        assertThat(js("return document.querySelector('#legend [data-kind=\"would-deny\"] .legend-count').textContent"))
+                .isNotEqualTo("0");
+        assertThat(browser.findElement(By.id("flow-rows")).getText()).contains("would-deny");
+        js("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", edge);
+        waiting().until(d -> d.findElements(By.id("explain-staged")).size() == 1);
+        WebElement staged = browser.findElement(By.id("explain-staged"));
+        assertThat(staged.getText()).startsWith("would deny by staged guest/guest-lockdown");
+        assertThat(browser.findElement(By.id("explain-verdict")).getText()).isEqualTo("ALLOWED");
+        staged.findElement(By.cssSelector("a.policy-link")).click();
+        waiting().until(d -> d.findElements(By.id("policy-yaml")).size() == 1);
+        assertThat(browser.findElement(By.id("policy-head")).getText()).contains("(staged)");
+        assertThat(browser.findElement(By.id("policy-yaml")).getText())
+                .contains("kube-verdict.io/staged: \"true\"")
+                .contains("name: \"guest-lockdown\"");
+        screenshot("staged");
+        // The verdict filter keeps only the would-deny edges.
+        new org.openqa.selenium.support.ui.Select(browser.findElement(By.id("f-verdict"))).selectByValue("would-deny");
+        try {
+            waiting().until(d -> (Boolean) js("const kinds = [...document.querySelectorAll('path.edge')]"
+                    + ".map(e => e.dataset.kind); return kinds.length > 0 && kinds.every(k => k === 'would-deny')"));
+        } finally {
+            new org.openqa.selenium.support.ui.Select(browser.findElement(By.id("f-verdict"))).selectByValue("");
+        }
+    }
+
+    @Test
+    @Order(5)
     void aHostilePodNameIsText() throws Exception {
         waiting().until(d -> (Boolean) js(
                 "return [...document.querySelectorAll('circle.pod')].some(c => c.dataset.name === arguments[0])",
@@ -213,7 +296,7 @@ class ConsoleEndToEndTest {
     }
 
     @Test
-    @Order(4)
+    @Order(6)
     void theMatrixEqualsTheCliMatrix() throws Exception {
         browser.findElement(By.id("tab-matrix")).click();
         browser.findElement(By.id("m-run")).click();
@@ -248,7 +331,7 @@ class ConsoleEndToEndTest {
     }
 
     @Test
-    @Order(5)
+    @Order(7)
     void theNodesViewListsEveryAgentInSync() throws Exception {
         browser.findElement(By.id("tab-nodes")).click();
         waiting().until(d -> d.findElements(By.cssSelector("#node-rows tr")).size() == 2);
@@ -265,7 +348,7 @@ class ConsoleEndToEndTest {
     }
 
     @Test
-    @Order(6)
+    @Order(8)
     void thePodPanelShowsWhatSelectsThePodAndItsNode() throws Exception {
         browser.findElement(By.id("tab-flows")).click();
         WebElement web = waiting()
@@ -277,13 +360,17 @@ class ConsoleEndToEndTest {
         waiting().until(d -> d.findElements(By.id("pod-enforcing")).size() == 1);
         String panel = browser.findElement(By.id("panel")).getText();
         assertThat(panel).contains("node node-1").contains("shop-only");
+        assertThat(js("return [...document.querySelectorAll('#panel a.policy-link')]"
+                        + ".filter(a => a.dataset.tier === 'default' && a.dataset.name === 'shop/shop-only').length"))
+                .as("what selects the pod links to its YAML")
+                .isEqualTo(1L);
         assertThat(browser.findElement(By.id("pod-enforcing")).getText())
                 .isEqualTo("the node enforces its current state");
         screenshot("pod");
     }
 
     @Test
-    @Order(7)
+    @Order(9)
     void aBrokenStreamReconnectsAndSaysSo() throws Exception {
         waiting().until(d -> d.findElement(By.id("stream-status")).getText().startsWith("live"));
         sandbox.killControlPlane();

@@ -24,6 +24,7 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
 
     private final ClusterIndex index = new ClusterIndex();
     private final NodeSnapshots snapshots = new NodeSnapshots(index);
+    private final PolicySources sources = new PolicySources();
 
     @Override
     public void upsertNamespace(Namespace namespace) {
@@ -48,21 +49,31 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     @Override
     public void upsertPolicy(NetworkPolicy policy) {
         index.upsertPolicy(policy);
+        String namespace = policy.getMetadata().getNamespace();
+        // The compiler's key: a NetworkPolicy without a namespace is in "default".
+        sources.applied(
+                (namespace == null ? "default" : namespace) + "/"
+                        + policy.getMetadata().getName(),
+                policy);
     }
 
     @Override
     public void deletePolicy(String namespace, String name) {
         index.deletePolicy(namespace, name);
+        sources.deleted(namespace + "/" + name);
     }
 
     @Override
     public void upsertAdminPolicy(GenericKubernetesResource policy) {
-        index.upsertAdminPolicy(AdminPolicyReader.read(policy), policy.getMetadata());
+        AdminPolicy read = AdminPolicyReader.read(policy);
+        index.upsertAdminPolicy(read, policy.getMetadata());
+        sources.applied(read.key(), policy);
     }
 
     @Override
     public void deleteAdminPolicy(AdminPolicyKind kind, String name) {
         index.deleteAdminPolicy(kind, name);
+        sources.deleted(AdminPolicy.key(kind, name));
     }
 
     @Override
@@ -108,6 +119,11 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     @Override
     public List<RefusedAddress> refusedAddresses() {
         return index.refusedAddresses();
+    }
+
+    @Override
+    public PolicySources policySources() {
+        return sources;
     }
 
     @Override

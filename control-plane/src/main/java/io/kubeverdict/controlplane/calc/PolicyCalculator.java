@@ -87,4 +87,9 @@ public interface PolicyCalculator {
     default Map<String, String> describeIpSets(Collection<String> ids) {
         return Map.of();
     }
+
+    /** The policy objects as last applied (none kept: an empty store nobody writes). */
+    default PolicySources policySources() {
+        return new PolicySources();
+    }
 }

@@ -4,6 +4,9 @@ package io.kubeverdict.controlplane.console;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageOrBuilder;
 import com.google.protobuf.util.JsonFormat;
+import tools.jackson.core.SerializableString;
+import tools.jackson.core.io.CharacterEscapes;
+import tools.jackson.core.json.JsonFactory;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -12,7 +15,11 @@ import tools.jackson.databind.json.JsonMapper;
  * them), other values with Jackson, the codecs already on the classpath.
  */
 final class ConsoleJson {
-    private static final JsonMapper JSON = JsonMapper.builder().build();
+    /** With {@code < > & '} escaped as in proto3 JSON, so no answer holds markup even if sniffed. */
+    private static final JsonMapper JSON = JsonMapper.builder(
+                    JsonFactory.builder().characterEscapes(new HtmlEscapes()).build())
+            .build();
+
     private static final JsonFormat.Printer PROTO =
             JsonFormat.printer().omittingInsignificantWhitespace().alwaysPrintFieldsWithNoPresence();
 
@@ -33,5 +40,26 @@ final class ConsoleJson {
     /** Maps, lists, records and trees; messages inside must already be trees. */
     static String write(Object value) {
         return JSON.writeValueAsString(value);
+    }
+
+    private static final class HtmlEscapes extends CharacterEscapes {
+        private static final long serialVersionUID = 1L;
+        private final int[] codes = standardAsciiEscapesForJSON();
+
+        HtmlEscapes() {
+            for (char c : "<>&'".toCharArray()) {
+                codes[c] = ESCAPE_STANDARD;
+            }
+        }
+
+        @Override
+        public int[] getEscapeCodesForAscii() {
+            return codes;
+        }
+
+        @Override
+        public SerializableString getEscapeSequence(int ch) {
+            return null;
+        }
     }
 }

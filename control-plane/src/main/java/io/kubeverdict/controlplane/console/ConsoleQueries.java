@@ -11,10 +11,13 @@ import io.kubeverdict.proto.v1.DescribeEndpointRequest;
 import io.kubeverdict.proto.v1.EndpointDescription;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.GetPolicyRequest;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
 import io.kubeverdict.proto.v1.ListNodesResponse;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
+import io.kubeverdict.proto.v1.PolicyId;
+import io.kubeverdict.proto.v1.PolicySource;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Tuple;
 import java.util.ArrayList;
@@ -121,6 +124,18 @@ final class ConsoleQueries {
         out.put("explanation", ConsoleJson.tree(e));
         out.put("text", ExplanationText.render(e, cluster::nodeOf));
         return ConsoleJson.write(out);
+    }
+
+    /** One policy object as the control plane last applied it, with its YAML (GetPolicy). */
+    String policy(Viewer viewer, String tier, String name) {
+        if (tier.isBlank() || name.isBlank()) {
+            throw new IllegalArgumentException("a policy is named by tier and name (as explain names it)");
+        }
+        PolicySource source = stub(viewer)
+                .getPolicy(GetPolicyRequest.newBuilder()
+                        .setId(PolicyId.newBuilder().setTier(tier).setName(name))
+                        .build());
+        return ConsoleJson.text(source);
     }
 
     /** {@code matrix --control-plane -o json} of the pods of these namespaces (none: every pod). */

@@ -165,6 +165,8 @@ public final class ConsoleServer implements AutoCloseable {
                                     number(q.getOrDefault("limit", "" + ConsoleQueries.MAX_PODS_PAGE))));
                 case "/api/pod" -> json(exchange, 200, queries.pod(viewer, q.getOrDefault("name", "")));
                 case "/api/explain" -> json(exchange, 200, queries.explain(viewer, q));
+                case "/api/policy" ->
+                    json(exchange, 200, queries.policy(viewer, q.getOrDefault("tier", ""), q.getOrDefault("name", "")));
                 case "/api/matrix" ->
                     json(
                             exchange,

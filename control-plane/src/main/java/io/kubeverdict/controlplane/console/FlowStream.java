@@ -38,7 +38,8 @@ final class FlowStream {
         ObserveVerdictsRequest.Builder b = ObserveVerdictsRequest.newBuilder()
                 .setNamespace(q.getOrDefault("namespace", ""))
                 .setPod(q.getOrDefault("pod", ""))
-                .setNode(q.getOrDefault("node", ""));
+                .setNode(q.getOrDefault("node", ""))
+                .setStaged(Boolean.parseBoolean(q.getOrDefault("staged", "false")));
         String verdict = q.getOrDefault("verdict", "").strip().toLowerCase(Locale.ROOT);
         switch (verdict) {
             case "", "all" -> {}

@@ -2,10 +2,12 @@
 package io.kubeverdict.controlplane.inspect;
 
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.controlplane.auth.InspectionScope;
 import io.kubeverdict.controlplane.auth.NodeAuthorizer;
+import io.kubeverdict.controlplane.calc.PolicySources;
 import io.kubeverdict.controlplane.flows.FlowHistory;
 import io.kubeverdict.controlplane.flows.FlowQueries;
 import io.kubeverdict.controlplane.inspect.EndpointDirectory.Located;
@@ -23,6 +25,7 @@ import io.kubeverdict.proto.v1.DirectionExplanation;
 import io.kubeverdict.proto.v1.EndpointDescription;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.GetPolicyRequest;
 import io.kubeverdict.proto.v1.GetSnapshotRequest;
 import io.kubeverdict.proto.v1.ListFlowsRequest;
 import io.kubeverdict.proto.v1.ListFlowsResponse;
@@ -36,6 +39,7 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.NodeStatus;
 import io.kubeverdict.proto.v1.ObserveVerdictsRequest;
 import io.kubeverdict.proto.v1.ObservedVerdict;
+import io.kubeverdict.proto.v1.PolicySource;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.Verdict;
@@ -75,6 +79,7 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
     private volatile ReceiptCalls receipts;
     private volatile Supplier<String> sourceProblem = () -> "";
     private volatile FlowHistory flows;
+    private volatile PolicyObjects policies = new PolicyObjects(new PolicySources());
 
     public InspectionService(SnapshotHub hub, PolicySyncService sync, NodeAuthorizer authorizer) {
         this(hub, sync, authorizer, ids -> Map.of());
@@ -298,6 +303,27 @@ public final class InspectionService extends ControlPlaneInspectionGrpc.ControlP
             super.listLocalReceipts(request, out);
         } else {
             calls.local(request, out);
+        }
+    }
+
+    /** Serves GetPolicy from these objects (without: every policy is not found). */
+    public void servePoliciesFrom(PolicySources sources) {
+        this.policies = new PolicyObjects(sources);
+    }
+
+    @Override
+    public void getPolicy(GetPolicyRequest request, StreamObserver<PolicySource> out) {
+        InspectionScope scope = authorizer.inspectionScope();
+        if (!scope.isAll()) {
+            // A policy object can select pods on every node.
+            out.onError(clusterWideOnly(scope, "GetPolicy").asRuntimeException());
+            return;
+        }
+        try {
+            out.onNext(policies.find(request.getId()));
+            out.onCompleted();
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
         }
     }
 

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
+import io.kubeverdict.controlplane.calc.PolicySources;
 import io.kubeverdict.controlplane.calc.RefusedAddress;
 import io.kubeverdict.controlplane.calc.Staging;
 import io.kubeverdict.proto.v1.NodeSnapshot;
@@ -138,6 +139,11 @@ public final class ReceiptingCalculator implements PolicyCalculator {
     @Override
     public List<RefusedAddress> refusedAddresses() {
         return calculator.refusedAddresses();
+    }
+
+    @Override
+    public PolicySources policySources() {
+        return calculator.policySources();
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
+import io.kubeverdict.controlplane.calc.PolicySources;
 import io.kubeverdict.controlplane.console.ConsoleBackend;
 import io.kubeverdict.controlplane.events.PolicyProblemEvents;
 import io.kubeverdict.controlplane.flows.FlowRecorder;
@@ -224,7 +225,7 @@ public final class ControlPlane implements AutoCloseable {
         // runs beside the servers' start; the loop only queues what it delivers until loop.start().
         Thread firstLoad = source instanceof Source.Manifests m ? startManifests(m) : null;
         try {
-            startServers(config, source);
+            startServers(config, source, calculator.policySources());
         } finally {
             if (firstLoad != null) {
                 firstLoad.join(); // its start() never throws; nothing is closed under it
@@ -255,7 +256,7 @@ public final class ControlPlane implements AutoCloseable {
         return first;
     }
 
-    private void startServers(Config config, Source source) throws Exception {
+    private void startServers(Config config, Source source, PolicySources policies) throws Exception {
         AtomicInteger n = new AtomicInteger();
         ExecutorService sessions =
                 Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), r -> {
@@ -301,6 +302,7 @@ public final class ControlPlane implements AutoCloseable {
         inspection.serveVerdictsFrom(relay::observe);
         replicated = new ReplicatedReceipts(receipts, sync::connectedNodes);
         inspection.serveReceiptsFrom(replicated);
+        inspection.servePoliciesFrom(policies);
         inspection.reportSourceProblemsFrom(readiness::sourceProblem);
 
         ServerTls tls = config.tls();

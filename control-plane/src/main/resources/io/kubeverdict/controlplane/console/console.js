@@ -9,6 +9,7 @@
   const WORKLOAD_NODES = 400;     // beyond this many workloads the map shows namespaces
   const NAMESPACES_PER_PAGE = 24; // namespace groups per map page
   const REFRESH_MS = 10000;
+  const BEND = { allowed: -1, denied: 1, 'would-deny': 1.8, 'would-allow': -1.8 };
 
   const state = {
     pods: [], podsTotal: 0, byIp: new Map(), flows: [], edges: new Map(),
@@ -96,6 +97,12 @@
       const o = el('option'); o.value = ns; list.appendChild(o);
     }
     drawMap();
+    // When the first map of every pod was on screen (the frame after it was built; ms since
+    // navigation): what bin/bench-console-load reads.
+    if (!state.marked) {
+      state.marked = true;
+      requestAnimationFrame(() => setTimeout(() => performance.mark('kv-map-drawn'), 0));
+    }
   }
 
   async function loadNodes() {
@@ -207,13 +214,25 @@
     const e = v.explanation || {};
     const t = e.tuple || {};
     const verdict = e.verdict === 'VERDICT_DENY' ? 'denied' : 'allowed';
+    // Where a staged policy would decide otherwise (the agent's would-be verdict): the edge's third kind.
+    const s = e.staged && e.staged.verdict ? e.staged : null;
+    const would = !s ? '' : s.verdict === 'VERDICT_DENY' ? 'would-deny' : 'would-allow';
     return {
-      time: v.time || '', node: v.node || '', verdict,
+      time: v.time || '', node: v.node || '', verdict, would,
+      staged: s ? { policy: s.stagedPolicy || null, rule: s.ruleId || '', direction: s.direction || '', reason: s.reason || '' } : null,
       src: podKey(e.source, t.srcIp), dst: podKey(e.destination, t.dstIp),
       srcIp: t.srcIp || '', dstIp: t.dstIp || '', port: t.dstPort || 0,
       protocol: ({ 6: 'TCP', 17: 'UDP', 132: 'SCTP' })[t.protocol] || String(t.protocol || ''),
       deciding: deciding(e, verdict),
     };
+  }
+  // The map's kind of a flow: what happened, unless a staged policy would change it.
+  function kindOf(f) { return f.would || f.verdict; }
+  function stagedText(f) {
+    if (!f.staged) return '';
+    const p = f.staged.policy;
+    return (p ? p.name : '(replaced policy)') + (f.staged.rule ? ' ' + f.staged.rule : '') +
+      (f.staged.direction ? ' (' + f.staged.direction + ')' : '');
   }
   // The rule that decided (the denying direction's for a deny), else the isolating policies.
   function deciding(e, verdict) {
@@ -243,10 +262,11 @@
   }
   function matches(f, q) {
     q = q || filters();
-    if (q.verdict && f.verdict !== q.verdict) return false;
+    if (q.verdict === 'staged' ? !f.would : q.verdict.startsWith('would-') ? f.would !== q.verdict :
+      q.verdict && f.verdict !== q.verdict) return false;
     if (q.ns && !(f.src.startsWith(q.ns + '/') || f.dst.startsWith(q.ns + '/'))) return false;
     if (q.pod && !(f.src.includes(q.pod) || f.dst.includes(q.pod))) return false;
-    if (q.policy && !f.deciding.includes(q.policy)) return false;
+    if (q.policy && !(f.deciding.includes(q.policy) || stagedText(f).includes(q.policy))) return false;
     if (q.port && String(f.port) !== q.port) return false;
     return true;
   }
@@ -254,7 +274,8 @@
     const tr = el('tr');
     tr.className = 'flow ' + f.verdict;
     for (const [v, cls] of [[f.time, ''], [f.verdict, 'verdict-' + f.verdict], [f.src, ''], [f.dst, ''],
-      [f.port + '/' + f.protocol, ''], [f.node, ''], [f.deciding, '']]) {
+      [f.port + '/' + f.protocol, ''], [f.node, ''], [f.deciding, ''], [f.would, f.would ? 'verdict-' + f.would : ''],
+      [stagedText(f), '']]) {
       tr.appendChild(el('td', v, cls));
     }
     tr.addEventListener('click', () => explain(f));
@@ -268,6 +289,13 @@
   }
 
   // ---- the map: namespaces as boxes, pods (or workloads) as circles, flows as edges ----------------
+  // The legend's counts: flows of each kind that the filters leave.
+  function legend(kinds) {
+    for (const [kind, n] of Object.entries(kinds)) {
+      const item = document.querySelector('#legend [data-kind="' + kind + '"] .legend-count');
+      if (item) item.textContent = String(n);
+    }
+  }
   function summary() {
     const mode = grouping();
     $('map-summary').textContent = state.podsTotal + ' pods (' + (mode === 'pod' ? 'one circle each' :
@@ -319,17 +347,22 @@
       label.textContent = b.ns;
       map.appendChild(label);
     }
-    // Edges, aggregated per (source node, destination node, verdict).
+    // Edges, aggregated per (source node, destination node, kind: verdict or would-be verdict).
     const edges = new Map();
+    const kinds = { allowed: 0, denied: 0, 'would-deny': 0, 'would-allow': 0 };
     for (const f of state.flows) {
       if (!matches(f, q)) continue;
       const a = nodeOf(f.src, mode), b = nodeOf(f.dst, mode);
-      const key = a + '\u0000' + b + '\u0000' + f.verdict;
-      const e = edges.get(key) || { a, b, verdict: f.verdict, count: 0, last: f, ports: new Set() };
+      const kind = kindOf(f);
+      const key = a + '\u0000' + b + '\u0000' + kind;
+      const e = edges.get(key) || { a, b, kind, verdict: f.verdict, count: 0, last: f, ports: new Set(), staged: new Set() };
       e.count++;
       e.ports.add(f.port + '/' + f.protocol);
+      if (f.would) e.staged.add(stagedText(f));
       edges.set(key, e);
+      kinds[kind]++;
     }
+    legend(kinds);
     state.edges = edges;
     const edgeLayer = svg('g', {});
     map.appendChild(edgeLayer);
@@ -337,22 +370,23 @@
       const p = pos.get(e.a), r = pos.get(e.b);
       if (!p || !r) continue;
       // Curved by distance, denied and allowed to opposite sides, so the two edges of a pair stay apart.
-      const bend = (e.verdict === 'denied' ? 1 : -1) * Math.max(14, 0.12 * Math.hypot(r.x - p.x, r.y - p.y));
+      // Would-be edges bend further out than the enforced ones of their verdict.
+      const bend = BEND[e.kind] * Math.max(14, 0.12 * Math.hypot(r.x - p.x, r.y - p.y));
       const mx = (p.x + r.x) / 2 + bend, my = (p.y + r.y) / 2 - bend;
       const d = p === r ? `M ${p.x} ${p.y - 8} c 30 -40 50 10 8 8` : `M ${p.x} ${p.y} Q ${mx} ${my} ${r.x} ${r.y}`;
       const path = svg('path', {
-        d, class: 'edge ' + e.verdict + (state.selected === key ? ' selected' : ''),
+        d, class: 'edge ' + e.kind + (state.selected === key ? ' selected' : ''),
         'stroke-width': Math.min(8, 1.5 + Math.log2(e.count)), 'data-from': e.a, 'data-to': e.b,
-        'data-verdict': e.verdict, 'data-count': e.count,
+        'data-verdict': e.verdict, 'data-kind': e.kind, 'data-count': e.count,
       });
       const title = svg('title', {});
-      title.textContent = e.a + ' → ' + e.b + ': ' + e.verdict + ' ×' + e.count + ' (' + [...e.ports].join(', ') +
-        '), last ' + e.last.time;
+      title.textContent = e.a + ' → ' + e.b + ': ' + e.verdict + (e.kind !== e.verdict ? ', ' + e.kind.replace('-', ' ') +
+        ' by staged ' + [...e.staged].join('; ') : '') + ' ×' + e.count + ' (' + [...e.ports].join(', ') + '), last ' + e.last.time;
       path.appendChild(title);
       path.addEventListener('click', () => { state.selected = key; explain(e.last); drawMap(); });
       edgeLayer.appendChild(path);
       const count = svg('text', { x: p === r ? p.x + 30 : (p.x + r.x) / 2 + bend / 2, y: p === r ? p.y - 24 : (p.y + r.y) / 2 - bend / 2,
-        class: 'edge-count ' + e.verdict, 'text-anchor': 'middle' });
+        class: 'edge-count ' + e.kind, 'text-anchor': 'middle' });
       count.textContent = '×' + e.count;
       edgeLayer.appendChild(count);
     }
@@ -400,9 +434,13 @@
       p.appendChild(el('h3', 'labels'));
       list(p, Object.entries(d.labels || {}).map(([k, v]) => k + '=' + v));
       p.appendChild(el('h3', 'what selects it, by tier'));
-      const tiers = (d.tiers || []).map((t) => 'tier ' + t.name + ': ingress ' + ((t.ingressPolicies || []).join(', ') || '-') +
-        '; egress ' + ((t.egressPolicies || []).join(', ') || '-'));
-      list(p, tiers.length ? tiers : ['no policy selects it: not isolated']);
+      const tiers = el('ul');
+      for (const t of d.tiers || []) {
+        tiers.appendChild(line('li', ['tier ' + t.name + ': ingress ', ...links(t.name, t.ingressPolicies || []),
+          '; egress ', ...links(t.name, t.egressPolicies || [])]));
+      }
+      if (!tiers.children.length) tiers.appendChild(el('li', 'no policy selects it: not isolated'));
+      p.appendChild(tiers);
       p.appendChild(el('h3', 'where it is a peer'));
       const uses = [];
       for (const m of d.memberOf || []) {
@@ -415,6 +453,51 @@
     } catch (e) {
       p.appendChild(el('p', String(e.message), 'bad'));
     }
+  }
+
+  // A link to a policy's YAML as the control plane holds it, by the id the trace names it with.
+  function policyLink(tier, name) {
+    const a = el('a', name, 'policy-link');
+    a.href = '#';
+    a.dataset.tier = tier;
+    a.dataset.name = name;
+    a.addEventListener('click', (ev) => { ev.preventDefault(); showPolicy(tier, name); });
+    return a;
+  }
+  function line(tag, parts, cls) {
+    const e = el(tag, null, cls);
+    for (const part of parts) e.appendChild(typeof part === 'string' ? document.createTextNode(part) : part);
+    return e;
+  }
+  function links(tier, names) {
+    const out = [];
+    names.forEach((n, i) => { if (i) out.push(', '); out.push(policyLink(tier, n)); });
+    return out.length ? out : ['-'];
+  }
+  async function showPolicy(tier, name) {
+    let box = $('policy-view');
+    if (!box) {
+      box = el('div', null, 'policy-view');
+      box.id = 'policy-view';
+      $('panel').appendChild(box);
+    }
+    clear(box);
+    box.appendChild(el('h3', 'policy ' + name + ' (tier ' + tier + ')'));
+    try {
+      const r = await api('/api/policy?' + new URLSearchParams({ tier, name }));
+      const head = el('p', r.kind + ' ' + (r.namespace ? r.namespace + '/' : '') + r.name + (r.staged ? ' (staged)' : '') +
+        (r.resourceVersion ? ' · resourceVersion ' + r.resourceVersion : '') + ' · as the control plane last applied it');
+      head.id = 'policy-head';
+      box.appendChild(head);
+      const pre = el('pre', r.yaml);
+      pre.id = 'policy-yaml';
+      box.appendChild(pre);
+    } catch (e) {
+      const bad = el('p', String(e.message), 'bad');
+      bad.id = 'policy-error';
+      box.appendChild(bad);
+    }
+    box.scrollIntoView({ block: 'nearest' });
   }
 
   async function explain(f) {
@@ -431,15 +514,28 @@
       for (const [name, d] of [['egress', e.egress || {}], ['ingress', e.ingress || {}]]) {
         p.appendChild(el('h3', name));
         if (!d.evaluated) { list(p, [d.reason || 'not evaluated']); continue; }
-        const items = [];
+        const ul = el('ul');
         for (const t of d.tiers || []) {
-          items.push('tier ' + t.tier + (t.decided ? ' (decided)' : ' (passed)') + ': ' + ((t.policies || []).join(', ') || '-'));
+          ul.appendChild(line('li', ['tier ' + t.tier + (t.decided ? ' (decided)' : ' (passed)') + ': ',
+            ...links(t.tier, t.policies || [])]));
         }
-        if (!d.isolated) items.push('not isolated');
-        const rule = el('p', d.policy && d.policy.name ? 'deciding: ' + d.policy.name + ' ' + (d.ruleId || '') :
-          (d.isolated ? 'deciding: the tier default' : ''), 'deciding');
-        list(p, items);
-        if (rule.textContent) p.appendChild(rule);
+        if (!d.isolated) ul.appendChild(el('li', 'not isolated'));
+        p.appendChild(ul);
+        if (d.policy && d.policy.name) {
+          p.appendChild(line('p', ['deciding: ', policyLink(d.policy.tier, d.policy.name), ' ' + (d.ruleId || '')], 'deciding'));
+        } else if (d.isolated) {
+          p.appendChild(el('p', 'deciding: the tier default', 'deciding'));
+        }
+      }
+      if (f.staged) {
+        // The agent's would-be verdict of this very flow (Explain answers the enforced one only).
+        const s = f.staged;
+        const staged = line('p', [f.would.replace('-', ' ') + ' by staged ',
+          s.policy ? policyLink(s.policy.tier, s.policy.name) : '(a replaced policy)',
+          (s.rule ? ' ' + s.rule : '') + (s.direction ? ' (' + s.direction + ')' : '')], 'verdict-' + f.would);
+        staged.id = 'explain-staged';
+        p.appendChild(staged);
+        if (s.reason) p.appendChild(el('p', s.reason, 'hint'));
       }
       p.appendChild(el('h3', 'kube-verdict explain'));
       const pre = el('pre', r.text);

@@ -20,8 +20,8 @@ final class Programs {
 
     final Program[] bySlot;
     /**
-     * The same for the would-be tier ranges of endpoints with staged tiers ({@link
-     * EndpointTiers#epStagedStart}); null for every other slot (its staged range is its live one).
+     * The same for the would-be tier ranges of slots whose staged tiers differ from their live ones
+     * ({@link EndpointTiers#epStagedStart}); null for every other slot (its staged range is its live one).
      */
     final Program[] stagedBySlot;
     /** How many distinct programs exist (for logs and tests). */
@@ -50,7 +50,7 @@ final class Programs {
         for (int slot = 0; slot < bySlot.length; slot++) {
             bySlot[slot] = program(
                     rules, eps, slot, eps.epTierStart[slot], eps.epTierEnd[slot], known, used, v4Segments, v6Segments);
-            if (eps.epStaged[slot >> 1]) {
+            if (eps.slotStaged[slot]) {
                 stagedBySlot[slot] = program(
                         rules,
                         eps,

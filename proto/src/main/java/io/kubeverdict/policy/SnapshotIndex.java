@@ -37,7 +37,7 @@ public final class SnapshotIndex {
     private final int[] epTierEnd;
     final int[] epStagedStart; // would-be tier ranges (live ones where nothing is staged): StagedDecision
     final int[] epStagedEnd;
-    final boolean[] epStaged;
+    final boolean[] slotStaged;
     private final boolean anyStaged;
     private final int[] tierDefault;
     final int[] tierName;
@@ -113,7 +113,7 @@ public final class SnapshotIndex {
         epTierEnd = e.epTierEnd;
         epStagedStart = e.epStagedStart;
         epStagedEnd = e.epStagedEnd;
-        epStaged = e.epStaged;
+        slotStaged = e.slotStaged;
         anyStaged = e.anyStaged;
         tierDefault = e.tierDefault;
         tierName = e.tierName;
@@ -282,9 +282,14 @@ public final class SnapshotIndex {
         return anyStaged;
     }
 
-    /** As decide, by each endpoint's staged tiers; {@link Decision#NOT_STAGED} when neither has any. */
+    /** As decide, by the staged tiers; {@link Decision#NOT_STAGED} when no direction of the packet has any. */
     public int decideStaged(PacketTuple packet, LearnedAddresses learned) {
-        return anyStaged ? StagedDecision.decide(this, packet, learned) : Decision.NOT_STAGED;
+        return anyStaged ? Decision.staged(StagedDecision.decideBoth(this, packet, learned)) : Decision.NOT_STAGED;
+    }
+
+    /** decide and decideStaged in one pass (lookups and unstaged directions once): {@link Decision#enforced}, staged. */
+    public long decideWithStaged(PacketTuple packet, LearnedAddresses learned) {
+        return StagedDecision.decideBoth(this, packet, learned);
     }
 
     /** decide() by the rule-by-rule walk only: the yardstick the bit-mask programs are tested against. */
@@ -328,24 +333,13 @@ public final class SnapshotIndex {
         long srcLo = v4Packet ? packet.srcLo & 0xFFFF_FFFFL : packet.srcLo;
         long dstHi = v4Packet ? 0 : packet.dstHi;
         long dstLo = v4Packet ? packet.dstLo & 0xFFFF_FFFFL : packet.dstLo;
-        int egress = -1;
-        if (srcEndpoint >= 0) {
-            egress = evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned, walkOnly, null);
-            if (!Decision.allowed(egress)) {
-                return egress;
-            }
-        }
-        if (dstEndpoint < 0) {
-            return egress;
-        }
-        int ingress = evaluate(dstEndpoint, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned, walkOnly, null);
-        if (!Decision.allowed(ingress)) {
-            return ingress;
-        }
-        if (egress >= 0 && Decision.index(ingress) == Decision.NOT_ISOLATED && !Decision.isFixedReason(egress)) {
-            return egress;
-        }
-        return ingress;
+        int egress = srcEndpoint < 0
+                ? Decision.NONE
+                : evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned, walkOnly, null);
+        int ingress = dstEndpoint < 0 || !Decision.allowedOrNone(egress)
+                ? Decision.NONE
+                : evaluate(dstEndpoint, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned, walkOnly, null);
+        return Decision.combine(egress, ingress, dstEndpoint >= 0);
     }
 
     /**

@@ -2,12 +2,15 @@
 package io.kubeverdict.policy;
 
 /**
- * The would-be decision of a packet under the staged policies ({@link SnapshotIndex#decideStaged}):
- * decide()'s order (egress of a local source, then ingress of a local destination) over each
- * endpoint's staged tier range, which is its live range when it has no staged tiers, each by its
- * bit-mask program ({@link Programs#stagedBySlot}; beyond 64 rules, rule by rule) as decide does.
- * Only packets with an endpoint with staged tiers get past the first check. Static and allocation-free, reading the index's fields
- * as {@link RuleWalk} does; the attribution to a staged policy is here too, for the same reason.
+ * The would-be decision of a packet under the staged policies, fused with the enforced one
+ * ({@link SnapshotIndex#decideWithStaged}): decide()'s order (egress of a local source, then
+ * ingress of a local destination) once over the live tiers and once over each slot's would-be
+ * tiers, each by its bit-mask program ({@link Programs#stagedBySlot}; beyond 64 rules, rule by
+ * rule) as decide does. The addresses are looked up once, and a direction whose would-be tiers are
+ * its live ones ({@link EndpointTiers#slotStaged} false) is evaluated once for both, so a packet
+ * pays a second walk only for a direction a staged policy changes. Static and allocation-free,
+ * reading the index's fields as {@link RuleWalk} does; the attribution to a staged policy is here
+ * too, for the same reason.
  */
 final class StagedDecision {
 
@@ -16,10 +19,11 @@ final class StagedDecision {
 
     private StagedDecision() {}
 
-    static int decide(SnapshotIndex index, PacketTuple packet, LearnedAddresses learned) {
+    /** The enforced and the would-be code ({@link Decision#NOT_STAGED} when no direction of the packet is staged). */
+    static long decideBoth(SnapshotIndex index, PacketTuple packet, LearnedAddresses learned) {
         boolean v4 = packet.family == IpAddress.V4;
         if (!v4 && packet.family != IpAddress.V6) {
-            return Decision.NOT_STAGED;
+            return Decision.pair(Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true), Decision.NOT_STAGED);
         }
         long srcHi = v4 ? 0 : packet.srcHi;
         long srcLo = v4 ? packet.srcLo & 0xFFFF_FFFFL : packet.srcLo;
@@ -29,30 +33,36 @@ final class StagedDecision {
         long dstEntry = index.entry(packet.family, dstHi, dstLo);
         int src = AddressEntry.endpoint(srcEntry);
         int dst = AddressEntry.endpoint(dstEntry);
-        if ((src < 0 || !index.epStaged[src]) && (dst < 0 || !index.epStaged[dst])) {
-            return Decision.NOT_STAGED;
+        if (src < 0 && dst < 0) {
+            return Decision.pair(Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true), Decision.NOT_STAGED);
         }
-        int egress = -1;
-        if (src >= 0) {
-            egress = walk(index, src, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned);
-            if (!Decision.allowed(egress)) {
-                return egress;
-            }
-        }
-        if (dst < 0) {
-            return egress;
-        }
-        int ingress = walk(index, dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned);
-        if (!Decision.allowed(ingress)) {
-            return ingress;
-        }
-        if (egress >= 0 && Decision.index(ingress) == Decision.NOT_ISOLATED && !Decision.isFixedReason(egress)) {
-            return egress;
-        }
-        return ingress;
+        boolean egressStaged = src >= 0 && index.slotStaged[src * 2 + Decision.EGRESS];
+        boolean ingressStaged = dst >= 0 && index.slotStaged[dst * 2 + Decision.INGRESS];
+        int liveEgress = src >= 0
+                ? index.evaluate(src, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned, false, null)
+                : Decision.NONE;
+        int stagedEgress = egressStaged
+                ? walkStaged(index, src, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned)
+                : liveEgress;
+        boolean liveNeedsIngress = dst >= 0 && Decision.allowedOrNone(liveEgress);
+        boolean stagedNeedsIngress = dst >= 0 && Decision.allowedOrNone(stagedEgress);
+        int liveIngress = liveNeedsIngress || (stagedNeedsIngress && !ingressStaged)
+                ? index.evaluate(dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned, false, null)
+                : Decision.NONE;
+        int stagedIngress = !stagedNeedsIngress
+                ? Decision.NONE
+                : ingressStaged
+                        ? walkStaged(index, dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned)
+                        : liveIngress;
+        int enforced = Decision.combine(liveEgress, liveIngress, dst >= 0);
+        return Decision.pair(
+                enforced,
+                egressStaged || ingressStaged
+                        ? Decision.combine(stagedEgress, stagedIngress, dst >= 0)
+                        : Decision.NOT_STAGED);
     }
 
-    private static int walk(
+    private static int walkStaged(
             SnapshotIndex index,
             int endpoint,
             int direction,
@@ -65,7 +75,7 @@ final class StagedDecision {
         return index.walkTiers(
                 index.epStagedStart[slot],
                 index.epStagedEnd[slot],
-                index.epStaged[endpoint] ? index.stagedPrograms[slot] : index.programs[slot],
+                index.stagedPrograms[slot],
                 endpoint,
                 direction,
                 packet,

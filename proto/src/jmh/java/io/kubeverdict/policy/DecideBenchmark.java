@@ -240,19 +240,21 @@ public class DecideBenchmark {
     public void decideAndStaged(Staged staged, Blackhole bh) {
         SnapshotIndex idx = staged.index;
         for (PacketTuple p : staged.packets) {
-            int code;
-            if (idx.hasStaged()) {
-                long both = idx.decideWithStaged(p, LearnedAddresses.NONE);
-                code = Decision.enforced(both);
-                int wouldBe = Decision.staged(both);
-                if (wouldBe != Decision.NOT_STAGED && Decision.allowed(wouldBe) != Decision.allowed(code)) {
-                    code ^= wouldBe;
-                }
-            } else {
-                code = idx.decide(p, LearnedAddresses.NONE);
-            }
-            bh.consume(code);
+            bh.consume(judge(idx, p));
         }
+    }
+
+    /** The agent judge's decision of one packet (ObservedJudge without its telemetry). */
+    static int judge(SnapshotIndex idx, PacketTuple p) {
+        if (!idx.hasStaged()) {
+            return idx.decide(p, LearnedAddresses.NONE);
+        }
+        long both = idx.decideWithStaged(p, LearnedAddresses.NONE);
+        int code = Decision.enforced(both);
+        int wouldBe = Decision.staged(both);
+        return wouldBe != Decision.NOT_STAGED && Decision.allowed(wouldBe) != Decision.allowed(code)
+                ? code ^ wouldBe
+                : code;
     }
 
     private int flatSlot(long key) {

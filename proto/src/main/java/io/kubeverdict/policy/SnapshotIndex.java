@@ -33,15 +33,15 @@ public final class SnapshotIndex {
     private final AddressTable v4;
     private final AddressTable v6;
     // [endpoint * 2 + direction] -> range of tiers that list policies for that direction
-    private final int[] epTierStart;
-    private final int[] epTierEnd;
+    final int[] epTierStart;
+    final int[] epTierEnd;
     final int[] epStagedStart; // would-be tier ranges (live ones where nothing is staged): StagedDecision
     final int[] epStagedEnd;
     final boolean[] slotStaged;
     private final boolean anyStaged;
-    private final int[] tierDefault;
+    final int[] tierDefault;
     final int[] tierName;
-    private final int[] ruleAction;
+    final int[] ruleAction;
 
     // What the rule matchers read ({@link ProgramMatch}, {@link RuleWalk}: static, each reading
     // this index as its own methods would, so the hot path has no object in between): package-private.
@@ -84,12 +84,13 @@ public final class SnapshotIndex {
     // [endpoint * 2 + direction] -> the bit-mask program, or null: not isolated or > 64 rules (walk).
     final Program[] programs;
     final Program[] stagedPrograms; // of the staged tier ranges (null: not staged, or a walk)
+    final boolean[] stagedSameRules; // the slot's staged and live programs number the same rules alike
     private final int programCount;
     /** The longest tier list of any (endpoint, direction): the size of a trace. */
     private final int maxTiers;
 
     /** Number of distinct tier names: where the rule entries of the decision codes start. */
-    private final int tierNames;
+    final int tierNames;
 
     private final IndexNames names;
     private final int problemCount;
@@ -144,6 +145,7 @@ public final class SnapshotIndex {
         portClasses = c.portClasses;
         programs = p.programs().bySlot;
         stagedPrograms = p.programs().stagedBySlot;
+        stagedSameRules = p.programs().stagedSameRules;
         programCount = p.programs().distinct;
         int longest = 0;
         for (int slot = 0; slot < epTierStart.length; slot++) {
@@ -389,30 +391,23 @@ public final class SnapshotIndex {
             long remoteEntry,
             LearnedAddresses learned,
             int[] trace) {
-        if (tierStart == tierEnd) {
-            return Decision.of(Decision.NOT_ISOLATED, direction, true);
-        }
-        int remoteMem = AddressEntry.membership(remoteEntry);
-        long matched = program == null
+        long matched = program == null || tierStart == tierEnd
                 ? 0
                 : ProgramMatch.matchingRules(this, program, endpoint, packet, remoteHi, remoteLo, remoteEntry, learned);
-        for (int t = tierStart; t < tierEnd; t++) {
-            int rule = program != null
-                    ? program.firstRule(t - tierStart, matched)
-                    : RuleWalk.firstMatchingRule(
-                            this, t, endpoint, direction, packet, remoteHi, remoteLo, remoteMem, learned);
-            int action = rule >= 0 ? ruleAction[rule] : tierDefault[t];
-            if (trace != null) {
-                int index = rule >= 0 ? Decision.ruleIndex(rule, tierNames) : Decision.tierDefaultIndex(tierName[t]);
-                trace[++trace[0]] = index << 2 | action;
-            }
-            if (action == SnapshotCompiler.ACTION_PASS) {
-                continue;
-            }
-            int index = rule >= 0 ? Decision.ruleIndex(rule, tierNames) : Decision.tierDefaultIndex(tierName[t]);
-            return Decision.of(index, direction, action == SnapshotCompiler.ACTION_ALLOW);
-        }
-        return Decision.of(Decision.PASSED_ALL_TIERS, direction, true);
+        return TierWalk.walk(
+                this,
+                tierStart,
+                tierEnd,
+                program,
+                matched,
+                endpoint,
+                direction,
+                packet,
+                remoteHi,
+                remoteLo,
+                remoteEntry,
+                learned,
+                trace);
     }
 
     // ---- named-port membership, for both matchers

@@ -6,9 +6,10 @@ package io.kubeverdict.policy;
  * ({@link SnapshotIndex#decideWithStaged}): decide()'s order (egress of a local source, then
  * ingress of a local destination) once over the live tiers and once over each slot's would-be
  * tiers, each by its bit-mask program ({@link Programs#stagedBySlot}; beyond 64 rules, rule by
- * rule) as decide does. The addresses are looked up once, and a direction whose would-be tiers are
- * its live ones ({@link EndpointTiers#slotStaged} false) is evaluated once for both, so a packet
- * pays a second walk only for a direction a staged policy changes. Static and allocation-free,
+ * rule) as decide does. The addresses are looked up once, a direction whose would-be tiers are
+ * its live ones ({@link EndpointTiers#slotStaged} false) is evaluated once for both, and a direction
+ * whose two programs number the same rules is matched once, so a packet pays a second tier walk
+ * only for a direction a staged policy changes, and a second match only where it adds or reorders rules. Static and allocation-free,
  * reading the index's fields as {@link RuleWalk} does; the attribution to a staged policy is here
  * too, for the same reason.
  */
@@ -16,6 +17,9 @@ final class StagedDecision {
 
     /** The name prefix of a staged policy's id (policy.proto, PolicyId). */
     static final String PREFIX = "staged:";
+
+    /** No direction evaluated on either side. */
+    private static final long NEITHER = Decision.pair(Decision.NONE, Decision.NONE);
 
     private StagedDecision() {}
 
@@ -38,28 +42,92 @@ final class StagedDecision {
         }
         boolean egressStaged = src >= 0 && index.slotStaged[src * 2 + Decision.EGRESS];
         boolean ingressStaged = dst >= 0 && index.slotStaged[dst * 2 + Decision.INGRESS];
-        int liveEgress = src >= 0
-                ? index.evaluate(src, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned, false, null)
-                : Decision.NONE;
-        int stagedEgress = egressStaged
-                ? walkStaged(index, src, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned)
-                : liveEgress;
-        boolean liveNeedsIngress = dst >= 0 && Decision.allowedOrNone(liveEgress);
-        boolean stagedNeedsIngress = dst >= 0 && Decision.allowedOrNone(stagedEgress);
-        int liveIngress = liveNeedsIngress || (stagedNeedsIngress && !ingressStaged)
-                ? index.evaluate(dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned, false, null)
-                : Decision.NONE;
-        int stagedIngress = !stagedNeedsIngress
-                ? Decision.NONE
-                : ingressStaged
-                        ? walkStaged(index, dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned)
-                        : liveIngress;
-        int enforced = Decision.combine(liveEgress, liveIngress, dst >= 0);
+        long egress = NEITHER;
+        if (src >= 0) {
+            egress = egressStaged
+                    ? walkBoth(index, src, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned)
+                    : same(index.evaluate(src, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned, false, null));
+        }
+        boolean liveNeedsIngress = dst >= 0 && Decision.allowedOrNone(Decision.enforced(egress));
+        boolean stagedNeedsIngress = dst >= 0 && Decision.allowedOrNone(Decision.staged(egress));
+        long ingress = NEITHER;
+        if (!ingressStaged && (liveNeedsIngress || stagedNeedsIngress)) {
+            ingress = same(index.evaluate(dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned, false, null));
+        } else if (liveNeedsIngress && stagedNeedsIngress) {
+            ingress = walkBoth(index, dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned);
+        } else if (liveNeedsIngress) {
+            ingress = Decision.pair(
+                    index.evaluate(dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned, false, null),
+                    Decision.NONE);
+        } else if (stagedNeedsIngress) {
+            ingress = Decision.pair(
+                    Decision.NONE, walkStaged(index, dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned));
+        }
+        int enforced = Decision.combine(Decision.enforced(egress), Decision.enforced(ingress), dst >= 0);
         return Decision.pair(
                 enforced,
                 egressStaged || ingressStaged
-                        ? Decision.combine(stagedEgress, stagedIngress, dst >= 0)
+                        ? Decision.combine(Decision.staged(egress), Decision.staged(ingress), dst >= 0)
                         : Decision.NOT_STAGED);
+    }
+
+    /** A direction no staged policy changes: its live result is its would-be one. */
+    private static long same(int code) {
+        return Decision.pair(code, code);
+    }
+
+    /**
+     * Both walks of a slot whose would-be tiers differ: when its two programs number the same
+     * rules ({@link Programs#stagedSameRules}), the packet is matched against them once and only
+     * the tier walks are two.
+     */
+    private static long walkBoth(
+            SnapshotIndex index,
+            int endpoint,
+            int direction,
+            PacketTuple packet,
+            long remoteHi,
+            long remoteLo,
+            long remoteEntry,
+            LearnedAddresses learned) {
+        int slot = endpoint * 2 + direction;
+        if (!index.stagedSameRules[slot]) {
+            return Decision.pair(
+                    index.evaluate(endpoint, direction, packet, remoteHi, remoteLo, remoteEntry, learned, false, null),
+                    walkStaged(index, endpoint, direction, packet, remoteHi, remoteLo, remoteEntry, learned));
+        }
+        Program live = index.programs[slot];
+        long matched =
+                ProgramMatch.matchingRules(index, live, endpoint, packet, remoteHi, remoteLo, remoteEntry, learned);
+        return Decision.pair(
+                TierWalk.walk(
+                        index,
+                        index.epTierStart[slot],
+                        index.epTierEnd[slot],
+                        live,
+                        matched,
+                        endpoint,
+                        direction,
+                        packet,
+                        remoteHi,
+                        remoteLo,
+                        remoteEntry,
+                        learned,
+                        null),
+                TierWalk.walk(
+                        index,
+                        index.epStagedStart[slot],
+                        index.epStagedEnd[slot],
+                        index.stagedPrograms[slot],
+                        matched,
+                        endpoint,
+                        direction,
+                        packet,
+                        remoteHi,
+                        remoteLo,
+                        remoteEntry,
+                        learned,
+                        null));
     }
 
     private static int walkStaged(

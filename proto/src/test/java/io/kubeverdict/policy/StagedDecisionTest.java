@@ -238,14 +238,19 @@ class StagedDecisionTest {
         SyntheticCluster cluster = new SyntheticCluster(7, 2048, true);
         NodeSnapshot.Builder staged = cluster.snapshot.toBuilder();
         NodeSnapshot.Builder enforced = cluster.snapshot.toBuilder();
-        // every other endpoint: its first tier dropped, or (one in four) only that tier's egress policies,
-        // so that one direction is staged and the other is as live
+        // every other endpoint, in turn: its first tier dropped; only that tier's egress policies dropped
+        // (one direction staged, the other as live); that tier's default changed (the same rules: the
+        // packet is matched once for both walks)
         for (int i = 0; i < staged.getEndpointsCount(); i += 2) {
             List<TierInfo> tiers = staged.getEndpoints(i).getEndpoint().getTiersList();
             List<TierInfo> wouldBe = tiers.size() > 1 ? tiers.subList(1, tiers.size()) : tiers;
-            if (i % 4 == 2 && !tiers.isEmpty()) {
+            if (i % 6 == 2 && !tiers.isEmpty()) {
                 wouldBe = new java.util.ArrayList<>(tiers);
                 wouldBe.set(0, tiers.get(0).toBuilder().clearEgressPolicies().build());
+            } else if (i % 6 == 4 && !tiers.isEmpty()) {
+                wouldBe = new java.util.ArrayList<>(tiers);
+                Action other = tiers.get(0).getDefaultAction() == Action.DENY ? Action.ALLOW : Action.DENY;
+                wouldBe.set(0, tiers.get(0).toBuilder().setDefaultAction(other).build());
             }
             staged.setEndpoints(i, withStaged(staged.getEndpoints(i), wouldBe.toArray(new TierInfo[0])));
             Endpoint e = enforced.getEndpoints(i);

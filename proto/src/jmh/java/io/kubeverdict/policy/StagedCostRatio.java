@@ -5,10 +5,11 @@ import java.util.Arrays;
 
 /**
  * The judge path's cost with staged policies as a ratio to {@code decide}, paired by round: each
- * round times a slice of {@code decide} and then a slice of each {@link DecideBenchmark#decideAndStaged}
- * case back to back, so a busy machine slows both sides of a ratio alike (JMH runs its cases minutes
- * apart, which on a shared machine moves a single case by 3x). Prints the median and quartiles of
- * the per-round ratios.
+ * round times, for each {@link DecideBenchmark#decideAndStaged} case, a slice of the agent judge's
+ * path and a slice of {@code decide} on the same index back to back, by the thread's CPU time, so a
+ * busy machine slows both sides of a ratio alike and waits are not charged (JMH runs its cases
+ * minutes apart by wall time, which on a shared machine moves a single case by 3x). Prints the
+ * median and quartiles of the per-round ratios.
  *
  * <p>Run (after {@code ./mvnw -B -q -o -pl proto -am -Pbenchmarks -DskipTests test-compile}):
  * {@code java -cp proto/target/test-classes:proto/target/classes:<protobuf-java jar>
@@ -18,6 +19,9 @@ public final class StagedCostRatio {
     private static final int[] STAGED_ENDPOINTS = {0, 10, 110};
     private static final int REPEATS = 20; // batches per slice: ~80k packets, some 10-30 ms
     private static volatile int sink;
+    // CPU time of this thread, not wall time: a slice the machine's other work preempts is not charged for the wait
+    private static final java.lang.management.ThreadMXBean THREADS =
+            java.lang.management.ManagementFactory.getThreadMXBean();
 
     private StagedCostRatio() {}
 
@@ -29,32 +33,28 @@ public final class StagedCostRatio {
             cases[c].stagedEndpoints = STAGED_ENDPOINTS[c];
             cases[c].setUp();
         }
-        SnapshotIndex plain = cases[0].index;
-        PacketTuple[] packets = cases[0].packets;
         for (int warm = 0; warm < 40; warm++) {
-            decideSlice(plain, packets);
             for (DecideBenchmark.Staged s : cases) {
+                decideSlice(s.index, s.packets);
                 judgeSlice(s.index, s.packets);
             }
         }
         double[][] ratios = new double[cases.length][rounds];
         double[] decideNs = new double[rounds];
-        double[] judgeNs = new double[cases.length];
         for (int r = 0; r < rounds; r++) {
-            if (r % 2 == 0) { // decide first in even rounds, last in odd ones: no side gains from its place
-                decideNs[r] = decideSlice(plain, packets);
-            }
             for (int c = 0; c < cases.length; c++) {
-                judgeNs[c] = judgeSlice(cases[c].index, cases[c].packets);
-            }
-            if (r % 2 == 1) {
-                decideNs[r] = decideSlice(plain, packets);
-            }
-            for (int c = 0; c < cases.length; c++) {
-                ratios[c][r] = judgeNs[c] / decideNs[r];
+                // the same index both ways, decide first in even rounds and last in odd ones
+                DecideBenchmark.Staged s = cases[c];
+                double decide = r % 2 == 0 ? decideSlice(s.index, s.packets) : 0;
+                double judge = judgeSlice(s.index, s.packets);
+                decide = r % 2 == 0 ? decide : decideSlice(s.index, s.packets);
+                ratios[c][r] = judge / decide;
+                if (c == 0) {
+                    decideNs[r] = decide;
+                }
             }
         }
-        System.out.printf("decide: median %.1f ns/packet over %d rounds%n", median(decideNs), rounds);
+        System.out.printf("decide: median %.1f ns (thread CPU) per packet over %d rounds%n", median(decideNs), rounds);
         for (int c = 0; c < cases.length; c++) {
             double[] sorted = ratios[c].clone();
             Arrays.sort(sorted);
@@ -66,7 +66,7 @@ public final class StagedCostRatio {
 
     /** ns per packet of decide alone. */
     private static double decideSlice(SnapshotIndex index, PacketTuple[] packets) {
-        long start = System.nanoTime();
+        long start = THREADS.getCurrentThreadCpuTime();
         int acc = 0;
         for (int i = 0; i < REPEATS; i++) {
             for (PacketTuple p : packets) {
@@ -74,12 +74,12 @@ public final class StagedCostRatio {
             }
         }
         sink = acc;
-        return (System.nanoTime() - start) / (double) (REPEATS * packets.length);
+        return (THREADS.getCurrentThreadCpuTime() - start) / (double) (REPEATS * packets.length);
     }
 
     /** ns per packet of the agent judge's path (as {@link DecideBenchmark#decideAndStaged}). */
     private static double judgeSlice(SnapshotIndex index, PacketTuple[] packets) {
-        long start = System.nanoTime();
+        long start = THREADS.getCurrentThreadCpuTime();
         int acc = 0;
         for (int i = 0; i < REPEATS; i++) {
             for (PacketTuple p : packets) {
@@ -87,7 +87,7 @@ public final class StagedCostRatio {
             }
         }
         sink = acc;
-        return (System.nanoTime() - start) / (double) (REPEATS * packets.length);
+        return (THREADS.getCurrentThreadCpuTime() - start) / (double) (REPEATS * packets.length);
     }
 
     private static double median(double[] values) {

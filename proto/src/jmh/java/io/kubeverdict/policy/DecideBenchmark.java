@@ -175,8 +175,8 @@ public class DecideBenchmark {
     }
 
     /**
-     * The agent judge's path with staged policies (issue 31): decide, then, when the index has any,
-     * decideStaged; {@code stagedEndpoints} of the 110 local endpoints get would-be tiers (a staged
+     * The agent judge's path with staged policies (issue 31): when the index has any, decideWithStaged
+     * (enforced and would-be codes in one pass), else decide; {@code stagedEndpoints} of the 110 local endpoints get would-be tiers (a staged
      * deny-all added to their NetworkPolicy tier), 0: nothing staged (the judge's path must then cost
      * what {@link #decide} costs). NetworkPolicy tier only; compare with {@code decide} at
      * {@code adminTiers=false}.
@@ -240,15 +240,21 @@ public class DecideBenchmark {
     public void decideAndStaged(Staged staged, Blackhole bh) {
         SnapshotIndex idx = staged.index;
         for (PacketTuple p : staged.packets) {
-            int code = idx.decide(p, LearnedAddresses.NONE);
-            if (idx.hasStaged()) {
-                int wouldBe = idx.decideStaged(p, LearnedAddresses.NONE);
-                if (wouldBe != Decision.NOT_STAGED && Decision.allowed(wouldBe) != Decision.allowed(code)) {
-                    code ^= wouldBe;
-                }
-            }
-            bh.consume(code);
+            bh.consume(judge(idx, p));
         }
+    }
+
+    /** The agent judge's decision of one packet (ObservedJudge without its telemetry). */
+    static int judge(SnapshotIndex idx, PacketTuple p) {
+        if (!idx.hasStaged()) {
+            return idx.decide(p, LearnedAddresses.NONE);
+        }
+        long both = idx.decideWithStaged(p, LearnedAddresses.NONE);
+        int code = Decision.enforced(both);
+        int wouldBe = Decision.staged(both);
+        return wouldBe != Decision.NOT_STAGED && Decision.allowed(wouldBe) != Decision.allowed(code)
+                ? code ^ wouldBe
+                : code;
     }
 
     private int flatSlot(long key) {

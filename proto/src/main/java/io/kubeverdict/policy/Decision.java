@@ -30,7 +30,54 @@ public final class Decision {
      */
     public static final int NOT_STAGED = -2;
 
+    /** Not a code: a direction without a local endpoint, or not evaluated because egress denied. */
+    static final int NONE = -1;
+
     private Decision() {}
+
+    static boolean allowedOrNone(int code) {
+        return code == NONE || allowed(code);
+    }
+
+    /**
+     * A packet's code from its two directions' ({@link #NONE} where not evaluated): a deny decides
+     * (egress first); for a packet both allow, the ingress code unless the destination is not
+     * isolated and the source's egress was decided by a rule.
+     */
+    static int combine(int egress, int ingress, boolean localDestination) {
+        if (egress != NONE && !allowed(egress)) {
+            return egress;
+        }
+        if (!localDestination) {
+            return egress;
+        }
+        if (!allowed(ingress)) {
+            return ingress;
+        }
+        if (egress != NONE && index(ingress) == NOT_ISOLATED && !isFixedReason(egress)) {
+            return egress;
+        }
+        return ingress;
+    }
+
+    /** An enforced and a would-be code in one value ({@link SnapshotIndex#decideWithStaged}): no allocation. */
+    static long pair(int enforced, int staged) {
+        return (long) staged << 32 | (enforced & 0xFFFF_FFFFL);
+    }
+
+    /** A pair of an enforced code and nothing staged. */
+    public static long enforcedOnly(int enforced) {
+        return pair(enforced, NOT_STAGED);
+    }
+
+    public static int enforced(long pair) {
+        return (int) pair;
+    }
+
+    /** The would-be code of a pair, {@link #NOT_STAGED} when nothing staged concerns the packet. */
+    public static int staged(long pair) {
+        return (int) (pair >> 32);
+    }
 
     public static boolean allowed(int code) {
         return (code & 1) != 0;

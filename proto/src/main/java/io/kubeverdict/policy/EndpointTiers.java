@@ -28,11 +28,11 @@ final class EndpointTiers {
     final int[] epTierStart;
     final int[] epTierEnd;
     // [endpoint * 2 + direction] -> range of its would-be tiers (WorkloadEndpoint.staged_tiers),
-    // after every live range; the live range itself when the endpoint has no staged tiers.
+    // after every live range; the live range itself where the would-be tiers of that direction are the live ones.
     final int[] epStagedStart;
     final int[] epStagedEnd;
-    /** Whether the endpoint has staged tiers. */
-    final boolean[] epStaged;
+    /** [endpoint * 2 + direction]: whether the slot's would-be tiers differ from its live ones. */
+    final boolean[] slotStaged;
 
     final boolean anyStaged;
     final int[] tierDefault;
@@ -55,9 +55,9 @@ final class EndpointTiers {
         epTierEnd = b.epTierEnd;
         epStagedStart = b.epStagedStart;
         epStagedEnd = b.epStagedEnd;
-        epStaged = b.epStaged;
+        slotStaged = b.slotStaged;
         boolean any = false;
-        for (boolean staged : epStaged) {
+        for (boolean staged : slotStaged) {
             any |= staged;
         }
         anyStaged = any;
@@ -92,7 +92,7 @@ final class EndpointTiers {
         final int[] epTierEnd;
         final int[] epStagedStart;
         final int[] epStagedEnd;
-        final boolean[] epStaged;
+        final boolean[] slotStaged;
         final List<int[]> epWatches = new ArrayList<>();
         final IntList tierDefault = new IntList();
         final IntList tierName = new IntList();
@@ -108,7 +108,7 @@ final class EndpointTiers {
             epTierEnd = new int[endpoints * 2];
             epStagedStart = new int[endpoints * 2];
             epStagedEnd = new int[endpoints * 2];
-            epStaged = new boolean[endpoints];
+            slotStaged = new boolean[endpoints * 2];
         }
 
         void addEndpoint(Endpoint endpoint) {
@@ -144,18 +144,36 @@ final class EndpointTiers {
                 addTiers(who, endpoint.getEndpoint().getTiersList(), direction);
                 epTierEnd[index * 2 + direction] = tierDefault.size();
             }
-            // The would-be tiers after the live ones, so the live ranges (and their programs) stay as they are.
+            // The would-be tiers after the live ones, so the live ranges (and their programs) stay as they are;
+            // a direction whose would-be tiers are its live ones keeps its live range, and the fused decision
+            // reuses its live result (StagedDecision).
             List<TierInfo> staged = endpoint.getEndpoint().getStagedTiersList();
-            epStaged[index] = !staged.isEmpty();
+            List<TierInfo> live = endpoint.getEndpoint().getTiersList();
             for (int direction : new int[] {Decision.EGRESS, Decision.INGRESS}) {
                 int slot = index * 2 + direction;
-                epStagedStart[slot] = staged.isEmpty() ? epTierStart[slot] : tierDefault.size();
-                if (!staged.isEmpty()) {
+                slotStaged[slot] = !staged.isEmpty() && !view(staged, direction).equals(view(live, direction));
+                epStagedStart[slot] = slotStaged[slot] ? tierDefault.size() : epTierStart[slot];
+                if (slotStaged[slot]) {
                     addTiers(who + " (staged)", staged, direction);
                 }
-                epStagedEnd[slot] = staged.isEmpty() ? epTierEnd[slot] : tierDefault.size();
+                epStagedEnd[slot] = slotStaged[slot] ? tierDefault.size() : epTierEnd[slot];
             }
         }
+
+        /** What a direction's walk reads of a tier list: the tiers listing policies for it, in order. */
+        private static List<TierView> view(List<TierInfo> tiers, int direction) {
+            List<TierView> view = new ArrayList<>();
+            for (TierInfo tier : tiers) {
+                List<String> names =
+                        direction == Decision.EGRESS ? tier.getEgressPoliciesList() : tier.getIngressPoliciesList();
+                if (!names.isEmpty()) {
+                    view.add(new TierView(tier.getName(), tier.getDefaultActionValue(), names));
+                }
+            }
+            return view;
+        }
+
+        private record TierView(String name, int defaultAction, List<String> policies) {}
 
         /** The tiers of one direction that list policies, appended to the tier arrays. */
         private void addTiers(String who, List<TierInfo> tiers, int direction) {

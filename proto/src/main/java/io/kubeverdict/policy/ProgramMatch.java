@@ -21,6 +21,9 @@ final class ProgramMatch {
             long remoteLo,
             long remoteEntry,
             LearnedAddresses learned) {
+        if (p.rules.length == 0) {
+            return 0; // tiers of deny-alls only (a staged deny-all's would-be tiers): nothing to look up
+        }
         long peers = peerMask(index, p, packet.family, remoteHi, remoteLo, remoteEntry);
         int[] domains = p.domainSets;
         for (int q = 0; q < domains.length; q++) {

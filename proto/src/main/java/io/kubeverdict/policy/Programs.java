@@ -20,10 +20,16 @@ final class Programs {
 
     final Program[] bySlot;
     /**
-     * The same for the would-be tier ranges of endpoints with staged tiers ({@link
-     * EndpointTiers#epStagedStart}); null for every other slot (its staged range is its live one).
+     * The same for the would-be tier ranges of slots whose staged tiers differ from their live ones
+     * ({@link EndpointTiers#epStagedStart}); null for every other slot (its staged range is its live one).
      */
     final Program[] stagedBySlot;
+    /**
+     * Per slot: its staged and live programs number the same rules in the same order (a staged
+     * policy that adds no rules, such as a deny-all, or a changed default), so a packet's matching
+     * rules are the same for both and are computed once ({@link StagedDecision}).
+     */
+    final boolean[] stagedSameRules;
     /** How many distinct programs exist (for logs and tests). */
     final int distinct;
     /**
@@ -46,11 +52,12 @@ final class Programs {
         cache = new HashMap<>();
         bySlot = new Program[eps.epTierStart.length];
         stagedBySlot = new Program[eps.epTierStart.length];
+        stagedSameRules = new boolean[eps.epTierStart.length];
         Map<Program, Boolean> used = new IdentityHashMap<>();
         for (int slot = 0; slot < bySlot.length; slot++) {
             bySlot[slot] = program(
                     rules, eps, slot, eps.epTierStart[slot], eps.epTierEnd[slot], known, used, v4Segments, v6Segments);
-            if (eps.epStaged[slot >> 1]) {
+            if (eps.slotStaged[slot]) {
                 stagedBySlot[slot] = program(
                         rules,
                         eps,
@@ -61,6 +68,9 @@ final class Programs {
                         used,
                         v4Segments,
                         v6Segments);
+                stagedSameRules[slot] = bySlot[slot] != null
+                        && stagedBySlot[slot] != null
+                        && java.util.Arrays.equals(bySlot[slot].rules, stagedBySlot[slot].rules);
             }
         }
         distinct = used.size();

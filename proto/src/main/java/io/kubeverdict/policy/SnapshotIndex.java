@@ -33,15 +33,15 @@ public final class SnapshotIndex {
     private final AddressTable v4;
     private final AddressTable v6;
     // [endpoint * 2 + direction] -> range of tiers that list policies for that direction
-    private final int[] epTierStart;
-    private final int[] epTierEnd;
+    final int[] epTierStart;
+    final int[] epTierEnd;
     final int[] epStagedStart; // would-be tier ranges (live ones where nothing is staged): StagedDecision
     final int[] epStagedEnd;
-    final boolean[] epStaged;
+    final boolean[] slotStaged;
     private final boolean anyStaged;
-    private final int[] tierDefault;
+    final int[] tierDefault;
     final int[] tierName;
-    private final int[] ruleAction;
+    final int[] ruleAction;
 
     // What the rule matchers read ({@link ProgramMatch}, {@link RuleWalk}: static, each reading
     // this index as its own methods would, so the hot path has no object in between): package-private.
@@ -84,12 +84,13 @@ public final class SnapshotIndex {
     // [endpoint * 2 + direction] -> the bit-mask program, or null: not isolated or > 64 rules (walk).
     final Program[] programs;
     final Program[] stagedPrograms; // of the staged tier ranges (null: not staged, or a walk)
+    final boolean[] stagedSameRules; // the slot's staged and live programs number the same rules alike
     private final int programCount;
     /** The longest tier list of any (endpoint, direction): the size of a trace. */
     private final int maxTiers;
 
     /** Number of distinct tier names: where the rule entries of the decision codes start. */
-    private final int tierNames;
+    final int tierNames;
 
     private final IndexNames names;
     private final int problemCount;
@@ -113,7 +114,7 @@ public final class SnapshotIndex {
         epTierEnd = e.epTierEnd;
         epStagedStart = e.epStagedStart;
         epStagedEnd = e.epStagedEnd;
-        epStaged = e.epStaged;
+        slotStaged = e.slotStaged;
         anyStaged = e.anyStaged;
         tierDefault = e.tierDefault;
         tierName = e.tierName;
@@ -144,6 +145,7 @@ public final class SnapshotIndex {
         portClasses = c.portClasses;
         programs = p.programs().bySlot;
         stagedPrograms = p.programs().stagedBySlot;
+        stagedSameRules = p.programs().stagedSameRules;
         programCount = p.programs().distinct;
         int longest = 0;
         for (int slot = 0; slot < epTierStart.length; slot++) {
@@ -282,9 +284,14 @@ public final class SnapshotIndex {
         return anyStaged;
     }
 
-    /** As decide, by each endpoint's staged tiers; {@link Decision#NOT_STAGED} when neither has any. */
+    /** As decide, by the staged tiers; {@link Decision#NOT_STAGED} when no direction of the packet has any. */
     public int decideStaged(PacketTuple packet, LearnedAddresses learned) {
-        return anyStaged ? StagedDecision.decide(this, packet, learned) : Decision.NOT_STAGED;
+        return anyStaged ? Decision.staged(StagedDecision.decideBoth(this, packet, learned)) : Decision.NOT_STAGED;
+    }
+
+    /** decide and decideStaged in one pass (lookups and unstaged directions once): {@link Decision#enforced}, staged. */
+    public long decideWithStaged(PacketTuple packet, LearnedAddresses learned) {
+        return StagedDecision.decideBoth(this, packet, learned);
     }
 
     /** decide() by the rule-by-rule walk only: the yardstick the bit-mask programs are tested against. */
@@ -328,24 +335,13 @@ public final class SnapshotIndex {
         long srcLo = v4Packet ? packet.srcLo & 0xFFFF_FFFFL : packet.srcLo;
         long dstHi = v4Packet ? 0 : packet.dstHi;
         long dstLo = v4Packet ? packet.dstLo & 0xFFFF_FFFFL : packet.dstLo;
-        int egress = -1;
-        if (srcEndpoint >= 0) {
-            egress = evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned, walkOnly, null);
-            if (!Decision.allowed(egress)) {
-                return egress;
-            }
-        }
-        if (dstEndpoint < 0) {
-            return egress;
-        }
-        int ingress = evaluate(dstEndpoint, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned, walkOnly, null);
-        if (!Decision.allowed(ingress)) {
-            return ingress;
-        }
-        if (egress >= 0 && Decision.index(ingress) == Decision.NOT_ISOLATED && !Decision.isFixedReason(egress)) {
-            return egress;
-        }
-        return ingress;
+        int egress = srcEndpoint < 0
+                ? Decision.NONE
+                : evaluate(srcEndpoint, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned, walkOnly, null);
+        int ingress = dstEndpoint < 0 || !Decision.allowedOrNone(egress)
+                ? Decision.NONE
+                : evaluate(dstEndpoint, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned, walkOnly, null);
+        return Decision.combine(egress, ingress, dstEndpoint >= 0);
     }
 
     /**
@@ -395,30 +391,23 @@ public final class SnapshotIndex {
             long remoteEntry,
             LearnedAddresses learned,
             int[] trace) {
-        if (tierStart == tierEnd) {
-            return Decision.of(Decision.NOT_ISOLATED, direction, true);
-        }
-        int remoteMem = AddressEntry.membership(remoteEntry);
-        long matched = program == null
+        long matched = program == null || tierStart == tierEnd
                 ? 0
                 : ProgramMatch.matchingRules(this, program, endpoint, packet, remoteHi, remoteLo, remoteEntry, learned);
-        for (int t = tierStart; t < tierEnd; t++) {
-            int rule = program != null
-                    ? program.firstRule(t - tierStart, matched)
-                    : RuleWalk.firstMatchingRule(
-                            this, t, endpoint, direction, packet, remoteHi, remoteLo, remoteMem, learned);
-            int action = rule >= 0 ? ruleAction[rule] : tierDefault[t];
-            if (trace != null) {
-                int index = rule >= 0 ? Decision.ruleIndex(rule, tierNames) : Decision.tierDefaultIndex(tierName[t]);
-                trace[++trace[0]] = index << 2 | action;
-            }
-            if (action == SnapshotCompiler.ACTION_PASS) {
-                continue;
-            }
-            int index = rule >= 0 ? Decision.ruleIndex(rule, tierNames) : Decision.tierDefaultIndex(tierName[t]);
-            return Decision.of(index, direction, action == SnapshotCompiler.ACTION_ALLOW);
-        }
-        return Decision.of(Decision.PASSED_ALL_TIERS, direction, true);
+        return TierWalk.walk(
+                this,
+                tierStart,
+                tierEnd,
+                program,
+                matched,
+                endpoint,
+                direction,
+                packet,
+                remoteHi,
+                remoteLo,
+                remoteEntry,
+                learned,
+                trace);
     }
 
     // ---- named-port membership, for both matchers

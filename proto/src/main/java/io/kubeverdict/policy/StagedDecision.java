@@ -2,24 +2,32 @@
 package io.kubeverdict.policy;
 
 /**
- * The would-be decision of a packet under the staged policies ({@link SnapshotIndex#decideStaged}):
- * decide()'s order (egress of a local source, then ingress of a local destination) over each
- * endpoint's staged tier range, which is its live range when it has no staged tiers, each by its
- * bit-mask program ({@link Programs#stagedBySlot}; beyond 64 rules, rule by rule) as decide does.
- * Only packets with an endpoint with staged tiers get past the first check. Static and allocation-free, reading the index's fields
- * as {@link RuleWalk} does; the attribution to a staged policy is here too, for the same reason.
+ * The would-be decision of a packet under the staged policies, fused with the enforced one
+ * ({@link SnapshotIndex#decideWithStaged}): decide()'s order (egress of a local source, then
+ * ingress of a local destination) once over the live tiers and once over each slot's would-be
+ * tiers, each by its bit-mask program ({@link Programs#stagedBySlot}; beyond 64 rules, rule by
+ * rule) as decide does. The addresses are looked up once, a direction whose would-be tiers are
+ * its live ones ({@link EndpointTiers#slotStaged} false) is evaluated once for both, and a direction
+ * whose two programs number the same rules is matched once, so a packet pays a second tier walk
+ * only for a direction a staged policy changes, and a second match only where it adds or reorders rules. Static and allocation-free,
+ * reading the index's fields as {@link RuleWalk} does; the attribution to a staged policy is here
+ * too, for the same reason.
  */
 final class StagedDecision {
 
     /** The name prefix of a staged policy's id (policy.proto, PolicyId). */
     static final String PREFIX = "staged:";
 
+    /** No direction evaluated on either side. */
+    private static final long NEITHER = Decision.pair(Decision.NONE, Decision.NONE);
+
     private StagedDecision() {}
 
-    static int decide(SnapshotIndex index, PacketTuple packet, LearnedAddresses learned) {
+    /** The enforced and the would-be code ({@link Decision#NOT_STAGED} when no direction of the packet is staged). */
+    static long decideBoth(SnapshotIndex index, PacketTuple packet, LearnedAddresses learned) {
         boolean v4 = packet.family == IpAddress.V4;
         if (!v4 && packet.family != IpAddress.V6) {
-            return Decision.NOT_STAGED;
+            return Decision.pair(Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true), Decision.NOT_STAGED);
         }
         long srcHi = v4 ? 0 : packet.srcHi;
         long srcLo = v4 ? packet.srcLo & 0xFFFF_FFFFL : packet.srcLo;
@@ -29,30 +37,100 @@ final class StagedDecision {
         long dstEntry = index.entry(packet.family, dstHi, dstLo);
         int src = AddressEntry.endpoint(srcEntry);
         int dst = AddressEntry.endpoint(dstEntry);
-        if ((src < 0 || !index.epStaged[src]) && (dst < 0 || !index.epStaged[dst])) {
-            return Decision.NOT_STAGED;
+        if (src < 0 && dst < 0) {
+            return Decision.pair(Decision.of(Decision.NO_ENDPOINT, Decision.EGRESS, true), Decision.NOT_STAGED);
         }
-        int egress = -1;
+        boolean egressStaged = src >= 0 && index.slotStaged[src * 2 + Decision.EGRESS];
+        boolean ingressStaged = dst >= 0 && index.slotStaged[dst * 2 + Decision.INGRESS];
+        long egress = NEITHER;
         if (src >= 0) {
-            egress = walk(index, src, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned);
-            if (!Decision.allowed(egress)) {
-                return egress;
-            }
+            egress = egressStaged
+                    ? walkBoth(index, src, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned)
+                    : same(index.evaluate(src, Decision.EGRESS, packet, dstHi, dstLo, dstEntry, learned, false, null));
         }
-        if (dst < 0) {
-            return egress;
+        boolean liveNeedsIngress = dst >= 0 && Decision.allowedOrNone(Decision.enforced(egress));
+        boolean stagedNeedsIngress = dst >= 0 && Decision.allowedOrNone(Decision.staged(egress));
+        long ingress = NEITHER;
+        if (!ingressStaged && (liveNeedsIngress || stagedNeedsIngress)) {
+            ingress = same(index.evaluate(dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned, false, null));
+        } else if (liveNeedsIngress && stagedNeedsIngress) {
+            ingress = walkBoth(index, dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned);
+        } else if (liveNeedsIngress) {
+            ingress = Decision.pair(
+                    index.evaluate(dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned, false, null),
+                    Decision.NONE);
+        } else if (stagedNeedsIngress) {
+            ingress = Decision.pair(
+                    Decision.NONE, walkStaged(index, dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned));
         }
-        int ingress = walk(index, dst, Decision.INGRESS, packet, srcHi, srcLo, srcEntry, learned);
-        if (!Decision.allowed(ingress)) {
-            return ingress;
-        }
-        if (egress >= 0 && Decision.index(ingress) == Decision.NOT_ISOLATED && !Decision.isFixedReason(egress)) {
-            return egress;
-        }
-        return ingress;
+        int enforced = Decision.combine(Decision.enforced(egress), Decision.enforced(ingress), dst >= 0);
+        return Decision.pair(
+                enforced,
+                egressStaged || ingressStaged
+                        ? Decision.combine(Decision.staged(egress), Decision.staged(ingress), dst >= 0)
+                        : Decision.NOT_STAGED);
     }
 
-    private static int walk(
+    /** A direction no staged policy changes: its live result is its would-be one. */
+    private static long same(int code) {
+        return Decision.pair(code, code);
+    }
+
+    /**
+     * Both walks of a slot whose would-be tiers differ: when its two programs number the same
+     * rules ({@link Programs#stagedSameRules}), the packet is matched against them once and only
+     * the tier walks are two.
+     */
+    private static long walkBoth(
+            SnapshotIndex index,
+            int endpoint,
+            int direction,
+            PacketTuple packet,
+            long remoteHi,
+            long remoteLo,
+            long remoteEntry,
+            LearnedAddresses learned) {
+        int slot = endpoint * 2 + direction;
+        if (!index.stagedSameRules[slot]) {
+            return Decision.pair(
+                    index.evaluate(endpoint, direction, packet, remoteHi, remoteLo, remoteEntry, learned, false, null),
+                    walkStaged(index, endpoint, direction, packet, remoteHi, remoteLo, remoteEntry, learned));
+        }
+        Program live = index.programs[slot];
+        long matched =
+                ProgramMatch.matchingRules(index, live, endpoint, packet, remoteHi, remoteLo, remoteEntry, learned);
+        return Decision.pair(
+                TierWalk.walk(
+                        index,
+                        index.epTierStart[slot],
+                        index.epTierEnd[slot],
+                        live,
+                        matched,
+                        endpoint,
+                        direction,
+                        packet,
+                        remoteHi,
+                        remoteLo,
+                        remoteEntry,
+                        learned,
+                        null),
+                TierWalk.walk(
+                        index,
+                        index.epStagedStart[slot],
+                        index.epStagedEnd[slot],
+                        index.stagedPrograms[slot],
+                        matched,
+                        endpoint,
+                        direction,
+                        packet,
+                        remoteHi,
+                        remoteLo,
+                        remoteEntry,
+                        learned,
+                        null));
+    }
+
+    private static int walkStaged(
             SnapshotIndex index,
             int endpoint,
             int direction,
@@ -65,7 +143,7 @@ final class StagedDecision {
         return index.walkTiers(
                 index.epStagedStart[slot],
                 index.epStagedEnd[slot],
-                index.epStaged[endpoint] ? index.stagedPrograms[slot] : index.programs[slot],
+                index.stagedPrograms[slot],
                 endpoint,
                 direction,
                 packet,

@@ -102,6 +102,9 @@ class StagedDecisionTest {
         assertThat(v.getRuleId()).isEmpty(); // the tier default decides a deny-all
         assertThat(v.hasDecidingPolicy()).isFalse();
         assertThat(v.getDirection()).isEqualTo("ingress");
+        // open's egress is as live (the deny-all is for ingress): nothing staged for what it sends
+        assertThat(index.decideStaged(packet(OPEN, CLIENT, TCP, 80), LearnedAddresses.NONE))
+                .isEqualTo(Decision.NOT_STAGED);
         // web has no staged tiers: nothing to ask
         assertThat(index.decideStaged(packet(CLIENT, WEB, TCP, 80), LearnedAddresses.NONE))
                 .isEqualTo(Decision.NOT_STAGED);
@@ -235,9 +238,20 @@ class StagedDecisionTest {
         SyntheticCluster cluster = new SyntheticCluster(7, 2048, true);
         NodeSnapshot.Builder staged = cluster.snapshot.toBuilder();
         NodeSnapshot.Builder enforced = cluster.snapshot.toBuilder();
-        for (int i = 0; i < staged.getEndpointsCount(); i += 2) { // every other endpoint: its first tier dropped
+        // every other endpoint, in turn: its first tier dropped; only that tier's egress policies dropped
+        // (one direction staged, the other as live); that tier's default changed (the same rules: the
+        // packet is matched once for both walks)
+        for (int i = 0; i < staged.getEndpointsCount(); i += 2) {
             List<TierInfo> tiers = staged.getEndpoints(i).getEndpoint().getTiersList();
             List<TierInfo> wouldBe = tiers.size() > 1 ? tiers.subList(1, tiers.size()) : tiers;
+            if (i % 6 == 2 && !tiers.isEmpty()) {
+                wouldBe = new java.util.ArrayList<>(tiers);
+                wouldBe.set(0, tiers.get(0).toBuilder().clearEgressPolicies().build());
+            } else if (i % 6 == 4 && !tiers.isEmpty()) {
+                wouldBe = new java.util.ArrayList<>(tiers);
+                Action other = tiers.get(0).getDefaultAction() == Action.DENY ? Action.ALLOW : Action.DENY;
+                wouldBe.set(0, tiers.get(0).toBuilder().setDefaultAction(other).build());
+            }
             staged.setEndpoints(i, withStaged(staged.getEndpoints(i), wouldBe.toArray(new TierInfo[0])));
             Endpoint e = enforced.getEndpoints(i);
             enforced.setEndpoints(
@@ -252,8 +266,19 @@ class StagedDecisionTest {
         DecisionText enforcedText = new DecisionText(wouldBeEnforced);
         int asked = 0;
         for (PacketTuple p : cluster.packets) {
+            long both = withStaged.decideWithStaged(p, LearnedAddresses.NONE);
+            assertThat(Decision.enforced(both))
+                    .as("the fused pass's enforced code is decide's, %s", p)
+                    .isEqualTo(withStaged.decide(p));
             int code = withStaged.decideStaged(p, LearnedAddresses.NONE);
+            assertThat(Decision.staged(both))
+                    .as("and its would-be code decideStaged's")
+                    .isEqualTo(code);
             if (code == Decision.NOT_STAGED) {
+                // no direction of the packet is staged: its would-be decision is its enforced one
+                assertThat(stagedText.describe(withStaged.decide(p)))
+                        .as("%s", p)
+                        .isEqualTo(enforcedText.describe(wouldBeEnforced.decide(p)));
                 continue;
             }
             asked++;

@@ -20,11 +20,12 @@ import org.slf4j.LoggerFactory;
  * code to the generation that produced it. Allocates nothing per packet. One per verdict thread:
  * its feed producer and policy counters' cache are single-threaded.
  *
- * <p>Staged policies: when the generation has any, the packet is also decided as if they were
- * enforced ({@link SnapshotIndex#decideStaged}, which answers at once for packets of endpoints
- * without staged tiers); where that differs, the would-be code goes to the feed and the staged
+ * <p>Staged policies: when the generation has any, the packet is decided in one pass both as
+ * enforced and as if they were ({@link SnapshotIndex#decideWithStaged}: the lookups and every
+ * direction no staged policy changes are done once); where the two differ, the would-be code goes to the feed and the staged
  * counters, and the accept is not cached (each such connection is seen). The verdict returned is
- * always the enforced one: a staged evaluation that throws is counted and logged, nothing else.
+ * always the enforced one: a fused evaluation that throws is counted and logged, and the packet is
+ * decided again by the enforced tiers alone.
  */
 final class ObservedJudge implements Judge {
     private static final Logger log = LoggerFactory.getLogger(ObservedJudge.class);
@@ -71,14 +72,14 @@ final class ObservedJudge implements Judge {
         this.stagedDecider = stagedDecider;
     }
 
-    /** The would-be code of a packet under a generation's staged policies. */
+    /** The enforced and the would-be code of a packet under a generation ({@link Decision#enforced}, staged). */
     @FunctionalInterface
     interface StagedDecider {
-        int decide(StateHolder.Generation generation, PacketTuple packet);
+        long decide(StateHolder.Generation generation, PacketTuple packet);
     }
 
-    private static int decideStaged(StateHolder.Generation generation, PacketTuple packet) {
-        return generation.state().index().decideStaged(packet, generation.learned());
+    private static long decideStaged(StateHolder.Generation generation, PacketTuple packet) {
+        return generation.state().index().decideWithStaged(packet, generation.learned());
     }
 
     @Override
@@ -89,10 +90,18 @@ final class ObservedJudge implements Judge {
                 && current.state().guard().holds(packet, current.state().index())) {
             return Judge.HOLD;
         }
-        int code = state.decide(current, packet);
-        int staged = current != null && current.state().index().hasStaged()
-                ? stagedDifference(current, packet, code)
-                : Decision.NOT_STAGED;
+        int code;
+        int staged = Decision.NOT_STAGED;
+        if (current != null && current.state().index().hasStaged()) {
+            long both = decideWithStaged(current, packet);
+            code = Decision.enforced(both);
+            int wouldBe = Decision.staged(both);
+            if (wouldBe != Decision.NOT_STAGED && Decision.allowed(wouldBe) != Decision.allowed(code)) {
+                staged = wouldBe;
+            }
+        } else {
+            code = state.decide(current, packet);
+        }
         if (current != null
                 && current.cacheMark() != 0
                 && Decision.allowed(code)
@@ -112,13 +121,10 @@ final class ObservedJudge implements Judge {
         return code;
     }
 
-    /** The staged policies' would-be code where it differs from {@code code}, else NOT_STAGED; never throws. */
-    private int stagedDifference(StateHolder.Generation current, PacketTuple packet, int code) {
+    /** Both codes; when that throws, the enforced one alone (the state's decide) and NOT_STAGED. */
+    private long decideWithStaged(StateHolder.Generation current, PacketTuple packet) {
         try {
-            int staged = stagedDecider.decide(current, packet);
-            return staged != Decision.NOT_STAGED && Decision.allowed(staged) != Decision.allowed(code)
-                    ? staged
-                    : Decision.NOT_STAGED;
+            return stagedDecider.decide(current, packet);
         } catch (RuntimeException e) {
             try {
                 stagedVerdicts.failed();
@@ -132,7 +138,7 @@ final class ObservedJudge implements Judge {
             } catch (RuntimeException ignored) {
                 // counting a failure never changes the verdict either
             }
-            return Decision.NOT_STAGED;
+            return Decision.enforcedOnly(state.decide(current, packet));
         }
     }
 

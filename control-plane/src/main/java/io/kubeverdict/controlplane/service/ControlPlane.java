@@ -387,9 +387,11 @@ public final class ControlPlane implements AutoCloseable {
         return recorder;
     }
 
-    /** Serves the console ({@link ConsoleBackend}) on {@code bind} until closed. */
-    public synchronized void serveConsole(InetSocketAddress bind) throws IOException {
-        closeables.push(console.start(bind));
+    /** Serves the console ({@link ConsoleBackend}) on {@code bind} until closed; returns its port. */
+    public synchronized int serveConsole(InetSocketAddress bind) throws IOException {
+        ConsoleBackend.Running running = console.start(bind);
+        closeables.push(running);
+        return running.port();
     }
 
     /** With auto TLS, the CA bundle file it keeps (every replica's certificate is signed by it); else null. */

@@ -477,6 +477,58 @@ class TokenAuthMockClusterTest {
                 });
     }
 
+    /**
+     * The console from another address: a token the API server allows to inspect reads every node
+     * (TokenReview, then SubjectAccessReview, as for the gRPC API); one it does not allow is told why.
+     */
+    @Test
+    void theConsoleLetsInATokenTheApiServerAllowsToInspectAndRefusesOthers() throws Exception {
+        String inspector = "system:serviceaccount:ops:console-viewer";
+        String builder = "system:serviceaccount:ops:console-builder";
+        inspectors.add(inspector);
+        for (String user : List.of(inspector, builder)) {
+            answers.put(
+                    "token-of-" + user,
+                    new TokenReviewStatusBuilder()
+                            .withAuthenticated(true)
+                            .withAudiences("kube-verdict")
+                            .withNewUser()
+                            .withUsername(user)
+                            .endUser()
+                            .build());
+        }
+        int port = cp.serveConsole(new InetSocketAddress("0.0.0.0", 0));
+        java.net.InetAddress elsewhere =
+                java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()
+                        .filter(nic -> !nic.getName().equals("lo"))
+                        .flatMap(nic -> java.util.Collections.list(nic.getInetAddresses()).stream())
+                        .filter(a -> a instanceof java.net.Inet4Address && !a.isLoopbackAddress())
+                        .findFirst()
+                        .orElseThrow(() -> new AssertionError("no non-loopback IPv4 address to call the console from"));
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.util.function.Function<String, java.net.http.HttpResponse<String>> asUser = user -> {
+            try {
+                return http.send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                                        "http://" + elsewhere.getHostAddress() + ":" + port + "/api/nodes"))
+                                .header("Authorization", "Bearer token-of-" + user)
+                                .timeout(Duration.ofSeconds(30))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        };
+        var allowed = asUser.apply(inspector);
+        assertThat(allowed.statusCode()).as(allowed.body()).isEqualTo(200);
+        assertThat(allowed.body()).contains("\"n1\"", "\"n2\"");
+        var denied = asUser.apply(builder);
+        assertThat(denied.statusCode()).as(denied.body()).isEqualTo(403);
+        assertThat(denied.body()).contains(builder + " may not inspect").contains("kube-verdict-inspector");
+    }
+
     @Test
     void onlyALoopbackPeerCountsAsLoopback() throws Exception {
         assertThat(BearerTokenInterceptor.onLoopback(new InetSocketAddress("127.0.0.1", 1)))

@@ -188,6 +188,22 @@ class TokenAuthMockClusterTest {
         return asked;
     }
 
+    /** The API server authenticates "token-of-USER" as USER (a service account). */
+    private void acceptTokensOf(String... users) {
+        for (String user : users) {
+            answers.put(
+                    "token-of-" + user,
+                    new TokenReviewStatusBuilder()
+                            .withAuthenticated(true)
+                            .withAudiences("kube-verdict")
+                            .withNewUser()
+                            .withUsername(user)
+                            .withGroups("system:serviceaccounts")
+                            .endUser()
+                            .build());
+        }
+    }
+
     /** The API server's authorizer: only the users in {@link #inspectors} may get the inspection path. */
     private Object authorize(RecordedRequest request) {
         SubjectAccessReview asked =
@@ -439,18 +455,7 @@ class TokenAuthMockClusterTest {
         String inspector = "system:serviceaccount:ops:inspector";
         String builder = "system:serviceaccount:ops:builder";
         inspectors.add(inspector);
-        for (String user : List.of(inspector, builder)) {
-            answers.put(
-                    "token-of-" + user,
-                    new TokenReviewStatusBuilder()
-                            .withAuthenticated(true)
-                            .withAudiences("kube-verdict")
-                            .withNewUser()
-                            .withUsername(user)
-                            .withGroups("system:serviceaccounts")
-                            .endUser()
-                            .build());
-        }
+        acceptTokensOf(inspector, builder);
         var allowed = ControlPlaneInspectionGrpc.newBlockingStub(withToken("token-of-" + inspector))
                 .withDeadlineAfter(30, TimeUnit.SECONDS);
         assertThat(allowed.listNodes(ListNodesRequest.getDefaultInstance()).getNodesList())
@@ -486,17 +491,7 @@ class TokenAuthMockClusterTest {
         String inspector = "system:serviceaccount:ops:console-viewer";
         String builder = "system:serviceaccount:ops:console-builder";
         inspectors.add(inspector);
-        for (String user : List.of(inspector, builder)) {
-            answers.put(
-                    "token-of-" + user,
-                    new TokenReviewStatusBuilder()
-                            .withAuthenticated(true)
-                            .withAudiences("kube-verdict")
-                            .withNewUser()
-                            .withUsername(user)
-                            .endUser()
-                            .build());
-        }
+        acceptTokensOf(inspector, builder);
         int port = cp.serveConsole(new InetSocketAddress("0.0.0.0", 0));
         java.net.InetAddress elsewhere =
                 java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()

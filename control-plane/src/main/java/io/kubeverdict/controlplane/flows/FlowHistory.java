@@ -71,6 +71,7 @@ public final class FlowHistory {
         String sourceIp;
         String destinationPod;
         String destinationIp;
+        long exported; // of count, handed out by unexported()
         final long bytes;
 
         Entry(long bytes) {
@@ -96,10 +97,11 @@ public final class FlowHistory {
     public synchronized boolean record(Observation o, long nowMillis) {
         expire(nowMillis);
         long t = Math.max(Math.min(o.timeMillis(), nowMillis), oldestKept(nowMillis));
-        return add(o, t, 1, t, t, nowMillis);
+        return add(o, t, 1, t, t, nowMillis) != null;
     }
 
-    private boolean add(Observation o, long bucketTime, long count, long first, long last, long nowMillis) {
+    /** The entry counted into, or null when the record was dropped. */
+    private Entry add(Observation o, long bucketTime, long count, long first, long last, long nowMillis) {
         long bucket = bucketOf(bucketTime);
         Map<FlowKey, Entry> held = buckets.get(bucket);
         Entry e = held == null ? null : held.get(o.key());
@@ -107,7 +109,7 @@ public final class FlowHistory {
             long size = ENTRY_BYTES + o.key().approximateBytes();
             if (!makeRoom(size, bucket)) {
                 dropped += count;
-                return false;
+                return null;
             }
             e = new Entry(size);
             e.first = first;
@@ -125,7 +127,7 @@ public final class FlowHistory {
             e.destinationPod = o.destinationPod();
             e.destinationIp = o.destinationIp();
         }
-        return true;
+        return e;
     }
 
     /** Evicts oldest buckets (never {@code keep}, nor newer ones) until a record of {@code size} fits. */
@@ -224,7 +226,42 @@ public final class FlowHistory {
         Observation o = new Observation(
                 h.key(), h.lastSeen(), h.sourcePod(), h.sourceIp(), h.destinationPod(), h.destinationIp());
         long bucketTime = Math.min(h.bucketStart(), nowMillis);
-        return add(o, bucketTime, h.count(), h.firstSeen(), h.lastSeen(), nowMillis);
+        Entry e = add(o, bucketTime, h.count(), h.firstSeen(), h.lastSeen(), nowMillis);
+        if (e != null) {
+            e.exported += h.count(); // written before the restart: already handed out then (at close)
+        }
+        return e != null;
+    }
+
+    /**
+     * The records of the buckets that ended at or before {@code endedBy} with counts not handed out
+     * yet, each with the count added since it was last handed out (a late verdict in a bucket handed
+     * out earlier comes again with its own count), marked as handed out. Oldest bucket first.
+     */
+    public synchronized List<Held> unexported(long endedBy) {
+        List<Held> out = new ArrayList<>();
+        for (Map.Entry<Long, Map<FlowKey, Entry>> b : buckets.entrySet()) {
+            if (b.getKey() + width > endedBy) {
+                break;
+            }
+            b.getValue().forEach((k, e) -> {
+                if (e.count > e.exported) {
+                    Held h = held(k, b.getKey(), e);
+                    out.add(new Held(
+                            k,
+                            h.bucketStart(),
+                            e.count - e.exported,
+                            h.firstSeen(),
+                            h.lastSeen(),
+                            h.sourcePod(),
+                            h.sourceIp(),
+                            h.destinationPod(),
+                            h.destinationIp()));
+                    e.exported = e.count;
+                }
+            });
+        }
+        return out;
     }
 
     /** The oldest bucket's start, or -1 when empty. */

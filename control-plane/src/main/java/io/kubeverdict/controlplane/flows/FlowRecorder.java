@@ -31,6 +31,9 @@ public final class FlowRecorder implements AutoCloseable {
     /** @param file null: memory only */
     public record Settings(FlowHistory.Limits limits, Path file, Duration writeEvery) {}
 
+    /** How long after its end a bucket is handed to the sink: verdicts arrive a few seconds late. */
+    public static final Duration EXPORT_GRACE = Duration.ofSeconds(5);
+
     private final FlowHistory history;
     private final FlowHistoryFile file;
     private final Function<String, Optional<PartialVerdicts.Placed>> pods;
@@ -39,6 +42,7 @@ public final class FlowRecorder implements AutoCloseable {
     private final LongSupplier clock;
     private final ScheduledExecutorService timer;
     private final Counter writeFailures;
+    private volatile FlowSink sink;
 
     public FlowRecorder(
             Settings settings,
@@ -112,6 +116,20 @@ public final class FlowRecorder implements AutoCloseable {
                 .ifPresent(o -> history.record(o, clock.getAsLong()));
     }
 
+    /**
+     * Hands every record to {@code to} once its bucket has ended (and {@link #EXPORT_GRACE} more,
+     * for verdicts agents upload late), checked every second; the open buckets at close. A verdict
+     * that lands in a bucket already handed out is handed out again with its own count.
+     */
+    public void exportTo(FlowSink to) {
+        sink = to;
+        timer.scheduleWithFixedDelay(
+                FatalThreads.guard(() -> to.accept(history.unexported(clock.getAsLong() - EXPORT_GRACE.toMillis()))),
+                1,
+                1,
+                TimeUnit.SECONDS);
+    }
+
     private Map<String, String> labelsOf(String pod) {
         return pods.apply(pod).map(PartialVerdicts.Placed::labels).orElse(Map.of());
     }
@@ -132,6 +150,14 @@ public final class FlowRecorder implements AutoCloseable {
             timer.awaitTermination(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        FlowSink to = sink;
+        if (to != null) {
+            try {
+                to.accept(history.unexported(Long.MAX_VALUE));
+            } finally {
+                to.close();
+            }
         }
         if (file != null) {
             write();

@@ -54,7 +54,7 @@ final class FlowExportCounts {
             if (dropping.compareAndSet(false, true)) {
                 log.warn(
                         "flow export to {}: {} records wait already; dropping new ones (counted in {}"
-                                + "{{outcome=\"dropped\"}}) until there is room",
+                                + "{outcome=\"dropped\"}) until there is room",
                         destination,
                         maxPending,
                         RECORDS);
@@ -86,7 +86,7 @@ final class FlowExportCounts {
         failed.increment(records);
         if (failing.compareAndSet(false, true)) {
             log.warn(
-                    "cannot export flow records to {}: {} (counted in {}{{outcome=\"failed\"}}; logged again when "
+                    "cannot export flow records to {}: {} (counted in {}{outcome=\"failed\"}; logged again when "
                             + "an export works)",
                     destination,
                     reason == null ? "the export failed" : reason.toString(),

@@ -10,6 +10,7 @@ import io.opentelemetry.exporter.otlp.http.logs.OtlpHttpLogRecordExporterBuilder
 import io.opentelemetry.sdk.common.export.RetryPolicy;
 import io.opentelemetry.sdk.logs.SdkLoggerProvider;
 import io.opentelemetry.sdk.logs.export.BatchLogRecordProcessor;
+import io.opentelemetry.sdk.logs.export.LogRecordExporter;
 import io.opentelemetry.sdk.resources.Resource;
 import java.net.URI;
 import java.time.Duration;
@@ -70,13 +71,18 @@ public final class OtlpFlowExport implements FlowSink {
                 .setRetryPolicy(RetryPolicy.getDefault())
                 .setMeterProvider(MeterProvider::noop);
         s.headers().forEach(exporter::addHeader);
-        if (s.trustedCertificatesPem() != null) {
-            exporter.setTrustedCertificates(s.trustedCertificatesPem());
+        LogRecordExporter otlp;
+        try {
+            if (s.trustedCertificatesPem() != null) {
+                exporter.setTrustedCertificates(s.trustedCertificatesPem());
+            }
+            otlp = exporter.build();
+        } catch (IllegalStateException e) { // the SDK's word for CA certificates it cannot use
+            throw new IllegalArgumentException("unusable CA certificates for " + s.endpoint() + ": " + e.getMessage());
         }
         FlowExportCounts counts = new FlowExportCounts(s.endpoint().toString(), s.maxQueue(), registry);
         SDK_EXPORT_LOG.setLevel(Level.OFF);
-        BatchLogRecordProcessor batches = BatchLogRecordProcessor.builder(
-                        new CountingLogExporter(exporter.build(), counts))
+        BatchLogRecordProcessor batches = BatchLogRecordProcessor.builder(new CountingLogExporter(otlp, counts))
                 // Our bound admits at most maxQueue records, so this queue never overflows on its own.
                 .setMaxQueueSize(s.maxQueue())
                 .setMaxExportBatchSize(Math.min(MAX_BATCH, s.maxQueue()))

@@ -34,7 +34,7 @@ public final class OtlpFlowExport implements FlowSink {
     private static final int MAX_BATCH = 512;
     /** The SDK logs every failed request (throttled); FlowExportCounts logs a streak once, with the reason. */
     private static final java.util.logging.Logger SDK_EXPORT_LOG =
-            java.util.logging.Logger.getLogger("io.opentelemetry.exporter.internal.http");
+            java.util.logging.Logger.getLogger("io.opentelemetry.exporter.otlp.internal.HttpExporter");
 
     /**
      * @param endpoint the collector's OTLP/HTTP logs URL (http or https, e.g. http://collector:4318/v1/logs)

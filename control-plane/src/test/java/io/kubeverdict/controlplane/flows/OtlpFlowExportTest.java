@@ -3,6 +3,10 @@ package io.kubeverdict.controlplane.flows;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.google.protobuf.util.Timestamps;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.manifests.LoadedManifests;
@@ -28,6 +32,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.slf4j.LoggerFactory;
 
 /**
  * Flow records exported as OTLP logs to a receiver built from the official protos on loopback:
@@ -184,16 +189,30 @@ class OtlpFlowExportTest {
     }
 
     @Test
-    void anUnreachableCollectorIsCountedAndTheRecorderGoesOn() throws Exception {
-        receiver.stop();
-        export(1024);
-        long t = (System.currentTimeMillis() / MIN - 10) * MIN;
-        relay("10.244.2.10", "10.244.1.10", t);
-        relay("10.244.3.10", "10.244.1.10", t);
-        waitFor("failures", () -> records("failed") == 2 && pending() == 0);
-        relay("10.244.1.10", "10.244.1.11", t);
-        assertThat(recorder.history().records()).isEqualTo(3);
-        assertThat(records("exported")).isZero();
+    void anUnreachableCollectorIsCountedLoggedOnceAndTheRecorderGoesOn() throws Exception {
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        Logger countsLog = (Logger) LoggerFactory.getLogger(FlowExportCounts.class);
+        countsLog.addAppender(logged);
+        try {
+            receiver.stop();
+            export(1024);
+            long t = (System.currentTimeMillis() / MIN - 10) * MIN;
+            relay("10.244.2.10", "10.244.1.10", t);
+            relay("10.244.3.10", "10.244.1.10", t);
+            waitFor("failures", () -> records("failed") == 2 && pending() == 0);
+            relay("10.244.1.10", "10.244.1.11", t); // a second batch of the same streak
+            assertThat(recorder.history().records()).isEqualTo(3);
+            waitFor("the next failure", () -> records("failed") == 3 && pending() == 0);
+            assertThat(records("exported")).isZero();
+            assertThat(logged.list)
+                    .filteredOn(e -> e.getLevel() == Level.WARN)
+                    .singleElement()
+                    .satisfies(e -> assertThat(e.getFormattedMessage())
+                            .contains("cannot export flow records to " + receiver.endpoint()));
+        } finally {
+            countsLog.detachAppender(logged);
+        }
     }
 
     /** The documented attribute names, written out from the record's key independently of FlowLogAttributes. */

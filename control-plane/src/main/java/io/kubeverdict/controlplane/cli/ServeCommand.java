@@ -401,7 +401,7 @@ final class ServeCommand implements Callable<Integer> {
 
         try {
             history.map(cp::keepFlowHistory)
-                    .ifPresent(r -> export.ifPresent(e -> r.exportTo(OtlpFlowExport.start(e, cp.registry()))));
+                    .ifPresent(r -> export.ifPresent(e -> r.exportTo(registry -> OtlpFlowExport.start(e, registry))));
         } catch (IllegalArgumentException e) {
             err.println("--flow-export-otlp: " + e.getMessage());
             cp.close();

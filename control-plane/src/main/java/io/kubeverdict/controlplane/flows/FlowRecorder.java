@@ -42,6 +42,7 @@ public final class FlowRecorder implements AutoCloseable {
     private final LongSupplier clock;
     private final ScheduledExecutorService timer;
     private final Counter writeFailures;
+    private final MeterRegistry registry;
     private volatile FlowSink sink;
 
     public FlowRecorder(
@@ -55,6 +56,7 @@ public final class FlowRecorder implements AutoCloseable {
         this.pods = pods;
         this.decider = decider;
         this.clock = clockMillis;
+        this.registry = registry;
         Gauge.builder("kubeverdict_flow_history_records", history, FlowHistory::records)
                 .description("Flow records the flow history holds (one per flow and time bucket)")
                 .register(registry);
@@ -120,8 +122,11 @@ public final class FlowRecorder implements AutoCloseable {
      * Hands every record to {@code to} once its bucket has ended (and {@link #EXPORT_GRACE} more,
      * for verdicts agents upload late), checked every second; the open buckets at close. A verdict
      * that lands in a bucket already handed out is handed out again with its own count.
+     *
+     * @param start makes the sink, with its metrics on the recorder's registry
      */
-    public void exportTo(FlowSink to) {
+    public void exportTo(Function<MeterRegistry, ? extends FlowSink> start) {
+        FlowSink to = start.apply(registry);
         sink = to;
         timer.scheduleWithFixedDelay(
                 FatalThreads.guard(() -> to.accept(history.unexported(clock.getAsLong() - EXPORT_GRACE.toMillis()))),

@@ -399,11 +399,6 @@ public final class ControlPlane implements AutoCloseable {
         return grpc.port();
     }
 
-    /** The registry the metrics port serves, for what the command adds (the flow export). */
-    public io.micrometer.core.instrument.MeterRegistry registry() {
-        return process.registry();
-    }
-
     public int metricsPort() {
         return metricsServer == null ? -1 : metricsServer.port();
     }

@@ -49,6 +49,7 @@ class OtlpFlowExportTest {
     private FlowRecorder recorder;
     private OfflineCluster cluster;
     private OtlpLogReceiver receiver;
+    private MeterRegistry registry;
 
     @BeforeEach
     void start() throws Exception {
@@ -75,10 +76,13 @@ class OtlpFlowExportTest {
     }
 
     private void export(int queue) {
-        recorder.exportTo(OtlpFlowExport.start(
-                new OtlpFlowExport.Settings(
-                        URI.create(receiver.endpoint()), Map.of(), null, Duration.ofMillis(100), queue),
-                cp.registry()));
+        recorder.exportTo(r -> {
+            registry = r; // the control plane's, which its metrics port serves
+            return OtlpFlowExport.start(
+                    new OtlpFlowExport.Settings(
+                            URI.create(receiver.endpoint()), Map.of(), null, Duration.ofMillis(100), queue),
+                    r);
+        });
     }
 
     /** A connection's first packet as the destination's node reports it, decided at {@code millis}. */
@@ -99,7 +103,7 @@ class OtlpFlowExportTest {
     }
 
     private MeterRegistry registry() {
-        return cp.registry();
+        return registry;
     }
 
     private static void waitFor(String what, BooleanSupplier condition) throws InterruptedException {

@@ -399,9 +399,9 @@ final class ServeCommand implements Callable<Integer> {
             cp.writeReceipts(client, receiptOptions.settings(namespace));
         }
 
+        var recorder = history.map(cp::keepFlowHistory);
         try {
-            history.map(cp::keepFlowHistory)
-                    .ifPresent(r -> export.ifPresent(e -> r.exportTo(registry -> OtlpFlowExport.start(e, registry))));
+            recorder.ifPresent(r -> export.ifPresent(e -> r.exportTo(registry -> OtlpFlowExport.start(e, registry))));
         } catch (IllegalArgumentException e) {
             err.println("--flow-export-otlp: " + e.getMessage());
             cp.close();

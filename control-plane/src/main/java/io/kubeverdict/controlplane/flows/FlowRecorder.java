@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -129,10 +130,20 @@ public final class FlowRecorder implements AutoCloseable {
         FlowSink to = start.apply(registry);
         sink = to;
         timer.scheduleWithFixedDelay(
-                FatalThreads.guard(() -> to.accept(history.unexported(clock.getAsLong() - EXPORT_GRACE.toMillis()))),
+                FatalThreads.guard(() -> handOut(to, clock.getAsLong() - EXPORT_GRACE.toMillis())),
                 1,
                 1,
                 TimeUnit.SECONDS);
+    }
+
+    /** An optional export must not take the history down with it: a sink that throws loses those records. */
+    private void handOut(FlowSink to, long endedBy) {
+        List<FlowHistory.Held> records = history.unexported(endedBy);
+        try {
+            to.accept(records);
+        } catch (RuntimeException e) {
+            log.warn("flow export: {} records lost: {}", records.size(), e.toString());
+        }
     }
 
     private Map<String, String> labelsOf(String pod) {
@@ -159,7 +170,7 @@ public final class FlowRecorder implements AutoCloseable {
         FlowSink to = sink;
         if (to != null) {
             try {
-                to.accept(history.unexported(Long.MAX_VALUE));
+                handOut(to, Long.MAX_VALUE);
             } finally {
                 to.close();
             }

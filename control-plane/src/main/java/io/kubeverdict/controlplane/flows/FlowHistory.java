@@ -8,6 +8,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
@@ -62,6 +63,10 @@ public final class FlowHistory {
     private long dropped;
     private long evicted;
     private long expired;
+    /** Buckets starting before it were handed out whole by {@link #unexported}; later changes to them are listed. */
+    private long handedOutBefore = Long.MIN_VALUE;
+
+    private final TreeSet<Long> changedAfterHandedOut = new TreeSet<>();
 
     private static final class Entry {
         long count;
@@ -119,6 +124,9 @@ public final class FlowHistory {
             bytes += size;
         }
         e.count += count;
+        if (bucket < handedOutBefore) {
+            changedAfterHandedOut.add(bucket);
+        }
         e.first = Math.min(e.first, first);
         if (last >= e.last) {
             e.last = last;
@@ -240,28 +248,38 @@ public final class FlowHistory {
      */
     public synchronized List<Held> unexported(long endedBy) {
         List<Held> out = new ArrayList<>();
-        for (Map.Entry<Long, Map<FlowKey, Entry>> b : buckets.entrySet()) {
+        // Only what changed since the last call is scanned: it runs every second under the lock.
+        for (long start : changedAfterHandedOut) {
+            handOut(start, buckets.getOrDefault(start, Map.of()), out); // gone meanwhile: evicted or expired
+        }
+        changedAfterHandedOut.clear();
+        for (Map.Entry<Long, Map<FlowKey, Entry>> b :
+                buckets.tailMap(handedOutBefore, true).entrySet()) {
             if (b.getKey() + width > endedBy) {
                 break;
             }
-            b.getValue().forEach((k, e) -> {
-                if (e.count > e.exported) {
-                    Held h = held(k, b.getKey(), e);
-                    out.add(new Held(
-                            k,
-                            h.bucketStart(),
-                            e.count - e.exported,
-                            h.firstSeen(),
-                            h.lastSeen(),
-                            h.sourcePod(),
-                            h.sourceIp(),
-                            h.destinationPod(),
-                            h.destinationIp()));
-                    e.exported = e.count;
-                }
-            });
+            handOut(b.getKey(), b.getValue(), out);
+            handedOutBefore = b.getKey() + width;
         }
         return out;
+    }
+
+    private void handOut(long start, Map<FlowKey, Entry> entries, List<Held> out) {
+        entries.forEach((k, e) -> {
+            if (e.count > e.exported) {
+                out.add(new Held(
+                        k,
+                        start,
+                        e.count - e.exported,
+                        e.first,
+                        e.last,
+                        e.sourcePod,
+                        e.sourceIp,
+                        e.destinationPod,
+                        e.destinationIp));
+                e.exported = e.count;
+            }
+        });
     }
 
     /** The oldest bucket's start, or -1 when empty. */

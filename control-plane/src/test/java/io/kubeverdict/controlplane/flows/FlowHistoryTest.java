@@ -171,6 +171,22 @@ class FlowHistoryTest {
     }
 
     @Test
+    void aBucketChangedAfterItWasHandedOutAndThenExpiredIsNotHandedOutAgain() {
+        FlowHistory h = history(100, 1 << 20);
+        FlowKey k = key("a", "b", 80, Verdict.VERDICT_ALLOW);
+        long now = 100 * MIN;
+        h.record(seen(k, 91 * MIN), now);
+        assertThat(h.unexported(now)).hasSize(1);
+        h.record(seen(k, 91 * MIN + 1), now); // late
+        h.expire(102 * MIN); // the window (10 min) leaves [91, 92) behind
+        assertThat(h.unexported(102 * MIN)).isEmpty();
+        h.record(seen(k, 101 * MIN), 102 * MIN);
+        assertThat(h.unexported(102 * MIN))
+                .extracting(FlowHistory.Held::bucketStart)
+                .containsExactly(101 * MIN);
+    }
+
+    @Test
     void restoredRecordsCountAsHandedOut() {
         FlowHistory h = history(100, 1 << 20);
         long now = 100 * MIN;

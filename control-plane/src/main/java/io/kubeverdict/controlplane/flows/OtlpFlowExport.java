@@ -71,15 +71,15 @@ public final class OtlpFlowExport implements FlowSink {
                 .setRetryPolicy(RetryPolicy.getDefault())
                 .setMeterProvider(MeterProvider::noop);
         s.headers().forEach(exporter::addHeader);
-        LogRecordExporter otlp;
-        try {
-            if (s.trustedCertificatesPem() != null) {
+        if (s.trustedCertificatesPem() != null) {
+            try {
                 exporter.setTrustedCertificates(s.trustedCertificatesPem());
+            } catch (IllegalStateException e) { // the SDK's word for CA certificates it cannot use
+                throw new IllegalArgumentException(
+                        "unusable CA certificates for " + s.endpoint() + ": " + e.getMessage());
             }
-            otlp = exporter.build();
-        } catch (IllegalStateException e) { // the SDK's word for CA certificates it cannot use
-            throw new IllegalArgumentException("unusable CA certificates for " + s.endpoint() + ": " + e.getMessage());
         }
+        LogRecordExporter otlp = exporter.build();
         FlowExportCounts counts = new FlowExportCounts(s.endpoint().toString(), s.maxQueue(), registry);
         SDK_EXPORT_LOG.setLevel(Level.OFF);
         BatchLogRecordProcessor batches = BatchLogRecordProcessor.builder(new CountingLogExporter(otlp, counts))

@@ -7,6 +7,7 @@ import io.kubeverdict.controlplane.auth.CallLimits;
 import io.kubeverdict.controlplane.autotls.AutoTls;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.calc.ModelSerialization;
+import io.kubeverdict.controlplane.flows.OtlpFlowExport;
 import io.kubeverdict.controlplane.replicas.PeerReplicas;
 import io.kubeverdict.controlplane.service.ControlPlane;
 import io.kubeverdict.controlplane.source.EngineDirectoryReader;
@@ -240,6 +241,9 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     FlowHistoryOptions flowHistory = new FlowHistoryOptions();
 
+    @Mixin
+    FlowExportOptions flowExport = new FlowExportOptions();
+
     @Spec
     CommandSpec spec;
 
@@ -290,8 +294,10 @@ final class ServeCommand implements Callable<Integer> {
         ServerLimits serverLimits;
         CallLimits.Config callLimits;
         java.util.Optional<io.kubeverdict.controlplane.flows.FlowRecorder.Settings> history;
+        java.util.Optional<OtlpFlowExport.Settings> export;
         try {
             history = flowHistory.settings();
+            export = flowExport.settings(history.isPresent());
             tls = tlsOptions.tls().orElse(null);
             if (autoTls && (tls != null || source.manifests != null)) {
                 throw new IllegalArgumentException(
@@ -393,7 +399,14 @@ final class ServeCommand implements Callable<Integer> {
             cp.writeReceipts(client, receiptOptions.settings(namespace));
         }
 
-        history.ifPresent(cp::keepFlowHistory);
+        var recorder = history.map(cp::keepFlowHistory);
+        try {
+            recorder.ifPresent(r -> export.ifPresent(e -> r.exportTo(registry -> OtlpFlowExport.start(e, registry))));
+        } catch (IllegalArgumentException e) {
+            err.println("--flow-export-otlp: " + e.getMessage());
+            cp.close();
+            return 2;
+        }
         if (consoleListen != null) {
             try {
                 cp.serveConsole(consoleListen.socketAddress());

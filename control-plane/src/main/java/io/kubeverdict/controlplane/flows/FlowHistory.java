@@ -8,6 +8,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
@@ -62,6 +63,10 @@ public final class FlowHistory {
     private long dropped;
     private long evicted;
     private long expired;
+    /** Buckets starting before it were handed out whole by {@link #unexported}; later changes to them are listed. */
+    private long handedOutBefore = Long.MIN_VALUE;
+
+    private final TreeSet<Long> changedAfterHandedOut = new TreeSet<>();
 
     private static final class Entry {
         long count;
@@ -71,6 +76,7 @@ public final class FlowHistory {
         String sourceIp;
         String destinationPod;
         String destinationIp;
+        long exported; // of count, handed out by unexported()
         final long bytes;
 
         Entry(long bytes) {
@@ -96,10 +102,11 @@ public final class FlowHistory {
     public synchronized boolean record(Observation o, long nowMillis) {
         expire(nowMillis);
         long t = Math.max(Math.min(o.timeMillis(), nowMillis), oldestKept(nowMillis));
-        return add(o, t, 1, t, t, nowMillis);
+        return add(o, t, 1, t, t, nowMillis) != null;
     }
 
-    private boolean add(Observation o, long bucketTime, long count, long first, long last, long nowMillis) {
+    /** The entry counted into, or null when the record was dropped. */
+    private Entry add(Observation o, long bucketTime, long count, long first, long last, long nowMillis) {
         long bucket = bucketOf(bucketTime);
         Map<FlowKey, Entry> held = buckets.get(bucket);
         Entry e = held == null ? null : held.get(o.key());
@@ -107,7 +114,7 @@ public final class FlowHistory {
             long size = ENTRY_BYTES + o.key().approximateBytes();
             if (!makeRoom(size, bucket)) {
                 dropped += count;
-                return false;
+                return null;
             }
             e = new Entry(size);
             e.first = first;
@@ -117,6 +124,9 @@ public final class FlowHistory {
             bytes += size;
         }
         e.count += count;
+        if (bucket < handedOutBefore) {
+            changedAfterHandedOut.add(bucket);
+        }
         e.first = Math.min(e.first, first);
         if (last >= e.last) {
             e.last = last;
@@ -125,7 +135,7 @@ public final class FlowHistory {
             e.destinationPod = o.destinationPod();
             e.destinationIp = o.destinationIp();
         }
-        return true;
+        return e;
     }
 
     /** Evicts oldest buckets (never {@code keep}, nor newer ones) until a record of {@code size} fits. */
@@ -224,7 +234,52 @@ public final class FlowHistory {
         Observation o = new Observation(
                 h.key(), h.lastSeen(), h.sourcePod(), h.sourceIp(), h.destinationPod(), h.destinationIp());
         long bucketTime = Math.min(h.bucketStart(), nowMillis);
-        return add(o, bucketTime, h.count(), h.firstSeen(), h.lastSeen(), nowMillis);
+        Entry e = add(o, bucketTime, h.count(), h.firstSeen(), h.lastSeen(), nowMillis);
+        if (e != null) {
+            e.exported += h.count(); // written before the restart: already handed out then (at close)
+        }
+        return e != null;
+    }
+
+    /**
+     * The records of the buckets that ended at or before {@code endedBy} with counts not handed out
+     * yet, each with the count added since it was last handed out (a late verdict in a bucket handed
+     * out earlier comes again with its own count), marked as handed out. Oldest bucket first.
+     */
+    public synchronized List<Held> unexported(long endedBy) {
+        List<Held> out = new ArrayList<>();
+        // Only what changed since the last call is scanned: it runs every second under the lock.
+        for (long start : changedAfterHandedOut) {
+            handOut(start, buckets.getOrDefault(start, Map.of()), out); // gone meanwhile: evicted or expired
+        }
+        changedAfterHandedOut.clear();
+        for (Map.Entry<Long, Map<FlowKey, Entry>> b :
+                buckets.tailMap(handedOutBefore, true).entrySet()) {
+            if (b.getKey() + width > endedBy) {
+                break;
+            }
+            handOut(b.getKey(), b.getValue(), out);
+            handedOutBefore = b.getKey() + width;
+        }
+        return out;
+    }
+
+    private void handOut(long start, Map<FlowKey, Entry> entries, List<Held> out) {
+        entries.forEach((k, e) -> {
+            if (e.count > e.exported) {
+                out.add(new Held(
+                        k,
+                        start,
+                        e.count - e.exported,
+                        e.first,
+                        e.last,
+                        e.sourcePod,
+                        e.sourceIp,
+                        e.destinationPod,
+                        e.destinationIp));
+                e.exported = e.count;
+            }
+        });
     }
 
     /** The oldest bucket's start, or -1 when empty. */

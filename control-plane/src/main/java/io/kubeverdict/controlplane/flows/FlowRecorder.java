@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -31,6 +32,9 @@ public final class FlowRecorder implements AutoCloseable {
     /** @param file null: memory only */
     public record Settings(FlowHistory.Limits limits, Path file, Duration writeEvery) {}
 
+    /** How long after its end a bucket is handed to the sink: verdicts arrive a few seconds late. */
+    public static final Duration EXPORT_GRACE = Duration.ofSeconds(5);
+
     private final FlowHistory history;
     private final FlowHistoryFile file;
     private final Function<String, Optional<PartialVerdicts.Placed>> pods;
@@ -39,6 +43,8 @@ public final class FlowRecorder implements AutoCloseable {
     private final LongSupplier clock;
     private final ScheduledExecutorService timer;
     private final Counter writeFailures;
+    private final MeterRegistry registry;
+    private volatile FlowSink sink;
 
     public FlowRecorder(
             Settings settings,
@@ -51,6 +57,7 @@ public final class FlowRecorder implements AutoCloseable {
         this.pods = pods;
         this.decider = decider;
         this.clock = clockMillis;
+        this.registry = registry;
         Gauge.builder("kubeverdict_flow_history_records", history, FlowHistory::records)
                 .description("Flow records the flow history holds (one per flow and time bucket)")
                 .register(registry);
@@ -112,6 +119,33 @@ public final class FlowRecorder implements AutoCloseable {
                 .ifPresent(o -> history.record(o, clock.getAsLong()));
     }
 
+    /**
+     * Hands every record to {@code to} once its bucket has ended (and {@link #EXPORT_GRACE} more,
+     * for verdicts agents upload late), checked every second; the open buckets at close. A verdict
+     * that lands in a bucket already handed out is handed out again with its own count.
+     *
+     * @param start makes the sink, with its metrics on the recorder's registry
+     */
+    public void exportTo(Function<MeterRegistry, ? extends FlowSink> start) {
+        FlowSink to = start.apply(registry);
+        sink = to;
+        timer.scheduleWithFixedDelay(
+                FatalThreads.guard(() -> handOut(to, clock.getAsLong() - EXPORT_GRACE.toMillis())),
+                1,
+                1,
+                TimeUnit.SECONDS);
+    }
+
+    /** An optional export must not take the history down with it: a sink that throws loses those records. */
+    private void handOut(FlowSink to, long endedBy) {
+        List<FlowHistory.Held> records = history.unexported(endedBy);
+        try {
+            to.accept(records);
+        } catch (RuntimeException e) {
+            log.warn("flow export: {} records lost: {}", records.size(), e.toString());
+        }
+    }
+
     private Map<String, String> labelsOf(String pod) {
         return pods.apply(pod).map(PartialVerdicts.Placed::labels).orElse(Map.of());
     }
@@ -132,6 +166,14 @@ public final class FlowRecorder implements AutoCloseable {
             timer.awaitTermination(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        FlowSink to = sink;
+        if (to != null) {
+            try {
+                handOut(to, Long.MAX_VALUE);
+            } finally {
+                to.close();
+            }
         }
         if (file != null) {
             write();

@@ -100,7 +100,7 @@ public final class FlowHistoryBenchmark {
     }
 
     /** A verdict between two of 1000 workloads in 20 namespaces on one of 100 ports: distinct for i < 100k. */
-    private static VerdictEvent event(int i, long now) {
+    static VerdictEvent event(int i, long now) {
         int src = i % 1000;
         int dst = (i / 1000) % 1000;
         int port = 8000 + i / 1_000_000 + (i % 100);

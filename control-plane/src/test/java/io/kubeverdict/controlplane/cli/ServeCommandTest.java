@@ -119,6 +119,26 @@ class ServeCommandTest {
     }
 
     @Test
+    void anUnusableFlowExportEndpointStopsTheStart(@TempDir Path dir) {
+        StringWriter err = new StringWriter();
+        int rc = run(err, "control-plane", "--manifests", dir.toString(), "--flow-export-otlp", "http://[collector");
+        assertThat(rc).isEqualTo(2);
+        assertThat(err.toString()).contains("--flow-export-otlp").contains("is no URL");
+        err = new StringWriter();
+        rc = run(
+                err,
+                "control-plane",
+                "--manifests",
+                dir.toString(),
+                "--flow-history-window",
+                "0",
+                "--flow-export-otlp",
+                "http://collector:4318");
+        assertThat(rc).isEqualTo(2);
+        assertThat(err.toString()).contains("--flow-history-window 0");
+    }
+
+    @Test
     void kubeconfigAndManifestsExcludeEachOther(@TempDir Path dir) {
         StringWriter err = new StringWriter();
         int rc = run(err, "control-plane", "--manifests", dir.toString(), "--kubeconfig", "k");

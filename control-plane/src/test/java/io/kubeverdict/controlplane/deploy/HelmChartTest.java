@@ -257,6 +257,26 @@ class HelmChartTest {
     }
 
     @Test
+    void extraEgressRulesFollowTheApiServerOnes() {
+        NetworkPolicy policy =
+                DeployManifests.find(HelmChart.template("""
+                        networkPolicy:
+                          extraEgress:
+                            - to: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: observability}}}]
+                              ports: [{port: 4318, protocol: TCP}]
+                            - ports: [{port: 53, protocol: UDP}]
+                        """), NetworkPolicy.class, "kube-verdict-control-plane");
+        assertThat(policy.getSpec().getEgress()).hasSize(3);
+        assertThat(policy.getSpec().getEgress().get(1).getTo())
+                .singleElement()
+                .satisfies(peer -> assertThat(peer.getNamespaceSelector().getMatchLabels())
+                        .containsEntry("kubernetes.io/metadata.name", "observability"));
+        assertThat(policy.getSpec().getEgress().get(2).getPorts())
+                .singleElement()
+                .satisfies(p -> assertThat(p.getPort().getIntVal()).isEqualTo(53));
+    }
+
+    @Test
     void anotherReleaseNamespaceAndPortsStayWiredTogether() {
         List<HasMetadata> objects = HelmChart.template("net", "policy-system", """
                 controlPlane: {port: 7443, metricsPort: 7100}

@@ -149,6 +149,58 @@ class FlowHistoryTest {
     }
 
     @Test
+    void endedBucketsAreHandedOutOnceAndALateVerdictAgainWithItsOwnCount() {
+        FlowHistory h = history(100, 1 << 20);
+        FlowKey k = key("a", "b", 80, Verdict.VERDICT_ALLOW);
+        long now = 100 * MIN;
+        h.record(seen(k, 98 * MIN + 5), now);
+        h.record(seen(k, 98 * MIN + 7), now);
+        h.record(seen(k, 99 * MIN + 1), now); // the bucket [99, 100) has not ended by 99 min + 59 s
+        List<FlowHistory.Held> first = h.unexported(100 * MIN - 1);
+        assertThat(first)
+                .extracting(FlowHistory.Held::bucketStart, FlowHistory.Held::count, FlowHistory.Held::firstSeen)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(98 * MIN, 2L, 98 * MIN + 5));
+        assertThat(h.unexported(100 * MIN - 1)).isEmpty();
+        h.record(seen(k, 98 * MIN + 9), now); // late, into the bucket handed out
+        assertThat(h.unexported(100 * MIN))
+                .extracting(FlowHistory.Held::bucketStart, FlowHistory.Held::count)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(98 * MIN, 1L),
+                        org.assertj.core.groups.Tuple.tuple(99 * MIN, 1L));
+        assertThat(h.held()).extracting(FlowHistory.Held::count).containsExactly(3L, 1L);
+    }
+
+    @Test
+    void aBucketChangedAfterItWasHandedOutAndThenExpiredIsNotHandedOutAgain() {
+        FlowHistory h = history(100, 1 << 20);
+        FlowKey k = key("a", "b", 80, Verdict.VERDICT_ALLOW);
+        long now = 100 * MIN;
+        h.record(seen(k, 91 * MIN), now);
+        assertThat(h.unexported(now)).hasSize(1);
+        h.record(seen(k, 91 * MIN + 1), now); // late
+        h.expire(102 * MIN); // the window (10 min) leaves [91, 92) behind
+        assertThat(h.unexported(102 * MIN)).isEmpty();
+        h.record(seen(k, 101 * MIN), 102 * MIN);
+        assertThat(h.unexported(102 * MIN))
+                .extracting(FlowHistory.Held::bucketStart)
+                .containsExactly(101 * MIN);
+    }
+
+    @Test
+    void restoredRecordsCountAsHandedOut() {
+        FlowHistory h = history(100, 1 << 20);
+        long now = 100 * MIN;
+        h.record(seen(key("a", "b", 1, Verdict.VERDICT_ALLOW), now - 2 * MIN), now);
+        FlowHistory again = history(100, 1 << 20);
+        assertThat(again.restore(h.held().get(0), now)).isTrue();
+        assertThat(again.unexported(Long.MAX_VALUE)).isEmpty();
+        again.record(seen(key("a", "b", 1, Verdict.VERDICT_ALLOW), now - 2 * MIN), now);
+        assertThat(again.unexported(Long.MAX_VALUE))
+                .extracting(FlowHistory.Held::count)
+                .containsExactly(1L);
+    }
+
+    @Test
     void limitsRefuseABucketWiderThanTheWindow() {
         assertThatThrownBy(() -> new FlowHistory.Limits(Duration.ofMinutes(1), Duration.ofMinutes(2), 1, 1))
                 .isInstanceOf(IllegalArgumentException.class);

@@ -15,6 +15,8 @@ import java.io.PrintWriter;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
@@ -54,6 +56,11 @@ final class FlowsCommand implements Callable<Integer> {
             paramLabel = "NS/NAME|TIER/NAME",
             description = "Only flows this policy decided (a NetworkPolicy as NS/NAME, admin tiers as TIER/NAME).")
     String policy = "";
+
+    @Option(
+            names = "--staged",
+            description = "Only flows the staged policies would decide otherwise (kube-verdict.io/staged).")
+    boolean staged;
 
     @Option(
             names = "--since",
@@ -99,6 +106,7 @@ final class FlowsCommand implements Callable<Integer> {
                 .setPod(pod)
                 .setVerdict(verdict)
                 .setPolicy(policy)
+                .setStaged(staged)
                 .setLimit(limit);
         if (since != null) {
             request.setSince(Timestamps.fromMillis(clock.millis() - since.toMillis()));
@@ -130,11 +138,18 @@ final class FlowsCommand implements Callable<Integer> {
         }
     }
 
+    /** The table; a STAGED column (what the staged policies would decide) only when a flow has one. */
     String table(ListFlowsResponse flows) {
-        TextTable t = new TextTable("FROM", "TO", "PORT", "VERDICT", "DECIDED BY", "COUNT", "FIRST SEEN", "LAST SEEN");
+        boolean anyStaged = flows.getFlowsList().stream().anyMatch(FlowRecord::hasStaged);
+        List<String> header = new ArrayList<>(
+                List.of("FROM", "TO", "PORT", "VERDICT", "DECIDED BY", "COUNT", "FIRST SEEN", "LAST SEEN"));
+        if (anyStaged) {
+            header.add("STAGED");
+        }
+        TextTable t = new TextTable(header.toArray(new String[0]));
         Instant now = clock.instant();
         for (FlowRecord f : flows.getFlowsList()) {
-            t.row(
+            List<Object> row = new ArrayList<>(List.of(
                     side(f.getSource()),
                     side(f.getDestination()),
                     PortProtocol.format(f.getPort(), f.getProtocol()),
@@ -142,7 +157,15 @@ final class FlowsCommand implements Callable<Integer> {
                     f.getDecidedBy(),
                     f.getCount(),
                     ago(now, f.getFirstSeen()),
-                    ago(now, f.getLastSeen()));
+                    ago(now, f.getLastSeen())));
+            if (anyStaged) {
+                row.add(
+                        f.hasStaged()
+                                ? "would be " + VerdictWords.of(f.getStaged().getVerdict()) + ": "
+                                        + f.getStaged().getReason()
+                                : "");
+            }
+            t.row(row.toArray());
         }
         return t.render();
     }

@@ -4,12 +4,16 @@ package io.kubeverdict.controlplane.flows;
 import io.kubeverdict.proto.v1.DirectionExplanation;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.StagedVerdict;
 import io.kubeverdict.proto.v1.VerdictEvent;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 
-/** A relayed verdict as a flow observation: each side as its workload, the deciding direction's policy and rule. */
+/**
+ * A relayed verdict as a flow observation: each side as its workload, the deciding direction's
+ * policy and rule, and the staged policies' would-be verdict where it differs.
+ */
 public final class FlowEvents {
     private FlowEvents() {}
 
@@ -40,7 +44,8 @@ public final class FlowEvents {
                 named ? d.getPolicy().getTier() : "",
                 named ? d.getPolicy().getName() : "",
                 named ? d.getRuleId() : "",
-                DecidingRule.text(x));
+                DecidingRule.text(x),
+                x.hasStaged() ? x.getStaged() : StagedVerdict.getDefaultInstance());
         long millis = event.getTime().getSeconds() * 1000 + event.getTime().getNanos() / 1_000_000;
         return Optional.of(new FlowHistory.Observation(
                 key,

@@ -29,6 +29,11 @@ public final class FlowLogAttributes {
     public static final AttributeKey<String> RULE = AttributeKey.stringKey(PREFIX + "rule");
     public static final AttributeKey<String> DECIDED_BY = AttributeKey.stringKey(PREFIX + "decided_by");
     public static final AttributeKey<Long> COUNT = AttributeKey.longKey(PREFIX + "count");
+    /** Only on records the staged policies would decide otherwise. */
+    public static final AttributeKey<String> STAGED_VERDICT = AttributeKey.stringKey(PREFIX + "staged.verdict");
+
+    public static final AttributeKey<String> STAGED_POLICY = AttributeKey.stringKey(PREFIX + "staged.policy");
+    public static final AttributeKey<String> STAGED_RULE = AttributeKey.stringKey(PREFIX + "staged.rule");
     public static final AttributeKey<Long> BUCKET_START = AttributeKey.longKey(PREFIX + "bucket_start_unix_ms");
     public static final AttributeKey<Long> FIRST_SEEN = AttributeKey.longKey(PREFIX + "first_seen_unix_ms");
     public static final AttributeKey<Long> LAST_SEEN = AttributeKey.longKey(PREFIX + "last_seen_unix_ms");
@@ -71,6 +76,11 @@ public final class FlowLogAttributes {
         text(b, POLICY_NAME, k.policyName());
         text(b, RULE, k.rule());
         text(b, DECIDED_BY, k.decidedBy());
+        if (k.stagedFlip()) {
+            b.put(STAGED_VERDICT, verdict(k.staged().getVerdict()));
+            text(b, STAGED_POLICY, k.stagedPolicyText());
+            text(b, STAGED_RULE, k.staged().getRuleId());
+        }
         b.put(COUNT, h.count());
         b.put(BUCKET_START, h.bucketStart());
         b.put(FIRST_SEEN, h.firstSeen());

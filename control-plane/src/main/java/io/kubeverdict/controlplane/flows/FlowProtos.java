@@ -32,6 +32,9 @@ public final class FlowProtos {
         if (withBucket) {
             b.setBucketStart(timestamp(h.bucketStart()));
         }
+        if (k.stagedFlip()) {
+            b.setStaged(k.staged());
+        }
         return b.build();
     }
 
@@ -64,7 +67,8 @@ public final class FlowProtos {
                 r.getPolicy().getTier(),
                 r.getPolicy().getName(),
                 r.getRuleId(),
-                r.getDecidedBy());
+                r.getDecidedBy(),
+                r.getStaged());
         return new FlowHistory.Held(
                 key,
                 millis(r.getBucketStart()),

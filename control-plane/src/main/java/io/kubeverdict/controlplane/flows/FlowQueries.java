@@ -39,7 +39,7 @@ public final class FlowQueries {
         return b.build();
     }
 
-    /** The key filters (namespace, verdict, policy); the pod filter is on the merged record's last pods. */
+    /** The key filters (namespace, verdict, staged, policy); the pod filter is on the merged record's last pods. */
     static Predicate<FlowKey> filter(ListFlowsRequest r) {
         Predicate<FlowKey> p = k -> true;
         if (!r.getNamespace().isEmpty()) {
@@ -49,6 +49,9 @@ public final class FlowQueries {
         }
         if (r.getVerdict() != Verdict.VERDICT_UNSPECIFIED) {
             p = p.and(k -> k.verdict() == r.getVerdict());
+        }
+        if (r.getStaged()) {
+            p = p.and(FlowKey::stagedFlip);
         }
         if (!r.getPolicy().isEmpty()) {
             String policy = r.getPolicy();

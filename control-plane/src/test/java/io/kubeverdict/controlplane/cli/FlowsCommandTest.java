@@ -123,6 +123,38 @@ class FlowsCommandTest {
     }
 
     @Test
+    void aStagedFlipGetsAStagedColumnAndOnlyThen() {
+        io.kubeverdict.proto.v1.FlowRecord plain = io.kubeverdict.proto.v1.FlowRecord.newBuilder()
+                .setSource(io.kubeverdict.proto.v1.FlowSide.newBuilder()
+                        .setNamespace("x")
+                        .setWorkload("a"))
+                .setDestination(io.kubeverdict.proto.v1.FlowSide.newBuilder()
+                        .setNamespace("x")
+                        .setWorkload("b"))
+                .setProtocol(6)
+                .setPort(80)
+                .setVerdict(io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW)
+                .setCount(3)
+                .build();
+        io.kubeverdict.proto.v1.FlowRecord flip = plain.toBuilder()
+                .setStaged(io.kubeverdict.proto.v1.StagedVerdict.newBuilder()
+                        .setVerdict(io.kubeverdict.proto.v1.Verdict.VERDICT_DENY)
+                        .setReason("denied by default/staged:x/deny-all (tier default)"))
+                .build();
+        FlowsCommand command = new FlowsCommand();
+        String without = command.table(io.kubeverdict.proto.v1.ListFlowsResponse.newBuilder()
+                .addFlows(plain)
+                .build());
+        assertThat(without).doesNotContain("STAGED");
+        String with = command.table(io.kubeverdict.proto.v1.ListFlowsResponse.newBuilder()
+                .addFlows(plain)
+                .addFlows(flip)
+                .build());
+        assertThat(with.lines().findFirst().orElseThrow()).endsWith("STAGED");
+        assertThat(with).contains("would be denied: denied by default/staged:x/deny-all (tier default)");
+    }
+
+    @Test
     void aBadPodIsAUsageError() {
         assertThat(flows("--pod", "nope").exit()).isEqualTo(2);
     }

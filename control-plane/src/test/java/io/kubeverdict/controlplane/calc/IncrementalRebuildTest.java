@@ -33,7 +33,10 @@ import org.junit.jupiter.api.Test;
  * whose from-scratch snapshot differs from its from-scratch snapshot at the previous drain. And
  * the parts nodes share are shared: after every change, each set and each policy that several
  * nodes list is one proto instance in all their snapshots (computed once, so the sync layer,
- * which memoises set messages by instance, also serialises it once).
+ * which memoises set messages by instance, also serialises it once). A second calculator fed the
+ * same changes is drained with {@link PolicyCalculator#drainChanges} only, its output applied as
+ * a subscriber does (named nodes rebuilt, the changed sets replaced in every other node's
+ * previous snapshot): that too must equal the from-scratch snapshots.
  */
 class IncrementalRebuildTest {
     private static final List<String> NODE_NAMES = List.of("node0", "node1", "node2");

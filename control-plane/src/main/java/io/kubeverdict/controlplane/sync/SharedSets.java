@@ -6,7 +6,6 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -88,19 +87,20 @@ final class SharedSets<N> {
     }
 
     /**
-     * Sets whose members changed, published at {@code at}; returns the nodes that list one of
-     * them. Sets no node lists are not kept: a snapshot that lists one later brings its content.
-     * Event thread, under the hub's write lock.
+     * Sets whose members changed, published at {@code at}; returns, per set, the nodes that list
+     * it (a node listing several is in several: waking it twice is harmless, and merging them
+     * would cost a hash insertion per node). Sets no node lists are not kept: a snapshot that
+     * lists one later brings its content. Event thread, under the hub's write lock.
      */
-    Set<N> changed(List<IpSet> sets, long at, long eventTime) {
-        Set<N> reached = new LinkedHashSet<>();
+    List<Set<N>> changed(List<IpSet> sets, long at, long eventTime) {
+        List<Set<N>> reached = new ArrayList<>(sets.size());
         for (IpSet s : sets) {
             Set<N> u = users.get(s.getId());
             if (u == null) {
                 continue;
             }
             entries.computeIfAbsent(s.getId(), k -> new Entry()).changed(s, at, eventTime);
-            reached.addAll(u);
+            reached.add(u);
         }
         version = at;
         return reached;

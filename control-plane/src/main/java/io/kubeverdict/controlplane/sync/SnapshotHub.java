@@ -47,6 +47,7 @@ public final class SnapshotHub {
      */
     public void publish(List<NodeSnapshot> snapshots, List<IpSet> changedSets, long eventTimeUnixNanos) {
         List<NodeChannel> woken = new ArrayList<>(snapshots.size());
+        List<Set<NodeChannel>> reached = List.of();
         lock.writeLock().lock();
         try {
             for (NodeSnapshot snapshot : snapshots) {
@@ -62,13 +63,15 @@ public final class SnapshotHub {
                 woken.add(ch);
             }
             if (!changedSets.isEmpty()) {
-                woken.addAll(sharedSets.changed(changedSets, nextVersion++, eventTimeUnixNanos));
+                reached = sharedSets.changed(changedSets, nextVersion++, eventTimeUnixNanos);
             }
         } finally {
             lock.writeLock().unlock();
         }
         if (ready) {
             woken.forEach(ch -> ch.listeners.forEach(Runnable::run));
+            // The users sets are the event thread's alone: read here, after the lock, safely.
+            reached.forEach(nodesOfSet -> nodesOfSet.forEach(ch -> ch.listeners.forEach(Runnable::run)));
         }
     }
 

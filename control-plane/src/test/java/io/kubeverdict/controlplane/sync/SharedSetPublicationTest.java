@@ -127,6 +127,42 @@ class SharedSetPublicationTest {
         }
     }
 
+    @Test
+    void aSetChangeWakesTheSubscribersOfEveryNodeListingItAndOnlyThem() {
+        SnapshotHub hub = new SnapshotHub();
+        IpSet shared =
+                IpSet.newBuilder().setId("s:shared").addMembers("10.0.0.1").build();
+        IpSet other = IpSet.newBuilder().setId("s:other").addMembers("10.0.0.2").build();
+        hub.publish(
+                List.of(
+                        NodeSnapshot.newBuilder().setNode("a").addIpSets(shared).build(),
+                        NodeSnapshot.newBuilder()
+                                .setNode("b")
+                                .addIpSets(other)
+                                .addIpSets(shared)
+                                .build(),
+                        NodeSnapshot.newBuilder().setNode("c").addIpSets(other).build()),
+                List.of(),
+                1);
+        hub.markReady();
+        Map<String, Integer> wakes = new TreeMap<>();
+        for (String node : List.of("a", "b", "c")) {
+            hub.subscribe(node, () -> wakes.merge(node, 1, Integer::sum));
+        }
+        long before = hub.current("b").version();
+        IpSet changed = shared.toBuilder().addMembers("10.0.0.3").build();
+        hub.publish(List.of(), List.of(changed), 7);
+
+        assertThat(wakes).containsOnlyKeys("a", "b");
+        assertThat(hub.current("b").snapshot().getIpSets(1)).isSameAs(changed);
+        assertThat(hub.current("a").snapshot().getIpSets(0))
+                .isSameAs(hub.current("b").snapshot().getIpSets(1));
+        assertThat(hub.current("b").version()).isGreaterThan(before);
+        assertThat(hub.earliestEventTime("b", before, hub.current("b").version()))
+                .isEqualTo(7);
+        assertThat(hub.current("c").snapshot().getIpSetsList()).containsExactly(other);
+    }
+
     /** What the calculation loop does with one batch. */
     private static void publishBatch(PolicyCalculator calc, SnapshotHub hub) {
         PolicyCalculator.Changes changes = calc.drainChanges();

@@ -107,6 +107,11 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     }
 
     @Override
+    public Changes drainChanges() {
+        return snapshots.drainChanges();
+    }
+
+    @Override
     public List<PolicyProblem> problems() {
         return index.problems();
     }

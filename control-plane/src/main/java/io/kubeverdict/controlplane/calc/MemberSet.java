@@ -18,6 +18,11 @@ abstract class MemberSet {
     final Set<PolicyState> users = new HashSet<>();
     /** Member -> how many objects contribute it; sorted, as the snapshot lists members. */
     final TreeMap<String, Integer> members = new TreeMap<>();
+    /**
+     * When the members last changed, as a count of {@link NodeSnapshots}' set changes: a node
+     * snapshot built before that lists a stale proto of this set (assembly bookkeeping).
+     */
+    long membersChangedAt;
 
     MemberSet(String id) {
         this.id = id;

@@ -11,7 +11,6 @@ import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.TierInfo;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -26,16 +25,17 @@ import java.util.TreeSet;
  * Assembles node snapshots from a {@link ClusterIndex}, lazily and from cached parts: the
  * endpoint proto per pod, the IP-set proto per set, and per node its endpoint and policy lists,
  * its sets and the snapshot itself. The index's {@link IndexChanges} tell what went stale; a node
- * is marked changed when one of its endpoints, their policies or those policies' sets changed.
- * Set changes are turned into node changes once per {@link #drainChangedNodes()}/{@link #snapshot}
- * rather than per event, since a cluster-wide set may change on every pod event of a bulk load.
+ * is changed when one of its endpoints or their policies changed (its own parts), and its
+ * snapshot is stale when one of its sets' members changed since it was built.
  *
- * <p>A node whose parts are assembled and only whose sets changed (a pod joined a set the node
- * uses) gets its previous snapshot with just the changed set protos replaced: its endpoint and
- * policy lists are the same list instances as before, so the rebuild costs what changed for the
- * node, not its size, and whoever diffs the two finds the unchanged parts by identity. The sets'
- * nodes are found in a reverse index of the assembled parts ({@link #setUsers}), not through the
- * policies using each set.
+ * <p>A set change does no work per node until a node's snapshot is asked for: sets and node
+ * snapshots carry counts of set changes ({@link MemberSet#membersChangedAt}, {@link
+ * NodeParts#builtAt}), and a node whose parts are assembled and only whose sets changed gets its
+ * previous snapshot with just the changed set protos replaced (its endpoint and policy lists are
+ * the same list instances as before, so whoever diffs the two finds the unchanged parts by
+ * identity). {@link #drainChanges} reports such a change once, as the set's new proto; {@link
+ * #drainChangedNodes} names every node listing the set, found in a reverse index of the
+ * assembled parts ({@link #setUsers}).
  */
 final class NodeSnapshots implements IndexChanges {
 
@@ -48,15 +48,10 @@ final class NodeSnapshots implements IndexChanges {
         final List<Endpoint> endpoints;
         final List<ActivePolicy> policies;
         final List<MemberSet> sets;
-        /** Built from these parts; at the positions of {@link #staleSets}, with set protos that may be stale. */
+        /** Built from these parts, with the set protos current at {@link #builtAt}. */
         NodeSnapshot snapshot;
-        /**
-         * Positions in {@link #sets} (and the snapshot's ip_sets) of the sets whose members changed
-         * since {@link #snapshot} was built: the rebuild looks at these only, not at every set.
-         */
-        final BitSet staleSets = new BitSet();
-        /** Listed in {@link #setChangedNodes} for the next drain. */
-        boolean pendingDrain;
+        /** {@link #setChanges} when {@link #snapshot} was built or brought up to date. */
+        long builtAt;
 
         NodeParts(String node, List<Endpoint> endpoints, List<ActivePolicy> policies, List<MemberSet> sets) {
             this.node = node;
@@ -75,15 +70,10 @@ final class NodeSnapshots implements IndexChanges {
     private final Map<String, Endpoint> endpointCache = new HashMap<>();
 
     private final Map<MemberSet, IpSet> setCache = new HashMap<>();
-    /**
-     * Per live set, the nodes whose assembled parts list it, each with the set's position in the
-     * node's list (kept with {@link #nodes}).
-     */
-    private final Map<MemberSet, Map<NodeParts, Integer>> setUsers = new HashMap<>();
+    /** Per live set, the nodes whose assembled parts list it (kept with {@link #nodes}). */
+    private final Map<MemberSet, Set<NodeParts>> setUsers = new HashMap<>();
     /** Nodes whose endpoints or their policies changed since the last drain. */
     private Set<String> changedNodes = new HashSet<>();
-    /** Nodes with assembled parts only whose sets changed since the last drain (no duplicates: {@link NodeParts#pendingDrain}). */
-    private final List<NodeParts> setChangedNodes = new ArrayList<>();
     /**
      * Nodes with endpoints drained but not built since (a caller that drains without asking for
      * every snapshot): they have no assembled parts, so {@link #setUsers} cannot name them; a set
@@ -92,7 +82,10 @@ final class NodeSnapshots implements IndexChanges {
      */
     private final Set<String> drainedUnbuilt = new HashSet<>();
 
+    /** Live sets whose members changed since the last drain. */
     private Set<MemberSet> changedSets = new HashSet<>();
+    /** How many times set members changed: the clock of {@link MemberSet#membersChangedAt}. */
+    private long setChanges;
 
     NodeSnapshots(ClusterIndex index) {
         this.index = index;
@@ -112,7 +105,7 @@ final class NodeSnapshots implements IndexChanges {
         NodeParts n = nodes.remove(node);
         if (n != null) {
             for (MemberSet s : n.sets) {
-                Map<NodeParts, Integer> users = setUsers.get(s);
+                Set<NodeParts> users = setUsers.get(s);
                 if (users != null) {
                     users.remove(n);
                 }
@@ -124,6 +117,7 @@ final class NodeSnapshots implements IndexChanges {
     public void membersChanged(MemberSet set) {
         setCache.remove(set);
         changedSets.add(set);
+        set.membersChangedAt = ++setChanges;
     }
 
     @Override
@@ -131,34 +125,6 @@ final class NodeSnapshots implements IndexChanges {
         setCache.remove(set);
         changedSets.remove(set);
         setUsers.remove(set);
-    }
-
-    /** Turns set changes recorded since the last flush into node changes. */
-    private void flush() {
-        if (changedSets.isEmpty()) {
-            return;
-        }
-        for (MemberSet set : changedSets) {
-            for (Map.Entry<NodeParts, Integer> use :
-                    setUsers.getOrDefault(set, Map.of()).entrySet()) {
-                NodeParts n = use.getKey();
-                n.staleSets.set(use.getValue());
-                if (!n.pendingDrain) {
-                    n.pendingDrain = true;
-                    setChangedNodes.add(n);
-                }
-            }
-            if (!drainedUnbuilt.isEmpty()) {
-                for (PolicyState user : set.users) {
-                    for (String node : user.nodes()) {
-                        if (drainedUnbuilt.contains(node)) {
-                            changedNodes.add(node);
-                        }
-                    }
-                }
-            }
-        }
-        changedSets = emptied(changedSets);
     }
 
     /**
@@ -176,15 +142,41 @@ final class NodeSnapshots implements IndexChanges {
 
     // ---- assembly
 
-    /** Nodes whose snapshot may have changed since the last call; clears the record. */
+    /** Nodes whose snapshot may have changed since the last drain, set changes included; clears the record. */
     Set<String> drainChangedNodes() {
-        flush();
+        return drain(true).nodes();
+    }
+
+    /** See {@link PolicyCalculator#drainChanges}: set changes as the sets' protos, not as nodes. */
+    PolicyCalculator.Changes drainChanges() {
+        return drain(false);
+    }
+
+    private PolicyCalculator.Changes drain(boolean setUsersAsNodes) {
         Set<String> out = new TreeSet<>(changedNodes);
-        for (NodeParts n : setChangedNodes) {
-            out.add(n.node);
-            n.pendingDrain = false;
+        List<MemberSet> sets = new ArrayList<>(changedSets);
+        sets.sort(Comparator.comparing(s -> s.id));
+        List<IpSet> protos = new ArrayList<>(setUsersAsNodes ? 0 : sets.size());
+        for (MemberSet set : sets) {
+            if (setUsersAsNodes) {
+                for (NodeParts n : setUsers.getOrDefault(set, Set.of())) {
+                    out.add(n.node);
+                }
+            } else {
+                protos.add(setProto(set));
+            }
+            if (!drainedUnbuilt.isEmpty()) {
+                // No parts, so no snapshot to hand a set to: the node is changed as a whole.
+                for (PolicyState user : set.users) {
+                    for (String node : user.nodes()) {
+                        if (drainedUnbuilt.contains(node)) {
+                            changedNodes.add(node);
+                            out.add(node);
+                        }
+                    }
+                }
+            }
         }
-        setChangedNodes.clear();
         for (String node : changedNodes) {
             if (!nodes.containsKey(node) && index.endpointsOn(node) != null) {
                 drainedUnbuilt.add(node);
@@ -193,7 +185,8 @@ final class NodeSnapshots implements IndexChanges {
             }
         }
         changedNodes = emptied(changedNodes);
-        return out;
+        changedSets = emptied(changedSets);
+        return new PolicyCalculator.Changes(out, protos);
     }
 
     /**
@@ -202,12 +195,11 @@ final class NodeSnapshots implements IndexChanges {
      * once per Node), so it rebuilds the parts rather than keeping a path of its own.
      */
     NodeSnapshot snapshot(String node) {
-        flush();
         NodeParts n = nodes.get(node);
         if (n != null) {
-            if (!n.staleSets.isEmpty()) {
+            if (n.builtAt < setChanges) {
                 n.snapshot = withCurrentSets(n);
-                n.staleSets.clear();
+                n.builtAt = setChanges;
             }
             return n.snapshot;
         }
@@ -221,11 +213,11 @@ final class NodeSnapshots implements IndexChanges {
         }
         NodeParts assembled = assemble(node, endpoints);
         nodes.put(node, assembled);
-        for (int i = 0; i < assembled.sets.size(); i++) {
-            setUsers.computeIfAbsent(assembled.sets.get(i), k -> new HashMap<>())
-                    .put(assembled, i);
+        for (MemberSet s : assembled.sets) {
+            setUsers.computeIfAbsent(s, k -> new HashSet<>()).add(assembled);
         }
         assembled.snapshot = build(assembled);
+        assembled.builtAt = setChanges;
         return assembled.snapshot;
     }
 
@@ -243,15 +235,19 @@ final class NodeSnapshots implements IndexChanges {
 
     /**
      * The node's snapshot with the current proto of each of its sets: the previous snapshot with
-     * the changed sets replaced; only the positions marked stale are looked at. toBuilder() takes
-     * the previous message's lists as they are (protobuf copies a repeated field only when it is
-     * modified), so endpoints and policies are not copied at all and the ip_sets list only when a
-     * set changed. Equal to {@link #build}.
+     * the sets changed since it was built replaced. toBuilder() takes the previous message's
+     * lists as they are (protobuf copies a repeated field only when it is modified), so endpoints
+     * and policies are not copied at all and the ip_sets list only when a set changed. Equal to
+     * {@link #build}.
      */
     private NodeSnapshot withCurrentSets(NodeParts n) {
         NodeSnapshot.Builder b = null;
-        for (int i = n.staleSets.nextSetBit(0); i >= 0; i = n.staleSets.nextSetBit(i + 1)) {
-            IpSet proto = setProto(n.sets.get(i));
+        for (int i = 0; i < n.sets.size(); i++) {
+            MemberSet s = n.sets.get(i);
+            if (s.membersChangedAt <= n.builtAt) {
+                continue;
+            }
+            IpSet proto = setProto(s);
             if (proto != n.snapshot.getIpSets(i)) {
                 if (b == null) {
                     b = n.snapshot.toBuilder();

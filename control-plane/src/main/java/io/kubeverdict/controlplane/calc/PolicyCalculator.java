@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.util.Collection;
 import java.util.List;
@@ -63,6 +64,22 @@ public interface PolicyCalculator {
 
     /** Nodes whose snapshot may have changed since the last call; clears the record. */
     Set<String> drainChangedNodes();
+
+    /**
+     * What changed since the last drain, with shared sets apart: the nodes whose own parts may
+     * have changed (endpoints, policies, the list of their sets, pod ranges), and the current
+     * proto of every live set whose members changed (sorted by id). A node not in {@link
+     * Changes#nodes} has as current snapshot its previous one with each set listed in {@link
+     * Changes#sets} replaced by that proto, so a change of a set that every node uses costs no
+     * work per node here. Clears the record, like {@link #drainChangedNodes} (use one or the
+     * other). By default every changed node and no set.
+     */
+    default Changes drainChanges() {
+        return new Changes(drainChangedNodes(), List.of());
+    }
+
+    /** See {@link #drainChanges}. */
+    record Changes(Set<String> nodes, List<IpSet> sets) {}
 
     /** Policies (or parts of them) that could not be used, with why; they never widen access. */
     List<PolicyProblem> problems();

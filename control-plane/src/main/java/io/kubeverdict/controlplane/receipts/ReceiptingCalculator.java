@@ -127,6 +127,11 @@ public final class ReceiptingCalculator implements PolicyCalculator {
     }
 
     @Override
+    public Changes drainChanges() {
+        return calculator.drainChanges();
+    }
+
+    @Override
     public List<PolicyProblem> problems() {
         return calculator.problems();
     }

@@ -7,8 +7,10 @@ import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.receipts.PolicyReceipts;
 import io.kubeverdict.controlplane.source.ClusterEventSink;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
+import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -55,6 +57,9 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     // Event thread only: changes that threw, waiting for their retry; and snapshots not yet published.
     private final FailedChanges retries = new FailedChanges();
     private final Set<String> unpublishedNodes = new LinkedHashSet<>();
+    /** Sets whose members changed, by id, not yet published (see {@link PolicyCalculator#drainChanges}). */
+    private final Map<String, IpSet> unpublishedSets = new TreeMap<>();
+
     private long publishRetryAt; // System.nanoTime of the next publication attempt while publishFailures > 0
     private int publishFailures;
 
@@ -261,12 +266,15 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     }
 
     private void publish() {
-        // Kept until published: a publication that throws leaves the rest for its retry.
-        unpublishedNodes.addAll(calculator.drainChangedNodes());
+        // Kept until published: a publication that throws leaves them for its retry.
+        PolicyCalculator.Changes changes = calculator.drainChanges();
+        unpublishedNodes.addAll(changes.nodes());
+        changes.sets().forEach(set -> unpublishedSets.put(set.getId(), set));
         Set<String> changed = Set.copyOf(unpublishedNodes);
         long eventTime = earliestUnpublished;
         long building = 0;
         int sampled = 0;
+        List<NodeSnapshot> built = new ArrayList<>(changed.size());
         for (String node : changed) {
             long t = System.nanoTime();
             NodeSnapshot s = calculator.snapshot(node);
@@ -275,15 +283,19 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
             if (sampled++ < SIZE_SAMPLES_PER_BURST) {
                 metrics.snapshotPublished(s.getSerializedSize(), s.getEndpointsCount());
             }
-            hub.publish(s, eventTime);
-            if (receipts != null) {
-                receipts.nodePublished(node, hub.current(node).version(), s.getPoliciesList(), unixNanos());
-            }
-            unpublishedNodes.remove(node);
+            built.add(s);
         }
+        // One batch: the changed nodes' snapshots and, once for every node listing them, the sets.
+        hub.publish(built, List.copyOf(unpublishedSets.values()), eventTime);
         if (receipts != null) {
+            for (NodeSnapshot s : built) {
+                receipts.nodePublished(
+                        s.getNode(), hub.current(s.getNode()).version(), s.getPoliciesList(), unixNanos());
+            }
             receipts.publicationDone(unixNanos());
         }
+        unpublishedNodes.removeAll(changed);
+        unpublishedSets.clear();
         earliestUnpublished = 0;
         if (!changed.isEmpty()) {
             metrics.snapshotsBuilt(changed.size(), building);

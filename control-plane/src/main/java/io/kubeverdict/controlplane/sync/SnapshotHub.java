@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.sync;
 
+import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.util.ArrayList;
 import java.util.List;
@@ -8,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * The latest published snapshot of every node and who wants to hear about changes. Only the event
@@ -19,6 +21,10 @@ public final class SnapshotHub {
     private static final int HISTORY = 256;
 
     private final Map<String, NodeChannel> nodes = new ConcurrentHashMap<>();
+    /** Serialises a publication against the making of current snapshots (see {@link #publish(List, List, long)}). */
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
+    private final SharedSets<NodeChannel> sharedSets = new SharedSets<>();
     private final CopyOnWriteArraySet<Runnable> readyListeners = new CopyOnWriteArraySet<>();
     private volatile boolean ready;
     private volatile String sourceRevision = "";
@@ -27,16 +33,45 @@ public final class SnapshotHub {
 
     /** Publishes a node's new snapshot; called on the event thread only. */
     public void publish(NodeSnapshot snapshot, long eventTimeUnixNanos) {
-        // Marked published inside compute(), so a concurrent last unsubscribe cannot drop it.
-        NodeChannel ch = nodes.compute(snapshot.getNode(), (node, c) -> {
-            NodeChannel out = c == null ? new NodeChannel(node) : c;
-            out.published = true;
-            return out;
-        });
-        IndexedSnapshot indexed = IndexedSnapshot.of(snapshot, nextVersion++, eventTimeUnixNanos);
-        ch.publish(indexed);
+        publish(List.of(snapshot), List.of(), eventTimeUnixNanos);
+    }
+
+    /**
+     * Publishes one calculation batch (event thread only): the nodes' new snapshots, then the
+     * sets whose members changed (see {@link io.kubeverdict.controlplane.calc.PolicyCalculator#drainChanges}),
+     * which every other node listing them gets without a snapshot of its own: its current
+     * snapshot ({@link #current}) is its published one with those sets replaced, made when asked.
+     * Readers see the batch whole or not at all, so no node is ever seen with its old snapshot
+     * and new sets (a state the calculation never had). Wakes the subscribers of every node it
+     * changes.
+     */
+    public void publish(List<NodeSnapshot> snapshots, List<IpSet> changedSets, long eventTimeUnixNanos) {
+        List<NodeChannel> woken = new ArrayList<>(snapshots.size());
+        List<Set<NodeChannel>> reached = List.of();
+        lock.writeLock().lock();
+        try {
+            for (NodeSnapshot snapshot : snapshots) {
+                // Marked published inside compute(), so a concurrent last unsubscribe cannot drop it.
+                NodeChannel ch = nodes.compute(snapshot.getNode(), (node, c) -> {
+                    NodeChannel out = c == null ? new NodeChannel(node) : c;
+                    out.published = true;
+                    return out;
+                });
+                IndexedSnapshot indexed = IndexedSnapshot.of(snapshot, nextVersion++, eventTimeUnixNanos);
+                sharedSets.listed(ch, ch.published().snapshot(), snapshot);
+                ch.publish(indexed);
+                woken.add(ch);
+            }
+            if (!changedSets.isEmpty()) {
+                reached = sharedSets.changed(changedSets, nextVersion++, eventTimeUnixNanos);
+            }
+        } finally {
+            lock.writeLock().unlock();
+        }
         if (ready) {
-            ch.listeners.forEach(Runnable::run);
+            woken.forEach(ch -> ch.listeners.forEach(Runnable::run));
+            // The users sets are the event thread's alone: read here, after the lock, safely.
+            reached.forEach(nodesOfSet -> nodesOfSet.forEach(ch -> ch.listeners.forEach(Runnable::run)));
         }
     }
 
@@ -95,7 +130,27 @@ public final class SnapshotHub {
     /** The node's latest snapshot; an empty version-0 snapshot for a node never published. */
     public IndexedSnapshot current(String node) {
         NodeChannel ch = nodes.get(node);
-        return ch == null ? IndexedSnapshot.empty(node) : ch.current;
+        return ch == null ? IndexedSnapshot.empty(node) : current(ch);
+    }
+
+    /**
+     * The channel's published snapshot with the sets changed since applied, made once per
+     * (publication, set version) and kept: the subscribers of a node share it.
+     */
+    private IndexedSnapshot current(NodeChannel ch) {
+        lock.readLock().lock();
+        try {
+            IndexedSnapshot published = ch.published();
+            Current c = ch.current;
+            if (c != null && c.published == published && c.setsVersion == sharedSets.version()) {
+                return c.snapshot;
+            }
+            IndexedSnapshot s = sharedSets.materialise(published);
+            ch.current = new Current(published, sharedSets.version(), s); // racing readers make equal ones
+            return s;
+        } finally {
+            lock.readLock().unlock();
+        }
     }
 
     /**
@@ -112,7 +167,7 @@ public final class SnapshotHub {
         List<IndexedSnapshot> out = new ArrayList<>();
         nodes.values().forEach(ch -> {
             if (ch.published) {
-                out.add(ch.current);
+                out.add(current(ch));
             }
         });
         return out;
@@ -124,7 +179,16 @@ public final class SnapshotHub {
      */
     public long earliestEventTime(String node, long fromVersion, long toVersion) {
         NodeChannel ch = nodes.get(node);
-        return ch == null ? 0 : ch.earliestAfter(fromVersion, toVersion);
+        if (ch == null) {
+            return 0;
+        }
+        lock.readLock().lock();
+        try {
+            return sharedSets.earliestAfter(
+                    ch.published().snapshot(), fromVersion, toVersion, ch.earliestAfter(fromVersion, toVersion));
+        } finally {
+            lock.readLock().unlock();
+        }
     }
 
     /** Calls {@code listener} (on the publishing thread; keep it short) whenever the node changes. */
@@ -149,23 +213,43 @@ public final class SnapshotHub {
         return nodes.size();
     }
 
+    /** Sets whose changes are kept for the nodes listing them; for tests of bounded state. */
+    int sharedSetEntries() {
+        lock.readLock().lock();
+        try {
+            return sharedSets.size();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** A node's current snapshot and what it was made from. */
+    private record Current(IndexedSnapshot published, long setsVersion, IndexedSnapshot snapshot) {}
+
     private static final class NodeChannel {
         final CopyOnWriteArraySet<Runnable> listeners = new CopyOnWriteArraySet<>();
         volatile boolean published;
-        volatile IndexedSnapshot current;
+        /** The last snapshot published for the node (sets changed since are in {@link #sharedSets}). */
+        private volatile IndexedSnapshot publishedSnapshot;
+
+        volatile Current current;
         private final long[] versions = new long[HISTORY];
         private final long[] times = new long[HISTORY];
         private int count;
 
         NodeChannel(String node) {
-            current = IndexedSnapshot.empty(node);
+            publishedSnapshot = IndexedSnapshot.empty(node);
+        }
+
+        IndexedSnapshot published() {
+            return publishedSnapshot;
         }
 
         synchronized void publish(IndexedSnapshot s) {
             int slot = count++ % HISTORY;
             versions[slot] = s.version();
             times[slot] = s.eventTimeUnixNanos();
-            current = s;
+            publishedSnapshot = s;
         }
 
         synchronized long earliestAfter(long from, long to) {

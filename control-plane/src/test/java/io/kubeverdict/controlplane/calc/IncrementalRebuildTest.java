@@ -33,7 +33,10 @@ import org.junit.jupiter.api.Test;
  * whose from-scratch snapshot differs from its from-scratch snapshot at the previous drain. And
  * the parts nodes share are shared: after every change, each set and each policy that several
  * nodes list is one proto instance in all their snapshots (computed once, so the sync layer,
- * which memoises set messages by instance, also serialises it once).
+ * which memoises set messages by instance, also serialises it once). A second calculator fed the
+ * same changes is drained with {@link PolicyCalculator#drainChanges} only, its output applied as
+ * a subscriber does (named nodes rebuilt, the changed sets replaced in every other node's
+ * previous snapshot): that too must equal the from-scratch snapshots.
  */
 class IncrementalRebuildTest {
     private static final List<String> NODE_NAMES = List.of("node0", "node1", "node2");
@@ -47,6 +50,13 @@ class IncrementalRebuildTest {
     private final Map<String, GenericKubernetesResource> adminPolicies = new TreeMap<>();
     /** Orders the from-scratch calculations' objects. */
     private Random order;
+    /**
+     * Fed the same changes, drained with {@link PolicyCalculator#drainChanges} only: what a
+     * subscriber that applies shared set changes to the snapshots it has would hold.
+     */
+    private IncrementalPolicyCalculator viaSets;
+
+    private final Map<String, NodeSnapshot> publishedViaSets = new HashMap<>();
 
     @Test
     void incrementalSnapshotsEqualAFullRecalculationAfterEveryChange() {
@@ -66,6 +76,8 @@ class IncrementalRebuildTest {
         Random r = new Random(seed * 31 + 7);
         order = new Random(seed);
         IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
+        viaSets = new IncrementalPolicyCalculator();
+        publishedViaSets.clear();
         c.namespaces.forEach(n -> apply(calc, n));
         c.pods.forEach(p -> apply(calc, p));
         c.policies.forEach(p -> apply(calc, p));
@@ -75,6 +87,7 @@ class IncrementalRebuildTest {
         calc.drainChangedNodes();
         NODE_NAMES.forEach(calc::snapshot);
         Map<String, NodeSnapshot> atLastDrain = snapshots(fresh());
+        publishViaSets("seed " + seed + ", load");
         for (int step = 0; step < steps; step++) {
             String what = change(c, r, calc, step);
             String as = "seed " + seed + ", step " + step + " (" + what + ")";
@@ -90,6 +103,9 @@ class IncrementalRebuildTest {
             if (r.nextInt(4) == 0) {
                 assertSharedPartsAreOneInstance(calc, as);
             }
+            if (r.nextInt(2) == 0) {
+                assertEqualSnapshots(publishViaSets(as), fresh, as + ", via set changes");
+            }
         }
         IncrementalPolicyCalculator fresh = fresh();
         assertThat(calc.nodes()).as("seed %d", seed).isEqualTo(fresh.nodes());
@@ -98,6 +114,45 @@ class IncrementalRebuildTest {
             assertEqual(calc.snapshot(node), fresh.snapshot(node), "seed " + seed + ", end, " + node);
         }
         assertSharedPartsAreOneInstance(calc, "seed " + seed + ", end");
+        assertEqualSnapshots(
+                publishViaSets("seed " + seed + ", end"), fresh, "seed " + seed + ", end, via set changes");
+    }
+
+    /**
+     * Drains {@link #viaSets} with drainChanges and brings {@link #publishedViaSets} up to date
+     * as a subscriber would: the nodes named get their new snapshot, every other one its
+     * previous snapshot with the changed sets it lists replaced. Each changed set's proto must
+     * be the very instance the rebuilt node snapshots list (computed once).
+     */
+    private Map<String, NodeSnapshot> publishViaSets(String as) {
+        PolicyCalculator.Changes changes = viaSets.drainChanges();
+        Map<String, io.kubeverdict.proto.v1.IpSet> changedSets = new HashMap<>();
+        changes.sets().forEach(s -> changedSets.put(s.getId(), s));
+        assertThat(changedSets).as(as).hasSize(changes.sets().size());
+        for (String node : NODE_NAMES) {
+            NodeSnapshot previous = publishedViaSets.getOrDefault(
+                    node, NodeSnapshot.newBuilder().setNode(node).build());
+            NodeSnapshot.Builder b = previous.toBuilder();
+            for (int i = 0; i < previous.getIpSetsCount(); i++) {
+                b.setIpSets(i, changedSets.getOrDefault(previous.getIpSets(i).getId(), previous.getIpSets(i)));
+            }
+            NodeSnapshot now = changes.nodes().contains(node) ? viaSets.snapshot(node) : b.build();
+            for (var set : now.getIpSetsList()) {
+                var changed = changedSets.get(set.getId());
+                assertThat(changed == null || changed == set)
+                        .as("%s: changed set %s is a copy of %s's", as, set.getId(), node)
+                        .isTrue();
+            }
+            publishedViaSets.put(node, now);
+        }
+        return publishedViaSets;
+    }
+
+    private static void assertEqualSnapshots(
+            Map<String, NodeSnapshot> got, IncrementalPolicyCalculator fresh, String as) {
+        for (String node : NODE_NAMES) {
+            assertEqual(got.get(node), fresh.snapshot(node), as + ", " + node);
+        }
     }
 
     /** Every node's current snapshot lists a set or policy that another node lists too as the same instance. */
@@ -174,6 +229,7 @@ class IncrementalRebuildTest {
             if (r.nextInt(4) == 0 && nodes.containsKey(NODE_NAMES.get(i))) {
                 nodes.remove(NODE_NAMES.get(i));
                 calc.deleteNode(NODE_NAMES.get(i));
+                viaSets.deleteNode(NODE_NAMES.get(i));
                 return "node deleted " + i;
             }
             apply(calc, c.node(i));
@@ -189,6 +245,8 @@ class IncrementalRebuildTest {
             if (r.nextInt(3) == 0) {
                 pods.remove(key(old));
                 calc.deletePod(
+                        old.getMetadata().getNamespace(), old.getMetadata().getName());
+                viaSets.deletePod(
                         old.getMetadata().getNamespace(), old.getMetadata().getName());
                 return "pod deleted " + key(old);
             }
@@ -209,6 +267,7 @@ class IncrementalRebuildTest {
             if (r.nextInt(3) == 0) {
                 policies.remove(ns + "/" + name);
                 calc.deletePolicy(ns, name);
+                viaSets.deletePolicy(ns, name);
                 return "policy deleted " + ns + "/" + name;
             }
             apply(calc, base.policy(ns, name));
@@ -219,6 +278,9 @@ class IncrementalRebuildTest {
             if (r.nextInt(3) == 0) {
                 adminPolicies.remove(adminKey(old));
                 calc.deleteAdminPolicy(
+                        AdminPolicyKind.byKindName(old.getKind()),
+                        old.getMetadata().getName());
+                viaSets.deleteAdminPolicy(
                         AdminPolicyKind.byKindName(old.getKind()),
                         old.getMetadata().getName());
                 return "admin policy deleted " + adminKey(old);
@@ -249,11 +311,13 @@ class IncrementalRebuildTest {
     private void apply(IncrementalPolicyCalculator calc, Namespace n) {
         namespaces.put(n.getMetadata().getName(), n);
         calc.upsertNamespace(n);
+        viaSets.upsertNamespace(n);
     }
 
     private void apply(IncrementalPolicyCalculator calc, Pod p) {
         pods.put(key(p), p);
         calc.upsertPod(p);
+        viaSets.upsertPod(p);
     }
 
     /** Stages some policies (a fifth), half of those replacing another of their namespace or kind. */
@@ -287,11 +351,13 @@ class IncrementalRebuildTest {
                 .build();
         policies.put(p.getMetadata().getNamespace() + "/" + p.getMetadata().getName(), p);
         calc.upsertPolicy(p);
+        viaSets.upsertPolicy(p);
     }
 
     private void apply(IncrementalPolicyCalculator calc, Node n) {
         nodes.put(n.getMetadata().getName(), n);
         calc.upsertNode(n);
+        viaSets.upsertNode(n);
     }
 
     private void apply(IncrementalPolicyCalculator calc, GenericKubernetesResource original) {
@@ -307,6 +373,7 @@ class IncrementalRebuildTest {
                 .build();
         adminPolicies.put(adminKey(g), g);
         calc.upsertAdminPolicy(g);
+        viaSets.upsertAdminPolicy(g);
     }
 
     /** A calculator fed the current objects from scratch, all kinds mixed in a random order. */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.policy;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.Arrays;
 
 /**
@@ -20,8 +22,7 @@ public final class StagedCostRatio {
     private static final int REPEATS = 20; // batches per slice: ~80k packets, some 10-30 ms
     private static volatile int sink;
     // CPU time of this thread, not wall time: a slice the machine's other work preempts is not charged for the wait
-    private static final java.lang.management.ThreadMXBean THREADS =
-            java.lang.management.ManagementFactory.getThreadMXBean();
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private StagedCostRatio() {}
 

@@ -70,7 +70,7 @@ final class Programs {
                         v6Segments);
                 stagedSameRules[slot] = bySlot[slot] != null
                         && stagedBySlot[slot] != null
-                        && java.util.Arrays.equals(bySlot[slot].rules, stagedBySlot[slot].rules);
+                        && Arrays.equals(bySlot[slot].rules, stagedBySlot[slot].rules);
             }
         }
         distinct = used.size();

@@ -21,6 +21,7 @@ import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.proto.v1.StagedVerdict;
 import io.kubeverdict.proto.v1.TierInfo;
 import io.kubeverdict.proto.v1.Verdict;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -245,10 +246,10 @@ class StagedDecisionTest {
             List<TierInfo> tiers = staged.getEndpoints(i).getEndpoint().getTiersList();
             List<TierInfo> wouldBe = tiers.size() > 1 ? tiers.subList(1, tiers.size()) : tiers;
             if (i % 6 == 2 && !tiers.isEmpty()) {
-                wouldBe = new java.util.ArrayList<>(tiers);
+                wouldBe = new ArrayList<>(tiers);
                 wouldBe.set(0, tiers.get(0).toBuilder().clearEgressPolicies().build());
             } else if (i % 6 == 4 && !tiers.isEmpty()) {
-                wouldBe = new java.util.ArrayList<>(tiers);
+                wouldBe = new ArrayList<>(tiers);
                 Action other = tiers.get(0).getDefaultAction() == Action.DENY ? Action.ALLOW : Action.DENY;
                 wouldBe.set(0, tiers.get(0).toBuilder().setDefaultAction(other).build());
             }

@@ -27,6 +27,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -294,7 +295,7 @@ final class ServeCommand implements Callable<Integer> {
         ServerLimits serverLimits;
         CallLimits.Config callLimits;
         java.util.Optional<io.kubeverdict.controlplane.flows.FlowRecorder.Settings> history;
-        java.util.Optional<OtlpFlowExport.Settings> export;
+        Optional<OtlpFlowExport.Settings> export;
         try {
             history = flowHistory.settings();
             export = flowExport.settings(history.isPresent());

@@ -37,14 +37,25 @@ import io.kubeverdict.proto.v1.GetSnapshotRequest;
 import io.kubeverdict.proto.v1.ListNodesRequest;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.testing.tier.MockApiTest;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -493,25 +504,24 @@ class TokenAuthMockClusterTest {
         inspectors.add(inspector);
         acceptTokensOf(inspector, builder);
         int port = cp.serveConsole(new InetSocketAddress("0.0.0.0", 0));
-        java.net.InetAddress elsewhere =
-                java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()
-                        .filter(nic -> !nic.getName().equals("lo"))
-                        .flatMap(nic -> java.util.Collections.list(nic.getInetAddresses()).stream())
-                        .filter(a -> a instanceof java.net.Inet4Address && !a.isLoopbackAddress())
-                        .findFirst()
-                        .orElseThrow(() -> new AssertionError("no non-loopback IPv4 address to call the console from"));
-        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-        java.util.function.Function<String, java.net.http.HttpResponse<String>> asUser = user -> {
+        InetAddress elsewhere = Collections.list(NetworkInterface.getNetworkInterfaces()).stream()
+                .filter(nic -> !nic.getName().equals("lo"))
+                .flatMap(nic -> Collections.list(nic.getInetAddresses()).stream())
+                .filter(a -> a instanceof Inet4Address && !a.isLoopbackAddress())
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no non-loopback IPv4 address to call the console from"));
+        HttpClient http = HttpClient.newHttpClient();
+        Function<String, HttpResponse<String>> asUser = user -> {
             try {
                 return http.send(
-                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(
-                                        "http://" + elsewhere.getHostAddress() + ":" + port + "/api/nodes"))
+                        HttpRequest.newBuilder(
+                                        URI.create("http://" + elsewhere.getHostAddress() + ":" + port + "/api/nodes"))
                                 .header("Authorization", "Bearer token-of-" + user)
                                 .timeout(Duration.ofSeconds(30))
                                 .build(),
-                        java.net.http.HttpResponse.BodyHandlers.ofString());
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                        HttpResponse.BodyHandlers.ofString());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             } catch (InterruptedException e) {
                 throw new AssertionError(e);
             }
@@ -531,7 +541,7 @@ class TokenAuthMockClusterTest {
         assertThat(BearerTokenInterceptor.onLoopback(new InetSocketAddress("::1", 1)))
                 .isTrue();
         assertThat(BearerTokenInterceptor.onLoopback(
-                        new InetSocketAddress(java.net.InetAddress.getByName("::ffff:127.0.0.1"), 1)))
+                        new InetSocketAddress(InetAddress.getByName("::ffff:127.0.0.1"), 1)))
                 .as("IPv4-mapped")
                 .isTrue();
         assertThat(BearerTokenInterceptor.onLoopback(new InetSocketAddress("10.0.0.7", 1)))

@@ -14,6 +14,11 @@ import io.kubeverdict.controlplane.source.EngineDirectoryReader;
 import io.kubeverdict.controlplane.sync.PolicySyncService;
 import io.kubeverdict.controlplane.tools.ClusterObjects;
 import io.kubeverdict.controlplane.tools.OfflineCluster;
+import io.kubeverdict.proto.v1.FlowRecord;
+import io.kubeverdict.proto.v1.FlowSide;
+import io.kubeverdict.proto.v1.ListFlowsResponse;
+import io.kubeverdict.proto.v1.StagedVerdict;
+import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.VerdictEvent;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -124,32 +129,25 @@ class FlowsCommandTest {
 
     @Test
     void aStagedFlipGetsAStagedColumnAndOnlyThen() {
-        io.kubeverdict.proto.v1.FlowRecord plain = io.kubeverdict.proto.v1.FlowRecord.newBuilder()
-                .setSource(io.kubeverdict.proto.v1.FlowSide.newBuilder()
-                        .setNamespace("x")
-                        .setWorkload("a"))
-                .setDestination(io.kubeverdict.proto.v1.FlowSide.newBuilder()
-                        .setNamespace("x")
-                        .setWorkload("b"))
+        FlowRecord plain = FlowRecord.newBuilder()
+                .setSource(FlowSide.newBuilder().setNamespace("x").setWorkload("a"))
+                .setDestination(FlowSide.newBuilder().setNamespace("x").setWorkload("b"))
                 .setProtocol(6)
                 .setPort(80)
-                .setVerdict(io.kubeverdict.proto.v1.Verdict.VERDICT_ALLOW)
+                .setVerdict(Verdict.VERDICT_ALLOW)
                 .setCount(3)
                 .build();
-        io.kubeverdict.proto.v1.FlowRecord flip = plain.toBuilder()
-                .setStaged(io.kubeverdict.proto.v1.StagedVerdict.newBuilder()
-                        .setVerdict(io.kubeverdict.proto.v1.Verdict.VERDICT_DENY)
+        FlowRecord flip = plain.toBuilder()
+                .setStaged(StagedVerdict.newBuilder()
+                        .setVerdict(Verdict.VERDICT_DENY)
                         .setReason("denied by default/staged:x/deny-all (tier default)"))
                 .build();
         FlowsCommand command = new FlowsCommand();
-        String without = command.table(io.kubeverdict.proto.v1.ListFlowsResponse.newBuilder()
-                .addFlows(plain)
-                .build());
+        String without =
+                command.table(ListFlowsResponse.newBuilder().addFlows(plain).build());
         assertThat(without).doesNotContain("STAGED");
-        String with = command.table(io.kubeverdict.proto.v1.ListFlowsResponse.newBuilder()
-                .addFlows(plain)
-                .addFlows(flip)
-                .build());
+        String with = command.table(
+                ListFlowsResponse.newBuilder().addFlows(plain).addFlows(flip).build());
         assertThat(with.lines().findFirst().orElseThrow()).endsWith("STAGED");
         assertThat(with).contains("would be denied: denied by default/staged:x/deny-all (tier default)");
     }

@@ -16,6 +16,7 @@ import io.kubeverdict.proto.v1.Verdict;
 import io.kubeverdict.proto.v1.VerdictEvent;
 import io.opentelemetry.api.common.Attributes;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -97,7 +98,7 @@ class StagedFlowsTest {
         FlowHistory h = history();
         h.record(FlowEvents.observation(event(WOULD_DENY), pod -> Map.of()).orElseThrow(), T);
         h.record(FlowEvents.observation(event(null), pod -> Map.of()).orElseThrow(), T);
-        Map<Boolean, Attributes> byFlip = new java.util.HashMap<>();
+        Map<Boolean, Attributes> byFlip = new HashMap<>();
         for (FlowHistory.Held held : h.held()) {
             byFlip.put(held.key().stagedFlip(), FlowLogAttributes.of(held));
         }

@@ -317,11 +317,11 @@ public final class ConnRateBench {
                                 : "")));
     }
 
-    /** The agent's two tables as the agent has them with no pod watched for DNS, the policy table with these addresses. */
+    /** The agent's tables as the agent has them with no pod watched for DNS (so no DNS table), the policy table with these addresses. */
     private static void agentTables(Testbed plain, String node, NftManager table, DnsTable dns, PodAddresses addresses)
             throws Exception {
         plain.callIn(node, () -> {
-            dns.remove(); // program() writes the whole table only the first time after a remove
+            dns.remove();
             table.start(addresses);
             dns.program(PodAddresses.EMPTY);
             return null;
@@ -429,13 +429,17 @@ public final class ConnRateBench {
             }
         }
 
-        /** nft's listing of the agent's two tables on this bed's node (libxtables' stderr noise dropped). */
+        /** nft's listing of the agent's tables on this bed's node (libxtables' stderr noise dropped; no DNS table while nothing is watched). */
         String ruleset() throws java.io.IOException {
-            return (testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict")
-                            + testbed.exec(node, "nft", "list", "table", "inet", "kube_verdict_dns"))
-                    .lines()
-                    .filter(l -> !l.contains("NFPROTO"))
-                    .reduce("", (a, b) -> a + b + "\n");
+            List<String> present =
+                    testbed.exec(node, "nft", "list", "tables").lines().toList();
+            StringBuilder tables = new StringBuilder();
+            for (String table : List.of("kube_verdict", "kube_verdict_dns")) {
+                if (present.contains("table inet " + table)) {
+                    tables.append(testbed.exec(node, "nft", "list", "table", "inet", table));
+                }
+            }
+            return tables.toString().lines().filter(l -> !l.contains("NFPROTO")).reduce("", (a, b) -> a + b + "\n");
         }
 
         /** Packet ids the node's queues handed out so far (0 for those nobody is bound to). */

@@ -85,17 +85,19 @@ public final class DnsRuleset {
                 .append(" {\n\t\ttype filter hook prerouting priority ")
                 .append(QUERY_PRIORITY)
                 .append("; policy accept;\n");
+        // Every packet of every pod passes these chains: the port, one load and compare, goes first
+        // so that only DNS packets pay for the conntrack and set lookups.
         if (v4) {
-            s.append("\t\tct direction original ip saddr @")
+            s.append("\t\tudp dport 53 ct direction original ip saddr @")
                     .append(SET_V4)
-                    .append(" udp dport 53 goto ")
+                    .append(" goto ")
                     .append(CHAIN_QUEUE)
                     .append('\n');
         }
         if (v6) {
-            s.append("\t\tct direction original ip6 saddr @")
+            s.append("\t\tudp dport 53 ct direction original ip6 saddr @")
                     .append(SET_V6)
-                    .append(" udp dport 53 goto ")
+                    .append(" goto ")
                     .append(CHAIN_QUEUE)
                     .append('\n');
         }
@@ -107,20 +109,20 @@ public final class DnsRuleset {
                 .append("; policy accept;\n");
         for (String l4 : List.of("udp", "tcp")) {
             if (v4) {
-                s.append("\t\tct direction reply ip daddr @")
-                        .append(SET_V4)
-                        .append(' ')
+                s.append("\t\t")
                         .append(l4)
-                        .append(" sport 53 goto ")
+                        .append(" sport 53 ct direction reply ip daddr @")
+                        .append(SET_V4)
+                        .append(" goto ")
                         .append(CHAIN_QUEUE)
                         .append('\n');
             }
             if (v6) {
-                s.append("\t\tct direction reply ip6 daddr @")
-                        .append(SET_V6)
-                        .append(' ')
+                s.append("\t\t")
                         .append(l4)
-                        .append(" sport 53 goto ")
+                        .append(" sport 53 ct direction reply ip6 daddr @")
+                        .append(SET_V6)
+                        .append(" goto ")
                         .append(CHAIN_QUEUE)
                         .append('\n');
             }

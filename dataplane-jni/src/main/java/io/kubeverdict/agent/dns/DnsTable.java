@@ -11,9 +11,12 @@ import io.kubeverdict.jni.XtQueueRule;
 import java.util.Objects;
 
 /**
- * Applies {@link DnsRuleset}: the table is written whole once (replacing a leftover of ours),
- * then only the watched-pod sets change, in one transaction each. Uses the queue path and table
- * layout the policy table found to work. Acts in the network namespace of the calling thread.
+ * Applies {@link DnsRuleset}: the table exists only while some local pod is watched, because its
+ * two base chains (prerouting, postrouting) are passed by every packet of every pod. It is
+ * written whole when the first pod is watched (replacing a leftover of ours), then only the
+ * watched-pod sets change, in one transaction each, and it is deleted when none is left. Uses
+ * the queue path and table layout the policy table found to work. Acts in the network namespace
+ * of the calling thread.
  */
 public final class DnsTable {
     private final Nftables nft;
@@ -23,6 +26,8 @@ public final class DnsTable {
     private TableLayout layout;
     private final NftManager policyTable;
     private PodAddresses applied;
+    /** Whether the table is in the kernel (it is not while nothing is watched). */
+    private boolean written;
 
     public DnsTable(Nftables nft, String table, int queue, QueuePath path, TableLayout layout) {
         this.nft = nft;
@@ -46,10 +51,21 @@ public final class DnsTable {
         return applied;
     }
 
-    /** Makes the kernel's sets hold exactly {@code watched}; writes the table on the first call. */
+    /**
+     * Makes the kernel's sets hold exactly {@code watched}: writes the table when the first pod is
+     * watched, deletes it (and, on the first call, any leftover of ours) when none is.
+     */
     public synchronized void program(PodAddresses watched) {
         Objects.requireNonNull(watched);
-        if (applied == null) {
+        if (watched.isEmpty()) {
+            if (written || applied == null) {
+                nft.run(DnsRuleset.deleteTable(table));
+                written = false;
+            }
+            applied = watched;
+            return;
+        }
+        if (!written) {
             if (policyTable != null) {
                 path = policyTable.config().path();
                 layout = policyTable.config().layout();
@@ -64,6 +80,7 @@ public final class DnsTable {
                 }
             }
             applied = watched;
+            written = true;
             return;
         }
         String diff = DnsRuleset.diff(table, layout, applied, watched);
@@ -85,13 +102,6 @@ public final class DnsTable {
         }
         nft.run(DnsRuleset.deleteTable(table));
         applied = null;
-    }
-
-    public synchronized String listTable() {
-        StringBuilder out = new StringBuilder();
-        for (String family : DnsRuleset.families(layout == null ? TableLayout.INET : layout)) {
-            out.append(nft.run("list table " + family + " " + table));
-        }
-        return out.toString();
+        written = false;
     }
 }

@@ -15,9 +15,10 @@ import java.util.TreeSet;
  * {@value #SET_V6}) and these chains:
  * <ul>
  *   <li>{@code forward} (hook forward): a new connection (ct state new) from or to a selected pod
- *       goes to the queue — pod-to-pod on this node and across nodes;</li>
+ *       goes to {@value #CHAIN_SELECTED} — pod-to-pod on this node and across nodes;</li>
  *   <li>{@code input} (hook input): a new connection from a selected pod to the node itself goes
- *       to the queue (the pod's egress policy decides);</li>
+ *       to {@value #CHAIN_SELECTED} (the pod's egress policy decides);</li>
+ *   <li>{@value #CHAIN_SELECTED}: the verdict cache's hit rule, then the queue chain;</li>
  *   <li>in both, the pod address guard: a new connection from (or, forward, to) an address in the
  *       node's pod ranges ({@value #GUARD_V4}, {@value #GUARD_V6}) that is not among the known ones
  *       ({@value #KNOWN_V4}, {@value #KNOWN_V6}: every endpoint's, the node's own) goes to the queue
@@ -35,7 +36,7 @@ import java.util.TreeSet;
  *       {@link FlowMarks#CUT} there, to be dropped (or answered with a TCP reset);</li>
  *   <li>the verdict cache (when {@link RulesetConfig#cache()} is on): sets {@value CacheRules#CACHE_V4}/{@value
  *       CacheRules#CACHE_V6} of (source, destination, protocol, destination port) keys with a timeout and a
- *       size bound. In forward and input, after the cut rule and the early accept, a new TCP, UDP or SCTP
+ *       size bound. In {@value #CHAIN_SELECTED}, a new TCP, UDP or SCTP
  *       connection whose key is there is accepted without queueing while the agent lives ({@value
  *       CacheRules#CACHE_LIVE_V4}/{@value CacheRules#CACHE_LIVE_V6}, renewed by it) (counter {@value
  *       CacheRules#CACHE_HITS}4/6); the admitted chains still mark it. In the admitted chains, a first packet
@@ -64,6 +65,8 @@ public final class RulesetRenderer {
     public static final String KNOWN_V4 = "known4";
     public static final String KNOWN_V6 = "known6";
     public static final String CHAIN_QUEUE = "to_queue";
+    /** Where new connections of selected pods go: the verdict cache, then the queue. */
+    public static final String CHAIN_SELECTED = "selected";
     /**
      * Named counter of every packet the table sends to the queue chain. The kernel counts what the
      * queue took (ids) and what it dropped when full, but not what it let through by bypass (a
@@ -135,6 +138,15 @@ public final class RulesetRenderer {
                 .append(" {\n\t\t")
                 .append(queueStatement(config))
                 .append("\n\t}\n");
+        // A selected pod's new connection: the cache may answer it, else the queue. Unselected
+        // connections never reach the cache's lookups.
+        s.append("\tchain ").append(CHAIN_SELECTED).append(" {\n");
+        CacheRules.hitRules(s, cache, v4, v6);
+        s.append("\t\tcounter name ")
+                .append(QUEUED_COUNTER)
+                .append(" goto ")
+                .append(CHAIN_QUEUE)
+                .append("\n\t}\n");
         if (cuts) {
             s.append("\tchain ").append(CHAIN_CUT).append(" {\n");
             if (config.cutAction() == CutAction.RESET) {
@@ -152,9 +164,8 @@ public final class RulesetRenderer {
                     .append('\n');
         }
         onlyNew(s);
-        CacheRules.hitRules(s, cache, v4, v6);
         for (String match : forwardMatches(v4, v6)) {
-            queueRule(s, match);
+            selectedRule(s, match);
         }
         for (String match : guardForwardMatches(v4, v6)) {
             queueRule(s, match);
@@ -169,9 +180,8 @@ public final class RulesetRenderer {
                     .append('\n');
         }
         onlyNew(s);
-        CacheRules.hitRules(s, cache, v4, v6);
         for (String match : inputMatches(v4, v6)) {
-            queueRule(s, match);
+            selectedRule(s, match);
         }
         for (String match : guardInputMatches(v4, v6)) {
             queueRule(s, match);
@@ -283,6 +293,14 @@ public final class RulesetRenderer {
      */
     private static void onlyNew(StringBuilder s) {
         s.append("\t\tct state != new accept\n");
+    }
+
+    private static void selectedRule(StringBuilder s, String match) {
+        s.append("\t\tct state new ")
+                .append(match)
+                .append(" goto ")
+                .append(CHAIN_SELECTED)
+                .append('\n');
     }
 
     private static void queueRule(StringBuilder s, String match) {

@@ -47,16 +47,19 @@ class RulesetRendererTest {
                 .contains("type filter hook forward priority filter; policy accept;\n"
                         + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
                         + "\t\tct state != new accept\n"
-                        + "\t\tct state new ip saddr @pods4 counter name queued goto to_queue\n"
-                        + "\t\tct state new ip daddr @pods4 counter name queued goto to_queue\n"
-                        + "\t\tct state new ip6 saddr @pods6 counter name queued goto to_queue\n"
-                        + "\t\tct state new ip6 daddr @pods6 counter name queued goto to_queue\n");
+                        + "\t\tct state new ip saddr @pods4 goto selected\n"
+                        + "\t\tct state new ip daddr @pods4 goto selected\n"
+                        + "\t\tct state new ip6 saddr @pods6 goto selected\n"
+                        + "\t\tct state new ip6 daddr @pods6 goto selected\n");
         assertThat(text)
                 .contains("type filter hook input priority filter; policy accept;\n"
                         + "\t\tct mark & 0x04000000 == 0x04000000 goto cut\n"
                         + "\t\tct state != new accept\n"
-                        + "\t\tct state new ip saddr @pods4 counter name queued goto to_queue\n"
-                        + "\t\tct state new ip6 saddr @pods6 counter name queued goto to_queue\n");
+                        + "\t\tct state new ip saddr @pods4 goto selected\n"
+                        + "\t\tct state new ip6 saddr @pods6 goto selected\n");
+        assertThat(text)
+                .as("without a cache, a selected pod's new connection is counted and queued")
+                .contains("chain selected {\n\t\tcounter name queued goto to_queue\n\t}\n");
         String output =
                 text.substring(text.indexOf("chain output {"), text.indexOf("}", text.indexOf("chain output {")));
         assertThat(output)
@@ -81,14 +84,14 @@ class RulesetRendererTest {
         assertThat(text).contains("set known4 {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1, 10.0.0.254 }\n");
         assertThat(text)
                 .contains(
-                        "\t\tct state new ip6 daddr @pods6 counter name queued goto to_queue\n"
+                        "\t\tct state new ip6 daddr @pods6 goto selected\n"
                                 + "\t\tct state new ip saddr @guard4 ip saddr != @known4 counter name queued goto to_queue\n"
                                 + "\t\tct state new ip daddr @guard4 ip daddr != @known4 counter name queued goto to_queue\n"
                                 + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 counter name queued goto to_queue\n"
                                 + "\t\tct state new ip6 daddr @guard6 ip6 daddr != @known6 counter name queued goto to_queue\n");
         assertThat(text)
                 .contains(
-                        "\t\tct state new ip6 saddr @pods6 counter name queued goto to_queue\n"
+                        "\t\tct state new ip6 saddr @pods6 goto selected\n"
                                 + "\t\tct state new ip saddr @guard4 ip saddr != @known4 counter name queued goto to_queue\n"
                                 + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 counter name queued goto to_queue\n\t}\n");
         String admitted = text.substring(text.indexOf("chain forward_admitted"));
@@ -152,14 +155,14 @@ class RulesetRendererTest {
         assertThat(ip)
                 .contains("set pods4")
                 .contains("elements = { 10.0.0.1 }")
-                .contains("ip saddr @pods4 counter name queued goto to_queue")
+                .contains("ip saddr @pods4 goto selected")
                 .contains("chain to_queue {\n\t\tdrop\n")
                 .doesNotContain("pods6")
                 .doesNotContain("ip6");
         assertThat(ip6)
                 .contains("set pods6")
                 .contains("elements = { fd00::1 }")
-                .contains("ip6 daddr @pods6 counter name queued goto to_queue")
+                .contains("ip6 daddr @pods6 goto selected")
                 .doesNotContain("pods4");
         assertThat(RulesetRenderer.diff(split, PodAddresses.EMPTY, PodAddresses.of(List.of("10.0.0.9", "fd00::9"))))
                 .isEqualTo("add element ip kv pods4 { 10.0.0.9 }\nadd element ip6 kv pods6 { fd00::9 }\n");
@@ -301,10 +304,12 @@ class RulesetRendererTest {
                 .contains("ct state new meta mark & 0x00003000 @cachetag4 meta l4proto { tcp, udp, sctp } add @cache4 "
                         + "{ ip saddr . ip daddr . meta l4proto . th dport } counter name cacheadds4")
                 .contains("ct state new meta mark & 0x00003000 != 0 meta mark set meta mark & 0xffffcfff");
-        // the hit rule comes after the cut rule and before the queue rules, in forward and input
-        String forward = table.substring(table.indexOf("chain forward {"), table.indexOf("chain input {"));
-        assertThat(forward.indexOf("goto cut")).isLessThan(forward.indexOf("@cache4"));
-        assertThat(forward.indexOf("@cache6")).isLessThan(forward.indexOf("goto to_queue"));
+        // the hit rules are only for selected pods' connections, before the queue
+        String selected = table.substring(table.indexOf("chain selected {"), table.indexOf("chain cut {"));
+        assertThat(selected.indexOf("@cache6")).isLessThan(selected.indexOf("goto to_queue"));
+        assertThat(table.substring(table.indexOf("chain forward {")))
+                .as("unselected connections never reach the cache's lookups")
+                .doesNotContain("@cache4 counter name cachehits4");
 
         assertThat(CacheRules.cacheReset(on, CacheMarks.mark(3)))
                 .isEqualTo("flush set inet t cachetag4\nflush set inet t cachetag6\nflush set inet t cache4\n"

@@ -17,15 +17,16 @@
 #define KV_SLOT_VERDICT 7      /* u8 verdict, written by Java: NF_DROP, NF_ACCEPT or KV_VERDICT_HOLD */
 #define KV_SLOT_COPIED 8       /* u32 bytes copied into the slot */
 #define KV_SLOT_LENGTH 12      /* u32 full packet length */
-#define KV_SLOT_MARK 16        /* u32 the packet's skb mark as queued; with KV_VERDICT_ACCEPT_MARK, Java's new mark */
+#define KV_SLOT_MARK 16        /* u32 the packet's skb mark as queued; with KV_VERDICT_REPEAT_MARK, Java's new mark */
 #define KV_SLOT_DATA 24        /* the packet's first KV_SLOT_DATA_BYTES bytes */
 #define KV_SLOT_DATA_BYTES 512 /* the default copy range: long IPv6 extension chains fit */
 
 /* A slot verdict: hand the packet over to the queue set with NfqNative.holdTo (the pod address guard). */
 #define KV_VERDICT_HOLD 2
-/* A slot verdict: accept and set the packet's skb mark to the slot's KV_SLOT_MARK (the verdict
- * cache's tag, read by a rule of the table after the queue). Never part of a batch verdict. */
-#define KV_VERDICT_ACCEPT_MARK 3
+/* A slot verdict: NF_REPEAT with the packet's skb mark set to the slot's KV_SLOT_MARK: the packet
+ * passes its hook's chain again, where a rule of our table reads the mark (the verdict cache's
+ * tag), adds the connection's key and accepts. Never part of a batch verdict. */
+#define KV_VERDICT_REPEAT_MARK 3
 
 _Static_assert(KV_SLOT_LENGTH + 4 <= KV_SLOT_MARK, "slot header fields overlap");
 _Static_assert(KV_SLOT_MARK + 4 <= KV_SLOT_DATA, "slot header overlaps the data");
@@ -83,7 +84,7 @@ enum kv_ct_match {
 	X(KV_CT_ORIG_SPORT) X(KV_CT_ORIG_DPORT) X(KV_CT_REPLY_SPORT) X(KV_CT_REPLY_DPORT)          \
 	X(KV_CT_MARK) X(KV_CT_ID) X(KV_CT_STATUS) X(KV_CT_ORIG_SRC) X(KV_CT_ORIG_DST)              \
 	X(KV_CT_REPLY_SRC) X(KV_CT_MATCH_ANY) X(KV_CT_MATCH_ORIG_SRC) X(KV_CT_MATCH_REPLY_SRC)     \
-	X(KV_SLOT_MARK) X(KV_VERDICT_ACCEPT_MARK)
+	X(KV_SLOT_MARK) X(KV_VERDICT_REPEAT_MARK)
 /* clang-format on */
 
 #endif

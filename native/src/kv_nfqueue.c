@@ -400,12 +400,12 @@ static size_t kv_nfq_put_verdict(struct kv_queue *q, char *at, int type, uint32_
 	return MNL_ALIGN(nlh->nlmsg_len);
 }
 
-/* NF_ACCEPT for one packet, setting its skb mark (NFQA_MARK replaces the whole mark: Java passes
+/* NF_REPEAT for one packet, setting its skb mark (NFQA_MARK replaces the whole mark: Java passes
  * the queued mark with its own bits added). */
-static size_t kv_nfq_put_marked_accept(struct kv_queue *q, char *at, uint32_t id, uint32_t mark)
+static size_t kv_nfq_put_marked_repeat(struct kv_queue *q, char *at, uint32_t id, uint32_t mark)
 {
 	struct nlmsghdr *nlh = nfq_nlmsg_put(at, NFQNL_MSG_VERDICT, q->queue_num);
-	nfq_nlmsg_verdict_put(nlh, (int)id, NF_ACCEPT);
+	nfq_nlmsg_verdict_put(nlh, (int)id, NF_REPEAT);
 	nfq_nlmsg_verdict_put_mark(nlh, mark);
 	return MNL_ALIGN(nlh->nlmsg_len);
 }
@@ -417,7 +417,7 @@ static size_t kv_nfq_put_marked_accept(struct kv_queue *q, char *at, uint32_t id
  * ids missing between slots belong to packets the kernel never queued. Single slots get a
  * plain NFQNL_MSG_VERDICT. Verdicts are NF_DROP (0), NF_ACCEPT (1), KV_VERDICT_HOLD (2, only
  * once a hold queue is set): the kernel moves a held packet to that queue, where it waits for
- * its verdict from kv_nfq_verdict_one, or KV_VERDICT_ACCEPT_MARK (3): a plain NF_ACCEPT with
+ * its verdict from kv_nfq_verdict_one, or KV_VERDICT_REPEAT_MARK (3): a plain NF_REPEAT with
  * NFQA_MARK (the slot's KV_SLOT_MARK), always a message of its own, so runs stay exact. */
 static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
 {
@@ -428,7 +428,7 @@ static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
 		return -EINVAL;
 	for (int i = 0; i < count; i++) {
 		int v = q->slots[(size_t)i * (size_t)q->slot_size + KV_SLOT_VERDICT];
-		if (v > NF_ACCEPT && v != KV_VERDICT_ACCEPT_MARK && !(v == KV_VERDICT_HOLD && q->hold_verdict != 0))
+		if (v > NF_ACCEPT && v != KV_VERDICT_REPEAT_MARK && !(v == KV_VERDICT_HOLD && q->hold_verdict != 0))
 			return -EINVAL;
 	}
 	size_t off = 0;
@@ -436,11 +436,11 @@ static jint kv_nfq_verdict(JNIEnv *env, jclass cls, jlong handle, jint count)
 	for (int i = 0; i < count;) {
 		const unsigned char *slot = q->slots + (size_t)i * (size_t)q->slot_size;
 		int verdict = slot[KV_SLOT_VERDICT];
-		if (verdict == KV_VERDICT_ACCEPT_MARK) {
+		if (verdict == KV_VERDICT_REPEAT_MARK) {
 			uint32_t id, mark;
 			memcpy(&id, slot + KV_SLOT_ID, 4);
 			memcpy(&mark, slot + KV_SLOT_MARK, 4);
-			off += kv_nfq_put_marked_accept(q, q->sbuf + off, id, mark);
+			off += kv_nfq_put_marked_repeat(q, q->sbuf + off, id, mark);
 			messages++;
 			i++;
 			continue;

@@ -56,7 +56,7 @@ final class NfqLayout {
             new Constant("KV_CT_MATCH_ORIG_SRC", ConntrackQuery.Match.ORIGINAL_SOURCE.ordinal()),
             new Constant("KV_CT_MATCH_REPLY_SRC", ConntrackQuery.Match.REPLY_SOURCE.ordinal()),
             new Constant("KV_SLOT_MARK", PacketBatch.MARK),
-            new Constant("KV_VERDICT_ACCEPT_MARK", PacketBatch.VERDICT_ACCEPT_MARK));
+            new Constant("KV_VERDICT_REPEAT_MARK", PacketBatch.VERDICT_REPEAT_MARK));
 
     private NfqLayout() {}
 

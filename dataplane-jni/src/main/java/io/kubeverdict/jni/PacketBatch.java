@@ -36,8 +36,11 @@ public final class PacketBatch {
     static final byte NF_ACCEPT = 1;
     /** The slot verdict that moves the packet to the hold queue ({@link NfQueue#holdTo}). */
     static final byte VERDICT_HOLD = 2;
-    /** The slot verdict that accepts and sets the packet's skb mark to the slot's mark ({@link #acceptMarked}). */
-    static final byte VERDICT_ACCEPT_MARK = 3;
+    /**
+     * The slot verdict that sends the packet round its hook's chain again (NF_REPEAT) with its skb
+     * mark set to the slot's mark ({@link #repeatMarked}).
+     */
+    static final byte VERDICT_REPEAT_MARK = 3;
 
     private final NfQueue queue;
     private final ByteBuffer buffer;
@@ -160,13 +163,15 @@ public final class PacketBatch {
     }
 
     /**
-     * Accepts packet i and sets its skb mark to {@code mark} (the whole mark: pass {@link #mark} with
-     * bits added to keep the others). Sent as a verdict of its own, never folded into a batch verdict.
+     * Sends packet i round its hook's chain again with its skb mark set to {@code mark} (the whole
+     * mark: pass {@link #mark} with bits added to keep the others), for a rule of our table that
+     * reads them to accept it (the verdict cache's tag). Sent as a verdict of its own, never folded
+     * into a batch verdict.
      */
-    public void acceptMarked(int i, int mark) {
+    public void repeatMarked(int i, int mark) {
         int at = slot(i);
         buffer.putInt(at + MARK, mark);
-        buffer.put(at + VERDICT, VERDICT_ACCEPT_MARK);
+        buffer.put(at + VERDICT, VERDICT_REPEAT_MARK);
     }
 
     public void drop(int i) {
@@ -180,7 +185,7 @@ public final class PacketBatch {
 
     public boolean accepted(int i) {
         byte verdict = buffer.get(slot(i) + VERDICT);
-        return verdict == NF_ACCEPT || verdict == VERDICT_ACCEPT_MARK;
+        return verdict == NF_ACCEPT || verdict == VERDICT_REPEAT_MARK;
     }
 
     private int slot(int i) {

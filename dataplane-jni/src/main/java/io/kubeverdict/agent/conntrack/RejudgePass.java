@@ -133,7 +133,8 @@ final class RejudgePass {
     /**
      * Whether an earlier dump of the pass delivered entry i too. Its mark then is taken to be its
      * mark now: marks only gain bits (a cut entry leaves every later dump), and one that gained
-     * ADMITTED since was admitted by a verdict of this generation or a newer one.
+     * ADMITTED since had a packet judged, or answered from the cache, by this generation or a
+     * newer one.
      */
     private static boolean inEarlierDump(ConntrackEntries e, int i, FamilyTargets targets, int position) {
         int mark = e.mark(i);

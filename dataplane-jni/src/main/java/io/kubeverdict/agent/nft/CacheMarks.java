@@ -3,11 +3,12 @@ package io.kubeverdict.agent.nft;
 
 /**
  * The verdict cache's tag: a few bits of the packet's skb mark (not the ct mark) that the verdict
- * of a cacheable accept sets, and that the table's rule after the queue reads to add the
- * connection's key to the cache when they equal the current generation's tag (sets
- * {@value RulesetRenderer#CACHE_TAG_V4}/{@value RulesetRenderer#CACHE_TAG_V6}). The rule clears
- * them again in the same chain, so they live from the verdict to the base chain at priority
- * filter + 1 of the same hook, and only on first packets of connections the agent judged.
+ * of a cacheable accept sets (with NF_REPEAT, so the packet passes its base chain again), and
+ * that the table's {@value CacheRules#CHAIN_CACHE_ADD} chain reads to add the connection's key
+ * to the cache when they equal the current generation's tag (sets
+ * {@value CacheRules#CACHE_TAG_V4}/{@value CacheRules#CACHE_TAG_V6}). That chain clears them
+ * again, so they live from the verdict to the second pass of the same chain, and only on first
+ * packets of connections the agent judged.
  *
  * <p>Tags cycle 1..{@value #TAGS} (0 is "not cacheable"): consecutive generations always have
  * different tags, and a tag comes back only after the agent has seen every verdict of the

@@ -29,6 +29,12 @@ public final class CacheRules {
 
     public static final String CACHE_ADDS = "cacheadds";
 
+    /** The chain a judged, cacheable first packet is sent round to ({@link #repeatRule}). */
+    public static final String CHAIN_CACHE_ADD = "cache_add";
+
+    private static final String ADMIT = "ct mark set ct mark | " + FlowMarks.hex(FlowMarks.ADMITTED);
+    private static final String TAGGED = "meta mark & " + CacheMarks.hex(CacheMarks.MASK);
+
     private CacheRules() {}
 
     /** The cache's sets and counters in a table of these families; nothing when the cache is off. */
@@ -61,7 +67,7 @@ public final class CacheRules {
     /** Only protocols whose fourth and fifth bytes of the transport header are a destination port. */
     private static final String CACHED_PROTOCOLS = "meta l4proto { tcp, udp, sctp }";
 
-    /** A new connection whose key the cache holds: accepted here, the admitted chain marks it. */
+    /** A new connection whose key the cache holds: marked admitted (as a queued accept is) and accepted here. */
     static void hitRules(StringBuilder s, CacheSettings cache, boolean v4, boolean v6) {
         if (!cache.enabled()) {
             return;
@@ -77,7 +83,9 @@ public final class CacheRules {
                     .append(CACHE_V4)
                     .append(" counter name ")
                     .append(CACHE_HITS)
-                    .append("4 accept\n");
+                    .append("4 ")
+                    .append(ADMIT)
+                    .append(" accept\n");
         }
         if (v6) {
             s.append("\t\tct state new ")
@@ -90,22 +98,47 @@ public final class CacheRules {
                     .append(CACHE_V6)
                     .append(" counter name ")
                     .append(CACHE_HITS)
-                    .append("6 accept\n");
+                    .append("6 ")
+                    .append(ADMIT)
+                    .append(" accept\n");
         }
     }
 
     /**
-     * A first packet the agent accepted with the current generation's tag adds its key; then the
-     * tag bits are cleared, whatever generation they name (a packet never leaves with them).
+     * In a hook's base chain: a first packet the agent accepted as cacheable comes round the chain
+     * again (NF_REPEAT) with tag bits in its skb mark, on a connection our judge chain marked
+     * admitted before queueing it. A packet that merely arrives with such bits (someone else's)
+     * is on a connection that was never queued, or one admitted before: it is not let through
+     * unjudged by them.
      */
-    static void addRules(StringBuilder s, CacheSettings cache, boolean v4, boolean v6) {
+    static void repeatRule(StringBuilder s, CacheSettings cache) {
         if (!cache.enabled()) {
             return;
         }
-        String tagged = "meta mark & " + CacheMarks.hex(CacheMarks.MASK);
+        s.append("\t\t")
+                .append(TAGGED)
+                .append(" != 0 ct mark & ")
+                .append(FlowMarks.hex(FlowMarks.ADMITTED))
+                .append(" == ")
+                .append(FlowMarks.hex(FlowMarks.ADMITTED))
+                .append(" goto ")
+                .append(CHAIN_CACHE_ADD)
+                .append('\n');
+    }
+
+    /**
+     * The packet of {@link #repeatRule}: with the current generation's tag its key is added; then
+     * the tag bits are cleared, whatever generation they name (a packet never leaves with them),
+     * and it is accepted, the agent's verdict.
+     */
+    static void addChain(StringBuilder s, CacheSettings cache, boolean v4, boolean v6) {
+        if (!cache.enabled()) {
+            return;
+        }
+        s.append("\tchain ").append(CHAIN_CACHE_ADD).append(" {\n");
         if (v4) {
-            s.append("\t\tct state new ")
-                    .append(tagged)
+            s.append("\t\t")
+                    .append(TAGGED)
                     .append(" @")
                     .append(CACHE_TAG_V4)
                     .append(' ')
@@ -119,8 +152,8 @@ public final class CacheRules {
                     .append("4\n");
         }
         if (v6) {
-            s.append("\t\tct state new ")
-                    .append(tagged)
+            s.append("\t\t")
+                    .append(TAGGED)
                     .append(" @")
                     .append(CACHE_TAG_V6)
                     .append(' ')
@@ -133,11 +166,9 @@ public final class CacheRules {
                     .append(CACHE_ADDS)
                     .append("6\n");
         }
-        s.append("\t\tct state new ")
-                .append(tagged)
-                .append(" != 0 meta mark set meta mark & ")
+        s.append("\t\tmeta mark set meta mark & ")
                 .append(CacheMarks.hex(~CacheMarks.MASK))
-                .append('\n');
+                .append(" accept\n\t}\n");
     }
 
     /**

@@ -5,9 +5,11 @@ package io.kubeverdict.agent.nft;
  * The two conntrack mark bits the agent owns; every other bit of the mark is left alone (rules
  * and updates change only these, under a mask).
  * <ul>
- *   <li>{@link #ADMITTED}: set by our ruleset on a connection's conntrack entry after its first
- *       packet left our queue accepted (or passed it unchecked: fail-open bypass, queue full), so
- *       the agent finds the connections it let in with a mark filter the kernel applies.</li>
+ *   <li>{@link #ADMITTED}: set by our ruleset on a connection's conntrack entry as its first
+ *       packet goes to our queue, or is accepted from the verdict cache. A dropped first packet
+ *       never confirms its entry, so the mark is seen only on connections the queue let in
+ *       (accepted, or passed unchecked: fail-open bypass, queue full); the agent finds them with
+ *       a mark filter the kernel applies.</li>
  *   <li>{@link #CUT}: set by the agent when the current policy denies an established connection;
  *       the ruleset then drops (or resets) every further packet of it in either direction, in the
  *       kernel, for as long as the entry lives.</li>

@@ -11,49 +11,50 @@ import java.util.TreeSet;
  * Turns the data plane's state into nft text (pure; {@link NftManager} applies it).
  *
  * <p>One {@code inet} table of ours ({@link TableLayout#INET}; or an {@code ip} plus an {@code ip6}
- * table with the same content split by family, {@link TableLayout#SPLIT}) holds two sets of selected local pod IPs ({@value #SET_V4},
- * {@value #SET_V6}) and these chains:
+ * table with the same content split by family, {@link TableLayout#SPLIT}) holds two sets of selected
+ * local pod IPs ({@value #SET_V4}, {@value #SET_V6}) and one base chain per hook, because every
+ * packet of the node passes every base chain of its hook:
  * <ul>
  *   <li>{@code forward} (hook forward): a new connection (ct state new) from or to a selected pod
  *       goes to {@value #CHAIN_SELECTED} — pod-to-pod on this node and across nodes;</li>
  *   <li>{@code input} (hook input): a new connection from a selected pod to the node itself goes
  *       to {@value #CHAIN_SELECTED} (the pod's egress policy decides);</li>
- *   <li>{@value #CHAIN_SELECTED}: the verdict cache's hit rule, then the queue chain;</li>
  *   <li>in both, the pod address guard: a new connection from (or, forward, to) an address in the
  *       node's pod ranges ({@value #GUARD_V4}, {@value #GUARD_V6}) that is not among the known ones
- *       ({@value #KNOWN_V4}, {@value #KNOWN_V6}: every endpoint's, the node's own) goes to the queue
- *       too, where the agent holds it until its state knows the address;</li>
+ *       ({@value #KNOWN_V4}, {@value #KNOWN_V6}: every endpoint's, the node's own) goes to
+ *       {@value #CHAIN_JUDGE} too, and the agent holds it until its state knows the address;</li>
+ *   <li>{@value #CHAIN_SELECTED}: the verdict cache's hit rule, then {@value #CHAIN_JUDGE};</li>
+ *   <li>{@value #CHAIN_JUDGE}: the connection's conntrack entry gets {@link FlowMarks#ADMITTED}
+ *       (so the agent finds the connections it let in: a dropped first packet never confirms its
+ *       entry, so only connections that went on keep the mark), counted, to the queue;</li>
  *   <li>{@value #CHAIN_QUEUE}: the one queue rule. With {@link QueuePath#NFT_QUEUE} it is
  *       {@code queue num N [bypass]}, or with several queues {@code queue num A-B fanout[,bypass]}
  *       (each packet to the queue of the CPU that handles it); with {@link QueuePath#XT_NFQUEUE} the text holds a
  *       placeholder ({@code accept} when fail-open, {@code drop} when fail-closed) that the shim
  *       swaps for the xtables NFQUEUE target in one transaction.</li>
- *   <li>{@code forward_admitted}, {@code input_admitted} (the same hooks, priority filter + 1): a
- *       new connection that left the queue accepted gets {@link FlowMarks#ADMITTED} on its conntrack
- *       entry, so the agent can find the connections it admitted;</li>
  *   <li>{@value #CHAIN_CUT} (unless the cut action is {@link CutAction#NONE}): the first rule of
  *       forward, input and {@code output} sends every packet of a connection marked
  *       {@link FlowMarks#CUT} there, to be dropped (or answered with a TCP reset);</li>
  *   <li>the verdict cache (when {@link RulesetConfig#cache()} is on): sets {@value CacheRules#CACHE_V4}/{@value
  *       CacheRules#CACHE_V6} of (source, destination, protocol, destination port) keys with a timeout and a
- *       size bound. In {@value #CHAIN_SELECTED}, a new TCP, UDP or SCTP
- *       connection whose key is there is accepted without queueing while the agent lives ({@value
+ *       size bound. In {@value #CHAIN_SELECTED}, a new TCP, UDP or SCTP connection whose key is
+ *       there is marked admitted and accepted without queueing while the agent lives ({@value
  *       CacheRules#CACHE_LIVE_V4}/{@value CacheRules#CACHE_LIVE_V6}, renewed by it) (counter {@value
- *       CacheRules#CACHE_HITS}4/6); the admitted chains still mark it. In the admitted chains, a first packet
- *       that left the queue with the current generation's tag in its skb mark ({@link CacheMarks};
- *       sets {@value CacheRules#CACHE_TAG_V4}/{@value CacheRules#CACHE_TAG_V6} hold the one current tag, or none)
- *       adds its key (counter {@value CacheRules#CACHE_ADDS}4/6), and the tag bits are cleared. Every applied
- *       generation empties the cache sets and replaces the tag in the transaction of its set
- *       changes ({@link CacheRules#cacheReset}).</li>
+ *       CacheRules#CACHE_HITS}4/6). A cacheable accept is the agent's NF_REPEAT with the
+ *       generation's tag in the skb mark ({@link CacheMarks}): the packet passes its base chain
+ *       again, where a tagged packet of an admitted connection goes to {@value
+ *       CacheRules#CHAIN_CACHE_ADD}, which adds its key if the tag is the current one (sets {@value
+ *       CacheRules#CACHE_TAG_V4}/{@value CacheRules#CACHE_TAG_V6}, counter {@value
+ *       CacheRules#CACHE_ADDS}4/6), clears the tag bits and accepts. Every applied generation
+ *       empties the cache sets and replaces the tag ({@link CacheRules#cacheReset}).</li>
  * </ul>
  * Nothing in the output hook is queued: connections the node itself opens (kubelet probes) are
  * never judged and stay allowed; the output chain only stops the node's side of cut connections.
  * Packets of established connections never match {@code ct state new}, so only a connection's
  * first packet is judged; when a change denies an established connection, the agent marks it cut.
- * Right after the cut rule (before every rule in the admitted chains), {@code ct state != new
- * accept} lets every packet that is not a connection's first one leave the chain at one test, so
- * the packets of established connections, most of a node's, pay two rules (one in the admitted
- * chain) instead of one test per selection and guard rule.
+ * Right after the cut rule, {@code ct state != new accept} lets every packet that is not a
+ * connection's first one leave the chain at one test, so the packets of established connections,
+ * most of a node's, pay two rules in one chain per hook.
  */
 public final class RulesetRenderer {
     public static final String SET_V4 = "pods4";
@@ -65,8 +66,10 @@ public final class RulesetRenderer {
     public static final String KNOWN_V4 = "known4";
     public static final String KNOWN_V6 = "known6";
     public static final String CHAIN_QUEUE = "to_queue";
-    /** Where new connections of selected pods go: the verdict cache, then the queue. */
+    /** Where new connections of selected pods go: the verdict cache, then {@value #CHAIN_JUDGE}. */
     public static final String CHAIN_SELECTED = "selected";
+    /** Marks the connection {@link FlowMarks#ADMITTED}, counts it and sends it to the queue. */
+    public static final String CHAIN_JUDGE = "judge";
     /**
      * Named counter of every packet the table sends to the queue chain. The kernel counts what the
      * queue took (ids) and what it dropped when full, but not what it let through by bypass (a
@@ -142,11 +145,20 @@ public final class RulesetRenderer {
         // connections never reach the cache's lookups.
         s.append("\tchain ").append(CHAIN_SELECTED).append(" {\n");
         CacheRules.hitRules(s, cache, v4, v6);
-        s.append("\t\tcounter name ")
+        s.append("\t\tgoto ").append(CHAIN_JUDGE).append("\n\t}\n");
+        // Marked before the queue, not after: an accepted packet resumes at the hook's next base
+        // chain, which would cost every packet of the node one more chain. A dropped first packet
+        // never confirms its conntrack entry, so the mark stays only where the packet went on.
+        s.append("\tchain ")
+                .append(CHAIN_JUDGE)
+                .append(" {\n\t\tct mark set ct mark | ")
+                .append(FlowMarks.hex(FlowMarks.ADMITTED))
+                .append(" counter name ")
                 .append(QUEUED_COUNTER)
                 .append(" goto ")
                 .append(CHAIN_QUEUE)
                 .append("\n\t}\n");
+        CacheRules.addChain(s, cache, v4, v6);
         if (cuts) {
             s.append("\tchain ").append(CHAIN_CUT).append(" {\n");
             if (config.cutAction() == CutAction.RESET) {
@@ -154,39 +166,8 @@ public final class RulesetRenderer {
             }
             s.append("\t\tdrop\n\t}\n");
         }
-
-        s.append("\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n");
-        if (cuts) {
-            s.append("\t\t")
-                    .append(cutMatch())
-                    .append(" goto ")
-                    .append(CHAIN_CUT)
-                    .append('\n');
-        }
-        onlyNew(s);
-        for (String match : forwardMatches(v4, v6)) {
-            selectedRule(s, match);
-        }
-        for (String match : guardForwardMatches(v4, v6)) {
-            queueRule(s, match);
-        }
-        s.append("\t}\n");
-        s.append("\tchain input {\n\t\ttype filter hook input priority filter; policy accept;\n");
-        if (cuts) {
-            s.append("\t\t")
-                    .append(cutMatch())
-                    .append(" goto ")
-                    .append(CHAIN_CUT)
-                    .append('\n');
-        }
-        onlyNew(s);
-        for (String match : inputMatches(v4, v6)) {
-            selectedRule(s, match);
-        }
-        for (String match : guardInputMatches(v4, v6)) {
-            queueRule(s, match);
-        }
-        s.append("\t}\n");
+        hookChain(s, "forward", cuts, cache, forwardMatches(v4, v6), guardForwardMatches(v4, v6));
+        hookChain(s, "input", cuts, cache, inputMatches(v4, v6), guardInputMatches(v4, v6));
         if (cuts) {
             // Only cut connections: the node's replies on a pod's connection to it. Resets the
             // cut chain sends from the forward and input hooks leave through here: let them out.
@@ -199,24 +180,38 @@ public final class RulesetRenderer {
                     .append('\n');
             s.append("\t}\n");
         }
-
-        // After the queue: what the queue let through (or bypassed) gets ADMITTED. An accepted
-        // packet resumes at the next base chain of the hook, so these see exactly that.
-        s.append("\tchain forward_admitted {\n\t\ttype filter hook forward priority filter + 1; policy accept;\n");
-        onlyNew(s);
-        CacheRules.addRules(s, cache, v4, v6);
-        for (String match : forwardMatches(v4, v6)) {
-            admitRule(s, match);
-        }
-        s.append("\t}\n");
-        s.append("\tchain input_admitted {\n\t\ttype filter hook input priority filter + 1; policy accept;\n");
-        onlyNew(s);
-        CacheRules.addRules(s, cache, v4, v6);
-        for (String match : inputMatches(v4, v6)) {
-            admitRule(s, match);
-        }
-        s.append("\t}\n");
         s.append("}\n");
+    }
+
+    /** The one base chain of a hook: cuts, the early exit, a judged packet coming round again, selection, guard. */
+    private static void hookChain(
+            StringBuilder s,
+            String hook,
+            boolean cuts,
+            CacheSettings cache,
+            List<String> selectedMatches,
+            List<String> guardMatches) {
+        s.append("\tchain ")
+                .append(hook)
+                .append(" {\n\t\ttype filter hook ")
+                .append(hook)
+                .append(" priority filter; policy accept;\n");
+        if (cuts) {
+            s.append("\t\t")
+                    .append(cutMatch())
+                    .append(" goto ")
+                    .append(CHAIN_CUT)
+                    .append('\n');
+        }
+        onlyNew(s);
+        CacheRules.repeatRule(s, cache);
+        for (String match : selectedMatches) {
+            gotoRule(s, match, CHAIN_SELECTED);
+        }
+        for (String match : guardMatches) {
+            gotoRule(s, match, CHAIN_JUDGE);
+        }
+        s.append("\t}\n");
     }
 
     /** "family table" of the table holding a set or counter of this family (4 or 6). */
@@ -295,29 +290,11 @@ public final class RulesetRenderer {
         s.append("\t\tct state != new accept\n");
     }
 
-    private static void selectedRule(StringBuilder s, String match) {
+    private static void gotoRule(StringBuilder s, String match, String chain) {
         s.append("\t\tct state new ")
                 .append(match)
                 .append(" goto ")
-                .append(CHAIN_SELECTED)
-                .append('\n');
-    }
-
-    private static void queueRule(StringBuilder s, String match) {
-        s.append("\t\tct state new ")
-                .append(match)
-                .append(" counter name ")
-                .append(QUEUED_COUNTER)
-                .append(" goto ")
-                .append(CHAIN_QUEUE)
-                .append('\n');
-    }
-
-    private static void admitRule(StringBuilder s, String match) {
-        s.append("\t\tct state new ")
-                .append(match)
-                .append(" ct mark set ct mark | ")
-                .append(FlowMarks.hex(FlowMarks.ADMITTED))
+                .append(chain)
                 .append('\n');
     }
 

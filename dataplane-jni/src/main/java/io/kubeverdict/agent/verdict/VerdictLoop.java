@@ -137,7 +137,7 @@ public final class VerdictLoop implements AutoCloseable {
                 case PacketDecider.ACCEPT_CACHEABLE -> {
                     int mark = batch.mark(i);
                     if ((mark & CacheMarks.MASK) == 0) {
-                        batch.acceptMarked(i, mark | decider.cacheMark());
+                        batch.repeatMarked(i, mark | decider.cacheMark());
                     } else {
                         batch.accept(i); // tag bits in use by someone else: not cached, and left as they are
                     }

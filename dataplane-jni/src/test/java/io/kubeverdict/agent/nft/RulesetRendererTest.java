@@ -58,8 +58,8 @@ class RulesetRendererTest {
                         + "\t\tct state new ip saddr @pods4 goto selected\n"
                         + "\t\tct state new ip6 saddr @pods6 goto selected\n");
         assertThat(text)
-                .as("without a cache, a selected pod's new connection is counted and queued")
-                .contains("chain selected {\n\t\tcounter name queued goto to_queue\n\t}\n");
+                .as("without a cache, a selected pod's new connection goes straight to be judged")
+                .contains("chain selected {\n\t\tgoto judge\n\t}\n");
         String output =
                 text.substring(text.indexOf("chain output {"), text.indexOf("}", text.indexOf("chain output {")));
         assertThat(output)
@@ -83,21 +83,15 @@ class RulesetRendererTest {
                         + "\t\telements = { 10.0.0.0/24 }\n");
         assertThat(text).contains("set known4 {\n\t\ttype ipv4_addr\n\t\telements = { 10.0.0.1, 10.0.0.254 }\n");
         assertThat(text)
-                .contains(
-                        "\t\tct state new ip6 daddr @pods6 goto selected\n"
-                                + "\t\tct state new ip saddr @guard4 ip saddr != @known4 counter name queued goto to_queue\n"
-                                + "\t\tct state new ip daddr @guard4 ip daddr != @known4 counter name queued goto to_queue\n"
-                                + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 counter name queued goto to_queue\n"
-                                + "\t\tct state new ip6 daddr @guard6 ip6 daddr != @known6 counter name queued goto to_queue\n");
+                .contains("\t\tct state new ip6 daddr @pods6 goto selected\n"
+                        + "\t\tct state new ip saddr @guard4 ip saddr != @known4 goto judge\n"
+                        + "\t\tct state new ip daddr @guard4 ip daddr != @known4 goto judge\n"
+                        + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 goto judge\n"
+                        + "\t\tct state new ip6 daddr @guard6 ip6 daddr != @known6 goto judge\n");
         assertThat(text)
-                .contains(
-                        "\t\tct state new ip6 saddr @pods6 goto selected\n"
-                                + "\t\tct state new ip saddr @guard4 ip saddr != @known4 counter name queued goto to_queue\n"
-                                + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 counter name queued goto to_queue\n\t}\n");
-        String admitted = text.substring(text.indexOf("chain forward_admitted"));
-        assertThat(admitted)
-                .as("only selected pods' connections are marked admitted")
-                .doesNotContain("guard");
+                .contains("\t\tct state new ip6 saddr @pods6 goto selected\n"
+                        + "\t\tct state new ip saddr @guard4 ip saddr != @known4 goto judge\n"
+                        + "\t\tct state new ip6 saddr @guard6 ip6 saddr != @known6 goto judge\n\t}\n");
 
         // A new pod: known first, and only then (the same transaction) the rest; new ranges replace the old.
         PodAddresses next = PodAddresses.of(List.of("10.0.0.1"))
@@ -112,20 +106,18 @@ class RulesetRendererTest {
     }
 
     @Test
-    void whatLeavesTheQueueAcceptedIsMarkedAdmittedInTheNextBaseChain() {
+    void everyQueuedConnectionIsMarkedAdmittedBeforeTheQueueAndEachHookHasOneBaseChain() {
         String text = RulesetRenderer.replaceTable(NFT_OPEN, PodAddresses.EMPTY);
         assertThat(text)
-                .contains("chain forward_admitted {\n\t\ttype filter hook forward priority filter + 1; policy accept;\n"
-                        + "\t\tct state != new accept\n"
-                        + "\t\tct state new ip saddr @pods4 ct mark set ct mark | 0x08000000\n"
-                        + "\t\tct state new ip daddr @pods4 ct mark set ct mark | 0x08000000\n"
-                        + "\t\tct state new ip6 saddr @pods6 ct mark set ct mark | 0x08000000\n"
-                        + "\t\tct state new ip6 daddr @pods6 ct mark set ct mark | 0x08000000\n\t}\n");
-        assertThat(text)
-                .contains("chain input_admitted {\n\t\ttype filter hook input priority filter + 1; policy accept;\n"
-                        + "\t\tct state != new accept\n"
-                        + "\t\tct state new ip saddr @pods4 ct mark set ct mark | 0x08000000\n"
-                        + "\t\tct state new ip6 saddr @pods6 ct mark set ct mark | 0x08000000\n\t}\n");
+                .contains("chain selected {\n\t\tgoto judge\n\t}\n")
+                .contains(
+                        "chain judge {\n\t\tct mark set ct mark | 0x08000000 counter name queued goto to_queue\n\t}\n");
+        assertThat(text.split("type filter hook forward", -1))
+                .as("one base chain per hook: every packet of the node passes each")
+                .hasSize(2);
+        assertThat(text.split("type filter hook input", -1)).hasSize(2);
+        assertThat(text.split("type filter hook output", -1)).hasSize(2);
+        assertThat(text).doesNotContain("priority filter + 1");
     }
 
     @Test
@@ -298,12 +290,20 @@ class RulesetRendererTest {
                 .contains("timeout 30s")
                 .contains("size 100")
                 .contains("set cachetag4 {\n\t\ttype mark\n\t\telements = { 0x00002000 }")
-                .contains("ct state new meta l4proto { tcp, udp, sctp } meta nfproto @cachelive4 ip saddr . ip daddr . "
-                        + "meta l4proto . th dport @cache4 counter name cachehits4 accept")
+                .contains(
+                        "ct state new meta l4proto { tcp, udp, sctp } meta nfproto @cachelive4 ip saddr . ip daddr . "
+                                + "meta l4proto . th dport @cache4 counter name cachehits4 ct mark set ct mark | 0x08000000 accept")
                 .contains("set cachelive6 {\n\t\ttype nf_proto\n\t\tflags timeout\n\t\telements = { ipv6 timeout 2s }")
-                .contains("ct state new meta mark & 0x00003000 @cachetag4 meta l4proto { tcp, udp, sctp } add @cache4 "
-                        + "{ ip saddr . ip daddr . meta l4proto . th dport } counter name cacheadds4")
-                .contains("ct state new meta mark & 0x00003000 != 0 meta mark set meta mark & 0xffffcfff");
+                .contains(
+                        "chain cache_add {\n\t\tmeta mark & 0x00003000 @cachetag4 meta l4proto { tcp, udp, sctp } add "
+                                + "@cache4 { ip saddr . ip daddr . meta l4proto . th dport } counter name cacheadds4\n")
+                .contains("counter name cacheadds6\n\t\tmeta mark set meta mark & 0xffffcfff accept\n\t}\n");
+        // a tagged packet is taken for the agent's repeated verdict only on a connection the judge chain marked
+        String forward = table.substring(table.indexOf("chain forward {"), table.indexOf("chain input {"));
+        assertThat(forward)
+                .contains("\t\tct state != new accept\n"
+                        + "\t\tmeta mark & 0x00003000 != 0 ct mark & 0x08000000 == 0x08000000 goto cache_add\n"
+                        + "\t\tct state new ip saddr @pods4 goto selected\n");
         // the hit rules are only for selected pods' connections, before the queue
         String selected = table.substring(table.indexOf("chain selected {"), table.indexOf("chain cut {"));
         assertThat(selected.indexOf("@cache6")).isLessThan(selected.indexOf("goto to_queue"));

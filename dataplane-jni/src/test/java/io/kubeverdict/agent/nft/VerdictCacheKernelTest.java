@@ -97,6 +97,31 @@ class VerdictCacheKernelTest {
     }
 
     @Test
+    void aPacketThatArrivesWithTagBitsSetBySomeoneElseIsStillJudged() throws Exception {
+        TaggingJudge judge = new TaggingJudge();
+        judge.mark.set(TAG1);
+        try (Dataplane dp = cachedTable(TAG1)) {
+            dp.listen(judge, new RecordingObserver(), false);
+            // Another program of the node sets the current tag's bits on every packet before us.
+            bed.node.exec(
+                    "nft",
+                    "add table inet kvt_marks { chain pre { type filter hook prerouting priority mangle; "
+                            + "meta mark set meta mark | " + FlowMarks.hex(TAG1) + "; }; }");
+            for (int i = 0; i < 3; i++) {
+                assertThat(Probe.tcp(bed.client, SERVER4, 81)).as("denied " + i).isFalse();
+            }
+            assertThat(judge.asked.get()).as("every attempt judged").isGreaterThanOrEqualTo(3);
+            int asked = judge.asked.get();
+            assertThat(Probe.tcp(bed.client, SERVER4, 80)).as("allowed").isTrue();
+            assertThat(Probe.tcp(bed.client, SERVER4, 80)).as("allowed again").isTrue();
+            assertThat(judge.asked.get() - asked)
+                    .as("someone else's bits are not a tag: accepted untagged, judged each time")
+                    .isEqualTo(2);
+            assertThat(dp.cacheCounters().entries()).isZero();
+        }
+    }
+
+    @Test
     void deniesAndUntaggedAcceptsAreNotCached() throws Exception {
         TaggingJudge judge = new TaggingJudge();
         try (Dataplane dp = cachedTable(TAG1)) {

@@ -69,7 +69,6 @@ final class NodeSnapshots implements IndexChanges {
      */
     private final Map<String, Endpoint> endpointCache = new HashMap<>();
 
-    private final Map<MemberSet, IpSet> setCache = new HashMap<>();
     /** Per live set, the nodes whose assembled parts list it (kept with {@link #nodes}). */
     private final Map<MemberSet, Set<NodeParts>> setUsers = new HashMap<>();
     /** Nodes whose endpoints or their policies changed since the last drain. */
@@ -84,6 +83,8 @@ final class NodeSnapshots implements IndexChanges {
 
     /** Live sets whose members changed since the last drain. */
     private Set<MemberSet> changedSets = new HashSet<>();
+    /** Ids of sets dropped since the last drain (a set of the same id may live again since). */
+    private Set<String> droppedSets = new HashSet<>();
     /** How many times set members changed: the clock of {@link MemberSet#membersChangedAt}. */
     private long setChanges;
 
@@ -115,16 +116,15 @@ final class NodeSnapshots implements IndexChanges {
 
     @Override
     public void membersChanged(MemberSet set) {
-        setCache.remove(set);
         changedSets.add(set);
         set.membersChangedAt = ++setChanges;
     }
 
     @Override
     public void setDropped(MemberSet set) {
-        setCache.remove(set);
         changedSets.remove(set);
         setUsers.remove(set);
+        droppedSets.add(set.id);
     }
 
     /**
@@ -147,7 +147,7 @@ final class NodeSnapshots implements IndexChanges {
         return drain(true).nodes();
     }
 
-    /** See {@link PolicyCalculator#drainChanges}: set changes as the sets' protos, not as nodes. */
+    /** See {@link PolicyCalculator#drainChanges}: set changes as the sets' deltas, not as nodes. */
     PolicyCalculator.Changes drainChanges() {
         return drain(false);
     }
@@ -156,14 +156,15 @@ final class NodeSnapshots implements IndexChanges {
         Set<String> out = new TreeSet<>(changedNodes);
         List<MemberSet> sets = new ArrayList<>(changedSets);
         sets.sort(Comparator.comparing(s -> s.id));
-        List<IpSet> protos = new ArrayList<>(setUsersAsNodes ? 0 : sets.size());
+        List<SetChange> deltas = new ArrayList<>(setUsersAsNodes ? 0 : sets.size());
         for (MemberSet set : sets) {
+            SetChange change = set.drain();
             if (setUsersAsNodes) {
                 for (NodeParts n : setUsers.getOrDefault(set, Set.of())) {
                     out.add(n.node);
                 }
-            } else {
-                protos.add(setProto(set));
+            } else if (change.from() != change.to()) {
+                deltas.add(change);
             }
             if (!drainedUnbuilt.isEmpty()) {
                 // No parts, so no snapshot to hand a set to: the node is changed as a whole.
@@ -186,7 +187,9 @@ final class NodeSnapshots implements IndexChanges {
         }
         changedNodes = emptied(changedNodes);
         changedSets = emptied(changedSets);
-        return new PolicyCalculator.Changes(out, protos);
+        Set<String> dropped = droppedSets.isEmpty() ? Set.of() : new TreeSet<>(droppedSets);
+        droppedSets = emptied(droppedSets);
+        return new PolicyCalculator.Changes(out, deltas, setUsersAsNodes ? Set.of() : dropped);
     }
 
     /**
@@ -203,6 +206,21 @@ final class NodeSnapshots implements IndexChanges {
             }
             return n.snapshot;
         }
+        return assembled(node, true);
+    }
+
+    /**
+     * See {@link PolicyCalculator#publishableSnapshot}: like {@link #snapshot}, but a set whose
+     * current content was reported by {@link #drainChanges} may be listed with the content a
+     * node snapshot last listed, so that a change of a large set costs no copy of it here.
+     */
+    NodeSnapshot publishableSnapshot(String node) {
+        NodeParts n = nodes.get(node);
+        return n != null ? n.snapshot : assembled(node, false);
+    }
+
+    /** A node without assembled parts: assembles and builds them (with current set protos, or as published). */
+    private NodeSnapshot assembled(String node, boolean currentSets) {
         drainedUnbuilt.remove(node);
         Collection<PodModel> endpoints = index.endpointsOn(node);
         if (endpoints == null) {
@@ -216,21 +234,46 @@ final class NodeSnapshots implements IndexChanges {
         for (MemberSet s : assembled.sets) {
             setUsers.computeIfAbsent(s, k -> new HashSet<>()).add(assembled);
         }
-        assembled.snapshot = build(assembled);
-        assembled.builtAt = setChanges;
+        build(assembled, currentSets);
         return assembled.snapshot;
     }
 
-    private NodeSnapshot build(NodeParts n) {
+    /**
+     * Builds the node's snapshot from its parts. With {@code currentSets} false a set is listed
+     * as a snapshot last listed it when its newer content was drained ({@link
+     * #publishableSnapshot}); {@link NodeParts#builtAt} then goes back to before the oldest such
+     * set's change, so that {@link #snapshot} brings those sets up to date.
+     */
+    private void build(NodeParts n, boolean currentSets) {
         NodeSnapshot.Builder b = NodeSnapshot.newBuilder()
                 .setNode(n.node)
                 .addAllEndpoints(n.endpoints)
                 .addAllPolicies(n.policies)
                 .addAllPodCidrs(index.podCidrsOf(n.node));
+        long upToDate = setChanges;
         for (MemberSet s : n.sets) {
-            b.addIpSets(setProto(s));
+            IpSet proto = currentSets ? setProto(s) : listedProto(s);
+            if (proto != s.version().builtProto()) {
+                upToDate = Math.min(upToDate, s.membersChangedAt - 1);
+            }
+            b.addIpSets(proto);
         }
-        return b.build();
+        n.snapshot = b.build();
+        n.builtAt = upToDate;
+    }
+
+    /**
+     * The set's proto as a published snapshot may list it: the current one when built, else the
+     * one last listed when the current content was drained (the drained change supersedes it
+     * wherever it is published), else the current one, built now.
+     */
+    private static IpSet listedProto(MemberSet s) {
+        SetVersion v = s.version();
+        IpSet built = v.builtProto();
+        if (built == null && s.listed != null && s.drainedCurrent()) {
+            return s.listed;
+        }
+        return setProto(s);
     }
 
     /**
@@ -258,12 +301,10 @@ final class NodeSnapshots implements IndexChanges {
         return b == null ? n.snapshot : b.build();
     }
 
-    private IpSet setProto(MemberSet s) {
-        IpSet proto = setCache.get(s);
-        if (proto == null) {
-            proto = s.toProto();
-            setCache.put(s, proto);
-        }
+    /** The set's current proto (built once per version), remembered as the one last listed. */
+    private static IpSet setProto(MemberSet s) {
+        IpSet proto = s.version().proto();
+        s.listed = proto;
         return proto;
     }
 

@@ -29,14 +29,20 @@ import java.util.Set;
  * @param <N> the hub's per-node channel
  */
 final class SharedSets<N> {
-    /** How many recent changes (with their version and event time) a set remembers. */
+    /** How many recent (version, event time) pairs a set remembers for latency attribution. */
     private static final int HISTORY = 16;
+    /**
+     * How many recent changes a set keeps for composed deltas. Each pins its two versions, and
+     * with them their protos once built (a cluster-wide set's is its whole member list): keep few.
+     * An agent further behind gets its delta from a walk of the two contents.
+     */
+    private static final int CHANGES = 8;
 
     /** A set's current content, the version that published it, and its recent changes. */
     private static final class Entry {
         SetVersion current;
         long version;
-        private final SetChange[] changes = new SetChange[HISTORY];
+        private final SetChange[] changes = new SetChange[CHANGES];
         private final long[] versions = new long[HISTORY];
         private final long[] times = new long[HISTORY];
         private int count;
@@ -48,8 +54,8 @@ final class SharedSets<N> {
             }
             current = change.to();
             version = at;
+            changes[count % CHANGES] = change;
             int slot = count++ % HISTORY;
-            changes[slot] = change;
             versions[slot] = at;
             times[slot] = eventTime;
         }
@@ -58,8 +64,8 @@ final class SharedSets<N> {
         List<SetChange> path(IpSet from, IpSet to) {
             List<SetChange> out = new ArrayList<>();
             SetVersion at = null; // the content the changes collected so far start from
-            for (int i = 0; i < Math.min(count, HISTORY); i++) {
-                SetChange c = changes[(count - 1 - i) % HISTORY];
+            for (int i = 0; i < Math.min(count, CHANGES); i++) {
+                SetChange c = changes[(count - 1 - i) % CHANGES];
                 boolean continues = at == null ? c != null && c.to().builtProto() == to : c != null && c.to() == at;
                 if (!continues || c.from() == null) {
                     return null;

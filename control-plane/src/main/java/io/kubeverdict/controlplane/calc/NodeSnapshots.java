@@ -69,8 +69,12 @@ final class NodeSnapshots implements IndexChanges {
      */
     private final Map<String, Endpoint> endpointCache = new HashMap<>();
 
-    /** Per live set, the nodes whose assembled parts list it (kept with {@link #nodes}). */
-    private final Map<MemberSet, Set<NodeParts>> setUsers = new HashMap<>();
+    /**
+     * Per live set, the nodes whose assembled parts list it (kept with {@link #nodes}), for
+     * {@link #drainChangedNodes} alone: made on its first call (null before), so that a caller
+     * of {@link #drainChanges} (the service) does not keep it for every node it rebuilds.
+     */
+    private Map<MemberSet, Set<NodeParts>> setUsers;
     /** Nodes whose endpoints or their policies changed since the last drain. */
     private Set<String> changedNodes = new HashSet<>();
     /**
@@ -104,7 +108,7 @@ final class NodeSnapshots implements IndexChanges {
     public void nodeChanged(String node) {
         changedNodes.add(node);
         NodeParts n = nodes.remove(node);
-        if (n != null) {
+        if (n != null && setUsers != null) {
             for (MemberSet s : n.sets) {
                 Set<NodeParts> users = setUsers.get(s);
                 if (users != null) {
@@ -123,7 +127,9 @@ final class NodeSnapshots implements IndexChanges {
     @Override
     public void setDropped(MemberSet set) {
         changedSets.remove(set);
-        setUsers.remove(set);
+        if (setUsers != null) {
+            setUsers.remove(set);
+        }
         droppedSets.add(set.id);
     }
 
@@ -153,6 +159,10 @@ final class NodeSnapshots implements IndexChanges {
     }
 
     private PolicyCalculator.Changes drain(boolean setUsersAsNodes) {
+        if (setUsersAsNodes && setUsers == null) {
+            setUsers = new HashMap<>();
+            nodes.values().forEach(this::addSetUsers);
+        }
         Set<String> out = new TreeSet<>(changedNodes);
         List<MemberSet> sets = new ArrayList<>(changedSets);
         sets.sort(Comparator.comparing(s -> s.id));
@@ -231,11 +241,17 @@ final class NodeSnapshots implements IndexChanges {
         }
         NodeParts assembled = assemble(node, endpoints);
         nodes.put(node, assembled);
-        for (MemberSet s : assembled.sets) {
-            setUsers.computeIfAbsent(s, k -> new HashSet<>()).add(assembled);
+        if (setUsers != null) {
+            addSetUsers(assembled);
         }
         build(assembled, currentSets);
         return assembled.snapshot;
+    }
+
+    private void addSetUsers(NodeParts n) {
+        for (MemberSet s : n.sets) {
+            setUsers.computeIfAbsent(s, k -> new HashSet<>()).add(n);
+        }
     }
 
     /**
@@ -311,12 +327,13 @@ final class NodeSnapshots implements IndexChanges {
     /** Endpoints (from the per-pod cache), policies by name and their sets by id. */
     private NodeParts assemble(String node, Collection<PodModel> pods) {
         List<Endpoint> endpoints = new ArrayList<>(pods.size());
-        TreeMap<String, PolicyState> used = new TreeMap<>();
+        // Hashed, then sorted once: a node's pods share most of their policies (admin tiers: all).
+        Map<String, PolicyState> used = new HashMap<>();
         for (PodModel pod : pods) {
             TreeSet<String> ps = index.policiesSelecting(pod.key());
             if (ps != null) {
                 for (String k : ps) {
-                    used.put(k, index.policy(k));
+                    used.computeIfAbsent(k, index::policy);
                 }
             }
             Endpoint e = endpointCache.get(pod.key());
@@ -326,15 +343,20 @@ final class NodeSnapshots implements IndexChanges {
             }
             endpoints.add(e);
         }
+        List<String> policyKeys = new ArrayList<>(used.keySet());
+        policyKeys.sort(null);
         List<ActivePolicy> policyProtos = new ArrayList<>(used.size());
-        TreeMap<String, MemberSet> usedSets = new TreeMap<>();
-        for (PolicyState p : used.values()) {
+        Map<String, MemberSet> usedSets = new HashMap<>();
+        for (String k : policyKeys) {
+            PolicyState p = used.get(k);
             policyProtos.add(p.proto());
             for (MemberSet s : p.sets) {
                 usedSets.put(s.id, s);
             }
         }
-        return new NodeParts(node, endpoints, policyProtos, new ArrayList<>(usedSets.values()));
+        List<MemberSet> sets = new ArrayList<>(usedSets.values());
+        sets.sort(Comparator.comparing(s -> s.id));
+        return new NodeParts(node, endpoints, policyProtos, sets);
     }
 
     /**

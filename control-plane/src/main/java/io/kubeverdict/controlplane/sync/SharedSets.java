@@ -109,8 +109,9 @@ final class SharedSets<N> {
      * each set. Event thread, under the hub's write lock.
      */
     void listed(N node, NodeSnapshot before, NodeSnapshot after) {
-        if (before.getIpSetsList() == after.getIpSetsList()) {
-            return;
+        if (before.getIpSetsList() == after.getIpSetsList()
+                || SnapshotDiff.sameIdsAscending(before.getIpSetsList(), after.getIpSetsList())) {
+            return; // the same sets (a node rebuilt for its own parts): the same users
         }
         Set<String> now = new HashSet<>(after.getIpSetsCount() * 2);
         for (IpSet s : after.getIpSetsList()) {

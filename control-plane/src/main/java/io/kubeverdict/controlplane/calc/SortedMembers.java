@@ -38,28 +38,54 @@ final class SortedMembers {
         if (added.isEmpty() && removed.isEmpty()) {
             return this;
         }
-        List<String[]> out = new ArrayList<>(chunks.length + 1 + added.size() / MAX_CHUNK);
+        if (chunks.length == 0) {
+            List<String[]> out = new ArrayList<>(added.size() / (MAX_CHUNK / 2) + 1);
+            split(added.toArray(new String[0]), out);
+            return new SortedMembers(out.toArray(new String[0][]), added.size());
+        }
+        List<String[]> out = new ArrayList<>(chunks.length + 1 + added.size() / (MAX_CHUNK / 2));
         int a = 0;
         int r = 0;
-        int newSize = 0;
-        for (int c = 0; c < Math.max(1, chunks.length); c++) {
-            String[] chunk = c < chunks.length ? chunks[c] : new String[0];
-            // Chunk c takes the changes below the next chunk's first member (the last: all the rest).
+        int newSize = size;
+        int copied = 0; // chunks before this index are in out already
+        while (a < added.size() || r < removed.size()) {
+            // The chunk the next change falls into (found by halving), and the changes below the next chunk.
+            String first = r == removed.size()
+                    ? added.get(a)
+                    : a == added.size() || removed.get(r).compareTo(added.get(a)) < 0 ? removed.get(r) : added.get(a);
+            int c = chunkOf(first, copied);
+            for (int i = copied; i < c; i++) {
+                out.add(chunks[i]); // untouched: shared
+            }
             String next = c + 1 < chunks.length ? chunks[c + 1][0] : null;
             int aEnd = below(added, a, next);
             int rEnd = below(removed, r, next);
-            if (aEnd == a && rEnd == r) {
-                out.add(chunk);
-                newSize += chunk.length;
-            } else {
-                String[] merged = merge(chunk, added.subList(a, aEnd), removed.subList(r, rEnd));
-                newSize += merged.length;
-                split(merged, out);
-            }
+            String[] merged = merge(chunks[c], added.subList(a, aEnd), removed.subList(r, rEnd));
+            newSize += merged.length - chunks[c].length;
+            split(merged, out);
             a = aEnd;
             r = rEnd;
+            copied = c + 1;
+        }
+        for (int i = copied; i < chunks.length; i++) {
+            out.add(chunks[i]);
         }
         return new SortedMembers(out.toArray(new String[0][]), newSize);
+    }
+
+    /** The last chunk from {@code from} on whose first member is at most {@code m} ({@code from} when none is). */
+    private int chunkOf(String m, int from) {
+        int lo = from;
+        int hi = chunks.length - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (chunks[mid][0].compareTo(m) <= 0) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
     }
 
     /** The end of the run of {@code list} from {@code from} that is below {@code bound} (null: no bound). */

@@ -27,9 +27,10 @@ import java.util.TreeSet;
  * NodeParts#builtAt}), and a node whose parts are assembled and only whose sets changed gets its
  * previous snapshot with just the changed set protos replaced (its endpoint and policy lists are
  * the same list instances as before, so whoever diffs the two finds the unchanged parts by
- * identity). {@link #drainChanges} reports such a change once, as the set's new proto; {@link
- * #drainChangedNodes} names every node listing the set, found in a reverse index of the
- * assembled parts ({@link #setUsers}).
+ * identity). {@link #drainChanges} reports such a change once, as the set's {@link SetChange}
+ * (new version and net delta; no proto built), and {@link #publishableSnapshot} lists a drained
+ * set as last listed; {@link #drainChangedNodes} names every node listing the set, found in a
+ * reverse index of the assembled parts ({@link #setUsers}).
  */
 final class NodeSnapshots implements IndexChanges {
 

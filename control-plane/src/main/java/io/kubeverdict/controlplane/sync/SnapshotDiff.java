@@ -288,13 +288,9 @@ public final class SnapshotDiff {
         List<String> added = new ArrayList<>();
         List<String> removed = new ArrayList<>();
         int distinctAfter;
-        List<SetChange> path = history.path(old, set);
-        if (path != null) {
+        SetChange all = composed(history.path(old, set));
+        if (all != null) {
             // The calculator's changes between the two: what they added and removed in all, as the walk would find.
-            SetChange all = path.get(0);
-            for (int i = 1; i < path.size(); i++) {
-                all = all.then(path.get(i));
-            }
             added.addAll(all.added());
             removed.addAll(all.removed());
             distinctAfter = set.getMembersCount();
@@ -341,7 +337,19 @@ public final class SnapshotDiff {
         }
     }
 
-    /** Members are listed sorted by the calculator (its sets are sorted maps). */
+    /** The changes one after the other as one change; null when there are none or they do not join up. */
+    private static SetChange composed(List<SetChange> path) {
+        if (path == null || path.isEmpty()) {
+            return null;
+        }
+        SetChange all = path.get(0);
+        for (int i = 1; i < path.size() && all.from() != null; i++) {
+            all = all.then(path.get(i));
+        }
+        return all.from() == null ? null : all; // an unknown delta: the walk finds it
+    }
+
+    /** Members are listed sorted by the calculator (its set versions are sorted). */
     static boolean strictlyAscending(List<String> members) {
         for (int i = 1; i < members.size(); i++) {
             if (members.get(i - 1).compareTo(members.get(i)) >= 0) {

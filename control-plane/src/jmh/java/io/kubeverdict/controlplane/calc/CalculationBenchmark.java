@@ -87,7 +87,7 @@ public class CalculationBenchmark {
             for (String node : calc.nodes()) {
                 published.add(calc.snapshot(node));
             }
-            hub.publish(published, java.util.List.of(), 1);
+            hub.publish(published, java.util.List.of(), java.util.List.of(), 1);
         }
 
         /**
@@ -100,9 +100,9 @@ public class CalculationBenchmark {
             java.util.List<NodeSnapshot> built =
                     new java.util.ArrayList<>(changes.nodes().size());
             for (String node : changes.nodes()) {
-                built.add(calc.snapshot(node));
+                built.add(calc.publishableSnapshot(node));
             }
-            hub.publish(built, changes.sets(), 1);
+            hub.publish(built, changes.sets(), changes.droppedSets(), 1);
         }
     }
 

@@ -239,7 +239,8 @@ final class SyntheticCluster {
         pods.forEach(calc::upsertPod);
         policies.forEach(calc::upsertPolicy);
         adminPolicies.forEach(calc::upsertAdminPolicy);
-        for (String node : calc.drainChangedNodes()) {
+        // Drained as the service drains (drainChangedNodes would also keep its set -> nodes index).
+        for (String node : calc.drainChanges().nodes()) {
             calc.snapshot(node);
         }
         return calc;

@@ -102,6 +102,11 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
     }
 
     @Override
+    public NodeSnapshot publishableSnapshot(String node) {
+        return snapshots.publishableSnapshot(node);
+    }
+
+    @Override
     public Set<String> drainChangedNodes() {
         return snapshots.drainChangedNodes();
     }

@@ -1,15 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.calc;
 
-import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicy;
-import io.kubeverdict.proto.v1.DomainNames;
 import io.kubeverdict.proto.v1.Endpoint;
-import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.NodeSnapshot;
-import io.kubeverdict.proto.v1.TierInfo;
-import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -18,7 +13,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -33,9 +27,10 @@ import java.util.TreeSet;
  * NodeParts#builtAt}), and a node whose parts are assembled and only whose sets changed gets its
  * previous snapshot with just the changed set protos replaced (its endpoint and policy lists are
  * the same list instances as before, so whoever diffs the two finds the unchanged parts by
- * identity). {@link #drainChanges} reports such a change once, as the set's new proto; {@link
- * #drainChangedNodes} names every node listing the set, found in a reverse index of the
- * assembled parts ({@link #setUsers}).
+ * identity). {@link #drainChanges} reports such a change once, as the set's {@link SetChange}
+ * (new version and net delta; no proto built), and {@link #publishableSnapshot} lists a drained
+ * set as last listed; {@link #drainChangedNodes} names every node listing the set, found in a
+ * reverse index of the assembled parts ({@link #setUsers}).
  */
 final class NodeSnapshots implements IndexChanges {
 
@@ -62,6 +57,7 @@ final class NodeSnapshots implements IndexChanges {
     }
 
     private final ClusterIndex index;
+    private final EndpointProtos endpointProtos;
     private final Map<String, NodeParts> nodes = new HashMap<>();
     /**
      * Endpoint proto per pod key, valid while the pod and the policies selecting it (their
@@ -69,9 +65,12 @@ final class NodeSnapshots implements IndexChanges {
      */
     private final Map<String, Endpoint> endpointCache = new HashMap<>();
 
-    private final Map<MemberSet, IpSet> setCache = new HashMap<>();
-    /** Per live set, the nodes whose assembled parts list it (kept with {@link #nodes}). */
-    private final Map<MemberSet, Set<NodeParts>> setUsers = new HashMap<>();
+    /**
+     * Per live set, the nodes whose assembled parts list it (kept with {@link #nodes}), for
+     * {@link #drainChangedNodes} alone: made on its first call (null before), so that a caller
+     * of {@link #drainChanges} (the service) does not keep it for every node it rebuilds.
+     */
+    private Map<MemberSet, Set<NodeParts>> setUsers;
     /** Nodes whose endpoints or their policies changed since the last drain. */
     private Set<String> changedNodes = new HashSet<>();
     /**
@@ -84,11 +83,14 @@ final class NodeSnapshots implements IndexChanges {
 
     /** Live sets whose members changed since the last drain. */
     private Set<MemberSet> changedSets = new HashSet<>();
+    /** Ids of sets dropped since the last drain (a set of the same id may live again since). */
+    private Set<String> droppedSets = new HashSet<>();
     /** How many times set members changed: the clock of {@link MemberSet#membersChangedAt}. */
     private long setChanges;
 
     NodeSnapshots(ClusterIndex index) {
         this.index = index;
+        this.endpointProtos = new EndpointProtos(index);
         index.reportChangesTo(this);
     }
 
@@ -103,7 +105,7 @@ final class NodeSnapshots implements IndexChanges {
     public void nodeChanged(String node) {
         changedNodes.add(node);
         NodeParts n = nodes.remove(node);
-        if (n != null) {
+        if (n != null && setUsers != null) {
             for (MemberSet s : n.sets) {
                 Set<NodeParts> users = setUsers.get(s);
                 if (users != null) {
@@ -115,16 +117,17 @@ final class NodeSnapshots implements IndexChanges {
 
     @Override
     public void membersChanged(MemberSet set) {
-        setCache.remove(set);
         changedSets.add(set);
         set.membersChangedAt = ++setChanges;
     }
 
     @Override
     public void setDropped(MemberSet set) {
-        setCache.remove(set);
         changedSets.remove(set);
-        setUsers.remove(set);
+        if (setUsers != null) {
+            setUsers.remove(set);
+        }
+        droppedSets.add(set.id);
     }
 
     /**
@@ -147,23 +150,28 @@ final class NodeSnapshots implements IndexChanges {
         return drain(true).nodes();
     }
 
-    /** See {@link PolicyCalculator#drainChanges}: set changes as the sets' protos, not as nodes. */
+    /** See {@link PolicyCalculator#drainChanges}: set changes as the sets' deltas, not as nodes. */
     PolicyCalculator.Changes drainChanges() {
         return drain(false);
     }
 
     private PolicyCalculator.Changes drain(boolean setUsersAsNodes) {
+        if (setUsersAsNodes && setUsers == null) {
+            setUsers = new HashMap<>();
+            nodes.values().forEach(this::addSetUsers);
+        }
         Set<String> out = new TreeSet<>(changedNodes);
         List<MemberSet> sets = new ArrayList<>(changedSets);
         sets.sort(Comparator.comparing(s -> s.id));
-        List<IpSet> protos = new ArrayList<>(setUsersAsNodes ? 0 : sets.size());
+        List<SetChange> deltas = new ArrayList<>(setUsersAsNodes ? 0 : sets.size());
         for (MemberSet set : sets) {
+            SetChange change = set.drain();
             if (setUsersAsNodes) {
                 for (NodeParts n : setUsers.getOrDefault(set, Set.of())) {
                     out.add(n.node);
                 }
-            } else {
-                protos.add(setProto(set));
+            } else if (change.from() != change.to()) {
+                deltas.add(change);
             }
             if (!drainedUnbuilt.isEmpty()) {
                 // No parts, so no snapshot to hand a set to: the node is changed as a whole.
@@ -186,7 +194,9 @@ final class NodeSnapshots implements IndexChanges {
         }
         changedNodes = emptied(changedNodes);
         changedSets = emptied(changedSets);
-        return new PolicyCalculator.Changes(out, protos);
+        Set<String> dropped = droppedSets.isEmpty() ? Set.of() : new TreeSet<>(droppedSets);
+        droppedSets = emptied(droppedSets);
+        return new PolicyCalculator.Changes(out, deltas, setUsersAsNodes ? Set.of() : dropped);
     }
 
     /**
@@ -203,6 +213,21 @@ final class NodeSnapshots implements IndexChanges {
             }
             return n.snapshot;
         }
+        return assembled(node, true);
+    }
+
+    /**
+     * See {@link PolicyCalculator#publishableSnapshot}: like {@link #snapshot}, but a set whose
+     * current content was reported by {@link #drainChanges} may be listed with the content a
+     * node snapshot last listed, so that a change of a large set costs no copy of it here.
+     */
+    NodeSnapshot publishableSnapshot(String node) {
+        NodeParts n = nodes.get(node);
+        return n != null ? n.snapshot : assembled(node, false);
+    }
+
+    /** A node without assembled parts: assembles and builds them (with current set protos, or as published). */
+    private NodeSnapshot assembled(String node, boolean currentSets) {
         drainedUnbuilt.remove(node);
         Collection<PodModel> endpoints = index.endpointsOn(node);
         if (endpoints == null) {
@@ -213,24 +238,55 @@ final class NodeSnapshots implements IndexChanges {
         }
         NodeParts assembled = assemble(node, endpoints);
         nodes.put(node, assembled);
-        for (MemberSet s : assembled.sets) {
-            setUsers.computeIfAbsent(s, k -> new HashSet<>()).add(assembled);
+        if (setUsers != null) {
+            addSetUsers(assembled);
         }
-        assembled.snapshot = build(assembled);
-        assembled.builtAt = setChanges;
+        build(assembled, currentSets);
         return assembled.snapshot;
     }
 
-    private NodeSnapshot build(NodeParts n) {
+    private void addSetUsers(NodeParts n) {
+        for (MemberSet s : n.sets) {
+            setUsers.computeIfAbsent(s, k -> new HashSet<>()).add(n);
+        }
+    }
+
+    /**
+     * Builds the node's snapshot from its parts. With {@code currentSets} false a set is listed
+     * as a snapshot last listed it when its newer content was drained ({@link
+     * #publishableSnapshot}); {@link NodeParts#builtAt} then goes back to before the oldest such
+     * set's change, so that {@link #snapshot} brings those sets up to date.
+     */
+    private void build(NodeParts n, boolean currentSets) {
         NodeSnapshot.Builder b = NodeSnapshot.newBuilder()
                 .setNode(n.node)
                 .addAllEndpoints(n.endpoints)
                 .addAllPolicies(n.policies)
                 .addAllPodCidrs(index.podCidrsOf(n.node));
+        long upToDate = setChanges;
         for (MemberSet s : n.sets) {
-            b.addIpSets(setProto(s));
+            IpSet proto = currentSets ? setProto(s) : listedProto(s);
+            if (proto != s.version().builtProto()) {
+                upToDate = Math.min(upToDate, s.membersChangedAt - 1);
+            }
+            b.addIpSets(proto);
         }
-        return b.build();
+        n.snapshot = b.build();
+        n.builtAt = upToDate;
+    }
+
+    /**
+     * The set's proto as a published snapshot may list it: the current one when built, else the
+     * one last listed when the current content was drained (the drained change supersedes it
+     * wherever it is published), else the current one, built now.
+     */
+    private static IpSet listedProto(MemberSet s) {
+        SetVersion v = s.version();
+        IpSet built = v.builtProto();
+        if (built == null && s.listed != null && s.drainedCurrent()) {
+            return s.listed;
+        }
+        return setProto(s);
     }
 
     /**
@@ -258,155 +314,45 @@ final class NodeSnapshots implements IndexChanges {
         return b == null ? n.snapshot : b.build();
     }
 
-    private IpSet setProto(MemberSet s) {
-        IpSet proto = setCache.get(s);
-        if (proto == null) {
-            proto = s.toProto();
-            setCache.put(s, proto);
-        }
+    /** The set's current proto (built once per version), remembered as the one last listed. */
+    private static IpSet setProto(MemberSet s) {
+        IpSet proto = s.version().proto();
+        s.listed = proto;
         return proto;
     }
 
     /** Endpoints (from the per-pod cache), policies by name and their sets by id. */
     private NodeParts assemble(String node, Collection<PodModel> pods) {
         List<Endpoint> endpoints = new ArrayList<>(pods.size());
-        TreeMap<String, PolicyState> used = new TreeMap<>();
+        // Hashed, then sorted once: a node's pods share most of their policies (admin tiers: all).
+        Map<String, PolicyState> used = new HashMap<>();
         for (PodModel pod : pods) {
             TreeSet<String> ps = index.policiesSelecting(pod.key());
             if (ps != null) {
                 for (String k : ps) {
-                    used.put(k, index.policy(k));
+                    used.computeIfAbsent(k, index::policy);
                 }
             }
             Endpoint e = endpointCache.get(pod.key());
             if (e == null) {
-                e = endpoint(pod, ps);
+                e = endpointProtos.endpoint(pod, ps);
                 endpointCache.put(pod.key(), e);
             }
             endpoints.add(e);
         }
+        List<String> policyKeys = new ArrayList<>(used.keySet());
+        policyKeys.sort(null);
         List<ActivePolicy> policyProtos = new ArrayList<>(used.size());
-        TreeMap<String, MemberSet> usedSets = new TreeMap<>();
-        for (PolicyState p : used.values()) {
+        Map<String, MemberSet> usedSets = new HashMap<>();
+        for (String k : policyKeys) {
+            PolicyState p = used.get(k);
             policyProtos.add(p.proto());
             for (MemberSet s : p.sets) {
                 usedSets.put(s.id, s);
             }
         }
-        return new NodeParts(node, endpoints, policyProtos, new ArrayList<>(usedSets.values()));
-    }
-
-    /**
-     * A pod's endpoint with its tiers in evaluation order: admin (admin-tier policies by
-     * priority, name, kind; default PASS: admin rules do not isolate), then the NetworkPolicy
-     * tier "default" (by name; default DENY for the directions they isolate), then baseline
-     * (default ALLOW). A tier is listed when some policy of it is listed in a direction; an
-     * admin-tier policy is listed only in the directions it has rules for.
-     */
-    /** A would-be tier list with no policy in any direction (policy.proto, staged_tiers). */
-    private static final TierInfo NOTHING_LISTED = TierInfo.newBuilder()
-            .setName(PolicyCompiler.TIER)
-            .setDefaultAction(Action.DENY)
-            .build();
-
-    private Endpoint endpoint(PodModel pod, TreeSet<String> policyKeys) {
-        WorkloadEndpoint.Builder we =
-                WorkloadEndpoint.newBuilder().addAllIps(pod.ips()).putAllLabels(new TreeMap<>(pod.labels()));
-        if (policyKeys != null) {
-            List<PolicyState> live = new ArrayList<>();
-            List<PolicyState> staged = new ArrayList<>();
-            boolean replaced = false;
-            for (String k : policyKeys) {
-                PolicyState p = index.policy(k);
-                (p.staged() ? staged : live).add(p);
-                replaced |= !p.staged() && index.replacedWhenStaged(k);
-            }
-            we.addAllTiers(tiers(live));
-            addDomainWatches(we, live);
-            if (!staged.isEmpty() || replaced) {
-                // The would-be tiers: live policies not replaced by a staged one, and the staged ones.
-                List<PolicyState> wouldBe = new ArrayList<>(staged);
-                for (PolicyState p : live) {
-                    if (!index.replacedWhenStaged(p.key)) {
-                        wouldBe.add(p);
-                    }
-                }
-                List<TierInfo> wouldBeTiers = tiers(wouldBe);
-                // None left (a replacement took the only one away): one tier listing nothing says "not isolated".
-                we.addAllStagedTiers(wouldBeTiers.isEmpty() ? List.of(NOTHING_LISTED) : wouldBeTiers);
-            }
-        }
-        return Endpoint.newBuilder()
-                .setId(EndpointId.newBuilder().setNamespace(pod.namespace()).setPod(pod.name()))
-                .setEndpoint(we)
-                .build();
-    }
-
-    /**
-     * The tiers of a pod's selecting policies in evaluation order: admin (admin-tier policies by
-     * priority, name, kind; default PASS: admin rules do not isolate), then the NetworkPolicy
-     * tier "default" (by name; default DENY for the directions they isolate), then baseline
-     * (default ALLOW). A tier is listed when some policy of it is listed in a direction; an
-     * admin-tier policy is listed only in the directions it has rules for.
-     */
-    private static List<TierInfo> tiers(List<PolicyState> policies) {
-        List<PolicyState> admin = new ArrayList<>();
-        List<PolicyState> baseline = new ArrayList<>();
-        List<PolicyState> networkPolicies = new ArrayList<>();
-        for (PolicyState p : policies) {
-            (p.admin == null ? networkPolicies : p.admin.tier() == AdminPolicy.Tier.ADMIN ? admin : baseline).add(p);
-        }
-        networkPolicies.sort(Comparator.comparing(p -> p.proto().getId().getName()));
-        List<TierInfo> out = new ArrayList<>(3);
-        addTier(out, adminTier(AdminPolicyCompiler.ADMIN_TIER, Action.PASS, admin));
-        addTier(
-                out,
-                listed(
-                        TierInfo.newBuilder().setName(PolicyCompiler.TIER).setDefaultAction(Action.DENY),
-                        networkPolicies));
-        addTier(out, adminTier(AdminPolicyCompiler.BASELINE_TIER, Action.ALLOW, baseline));
-        return out;
-    }
-
-    private static TierInfo.Builder adminTier(String name, Action defaultAction, List<PolicyState> policies) {
-        policies.sort((a, b) -> CompiledAdminPolicy.ORDER.compare(a.admin, b.admin));
-        return listed(TierInfo.newBuilder().setName(name).setDefaultAction(defaultAction), policies);
-    }
-
-    /** The policies listed in a tier, by their names as sent, in the directions they apply to. */
-    private static TierInfo.Builder listed(TierInfo.Builder tier, List<PolicyState> policies) {
-        for (PolicyState p : policies) {
-            String policyName = p.proto().getId().getName();
-            if (p.ingress()) {
-                tier.addIngressPolicies(policyName);
-            }
-            if (p.egress()) {
-                tier.addEgressPolicies(policyName);
-            }
-        }
-        return tier;
-    }
-
-    /**
-     * The domainNames peers of the endpoint's live admin-tier egress rules, distinct, by learned-set
-     * id. Staged policies add no watch: watching changes what the node does with DNS answers.
-     */
-    private static void addDomainWatches(WorkloadEndpoint.Builder we, List<PolicyState> live) {
-        TreeMap<String, DomainNames> watches = new TreeMap<>();
-        for (PolicyState p : live) {
-            if (p.admin == null) {
-                continue;
-            }
-            for (DomainNames d : p.admin.domainWatches()) {
-                watches.putIfAbsent(d.getLearnedSetId(), d);
-            }
-        }
-        we.addAllDomainWatches(watches.values());
-    }
-
-    private static void addTier(List<TierInfo> tiers, TierInfo.Builder tier) {
-        if (tier.getIngressPoliciesCount() > 0 || tier.getEgressPoliciesCount() > 0) {
-            tiers.add(tier.build());
-        }
+        List<MemberSet> sets = new ArrayList<>(usedSets.values());
+        sets.sort(Comparator.comparing(s -> s.id));
+        return new NodeParts(node, endpoints, policyProtos, sets);
     }
 }

@@ -6,7 +6,6 @@ import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
-import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.util.Collection;
 import java.util.List;
@@ -67,19 +66,31 @@ public interface PolicyCalculator {
 
     /**
      * What changed since the last drain, with shared sets apart: the nodes whose own parts may
-     * have changed (endpoints, policies, the list of their sets, pod ranges), and the current
-     * proto of every live set whose members changed (sorted by id). A node not in {@link
-     * Changes#nodes} has as current snapshot its previous one with each set listed in {@link
-     * Changes#sets} replaced by that proto, so a change of a set that every node uses costs no
-     * work per node here. Clears the record, like {@link #drainChangedNodes} (use one or the
-     * other). By default every changed node and no set.
+     * have changed (endpoints, policies, the list of their sets, pod ranges); every live set whose
+     * members changed, as its new content and the net members added and removed since the
+     * previous drain reported it (sorted by id); and the ids of sets dropped (no policy uses them;
+     * a set of the same id may be new since, and then is among the changed). A node not in {@link
+     * Changes#nodes} has as current snapshot its previous one with each changed set it lists
+     * replaced by the new content, so a change of a set that every node uses costs no work per
+     * node here, and none in the size of the set. Clears the record, like {@link
+     * #drainChangedNodes} (use one or the other). By default every changed node and no set.
      */
     default Changes drainChanges() {
-        return new Changes(drainChangedNodes(), List.of());
+        return new Changes(drainChangedNodes(), List.of(), Set.of());
+    }
+
+    /**
+     * The node's snapshot to publish beside {@link #drainChanges}: {@link #snapshot}, except that
+     * a set whose current content a drain has reported may be listed with an earlier content
+     * (one an earlier snapshot listed), which the reported change supersedes wherever it is
+     * published. Only for callers that drain with {@link #drainChanges} and publish every change.
+     */
+    default NodeSnapshot publishableSnapshot(String node) {
+        return snapshot(node);
     }
 
     /** See {@link #drainChanges}. */
-    record Changes(Set<String> nodes, List<IpSet> sets) {}
+    record Changes(Set<String> nodes, List<SetChange> sets, Set<String> droppedSets) {}
 
     /** Policies (or parts of them) that could not be used, with why; they never widen access. */
     List<PolicyProblem> problems();

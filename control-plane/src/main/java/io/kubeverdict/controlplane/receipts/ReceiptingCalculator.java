@@ -122,6 +122,11 @@ public final class ReceiptingCalculator implements PolicyCalculator {
     }
 
     @Override
+    public NodeSnapshot publishableSnapshot(String node) {
+        return calculator.publishableSnapshot(node);
+    }
+
+    @Override
     public Set<String> drainChangedNodes() {
         return calculator.drainChangedNodes();
     }

@@ -3,11 +3,11 @@ package io.kubeverdict.controlplane.service;
 
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyProblem;
+import io.kubeverdict.controlplane.calc.SetChange;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
 import io.kubeverdict.controlplane.receipts.PolicyReceipts;
 import io.kubeverdict.controlplane.source.ClusterEventSink;
 import io.kubeverdict.controlplane.sync.SnapshotHub;
-import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -58,7 +59,9 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
     private final FailedChanges retries = new FailedChanges();
     private final Set<String> unpublishedNodes = new LinkedHashSet<>();
     /** Sets whose members changed, by id, not yet published (see {@link PolicyCalculator#drainChanges}). */
-    private final Map<String, IpSet> unpublishedSets = new TreeMap<>();
+    private final Map<String, SetChange> unpublishedSets = new TreeMap<>();
+    /** Ids of sets dropped, not yet published; the hub drops them before it takes the changes. */
+    private final Set<String> unpublishedDrops = new TreeSet<>();
 
     private long publishRetryAt; // System.nanoTime of the next publication attempt while publishFailures > 0
     private int publishFailures;
@@ -269,7 +272,12 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         // Kept until published: a publication that throws leaves them for its retry.
         PolicyCalculator.Changes changes = calculator.drainChanges();
         unpublishedNodes.addAll(changes.nodes());
-        changes.sets().forEach(set -> unpublishedSets.put(set.getId(), set));
+        // A drop ends the set's earlier changes; a change after it is a new set of the same id.
+        changes.droppedSets().forEach(id -> {
+            unpublishedSets.remove(id);
+            unpublishedDrops.add(id);
+        });
+        changes.sets().forEach(set -> unpublishedSets.merge(set.id(), set, SetChange::then));
         Set<String> changed = Set.copyOf(unpublishedNodes);
         long eventTime = earliestUnpublished;
         long building = 0;
@@ -277,7 +285,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         List<NodeSnapshot> built = new ArrayList<>(changed.size());
         for (String node : changed) {
             long t = System.nanoTime();
-            NodeSnapshot s = calculator.snapshot(node);
+            NodeSnapshot s = calculator.publishableSnapshot(node);
             building += System.nanoTime() - t;
             // Sizing a snapshot walks all of it: a sample per burst is enough for the distribution.
             if (sampled++ < SIZE_SAMPLES_PER_BURST) {
@@ -286,7 +294,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
             built.add(s);
         }
         // One batch: the changed nodes' snapshots and, once for every node listing them, the sets.
-        hub.publish(built, List.copyOf(unpublishedSets.values()), eventTime);
+        hub.publish(built, List.copyOf(unpublishedSets.values()), List.copyOf(unpublishedDrops), eventTime);
         if (receipts != null) {
             for (NodeSnapshot s : built) {
                 receipts.nodePublished(
@@ -296,6 +304,7 @@ public final class CalculationLoop implements ClusterEventSink, AutoCloseable {
         }
         unpublishedNodes.removeAll(changed);
         unpublishedSets.clear();
+        unpublishedDrops.clear();
         earliestUnpublished = 0;
         if (!changed.isEmpty()) {
             metrics.snapshotsBuilt(changed.size(), building);

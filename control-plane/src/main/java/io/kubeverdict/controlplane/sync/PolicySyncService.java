@@ -121,7 +121,7 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
         this.options = options;
         // As many runners as CPUs: the control plane's sender pool has that many threads.
         this.senders = new SendQueue(executor, Math.max(2, Runtime.getRuntime().availableProcessors()));
-        this.differ = new SnapshotDiff(options.maxMessageBytes());
+        this.differ = new SnapshotDiff(options.maxMessageBytes(), hub.setHistory());
         this.admission = new SnapshotAdmission(options.maxConcurrentSnapshots());
         metrics.snapshotAdmission(admission::waiting, admission::inUse);
         this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {

@@ -2,6 +2,7 @@
 package io.kubeverdict.controlplane.sync;
 
 import com.google.protobuf.CodedOutputStream;
+import io.kubeverdict.controlplane.calc.SetChange;
 import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.ActivePolicyRemove;
 import io.kubeverdict.proto.v1.ActivePolicyUpdate;
@@ -44,6 +45,7 @@ public final class SnapshotDiff {
     private static final int SET_MEMO = 32; // entries pin sets: keep few
 
     private final int maxMessageBytes;
+    private final SetHistory history;
     /**
      * The messages for recent (old set, new set) transitions, by identity. The calculator hands the
      * same IpSet instance to every node that uses the set, so when a cluster-wide set changes,
@@ -116,10 +118,19 @@ public final class SnapshotDiff {
 
     /** @param maxMessageBytes upper bound for one serialized IP-set message (gRPC's default limit is 4 MiB) */
     public SnapshotDiff(int maxMessageBytes) {
+        this(maxMessageBytes, SetHistory.NONE);
+    }
+
+    /**
+     * @param history the calculator's set changes: a set's transition is their composed delta
+     *     when they are kept, else found by comparing the two contents
+     */
+    SnapshotDiff(int maxMessageBytes, SetHistory history) {
         if (maxMessageBytes < 1024) {
             throw new IllegalArgumentException("maxMessageBytes too small: " + maxMessageBytes);
         }
         this.maxMessageBytes = maxMessageBytes;
+        this.history = history;
     }
 
     List<Payload> diff(IndexedSnapshot from, IndexedSnapshot to) {
@@ -277,7 +288,13 @@ public final class SnapshotDiff {
         List<String> added = new ArrayList<>();
         List<String> removed = new ArrayList<>();
         int distinctAfter;
-        if (strictlyAscending(old.getMembersList()) && strictlyAscending(set.getMembersList())) {
+        SetChange all = composed(history.path(old, set));
+        if (all != null) {
+            // The calculator's changes between the two: what they added and removed in all, as the walk would find.
+            added.addAll(all.added());
+            removed.addAll(all.removed());
+            distinctAfter = set.getMembersCount();
+        } else if (strictlyAscending(old.getMembersList()) && strictlyAscending(set.getMembersList())) {
             mergeDifference(old.getMembersList(), set.getMembersList(), added, removed);
             distinctAfter = set.getMembersCount();
         } else {
@@ -320,7 +337,19 @@ public final class SnapshotDiff {
         }
     }
 
-    /** Members are listed sorted by the calculator (its sets are sorted maps). */
+    /** The changes one after the other as one change; null when there are none or they do not join up. */
+    private static SetChange composed(List<SetChange> path) {
+        if (path == null || path.isEmpty()) {
+            return null;
+        }
+        SetChange all = path.get(0);
+        for (int i = 1; i < path.size() && all.from() != null; i++) {
+            all = all.then(path.get(i));
+        }
+        return all.from() == null ? null : all; // an unknown delta: the walk finds it
+    }
+
+    /** Members are listed sorted by the calculator (its set versions are sorted). */
     static boolean strictlyAscending(List<String> members) {
         for (int i = 1; i < members.size(); i++) {
             if (members.get(i - 1).compareTo(members.get(i)) >= 0) {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.sync;
 
-import io.kubeverdict.proto.v1.IpSet;
+import io.kubeverdict.controlplane.calc.SetChange;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -21,7 +22,7 @@ public final class SnapshotHub {
     private static final int HISTORY = 256;
 
     private final Map<String, NodeChannel> nodes = new ConcurrentHashMap<>();
-    /** Serialises a publication against the making of current snapshots (see {@link #publish(List, List, long)}). */
+    /** Serialises a publication against the making of current snapshots (see {@link #publish(List, List, Collection, long)}). */
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
     private final SharedSets<NodeChannel> sharedSets = new SharedSets<>();
@@ -33,19 +34,24 @@ public final class SnapshotHub {
 
     /** Publishes a node's new snapshot; called on the event thread only. */
     public void publish(NodeSnapshot snapshot, long eventTimeUnixNanos) {
-        publish(List.of(snapshot), List.of(), eventTimeUnixNanos);
+        publish(List.of(snapshot), List.of(), List.of(), eventTimeUnixNanos);
     }
 
     /**
-     * Publishes one calculation batch (event thread only): the nodes' new snapshots, then the
-     * sets whose members changed (see {@link io.kubeverdict.controlplane.calc.PolicyCalculator#drainChanges}),
-     * which every other node listing them gets without a snapshot of its own: its current
-     * snapshot ({@link #current}) is its published one with those sets replaced, made when asked.
-     * Readers see the batch whole or not at all, so no node is ever seen with its old snapshot
-     * and new sets (a state the calculation never had). Wakes the subscribers of every node it
-     * changes.
+     * Publishes one calculation batch (event thread only): the nodes' new snapshots (as {@link
+     * io.kubeverdict.controlplane.calc.PolicyCalculator#publishableSnapshot} makes them), the sets
+     * dropped, then the sets whose members changed (see {@link
+     * io.kubeverdict.controlplane.calc.PolicyCalculator#drainChanges}), which every node listing
+     * them gets without a snapshot of its own: its current snapshot ({@link #current}) is its
+     * published one with those sets replaced, made when asked. Readers see the batch whole or not
+     * at all, so no node is ever seen with its old snapshot and new sets (a state the calculation
+     * never had). Wakes the subscribers of every node it changes.
      */
-    public void publish(List<NodeSnapshot> snapshots, List<IpSet> changedSets, long eventTimeUnixNanos) {
+    public void publish(
+            List<NodeSnapshot> snapshots,
+            List<SetChange> changedSets,
+            Collection<String> droppedSets,
+            long eventTimeUnixNanos) {
         List<NodeChannel> woken = new ArrayList<>(snapshots.size());
         List<Set<NodeChannel>> reached = List.of();
         lock.writeLock().lock();
@@ -62,8 +68,8 @@ public final class SnapshotHub {
                 ch.publish(indexed);
                 woken.add(ch);
             }
-            if (!changedSets.isEmpty()) {
-                reached = sharedSets.changed(changedSets, nextVersion++, eventTimeUnixNanos);
+            if (!changedSets.isEmpty() || !droppedSets.isEmpty()) {
+                reached = sharedSets.changed(changedSets, droppedSets, nextVersion++, eventTimeUnixNanos);
             }
         } finally {
             lock.writeLock().unlock();
@@ -135,22 +141,41 @@ public final class SnapshotHub {
 
     /**
      * The channel's published snapshot with the sets changed since applied, made once per
-     * (publication, set version) and kept: the subscribers of a node share it.
+     * (publication, set version) and kept: the subscribers of a node share it. What to replace
+     * is read under the lock; the replacing protos are built after it (once per set content), so
+     * that the event thread never waits for a copy of a large set.
      */
     private IndexedSnapshot current(NodeChannel ch) {
+        IndexedSnapshot published;
+        long setsVersion;
+        List<SharedSets.Replacement> replacements;
         lock.readLock().lock();
         try {
-            IndexedSnapshot published = ch.published();
+            published = ch.published();
+            setsVersion = sharedSets.version();
             Current c = ch.current;
-            if (c != null && c.published == published && c.setsVersion == sharedSets.version()) {
+            if (c != null && c.published == published && c.setsVersion == setsVersion) {
                 return c.snapshot;
             }
-            IndexedSnapshot s = sharedSets.materialise(published);
-            ch.current = new Current(published, sharedSets.version(), s); // racing readers make equal ones
-            return s;
+            replacements = sharedSets.replacements(published.snapshot());
         } finally {
             lock.readLock().unlock();
         }
+        IndexedSnapshot s = SharedSets.apply(published, replacements);
+        ch.current = new Current(published, setsVersion, s); // racing readers make equal ones
+        return s;
+    }
+
+    /** The calculator's changes of the sets published here, for {@link SnapshotDiff}. */
+    SetHistory setHistory() {
+        return (from, to) -> {
+            lock.readLock().lock();
+            try {
+                return sharedSets.path(from, to);
+            } finally {
+                lock.readLock().unlock();
+            }
+        };
     }
 
     /**

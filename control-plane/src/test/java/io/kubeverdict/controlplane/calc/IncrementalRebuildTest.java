@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -57,6 +58,10 @@ class IncrementalRebuildTest {
     private IncrementalPolicyCalculator viaSets;
 
     private final Map<String, NodeSnapshot> publishedViaSets = new HashMap<>();
+    /** The content each drain of {@link #viaSets} reported per live set, and the members its deltas give. */
+    private final Map<String, SetVersion> reportedSets = new HashMap<>();
+
+    private final Map<String, TreeSet<String>> membersByDeltas = new HashMap<>();
 
     @Test
     void incrementalSnapshotsEqualAFullRecalculationAfterEveryChange() {
@@ -78,6 +83,8 @@ class IncrementalRebuildTest {
         IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
         viaSets = new IncrementalPolicyCalculator();
         publishedViaSets.clear();
+        reportedSets.clear();
+        membersByDeltas.clear();
         c.namespaces.forEach(n -> apply(calc, n));
         c.pods.forEach(p -> apply(calc, p));
         c.policies.forEach(p -> apply(calc, p));
@@ -105,6 +112,7 @@ class IncrementalRebuildTest {
             }
             if (r.nextInt(2) == 0) {
                 assertEqualSnapshots(publishViaSets(as), fresh, as + ", via set changes");
+                assertDeltasKeptTheMembers(fresh, as);
             }
         }
         IncrementalPolicyCalculator fresh = fresh();
@@ -116,36 +124,73 @@ class IncrementalRebuildTest {
         assertSharedPartsAreOneInstance(calc, "seed " + seed + ", end");
         assertEqualSnapshots(
                 publishViaSets("seed " + seed + ", end"), fresh, "seed " + seed + ", end, via set changes");
+        assertDeltasKeptTheMembers(fresh, "seed " + seed + ", end");
     }
 
     /**
      * Drains {@link #viaSets} with drainChanges and brings {@link #publishedViaSets} up to date
-     * as a subscriber would: the nodes named get their new snapshot, every other one its
-     * previous snapshot with the changed sets it lists replaced. Each changed set's proto must
-     * be the very instance the rebuilt node snapshots list (computed once).
+     * as the hub does: the nodes named get their publishable snapshot, and in every node each
+     * listed set whose content a drain reported is that content (the publishable snapshot may
+     * list an earlier one). Each drained change must start at the content the previous one
+     * reported, and its added and removed members must take that content to the new one
+     * (checked on {@link #membersByDeltas}, a copy kept by deltas alone, against the
+     * from-scratch sets); a set's proto is one instance for every node.
      */
     private Map<String, NodeSnapshot> publishViaSets(String as) {
         PolicyCalculator.Changes changes = viaSets.drainChanges();
-        Map<String, io.kubeverdict.proto.v1.IpSet> changedSets = new HashMap<>();
-        changes.sets().forEach(s -> changedSets.put(s.getId(), s));
-        assertThat(changedSets).as(as).hasSize(changes.sets().size());
+        changes.droppedSets().forEach(id -> {
+            reportedSets.remove(id);
+            membersByDeltas.remove(id);
+        });
+        for (SetChange change : changes.sets()) {
+            SetVersion before = reportedSets.put(change.id(), change.to());
+            TreeSet<String> members = membersByDeltas.get(change.id());
+            if (change.from() == null || members == null) {
+                membersByDeltas.put(
+                        change.id(), new TreeSet<>(change.to().proto().getMembersList()));
+                continue;
+            }
+            assertThat(change.from())
+                    .as("%s: %s changes from what was reported", as, change.id())
+                    .isSameAs(before);
+            assertThat(members)
+                    .as("%s: %s removes members it has", as, change.id())
+                    .containsAll(change.removed());
+            assertThat(java.util.Collections.disjoint(members, change.added()))
+                    .as("%s: %s adds only new members", as, change.id())
+                    .isTrue();
+            change.removed().forEach(members::remove);
+            members.addAll(change.added());
+        }
         for (String node : NODE_NAMES) {
-            NodeSnapshot previous = publishedViaSets.getOrDefault(
-                    node, NodeSnapshot.newBuilder().setNode(node).build());
+            NodeSnapshot previous = changes.nodes().contains(node)
+                    ? viaSets.publishableSnapshot(node)
+                    : publishedViaSets.getOrDefault(
+                            node, NodeSnapshot.newBuilder().setNode(node).build());
             NodeSnapshot.Builder b = previous.toBuilder();
             for (int i = 0; i < previous.getIpSetsCount(); i++) {
-                b.setIpSets(i, changedSets.getOrDefault(previous.getIpSets(i).getId(), previous.getIpSets(i)));
+                SetVersion reported = reportedSets.get(previous.getIpSets(i).getId());
+                if (reported != null) {
+                    b.setIpSets(i, reported.proto());
+                }
             }
-            NodeSnapshot now = changes.nodes().contains(node) ? viaSets.snapshot(node) : b.build();
-            for (var set : now.getIpSetsList()) {
-                var changed = changedSets.get(set.getId());
-                assertThat(changed == null || changed == set)
-                        .as("%s: changed set %s is a copy of %s's", as, set.getId(), node)
-                        .isTrue();
-            }
-            publishedViaSets.put(node, now);
+            publishedViaSets.put(node, b.build());
         }
         return publishedViaSets;
+    }
+
+    /** Every set of the from-scratch snapshots that deltas kept has the from-scratch members. */
+    private void assertDeltasKeptTheMembers(IncrementalPolicyCalculator fresh, String as) {
+        for (String node : NODE_NAMES) {
+            for (var set : fresh.snapshot(node).getIpSetsList()) {
+                TreeSet<String> members = membersByDeltas.get(set.getId());
+                if (members != null) {
+                    assertThat(members)
+                            .as("%s: %s kept by deltas", as, set.getId())
+                            .containsExactlyElementsOf(set.getMembersList());
+                }
+            }
+        }
     }
 
     private static void assertEqualSnapshots(

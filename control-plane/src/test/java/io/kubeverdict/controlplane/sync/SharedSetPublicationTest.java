@@ -9,9 +9,12 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
+import io.kubeverdict.controlplane.calc.SetChange;
+import io.kubeverdict.controlplane.calc.SetVersion;
 import io.kubeverdict.controlplane.fixtures.RandomAdminCluster;
 import io.kubeverdict.controlplane.fixtures.RandomCluster;
 import io.kubeverdict.proto.v1.IpSet;
+import io.kubeverdict.proto.v1.IpSetType;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -19,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
@@ -41,11 +45,18 @@ class SharedSetPublicationTest {
     /** Every change so far, to replay into a from-scratch calculator (last write wins, as in the cluster). */
     private final List<Consumer<PolicyCalculator>> history = new ArrayList<>();
 
+    /** Set transitions the diff took from the calculator's changes: one change, several composed. */
+    private final AtomicInteger singleDeltas = new AtomicInteger();
+
+    private final AtomicInteger composedDeltas = new AtomicInteger();
+
     @Test
     void hubWithSharedSetChangesEqualsAFullRecalculationAfterEveryBatch() {
         for (long seed = 1; seed <= 60; seed++) {
             run(seed, 40);
         }
+        assertThat(singleDeltas).as("transitions from one kept change").hasPositiveValue();
+        assertThat(composedDeltas).as("transitions from several kept changes").hasPositiveValue();
     }
 
     private void run(long seed, int steps) {
@@ -68,12 +79,25 @@ class SharedSetPublicationTest {
         IncrementalPolicyCalculator calc = new IncrementalPolicyCalculator();
         history.forEach(h -> h.accept(calc));
         SnapshotHub hub = new SnapshotHub();
-        SnapshotDiff differ = new SnapshotDiff(1 << 20);
+        SetHistory kept = hub.setHistory();
+        SnapshotDiff differ = new SnapshotDiff(1 << 20, (a, b) -> {
+            List<SetChange> path = kept.path(a, b);
+            if (path != null) {
+                (path.size() > 1 ? composedDeltas : singleDeltas).incrementAndGet();
+            }
+            return path;
+        });
+        SnapshotDiff walking = new SnapshotDiff(1 << 20); // compares contents: what agents got before deltas were kept
         Map<String, IndexedSnapshot> sent = new HashMap<>();
         Map<String, AgentView> agents = new HashMap<>();
+        // Agents that sync only now and then: several changes behind, they get the composed delta.
+        Map<String, IndexedSnapshot> sentToLagging = new HashMap<>();
+        Map<String, AgentView> lagging = new HashMap<>();
         for (String node : NODE_NAMES) {
             sent.put(node, IndexedSnapshot.empty(node));
             agents.put(node, new AgentView());
+            sentToLagging.put(node, IndexedSnapshot.empty(node));
+            lagging.put(node, new AgentView());
         }
         for (int step = 0; step <= steps; step++) {
             int from = history.size();
@@ -104,25 +128,33 @@ class SharedSetPublicationTest {
                                 .isTrue();
                     }
                     AgentView agent = agents.get(node);
-                    differ.diff(sent.get(node), current).forEach(p -> agent.apply(p.message()));
+                    List<Payload> delta = differ.diff(sent.get(node), current);
+                    assertSameWire(delta, walking.diff(sent.get(node), current), as + ", " + node);
+                    delta.forEach(p -> agent.apply(p.message()));
                     sent.put(node, current);
                     assertThat(agent.toSnapshot(node))
                             .as("%s, %s: agent kept up to date", as, node)
                             .isEqualTo(AgentView.canonical(want));
+                    if (step == steps || r.nextInt(4) == 0) {
+                        List<Payload> behind = differ.diff(sentToLagging.get(node), current);
+                        assertSameWire(
+                                behind, walking.diff(sentToLagging.get(node), current), as + ", " + node + ", lagging");
+                        AgentView lag = lagging.get(node);
+                        behind.forEach(p -> lag.apply(p.message()));
+                        sentToLagging.put(node, current);
+                        assertThat(lag.toSnapshot(node))
+                                .as("%s, %s: agent several changes behind", as, node)
+                                .isEqualTo(AgentView.canonical(want));
+                    }
                     AgentView resynced = new AgentView();
                     differ.diff(IndexedSnapshot.empty(node), current).forEach(p -> resynced.apply(p.message()));
                     assertThat(resynced.toSnapshot(node))
                             .as("%s, %s: resynced agent", as, node)
                             .isEqualTo(AgentView.canonical(want));
                 }
-                long listed = hub.all().stream()
-                        .flatMap(x -> x.snapshot().getIpSetsList().stream())
-                        .map(IpSet::getId)
-                        .distinct()
-                        .count();
-                assertThat((long) hub.sharedSetEntries())
-                        .as("%s: only sets some node lists are kept", as)
-                        .isLessThanOrEqualTo(listed);
+                assertThat(hub.sharedSetEntries())
+                        .as("%s: only live sets are kept", as)
+                        .isLessThanOrEqualTo(calc.ipSetCount());
             }
         }
     }
@@ -130,18 +162,22 @@ class SharedSetPublicationTest {
     @Test
     void aSetChangeWakesTheSubscribersOfEveryNodeListingItAndOnlyThem() {
         SnapshotHub hub = new SnapshotHub();
-        IpSet shared =
-                IpSet.newBuilder().setId("s:shared").addMembers("10.0.0.1").build();
-        IpSet other = IpSet.newBuilder().setId("s:other").addMembers("10.0.0.2").build();
+        SetVersion shared = SetVersion.of("s:shared", IpSetType.IP, List.of("10.0.0.1"));
+        IpSet other =
+                SetVersion.of("s:other", IpSetType.IP, List.of("10.0.0.2")).proto();
         hub.publish(
                 List.of(
-                        NodeSnapshot.newBuilder().setNode("a").addIpSets(shared).build(),
+                        NodeSnapshot.newBuilder()
+                                .setNode("a")
+                                .addIpSets(shared.proto())
+                                .build(),
                         NodeSnapshot.newBuilder()
                                 .setNode("b")
                                 .addIpSets(other)
-                                .addIpSets(shared)
+                                .addIpSets(shared.proto())
                                 .build(),
                         NodeSnapshot.newBuilder().setNode("c").addIpSets(other).build()),
+                List.of(),
                 List.of(),
                 1);
         hub.markReady();
@@ -150,11 +186,11 @@ class SharedSetPublicationTest {
             hub.subscribe(node, () -> wakes.merge(node, 1, Integer::sum));
         }
         long before = hub.current("b").version();
-        IpSet changed = shared.toBuilder().addMembers("10.0.0.3").build();
-        hub.publish(List.of(), List.of(changed), 7);
+        SetVersion changed = SetVersion.of("s:shared", IpSetType.IP, List.of("10.0.0.1", "10.0.0.3"));
+        hub.publish(List.of(), List.of(new SetChange(shared, changed, List.of("10.0.0.3"), List.of())), List.of(), 7);
 
         assertThat(wakes).containsOnlyKeys("a", "b");
-        assertThat(hub.current("b").snapshot().getIpSets(1)).isSameAs(changed);
+        assertThat(hub.current("b").snapshot().getIpSets(1)).isSameAs(changed.proto());
         assertThat(hub.current("a").snapshot().getIpSets(0))
                 .isSameAs(hub.current("b").snapshot().getIpSets(1));
         assertThat(hub.current("b").version()).isGreaterThan(before);
@@ -163,12 +199,83 @@ class SharedSetPublicationTest {
         assertThat(hub.current("c").snapshot().getIpSetsList()).containsExactly(other);
     }
 
+    /**
+     * An agent three set changes behind gets their composed delta (a member removed and added
+     * back, or added and removed, is in neither list), the same bytes a walk of the two contents
+     * gives, and ends with the current content; the delta is computed once for every agent.
+     */
+    @Test
+    void anAgentSeveralChangesBehindGetsTheComposedDelta() {
+        SnapshotHub hub = new SnapshotHub();
+        List<String> members = new ArrayList<>();
+        for (int i = 1; i <= 40; i++) {
+            members.add("10.0.0." + i);
+        }
+        SetVersion v0 = SetVersion.of("s:big", IpSetType.IP, members);
+        hub.publish(
+                List.of(NodeSnapshot.newBuilder()
+                        .setNode("a")
+                        .addIpSets(v0.proto())
+                        .build()),
+                List.of(),
+                List.of(),
+                1);
+        hub.markReady();
+        IndexedSnapshot sent = hub.current("a");
+        // The contents in between are never built as protos: the history goes by version.
+        SetVersion v1 = next(hub, v0, members, List.of("10.0.1.1"), List.of("10.0.0.2"));
+        SetVersion v2 = next(hub, v1, members, List.of("10.0.1.2"), List.of("10.0.1.1"));
+        SetVersion v3 = next(hub, v2, members, List.of("10.0.0.2"), List.of("10.0.0.3"));
+        IndexedSnapshot current = hub.current("a");
+        assertThat(current.snapshot().getIpSets(0)).isSameAs(v3.proto());
+
+        List<List<SetChange>> paths = new ArrayList<>();
+        SetHistory history = hub.setHistory();
+        SnapshotDiff differ = new SnapshotDiff(1 << 20, (a, b) -> {
+            List<SetChange> p = history.path(a, b);
+            paths.add(p);
+            return p;
+        });
+        List<Payload> delta = differ.diff(sent, current);
+        assertThat(differ.diff(sent, current)).as("computed once").isEqualTo(delta);
+
+        assertThat(paths).hasSize(1);
+        assertThat(paths.get(0)).extracting(SetChange::to).containsExactly(v1, v2, v3);
+        assertThat(delta)
+                .extracting(p -> p.message().getIpSetDeltaUpdate())
+                .satisfiesExactly(
+                        d -> assertThat(d.getRemovedMembersList()).containsExactly("10.0.0.3"),
+                        d -> assertThat(d.getAddedMembersList()).containsExactly("10.0.1.2"));
+        assertSameWire(delta, new SnapshotDiff(1 << 20).diff(sent, current), "three changes behind");
+        AgentView agent = new AgentView();
+        new SnapshotDiff(1 << 20).diff(IndexedSnapshot.empty("a"), sent).forEach(p -> agent.apply(p.message()));
+        delta.forEach(p -> agent.apply(p.message()));
+        assertThat(agent.toSnapshot("a")).isEqualTo(AgentView.canonical(current.snapshot()));
+    }
+
+    /** Publishes one change of a set from {@code from} (whose members are {@code members}, updated); returns the new content. */
+    private static SetVersion next(
+            SnapshotHub hub, SetVersion from, List<String> members, List<String> added, List<String> removed) {
+        members.removeAll(removed);
+        members.addAll(added);
+        SetVersion to = SetVersion.of(from.id(), from.type(), members);
+        hub.publish(List.of(), List.of(new SetChange(from, to, added, removed)), List.of(), 1);
+        return to;
+    }
+
     /** What the calculation loop does with one batch. */
     private static void publishBatch(PolicyCalculator calc, SnapshotHub hub) {
         PolicyCalculator.Changes changes = calc.drainChanges();
         List<NodeSnapshot> built = new ArrayList<>();
-        changes.nodes().forEach(n -> built.add(calc.snapshot(n)));
-        hub.publish(built, changes.sets(), 1);
+        changes.nodes().forEach(n -> built.add(calc.publishableSnapshot(n)));
+        hub.publish(built, changes.sets(), changes.droppedSets(), 1);
+    }
+
+    /** The same messages, byte for byte, in the same order. */
+    private static void assertSameWire(List<Payload> got, List<Payload> want, String as) {
+        assertThat(got.stream().map(p -> p.message().toByteString()).toList())
+                .as("%s: the wire output of a diff", as)
+                .isEqualTo(want.stream().map(p -> p.message().toByteString()).toList());
     }
 
     private void record(Consumer<PolicyCalculator> change) {

@@ -173,6 +173,7 @@ public final class Agent implements AutoCloseable {
                             }
                         },
                         Backoff.DEFAULT,
+                        Backoff.UNREACHABLE,
                         () -> ThreadLocalRandom.current().nextDouble(),
                         status)
                 .start();

@@ -448,6 +448,43 @@ class SyncClientTest {
         }
     }
 
+    @Test
+    void whileNothingAnswersTheAgentDialsOnTheShortBackoffAndOpensNoStream() throws Exception {
+        // A stream that ended waits long (1 s, then 2 s, 4 s ...); a dial that found nothing 10 ms:
+        // the control plane's return is found on the short one.
+        client.close();
+        ManagedChannel production = ControlPlaneChannel.open(cp.target(), null);
+        SyncStatus status = new SyncStatus();
+        try (SyncClient agent = new SyncClient(
+                        production,
+                        SyncRequest.newBuilder().setNode("node-1").build(),
+                        () -> new SnapshotAssembler("node-1"),
+                        (snapshot, seq) -> enforced.add(new Enforced(snapshot, seq)),
+                        (seq, t) -> {},
+                        new Backoff(Duration.ofSeconds(2), Duration.ofMinutes(1), 2.0),
+                        new Backoff(Duration.ofMillis(10), Duration.ofMillis(20), 2.0),
+                        () -> 0.5,
+                        status)
+                .start()) {
+            int port = cp.port();
+            cp.nextStream().send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
+            assertThat(next().pods()).containsExactly("x/a");
+
+            cp.close();
+            // One wait of 1 s after the broken stream, then dials 5-10 ms apart: 20 within 10 s.
+            await(() -> status.reconnects() >= 20);
+            assertThat(enforced).as("nothing withdrawn while away").isEmpty();
+
+            cp = new ScriptedControlPlane(port);
+            ScriptedControlPlane.Stream back = cp.nextStream();
+            assertThat(back.request.getNode()).isEqualTo("node-1");
+            back.send(endpoint(1, "x", "b", "10.0.0.2"), inSync(2));
+            assertThat(next().pods()).containsExactly("x/b");
+        } finally {
+            production.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
     private Enforced next() throws InterruptedException {
         Enforced e = enforced.poll(10, TimeUnit.SECONDS);
         assertThat(e).as("an applied state within 10 s").isNotNull();

@@ -7,6 +7,7 @@ import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ClientResponseObserver;
+import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
@@ -75,6 +76,7 @@ public final class SyncClient implements AutoCloseable {
     /** Why the control plane refused the last stream (not in the cluster, not allowed), or null. */
     private volatile Status refusal;
 
+    private final ResumePoint resumePoint = new ResumePoint();
 
     /** With one backoff for streams that ended and for dials that found nothing. */
     public SyncClient(
@@ -217,7 +219,9 @@ public final class SyncClient implements AutoCloseable {
             return false;
         }
         ClientCalls.asyncServerStreamingCall(
-                channel.newCall(PolicySyncGrpc.getSyncMethod(), CallOptions.DEFAULT), request, stream);
+                channel.newCall(PolicySyncGrpc.getSyncMethod(), CallOptions.DEFAULT),
+                resumePoint.request(request),
+                stream);
         SnapshotAssembler builder = builders.get();
         boolean inSync = false;
         // Whether this stream's control plane ends every change with an InSync (its first InSync
@@ -236,6 +240,7 @@ public final class SyncClient implements AutoCloseable {
                     status.connected(true);
                     status.received(message.getSequence(), System.nanoTime());
                     try {
+                        resumePoint.beforeApply(message, builder.lastSequence() < 0 && !inSync, builder);
                         if (builder.apply(message) == ToAgent.PayloadCase.NODE_UPDATE // checks the sequence too
                                 && !builder.podCidrProblems().isEmpty()) {
                             log.warn(
@@ -254,8 +259,9 @@ public final class SyncClient implements AutoCloseable {
                         boundaries = message.getInSync().getChangeBoundaries();
                         refusal = null;
                         log.info(
-                                "in sync at sequence {}{}",
+                                "in sync at sequence {}{}{}",
                                 message.getSequence(),
+                                message.getInSync().getResumed() ? " (resumed: the enforced state is current)" : "",
                                 boundaries
                                         ? ""
                                         : " (the control plane marks no change boundaries: enforcing what has arrived)");
@@ -323,8 +329,11 @@ public final class SyncClient implements AutoCloseable {
 
     private void enforce(SnapshotAssembler builder, long sequence, long eventTime) {
         try {
-            enforcer.enforce(builder.snapshot(), sequence);
+            NodeSnapshot snapshot = builder.snapshot();
+            enforcer.enforce(snapshot, sequence);
+            resumePoint.enforced(snapshot);
         } catch (Exception e) {
+            resumePoint.enforced(null); // what the kernel holds is not known now: the next stream starts from nothing
             status.applyFailed();
             log.error("applying sequence {} failed; resyncing", sequence, e);
             throw new EnforceFailed();

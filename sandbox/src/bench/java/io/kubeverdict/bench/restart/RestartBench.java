@@ -31,7 +31,8 @@ import java.util.stream.Stream;
  * round's figure. The points between come from the processes' logs (their first lines after the
  * spawn): the control plane's first log line (the JVM started), its gRPC port open, its first
  * full publication, node-1's agent connected (the control plane's log), the agent in sync (its
- * log). After the round the policy is removed and every agent converges before the next.
+ * log), and node-2's agent (whose node did not change) in sync by resuming (its log). After the
+ * round the policy is removed and every agent converges before the next.
  *
  * <p>Usage (root, normally through bin/bench-restart): RestartBench [--rounds N] [--down SECONDS]
  */
@@ -121,7 +122,8 @@ public final class RestartBench {
                 enforced.refusedAtMillis(),
                 sandbox.controlPlane().log(),
                 sandbox.agent(NODE).log(),
-                NODE);
+                NODE,
+                sandbox.agent("node-2").log());
         Files.delete(manifests.resolve("deny.yaml"));
         if (!sandbox.reload()) {
             throw new IllegalStateException("the sandbox refused the policy's removal");

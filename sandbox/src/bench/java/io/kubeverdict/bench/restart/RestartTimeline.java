@@ -25,12 +25,17 @@ record RestartTimeline(Map<String, Long> points) {
     static final String CONNECTED = "agent stream accepted";
     static final String IN_SYNC = "agent in sync (received)";
     static final String ENFORCED = "probe refused (enforced)";
-    static final List<String> POINTS = List.of(JVM, LISTENING, PUBLISHED, CONNECTED, IN_SYNC, ENFORCED);
+    /** The agent whose node did not change: it resumes (one InSync) instead of a full snapshot. */
+    static final String OTHER_RESUMED = "node-2 resumed";
 
-    static RestartTimeline read(long spawned, long refused, Path controlPlaneLog, Path agentLog, String node)
+    static final List<String> POINTS = List.of(JVM, LISTENING, PUBLISHED, CONNECTED, IN_SYNC, ENFORCED, OTHER_RESUMED);
+
+    static RestartTimeline read(
+            long spawned, long refused, Path controlPlaneLog, Path agentLog, String node, Path otherAgentLog)
             throws IOException {
         List<String> cp = Files.readAllLines(controlPlaneLog);
         List<String> agent = Files.readAllLines(agentLog);
+        List<String> other = Files.readAllLines(otherAgentLog);
         Map<String, Long> p = new LinkedHashMap<>();
         p.put(JVM, first(cp, spawned, line -> true));
         p.put(LISTENING, first(cp, spawned, line -> line.contains("gRPC listening on")));
@@ -38,6 +43,9 @@ record RestartTimeline(Map<String, Long> points) {
         p.put(CONNECTED, first(cp, spawned, line -> line.contains("agent for node " + node + " connected")));
         p.put(IN_SYNC, first(agent, spawned, line -> line.contains("in sync at sequence")));
         p.put(ENFORCED, refused - spawned);
+        p.put(
+                OTHER_RESUMED,
+                first(other, spawned, line -> line.contains("in sync at sequence") && line.contains("resumed")));
         return new RestartTimeline(p);
     }
 

@@ -53,6 +53,7 @@ public final class ControlPlaneMetrics {
     private final Timer policyEnforcement;
     private final AtomicReference<IntSupplier> policiesNotEnforced = new AtomicReference<>(() -> 0);
     private final Counter slowCut;
+    private final Counter resumed;
     private final AtomicInteger connectedAgents = new AtomicInteger();
     private final Map<String, Counter> eventFailures = new ConcurrentHashMap<>();
     private final AtomicInteger eventsRetrying = new AtomicInteger();
@@ -115,6 +116,10 @@ public final class ControlPlaneMetrics {
                 .register(registry);
         this.slowCut = Counter.builder("kubeverdict_sync_streams_cut_total")
                 .description("Sync streams cancelled because the agent did not read for too long")
+                .register(registry);
+        this.resumed = Counter.builder("kubeverdict_sync_streams_resumed_total")
+                .description("Sync streams that resumed from the state the agent enforces (its digest was the"
+                        + " node's current snapshot's) instead of sending the full snapshot")
                 .register(registry);
         Gauge.builder("kubeverdict_events_retrying", eventsRetrying, AtomicInteger::get)
                 .description("Cluster events (or a publication) that failed and wait to be retried; while above 0 "
@@ -240,6 +245,10 @@ public final class ControlPlaneMetrics {
 
     public void streamCut() {
         slowCut.increment();
+    }
+
+    public void syncResumed() {
+        resumed.increment();
     }
 
     public void programmingLatency(long nanos) {

@@ -18,6 +18,14 @@ final class Payload {
             .setInSync(InSync.newBuilder().setChangeBoundaries(true))
             .build());
 
+    /**
+     * A stream's only first message when the agent's resume digest is the node's current
+     * snapshot's: it continues from the state the agent enforces, nothing is sent before.
+     */
+    static final Payload RESUMED = new Payload(ToAgent.newBuilder()
+            .setInSync(InSync.newBuilder().setChangeBoundaries(true).setResumed(true))
+            .build());
+
     private final ToAgent message;
     private volatile byte[] encoded;
 

@@ -216,6 +216,7 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
         ServerCallStreamObserver<StampedMessage> out = (ServerCallStreamObserver<StampedMessage>) responseObserver;
         SyncSession session =
                 new SyncSession(node, version, out, hub, differ, admission, senders, metrics, System::nanoTime);
+        session.resumeFrom(request.getResumeDigest());
         // compute(): a record is created, joined and dropped atomically per node.
         nodes.compute(node, (n, r) -> {
             NodeRecord rec = r == null ? new NodeRecord(n) : r;
@@ -225,9 +226,10 @@ public final class PolicySyncService implements PolicySyncGrpc.AsyncService, Bin
         });
         metrics.streamOpened();
         log.info(
-                "agent for node {} connected (version {}){}",
+                "agent for node {} connected (version {}{}){}",
                 node,
                 version,
+                request.getResumeDigest().isEmpty() ? "" : ", resuming",
                 hub.isKnown(node) ? "" : "; the node is not in the cluster (yet)");
         session.onClosed(() -> {
             nodes.computeIfPresent(node, (n, r) -> {

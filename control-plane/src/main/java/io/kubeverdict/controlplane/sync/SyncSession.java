@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.sync;
 
+import com.google.protobuf.ByteString;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
+import io.kubeverdict.policy.SnapshotDigest;
 import io.kubeverdict.proto.v1.ToAgent;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -55,6 +57,9 @@ final class SyncSession implements SnapshotAdmission.Waiter {
 
     // Guarded by this.
     private IndexedSnapshot lastSent;
+    /** The digest of the state the agent enforces (SyncRequest.resume_digest), until the first diff. */
+    private ByteString resumeDigest = ByteString.EMPTY;
+
     private final ArrayDeque<Payload> pending = new ArrayDeque<>();
     private long pendingEventTime;
     private String pendingRevision = ""; // source revision the queued diff (or its absence) brings the agent to
@@ -92,6 +97,13 @@ final class SyncSession implements SnapshotAdmission.Waiter {
         this.metrics = metrics;
         this.nanoTime = nanoTime;
         this.lastSent = IndexedSnapshot.empty(node);
+    }
+
+    /** The agent's resume digest (SyncRequest.resume_digest); call before the first {@link #wake()}. */
+    void resumeFrom(ByteString digest) {
+        synchronized (this) {
+            resumeDigest = digest;
+        }
     }
 
     String node() {
@@ -221,6 +233,9 @@ final class SyncSession implements SnapshotAdmission.Waiter {
                     + "no pod placed on it): check the agent's --node"));
             return false;
         }
+        if (!snapshotQueued && resumes()) {
+            return true;
+        }
         if (!snapshotQueued && !holdsPermit()) {
             return false; // in line for a full snapshot; admitted() wakes us
         }
@@ -244,6 +259,32 @@ final class SyncSession implements SnapshotAdmission.Waiter {
             snapshotQueued = true;
         }
         return !pending.isEmpty();
+    }
+
+    /**
+     * Whether the agent enforces exactly the node's current snapshot (its resume digest is that
+     * snapshot's, compared once): then the stream starts there with a resumed InSync alone, without
+     * a permit; else it gets the full snapshot.
+     */
+    private boolean resumes() {
+        ByteString digest = resumeDigest;
+        if (digest.isEmpty()) {
+            return false;
+        }
+        resumeDigest = ByteString.EMPTY;
+        String revision = hub.sourceRevision(); // before the snapshot, as in refill()
+        IndexedSnapshot target = hub.current(node);
+        if (!SnapshotDigest.matches(target.snapshot(), digest)) {
+            log.debug("node {} resumes from another state than the current one: full snapshot", node);
+            return false;
+        }
+        pendingRevision = revision;
+        pendingEventTime = 0;
+        lastSent = target;
+        pending.add(Payload.RESUMED);
+        snapshotQueued = true;
+        metrics.syncResumed();
+        return true;
     }
 
     /** Whether this stream may build its full snapshot now; joins the line the first time. */

@@ -45,18 +45,27 @@ final class AgentView {
 
     static AgentView of(NodeSnapshot s) {
         AgentView v = new AgentView();
+        v.seed(s);
+        return v;
+    }
+
+    /** Holds exactly {@code s} (what an agent that resumes starts from); keeps what was received. */
+    void seed(NodeSnapshot s) {
+        setTypes.clear();
+        sets.clear();
+        policies.clear();
+        endpoints.clear();
         for (IpSet set : s.getIpSetsList()) {
-            v.setTypes.put(set.getId(), set.getType());
-            v.sets.put(set.getId(), new HashSet<>(set.getMembersList()));
+            setTypes.put(set.getId(), set.getType());
+            sets.put(set.getId(), new HashSet<>(set.getMembersList()));
         }
         for (ActivePolicy p : s.getPoliciesList()) {
-            v.policies.put(p.getId(), p.getPolicy());
+            policies.put(p.getId(), p.getPolicy());
         }
         for (Endpoint e : s.getEndpointsList()) {
-            v.endpoints.put(e.getId(), e);
+            endpoints.put(e.getId(), e);
         }
-        v.podCidrs = List.copyOf(s.getPodCidrsList());
-        return v;
+        podCidrs = List.copyOf(s.getPodCidrsList());
     }
 
     /** Applies one message of a stream (checks sequence numbers). */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.sync;
 
+import com.google.protobuf.ByteString;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
+import io.kubeverdict.policy.SnapshotDigest;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
@@ -24,6 +26,8 @@ public final class TestAgent implements AutoCloseable {
     private final BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
     private volatile ClientCallStreamObserver<SyncRequest> call;
     private final String node;
+    /** The state offered to resume from, or null. */
+    private NodeSnapshot offered;
 
     private TestAgent(String node) {
         this.node = node;
@@ -42,13 +46,32 @@ public final class TestAgent implements AutoCloseable {
         return connect(PolicySyncGrpc.newStub(channel).withWaitForReady(), node, true, "test");
     }
 
+    /**
+     * As an agent that enforces {@code enforced} reconnects: its request carries that state's digest,
+     * and a resumed InSync as the first message makes the view start from it.
+     */
+    public static TestAgent resume(Channel channel, String node, NodeSnapshot enforced) {
+        return connect(PolicySyncGrpc.newStub(channel), node, true, "test", enforced);
+    }
+
     private static TestAgent connect(
             PolicySyncGrpc.PolicySyncStub stub, String node, boolean autoRead, String agentVersion) {
+        return connect(stub, node, autoRead, agentVersion, null);
+    }
+
+    private static TestAgent connect(
+            PolicySyncGrpc.PolicySyncStub stub,
+            String node,
+            boolean autoRead,
+            String agentVersion,
+            NodeSnapshot enforced) {
         TestAgent a = new TestAgent(node);
+        a.offered = enforced;
         stub.sync(
                 SyncRequest.newBuilder()
                         .setNode(node)
                         .setAgentVersion(agentVersion)
+                        .setResumeDigest(enforced == null ? ByteString.EMPTY : SnapshotDigest.of(enforced))
                         .build(),
                 new ClientResponseObserver<SyncRequest, ToAgent>() {
                     @Override
@@ -97,6 +120,12 @@ public final class TestAgent implements AutoCloseable {
             throw new AssertionError("no message within " + WAIT_SECONDS + "s; state: " + view.toSnapshot("?"));
         }
         if (o instanceof ToAgent m) {
+            if (m.hasInSync() && m.getInSync().getResumed()) {
+                if (offered == null || !view.received.isEmpty()) {
+                    throw new AssertionError("a resumed InSync that answers no offer or is not first: " + m);
+                }
+                view.seed(offered);
+            }
             view.accept(m);
             return m;
         }

@@ -143,9 +143,8 @@ public final class Agent implements AutoCloseable {
     }
 
     private void startAll() throws Exception {
-        // Sync first: the channel's setup (TLS, HTTP/2), the stream and the first snapshot's
-        // assembly run on gRPC's and the sync thread while this one loads the shim and sets up the
-        // queues and verdict threads; the snapshot's enforcement waits for them (PendingEnforcer).
+        // Sync first: the channel's setup (TLS, HTTP/2), the stream and the first snapshot's assembly run on
+        // gRPC's and the sync thread while this one sets up shim, queues and verdict threads (PendingEnforcer waits).
         ManagedChannel channel = ControlPlaneChannel.open(config.controlPlane(), config.tls(), config.tokenFile());
         opened.add(() -> {
             channel.shutdownNow(); // the reporter's heartbeats stop with it
@@ -173,6 +172,7 @@ public final class Agent implements AutoCloseable {
                             }
                         },
                         Backoff.DEFAULT,
+                        Backoff.UNREACHABLE,
                         () -> ThreadLocalRandom.current().nextDouble(),
                         status)
                 .start();

@@ -14,6 +14,13 @@ public record Backoff(Duration initial, Duration max, double multiplier) {
 
     public static final Backoff DEFAULT = new Backoff(Duration.ofMillis(100), Duration.ofSeconds(1), 2.0);
 
+    /**
+     * After a dial that found no server: a refused connect is one SYN and its reset (for a Service
+     * without endpoints, rejected on the node itself), so the agent dials again within 250 ms and
+     * follows a restarted control plane closely; the jitter spreads a fleet over those 250 ms.
+     */
+    public static final Backoff UNREACHABLE = new Backoff(Duration.ofMillis(50), Duration.ofMillis(250), 2.0);
+
     public Backoff {
         if (initial.isNegative() || initial.isZero() || max.compareTo(initial) < 0) {
             throw new IllegalArgumentException("need 0 < initial <= max, got " + initial + ", " + max);

@@ -95,6 +95,25 @@ public final class SnapshotAssembler {
         started = false;
     }
 
+    /**
+     * Starts from a snapshot an assembler rendered (the enforced state that a resumed stream
+     * continues from) instead of nothing, forgetting the sequence as {@link #reset()} does. Its
+     * parts are kept as they are, so the next {@link #snapshot()} shares the unchanged ones.
+     */
+    public void seed(NodeSnapshot snapshot) {
+        reset();
+        for (IpSet set : snapshot.getIpSetsList()) {
+            SetState state = new SetState(set.getTypeValue(), new TreeSet<>(set.getMembersList()));
+            if (set.getMembersList().equals(List.copyOf(state.members))) {
+                state.rendered = set; // sorted, no duplicates: what render() would build
+            }
+            ipSets.put(set.getId(), state);
+        }
+        snapshot.getPoliciesList().forEach(p -> policies.put(p.getId(), p));
+        snapshot.getEndpointsList().forEach(e -> endpoints.put(e.getId(), e));
+        podCidrs = List.copyOf(snapshot.getPodCidrsList());
+    }
+
     /** The sequence of the last applied message, or -1 when none since creation or reset. */
     public long lastSequence() {
         return lastSequence;

@@ -3,11 +3,11 @@ package io.kubeverdict.agent.sync;
 
 import io.grpc.CallOptions;
 import io.grpc.Channel;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ClientResponseObserver;
+import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.PolicySyncGrpc;
 import io.kubeverdict.proto.v1.SyncRequest;
 import io.kubeverdict.proto.v1.ToAgent;
@@ -37,11 +37,13 @@ import org.slf4j.LoggerFactory;
  * deltas (what has arrived by the time the burst is applied) is enforced as one new generation.
  * Messages are applied to the assembler and requested from the stream as they come either way,
  * so flow control does not wait for a boundary. A sequence gap or a message that does not
- * fit abandons the stream and resyncs on a new one. A broken stream is retried after a short
- * full-jitter {@link Backoff} (at most 1 s by default); before each attempt the channel's own
- * connect backoff (gRPC's grows to two minutes) is cut short, so the attempt really dials and a
- * returning control plane is noticed within about a second. While it is away the last state keeps
- * being enforced.
+ * fit abandons the stream and resyncs on a new one. Each attempt first dials ({@link ChannelDial}:
+ * the channel's own connect backoff, which grows to two minutes, cut short); a stream is opened
+ * only once a connection stands. A stream that ended is retried after a short full-jitter
+ * {@link Backoff} (at most 1 s by default); a dial waits for its connection for a shorter one
+ * ({@link Backoff#UNREACHABLE}, at most 250 ms) and then dials again, so a control plane that
+ * restarts is found within a fraction of a second of listening, by a fleet spread over that
+ * fraction. While it is away the last state keeps being enforced.
  *
  * <p>Flow control: at most {@link #WINDOW} messages are requested ahead of what has been applied,
  * so a fast control plane cannot fill the agent's memory.
@@ -59,6 +61,7 @@ public final class SyncClient implements AutoCloseable {
     private final Enforcer enforcer;
     private final AppliedListener listener;
     private final Backoff backoff;
+    private final Backoff unreachable;
     private final DoubleSupplier random;
     private final SyncStatus status;
     // A control plane that keeps ending streams would otherwise cost a line per backoff step, forever.
@@ -73,6 +76,9 @@ public final class SyncClient implements AutoCloseable {
     /** Why the control plane refused the last stream (not in the cluster, not allowed), or null. */
     private volatile Status refusal;
 
+    private final ResumePoint resumePoint = new ResumePoint();
+
+    /** With one backoff for streams that ended and for dials that found nothing. */
     public SyncClient(
             Channel channel,
             SyncRequest request,
@@ -82,12 +88,30 @@ public final class SyncClient implements AutoCloseable {
             Backoff backoff,
             DoubleSupplier random,
             SyncStatus status) {
+        this(channel, request, builders, enforcer, listener, backoff, backoff, random, status);
+    }
+
+    /**
+     * @param backoff after a stream that ended (refused, broken, cut: a server answered)
+     * @param unreachable how long a dial waits for its connection before it dials again (refused, unreachable)
+     */
+    public SyncClient(
+            Channel channel,
+            SyncRequest request,
+            Supplier<SnapshotAssembler> builders,
+            Enforcer enforcer,
+            AppliedListener listener,
+            Backoff backoff,
+            Backoff unreachable,
+            DoubleSupplier random,
+            SyncStatus status) {
         this.channel = channel;
         this.request = request;
         this.builders = builders;
         this.enforcer = enforcer;
         this.listener = listener;
         this.backoff = backoff;
+        this.unreachable = unreachable;
         this.random = random;
         this.status = status;
         this.thread = FatalThreads.worker("kv-sync", this::run);
@@ -111,8 +135,14 @@ public final class SyncClient implements AutoCloseable {
     private void run() {
         while (running) {
             boolean reachedSync = false;
+            boolean answered = true;
             try {
-                reachedSync = followOneStream();
+                // Nothing answers: dial again after a short wait (the wait for this dial), no stream opened.
+                answered = ChannelDial.dial(channel, unreachable.delay(failedAttempts, random.getAsDouble()))
+                        != ChannelDial.Outcome.NOT_READY;
+                if (answered) {
+                    reachedSync = followOneStream();
+                }
             } catch (InterruptedException e) {
                 break;
             } catch (RuntimeException e) {
@@ -126,7 +156,8 @@ public final class SyncClient implements AutoCloseable {
             if (reachedSync) {
                 failedAttempts = 0;
             }
-            Duration delay = backoff.delay(failedAttempts++, random.getAsDouble());
+            Duration delay = answered ? backoff.delay(failedAttempts, random.getAsDouble()) : Duration.ZERO;
+            failedAttempts++;
             status.reconnecting();
             Status refused = refusal;
             if (refused != null && loudRetry()) {
@@ -142,8 +173,10 @@ public final class SyncClient implements AutoCloseable {
                         failedAttempts);
             } else if (refused == null && loudRetry()) {
                 log.info(
-                        "reconnecting to the control plane in {} ms (attempt {}), enforcing sequence {}",
-                        delay.toMillis(),
+                        "{} (attempt {}), enforcing sequence {}",
+                        answered
+                                ? "reconnecting to the control plane in " + delay.toMillis() + " ms"
+                                : "the control plane does not answer; dialling again",
                         failedAttempts,
                         status.appliedSequence());
             }
@@ -152,7 +185,6 @@ public final class SyncClient implements AutoCloseable {
             } catch (InterruptedException e) {
                 break;
             }
-            dialNow();
         }
         log.debug("sync thread ends");
     }
@@ -179,16 +211,6 @@ public final class SyncClient implements AutoCloseable {
         return false;
     }
 
-    /**
-     * A channel whose connection failed waits out its own backoff (1 s growing to 2 min) before it
-     * dials again, and fails our calls meanwhile: make the next call dial at once instead.
-     */
-    private void dialNow() {
-        if (channel instanceof ManagedChannel managed) {
-            managed.resetConnectBackoff();
-        }
-    }
-
     /** Follows one stream until it ends or must be abandoned; returns whether it reached InSync. */
     private boolean followOneStream() throws InterruptedException {
         StreamListener stream = new StreamListener();
@@ -197,7 +219,9 @@ public final class SyncClient implements AutoCloseable {
             return false;
         }
         ClientCalls.asyncServerStreamingCall(
-                channel.newCall(PolicySyncGrpc.getSyncMethod(), CallOptions.DEFAULT), request, stream);
+                channel.newCall(PolicySyncGrpc.getSyncMethod(), CallOptions.DEFAULT),
+                resumePoint.request(request),
+                stream);
         SnapshotAssembler builder = builders.get();
         boolean inSync = false;
         // Whether this stream's control plane ends every change with an InSync (its first InSync
@@ -216,6 +240,7 @@ public final class SyncClient implements AutoCloseable {
                     status.connected(true);
                     status.received(message.getSequence(), System.nanoTime());
                     try {
+                        resumePoint.beforeApply(message, builder.lastSequence() < 0 && !inSync, builder);
                         if (builder.apply(message) == ToAgent.PayloadCase.NODE_UPDATE // checks the sequence too
                                 && !builder.podCidrProblems().isEmpty()) {
                             log.warn(
@@ -234,8 +259,9 @@ public final class SyncClient implements AutoCloseable {
                         boundaries = message.getInSync().getChangeBoundaries();
                         refusal = null;
                         log.info(
-                                "in sync at sequence {}{}",
+                                "in sync at sequence {}{}{}",
                                 message.getSequence(),
+                                message.getInSync().getResumed() ? " (resumed: the enforced state is current)" : "",
                                 boundaries
                                         ? ""
                                         : " (the control plane marks no change boundaries: enforcing what has arrived)");
@@ -303,8 +329,11 @@ public final class SyncClient implements AutoCloseable {
 
     private void enforce(SnapshotAssembler builder, long sequence, long eventTime) {
         try {
-            enforcer.enforce(builder.snapshot(), sequence);
+            NodeSnapshot snapshot = builder.snapshot();
+            enforcer.enforce(snapshot, sequence);
+            resumePoint.enforced(snapshot);
         } catch (Exception e) {
+            resumePoint.enforced(null); // what the kernel holds is not known now: the next stream starts from nothing
             status.applyFailed();
             log.error("applying sequence {} failed; resyncing", sequence, e);
             throw new EnforceFailed();

@@ -14,8 +14,10 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
+import io.kubeverdict.policy.SnapshotDigest;
 import io.kubeverdict.proto.v1.AppliedReport;
 import io.kubeverdict.proto.v1.Endpoint;
+import io.kubeverdict.proto.v1.InSync;
 import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
 import io.kubeverdict.proto.v1.NodeSnapshot;
 import io.kubeverdict.proto.v1.SyncRequest;
@@ -196,6 +198,92 @@ class SyncClientTest {
         Enforced swapped = next();
         assertThat(swapped.pods()).as("fresh state, nothing carried over").containsExactly("x/a", "x/new");
         assertThat(swapped.sequence()).isEqualTo(3);
+    }
+
+    @Test
+    void aResumedStreamContinuesFromTheEnforcedStateAndEndsWhereAFullResyncDoes() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream first = cp.nextStream();
+        assertThat(first.request.getResumeDigest()).as("nothing enforced yet").isEmpty();
+        first.send(
+                ipSet(1, "s1", "10.0.0.9"),
+                allowIngressFrom(2, "x/allow", "s1"),
+                endpoint(3, "x", "a", "10.0.0.1", "x/allow"),
+                boundary(4));
+        Enforced before = next();
+
+        first.fail(Status.UNAVAILABLE.withDescription("control plane restarting"));
+        ScriptedControlPlane.Stream resumed = cp.nextStream();
+        assertThat(resumed.request.getResumeDigest()).isEqualTo(SnapshotDigest.of(before.snapshot()));
+        resumed.send(resumedInSync(1));
+        Enforced same = next();
+        assertThat(same.snapshot()).as("the enforced state, nothing sent").isEqualTo(before.snapshot());
+        assertThat(same.sequence()).isEqualTo(1);
+        // Deltas of the resumed stream apply to that state.
+        resumed.send(addMembers(2, "s1", "10.0.0.8"), endpoint(3, "x", "b", "10.0.0.2"), boundary(4));
+        Enforced after = next();
+        assertThat(after.pods()).containsExactly("x/a", "x/b");
+
+        // A full resync of the same cluster ends in exactly that state.
+        resumed.fail(Status.UNAVAILABLE.withDescription("again"));
+        ScriptedControlPlane.Stream full = cp.nextStream();
+        assertThat(full.request.getResumeDigest()).isEqualTo(SnapshotDigest.of(after.snapshot()));
+        full.send(
+                ipSet(1, "s1", "10.0.0.8", "10.0.0.9"),
+                allowIngressFrom(2, "x/allow", "s1"),
+                endpoint(3, "x", "b", "10.0.0.2"),
+                endpoint(4, "x", "a", "10.0.0.1", "x/allow"),
+                boundary(5));
+        assertThat(next().snapshot()).isEqualTo(after.snapshot());
+    }
+
+    @Test
+    void aStreamThatDoesNotResumeStartsFromNothingAndAResumeNobodyOfferedResyncs() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream first = cp.nextStream();
+        first.send(endpoint(1, "x", "a", "10.0.0.1"), endpoint(2, "x", "old", "10.0.0.3"), boundary(3));
+        Enforced before = next();
+
+        // The control plane's state is another (the digest did not match): the full snapshot, nothing carried over.
+        first.fail(Status.UNAVAILABLE);
+        ScriptedControlPlane.Stream second = cp.nextStream();
+        assertThat(second.request.getResumeDigest()).isEqualTo(SnapshotDigest.of(before.snapshot()));
+        second.send(endpoint(1, "x", "a", "10.0.0.1"), boundary(2));
+        assertThat(next().pods()).containsExactly("x/a");
+
+        // A resumed InSync after the stream's first message is a broken stream: resync, nothing enforced.
+        second.send(resumedInSync(3));
+        ScriptedControlPlane.Stream third = cp.nextStream();
+        assertThat(enforced).isEmpty();
+        third.send(endpoint(1, "x", "c", "10.0.0.5"), boundary(2));
+        assertThat(next().pods()).containsExactly("x/c");
+    }
+
+    @Test
+    void aFailedApplyOffersNoStateToResumeFrom() throws Exception {
+        client.start();
+        ScriptedControlPlane.Stream first = cp.nextStream();
+        first.send(endpoint(1, "x", "a", "10.0.0.1"), boundary(2));
+        next();
+        failNextEnforce = true;
+        first.send(endpoint(3, "x", "b", "10.0.0.2"), boundary(4));
+        ScriptedControlPlane.Stream second = cp.nextStream();
+        assertThat(second.request.getResumeDigest())
+                .as("the kernel's state is not known after a failed apply")
+                .isEmpty();
+        // And a resumed InSync then answers no offer: resync.
+        second.send(resumedInSync(1));
+        ScriptedControlPlane.Stream third = cp.nextStream();
+        assertThat(enforced).isEmpty();
+        third.send(endpoint(1, "x", "a", "10.0.0.1"), boundary(2));
+        assertThat(next().pods()).containsExactly("x/a");
+    }
+
+    private static ToAgent resumedInSync(long seq) {
+        return ToAgent.newBuilder()
+                .setSequence(seq)
+                .setInSync(InSync.newBuilder().setChangeBoundaries(true).setResumed(true))
+                .build();
     }
 
     @Test
@@ -443,6 +531,43 @@ class SyncClientTest {
             assertThat(after.pods()).containsExactly("x/a", "x/new");
             await(status::inSync);
             assertThat(reported).contains(2L, 3L);
+        } finally {
+            production.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void whileNothingAnswersTheAgentDialsOnTheShortBackoffAndOpensNoStream() throws Exception {
+        // A stream that ended waits long (1 s, then 2 s, 4 s ...); a dial that found nothing 10 ms:
+        // the control plane's return is found on the short one.
+        client.close();
+        ManagedChannel production = ControlPlaneChannel.open(cp.target(), null);
+        SyncStatus status = new SyncStatus();
+        try (SyncClient agent = new SyncClient(
+                        production,
+                        SyncRequest.newBuilder().setNode("node-1").build(),
+                        () -> new SnapshotAssembler("node-1"),
+                        (snapshot, seq) -> enforced.add(new Enforced(snapshot, seq)),
+                        (seq, t) -> {},
+                        new Backoff(Duration.ofSeconds(2), Duration.ofMinutes(1), 2.0),
+                        new Backoff(Duration.ofMillis(10), Duration.ofMillis(20), 2.0),
+                        () -> 0.5,
+                        status)
+                .start()) {
+            int port = cp.port();
+            cp.nextStream().send(endpoint(1, "x", "a", "10.0.0.1"), inSync(2));
+            assertThat(next().pods()).containsExactly("x/a");
+
+            cp.close();
+            // One wait of 1 s after the broken stream, then dials 5-10 ms apart: 20 within 10 s.
+            await(() -> status.reconnects() >= 20);
+            assertThat(enforced).as("nothing withdrawn while away").isEmpty();
+
+            cp = new ScriptedControlPlane(port);
+            ScriptedControlPlane.Stream back = cp.nextStream();
+            assertThat(back.request.getNode()).isEqualTo("node-1");
+            back.send(endpoint(1, "x", "b", "10.0.0.2"), inSync(2));
+            assertThat(next().pods()).containsExactly("x/b");
         } finally {
             production.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }

@@ -108,8 +108,8 @@ public final class CacheRules {
      * In a hook's base chain: a first packet the agent accepted as cacheable comes round the chain
      * again (NF_REPEAT) with tag bits in its skb mark, on a connection our judge chain marked
      * admitted before queueing it. A packet that merely arrives with such bits (someone else's)
-     * is on a connection that was never queued, or one admitted before: it is not let through
-     * unjudged by them.
+     * is, on a new connection, judged as any other; only a retransmitted first packet of a
+     * connection admitted before passes with them, as its connection did.
      */
     static void repeatRule(StringBuilder s, CacheSettings cache) {
         if (!cache.enabled()) {

@@ -155,13 +155,7 @@ public class CalculationBenchmark {
      * from -Dnodes, -Dnamespaces, -Dpods, -Dpolicies, -Dadmin (default: the benchmark's).
      */
     public static void main(String[] args) {
-        SyntheticCluster c = new SyntheticCluster(
-                Integer.getInteger("nodes", 5000),
-                Integer.getInteger("namespaces", 10000),
-                Integer.getInteger("pods", 150000),
-                Integer.getInteger("policies", 10000),
-                Integer.getInteger("admin", 0),
-                42);
+        SyntheticCluster c = SyntheticCluster.fromSystemProperties();
         var threads = java.lang.management.ManagementFactory.getThreadMXBean();
         long c0 = threads.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();

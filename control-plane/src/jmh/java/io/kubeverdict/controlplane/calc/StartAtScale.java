@@ -68,13 +68,7 @@ public final class StartAtScale {
     }
 
     public static void main(String[] args) throws Exception {
-        SyntheticCluster c = new SyntheticCluster(
-                Integer.getInteger("nodes", 5000),
-                Integer.getInteger("namespaces", 10000),
-                Integer.getInteger("pods", 150000),
-                Integer.getInteger("policies", 10000),
-                Integer.getInteger("admin", 0),
-                42);
+        SyntheticCluster c = SyntheticCluster.fromSystemProperties();
         MOCK_LOG.setLevel(Level.WARNING); // a line per request
         long serialising = System.nanoTime();
         Map<String, byte[]> lists = new HashMap<>();

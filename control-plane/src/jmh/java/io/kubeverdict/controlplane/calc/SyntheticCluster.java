@@ -41,6 +41,17 @@ final class SyntheticCluster {
     final List<Node> nodeObjects = new ArrayList<>();
     final List<GenericKubernetesResource> adminPolicies = new ArrayList<>();
 
+    /** The benchmark mains' cluster: sizes from -Dnodes, -Dnamespaces, -Dpods, -Dpolicies, -Dadmin (default 5000, 10000, 150000, 10000, 0). */
+    static SyntheticCluster fromSystemProperties() {
+        return new SyntheticCluster(
+                Integer.getInteger("nodes", 5000),
+                Integer.getInteger("namespaces", 10000),
+                Integer.getInteger("pods", 150000),
+                Integer.getInteger("policies", 10000),
+                Integer.getInteger("admin", 0),
+                42);
+    }
+
     SyntheticCluster(int nodes, int namespaceCount, int podCount, int policyCount, long seed) {
         this(nodes, namespaceCount, podCount, policyCount, 0, seed);
     }

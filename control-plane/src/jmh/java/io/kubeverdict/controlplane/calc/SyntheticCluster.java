@@ -199,14 +199,14 @@ final class SyntheticCluster {
                   - {name: team, action: %s, to: [{pods: {namespaceSelector: {matchLabels: {team: team%d}}, podSelector: {}}}], protocols: [{tcp: {destinationPort: {range: {start: 8000, end: 8999}}}}]}
                   - {name: internet, action: Deny, to: [{networks: [0.0.0.0/0]}]}
                 """.formatted(
-                        i,
-                        baseline ? "Baseline" : "Admin",
-                        i * 20 + 5,
-                        subject,
-                        r.nextInt(50),
-                        baseline ? "Accept" : "Pass",
-                        baseline ? "Deny" : "Accept",
-                        r.nextInt(50)),
+                                i,
+                                baseline ? "Baseline" : "Admin",
+                                i * 20 + 5,
+                                subject,
+                                r.nextInt(50),
+                                baseline ? "Accept" : "Pass",
+                                baseline ? "Deny" : "Accept",
+                                r.nextInt(50)),
                 GenericKubernetesResource.class);
     }
 

@@ -327,7 +327,7 @@ final class NodeSnapshots implements IndexChanges {
         // Hashed, then sorted once: a node's pods share most of their policies (admin tiers: all).
         Map<String, PolicyState> used = new HashMap<>();
         for (PodModel pod : pods) {
-            TreeSet<String> ps = index.policiesSelecting(pod.key());
+            List<String> ps = index.policiesSelecting(pod.key());
             if (ps != null) {
                 for (String k : ps) {
                     used.computeIfAbsent(k, index::policy);

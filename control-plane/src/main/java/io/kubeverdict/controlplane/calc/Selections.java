@@ -33,8 +33,13 @@ final class Selections {
     private final Map<String, PolicyKeys> podPolicies = new HashMap<>();
     private final PolicyKeys.Interned interned = new PolicyKeys.Interned();
     private final PriorityOverlaps overlaps = new PriorityOverlaps();
-    /** Admin-tier policies selecting: only with them can priorities overlap. */
-    private int adminPolicies;
+    /**
+     * Admin-tier policies by tier, priority and form (live or staged): only a policy that shares
+     * its group with another can be in a pair {@link PriorityOverlaps} counts.
+     */
+    private final Map<String, Integer> priorityGroups = new HashMap<>();
+    /** Groups with more than one policy: none, and no overlap can change. */
+    private int sharedGroups;
 
     private IndexChanges changes;
 
@@ -83,9 +88,7 @@ final class Selections {
         }
         s.policies.add(p);
         p.selection = s;
-        if (p.admin != null) {
-            adminPolicies++;
-        }
+        grouped(p, 1);
         retag(s.pods(), s.nodes(), List.of(p), List.of());
     }
 
@@ -94,9 +97,7 @@ final class Selections {
         Selection s = old.selection;
         s.policies.remove(old);
         retag(s.pods(), s.nodes(), List.of(), List.of(old));
-        if (old.admin != null) {
-            adminPolicies--;
-        }
+        grouped(old, -1);
         if (!s.policies.isEmpty()) {
             return;
         }
@@ -193,7 +194,7 @@ final class Selections {
         PolicyKeys after = interned.hold(PolicyKeys.of(keys), 1);
         interned.release(before, 1);
         hold(key, after);
-        if (adminPolicies > 0 && !before.equals(after)) {
+        if (sharedGroups > 0 && !before.equals(after)) {
             overlaps.changed(states(before, List.of()), states(after, List.of()), 1);
         }
     }
@@ -219,6 +220,8 @@ final class Selections {
         List<String> addedKeys = keys(added);
         Set<String> removedKeys = new HashSet<>(keys(removed));
         Map<PolicyKeys, Transition> transitions = new IdentityHashMap<>();
+        // Only pairs with a policy that comes or goes change, and only one sharing its group has any.
+        boolean countOverlaps = sharesGroup(added) || sharesGroup(removed);
         for (PodModel pod : pods) {
             PolicyKeys before = podPolicies.getOrDefault(pod.key(), PolicyKeys.EMPTY);
             Transition t = transitions.get(before);
@@ -234,7 +237,7 @@ final class Selections {
             Transition t = e.getValue();
             interned.hold(t.after, t.pods);
             interned.release(e.getKey(), t.pods);
-            if (adminPolicies > 0) {
+            if (countOverlaps) {
                 overlaps.changed(states(e.getKey(), removed), states(t.after, added), t.pods);
             }
         }
@@ -251,6 +254,37 @@ final class Selections {
         Transition(PolicyKeys after) {
             this.after = after;
         }
+    }
+
+    /** An admin-tier policy joins (+1) or leaves (-1) its priority group. */
+    private void grouped(PolicyState p, int delta) {
+        if (p.admin == null) {
+            return;
+        }
+        int before = priorityGroups.getOrDefault(group(p), 0);
+        int after = before + delta;
+        if (after == 0) {
+            priorityGroups.remove(group(p));
+        } else {
+            priorityGroups.put(group(p), after);
+        }
+        sharedGroups += (after > 1 ? 1 : 0) - (before > 1 ? 1 : 0);
+    }
+
+    private static String group(PolicyState p) {
+        return p.admin.tier() + " " + p.admin.priority() + " " + p.staged();
+    }
+
+    private boolean sharesGroup(List<PolicyState> states) {
+        if (sharedGroups == 0) {
+            return false;
+        }
+        for (PolicyState p : states) {
+            if (p.admin != null && priorityGroups.getOrDefault(group(p), 0) > 1) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static List<String> keys(List<PolicyState> states) {

@@ -165,6 +165,14 @@ public final class VerdictFeed implements AutoCloseable {
         /** False: this verdict is lost for the sink (counted), nothing is queued for it. */
         boolean isReady();
 
+        /**
+         * Asked first, for each matching verdict: false skips it before it is explained (the
+         * sink's own sampling; it counts what it skips). Explaining is most of the feed's work.
+         */
+        default boolean wants() {
+            return true;
+        }
+
         void onNext(Explanation verdict);
 
         /** The feed is closing. */
@@ -258,7 +266,7 @@ public final class VerdictFeed implements AutoCloseable {
     private void send(PacketTuple packet, Verdict verdict, Explanation given, boolean keyCached, boolean staged) {
         Explanation explanation = given;
         for (Watcher w : watchers) {
-            if (!w.matches(packet, verdict, staged)) {
+            if (!w.matches(packet, verdict, staged) || !w.stream.wants()) {
                 continue;
             }
             if (!w.stream.isReady()) {

@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * The agent's half of `kube-verdict observe`: one ReportVerdicts stream to the control plane,
  * kept open (reconnected with the sync backoff). While the control plane wants verdicts it
  * subscribes to the {@link VerdictFeed} (which costs the verdict loop nothing until then),
- * samples them down to the upload rate ({@link VerdictSampler}), queues at most 1024 and sends
+ * samples them down to the upload rate ({@link VerdictSampler}) before the feed explains them, queues at most 1024 and sends
  * them in batches every 100 ms while the stream is ready; whatever it cannot send is counted and
  * reported upstream as {@code lost}.
  */
@@ -150,15 +150,23 @@ public final class VerdictUplink implements AutoCloseable {
                     () -> ThreadLocalRandom.current().nextDouble());
             subscription = feed.subscribe(demand.getVerdict(), demand.getStaged(), new VerdictFeed.Sink() {
                 @Override
+                public boolean wants() {
+                    if (sampler.admit()) {
+                        return true;
+                    }
+                    countLost(); // sampled out, and not explained
+                    return false;
+                }
+
+                @Override
                 public boolean isReady() {
                     return true; // queued here; the queue's overflow is counted as lost
                 }
 
                 @Override
                 public void onNext(Explanation verdict) {
-                    if (!sampler.admit() || !queue.offer(event(verdict))) {
-                        lost.incrementAndGet();
-                        lostCounter.increment();
+                    if (!queue.offer(event(verdict))) {
+                        countLost();
                     }
                 }
             });
@@ -167,6 +175,11 @@ public final class VerdictUplink implements AutoCloseable {
                     demand.getVerdict(),
                     demand.getStaged() ? ", staged only" : "");
         }
+    }
+
+    private void countLost() {
+        lost.incrementAndGet();
+        lostCounter.increment();
     }
 
     private VerdictEvent event(Explanation verdict) {

@@ -20,17 +20,18 @@ class VerdictFeedTest {
 
     @Test
     void aVerdictItsSinkDoesNotWantIsNotExplained() throws Exception {
-        AtomicInteger explained = new AtomicInteger(); // each explanation reads the state once
+        // each matching verdict reads the state once to be keyed, each explanation once more
+        AtomicInteger stateReads = new AtomicInteger();
         StateHolder state = new StateHolder(0);
         VerdictFeed feed = new VerdictFeed(256, () -> {
-            explained.incrementAndGet();
+            stateReads.incrementAndGet();
             return state.generation();
         });
         List<Explanation> delivered = new CopyOnWriteArrayList<>();
         AtomicInteger asked = new AtomicInteger();
         try (AutoCloseable subscription = feed.subscribe(Verdict.VERDICT_UNSPECIFIED, new VerdictFeed.Sink() {
             @Override
-            public boolean wants() {
+            public boolean wants(VerdictFeed.Seen verdict) {
                 return asked.incrementAndGet() % 2 == 0; // every second one, as a sampler might
             }
 
@@ -57,6 +58,6 @@ class VerdictFeedTest {
         // The feed answers in order, so all ten were asked about once the fifth wanted one arrived.
         assertThat(delivered).extracting(e -> e.getTuple().getDstPort()).containsExactly(2, 4, 6, 8, 10);
         assertThat(asked).hasValue(10);
-        assertThat(explained).hasValue(5);
+        assertThat(stateReads).as("ten keyed, five explained").hasValue(15);
     }
 }

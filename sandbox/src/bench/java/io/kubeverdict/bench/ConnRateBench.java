@@ -158,7 +158,7 @@ public final class ConnRateBench {
         Thread killStarted = new Thread(
                 () -> {
                     started.forEach(ManagedProcess::close);
-                    deleteTree(work);
+                    BenchFiles.deleteTree(work);
                 },
                 "bench-cleanup");
         Runtime.getRuntime().addShutdownHook(killStarted);
@@ -309,22 +309,13 @@ public final class ConnRateBench {
             } catch (IllegalStateException shuttingDown) {
                 // the hook runs anyway
             }
-            deleteTree(work);
+            BenchFiles.deleteTree(work);
         }
     }
 
     /** par8 opens as many connections in all as par4. */
     private int par8Each() {
         return Math.max(1, parEach * PARALLEL / PARALLEL8);
-    }
-
-    private static void deleteTree(Path dir) {
-        try (var walk = Files.walk(dir)) {
-            walk.sorted(java.util.Comparator.reverseOrder())
-                    .forEach(p -> p.toFile().delete());
-        } catch (java.io.IOException e) {
-            System.err.println("bench: cannot remove " + dir + ": " + e.getMessage());
-        }
     }
 
     private static final String CT_TABLE = "kvbench_conntrack";

@@ -8,17 +8,11 @@ import io.kubeverdict.agent.nft.CacheCounters;
 import io.kubeverdict.agent.nft.CacheHeartbeat;
 import io.kubeverdict.agent.nft.CacheRules;
 import io.kubeverdict.agent.nft.CachedFlowReader;
-import io.kubeverdict.agent.nft.CachedFlows;
 import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.state.CacheGenerations;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.jni.Nftables;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The verdict cache's parts of an agent (docs/design/verdict-cache.md), when --verdict-cache is
@@ -32,11 +26,6 @@ final class VerdictCacheWiring {
      * so that no older verdict can still add a key to the cache; past it the generation caches nothing.
      */
     static final long ARM_TIMEOUT_MILLIS = 1000;
-
-    /** How often the counted keys are read for the per-policy hits (a listing of up to 2 × size keys). */
-    static final long HITS_PERIOD_SECONDS = 10;
-
-    private static final Logger log = LoggerFactory.getLogger(VerdictCacheWiring.class);
 
     private VerdictCacheWiring() {}
 
@@ -84,32 +73,7 @@ final class VerdictCacheWiring {
         }
         CachedFlowReader flows = new CachedFlowReader(new Nftables(), table::config, sets::started);
         opened.add(flows);
-        opened.add(countHitsByPolicy(flows, state, new CacheHitsByPolicy(metrics.policyVerdicts())));
+        opened.add(new CacheHitsReading(flows, state, new CacheHitsByPolicy(metrics.policyVerdicts())));
         return new Parts(cache, flows);
-    }
-
-    /** Every {@link #HITS_PERIOD_SECONDS}: the keys' counts added to the per-policy hits. */
-    private static AutoCloseable countHitsByPolicy(CachedFlowReader flows, StateHolder state, CacheHitsByPolicy hits) {
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "kv-cache-hits");
-            t.setDaemon(true);
-            return t;
-        });
-        timer.scheduleWithFixedDelay(
-                () -> {
-                    try {
-                        StateHolder.Generation before = state.generation();
-                        List<CachedFlows.Flow> read = flows.read().orElse(List.of());
-                        if (before != null && state.generation() == before) { // else: read across a change
-                            hits.add(before, state, read);
-                        }
-                    } catch (RuntimeException e) {
-                        log.debug("reading the verdict cache's keys failed (counted at the next reading)", e);
-                    }
-                },
-                HITS_PERIOD_SECONDS,
-                HITS_PERIOD_SECONDS,
-                TimeUnit.SECONDS);
-        return timer::shutdownNow;
     }
 }

@@ -154,6 +154,8 @@ public final class Agent implements AutoCloseable {
         state = new StateHolder(config.failOpen() ? 1 : 0, book);
         AppliedReporter reporter = new AppliedReporter(
                 channel, config.node(), VERSION, config.telemetry().heartbeat());
+        Clock clock = Clock.systemUTC();
+        KeptState kept = new KeptState(config, clock); // read by the sync thread's first request, or below
         SyncClient sync = new SyncClient(
                         channel,
                         SyncRequest.newBuilder()
@@ -175,6 +177,7 @@ public final class Agent implements AutoCloseable {
                         Backoff.UNREACHABLE,
                         () -> ThreadLocalRandom.current().nextDouble(),
                         status)
+                .resumingFrom(kept::resumable)
                 .start();
         shutdown.sync(() -> {
             sync.close();
@@ -182,7 +185,6 @@ public final class Agent implements AutoCloseable {
         });
         log.info("syncing from {}", config.controlPlane());
         NativeLibrary.ensureAvailable();
-        Clock clock = Clock.systemUTC();
         Nftables nft = new Nftables();
         shutdown.nftables(nft);
         NftManager manager = NftManager.create(
@@ -331,9 +333,7 @@ public final class Agent implements AutoCloseable {
                 VerdictCacheWiring.start(config, verdictQueues, manager, kernel, metrics.registry(), scrapeNft, opened);
         Enforcer enforcer = dnsAfter(new StateEnforcer(state, kernel, clock, established, this::podGuard, cache));
         Enforcer unkept = enforcer;
-        if (config.state().enabled()) {
-            enforcer = KeptState.keptAcrossRuns(config, enforcer, clock, opened, metrics.registry());
-        }
+        enforcer = kept.keptAcrossRuns(enforcer, opened, metrics.registry()); // itself with --state-dir none
         if (this.state.current() == null && !config.guard().podCidrs().isEmpty()) {
             guardAlone(unkept);
         }

@@ -153,6 +153,8 @@ public final class Agent implements AutoCloseable {
         state = new StateHolder(config.failOpen() ? 1 : 0, book);
         AppliedReporter reporter = new AppliedReporter(
                 channel, config.node(), VERSION, config.telemetry().heartbeat());
+        Clock clock = Clock.systemUTC();
+        KeptState kept = new KeptState(config, clock); // read by the sync thread's first request, or below
         SyncClient sync = new SyncClient(
                         channel,
                         SyncRequest.newBuilder()
@@ -174,6 +176,7 @@ public final class Agent implements AutoCloseable {
                         Backoff.UNREACHABLE,
                         () -> ThreadLocalRandom.current().nextDouble(),
                         status)
+                .resumingFrom(kept::resumable)
                 .start();
         shutdown.sync(() -> {
             sync.close();
@@ -181,7 +184,6 @@ public final class Agent implements AutoCloseable {
         });
         log.info("syncing from {}", config.controlPlane());
         NativeLibrary.ensureAvailable();
-        Clock clock = Clock.systemUTC();
         Nftables nft = new Nftables();
         shutdown.nftables(nft);
         NftManager manager = NftManager.create(
@@ -330,9 +332,7 @@ public final class Agent implements AutoCloseable {
         Enforcer enforcer =
                 dnsAfter(new StateEnforcer(state, kernel, clock, established, this::podGuard, cache.generations()));
         Enforcer unkept = enforcer;
-        if (config.state().enabled()) {
-            enforcer = KeptState.keptAcrossRuns(config, enforcer, clock, opened, metrics.registry());
-        }
+        enforcer = kept.keptAcrossRuns(enforcer, opened, metrics.registry()); // itself with --state-dir none
         if (this.state.current() == null && !config.guard().podCidrs().isEmpty()) {
             guardAlone(unkept);
         }

@@ -213,6 +213,9 @@ final class NodeSnapshots implements IndexChanges {
                 drainedUnbuilt.add(node);
             } else {
                 drainedUnbuilt.remove(node);
+                if (index.endpointsOn(node) == null) {
+                    staleParts.remove(node); // no pods left (a node gone): nothing to start from
+                }
             }
         }
         changedNodes = emptied(changedNodes);

@@ -9,6 +9,7 @@ import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.jni.Nftables;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.sandbox.ManagedProcess;
+import io.kubeverdict.sandbox.MetricsText;
 import io.kubeverdict.sandbox.Progress;
 import io.kubeverdict.sandbox.Sandbox;
 import io.kubeverdict.sandbox.SandboxOptions;
@@ -54,7 +55,10 @@ import java.util.stream.Collectors;
  * thread each) and the C run's table over the same range; bin/bench-connrate runs Q = 1 and Q = the
  * CPU count.
  *
- * <p>Usage (root, normally through bin/bench-connrate): ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N] [--queues Q]
+ * <p>{@code --agent-arg ARG} (repeatable) passes one more argument to the agent, e.g.
+ * {@code --verdict-upload-rate=0} to see what the verdict upload costs.
+ *
+ * <p>Usage (root, normally through bin/bench-connrate): ConnRateBench NFQ_ACCEPT_BINARY [--rounds N] [--seq N] [--par-each N] [--queues Q] [--agent-arg ARG]...
  */
 public final class ConnRateBench {
     private static final String PREFIX = "kvbench-";
@@ -75,6 +79,7 @@ public final class ConnRateBench {
         int parEach = 500;
         int queues = 1;
         boolean verdictCache = false;
+        List<String> agentArgs = new ArrayList<>();
         for (int i = 1; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
@@ -87,10 +92,11 @@ public final class ConnRateBench {
                     }
                     verdictCache = args[i + 1].equals("on");
                 }
+                case "--agent-arg" -> agentArgs.add(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        new ConnRateBench(nfqAccept, rounds, seq, parEach, queues, verdictCache).run();
+        new ConnRateBench(nfqAccept, rounds, seq, parEach, queues, verdictCache, agentArgs).run();
         System.exit(0);
     }
 
@@ -106,16 +112,33 @@ public final class ConnRateBench {
      * cache rules (its consumer tags nothing, so nothing is cached there).
      */
     private final boolean verdictCache;
+    /** More arguments of the agent (--agent-arg). */
+    private final List<String> agentArgs;
 
     private final Progress progress = new Progress(new PrintWriter(System.err, true));
 
-    private ConnRateBench(Path nfqAccept, int rounds, int seq, int parEach, int queues, boolean verdictCache) {
+    private ConnRateBench(
+            Path nfqAccept,
+            int rounds,
+            int seq,
+            int parEach,
+            int queues,
+            boolean verdictCache,
+            List<String> agentArgs) {
         this.queues = queues;
+        this.agentArgs = List.copyOf(agentArgs);
         this.verdictCache = verdictCache;
         this.nfqAccept = nfqAccept;
         this.rounds = rounds;
         this.seq = seq;
         this.parEach = parEach;
+    }
+
+    private String[] agentArguments() {
+        List<String> all = new ArrayList<>(
+                List.of("--queues", String.valueOf(queues), verdictCache ? "--verdict-cache" : "--no-verdict-cache"));
+        all.addAll(agentArgs);
+        return all.toArray(String[]::new);
     }
 
     private void run() throws Exception {
@@ -130,16 +153,12 @@ public final class ConnRateBench {
                         "10.244.0.0/16",
                         Duration.ofSeconds(2),
                         PREFIX)
-                .withAgentArgs(
-                        "node-1",
-                        "--queues",
-                        String.valueOf(queues),
-                        verdictCache ? "--verdict-cache" : "--no-verdict-cache");
+                .withAgentArgs("node-1", agentArguments());
         List<ManagedProcess> started = new ArrayList<>();
         Thread killStarted = new Thread(
                 () -> {
                     started.forEach(ManagedProcess::close);
-                    deleteTree(work);
+                    BenchFiles.deleteTree(work);
                 },
                 "bench-cleanup");
         Runtime.getRuntime().addShutdownHook(killStarted);
@@ -231,12 +250,14 @@ public final class ConnRateBench {
                         default -> {
                             boolean want = config == Config.SELECTED;
                             if (want != policySelects) {
+                                double passes = rejudgePasses(sandbox);
                                 Manifests.writePolicy(manifests, want);
                                 if (!sandbox.reload()) {
                                     throw new IllegalStateException("the sandbox refused the policy change");
                                 }
                                 policySelects = want;
                                 agentBed.awaitSelected(want);
+                                awaitRejudged(sandbox, passes);
                             }
                             bed = agentBed;
                         }
@@ -277,6 +298,9 @@ public final class ConnRateBench {
                     PARALLEL8,
                     par8Each(),
                     Files.readString(Path.of("/proc/loadavg")).strip());
+            if (!agentArgs.isEmpty()) {
+                System.out.println("agent arguments added: " + String.join(" ", agentArgs));
+            }
             System.out.print(Report.render(results, PARALLEL, PARALLEL8));
         } finally {
             started.forEach(ManagedProcess::close);
@@ -285,22 +309,13 @@ public final class ConnRateBench {
             } catch (IllegalStateException shuttingDown) {
                 // the hook runs anyway
             }
-            deleteTree(work);
+            BenchFiles.deleteTree(work);
         }
     }
 
     /** par8 opens as many connections in all as par4. */
     private int par8Each() {
         return Math.max(1, parEach * PARALLEL / PARALLEL8);
-    }
-
-    private static void deleteTree(Path dir) {
-        try (var walk = Files.walk(dir)) {
-            walk.sorted(java.util.Comparator.reverseOrder())
-                    .forEach(p -> p.toFile().delete());
-        } catch (java.io.IOException e) {
-            System.err.println("bench: cannot remove " + dir + ": " + e.getMessage());
-        }
     }
 
     private static final String CT_TABLE = "kvbench_conntrack";
@@ -345,6 +360,34 @@ public final class ConnRateBench {
                 .filter(l -> !l.contains(" expires ") && !(l.contains("elements = {") && l.contains("0x0000")))
                 .map(l -> l.replaceAll("packets \\d+ bytes \\d+", "packets - bytes -"))
                 .reduce("", (a, b) -> a + b + "\n");
+    }
+
+    private static double rejudgePasses(Sandbox sandbox) throws Exception {
+        double v = MetricsText.sum(sandbox.agentMetrics("node-1"), "kubeverdict_conntrack_rejudge_seconds_count");
+        return Double.isNaN(v) ? 0 : v;
+    }
+
+    /**
+     * Waits until the agent has judged the pods' existing connections again after the policy
+     * switch (a pass over the conntrack table, which holds the earlier phases' tens of thousands of
+     * TIME_WAIT entries): measured alongside, that pass's CPU would count against (b) and (c).
+     */
+    private void awaitRejudged(Sandbox sandbox, double passesBefore) throws Exception {
+        long start = System.nanoTime();
+        while (true) {
+            String metrics = sandbox.agentMetrics("node-1");
+            double passes = MetricsText.sum(metrics, "kubeverdict_conntrack_rejudge_seconds_count");
+            double pending = MetricsText.sum(metrics, "kubeverdict_conntrack_endpoints_pending");
+            if (passes > passesBefore && pending == 0) {
+                return;
+            }
+            if (System.nanoTime() - start > Duration.ofSeconds(30).toNanos()) {
+                progress.note("the agent's pass over existing connections did not end within 30 s (passes " + passes
+                        + ", pending " + pending + "); measuring anyway");
+                return;
+            }
+            Thread.sleep(20);
+        }
     }
 
     private static void awaitBound(ManagedProcess p) throws Exception {

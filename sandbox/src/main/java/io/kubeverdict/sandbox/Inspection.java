@@ -9,6 +9,8 @@ import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.proto.v1.ControlPlaneInspectionGrpc;
+import io.kubeverdict.proto.v1.ListCachedFlowsRequest;
+import io.kubeverdict.proto.v1.ListCachedFlowsResponse;
 import io.kubeverdict.proto.v1.ListFlowsRequest;
 import io.kubeverdict.proto.v1.ListFlowsResponse;
 import io.kubeverdict.proto.v1.ListNodesRequest;
@@ -78,6 +80,13 @@ final class Inspection implements AutoCloseable {
         return ControlPlaneInspectionGrpc.newBlockingStub(controlPlane)
                 .withDeadlineAfter(5, TimeUnit.SECONDS)
                 .listFlows(ListFlowsRequest.newBuilder().setLimit(100_000).build());
+    }
+
+    /** The node's agent's verdict cache keys with their counts (ListCachedFlows). */
+    public ListCachedFlowsResponse cachedFlows(String node) {
+        return AgentInspectionGrpc.newBlockingStub(agents.get(node))
+                .withDeadlineAfter(10, TimeUnit.SECONDS)
+                .listCachedFlows(ListCachedFlowsRequest.getDefaultInstance());
     }
 
     AgentStatus agent(String node) {

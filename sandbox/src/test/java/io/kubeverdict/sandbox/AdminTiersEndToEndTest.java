@@ -3,6 +3,7 @@ package io.kubeverdict.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kubeverdict.proto.v1.CachedFlow;
 import io.kubeverdict.testbed.ServePort;
 import io.kubeverdict.testing.tier.EndToEndTest;
 import java.nio.file.Files;
@@ -10,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -87,7 +89,14 @@ class AdminTiersEndToEndTest {
         Files.writeString(manifests.resolve("cluster.yaml"), CLUSTER);
         sandbox = Sandbox.start(
                 new SandboxOptions(
-                        manifests, 2, List.of(TCP80), Placement.DEFAULT_POD_CIDR, Duration.ofMillis(1200), "kvt-sb-"),
+                                manifests,
+                                2,
+                                List.of(TCP80),
+                                Placement.DEFAULT_POD_CIDR,
+                                Duration.ofMillis(1200),
+                                "kvt-sb-")
+                        .withAgentArgs("node-1", "--verdict-cache-counters")
+                        .withAgentArgs("node-2", "--verdict-cache-counters"),
                 new Progress(new java.io.PrintWriter(System.err, true)));
         // The manifests' nodes, addresses and placements, as written.
         assertThat(sandbox.placement().nodes()).containsExactly("node-1", "node-2");
@@ -147,6 +156,41 @@ class AdminTiersEndToEndTest {
                         .getReason())
                 .isEqualTo(
                         "passed by admin/pass-y-to-x ingress[0] (y-to-np) → denied by baseline/default ingress[0] (no-y)");
+    }
+
+    @Test
+    void cachedKeysCountTheirConnectionsAndTheirPolicysHits() throws Exception {
+        applyAndProbe(netpol("x", "from-y", """
+                podSelector: {}
+                ingress:
+                - from:
+                  - namespaceSelector: {matchLabels: {ns: "y"}}
+                """));
+        // y/a and x/a are both on node-1: node-1's agent judges that key's first connection, caches
+        // it, and accepts the next round's connection in the kernel.
+        ProbeResult again = PolicyProbes.probeAgreeing(sandbox, List.of(TCP80)).get(0);
+        assertThat(again.observed().connected("y/a", "x/a")).isTrue();
+        CachedFlow yaToXa = sandbox.inspection().cachedFlows("node-1").getFlowsList().stream()
+                .filter(f -> f.getTuple().getSrcIp().equals("10.244.2.1")
+                        && f.getTuple().getDstIp().equals("10.244.1.1")
+                        && f.getTuple().getDstPort() == 80)
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("y/a -> x/a is not in node-1's cache"));
+        assertThat(yaToXa.getConnections())
+                .as("judged once, then accepted from the cache")
+                .isGreaterThanOrEqualTo(2);
+        assertThat(yaToXa.getExplanation().getIngress().getPolicy().getName()).isEqualTo("x/from-y");
+        // The agent reads the counts every 10 s into the deciding policy's hits.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        double hits = Double.NaN;
+        while (!(hits >= 1) && System.nanoTime() < deadline) {
+            hits = MetricsText.sum(
+                    sandbox.agentMetrics("node-1"),
+                    "kubeverdict_policy_verdict_cache_hits_total",
+                    "policy=\"default/x/from-y\"");
+            Thread.sleep(500);
+        }
+        assertThat(hits).as("node-1's hits of x/from-y").isGreaterThanOrEqualTo(1);
     }
 
     @Test

@@ -151,6 +151,16 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
         return index.selectionCombinations();
     }
 
+    /** Node assemblies that started from the node's previous parts (tests). */
+    int reassemblies() {
+        return snapshots.reassemblies();
+    }
+
+    /** Node assemblies whose previous parts did not fit the index and were redone from scratch (tests: 0). */
+    int partsMismatches() {
+        return snapshots.partsMismatches();
+    }
+
     /** Number of distinct IP sets alive (for tests of reference counting and for metrics). */
     public int ipSetCount() {
         return index.ipSetCount();

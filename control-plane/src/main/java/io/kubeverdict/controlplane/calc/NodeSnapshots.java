@@ -31,16 +31,25 @@ import java.util.TreeSet;
  * (new version and net delta; no proto built), and {@link #publishableSnapshot} lists a drained
  * set as last listed; {@link #drainChangedNodes} names every node listing the set, found in a
  * reverse index of the assembled parts ({@link #setUsers}).
+ *
+ * <p>A node whose endpoints or their policies changed is assembled again from its previous
+ * parts, changed by the pods that changed ({@link #reassemble}, {@link NodeLists}), not from all
+ * its pods.
  */
 final class NodeSnapshots implements IndexChanges {
 
     /**
-     * A node's assembled parts in snapshot order and its latest snapshot. Exists only while the
-     * parts are valid: a change of the node's endpoints or their policies drops it.
+     * A node's assembled parts in snapshot order and its latest snapshot. In {@link #nodes} only
+     * while the parts are valid: a change of the node's endpoints or their policies moves it to
+     * {@link #staleParts}, from which the next assembly starts.
      */
     private static final class NodeParts {
         final String node;
+        /** The endpoints' pod keys, ascending: {@link #endpoints} in the same order. */
+        final String[] podKeys;
+
         final List<Endpoint> endpoints;
+        final NodeLists lists;
         final List<ActivePolicy> policies;
         final List<MemberSet> sets;
         /** Built from these parts, with the set protos current at {@link #builtAt}. */
@@ -48,17 +57,28 @@ final class NodeSnapshots implements IndexChanges {
         /** {@link #setChanges} when {@link #snapshot} was built or brought up to date. */
         long builtAt;
 
-        NodeParts(String node, List<Endpoint> endpoints, List<ActivePolicy> policies, List<MemberSet> sets) {
+        NodeParts(String node, String[] podKeys, List<Endpoint> endpoints, NodeLists lists) {
             this.node = node;
+            this.podKeys = podKeys;
             this.endpoints = endpoints;
-            this.policies = policies;
-            this.sets = sets;
+            this.lists = lists;
+            this.policies = lists.policyProtos;
+            this.sets = lists.setList;
         }
     }
 
     private final ClusterIndex index;
     private final EndpointProtos endpointProtos;
     private final Map<String, NodeParts> nodes = new HashMap<>();
+    /**
+     * Parts of nodes changed since they were assembled (not valid, not in {@link #nodes}): what
+     * the node's next assembly changes by its pods that changed, instead of starting from all.
+     */
+    private final Map<String, NodeParts> staleParts = new HashMap<>();
+    /** Assemblies from stale parts, and those whose stale parts did not fit the index (a bookkeeping error: assembled from scratch). */
+    private int reassemblies;
+
+    private int partsMismatches;
     /**
      * Endpoint proto per pod key, valid while the pod and the policies selecting it (their
      * names and directions) are unchanged: a set's members changing touches no endpoint.
@@ -105,6 +125,9 @@ final class NodeSnapshots implements IndexChanges {
     public void nodeChanged(String node) {
         changedNodes.add(node);
         NodeParts n = nodes.remove(node);
+        if (n != null) {
+            staleParts.put(node, n);
+        }
         if (n != null && setUsers != null) {
             for (MemberSet s : n.sets) {
                 Set<NodeParts> users = setUsers.get(s);
@@ -190,6 +213,9 @@ final class NodeSnapshots implements IndexChanges {
                 drainedUnbuilt.add(node);
             } else {
                 drainedUnbuilt.remove(node);
+                if (index.endpointsOn(node) == null) {
+                    staleParts.remove(node); // no pods left (a node gone): nothing to start from
+                }
             }
         }
         changedNodes = emptied(changedNodes);
@@ -229,6 +255,7 @@ final class NodeSnapshots implements IndexChanges {
     /** A node without assembled parts: assembles and builds them (with current set protos, or as published). */
     private NodeSnapshot assembled(String node, boolean currentSets) {
         drainedUnbuilt.remove(node);
+        NodeParts stale = staleParts.remove(node);
         Collection<PodModel> endpoints = index.endpointsOn(node);
         if (endpoints == null) {
             return NodeSnapshot.newBuilder()
@@ -236,7 +263,7 @@ final class NodeSnapshots implements IndexChanges {
                     .addAllPodCidrs(index.podCidrsOf(node))
                     .build();
         }
-        NodeParts assembled = assemble(node, endpoints);
+        NodeParts assembled = stale == null ? assemble(node, endpoints) : reassemble(stale, endpoints);
         nodes.put(node, assembled);
         if (setUsers != null) {
             addSetUsers(assembled);
@@ -321,8 +348,9 @@ final class NodeSnapshots implements IndexChanges {
         return proto;
     }
 
-    /** Endpoints (from the per-pod cache), policies by name and their sets by id. */
+    /** Endpoints (from the per-pod cache), policies by name and their sets by id, from all the node's pods. */
     private NodeParts assemble(String node, Collection<PodModel> pods) {
+        String[] podKeys = new String[pods.size()];
         List<Endpoint> endpoints = new ArrayList<>(pods.size());
         // Hashed, then sorted once: a node's pods share most of their policies (admin tiers: all).
         Map<String, PolicyState> used = new HashMap<>();
@@ -333,26 +361,79 @@ final class NodeSnapshots implements IndexChanges {
                     used.computeIfAbsent(k, index::policy);
                 }
             }
-            Endpoint e = endpointCache.get(pod.key());
-            if (e == null) {
-                e = endpointProtos.endpoint(pod, ps);
-                endpointCache.put(pod.key(), e);
+            podKeys[endpoints.size()] = pod.key();
+            endpoints.add(endpoint(pod, ps));
+        }
+        return new NodeParts(node, podKeys, endpoints, NodeLists.of(used.values()));
+    }
+
+    /**
+     * The node's parts from its stale ones, changed by the pods that changed: a pod whose endpoint
+     * proto is still the cached one it had (no endpointChanged since) selects what it selected
+     * then, so only the others (changed, come or gone) can bring policies or take them away
+     * ({@link NodeLists#updated}); a listed policy stays while it is the index's and selects an
+     * endpoint on the node ({@link PolicyState#nodes}). From scratch when the stale lists do
+     * not fit.
+     */
+    private NodeParts reassemble(NodeParts stale, Collection<PodModel> pods) {
+        String node = stale.node;
+        reassemblies++;
+        String[] podKeys = new String[pods.size()];
+        List<Endpoint> endpoints = new ArrayList<>(pods.size());
+        List<List<String>> changedSelections = new ArrayList<>();
+        boolean changed = false;
+        int o = 0; // both in key order: one walk of the stale pods
+        for (PodModel pod : pods) {
+            String key = pod.key();
+            while (o < stale.podKeys.length && stale.podKeys[o].compareTo(key) < 0) {
+                o++; // gone from the node
+                changed = true;
             }
+            Endpoint before =
+                    o < stale.podKeys.length && stale.podKeys[o].equals(key) ? stale.endpoints.get(o++) : null;
+            Endpoint e = endpointCache.get(key);
+            if (e == null || e != before) {
+                changed = true;
+                List<String> ps = index.policiesSelecting(key);
+                if (ps != null) {
+                    changedSelections.add(ps);
+                }
+                e = endpoint(pod, ps);
+            }
+            podKeys[endpoints.size()] = key;
             endpoints.add(e);
         }
-        List<String> policyKeys = new ArrayList<>(used.keySet());
-        policyKeys.sort(null);
-        List<ActivePolicy> policyProtos = new ArrayList<>(used.size());
-        Map<String, MemberSet> usedSets = new HashMap<>();
-        for (String k : policyKeys) {
-            PolicyState p = used.get(k);
-            policyProtos.add(p.proto());
-            for (MemberSet s : p.sets) {
-                usedSets.put(s.id, s);
-            }
+        if (!changed && o == stale.podKeys.length) {
+            return new NodeParts(node, stale.podKeys, stale.endpoints, stale.lists); // pod ranges changed
         }
-        List<MemberSet> sets = new ArrayList<>(usedSets.values());
-        sets.sort(Comparator.comparing(s -> s.id));
-        return new NodeParts(node, endpoints, policyProtos, sets);
+        NodeLists lists = stale.lists.updated(
+                changedSelections,
+                index::policy,
+                p -> index.policy(p.key) == p && p.nodes().contains(node));
+        if (lists == null) {
+            partsMismatches++;
+            return assemble(node, pods);
+        }
+        return new NodeParts(node, podKeys, endpoints, lists);
+    }
+
+    /** The pod's endpoint proto, from the per-pod cache or built (with the keys of its selecting policies). */
+    private Endpoint endpoint(PodModel pod, List<String> policyKeys) {
+        Endpoint e = endpointCache.get(pod.key());
+        if (e == null) {
+            e = endpointProtos.endpoint(pod, policyKeys);
+            endpointCache.put(pod.key(), e);
+        }
+        return e;
+    }
+
+    /** How many assemblies started from stale parts (tests: that the differential tests reach them). */
+    int reassemblies() {
+        return reassemblies;
+    }
+
+    /** How many assemblies found their stale parts not fitting the index (tests: must stay 0). */
+    int partsMismatches() {
+        return partsMismatches;
     }
 }

@@ -97,31 +97,36 @@ final class SortedMembers {
         return i;
     }
 
-    private static String[] merge(String[] chunk, List<String> added, List<String> removed) {
+    /**
+     * The chunk with {@code added} and without {@code removed} (both ascending): each change's
+     * place found by halving from the last one's, the runs between them copied whole, so a
+     * change of a few members costs a few searches and one copy of the chunk. An added member
+     * the chunk has is kept once; a removed one it lacks changes nothing (a member both added
+     * and removed: removed if the chunk has it, added if not).
+     */
+    static String[] merge(String[] chunk, List<String> added, List<String> removed) {
         String[] out = new String[chunk.length + added.size()];
         int n = 0;
-        int i = 0;
+        int i = 0; // chunk members before i are copied or dropped
         int a = 0;
         int r = 0;
-        while (i < chunk.length || a < added.size()) {
-            String next;
-            if (a == added.size() || (i < chunk.length && chunk[i].compareTo(added.get(a)) <= 0)) {
-                next = chunk[i++];
-                if (a < added.size() && next.equals(added.get(a))) {
-                    a++; // already a member: kept once
-                }
-                while (r < removed.size() && removed.get(r).compareTo(next) < 0) {
-                    r++;
-                }
-                if (r < removed.size() && removed.get(r).equals(next)) {
-                    r++;
-                    continue;
-                }
-            } else {
-                next = added.get(a++);
+        while (a < added.size() || r < removed.size()) {
+            boolean add =
+                    r == removed.size() || (a < added.size() && added.get(a).compareTo(removed.get(r)) <= 0);
+            String m = add ? added.get(a++) : removed.get(r++);
+            int at = Arrays.binarySearch(chunk, i, chunk.length, m);
+            int end = at >= 0 ? at : -at - 1;
+            System.arraycopy(chunk, i, out, n, end - i);
+            n += end - i;
+            i = end;
+            if (add && at < 0) {
+                out[n++] = m;
+            } else if (!add && at >= 0) {
+                i++; // removed: not copied
             }
-            out[n++] = next;
         }
+        System.arraycopy(chunk, i, out, n, chunk.length - i);
+        n += chunk.length - i;
         return n == out.length ? out : Arrays.copyOf(out, n);
     }
 

@@ -374,7 +374,9 @@ final class ObserveCommand implements Callable<Integer> {
                 decidingDirection(x),
                 // A verdict the kernel's cache gave without asking the JVM again says so.
                 VerdictWords.of(x.getVerdict())
-                        + (x.getVerdict() == Verdict.VERDICT_ALLOW && x.getCached() ? "+cached" : ""),
+                        + (x.getVerdict() == Verdict.VERDICT_ALLOW && x.getCached() ? "+cached" : "")
+                        // the agent counted this many verdicts of the key into one event
+                        + (e.getCount() > 1 ? " x" + e.getCount() : ""),
                 x.hasStaged() ? decidedBy(x) + "; " + wouldBe(x.getStaged()) : decidedBy(x));
     }
 

@@ -100,9 +100,14 @@ public final class FlowHistory {
 
     /** Adds one verdict; false when it was dropped (a new flow over a cap). Times are clamped into the window. */
     public synchronized boolean record(Observation o, long nowMillis) {
+        return record(o, 1, nowMillis);
+    }
+
+    /** Adds {@code count} verdicts of one key (an agent counted them into one event). */
+    public synchronized boolean record(Observation o, long count, long nowMillis) {
         expire(nowMillis);
         long t = Math.max(Math.min(o.timeMillis(), nowMillis), oldestKept(nowMillis));
-        return add(o, t, 1, t, t, nowMillis) != null;
+        return add(o, t, Math.max(1, count), t, t, nowMillis) != null;
     }
 
     /** The entry counted into, or null when the record was dropped. */

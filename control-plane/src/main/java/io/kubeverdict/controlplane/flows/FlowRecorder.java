@@ -116,7 +116,7 @@ public final class FlowRecorder implements AutoCloseable {
             whole = Optional.of(event);
         }
         whole.flatMap(e -> FlowEvents.observation(e, this::labelsOf))
-                .ifPresent(o -> history.record(o, clock.getAsLong()));
+                .ifPresent(o -> history.record(o, event.getCount(), clock.getAsLong())); // 0 (older agents): 1
     }
 
     /**

@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * N simulated agents, one plaintext loopback Sync stream each (node-0 .. node-N-1), that keep no
+ * N simulated agents, one plaintext loopback Sync stream each (node-0 .. node-N-1, split evenly
+ * over one or more control plane replicas), that keep no
  * state and only note, after {@link #arm}, when each first receives a delta (System.nanoTime of
  * this JVM). Messages are delivered on the channel's event loop (direct executor): a real agent
  * runs on another node, so the simulated ones should cost the shared CPUs as little as possible.
@@ -35,10 +36,19 @@ final class SimulatedAgents implements AutoCloseable {
 
     /** Connects the agents and returns once every one is in sync. */
     static SimulatedAgents connect(int port, int n, Runnable onComplete) throws InterruptedException {
+        return connect(new int[] {port}, n, onComplete);
+    }
+
+    /**
+     * Connects {@code perServer} agents to each server (control plane replica), node-0 .. on the
+     * first, the next {@code perServer} nodes on the second ..., and returns once every one is in sync.
+     */
+    static SimulatedAgents connect(int[] ports, int perServer, Runnable onComplete) throws InterruptedException {
+        int n = ports.length * perServer;
         SimulatedAgents set = new SimulatedAgents(n, onComplete);
         CountDownLatch inSync = new CountDownLatch(n);
         for (int i = 0; i < n; i++) {
-            set.agents.add(set.new Agent(port, i, inSync));
+            set.agents.add(set.new Agent(ports[i / perServer], i, inSync));
         }
         if (!inSync.await(30, TimeUnit.MINUTES)) {
             throw new IllegalStateException("agents did not get in sync");

@@ -9,8 +9,9 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The simulated agents of {@link SyncFanoutBenchmark} in their own JVM process, so that the
- * server's JVM holds only the control plane. Arguments: port, agent count. Opens one plaintext
- * Sync stream per agent (node-0 .. node-N-1, see {@link SimulatedAgents}), writes "ready" to
+ * server's JVM holds only the control plane. Arguments: the replicas' ports (comma-separated),
+ * agents per replica. Opens one plaintext Sync stream per agent (node-0 .. node-N-1, each
+ * replica's share in turn, see {@link SimulatedAgents}), writes "ready" to
  * stdout once all are in sync, then answers commands read from stdin, one per line:
  * <ul>
  *   <li>{@code clock}: replies {@code clock NANOS} (this JVM's System.nanoTime), so the benchmark
@@ -28,9 +29,11 @@ public final class SyncAgentsProcess {
             new PrintStream(new BufferedOutputStream(System.out, 1 << 16), false, StandardCharsets.US_ASCII);
 
     public static void main(String[] args) throws Exception {
-        int port = Integer.parseInt(args[0]);
+        int[] ports = java.util.Arrays.stream(args[0].split(","))
+                .mapToInt(Integer::parseInt)
+                .toArray();
         int agents = Integer.parseInt(args[1]);
-        SimulatedAgents all = SimulatedAgents.connect(port, agents, () -> reply("complete"));
+        SimulatedAgents all = SimulatedAgents.connect(ports, agents, () -> reply("complete"));
         reply("ready");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
         for (String cmd; (cmd = in.readLine()) != null; ) {

@@ -8,26 +8,13 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
-import io.grpc.BindableService;
-import io.kubeverdict.controlplane.auth.NodeAuthorizer;
-import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
-import io.kubeverdict.controlplane.metrics.ControlPlaneMetrics;
-import io.kubeverdict.controlplane.service.CalculationLoop;
-import io.kubeverdict.controlplane.service.GrpcEndpoint;
-import io.kubeverdict.controlplane.sync.PolicySyncService;
-import io.kubeverdict.controlplane.sync.SnapshotHub;
 import io.kubeverdict.proto.v1.NodeSnapshot;
-import io.kubeverdict.runtime.grpc.GrpcServer;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;
-import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -39,48 +26,50 @@ import java.util.concurrent.TimeUnit;
  * thread and calculator, and the time until each agent has received its delta is measured, after
  * warm-up rounds. System properties: bench.pods, bench.agents, bench.rounds, bench.warmup (rounds
  * not counted after each connection of the agents), bench.localRounds, bench.agentsIn (jvm,
- * process, both) and bench.block.
+ * process, both), bench.block, and bench.replicas: 2 runs two replicas ({@link FanoutReplica}, each
+ * with its own calculation of the cluster, as two replicas of the Deployment have) and alternates
+ * blocks of rounds between one replica with bench.agents agents and both with bench.agents each
+ * (agents in a separate process; a change goes to every replica, as each one's informers see it).
  */
 public final class SyncFanoutBenchmark {
     static final int PODS_PER_NODE = 110;
     static final int PODS_PER_NAMESPACE = 100;
 
+    /** Where one block of rounds puts its agents: in this JVM or another process, and on how many replicas. */
+    record Mode(String name, boolean inProcess, int replicas) {}
+
     public static void main(String[] args) throws Exception {
         int pods = Integer.getInteger("bench.pods", 150_000);
         int agents = Integer.getInteger("bench.agents", 1000);
         int rounds = Integer.getInteger("bench.rounds", 30);
+        // bench.replicas=2: two replicas, each with its own calculation; blocks of rounds alternate
+        // between one replica with its agents and both with theirs (agents in another process).
+        int replicas = Integer.getInteger("bench.replicas", 1);
+        if (replicas != 1 && replicas != 2) {
+            throw new IllegalArgumentException("bench.replicas is 1 or 2, got " + replicas);
+        }
         int nodes = (pods + PODS_PER_NODE - 1) / PODS_PER_NODE;
-        if (agents > nodes) {
-            throw new IllegalArgumentException("more agents than nodes: " + agents + " > " + nodes);
+        if (agents * replicas > nodes) {
+            throw new IllegalArgumentException("more agents than nodes: " + agents * replicas + " > " + nodes);
         }
         System.out.printf(
-                "cluster: %d pods, %d nodes, %d namespaces; %d agents%n",
-                pods, nodes, (pods + PODS_PER_NAMESPACE - 1) / PODS_PER_NAMESPACE, agents);
+                "cluster: %d pods, %d nodes, %d namespaces; %d agents per replica, %d replica(s)%n",
+                pods, nodes, (pods + PODS_PER_NAMESPACE - 1) / PODS_PER_NAMESPACE, agents, replicas);
 
-        SnapshotHub hub = new SnapshotHub();
-        ControlPlaneMetrics metrics = new ControlPlaneMetrics(new SimpleMeterRegistry());
-        CalculationLoop loop = new CalculationLoop(new IncrementalPolicyCalculator(), hub, metrics, 1, p -> {});
-        loop.start();
-        long t0 = System.nanoTime();
         List<Pod> all = new ArrayList<>(pods);
-        for (int ns = 0; ns * PODS_PER_NAMESPACE < pods; ns++) {
-            Namespace n = namespace(ns);
-            NetworkPolicy allowClients = allowClients(ns);
-            NetworkPolicy sameTier = sameTier(ns);
-            loop.change("namespace/upsert", c -> c.upsertNamespace(n));
-            loop.change("networkpolicy/upsert", c -> c.upsertPolicy(allowClients));
-            loop.change("networkpolicy/upsert", c -> c.upsertPolicy(sameTier));
-        }
         for (int i = 0; i < pods; i++) {
-            Pod p = pod(i, i % 20 == 0);
-            all.add(p);
-            loop.change("pod/upsert", c -> c.upsertPod(p));
+            all.add(pod(i, i % 20 == 0));
         }
-        loop.sourceSynced("bench");
-        loop.firstCalculation().get(30, TimeUnit.MINUTES);
-        System.out.printf("initial calculation: %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        List<FanoutReplica> servers = new ArrayList<>();
+        for (int r = 0; r < replicas; r++) {
+            long t0 = System.nanoTime();
+            FanoutReplica replica = FanoutReplica.start(all);
+            replica.watch(r * agents, agents);
+            servers.add(replica);
+            System.out.printf("replica %d: initial calculation %.1f s%n", r + 1, (System.nanoTime() - t0) / 1e9);
+        }
 
-        NodeSnapshot node0 = hub.current("node-0").snapshot();
+        NodeSnapshot node0 = servers.get(0).hub.current("node-0").snapshot();
         long members = node0.getIpSetsList().stream()
                 .mapToLong(s -> s.getMembersCount())
                 .sum();
@@ -92,53 +81,43 @@ public final class SyncFanoutBenchmark {
                 members,
                 node0.getSerializedSize());
 
-        ExecutorService senders =
-                Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()));
-        PolicySyncService sync = new PolicySyncService(
-                hub, metrics, NodeAuthorizer.allowAll(), senders, PolicySyncService.Options.defaults());
-        GrpcServer endpoint = GrpcEndpoint.create(
-                        new InetSocketAddress("127.0.0.1", 0), null, List.<BindableService>of(sync))
-                .start();
-
-        // When the event thread has published the last agent's node (calculation + publication done).
-        java.util.concurrent.atomic.AtomicLong lastPublish = new java.util.concurrent.atomic.AtomicLong();
-        for (int i = 0; i < agents; i++) {
-            hub.subscribe("node-" + i, () -> lastPublish.set(System.nanoTime()));
-        }
-        io.micrometer.core.instrument.Timer build =
-                metrics.registry().get("kubeverdict_snapshot_build").timer();
-        io.micrometer.core.instrument.Timer calc =
-                metrics.registry().get("kubeverdict_calculation").timer();
         Random rnd = new Random(7);
         // bench.agentsIn: jvm (agents share the server's JVM), process (a separate JVM, see
         // SyncAgentsProcess), or both: blocks of bench.block rounds alternating between the two.
         String where = System.getProperty("bench.agentsIn", "jvm");
-        List<String> modes = "both".equals(where) ? List.of("jvm", "process") : List.of(where);
-        int block = "both".equals(where) ? Integer.getInteger("bench.block", 5) : rounds;
+        List<Mode> modes = replicas == 2
+                ? List.of(
+                        new Mode("1 replica, " + agents + " agents", true, 1),
+                        new Mode("2 replicas, " + 2 * agents + " agents", true, 2))
+                : ("both".equals(where) ? List.of("jvm", "process") : List.of(where))
+                        .stream().map(m -> new Mode(m, "process".equals(m), 1)).toList();
+        int block = modes.size() > 1 ? Integer.getInteger("bench.block", 5) : rounds;
         // Rounds run after each (re)connection and not counted: the JIT compiles the delta path
         // of both sides during the first rounds (a control plane runs for days, warm).
         int warmup = Integer.getInteger("bench.warmup", 60);
         Map<String, Phase> phases = new java.util.LinkedHashMap<>();
-        modes.forEach(m -> phases.put(m, new Phase()));
+        modes.forEach(m -> phases.put(m.name(), new Phase()));
         AgentSet agentSet = null;
+        List<FanoutReplica> active = servers.subList(0, 1);
         for (int done = 0, b = 0; done < rounds * modes.size(); b++) {
-            String mode = modes.get(b % modes.size());
-            Phase ph = phases.get(mode);
+            Mode mode = modes.get(b % modes.size());
+            Phase ph = phases.get(mode.name());
             if (agentSet != null) {
                 agentSet.close();
             }
+            active = servers.subList(0, mode.replicas());
+            active.forEach(FanoutReplica::catchUp);
+            int[] ports = active.stream().mapToInt(FanoutReplica::port).toArray();
             long heapBefore = usedHeapAfterGc();
             long c0 = System.nanoTime();
-            agentSet = "process".equals(mode)
-                    ? ProcessAgents.start(endpoint.port(), agents)
-                    : InJvmAgents.start(endpoint.port(), agents);
+            agentSet = mode.inProcess() ? ProcessAgents.start(ports, agents) : InJvmAgents.start(ports, agents);
             if (b < modes.size()) {
                 System.out.printf(
                         "[%s] %d agents connected and in sync: %.1f s; server heap %s: +%.1f MiB%n",
-                        mode,
-                        agents,
+                        mode.name(),
+                        agents * ports.length,
                         (System.nanoTime() - c0) / 1e9,
-                        "process".equals(mode) ? "alone" : "and agents",
+                        mode.inProcess() ? "alone" : "and agents",
                         (usedHeapAfterGc() - heapBefore) / 1048576.0);
             }
             Thread.sleep(500);
@@ -149,16 +128,17 @@ public final class SyncFanoutBenchmark {
                         !"client".equals(before.getMetadata().getLabels().get("role"));
                 Pod after = pod(victim, client);
                 all.set(victim, after);
-                double buildBefore = build.totalTime(TimeUnit.MILLISECONDS);
-                long buildCountBefore = build.count();
-                double calcBefore = calc.totalTime(TimeUnit.MILLISECONDS);
-                long calcCountBefore = calc.count();
+                double buildBefore = sum(active, x -> x.snapshotBuild().totalTime(TimeUnit.MILLISECONDS));
+                long buildCountBefore =
+                        (long) sum(active, x -> x.snapshotBuild().count());
+                double calcBefore = sum(active, x -> x.calculation().totalTime(TimeUnit.MILLISECONDS));
+                long calcCountBefore = (long) sum(active, x -> x.calculation().count());
                 long serverCpu0 = processCpuNanos();
                 long gc0 = gcMillis();
                 long agentsCpu0 = agentSet.cpuNanos();
                 agentSet.arm();
                 long start = System.nanoTime();
-                loop.change("pod/upsert", c -> c.upsertPod(after));
+                change(servers, active, after); // the informers of every replica see the change
                 if (!agentSet.awaitComplete(TimeUnit.SECONDS.toNanos(60))) {
                     long[] t = agentSet.arrivals();
                     int missing = (int) Arrays.stream(t).filter(x -> x == 0).count();
@@ -173,22 +153,36 @@ public final class SyncFanoutBenchmark {
                 }
                 done++;
                 long max = 0;
-                for (int i = 0; i < agents; i++) {
-                    long d = arrivals[i] - start;
+                for (long arrival : arrivals) {
+                    long d = arrival - start;
                     ph.perAgent.add(d);
                     max = Math.max(max, d);
                 }
+                long published = active.stream()
+                                .mapToLong(x -> x.lastPublish.get())
+                                .max()
+                                .orElse(start)
+                        - start;
                 ph.last.add(max);
-                ph.published.add(lastPublish.get() - start);
-                ph.calcMs += calc.totalTime(TimeUnit.MILLISECONDS) - calcBefore;
-                ph.buildMs += build.totalTime(TimeUnit.MILLISECONDS) - buildBefore;
-                ph.bursts += calc.count() - calcCountBefore;
-                ph.builds += build.count() - buildCountBefore;
+                ph.published.add(published);
+                ph.calcMs += sum(active, x -> x.calculation().totalTime(TimeUnit.MILLISECONDS)) - calcBefore;
+                ph.buildMs += sum(active, x -> x.snapshotBuild().totalTime(TimeUnit.MILLISECONDS)) - buildBefore;
+                ph.bursts += (long) sum(active, x -> x.calculation().count()) - calcCountBefore;
+                ph.builds += (long) sum(active, x -> x.snapshotBuild().count()) - buildCountBefore;
                 ph.serverCpu.add(serverCpu);
+                StringBuilder perReplica = new StringBuilder();
+                for (int k = 0; active.size() > 1 && k < active.size(); k++) {
+                    long replicaMax = 0;
+                    for (int i = k * agents; i < (k + 1) * agents; i++) {
+                        replicaMax = Math.max(replicaMax, arrivals[i] - start);
+                    }
+                    perReplica.append(String.format("replica %d's last %.1f ms, ", k + 1, replicaMax / 1e6));
+                }
                 ph.rounds.add(String.format(
-                        "%.1f ms (published at %.1f ms, server CPU %.0f ms, server GC %d ms, load %.1f)",
+                        "%.1f ms (%spublished at %.1f ms, server CPU %.0f ms, server GC %d ms, load %.1f)",
                         max / 1e6,
-                        (lastPublish.get() - start) / 1e6,
+                        perReplica,
+                        published / 1e6,
                         serverCpu / 1e6,
                         gcMillis() - gc0,
                         ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage()));
@@ -221,7 +215,7 @@ public final class SyncFanoutBenchmark {
             all.set(victim, after);
             agentSet.arm();
             long start = System.nanoTime();
-            loop.change("pod/upsert", c -> c.upsertPod(after));
+            change(servers, active, after);
             Thread.sleep(3000); // generous: every affected agent has its delta by then
             long max = 0;
             int affected = 0;
@@ -242,7 +236,7 @@ public final class SyncFanoutBenchmark {
         if (hit.length > 0) {
             System.out.printf(
                     "[agents: %s] one pod tier-label change (%d of %d rounds reached an agent, %d-%d agents) -> last affected agent: p50 %.1f ms, p99 %.1f ms%n",
-                    modes.get(modes.size() - 1),
+                    modes.get(modes.size() - 1).name(),
                     hit.length,
                     localRounds,
                     Arrays.stream(localAffected).filter(a -> a > 0).min().orElse(0),
@@ -252,11 +246,25 @@ public final class SyncFanoutBenchmark {
         }
 
         agentSet.close();
-        endpoint.close();
-        sync.close();
-        senders.shutdownNow();
-        loop.close();
+        for (FanoutReplica replica : servers) {
+            replica.close();
+        }
         System.exit(0);
+    }
+
+    /** The change to the active replicas now; the others apply it when they are next active. */
+    private static void change(List<FanoutReplica> servers, List<FanoutReplica> active, Pod after) {
+        for (FanoutReplica replica : servers) {
+            if (active.contains(replica)) {
+                replica.change(after);
+            } else {
+                replica.missed(after);
+            }
+        }
+    }
+
+    private static double sum(List<FanoutReplica> replicas, java.util.function.ToDoubleFunction<FanoutReplica> f) {
+        return replicas.stream().mapToDouble(f).sum();
     }
 
     static long pct(long[] sorted, int p) {
@@ -447,9 +455,9 @@ public final class SyncFanoutBenchmark {
         private final java.util.concurrent.Semaphore complete = new java.util.concurrent.Semaphore(0);
         private SimulatedAgents agents;
 
-        static InJvmAgents start(int port, int n) throws InterruptedException {
+        static InJvmAgents start(int[] ports, int perReplica) throws InterruptedException {
             InJvmAgents set = new InJvmAgents();
-            set.agents = SimulatedAgents.connect(port, n, set.complete::release);
+            set.agents = SimulatedAgents.connect(ports, perReplica, set.complete::release);
             return set;
         }
 
@@ -518,7 +526,8 @@ public final class SyncFanoutBenchmark {
             reader.start();
         }
 
-        static ProcessAgents start(int port, int agents) throws Exception {
+        static ProcessAgents start(int[] ports, int perReplica) throws Exception {
+            int agents = ports.length * perReplica;
             String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java")
                     .toString();
             Process p = new ProcessBuilder(
@@ -528,8 +537,12 @@ public final class SyncFanoutBenchmark {
                             "-cp",
                             System.getProperty("java.class.path"),
                             SyncAgentsProcess.class.getName(),
-                            Integer.toString(port),
-                            Integer.toString(agents))
+                            String.join(
+                                    ",",
+                                    Arrays.stream(ports)
+                                            .mapToObj(Integer::toString)
+                                            .toList()),
+                            Integer.toString(perReplica))
                     .redirectError(ProcessBuilder.Redirect.INHERIT)
                     .start();
             ProcessAgents set = new ProcessAgents(p, agents);

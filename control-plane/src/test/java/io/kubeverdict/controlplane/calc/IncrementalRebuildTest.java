@@ -37,7 +37,10 @@ import org.junit.jupiter.api.Test;
  * which memoises set messages by instance, also serialises it once). A second calculator fed the
  * same changes is drained with {@link PolicyCalculator#drainChanges} only, its output applied as
  * a subscriber does (named nodes rebuilt, the changed sets replaced in every other node's
- * previous snapshot): that too must equal the from-scratch snapshots.
+ * previous snapshot): that too must equal the from-scratch snapshots. A node whose endpoints or
+ * their policies changed is assembled again from its previous parts, changed by the pods that
+ * changed: those assemblies are among the snapshots compared, and none may find its previous
+ * parts not fitting the index (counted, then assembled from scratch).
  */
 class IncrementalRebuildTest {
     private static final List<String> NODE_NAMES = List.of("node0", "node1", "node2");
@@ -68,7 +71,13 @@ class IncrementalRebuildTest {
         for (long seed = 1; seed <= 120; seed++) {
             run(seed, 30);
         }
+        assertThat(reassemblies)
+                .as("nodes assembled again from their previous parts")
+                .isPositive();
     }
+
+    /** Over all runs: assemblies that started from a node's previous parts (so the runs check them). */
+    private int reassemblies;
 
     private void run(long seed, int steps) {
         namespaces.clear();
@@ -125,6 +134,10 @@ class IncrementalRebuildTest {
         assertEqualSnapshots(
                 publishViaSets("seed " + seed + ", end"), fresh, "seed " + seed + ", end, via set changes");
         assertDeltasKeptTheMembers(fresh, "seed " + seed + ", end");
+        reassemblies += calc.reassemblies() + viaSets.reassemblies();
+        assertThat(calc.partsMismatches() + viaSets.partsMismatches())
+                .as("seed %d: nodes reassembled from scratch because their kept lists did not fit", seed)
+                .isZero();
     }
 
     /**

@@ -109,4 +109,50 @@ class SortedMembersTest {
         assertThat(gap.from()).isNull();
         assertThat(gap.to()).isSameAs(c);
     }
+
+    /**
+     * One chunk's merge (changes found by halving, runs copied) against the set operations: the
+     * chunk without the removed members it has, with the added ones it lacks; changes that are
+     * members already, or not members, or both added and removed, included.
+     */
+    @Test
+    void aChunkMergeIsTheChunkWithoutTheRemovedAndWithTheAdded() {
+        for (long seed = 1; seed <= 2000; seed++) {
+            Random r = new Random(seed);
+            int range = 1 + r.nextInt(r.nextBoolean() ? 20 : 2000);
+            TreeSet<String> chunk = new TreeSet<>();
+            TreeSet<String> added = new TreeSet<>();
+            TreeSet<String> removed = new TreeSet<>();
+            int size = r.nextInt(SortedMembers.MAX_CHUNK);
+            for (int i = 0; i < size; i++) {
+                chunk.add(member(r, range));
+            }
+            for (int i = r.nextInt(r.nextBoolean() ? 3 : 40); i > 0; i--) {
+                added.add(member(r, range));
+            }
+            for (int i = r.nextInt(r.nextBoolean() ? 3 : 40); i > 0; i--) {
+                removed.add(r.nextBoolean() && !chunk.isEmpty() ? pick(chunk, r) : member(r, range));
+            }
+            TreeSet<String> want = new TreeSet<>(chunk);
+            want.removeAll(removed);
+            for (String a : added) {
+                if (!chunk.contains(a)) {
+                    want.add(a);
+                }
+            }
+            String[] got =
+                    SortedMembers.merge(chunk.toArray(new String[0]), new ArrayList<>(added), new ArrayList<>(removed));
+            assertThat(got)
+                    .as("seed %d: %s + %s - %s", seed, chunk, added, removed)
+                    .containsExactlyElementsOf(want);
+        }
+    }
+
+    private static String member(Random r, int range) {
+        return "10.0." + r.nextInt(range);
+    }
+
+    private static String pick(TreeSet<String> s, Random r) {
+        return new ArrayList<>(s).get(r.nextInt(s.size()));
+    }
 }

@@ -37,6 +37,16 @@ class FlowHistoryTest {
     }
 
     @Test
+    void anEventAnAgentCountedSeveralVerdictsIntoCountsThemAll() {
+        FlowHistory h = history(100, 1 << 20);
+        FlowKey k = key("a", "b", 80, Verdict.VERDICT_DENY);
+        long now = 100 * MIN;
+        h.record(seen(k, now - 1), 37, now);
+        h.record(seen(k, now - 1), 0, now); // an older agent's event: one verdict
+        assertThat(h.held()).extracting(FlowHistory.Held::count).containsExactly(38L);
+    }
+
+    @Test
     void aVerdictAtABucketsStartIsInThatBucketAndOneBeforeIsInThePreviousOne() {
         FlowHistory h = history(100, 1 << 20);
         FlowKey k = key("a", "b", 80, Verdict.VERDICT_ALLOW);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.kubeverdict.controlplane.calc.AdminPolicyKind;
 import io.kubeverdict.controlplane.calc.IncrementalPolicyCalculator;
 import io.kubeverdict.controlplane.calc.PolicyCalculator;
@@ -30,7 +31,9 @@ import org.junit.jupiter.api.Test;
  * Set changes published once for every node ({@link SnapshotHub#publish(List, List, long)} with
  * the calculator's {@link PolicyCalculator#drainChanges}) give exactly what publishing every
  * changed node's snapshot gives. Random clusters with the admin tiers, random changes (mostly
- * ones that change only the members of sets several nodes use), published in batches of random
+ * ones that change only the members of sets several nodes use; also pods moved, added and
+ * deleted, admin-tier and NetworkPolicies replaced, deleted and added, so that policies and
+ * their sets come to nodes and leave them), published in batches of random
  * size as the calculation loop does: after every batch each node's current snapshot in the hub
  * equals, byte for byte, a from-scratch calculation's; an agent kept up to date with diffs from
  * what it was last sent holds that state, and so does a resyncing agent (a diff from nothing);
@@ -42,6 +45,7 @@ class SharedSetPublicationTest {
 
     private final Map<String, Pod> pods = new TreeMap<>();
     private final Map<String, GenericKubernetesResource> adminPolicies = new TreeMap<>();
+    private final Map<String, NetworkPolicy> policies = new TreeMap<>();
     /** Every change so far, to replay into a from-scratch calculator (last write wins, as in the cluster). */
     private final List<Consumer<PolicyCalculator>> history = new ArrayList<>();
 
@@ -62,6 +66,7 @@ class SharedSetPublicationTest {
     private void run(long seed, int steps) {
         pods.clear();
         adminPolicies.clear();
+        policies.clear();
         history.clear();
         RandomAdminCluster c = new RandomAdminCluster(seed);
         Random r = new Random(seed * 13 + 5);
@@ -70,7 +75,10 @@ class SharedSetPublicationTest {
             pods.put(key(p), p);
             record(calc -> calc.upsertPod(p));
         });
-        c.policies.forEach(p -> record(calc -> calc.upsertPolicy(p)));
+        c.policies.forEach(p -> {
+            policies.put(p.getMetadata().getNamespace() + "/" + p.getMetadata().getName(), p);
+            record(calc -> calc.upsertPolicy(p));
+        });
         c.nodes.forEach(n -> record(calc -> calc.upsertNode(n)));
         c.adminPolicies.forEach(p -> {
             adminPolicies.put(p.getKind() + "/" + p.getMetadata().getName(), p);
@@ -285,7 +293,7 @@ class SharedSetPublicationTest {
     /** One random change, mostly pod or Node labels (set members only), recorded in {@link #history}. */
     private void change(RandomAdminCluster c, Random r, int step) {
         RandomCluster base = c.base();
-        int kind = r.nextInt(10);
+        int kind = r.nextInt(11);
         if (kind <= 4 && !pods.isEmpty()) {
             Pod old = pick(pods, r);
             Pod relabelled = new PodBuilder(old)
@@ -320,6 +328,20 @@ class SharedSetPublicationTest {
                 GenericKubernetesResource g = c.mutate(old);
                 adminPolicies.put(g.getKind() + "/" + g.getMetadata().getName(), g);
                 record(calc -> calc.upsertAdminPolicy(g));
+            }
+        } else if (kind == 10 && !policies.isEmpty()) {
+            // A NetworkPolicy replaced, deleted or added: policies (and their sets) come to nodes and leave them.
+            NetworkPolicy old = pick(policies, r);
+            String ns = old.getMetadata().getNamespace();
+            String name =
+                    r.nextInt(4) == 0 ? "np-new" + step : old.getMetadata().getName();
+            if (r.nextInt(4) == 0) {
+                policies.remove(ns + "/" + name);
+                record(calc -> calc.deletePolicy(ns, name));
+            } else {
+                NetworkPolicy p = base.policy(ns, name);
+                policies.put(ns + "/" + name, p);
+                record(calc -> calc.upsertPolicy(p));
             }
         } else if (kind == 9 && r.nextBoolean()) {
             var n = base.mutate(c.namespaces.get(r.nextInt(c.namespaces.size())));

@@ -288,6 +288,12 @@ final class RunCommand implements Callable<Integer> {
                     + "remembered (default ${DEFAULT-VALUE}).")
     int verdictCacheSize;
 
+    @Option(
+            names = "--verdict-cache-counters",
+            description = "Count each cached key's connections in the kernel (an element counter: 16 bytes per CPU "
+                    + "per key), for ListCachedFlows and kubeverdict_policy_verdict_cache_hits_total. Off by default.")
+    boolean verdictCacheCounters;
+
     @Override
     public Integer call() throws Exception {
         logging.apply();
@@ -362,7 +368,7 @@ final class RunCommand implements Callable<Integer> {
                         : new AgentConfig.State(Path.of(stateDir), stateMaxAge.toSeconds()),
                 guard(queueCount),
                 queueLength,
-                new CacheSettings(verdictCache, verdictCacheTtl, verdictCacheSize));
+                new CacheSettings(verdictCache, verdictCacheTtl, verdictCacheSize, verdictCacheCounters));
     }
 
     private AgentConfig.Guard guard(int queueCount) {

@@ -4,23 +4,31 @@ package io.kubeverdict.agent.inspect;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.kubeverdict.agent.nft.CachedFlows;
 import io.kubeverdict.agent.state.EnforcedState;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
 import io.kubeverdict.agent.verdict.QueueCounters;
 import io.kubeverdict.policy.Explainer;
 import io.kubeverdict.policy.IpAddress;
+import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
+import io.kubeverdict.proto.v1.CachedFlow;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.LearnedDomains;
+import io.kubeverdict.proto.v1.ListCachedFlowsRequest;
+import io.kubeverdict.proto.v1.ListCachedFlowsResponse;
 import io.kubeverdict.proto.v1.ListEndpointsRequest;
 import io.kubeverdict.proto.v1.ListEndpointsResponse;
 import io.kubeverdict.proto.v1.Tuple;
 import io.kubeverdict.proto.v1.WatchVerdictsRequest;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -31,6 +39,7 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
     private final SyncStatus sync;
     private final Supplier<Optional<QueueCounters>> queue;
     private final VerdictFeed feed;
+    private final Supplier<Optional<List<CachedFlows.Flow>>> cachedFlows;
 
     public AgentInspectionService(
             AgentIdentity identity,
@@ -38,11 +47,23 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
             SyncStatus sync,
             Supplier<Optional<QueueCounters>> queue,
             VerdictFeed feed) {
+        this(identity, state, sync, queue, feed, Optional::empty);
+    }
+
+    /** @param cachedFlows the verdict cache's counted keys (empty: it keeps no counts) */
+    public AgentInspectionService(
+            AgentIdentity identity,
+            StateHolder state,
+            SyncStatus sync,
+            Supplier<Optional<QueueCounters>> queue,
+            VerdictFeed feed,
+            Supplier<Optional<List<CachedFlows.Flow>>> cachedFlows) {
         this.identity = identity;
         this.state = state;
         this.sync = sync;
         this.queue = queue;
         this.feed = feed;
+        this.cachedFlows = cachedFlows;
     }
 
     @Override
@@ -112,6 +133,45 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
         response.onNext(new Explainer(current.index(), generation.learned()).explain(tuple.build()));
         response.onCompleted();
     }
+
+    @Override
+    public void listCachedFlows(ListCachedFlowsRequest request, StreamObserver<ListCachedFlowsResponse> response) {
+        StateHolder.Generation before = state.generation();
+        Optional<List<CachedFlows.Flow>> read;
+        try {
+            read = cachedFlows.get();
+        } catch (RuntimeException e) {
+            response.onError(Status.UNAVAILABLE
+                    .withDescription("reading the verdict cache failed: " + e.getMessage())
+                    .asRuntimeException());
+            return;
+        }
+        ListCachedFlowsResponse.Builder out =
+                ListCachedFlowsResponse.newBuilder().setCounted(read.isPresent());
+        List<CachedFlows.Flow> flows = new ArrayList<>(read.orElse(List.of()));
+        flows.sort(Comparator.comparingLong(CachedFlows.Flow::connections).reversed());
+        out.setKeys(flows.size());
+        // Explained with the state the keys were cached under; a change during the read emptied the
+        // cache, so the listing may mix states: then no explanation.
+        StateHolder.Generation generation = state.generation() == before ? before : null;
+        int limit = request.getLimit() == 0 ? DEFAULT_CACHED_FLOWS : request.getLimit();
+        for (CachedFlows.Flow f : flows.subList(0, Math.min(limit, flows.size()))) {
+            Tuple tuple = new PacketTuple()
+                    .set(f.source(), f.destination(), f.protocol(), f.port())
+                    .toTuple();
+            CachedFlow.Builder flow = CachedFlow.newBuilder().setTuple(tuple).setConnections(f.connections());
+            if (generation != null) {
+                flow.setExplanation(new Explainer(generation.state().index(), generation.learned())
+                        .explain(tuple).toBuilder().setCached(true));
+            }
+            out.addFlows(flow);
+        }
+        response.onNext(out.build());
+        response.onCompleted();
+    }
+
+    /** ListCachedFlows' limit when the request gives none. */
+    static final int DEFAULT_CACHED_FLOWS = 1000;
 
     /** An address given directly, or the first address of a local pod named "namespace/name". */
     private static String address(EnforcedState current, String ip, String pod, String role) {

@@ -165,6 +165,15 @@ public final class VerdictFeed implements AutoCloseable {
         /** False: this verdict is lost for the sink (counted), nothing is queued for it. */
         boolean isReady();
 
+        /**
+         * Asked first, for each matching verdict: false skips it before it is explained (the
+         * sink's own sampling or coalescing; it counts what it skips). Explaining is most of the
+         * feed's work.
+         */
+        default boolean wants(Seen verdict) {
+            return true;
+        }
+
         void onNext(Explanation verdict);
 
         /** The feed is closing. */
@@ -254,11 +263,49 @@ public final class VerdictFeed implements AutoCloseable {
         send(packet, verdict, null, keyCached, stagedCode != Decision.NOT_STAGED);
     }
 
+    /**
+     * A verdict before it is explained, as a sink may coalesce it: the key (source, destination,
+     * protocol, destination port), what was given, and the generation that decided it (verdicts of
+     * one key under one generation explain alike). Not the source port.
+     */
+    public record Seen(
+            int family,
+            long srcHi,
+            long srcLo,
+            long dstHi,
+            long dstLo,
+            int protocol,
+            int dstPort,
+            Verdict verdict,
+            boolean keyCached,
+            boolean staged,
+            boolean cut,
+            Object generation) {}
+
     /** To every matching, ready watcher; explains (when not given) only if someone takes it. */
     private void send(PacketTuple packet, Verdict verdict, Explanation given, boolean keyCached, boolean staged) {
         Explanation explanation = given;
+        Seen seen = null;
         for (Watcher w : watchers) {
             if (!w.matches(packet, verdict, staged)) {
+                continue;
+            }
+            if (seen == null) {
+                seen = new Seen(
+                        packet.family,
+                        packet.srcHi,
+                        packet.srcLo,
+                        packet.dstHi,
+                        packet.dstLo,
+                        packet.protocol,
+                        packet.dstPort,
+                        verdict,
+                        keyCached,
+                        staged,
+                        given != null,
+                        state.get());
+            }
+            if (!w.stream.wants(seen)) {
                 continue;
             }
             if (!w.stream.isReady()) {

@@ -113,6 +113,16 @@ public final class PolicyVerdictMetrics {
 
     private static final String VERDICTS = "kubeverdict_policy_verdicts";
     private static final String CACHE_KEYS = "kubeverdict_policy_verdict_cache_keys";
+    private static final String CACHE_HITS = "kubeverdict_policy_verdict_cache_hits";
+
+    /**
+     * {@code kubeverdict_policy_verdict_cache_hits_total}, same labels: the series for connections
+     * the kernel's verdict cache accepted with keys that {@code code} decided under {@code state}
+     * (counted from the keys' element counters, {@link CacheHitsByPolicy}); null when off.
+     */
+    public Counter cacheHits(EnforcedState state, int code) {
+        return maxPolicies == 0 || code < 0 ? null : resolve(state.index(), code, CACHE_HITS);
+    }
 
     private Counter resolve(SnapshotIndex index, int code, String meter) {
         String direction = Decision.index(code) == Decision.NO_ENDPOINT
@@ -151,9 +161,14 @@ public final class PolicyVerdictMetrics {
         return counters.computeIfAbsent(
                 key,
                 k -> Counter.builder(meter)
-                        .description((meter.equals(VERDICTS)
-                                        ? "First packets"
-                                        : "Accepted first packets whose key the kernel's verdict cache took")
+                        .description(switch (meter) {
+                                    case VERDICTS -> "First packets";
+                                    case CACHE_KEYS ->
+                                        "Accepted first packets whose key the kernel's verdict cache took";
+                                    default ->
+                                        "New connections the kernel's verdict cache accepted (read from its keys' "
+                                                + "counters every few seconds)";
+                                }
                                 + " by what decided them: the deciding policy (the first " + maxPolicies
                                 + " distinct ones; later ones count as other), or the tier default")
                         .tags("direction", direction, "verdict", verdict, "reason", reason, "policy", policy)

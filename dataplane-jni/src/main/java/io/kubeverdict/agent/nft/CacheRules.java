@@ -258,6 +258,7 @@ public final class CacheRules {
                 .append(cache.ttlSeconds())
                 .append("s\n\t\tsize ")
                 .append(cache.size())
+                .append(cache.counters() ? "\n\t\tcounter" : "") // updated by every lookup that finds the key
                 .append("\n\t}\n");
     }
 }

@@ -5,9 +5,11 @@ package io.kubeverdict.agent.nft;
  * The verdict cache's shape in the table: whether there is one, how long a remembered key stays
  * (from its insertion; a hit does not extend it) and how many keys each family's set holds at most
  * (beyond that, new keys are simply not remembered: their connections keep going to the queue).
+ * {@code counters}: each key counts the connections the kernel accepted with it (an nft element
+ * counter, per CPU: 16 bytes × CPUs of kernel memory per key), for per-key and per-policy hits.
  */
-public record CacheSettings(boolean enabled, int ttlSeconds, int size) {
-    public static final CacheSettings OFF = new CacheSettings(false, 60, 65536);
+public record CacheSettings(boolean enabled, int ttlSeconds, int size, boolean counters) {
+    public static final CacheSettings OFF = new CacheSettings(false, 60, 65536, false);
     public static final int DEFAULT_TTL_SECONDS = 60;
     public static final int DEFAULT_SIZE = 65536;
     /**
@@ -26,6 +28,10 @@ public record CacheSettings(boolean enabled, int ttlSeconds, int size) {
     }
 
     public static CacheSettings on(int ttlSeconds, int size) {
-        return new CacheSettings(true, ttlSeconds, size);
+        return new CacheSettings(true, ttlSeconds, size, false);
+    }
+
+    public CacheSettings withCounters(boolean on) {
+        return new CacheSettings(enabled, ttlSeconds, size, on);
     }
 }

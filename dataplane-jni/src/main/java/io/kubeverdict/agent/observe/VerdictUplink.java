@@ -18,10 +18,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
@@ -33,10 +30,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The agent's half of `kube-verdict observe`: one ReportVerdicts stream to the control plane,
  * kept open (reconnected with the sync backoff). While the control plane wants verdicts it
- * subscribes to the {@link VerdictFeed} (which costs the verdict loop nothing until then),
- * samples them down to the upload rate ({@link VerdictSampler}), queues at most 1024 and sends
- * them in batches every 100 ms while the stream is ready; whatever it cannot send is counted and
- * reported upstream as {@code lost}.
+ * subscribes to the {@link VerdictFeed} (which costs the verdict loop nothing until then). A
+ * verdict whose key already waits to be sent is counted into that event ({@link CoalescedEvents});
+ * the others are sampled down to the upload rate ({@link VerdictSampler}) before the feed explains
+ * them, queued (at most 1024) and sent in batches every 100 ms while the stream is ready; whatever
+ * it cannot send is counted and reported upstream as {@code lost}.
  */
 public final class VerdictUplink implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(VerdictUplink.class);
@@ -49,7 +47,7 @@ public final class VerdictUplink implements AutoCloseable {
     private final int perSecond;
     private final Clock clock;
     private final ScheduledExecutorService executor;
-    private final BlockingQueue<VerdictEvent> queue = new ArrayBlockingQueue<>(QUEUE);
+    private final CoalescedEvents events = new CoalescedEvents(QUEUE);
     private final AtomicLong lost = new AtomicLong();
     private final Counter sent;
     private final Counter lostCounter;
@@ -149,6 +147,21 @@ public final class VerdictUplink implements AutoCloseable {
                     System::nanoTime,
                     () -> ThreadLocalRandom.current().nextDouble());
             subscription = feed.subscribe(demand.getVerdict(), demand.getStaged(), new VerdictFeed.Sink() {
+                private VerdictFeed.Seen next; // the verdict wants() let through (the feed's thread)
+
+                @Override
+                public boolean wants(VerdictFeed.Seen verdict) {
+                    if (events.join(verdict)) {
+                        return false; // counted into its key's waiting event, not explained again
+                    }
+                    if (sampler.admit()) {
+                        next = verdict;
+                        return true;
+                    }
+                    countLost(); // sampled out, and not explained
+                    return false;
+                }
+
                 @Override
                 public boolean isReady() {
                     return true; // queued here; the queue's overflow is counted as lost
@@ -156,9 +169,8 @@ public final class VerdictUplink implements AutoCloseable {
 
                 @Override
                 public void onNext(Explanation verdict) {
-                    if (!sampler.admit() || !queue.offer(event(verdict))) {
-                        lost.incrementAndGet();
-                        lostCounter.increment();
+                    if (!events.add(next, event(verdict))) {
+                        countLost();
                     }
                 }
             });
@@ -167,6 +179,11 @@ public final class VerdictUplink implements AutoCloseable {
                     demand.getVerdict(),
                     demand.getStaged() ? ", staged only" : "");
         }
+    }
+
+    private void countLost() {
+        lost.incrementAndGet();
+        lostCounter.increment();
     }
 
     private VerdictEvent event(Explanation verdict) {
@@ -186,9 +203,8 @@ public final class VerdictUplink implements AutoCloseable {
             return;
         }
         try {
-            while (c.isReady() && (!queue.isEmpty() || lost.get() != lostReported)) {
-                List<VerdictEvent> batch = new ArrayList<>(Math.min(BATCH, queue.size()));
-                queue.drainTo(batch, BATCH);
+            while (c.isReady() && (!events.isEmpty() || lost.get() != lostReported)) {
+                List<VerdictEvent> batch = events.drain(BATCH);
                 long lostNow = lost.get();
                 c.onNext(VerdictUpload.newBuilder()
                         .addAllEvents(batch)
@@ -207,7 +223,7 @@ public final class VerdictUplink implements AutoCloseable {
             return; // an older stream, already replaced
         }
         unsubscribe();
-        queue.clear();
+        events.clear();
         call = null;
         if (closed) {
             return;

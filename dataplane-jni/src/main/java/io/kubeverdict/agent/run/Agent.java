@@ -26,7 +26,6 @@ import io.kubeverdict.agent.nft.NftManager;
 import io.kubeverdict.agent.nft.QueuePath;
 import io.kubeverdict.agent.nft.QueuedCounter;
 import io.kubeverdict.agent.observe.VerdictUplink;
-import io.kubeverdict.agent.state.CacheGenerations;
 import io.kubeverdict.agent.state.GenerationListener;
 import io.kubeverdict.agent.state.PodGuard;
 import io.kubeverdict.agent.state.StateEnforcer;
@@ -154,6 +153,8 @@ public final class Agent implements AutoCloseable {
         state = new StateHolder(config.failOpen() ? 1 : 0, book);
         AppliedReporter reporter = new AppliedReporter(
                 channel, config.node(), VERSION, config.telemetry().heartbeat());
+        Clock clock = Clock.systemUTC();
+        KeptState kept = new KeptState(config, clock); // read by the sync thread's first request, or below
         SyncClient sync = new SyncClient(
                         channel,
                         SyncRequest.newBuilder()
@@ -175,6 +176,7 @@ public final class Agent implements AutoCloseable {
                         Backoff.UNREACHABLE,
                         () -> ThreadLocalRandom.current().nextDouble(),
                         status)
+                .resumingFrom(kept::resumable)
                 .start();
         shutdown.sync(() -> {
             sync.close();
@@ -182,7 +184,6 @@ public final class Agent implements AutoCloseable {
         });
         log.info("syncing from {}", config.controlPlane());
         NativeLibrary.ensureAvailable();
-        Clock clock = Clock.systemUTC();
         Nftables nft = new Nftables();
         shutdown.nftables(nft);
         NftManager manager = NftManager.create(
@@ -327,13 +328,11 @@ public final class Agent implements AutoCloseable {
                     .start()); // closed before the channel (reverse order)
         }
         // The verdict cache: each generation tags its cacheable accepts and empties the kernel's cache.
-        CacheGenerations cache =
-                VerdictCacheWiring.start(config, verdictQueues, manager, kernel, metrics.registry(), scrapeNft, opened);
-        Enforcer enforcer = dnsAfter(new StateEnforcer(state, kernel, clock, established, this::podGuard, cache));
+        var cache = VerdictCacheWiring.start(config, verdictQueues, manager, kernel, metrics, state, scrapeNft, opened);
+        Enforcer enforcer =
+                dnsAfter(new StateEnforcer(state, kernel, clock, established, this::podGuard, cache.generations()));
         Enforcer unkept = enforcer;
-        if (config.state().enabled()) {
-            enforcer = KeptState.keptAcrossRuns(config, enforcer, clock, opened, metrics.registry());
-        }
+        enforcer = kept.keptAcrossRuns(enforcer, opened, metrics.registry()); // itself with --state-dir none
         if (this.state.current() == null && !config.guard().podCidrs().isEmpty()) {
             guardAlone(unkept);
         }
@@ -346,7 +345,8 @@ public final class Agent implements AutoCloseable {
             // Health: NOT_SERVING until an in-sync state is in the kernel, then SERVING also while the
             // control plane is away (the agent keeps enforcing).
             inspection = GrpcServer.builder(config.inspectListen())
-                    .service(new AgentInspectionService(identity, state, status, verdictQueues::readTotals, feed))
+                    .service(new AgentInspectionService(
+                            identity, state, status, verdictQueues::readTotals, feed, cache.flows()::read))
                     .build()
                     .start();
             opened.add(inspection);

@@ -4,15 +4,18 @@ package io.kubeverdict.agent.sync;
 import io.kubeverdict.policy.Cidr;
 import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.proto.v1.ActivePolicy;
+import io.kubeverdict.proto.v1.ActivePolicyUpdate;
 import io.kubeverdict.proto.v1.Endpoint;
 import io.kubeverdict.proto.v1.EndpointId;
 import io.kubeverdict.proto.v1.IpSet;
 import io.kubeverdict.proto.v1.IpSetDeltaUpdate;
 import io.kubeverdict.proto.v1.IpSetUpdate;
 import io.kubeverdict.proto.v1.NodeSnapshot;
+import io.kubeverdict.proto.v1.NodeUpdate;
 import io.kubeverdict.proto.v1.PolicyId;
 import io.kubeverdict.proto.v1.ToAgent;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
+import io.kubeverdict.proto.v1.WorkloadEndpointUpdate;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
@@ -29,8 +32,11 @@ import java.util.TreeSet;
  * InSync carries no state and is left to the caller (it is still sequence-checked here).
  *
  * <p>The snapshot is deterministic: IP sets by id with members sorted, policies by (tier, name),
- * endpoints by (namespace, pod), the pod ranges as the last NodeUpdate listed them (canonical,
- * malformed ones left out: {@link #podCidrProblems()}), so two assemblers that saw the same effect produce equal messages.
+ * endpoints by (namespace, pod), the last NodeUpdate's pod ranges sorted (canonical, malformed
+ * ones left out: {@link #podCidrProblems()}), so two assemblers that saw the same effect produce
+ * equal messages, and so do two that saw the same content in another order: a resumed stream
+ * (a match of {@link io.kubeverdict.policy.SnapshotDigest}, which ignores order) holds exactly
+ * what a full resync would.
  */
 public final class SnapshotAssembler {
 
@@ -112,6 +118,75 @@ public final class SnapshotAssembler {
         snapshot.getPoliciesList().forEach(p -> policies.put(p.getId(), p));
         snapshot.getEndpointsList().forEach(e -> endpoints.put(e.getId(), e));
         podCidrs = List.copyOf(snapshot.getPodCidrsList());
+    }
+
+    /**
+     * What an assembler holds after a stream that carries {@code snapshot} in full (a full resync
+     * to it): the snapshot as this agent renders it. A snapshot equal to its rendering is one this
+     * agent's assembler made; a snapshot kept by another agent release (which may have rendered
+     * otherwise) or edited is not, and must not be resumed from: its digest may match the control
+     * plane's while a resync would enforce something else.
+     */
+    public static NodeSnapshot rendering(NodeSnapshot snapshot) {
+        SnapshotAssembler assembler = new SnapshotAssembler(snapshot.getNode());
+        List<ToAgent.Builder> stream = new ArrayList<>();
+        for (IpSet set : snapshot.getIpSetsList()) {
+            stream.add(ToAgent.newBuilder()
+                    .setIpSetUpdate(IpSetUpdate.newBuilder()
+                            .setId(set.getId())
+                            .setTypeValue(set.getTypeValue())
+                            .addAllMembers(set.getMembersList())));
+        }
+        for (ActivePolicy policy : snapshot.getPoliciesList()) {
+            stream.add(ToAgent.newBuilder()
+                    .setActivePolicyUpdate(ActivePolicyUpdate.newBuilder()
+                            .setId(policy.getId())
+                            .setPolicy(policy.getPolicy())));
+        }
+        for (Endpoint endpoint : snapshot.getEndpointsList()) {
+            stream.add(ToAgent.newBuilder()
+                    .setWorkloadEndpointUpdate(WorkloadEndpointUpdate.newBuilder()
+                            .setId(endpoint.getId())
+                            .setEndpoint(endpoint.getEndpoint())));
+        }
+        stream.add(
+                ToAgent.newBuilder().setNodeUpdate(NodeUpdate.newBuilder().addAllPodCidrs(snapshot.getPodCidrsList())));
+        try {
+            for (int i = 0; i < stream.size(); i++) {
+                assembler.apply(stream.get(i).setSequence(i + 1).build());
+            }
+        } catch (ResyncRequiredException e) {
+            throw new IllegalStateException("a snapshot's own parts always apply", e);
+        }
+        return assembler.snapshot();
+    }
+
+    /**
+     * Why {@code snapshot} is not exactly what this agent's assembler renders (the kinds of part
+     * that differ), or null when it is.
+     */
+    public static String differenceFromRendering(NodeSnapshot snapshot) {
+        NodeSnapshot rendered = rendering(snapshot);
+        if (rendered.equals(snapshot)) {
+            return null;
+        }
+        List<String> differ = new ArrayList<>();
+        if (!rendered.getIpSetsList().equals(snapshot.getIpSetsList())) {
+            differ.add("IP sets");
+        }
+        if (!rendered.getPoliciesList().equals(snapshot.getPoliciesList())) {
+            differ.add("policies");
+        }
+        if (!rendered.getEndpointsList().equals(snapshot.getEndpointsList())) {
+            differ.add("endpoints");
+        }
+        if (!rendered.getPodCidrsList().equals(snapshot.getPodCidrsList())) {
+            differ.add("pod ranges");
+        }
+        if (differ.isEmpty()) {
+            differ.add("fields this agent does not know");
+        }
+        return "its " + String.join(", ", differ) + " differ from how this agent renders them";
     }
 
     /** The sequence of the last applied message, or -1 when none since creation or reset. */
@@ -217,7 +292,7 @@ public final class SnapshotAssembler {
      * agent hold more (the pod address guard), never allow more.
      */
     private void replacePodCidrs(List<String> sent) {
-        Set<String> usable = new LinkedHashSet<>();
+        Set<String> usable = new TreeSet<>(); // sorted as the digest sorts them
         List<String> problems = new ArrayList<>();
         for (String text : sent) {
             Cidr cidr = Cidr.tryParse(text);

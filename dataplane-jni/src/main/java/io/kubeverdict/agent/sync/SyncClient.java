@@ -123,6 +123,16 @@ public final class SyncClient implements AutoCloseable {
         return suppressed > 0 ? " (" + suppressed + " similar suppressed)" : "";
     }
 
+    /**
+     * Before {@link #start}: the state the agent loaded from its state file (null: none may be
+     * offered), asked for on the sync thread before the first stream, which the streams offer to
+     * resume from until one enforces a state of its own ({@link ResumePoint}).
+     */
+    public SyncClient resumingFrom(Supplier<NodeSnapshot> loaded) {
+        resumePoint.loadedAtStart(loaded);
+        return this;
+    }
+
     public SyncClient start() {
         thread.start();
         return this;
@@ -213,15 +223,14 @@ public final class SyncClient implements AutoCloseable {
 
     /** Follows one stream until it ends or must be abandoned; returns whether it reached InSync. */
     private boolean followOneStream() throws InterruptedException {
+        SyncRequest offer = resumePoint.request(request); // the first reads the state file
         StreamListener stream = new StreamListener();
         active = stream;
         if (!running) {
             return false;
         }
         ClientCalls.asyncServerStreamingCall(
-                channel.newCall(PolicySyncGrpc.getSyncMethod(), CallOptions.DEFAULT),
-                resumePoint.request(request),
-                stream);
+                channel.newCall(PolicySyncGrpc.getSyncMethod(), CallOptions.DEFAULT), offer, stream);
         SnapshotAssembler builder = builders.get();
         boolean inSync = false;
         // Whether this stream's control plane ends every change with an InSync (its first InSync

@@ -16,6 +16,7 @@ import io.grpc.stub.StreamObserver;
 import io.kubeverdict.agent.dns.LearnedAddressBook;
 import io.kubeverdict.agent.dns.LearnedSet;
 import io.kubeverdict.agent.metrics.VerdictWatchMetrics;
+import io.kubeverdict.agent.nft.CachedFlows;
 import io.kubeverdict.agent.state.StateEnforcer;
 import io.kubeverdict.agent.state.StateHolder;
 import io.kubeverdict.agent.sync.SyncStatus;
@@ -28,9 +29,12 @@ import io.kubeverdict.proto.v1.ActivePolicy;
 import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
+import io.kubeverdict.proto.v1.CachedFlow;
 import io.kubeverdict.proto.v1.ExplainRequest;
 import io.kubeverdict.proto.v1.Explanation;
 import io.kubeverdict.proto.v1.LearnedDomains;
+import io.kubeverdict.proto.v1.ListCachedFlowsRequest;
+import io.kubeverdict.proto.v1.ListCachedFlowsResponse;
 import io.kubeverdict.proto.v1.ListEndpointsRequest;
 import io.kubeverdict.proto.v1.ListEndpointsResponse;
 import io.kubeverdict.proto.v1.NodeSnapshot;
@@ -51,10 +55,12 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -65,6 +71,8 @@ class AgentInspectionServiceTest {
     private final StateHolder state = new StateHolder(0, new LearnedAddressBook(clock::get, 16));
     private final SyncStatus sync = new SyncStatus();
     private VerdictFeed feed;
+    private final AtomicReference<Optional<List<CachedFlows.Flow>>> cachedFlows =
+            new AtomicReference<>(Optional.empty());
     private GrpcServer server;
     private ManagedChannel channel;
     private AgentInspectionGrpc.AgentInspectionBlockingStub inspect;
@@ -79,7 +87,8 @@ class AgentInspectionServiceTest {
                         state,
                         sync,
                         () -> java.util.Optional.of(new QueueCounters(7, 99, 10, 2, 128, 2, 1, 500)),
-                        feed))
+                        feed,
+                        cachedFlows::get))
                 .build()
                 .start();
         channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port())
@@ -127,6 +136,33 @@ class AgentInspectionServiceTest {
                         .getEndpointsList())
                 .extracting(e -> e.getId().getPod())
                 .containsExactly("a", "b", "c");
+    }
+
+    @Test
+    void listsCachedFlowsMostConnectionsFirstWithWhatDecidesThem() throws Exception {
+        assertThat(inspect.listCachedFlows(ListCachedFlowsRequest.getDefaultInstance())
+                        .getCounted())
+                .as("an agent without cache counters says so")
+                .isFalse();
+        enforce();
+        cachedFlows.set(Optional.of(List.of(
+                new CachedFlows.Flow(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 6, 80, 5),
+                new CachedFlows.Flow(IpAddress.parse("10.0.0.2"), IpAddress.parse("10.0.0.1"), 17, 80, 9))));
+
+        ListCachedFlowsResponse all = inspect.listCachedFlows(ListCachedFlowsRequest.getDefaultInstance());
+        assertThat(all.getCounted()).isTrue();
+        assertThat(all.getKeys()).isEqualTo(2);
+        assertThat(all.getFlowsList()).extracting(CachedFlow::getConnections).containsExactly(9L, 5L);
+        CachedFlow tcp = all.getFlows(1);
+        assertThat(tcp.getTuple().getProtocol()).isEqualTo(6);
+        assertThat(tcp.getTuple().getDstPort()).isEqualTo(80);
+        assertThat(tcp.getExplanation().getCached()).isTrue();
+        assertThat(tcp.getExplanation().getIngress().getPolicy().getName()).isEqualTo("x/allow-from-b");
+
+        ListCachedFlowsResponse first = inspect.listCachedFlows(
+                ListCachedFlowsRequest.newBuilder().setLimit(1).build());
+        assertThat(first.getKeys()).isEqualTo(2);
+        assertThat(first.getFlowsList()).extracting(CachedFlow::getConnections).containsExactly(9L);
     }
 
     @Test

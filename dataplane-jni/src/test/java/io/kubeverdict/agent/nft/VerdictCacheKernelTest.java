@@ -6,12 +6,14 @@ import static io.kubeverdict.testing.dp.DpTestbed.SERVER6;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kubeverdict.agent.verdict.Judge;
+import io.kubeverdict.policy.IpAddress;
 import io.kubeverdict.policy.PacketTuple;
 import io.kubeverdict.testing.dp.Dataplane;
 import io.kubeverdict.testing.dp.DpTestbed;
 import io.kubeverdict.testing.dp.Probe;
 import io.kubeverdict.testing.dp.RecordingObserver;
 import io.kubeverdict.testing.tier.KernelTest;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -93,6 +95,43 @@ class VerdictCacheKernelTest {
                     .isGreaterThanOrEqualTo(21);
             String marks = bed.node.exec("nft", "list", "table", "inet", Dataplane.TABLE);
             assertThat(marks).contains("cachetag4").contains("add @cache4");
+        }
+    }
+
+    @Test
+    void withCountersEachKeyCountsTheConnectionsItAccepted() throws Exception {
+        TaggingJudge judge = new TaggingJudge();
+        judge.mark.set(TAG1);
+        try (Dataplane dp = bed.own(Dataplane.cached(
+                bed.node,
+                QueuePath.XT_NFQUEUE,
+                QUEUE,
+                Dataplane.BOTH_PODS,
+                CacheSettings.on(60, 1024).withCounters(true),
+                TAG1))) {
+            dp.listen(judge, new RecordingObserver(), false);
+            for (int i = 0; i < 6; i++) {
+                assertThat(Probe.tcp(bed.client, SERVER4, 80)).as("tcp4 " + i).isTrue();
+            }
+            assertThat(Probe.tcp(bed.client, SERVER6, 80)).as("tcp6").isTrue();
+            List<CachedFlows.Flow> flows = dp.cachedFlows();
+            assertThat(flows).hasSize(2);
+            CachedFlows.Flow v4 = flows.stream()
+                    .filter(f -> f.destination().family() == IpAddress.V4)
+                    .findFirst()
+                    .orElseThrow();
+            assertThat(v4.destination()).isEqualTo(IpAddress.parse(SERVER4));
+            assertThat(v4.protocol()).isEqualTo(6);
+            assertThat(v4.port()).isEqualTo(80);
+            // the first connection (judged, its key added) and the five the kernel accepted from the
+            // cache; a retransmitted SYN of a slow first round would count once more
+            assertThat(v4.connections()).isBetween(6L, 8L);
+            assertThat(judge.asked.get()).as("judged: the first of each family").isBetween(2, 4);
+        }
+        try (Dataplane dp = cachedTable(TAG1)) {
+            assertThat(dp.cachedFlows())
+                    .as("a cache without counters lists nothing")
+                    .isEmpty();
         }
     }
 

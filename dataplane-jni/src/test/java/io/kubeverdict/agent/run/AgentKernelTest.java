@@ -15,17 +15,20 @@ import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.stub.StreamObserver;
 import io.kubeverdict.agent.persist.StateFileFormat;
+import io.kubeverdict.agent.sync.SnapshotAssembler;
 import io.kubeverdict.agent.testing.AgentProcess;
 import io.kubeverdict.agent.testing.NetnsEventLoops;
 import io.kubeverdict.agent.testing.PodPair;
 import io.kubeverdict.agent.testing.ScriptedControlPlane;
 import io.kubeverdict.jni.Netns;
+import io.kubeverdict.policy.SnapshotDigest;
 import io.kubeverdict.proto.v1.Action;
 import io.kubeverdict.proto.v1.ActivePolicyUpdate;
 import io.kubeverdict.proto.v1.AgentInspectionGrpc;
 import io.kubeverdict.proto.v1.AgentStatus;
 import io.kubeverdict.proto.v1.AgentStatusRequest;
 import io.kubeverdict.proto.v1.Explanation;
+import io.kubeverdict.proto.v1.InSync;
 import io.kubeverdict.proto.v1.Peer;
 import io.kubeverdict.proto.v1.PersistedNodeState;
 import io.kubeverdict.proto.v1.Policy;
@@ -130,6 +133,13 @@ class AgentKernelTest {
 
     /** The same, with b allowing a on these TCP ports. */
     private static long sendSnapshot(ScriptedControlPlane.Stream stream, long seq, int... allowedPorts) {
+        List<ToAgent> messages = snapshotMessages(seq, allowedPorts);
+        stream.send(messages.toArray(ToAgent[]::new));
+        return seq + messages.size();
+    }
+
+    /** The full state from sequence {@code seq}, then InSync. */
+    private static List<ToAgent> snapshotMessages(long seq, int... allowedPorts) {
         Rule.Builder rule = Rule.newBuilder()
                 .setAction(Action.ALLOW)
                 .addPeers(Peer.newBuilder().setIpSetId("pods-a"))
@@ -143,13 +153,12 @@ class AgentKernelTest {
                         .setId(io.kubeverdict.agent.testing.Messages.policyId("x/b-from-a"))
                         .setPolicy(Policy.newBuilder().addInboundRules(rule)))
                 .build();
-        stream.send(
+        return List.of(
                 ipSet(seq, "pods-a", PodPair.A_IP, PodPair.A_IP6),
                 policy,
                 dualStack(endpoint(seq + 2, "x", "a", PodPair.A_IP), PodPair.A_IP6),
                 dualStack(endpoint(seq + 3, "x", "b", PodPair.B_IP, "x/b-from-a"), PodPair.B_IP6),
                 inSync(seq + 4));
-        return seq + 5;
     }
 
     /** The agent's Sync call; a JVM starting on a busy 2-core machine may take a while. */
@@ -416,6 +425,59 @@ class AgentKernelTest {
                 .as("the control plane's change\n" + restarted.log())
                 .isTrue();
         awaitCondition(() -> keptSequence(file) == last, "the new state kept", restarted);
+    }
+
+    /**
+     * A DaemonSet rollout: the agent restarts while the control plane's state stays the same. The
+     * new agent offers the digest of the state it kept, gets one resumed InSync instead of the
+     * snapshot, and enforces that state: what the snapshot would have given.
+     */
+    @Test
+    void aRestartedAgentResumesFromItsKeptState(@TempDir Path stateDir) throws Exception {
+        String keep = stateDir.toString();
+        AgentProcess agent = startAgent(false, "--state-dir", keep);
+        long next = sendSnapshot(streamOf(agent), 1);
+        awaitEnforcing(agent, next - 1);
+        Path file = stateDir.resolve("node-1.state");
+        awaitCondition(() -> keptSequence(file) == next - 1, "the state file " + file, agent);
+        agent.kill();
+
+        AgentProcess restarted = startAgent(false, "--state-dir", keep);
+        ScriptedControlPlane.Stream stream = streamOf(restarted);
+        SnapshotAssembler fullResync = new SnapshotAssembler("node-1");
+        for (ToAgent message : snapshotMessages(1, ALLOWED)) {
+            fullResync.apply(message);
+        }
+        assertThat(stream.request.getResumeDigest())
+                .as("the kept state offered\n" + restarted.log())
+                .isEqualTo(SnapshotDigest.of(fullResync.snapshot()));
+        stream.send(ToAgent.newBuilder()
+                .setSequence(1)
+                .setInSync(InSync.newBuilder().setChangeBoundaries(true).setResumed(true))
+                .build());
+        awaitEnforcing(restarted, 1);
+        awaitLog(restarted, "in sync at sequence 1 (resumed");
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("resumed: denied\n" + restarted.log())
+                .isFalse();
+        assertThat(pods.canConnect(ALLOWED, CONNECT_TIMEOUT))
+                .as("resumed: allowed")
+                .isTrue();
+        // Deltas go on from the resumed state.
+        stream.send(
+                ToAgent.newBuilder()
+                        .setSequence(2)
+                        .setActivePolicyUpdate(
+                                snapshotMessages(1, ALLOWED, DENIED).get(1).getActivePolicyUpdate())
+                        .build(),
+                ToAgent.newBuilder()
+                        .setSequence(3)
+                        .setInSync(InSync.newBuilder().setChangeBoundaries(true))
+                        .build());
+        awaitEnforcing(restarted, 3);
+        assertThat(pods.canConnect(DENIED, CONNECT_TIMEOUT))
+                .as("the change after the resume\n" + restarted.log())
+                .isTrue();
     }
 
     /** A file the agent must not trust: refused with one line that says why, and nothing of it enforced. */

@@ -37,7 +37,6 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -351,7 +350,7 @@ class SnapshotAssemblerFuzzTest {
         final Map<String, IpSet> sets = new TreeMap<>();
         final Map<PolicyId, ActivePolicy> policies = new TreeMap<>(POLICY_ORDER);
         final Map<EndpointId, Endpoint> endpoints = new TreeMap<>(ENDPOINT_ORDER);
-        /** The last NodeUpdate's ranges that parse, canonical, each once; the others are left out. */
+        /** The last NodeUpdate's ranges that parse, canonical, each once, sorted; the others are left out. */
         List<String> podCidrs = List.of();
 
         /** Why the contract rejects the message, or null when it applies. */
@@ -414,7 +413,7 @@ class SnapshotAssemblerFuzzTest {
                 case WORKLOAD_ENDPOINT_REMOVE ->
                     endpoints.remove(m.getWorkloadEndpointRemove().getId());
                 case NODE_UPDATE -> {
-                    LinkedHashSet<String> usable = new LinkedHashSet<>();
+                    TreeSet<String> usable = new TreeSet<>(); // sorted, as the digest sorts them
                     for (String text : m.getNodeUpdate().getPodCidrsList()) {
                         Cidr c = Cidr.tryParse(text);
                         if (c != null) {

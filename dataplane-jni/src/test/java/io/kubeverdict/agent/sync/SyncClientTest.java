@@ -10,6 +10,7 @@ import static io.kubeverdict.agent.testing.Messages.ipSet;
 import static io.kubeverdict.agent.testing.Messages.removeEndpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -202,19 +203,14 @@ class SyncClientTest {
 
     @Test
     void aResumedStreamContinuesFromTheEnforcedStateAndEndsWhereAFullResyncDoes() throws Exception {
-        client.start();
-        ScriptedControlPlane.Stream first = cp.nextStream();
-        assertThat(first.request.getResumeDigest()).as("nothing enforced yet").isEmpty();
-        first.send(
+        Synced first = startInSync(
                 ipSet(1, "s1", "10.0.0.9"),
                 allowIngressFrom(2, "x/allow", "s1"),
                 endpoint(3, "x", "a", "10.0.0.1", "x/allow"),
                 boundary(4));
-        Enforced before = next();
+        Enforced before = first.enforced();
 
-        first.fail(Status.UNAVAILABLE.withDescription("control plane restarting"));
-        ScriptedControlPlane.Stream resumed = cp.nextStream();
-        assertThat(resumed.request.getResumeDigest()).isEqualTo(SnapshotDigest.of(before.snapshot()));
+        ScriptedControlPlane.Stream resumed = restart(first.stream(), before.snapshot());
         resumed.send(resumedInSync(1));
         Enforced same = next();
         assertThat(same.snapshot()).as("the enforced state, nothing sent").isEqualTo(before.snapshot());
@@ -225,9 +221,7 @@ class SyncClientTest {
         assertThat(after.pods()).containsExactly("x/a", "x/b");
 
         // A full resync of the same cluster ends in exactly that state.
-        resumed.fail(Status.UNAVAILABLE.withDescription("again"));
-        ScriptedControlPlane.Stream full = cp.nextStream();
-        assertThat(full.request.getResumeDigest()).isEqualTo(SnapshotDigest.of(after.snapshot()));
+        ScriptedControlPlane.Stream full = restart(resumed, after.snapshot());
         full.send(
                 ipSet(1, "s1", "10.0.0.8", "10.0.0.9"),
                 allowIngressFrom(2, "x/allow", "s1"),
@@ -239,15 +233,11 @@ class SyncClientTest {
 
     @Test
     void aStreamThatDoesNotResumeStartsFromNothingAndAResumeNobodyOfferedResyncs() throws Exception {
-        client.start();
-        ScriptedControlPlane.Stream first = cp.nextStream();
-        first.send(endpoint(1, "x", "a", "10.0.0.1"), endpoint(2, "x", "old", "10.0.0.3"), boundary(3));
-        Enforced before = next();
+        Synced first = startInSync(endpoint(1, "x", "a", "10.0.0.1"), endpoint(2, "x", "old", "10.0.0.3"), boundary(3));
 
         // The control plane's state is another (the digest did not match): the full snapshot, nothing carried over.
-        first.fail(Status.UNAVAILABLE);
-        ScriptedControlPlane.Stream second = cp.nextStream();
-        assertThat(second.request.getResumeDigest()).isEqualTo(SnapshotDigest.of(before.snapshot()));
+        ScriptedControlPlane.Stream second =
+                restart(first.stream(), first.enforced().snapshot());
         second.send(endpoint(1, "x", "a", "10.0.0.1"), boundary(2));
         assertThat(next().pods()).containsExactly("x/a");
 
@@ -261,22 +251,71 @@ class SyncClientTest {
 
     @Test
     void aFailedApplyOffersNoStateToResumeFrom() throws Exception {
-        client.start();
-        ScriptedControlPlane.Stream first = cp.nextStream();
-        first.send(endpoint(1, "x", "a", "10.0.0.1"), boundary(2));
-        next();
+        Synced first = startInSync(endpoint(1, "x", "a", "10.0.0.1"), boundary(2));
         failNextEnforce = true;
-        first.send(endpoint(3, "x", "b", "10.0.0.2"), boundary(4));
-        ScriptedControlPlane.Stream second = cp.nextStream();
-        assertThat(second.request.getResumeDigest())
-                .as("the kernel's state is not known after a failed apply")
-                .isEmpty();
+        first.stream().send(endpoint(3, "x", "b", "10.0.0.2"), boundary(4));
+        // The kernel's state is not known after a failed apply.
+        ScriptedControlPlane.Stream second = nextStreamOffering(null);
         // And a resumed InSync then answers no offer: resync.
         second.send(resumedInSync(1));
         ScriptedControlPlane.Stream third = cp.nextStream();
         assertThat(enforced).isEmpty();
         third.send(endpoint(1, "x", "a", "10.0.0.1"), boundary(2));
         assertThat(next().pods()).containsExactly("x/a");
+    }
+
+    @Test
+    void theStateLoadedAtStartIsOfferedUntilAStreamEnforcesOneOfItsOwn() throws Exception {
+        SnapshotAssembler previousRun = new SnapshotAssembler("node-1");
+        previousRun.apply(endpoint(1, "x", "a", "10.0.0.1"));
+        NodeSnapshot loaded = previousRun.snapshot();
+        client.resumingFrom(() -> loaded);
+        client.start();
+        ScriptedControlPlane.Stream first = nextStreamOffering(loaded);
+        // Not the control plane's state: the full snapshot replaces it, and later streams offer that.
+        first.send(endpoint(1, "x", "b", "10.0.0.2"), boundary(2));
+        Enforced own = next();
+        assertThat(own.pods()).containsExactly("x/b");
+        ScriptedControlPlane.Stream second = restart(first, own.snapshot());
+        second.send(resumedInSync(1));
+        assertThat(next().snapshot()).isEqualTo(own.snapshot());
+    }
+
+    @Test
+    void aLoadThatGivesNothingOrFailsOffersNothing() throws Exception {
+        client.resumingFrom(() -> {
+            throw new IllegalStateException("disk gone");
+        });
+        client.start();
+        nextStreamOffering(null).send(endpoint(1, "x", "a", "10.0.0.1"), boundary(2));
+        assertThat(next().pods()).containsExactly("x/a");
+    }
+
+    /** A stream brought in sync, and the state it enforced. */
+    private record Synced(ScriptedControlPlane.Stream stream, Enforced enforced) {}
+
+    /** Starts the client and brings its first stream (which offers nothing) in sync with these messages. */
+    private Synced startInSync(ToAgent... messages) throws InterruptedException {
+        client.start();
+        ScriptedControlPlane.Stream first = nextStreamOffering(null);
+        first.send(messages);
+        return new Synced(first, next());
+    }
+
+    /** Breaks {@code stream} as a restarting control plane does; the agent's next stream offers {@code offered}. */
+    private ScriptedControlPlane.Stream restart(ScriptedControlPlane.Stream stream, NodeSnapshot offered)
+            throws InterruptedException {
+        stream.fail(Status.UNAVAILABLE.withDescription("control plane restarting"));
+        return nextStreamOffering(offered);
+    }
+
+    /** The agent's next stream, whose request offers the digest of {@code offered} (null: no digest). */
+    private ScriptedControlPlane.Stream nextStreamOffering(NodeSnapshot offered) throws InterruptedException {
+        ScriptedControlPlane.Stream stream = cp.nextStream();
+        assertThat(stream.request.getResumeDigest())
+                .as("the digest offered to resume from")
+                .isEqualTo(offered == null ? ByteString.EMPTY : SnapshotDigest.of(offered));
+        return stream;
     }
 
     private static ToAgent resumedInSync(long seq) {

@@ -160,6 +160,15 @@ public final class Dataplane implements AutoCloseable {
         return nodeThread.call(manager::cacheCounters);
     }
 
+    /** The cache's counted keys, read as the agent's reader does (a context of its own, in the node). */
+    public List<io.kubeverdict.agent.nft.CachedFlows.Flow> cachedFlows() throws Exception {
+        return nodeThread.call(() -> {
+            try (io.kubeverdict.jni.Nftables nft = new io.kubeverdict.jni.Nftables()) {
+                return io.kubeverdict.agent.nft.CachedFlows.read(nft, manager.config());
+            }
+        });
+    }
+
     /** Binds the queue(s) in the node and starts a verdict loop on each, all with one observer. */
     public Dataplane listen(Judge judge, VerdictObserver observer, boolean defaultAllow) throws Exception {
         List<VerdictObserver> observers = new java.util.ArrayList<>();

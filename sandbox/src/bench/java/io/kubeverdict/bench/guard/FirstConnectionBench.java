@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.bench.guard;
 
+import io.kubeverdict.bench.BenchFiles;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.sandbox.MetricsText;
 import io.kubeverdict.sandbox.Progress;
@@ -8,18 +9,14 @@ import io.kubeverdict.sandbox.Sandbox;
 import io.kubeverdict.sandbox.SandboxOptions;
 import io.kubeverdict.testbed.ConnectAttempt;
 import io.kubeverdict.testbed.ServePort;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
 
 /**
  * How long a new pod's first connection waits (issue 28): a pod appears — its namespace and
@@ -73,10 +70,10 @@ public final class FirstConnectionBench {
 
     private void run() throws Exception {
         Path manifests = Files.createTempDirectory(PREFIX);
-        Thread cleanup = new Thread(() -> deleteTree(manifests), "bench-cleanup");
+        Thread cleanup = new Thread(() -> BenchFiles.deleteTree(manifests), "bench-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
-        write(manifests.resolve("policies.yaml"), POLICIES);
-        write(manifests.resolve("cluster.yaml"), cluster(true));
+        BenchFiles.write(manifests.resolve("policies.yaml"), POLICIES);
+        BenchFiles.write(manifests.resolve("cluster.yaml"), cluster(true));
         SandboxOptions options = new SandboxOptions(
                 manifests, 2, List.of(new ServePort(80, Protocol.TCP)), "10.244.0.0/16", Duration.ofSeconds(2), PREFIX);
         List<Sample> samples = new ArrayList<>();
@@ -107,17 +104,17 @@ public final class FirstConnectionBench {
         report(samples, "same node", "app/server");
         report(samples, "other node", "app/server-2");
         Runtime.getRuntime().removeShutdownHook(cleanup);
-        deleteTree(manifests);
+        BenchFiles.deleteTree(manifests);
     }
 
     /** Forgets the new pod, then creates it and connects from it at once. */
     private Sample round(Sandbox sandbox, Path manifests, String server) throws Exception {
-        write(manifests.resolve("cluster.yaml"), cluster(false));
+        BenchFiles.write(manifests.resolve("cluster.yaml"), cluster(false));
         if (!sandbox.reload() || !sandbox.away().equals(List.of(NEW_POD))) {
             throw new IllegalStateException("the sandbox did not take the pod out: away " + sandbox.away());
         }
         double allowedBefore = allowed(sandbox);
-        write(manifests.resolve("cluster.yaml"), cluster(true));
+        BenchFiles.write(manifests.resolve("cluster.yaml"), cluster(true));
         if (!sandbox.stage()) {
             throw new IllegalStateException("the sandbox refused the pod back");
         }
@@ -213,19 +210,4 @@ public final class FirstConnectionBench {
               policyTypes: [Egress]
               egress: [{to: [{podSelector: {matchLabels: {role: server}}}]}]
             """;
-
-    /** Atomically, so the sandbox never reads half a file. */
-    private static void write(Path file, String text) throws IOException {
-        Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
-        Files.writeString(tmp, text);
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            // best effort: a temp directory
-        }
-    }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.bench.restart;
 
+import io.kubeverdict.bench.BenchFiles;
 import io.kubeverdict.proto.v1.Protocol;
 import io.kubeverdict.sandbox.Progress;
 import io.kubeverdict.sandbox.Sandbox;
@@ -12,13 +13,10 @@ import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
 
 /**
  * A changed cluster enforced after the control plane's restart (issue 34): a {@link Sandbox}
@@ -71,9 +69,9 @@ public final class RestartBench {
 
     private void run() throws Exception {
         Path manifests = Files.createTempDirectory(PREFIX);
-        Thread cleanup = new Thread(() -> deleteTree(manifests), "bench-cleanup");
+        Thread cleanup = new Thread(() -> BenchFiles.deleteTree(manifests), "bench-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
-        write(manifests.resolve("cluster.yaml"), CLUSTER);
+        BenchFiles.write(manifests.resolve("cluster.yaml"), CLUSTER);
         SandboxOptions options = new SandboxOptions(
                 manifests, 2, List.of(new ServePort(80, Protocol.TCP)), "10.244.0.0/16", Duration.ofSeconds(2), PREFIX);
         List<RestartTimeline> timelines = new ArrayList<>();
@@ -95,7 +93,7 @@ public final class RestartBench {
             System.out.println("  " + RestartTimeline.stats(point, timelines));
         }
         Runtime.getRuntime().removeShutdownHook(cleanup);
-        deleteTree(manifests);
+        BenchFiles.deleteTree(manifests);
     }
 
     /** One restart with a changed cluster; returns its timeline. */
@@ -105,7 +103,7 @@ public final class RestartBench {
             throw new IllegalStateException("the client cannot reach the server before the round: " + before.failure());
         }
         sandbox.killControlPlane();
-        write(manifests.resolve("deny.yaml"), DENY);
+        BenchFiles.write(manifests.resolve("deny.yaml"), DENY);
         if (!sandbox.update()) {
             throw new IllegalStateException("the sandbox refused the policy");
         }
@@ -176,19 +174,4 @@ public final class RestartBench {
               podSelector: {matchLabels: {role: server}}
               policyTypes: [Ingress]
             """;
-
-    /** Atomically, so the sandbox never reads half a file. */
-    private static void write(Path file, String text) throws IOException {
-        Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
-        Files.writeString(tmp, text);
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            // best effort: a temp directory
-        }
-    }
 }

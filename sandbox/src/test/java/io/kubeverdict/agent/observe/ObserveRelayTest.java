@@ -189,6 +189,40 @@ class ObserveRelayTest {
     }
 
     @Test
+    void verdictsOfOneKeyAreCountedIntoFewerEventsAndNoneIsLost() throws Exception {
+        BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
+        Context.CancellableContext call = observe(
+                ObserveVerdictsRequest.newBuilder()
+                        .setVerdict(Verdict.VERDICT_DENY)
+                        .build(),
+                inbox);
+        try {
+            nextWhilePublishing(inbox, denied); // subscribed
+            PacketTuple burst = new PacketTuple().set(IpAddress.parse("10.0.0.3"), IpAddress.parse("10.0.0.1"), 17, 54);
+            for (int i = 0; i < 200; i++) {
+                burst.srcPort = 40000 + i; // new connections of one key
+                judge(burst);
+            }
+            long counted = 0;
+            int events = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (counted < 200 && System.nanoTime() < deadline) {
+                Object item = inbox.poll(100, TimeUnit.MILLISECONDS);
+                if (item instanceof ObservedVerdict v
+                        && v.hasEvent()
+                        && v.getEvent().getExplanation().getTuple().getDstPort() == 54) {
+                    counted += Math.max(1, v.getEvent().getCount());
+                    events++;
+                }
+            }
+            assertThat(counted).as("every verdict counted, none twice").isEqualTo(200);
+            assertThat(events).as("coalesced into fewer events").isLessThan(200);
+        } finally {
+            call.cancel(null);
+        }
+    }
+
+    @Test
     void theControlPlaneNamesThePodTheAgentDoesNotHold() throws Exception {
         BlockingQueue<Object> inbox = new LinkedBlockingQueue<>();
         Context.CancellableContext call =

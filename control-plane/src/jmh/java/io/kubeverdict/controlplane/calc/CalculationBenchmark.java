@@ -47,12 +47,15 @@ public class CalculationBenchmark {
     /** AdminNetworkPolicies (mixed subjects) plus, when positive, a BaselineAdminNetworkPolicy for every pod and the Nodes. */
     @Param({"0", "100"})
     int adminPolicies;
+    /** ClusterNetworkPolicies (both tiers; with them, the Nodes too). */
+    @Param({"0"})
+    int clusterNetworkPolicies;
 
     SyntheticCluster cluster;
 
     @Setup(Level.Trial)
     public void setUp() {
-        cluster = new SyntheticCluster(nodes, namespaces, pods, policies, adminPolicies, 42);
+        cluster = new SyntheticCluster(nodes, namespaces, pods, policies, adminPolicies, clusterNetworkPolicies, 42);
     }
 
     /** The cluster calculated once, with the pod versions the change benchmarks flip between. */
@@ -152,7 +155,7 @@ public class CalculationBenchmark {
     /**
      * Retained heap of a fully calculated cluster (inputs dropped), and the shape of the result.
      * Run: java -Xmx4g -cp ... io.kubeverdict.controlplane.calc.CalculationBenchmark; the size
-     * from -Dnodes, -Dnamespaces, -Dpods, -Dpolicies, -Dadmin (default: the benchmark's).
+     * from -Dnodes, -Dnamespaces, -Dpods, -Dpolicies, -Dadmin, -Dcnp (default: the benchmark's).
      */
     public static void main(String[] args) {
         SyntheticCluster c = SyntheticCluster.fromSystemProperties();
@@ -192,5 +195,26 @@ public class CalculationBenchmark {
         System.out.printf(
                 "retained heap with calculator and all snapshots: %d MiB (max %d MiB)%n",
                 used >> 20, rt.maxMemory() >> 20);
+        int histogram = Integer.getInteger("histogram", 0);
+        if (histogram > 0) {
+            printHistogram(histogram);
+        }
+        java.lang.ref.Reference.reachabilityFence(calc);
+        java.lang.ref.Reference.reachabilityFence(snaps);
+    }
+
+    /** With -Dhistogram=N: the N classes of the retained heap with the most bytes (what the tiers cost, by class). */
+    private static void printHistogram(int lines) {
+        try {
+            Object text = java.lang.management.ManagementFactory.getPlatformMBeanServer()
+                    .invoke(
+                            new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
+                            "gcClassHistogram",
+                            new Object[] {new String[0]},
+                            new String[] {String[].class.getName()});
+            text.toString().lines().limit(lines + 3L).forEach(System.out::println);
+        } catch (javax.management.JMException e) {
+            System.out.println("no class histogram: " + e);
+        }
     }
 }

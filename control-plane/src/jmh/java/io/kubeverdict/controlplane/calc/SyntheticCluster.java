@@ -41,7 +41,10 @@ final class SyntheticCluster {
     final List<Node> nodeObjects = new ArrayList<>();
     final List<GenericKubernetesResource> adminPolicies = new ArrayList<>();
 
-    /** The benchmark mains' cluster: sizes from -Dnodes, -Dnamespaces, -Dpods, -Dpolicies, -Dadmin (default 5000, 10000, 150000, 10000, 0). */
+    /**
+     * The benchmark mains' cluster: sizes from -Dnodes, -Dnamespaces, -Dpods, -Dpolicies, -Dadmin,
+     * -Dcnp (default 5000, 10000, 150000, 10000, 0, 0).
+     */
     static SyntheticCluster fromSystemProperties() {
         return new SyntheticCluster(
                 Integer.getInteger("nodes", 5000),
@@ -49,19 +52,34 @@ final class SyntheticCluster {
                 Integer.getInteger("pods", 150000),
                 Integer.getInteger("policies", 10000),
                 Integer.getInteger("admin", 0),
+                Integer.getInteger("cnp", 0),
                 42);
     }
 
     SyntheticCluster(int nodes, int namespaceCount, int podCount, int policyCount, long seed) {
-        this(nodes, namespaceCount, podCount, policyCount, 0, seed);
+        this(nodes, namespaceCount, podCount, policyCount, 0, 0, seed);
+    }
+
+    SyntheticCluster(int nodes, int namespaceCount, int podCount, int policyCount, int adminPolicyCount, long seed) {
+        this(nodes, namespaceCount, podCount, policyCount, adminPolicyCount, 0, seed);
     }
 
     /**
      * @param adminPolicyCount AdminNetworkPolicies (mixed subjects and rules, distinct priorities)
-     *     plus, when positive, the BaselineAdminNetworkPolicy for every pod and the cluster's Node
-     *     objects (for the nodes peers); drawn after everything else, so the rest is the same
+     *     plus, when positive, the BaselineAdminNetworkPolicy for every pod
+     * @param clusterNetworkPolicyCount ClusterNetworkPolicies (v1alpha2; two thirds in the admin
+     *     tier, a third in the baseline tier; priorities distinct from the ANPs')
+     *     <p>With either, the cluster's Node objects too (for the nodes peers). The admin-tier
+     *     kinds are drawn after everything else, so the rest is the same cluster.
      */
-    SyntheticCluster(int nodes, int namespaceCount, int podCount, int policyCount, int adminPolicyCount, long seed) {
+    SyntheticCluster(
+            int nodes,
+            int namespaceCount,
+            int podCount,
+            int policyCount,
+            int adminPolicyCount,
+            int clusterNetworkPolicyCount,
+            long seed) {
         Random r = new Random(seed);
         for (int i = 0; i < namespaceCount; i++) {
             namespaces.add(new NamespaceBuilder()
@@ -78,7 +96,7 @@ final class SyntheticCluster {
         for (int i = 0; i < policyCount; i++) {
             policies.add(policy(ns(i % namespaceCount), "np" + i, r));
         }
-        if (adminPolicyCount > 0) {
+        if (adminPolicyCount > 0 || clusterNetworkPolicyCount > 0) {
             for (int n = 0; n < nodes; n++) {
                 nodeObjects.add(new NodeBuilder()
                         .withNewMetadata()
@@ -94,6 +112,8 @@ final class SyntheticCluster {
                         .endStatus()
                         .build());
             }
+        }
+        if (adminPolicyCount > 0) {
             for (int i = 0; i < adminPolicyCount; i++) {
                 adminPolicies.add(adminPolicy(i, r));
             }
@@ -107,6 +127,9 @@ final class SyntheticCluster {
                       - {name: same-team, action: Allow, from: [{namespaces: {matchLabels: {env: dev}}}]}
                       - {name: deny-rest, action: Deny, from: [{namespaces: {}}]}
                     """, GenericKubernetesResource.class));
+        }
+        for (int i = 0; i < clusterNetworkPolicyCount; i++) {
+            adminPolicies.add(clusterNetworkPolicy(i, r));
         }
     }
 
@@ -142,6 +165,49 @@ final class SyntheticCluster {
                   - {name: control-plane, action: Deny, to: [{nodes: {matchLabels: {role: control-plane}}}]}
                   - {name: peers, action: Pass, to: [{pods: {namespaceSelector: {}, podSelector: {matchLabels: {app: app%d}}}}]}
                 """.formatted(i, i * 10, subject, r.nextInt(50), r.nextInt(5)), GenericKubernetesResource.class);
+    }
+
+    /**
+     * A ClusterNetworkPolicy: every third in the baseline tier (Accept/Deny), the others in the
+     * admin tier (Accept/Pass/Deny), priorities i * 20 + 5 (never an ANP's); subjects a team's
+     * namespaces, the prod namespaces, one app cluster-wide or one namespace; ingress from a
+     * team's namespaces on a port and from prod frontends on the named port, egress DNS to
+     * kube-system, a team's pods on a port range, and the internet denied.
+     */
+    static GenericKubernetesResource clusterNetworkPolicy(int i, Random r) {
+        boolean baseline = i % 3 == 2;
+        String subject = switch (i % 4) {
+            case 0 -> "{namespaces: {matchLabels: {team: team" + r.nextInt(50) + "}}}";
+            case 1 -> "{namespaces: {matchLabels: {env: prod}}}";
+            case 2 -> "{pods: {namespaceSelector: {}, podSelector: {matchLabels: {app: app" + r.nextInt(5) + "}}}}";
+            default -> "{namespaces: {matchLabels: {kubernetes.io/metadata.name: ns" + (1 + r.nextInt(9999)) + "}}}";
+        };
+        return YAML.unmarshal(
+                """
+                apiVersion: policy.networking.k8s.io/v1alpha2
+                kind: ClusterNetworkPolicy
+                metadata: {name: cnp%d}
+                spec:
+                  tier: %s
+                  priority: %d
+                  subject: %s
+                  ingress:
+                  - {name: monitoring, action: Accept, from: [{namespaces: {matchLabels: {team: team%d}}}], protocols: [{tcp: {destinationPort: {number: 9090}}}]}
+                  - {name: frontends, action: %s, from: [{pods: {namespaceSelector: {matchLabels: {env: prod}}, podSelector: {matchLabels: {role: frontend}}}}], protocols: [{destinationNamedPort: http}]}
+                  egress:
+                  - {name: dns, action: Accept, to: [{namespaces: {matchLabels: {kubernetes.io/metadata.name: kube-system}}}], protocols: [{udp: {destinationPort: {number: 53}}}]}
+                  - {name: team, action: %s, to: [{pods: {namespaceSelector: {matchLabels: {team: team%d}}, podSelector: {}}}], protocols: [{tcp: {destinationPort: {range: {start: 8000, end: 8999}}}}]}
+                  - {name: internet, action: Deny, to: [{networks: [0.0.0.0/0]}]}
+                """.formatted(
+                                i,
+                                baseline ? "Baseline" : "Admin",
+                                i * 20 + 5,
+                                subject,
+                                r.nextInt(50),
+                                baseline ? "Accept" : "Pass",
+                                baseline ? "Deny" : "Accept",
+                                r.nextInt(50)),
+                GenericKubernetesResource.class);
     }
 
     static String ns(int i) {

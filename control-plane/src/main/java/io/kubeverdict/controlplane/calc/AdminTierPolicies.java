@@ -2,74 +2,36 @@
 package io.kubeverdict.controlplane.calc;
 
 import io.fabric8.kubernetes.api.model.ObjectMeta;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * The admin-tier policies of {@link ClusterIndex} (cluster-scoped; also in its policy map): which
- * namespaces each covers and the pods it selects there, kept as policies, namespaces and their
- * labels change. Shares the index's parts; one part of its coordination, no state of its own but
- * the list of admin-tier policies.
+ * The admin-tier policies of {@link ClusterIndex} (cluster-scoped; in its policy map): a version
+ * compiled, its sets acquired and its subject's selection joined, the version it replaces removed.
+ * The pods a subject selects, across namespaces and their labels, are {@link Selections}' (one
+ * selection per distinct subject). Shares the index's parts; one part of its coordination, no
+ * state of its own.
  */
 final class AdminTierPolicies {
-    private final Set<PolicyState> adminPolicies = new LinkedHashSet<>();
-    private final Namespaces namespaces;
     private final Map<String, PolicyState> policies;
     private final SetReferences sets;
     private final Selections selections;
-    private final Map<String, PodModel> pods;
     private final Consumer<PolicyState> stagedAdded;
     private final Consumer<PolicyState> stagedRemoved;
 
     AdminTierPolicies(
-            Namespaces namespaces,
             Map<String, PolicyState> policies,
             SetReferences sets,
             Selections selections,
-            Map<String, PodModel> pods,
             Consumer<PolicyState> stagedAdded,
             Consumer<PolicyState> stagedRemoved) {
-        this.namespaces = namespaces;
         this.policies = policies;
         this.sets = sets;
         this.selections = selections;
-        this.pods = pods;
         this.stagedAdded = stagedAdded;
         this.stagedRemoved = stagedRemoved;
-    }
-
-    boolean isEmpty() {
-        return adminPolicies.isEmpty();
-    }
-
-    /** A namespace new to the index is covered by the admin-tier policies whose namespace selectors match it. */
-    void coverNew(NamespaceState st) {
-        for (PolicyState p : adminPolicies) {
-            if (p.admin.subject().namespaces().matches(st.labels)) {
-                st.adminPolicies.add(p);
-            }
-        }
-    }
-
-    /** A namespace's labels changed (already set): policies start or stop covering it. */
-    void relabelled(NamespaceState st) {
-        for (PolicyState p : adminPolicies) {
-            boolean was = st.adminPolicies.contains(p);
-            boolean now = p.admin.subject().namespaces().matches(st.labels);
-            if (was != now) {
-                if (now) {
-                    st.adminPolicies.add(p);
-                    selectInNamespace(p, st, sharesPriority(p));
-                } else {
-                    st.adminPolicies.remove(p);
-                    unselectInNamespace(p, st);
-                }
-            }
-        }
     }
 
     /** An admin-tier policy; its metadata says whether it is staged (null: live). */
@@ -104,32 +66,13 @@ final class AdminTierPolicies {
         if (otherForm != null) {
             remove(otherForm);
         }
-        adminPolicies.add(p);
-        boolean counted = sharesPriority(p);
-        for (NamespaceState st : namespaces.all()) {
-            if (compiled.subject().namespaces().matches(st.labels)) {
-                st.adminPolicies.add(p);
-                selectInNamespace(p, st, counted);
-            }
-        }
+        selections.acquire(p, scope(compiled.subject()));
         stagedAdded.accept(p);
     }
 
-    /**
-     * Whether another admin-tier policy of p's tier has p's priority: only then can p be in a
-     * pair {@link PriorityOverlaps} counts (the count of a pair is kept by whichever of the two
-     * comes second, and dropped by whichever goes first, so skipping is exact).
-     */
-    private boolean sharesPriority(PolicyState p) {
-        for (PolicyState q : adminPolicies) {
-            if (q != p
-                    && q.staged() == p.staged()
-                    && q.admin.tier() == p.admin.tier()
-                    && q.admin.priority() == p.admin.priority()) {
-                return true;
-            }
-        }
-        return false;
+    /** The subject's pods as a selection scope: the content of an IP set of the same pods. */
+    private static IpSetDef scope(AdminPolicy.Subject subject) {
+        return IpSetDef.podsInNamespaces(subject.namespaces(), subject.pods());
     }
 
     void delete(AdminPolicyKind kind, String name) {
@@ -143,32 +86,9 @@ final class AdminTierPolicies {
 
     private void remove(PolicyState old) {
         stagedRemoved.accept(old);
-        adminPolicies.remove(old);
-        for (NamespaceState st : namespaces.all()) {
-            st.adminPolicies.remove(old);
-        }
-        selections.dropAll(old, sharesPriority(old), pods);
+        selections.release(old);
         for (MemberSet set : old.sets) {
             sets.release(set, old);
-        }
-    }
-
-    /** An admin-tier policy now covers a namespace: it selects the endpoints there its pod selector matches. */
-    private void selectInNamespace(PolicyState p, NamespaceState st, boolean counted) {
-        for (PodModel pod : st.pods.values()) {
-            if (pod.endpoint() && p.admin.subject().pods().matches(pod.labels())) {
-                selections.add(p, pod, counted);
-            }
-        }
-    }
-
-    /** An admin-tier policy no longer covers a namespace. */
-    private void unselectInNamespace(PolicyState p, NamespaceState st) {
-        boolean counted = sharesPriority(p);
-        for (PodModel pod : st.pods.values()) {
-            if (p.selected.contains(pod.key())) {
-                selections.remove(p, pod, counted);
-            }
         }
     }
 }

@@ -15,16 +15,17 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * The calculation's indexes, kept up to date on every event:
  * <ul>
  *   <li>per namespace ({@link NamespaceState}, in {@link Namespaces}): its pods, its policies, the
- *       IP sets in its scope and the admin-tier policies whose subject covers it;</li>
- *   <li>per policy ({@link PolicyState}; NetworkPolicies and the cluster-scoped admin-tier
- *       kinds alike): the endpoint pods it selects and how many per node;</li>
- *   <li>per pod: the policies selecting it ({@link Selections}); per node: its endpoints;</li>
+ *       IP sets in its scope and the policy selections covering it;</li>
+ *   <li>per distinct selector ({@link Selection}: a NetworkPolicy's pod selector in its namespace,
+ *       an admin-tier subject), shared by the policies ({@link PolicyState}) that have it: the
+ *       endpoint pods it selects and how many per node;</li>
+ *   <li>per pod: the policies selecting it, one interned list per distinct combination
+ *       ({@link Selections}); per node: its endpoints;</li>
  *   <li>pods as reported and the addresses the calculation may use ({@link ReportedPods});</li>
  *   <li>per cluster Node: labels and addresses, for the node-address sets of {@code nodes} peers,
  *       and its pod ranges, which its own snapshot carries ({@link ClusterNodes});</li>
@@ -47,7 +48,7 @@ final class ClusterIndex {
     private final ClusterNodes clusterNodes = new ClusterNodes();
     private final ReportedPods reportedPods = new ReportedPods(clusterNodes);
     private final Map<String, PolicyState> policies = new HashMap<>();
-    private final Selections selections = new Selections(policies);
+    private final Selections selections = new Selections(policies, namespaces);
     private final SetReferences sets = new SetReferences(namespaces, clusterNodes);
     /** Node -> its endpoint pods by key. */
     private final Map<String, TreeMap<String, PodModel>> nodes = new HashMap<>();
@@ -55,9 +56,11 @@ final class ClusterIndex {
     private final StagedReplacements replacements = new StagedReplacements();
     /** Admin-tier policies (cluster-scoped), also in {@link #policies}. */
     private final AdminTierPolicies admin =
-            new AdminTierPolicies(namespaces, policies, sets, selections, pods, this::stagedAdded, this::stagedRemoved);
+            new AdminTierPolicies(policies, sets, selections, this::stagedAdded, this::stagedRemoved);
 
     private IndexChanges changes;
+    /** Counts policy events (any kind): what is derived from policies alone is valid while it stands. */
+    private long policyChanges;
 
     /** Where changes are reported; set once, before the first event. */
     void reportChangesTo(IndexChanges listener) {
@@ -96,9 +99,22 @@ final class ClusterIndex {
         return clusterNodes.podCidrsOf(node);
     }
 
-    /** The keys of the policies selecting a pod, in key order, or null when none does. */
-    TreeSet<String> policiesSelecting(String podKey) {
+    /**
+     * The keys of the policies selecting a pod, in key order (an immutable list, one instance for
+     * every pod with the same policies), or null when none does.
+     */
+    List<String> policiesSelecting(String podKey) {
         return selections.of(podKey);
+    }
+
+    /** A count of policy events (upserts and deletes of every kind): unchanged, no policy changed. */
+    long policyChanges() {
+        return policyChanges;
+    }
+
+    /** Distinct combinations of selecting policies pods hold. */
+    int selectionCombinations() {
+        return selections.combinations();
     }
 
     PolicyState policy(String key) {
@@ -121,15 +137,15 @@ final class ClusterIndex {
     /** The endpoints of a live policy whose replacement came or went have other would-be tiers. */
     private void replacedChanged(String liveKey) {
         PolicyState live = liveKey == null ? null : policies.get(liveKey);
-        if (live == null || changes == null) {
+        // No selection yet: the live version is being added, and joining its selection reports its pods.
+        if (live == null || live.selection == null || changes == null) {
             return;
         }
-        for (String podKey : live.selected) {
-            changes.endpointChanged(podKey);
-            PodModel pod = pods.get(podKey);
-            if (pod != null) {
-                changes.nodeChanged(pod.node());
-            }
+        for (PodModel pod : live.selection.pods()) {
+            changes.endpointChanged(pod.key());
+        }
+        for (String node : live.selection.nodes()) {
+            changes.nodeChanged(node);
         }
     }
 
@@ -195,7 +211,7 @@ final class ClusterIndex {
     /** A namespace new to the index joins the sets and admin-tier policies whose selectors match it. */
     private void coverNewNamespace(NamespaceState st) {
         sets.coverNew(st);
-        admin.coverNew(st);
+        selections.coverNew(st);
     }
 
     private void setNamespaceLabels(NamespaceState st, Map<String, String> labels) {
@@ -203,7 +219,7 @@ final class ClusterIndex {
             return;
         }
         st.labels = labels;
-        admin.relabelled(st);
+        selections.namespaceRelabelled(st);
         sets.namespaceRelabelled(st);
     }
 
@@ -262,17 +278,8 @@ final class ClusterIndex {
         }
         clusterNodes.moved(old == null ? null : old.node(), pod == null ? null : pod.node());
         sets.podChanged(st, old, pod);
-
-        TreeSet<String> selecting = selections.of(key);
-        TreeSet<String> before = selecting != null ? selecting : new TreeSet<>();
-        TreeSet<String> after = pod != null && pod.endpoint() ? st.policiesSelecting(pod) : new TreeSet<>();
-        if (!admin.isEmpty()) {
-            selections.overlapsChanged(before, after);
-        }
+        selections.podChanged(st, old, pod);
         if (old != null && old.endpoint()) {
-            for (String p : before) {
-                selections.unselect(policies.get(p), old);
-            }
             TreeMap<String, PodModel> endpoints = nodes.get(old.node());
             endpoints.remove(key);
             changes.nodeChanged(old.node());
@@ -281,19 +288,16 @@ final class ClusterIndex {
             }
         }
         if (pod != null && pod.endpoint()) {
-            for (String p : after) {
-                selections.select(policies.get(p), pod);
-            }
             nodes.computeIfAbsent(pod.node(), n -> new TreeMap<>()).put(key, pod);
             changes.nodeChanged(pod.node());
         }
-        selections.set(key, after);
         namespaces.dropIfUnused(st);
     }
 
     // ---- policies
 
     void upsertPolicy(NetworkPolicy policy) {
+        policyChanges++;
         CompiledPolicy compiled = PolicyCompiler.compile(policy);
         ObjectMeta meta = policy.getMetadata();
         Staging staging = Staging.of(meta, compiled.key(), n -> compiled.namespace() + "/" + n);
@@ -328,15 +332,12 @@ final class ClusterIndex {
         if (otherForm != null) {
             removePolicy(otherForm, st);
         }
-        for (PodModel pod : st.pods.values()) {
-            if (pod.endpoint() && compiled.podSelector().matches(pod.labels())) {
-                selections.add(p, pod, false);
-            }
-        }
+        selections.acquire(p, IpSetDef.pods(compiled.namespace(), compiled.podSelector()));
         stagedAdded(p);
     }
 
     void deletePolicy(String namespace, String name) {
+        policyChanges++;
         for (String key : List.of(namespace + "/" + name, Staging.PREFIX + namespace + "/" + name)) {
             PolicyState old = policies.remove(key);
             if (old != null) {
@@ -350,7 +351,7 @@ final class ClusterIndex {
     private void removePolicy(PolicyState old, NamespaceState st) {
         stagedRemoved(old);
         st.policies.remove(old);
-        selections.dropAll(old, false, pods);
+        selections.release(old);
         for (MemberSet set : old.sets) {
             sets.release(set, old);
         }
@@ -359,15 +360,18 @@ final class ClusterIndex {
     // ---- admin-tier policies (cluster-scoped)
 
     void upsertAdminPolicy(AdminPolicy policy) {
+        policyChanges++;
         admin.upsert(policy, null);
     }
 
     /** An admin-tier policy; its metadata says whether it is staged (null: live). */
     void upsertAdminPolicy(AdminPolicy policy, ObjectMeta meta) {
+        policyChanges++;
         admin.upsert(policy, meta);
     }
 
     void deleteAdminPolicy(AdminPolicyKind kind, String name) {
+        policyChanges++;
         admin.delete(kind, name);
     }
 

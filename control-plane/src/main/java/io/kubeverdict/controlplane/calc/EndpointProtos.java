@@ -9,9 +9,10 @@ import io.kubeverdict.proto.v1.TierInfo;
 import io.kubeverdict.proto.v1.WorkloadEndpoint;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
-import java.util.TreeSet;
 
 /** A pod's {@link Endpoint} proto with its tiers, for {@link NodeSnapshots} (which caches them per pod). */
 final class EndpointProtos {
@@ -23,42 +24,77 @@ final class EndpointProtos {
 
     private final ClusterIndex index;
 
+    /** What a pod's selecting policies give its endpoint: a function of those policies alone. */
+    private record Tiers(List<TierInfo> tiers, List<DomainNames> domainWatches, List<TierInfo> wouldBe) {}
+
+    /**
+     * Tiers by combination of selecting policies, so that the pods selected by the same policies
+     * (thousands share each combination) share their messages; valid until a policy changes.
+     */
+    private final Map<List<String>, Tiers> byPolicies = new HashMap<>();
+
+    private long policyChanges = -1;
+
     EndpointProtos(ClusterIndex index) {
         this.index = index;
     }
 
     /** The pod's endpoint: addresses, labels, and its selecting policies' tiers (and would-be tiers when some are staged). */
-    Endpoint endpoint(PodModel pod, TreeSet<String> policyKeys) {
+    Endpoint endpoint(PodModel pod, List<String> policyKeys) {
         WorkloadEndpoint.Builder we =
                 WorkloadEndpoint.newBuilder().addAllIps(pod.ips()).putAllLabels(new TreeMap<>(pod.labels()));
         if (policyKeys != null) {
-            List<PolicyState> live = new ArrayList<>();
-            List<PolicyState> staged = new ArrayList<>();
-            boolean replaced = false;
-            for (String k : policyKeys) {
-                PolicyState p = index.policy(k);
-                (p.staged() ? staged : live).add(p);
-                replaced |= !p.staged() && index.replacedWhenStaged(k);
-            }
-            we.addAllTiers(tiers(live));
-            addDomainWatches(we, live);
-            if (!staged.isEmpty() || replaced) {
-                // The would-be tiers: live policies not replaced by a staged one, and the staged ones.
-                List<PolicyState> wouldBe = new ArrayList<>(staged);
-                for (PolicyState p : live) {
-                    if (!index.replacedWhenStaged(p.key)) {
-                        wouldBe.add(p);
-                    }
-                }
-                List<TierInfo> wouldBeTiers = tiers(wouldBe);
-                // None left (a replacement took the only one away): one tier listing nothing says "not isolated".
-                we.addAllStagedTiers(wouldBeTiers.isEmpty() ? List.of(NOTHING_LISTED) : wouldBeTiers);
+            Tiers t = tiersOf(policyKeys);
+            we.addAllTiers(t.tiers()).addAllDomainWatches(t.domainWatches());
+            if (t.wouldBe() != null) {
+                we.addAllStagedTiers(t.wouldBe());
             }
         }
         return Endpoint.newBuilder()
                 .setId(EndpointId.newBuilder().setNamespace(pod.namespace()).setPod(pod.name()))
                 .setEndpoint(we)
                 .build();
+    }
+
+    private Tiers tiersOf(List<String> policyKeys) {
+        // Kept combinations no pod holds any more are dropped with the rest now and then.
+        if (policyChanges != index.policyChanges() || byPolicies.size() > 4096 + 2 * index.selectionCombinations()) {
+            byPolicies.clear();
+            policyChanges = index.policyChanges();
+        }
+        Tiers t = byPolicies.get(policyKeys);
+        if (t == null) {
+            t = tiersFor(policyKeys);
+            byPolicies.put(policyKeys, t);
+        }
+        return t;
+    }
+
+    private Tiers tiersFor(List<String> policyKeys) {
+        List<PolicyState> live = new ArrayList<>();
+        List<PolicyState> staged = new ArrayList<>();
+        boolean replaced = false;
+        for (String k : policyKeys) {
+            PolicyState p = index.policy(k);
+            (p.staged() ? staged : live).add(p);
+            replaced |= !p.staged() && index.replacedWhenStaged(k);
+        }
+        List<TierInfo> wouldBeTiers = null;
+        if (!staged.isEmpty() || replaced) {
+            // The would-be tiers: live policies not replaced by a staged one, and the staged ones.
+            List<PolicyState> wouldBe = new ArrayList<>(staged);
+            for (PolicyState p : live) {
+                if (!index.replacedWhenStaged(p.key)) {
+                    wouldBe.add(p);
+                }
+            }
+            wouldBeTiers = tiers(wouldBe);
+            // None left (a replacement took the only one away): one tier listing nothing says "not isolated".
+            if (wouldBeTiers.isEmpty()) {
+                wouldBeTiers = List.of(NOTHING_LISTED);
+            }
+        }
+        return new Tiers(tiers(live), domainWatches(live), wouldBeTiers);
     }
 
     /**
@@ -110,7 +146,7 @@ final class EndpointProtos {
      * The domainNames peers of the endpoint's live admin-tier egress rules, distinct, by learned-set
      * id. Staged policies add no watch: watching changes what the node does with DNS answers.
      */
-    private static void addDomainWatches(WorkloadEndpoint.Builder we, List<PolicyState> live) {
+    private static List<DomainNames> domainWatches(List<PolicyState> live) {
         TreeMap<String, DomainNames> watches = new TreeMap<>();
         for (PolicyState p : live) {
             if (p.admin == null) {
@@ -120,7 +156,7 @@ final class EndpointProtos {
                 watches.putIfAbsent(d.getLearnedSetId(), d);
             }
         }
-        we.addAllDomainWatches(watches.values());
+        return List.copyOf(watches.values());
     }
 
     private static void addTier(List<TierInfo> tiers, TierInfo.Builder tier) {

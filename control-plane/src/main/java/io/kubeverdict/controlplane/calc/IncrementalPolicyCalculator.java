@@ -141,6 +141,16 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
         return index.describeIpSets(ids);
     }
 
+    /** The keys of the policies selecting a pod, in key order, or null when none does (for tests). */
+    List<String> policiesSelecting(String podKey) {
+        return index.policiesSelecting(podKey);
+    }
+
+    /** Distinct combinations of selecting policies the index keeps for its pods (for tests). */
+    int selectionCombinations() {
+        return index.selectionCombinations();
+    }
+
     /** Node assemblies that started from the node's previous parts (tests). */
     int reassemblies() {
         return snapshots.reassemblies();

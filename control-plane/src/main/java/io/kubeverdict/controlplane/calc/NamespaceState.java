@@ -5,13 +5,12 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * What {@link ClusterIndex} knows of one namespace: its labels, pods and policies, the IP sets
  * scoped to it (podSelector-only peers, ingress named ports), the namespace-selector IP sets
- * and the admin-tier policies whose namespace selector matches its labels, so a pod event only
- * looks at the policies and sets of its namespace. Mutated by the index only.
+ * and the policy selections covering it, so a pod event only looks at the selections and sets of
+ * its namespace. Mutated by the index only.
  */
 final class NamespaceState {
     final String name;
@@ -23,31 +22,15 @@ final class NamespaceState {
     final Set<PolicyState> policies = new LinkedHashSet<>();
     final Set<IpSetState> fixedSets = new LinkedHashSet<>();
     final Set<IpSetState> selectorSets = new LinkedHashSet<>();
-    /** The admin-tier policies whose subject's namespace selector matches this namespace's labels. */
-    final Set<PolicyState> adminPolicies = new LinkedHashSet<>();
+    /**
+     * The policy selections covering it: its NetworkPolicies' and the admin-tier subjects' whose
+     * namespace selector matches its labels (kept by {@link Selections}).
+     */
+    final Set<Selection> selections = new LinkedHashSet<>();
 
     NamespaceState(String name) {
         this.name = name;
         this.labels = Labels.namespace(name, Map.of());
-    }
-
-    /**
-     * The keys of the policies that select an endpoint pod of this namespace: its own
-     * NetworkPolicies and the admin-tier policies covering it whose pod selector matches.
-     */
-    TreeSet<String> policiesSelecting(PodModel pod) {
-        TreeSet<String> out = new TreeSet<>();
-        for (PolicyState p : policies) {
-            if (p.compiled.podSelector().matches(pod.labels())) {
-                out.add(p.key);
-            }
-        }
-        for (PolicyState p : adminPolicies) {
-            if (p.admin.subject().pods().matches(pod.labels())) {
-                out.add(p.key);
-            }
-        }
-        return out;
     }
 
     /** Nothing refers to the namespace any more: the index may forget it. */

@@ -355,7 +355,7 @@ final class NodeSnapshots implements IndexChanges {
         // Hashed, then sorted once: a node's pods share most of their policies (admin tiers: all).
         Map<String, PolicyState> used = new HashMap<>();
         for (PodModel pod : pods) {
-            TreeSet<String> ps = index.policiesSelecting(pod.key());
+            List<String> ps = index.policiesSelecting(pod.key());
             if (ps != null) {
                 for (String k : ps) {
                     used.computeIfAbsent(k, index::policy);
@@ -372,7 +372,7 @@ final class NodeSnapshots implements IndexChanges {
      * proto is still the cached one it had (no endpointChanged since) selects what it selected
      * then, so only the others (changed, come or gone) can bring policies or take them away
      * ({@link NodeLists#updated}); a listed policy stays while it is the index's and selects an
-     * endpoint on the node ({@link PolicyState#nodeCounts}). From scratch when the stale lists do
+     * endpoint on the node ({@link PolicyState#nodes}). From scratch when the stale lists do
      * not fit.
      */
     private NodeParts reassemble(NodeParts stale, Collection<PodModel> pods) {
@@ -380,7 +380,7 @@ final class NodeSnapshots implements IndexChanges {
         reassemblies++;
         String[] podKeys = new String[pods.size()];
         List<Endpoint> endpoints = new ArrayList<>(pods.size());
-        List<TreeSet<String>> changedSelections = new ArrayList<>();
+        List<List<String>> changedSelections = new ArrayList<>();
         boolean changed = false;
         int o = 0; // both in key order: one walk of the stale pods
         for (PodModel pod : pods) {
@@ -394,7 +394,7 @@ final class NodeSnapshots implements IndexChanges {
             Endpoint e = endpointCache.get(key);
             if (e == null || e != before) {
                 changed = true;
-                TreeSet<String> ps = index.policiesSelecting(key);
+                List<String> ps = index.policiesSelecting(key);
                 if (ps != null) {
                     changedSelections.add(ps);
                 }
@@ -407,7 +407,9 @@ final class NodeSnapshots implements IndexChanges {
             return new NodeParts(node, stale.podKeys, stale.endpoints, stale.lists); // pod ranges changed
         }
         NodeLists lists = stale.lists.updated(
-                changedSelections, index::policy, p -> index.policy(p.key) == p && p.nodeCounts.containsKey(node));
+                changedSelections,
+                index::policy,
+                p -> index.policy(p.key) == p && p.nodes().contains(node));
         if (lists == null) {
             partsMismatches++;
             return assemble(node, pods);
@@ -416,7 +418,7 @@ final class NodeSnapshots implements IndexChanges {
     }
 
     /** The pod's endpoint proto, from the per-pod cache or built (with the keys of its selecting policies). */
-    private Endpoint endpoint(PodModel pod, TreeSet<String> policyKeys) {
+    private Endpoint endpoint(PodModel pod, List<String> policyKeys) {
         Endpoint e = endpointCache.get(pod.key());
         if (e == null) {
             e = endpointProtos.endpoint(pod, policyKeys);

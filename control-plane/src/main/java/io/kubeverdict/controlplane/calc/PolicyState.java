@@ -3,16 +3,13 @@ package io.kubeverdict.controlplane.calc;
 
 import io.kubeverdict.proto.v1.ActivePolicy;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
  * One policy version in {@link ClusterIndex} — a NetworkPolicy ({@link #compiled}) or an
- * admin-tier policy ({@link #admin}); exactly one is set: the endpoint pods it selects, how many
- * of them per node, and the IP sets it holds a reference on. Mutated by the index only.
+ * admin-tier policy ({@link #admin}); exactly one is set: the endpoint pods it selects (its
+ * {@link Selection}) and the IP sets it holds a reference on. Mutated by the index only.
  */
 final class PolicyState {
     final CompiledPolicy compiled;
@@ -22,8 +19,9 @@ final class PolicyState {
     final Staging staging;
 
     private final ActivePolicy proto;
-    final Set<String> selected = new HashSet<>();
-    final Map<String, Integer> nodeCounts = new HashMap<>();
+    /** The endpoint pods it selects, shared with the policies of the same selector (set by {@link Selections}). */
+    Selection selection;
+
     final List<MemberSet> sets = new ArrayList<>();
 
     /** What {@link Staging#problem} found, beside the compiler's problems. */
@@ -53,7 +51,7 @@ final class PolicyState {
 
     /** The nodes with at least one endpoint this policy selects. */
     Set<String> nodes() {
-        return nodeCounts.keySet();
+        return selection == null ? Set.of() : selection.nodes();
     }
 
     /** As sent: a staged policy's name carries the "staged:" prefix. */

@@ -2,14 +2,13 @@
 package io.kubeverdict.controlplane.calc;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
- * Pairs of admin-tier policies of one tier with equal priority that select a common pod — where
+ * Pairs of admin-tier policies of one tier with equal priority, both live or both staged, that select a common pod — where
  * upstream leaves the order open and the calculation picks one (see
  * {@link CompiledAdminPolicy#ORDER}), which deserves a warning. Kept as a count of shared pods per
  * pair, updated whenever the policies selecting a pod change, so it depends only on the current
@@ -19,27 +18,17 @@ final class PriorityOverlaps {
     /** "keyA keyB" (keyA < keyB) -> pods both select. */
     private final TreeMap<String, Integer> pairs = new TreeMap<>();
 
-    /** A pod that the others already select is now selected by p too. */
-    void added(PolicyState p, Collection<PolicyState> others) {
-        count(p, others, 1);
-    }
-
-    /** A pod that the others still select is no longer selected by p. */
-    void removed(PolicyState p, Collection<PolicyState> others) {
-        count(p, others, -1);
-    }
-
-    /** The policies selecting one pod changed from before to after. */
-    void changed(List<PolicyState> before, List<PolicyState> after) {
+    /** The policies selecting each of {@code pods} pods changed from before to after. */
+    void changed(List<PolicyState> before, List<PolicyState> after, int pods) {
         for (int i = 0; i < before.size(); i++) {
-            count(before.get(i), before.subList(i + 1, before.size()), -1);
+            count(before.get(i), before.subList(i + 1, before.size()), -pods);
         }
         for (int i = 0; i < after.size(); i++) {
-            count(after.get(i), after.subList(i + 1, after.size()), 1);
+            count(after.get(i), after.subList(i + 1, after.size()), pods);
         }
     }
 
-    private void count(PolicyState p, Collection<PolicyState> others, int delta) {
+    private void count(PolicyState p, List<PolicyState> others, int delta) {
         if (p.admin == null) {
             return;
         }
@@ -47,6 +36,7 @@ final class PriorityOverlaps {
             if (q.admin == null
                     || q == p
                     || q.key.equals(p.key)
+                    || q.staged() != p.staged() // a staged version may share a live one's priority
                     || q.admin.tier() != p.admin.tier()
                     || q.admin.priority() != p.admin.priority()) {
                 continue;

@@ -4,27 +4,48 @@ package io.kubeverdict.controlplane.calc;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
+import java.util.Set;
 
 /**
- * Which policies select which endpoint pod, both ways: per pod the keys of the policies selecting
- * it, per policy ({@link PolicyState}) the pods it selects and how many per node, and which
- * admin-tier policies of equal priority select a common pod ({@link PriorityOverlaps}). Every
- * selection change is reported to the {@link IndexChanges} listener; {@link ClusterIndex} decides
- * which selections an event changes.
+ * Which policies select which endpoint pod, both ways. A policy's selector is a {@link Selection}
+ * shared by every policy with the same selector in the same scope (a NetworkPolicy's pod selector
+ * in its namespace; an admin-tier subject), so the pods a selector selects are computed once; per
+ * pod, the keys of the policies selecting it are an interned {@link PolicyKeys}, one instance per
+ * distinct combination. A policy joining or leaving a selection changes its pods' combinations
+ * once per distinct combination, not per pod. Also counts which admin-tier policies of equal
+ * priority select a common pod ({@link PriorityOverlaps}). Every selection change is reported to
+ * the {@link IndexChanges} listener (each endpoint, each node once).
  */
 final class Selections {
     /** The index's policies by key, to turn the keys kept per pod into policies. */
     private final Map<String, PolicyState> policies;
 
-    private final Map<String, TreeSet<String>> podPolicies = new HashMap<>();
+    private final Namespaces namespaces;
+    private final Map<IpSetDef, Selection> byScope = new HashMap<>();
+    /** The selections scoped by a namespace selector (admin-tier subjects). */
+    private final Set<Selection> selectorScoped = new LinkedHashSet<>();
+
+    private final Map<String, PolicyKeys> podPolicies = new HashMap<>();
+    private final PolicyKeys.Interned interned = new PolicyKeys.Interned();
     private final PriorityOverlaps overlaps = new PriorityOverlaps();
+    /**
+     * Admin-tier policies by tier, priority and form (live or staged): only a policy that shares
+     * its group with another can be in a pair {@link PriorityOverlaps} counts.
+     */
+    private final Map<String, Integer> priorityGroups = new HashMap<>();
+    /** Groups with more than one policy: none, and no overlap can change. */
+    private int sharedGroups;
+
     private IndexChanges changes;
 
-    Selections(Map<String, PolicyState> policies) {
+    Selections(Map<String, PolicyState> policies, Namespaces namespaces) {
         this.policies = policies;
+        this.namespaces = namespaces;
     }
 
     void reportChangesTo(IndexChanges listener) {
@@ -32,17 +53,13 @@ final class Selections {
     }
 
     /** The keys of the policies selecting a pod, in key order, or null when none does. */
-    TreeSet<String> of(String podKey) {
+    List<String> of(String podKey) {
         return podPolicies.get(podKey);
     }
 
-    /** Sets the keys of the policies selecting a pod (none: forgets the pod). */
-    void set(String podKey, TreeSet<String> keys) {
-        if (keys.isEmpty()) {
-            podPolicies.remove(podKey);
-        } else {
-            podPolicies.put(podKey, keys);
-        }
+    /** Distinct combinations of selecting policies that pods hold (for tests). */
+    int combinations() {
+        return interned.size();
     }
 
     /** The admin-tier policies whose equal priorities overlap. */
@@ -50,73 +67,249 @@ final class Selections {
         return overlaps.problems(policies::get);
     }
 
-    /** A pod's selecting policies change from {@code before} to {@code after}: the overlap counts follow. */
-    void overlapsChanged(Collection<String> before, Collection<String> after) {
-        overlaps.changed(states(before), states(after));
+    // ---- policies
+
+    /** A policy (registered in the index's map) selects the pods of this scope: its selection, made if new. */
+    void acquire(PolicyState p, IpSetDef scope) {
+        Selection s = byScope.get(scope);
+        if (s == null) {
+            s = new Selection(scope);
+            byScope.put(scope, s);
+            if (scope.fixedNamespace()) {
+                cover(namespaces.getOrCreate(scope.namespace()), s);
+            } else {
+                selectorScoped.add(s);
+                for (NamespaceState st : namespaces.all()) {
+                    if (scope.namespaceSelector().matches(st.labels)) {
+                        cover(st, s);
+                    }
+                }
+            }
+        }
+        s.policies.add(p);
+        p.selection = s;
+        grouped(p, 1);
+        retag(s.pods(), s.nodes(), List.of(p), List.of());
     }
 
-    /** The policy's side of a selection: p selects the pod. */
-    void select(PolicyState p, PodModel pod) {
-        changes.endpointChanged(pod.key());
-        p.selected.add(pod.key());
-        p.nodeCounts.merge(pod.node(), 1, Integer::sum);
+    /** A policy version goes away: its pods lose it; its selection goes with its last policy. */
+    void release(PolicyState old) {
+        Selection s = old.selection;
+        s.policies.remove(old);
+        retag(s.pods(), s.nodes(), List.of(), List.of(old));
+        grouped(old, -1);
+        if (!s.policies.isEmpty()) {
+            return;
+        }
+        byScope.remove(s.scope);
+        if (s.scope.fixedNamespace()) {
+            NamespaceState st = namespaces.get(s.scope.namespace());
+            if (st != null) {
+                st.selections.remove(s);
+            }
+        } else {
+            selectorScoped.remove(s);
+            for (NamespaceState st : namespaces.all()) {
+                st.selections.remove(s);
+            }
+        }
     }
 
-    /** The policy's side of a selection: p no longer selects the pod. */
-    void unselect(PolicyState p, PodModel pod) {
-        changes.endpointChanged(pod.key());
-        p.selected.remove(pod.key());
-        p.nodeCounts.computeIfPresent(pod.node(), (k, v) -> v == 1 ? null : v - 1);
+    /** The selection now covers a namespace: it selects the endpoints there its pod selector matches. */
+    private static List<PodModel> cover(NamespaceState st, Selection s) {
+        st.selections.add(s);
+        List<PodModel> added = new ArrayList<>();
+        for (PodModel pod : st.pods.values()) {
+            if (s.matches(pod)) {
+                s.add(pod);
+                added.add(pod);
+            }
+        }
+        return added;
+    }
+
+    // ---- namespaces
+
+    /** A namespace new to the index (no pods yet) is covered by the selections whose namespace selector matches it. */
+    void coverNew(NamespaceState st) {
+        for (Selection s : selectorScoped) {
+            if (s.scope.namespaceSelector().matches(st.labels)) {
+                st.selections.add(s);
+            }
+        }
+    }
+
+    /** A namespace's labels changed (already set): selections start or stop covering it. */
+    void namespaceRelabelled(NamespaceState st) {
+        for (Selection s : selectorScoped) {
+            boolean was = st.selections.contains(s);
+            boolean now = s.scope.namespaceSelector().matches(st.labels);
+            if (was == now) {
+                continue;
+            }
+            if (now) {
+                List<PodModel> added = cover(st, s);
+                retag(added, nodesOf(added), s.policies, List.of());
+            } else {
+                st.selections.remove(s);
+                List<PodModel> removed = new ArrayList<>();
+                for (PodModel pod : st.pods.values()) {
+                    if (s.remove(pod.key())) {
+                        removed.add(pod);
+                    }
+                }
+                retag(removed, nodesOf(removed), List.of(), s.policies);
+            }
+        }
+    }
+
+    private static Set<String> nodesOf(List<PodModel> pods) {
+        Set<String> out = new HashSet<>();
+        for (PodModel pod : pods) {
+            out.add(pod.node());
+        }
+        return out;
+    }
+
+    // ---- pods
+
+    /**
+     * A pod of the namespace changed (old or pod null: it came or went): the selections covering
+     * the namespace keep or drop it, and its combination of selecting policies follows.
+     */
+    void podChanged(NamespaceState st, PodModel old, PodModel pod) {
+        String key = (pod != null ? pod : old).key();
+        List<String> keys = new ArrayList<>();
+        for (Selection s : st.selections) {
+            if (pod != null && s.matches(pod)) {
+                s.add(pod);
+                for (PolicyState p : s.policies) {
+                    keys.add(p.key);
+                }
+            } else {
+                s.remove(key);
+            }
+        }
+        PolicyKeys before = podPolicies.getOrDefault(key, PolicyKeys.EMPTY);
+        PolicyKeys after = interned.hold(PolicyKeys.of(keys), 1);
+        interned.release(before, 1);
+        hold(key, after);
+        if (sharedGroups > 0 && !before.equals(after)) {
+            overlaps.changed(states(before, List.of()), states(after, List.of()), 1);
+        }
+    }
+
+    private void hold(String podKey, PolicyKeys keys) {
+        if (keys.isEmpty()) {
+            podPolicies.remove(podKey);
+        } else {
+            podPolicies.put(podKey, keys);
+        }
     }
 
     /**
-     * p now selects an endpoint pod too, both ways; counted: p may share its priority with
-     * another admin-tier policy selecting the pod (see {@link ClusterIndex}'s sharesPriority).
+     * The pods' combinations gain the {@code added} policies and lose the {@code removed} ones:
+     * each distinct combination is changed and interned once; the pods (each endpoint) and their
+     * nodes (each once) are reported.
      */
-    void add(PolicyState p, PodModel pod, boolean counted) {
-        TreeSet<String> ps = podPolicies.computeIfAbsent(pod.key(), k -> new TreeSet<>());
-        if (counted) {
-            overlaps.added(p, states(ps));
+    private void retag(
+            Collection<PodModel> pods, Collection<String> nodes, List<PolicyState> added, List<PolicyState> removed) {
+        if (pods.isEmpty()) {
+            return;
         }
-        ps.add(p.key);
-        select(p, pod);
-        changes.nodeChanged(pod.node());
-    }
-
-    /** p no longer selects an endpoint pod, both ways. */
-    void remove(PolicyState p, PodModel pod, boolean counted) {
-        TreeSet<String> ps = podPolicies.get(pod.key());
-        ps.remove(p.key);
-        if (counted) {
-            overlaps.removed(p, states(ps));
-        }
-        if (ps.isEmpty()) {
-            podPolicies.remove(pod.key());
-        }
-        unselect(p, pod);
-        changes.nodeChanged(pod.node());
-    }
-
-    /** Every pod a policy version selected no longer is (the version goes away); pods: the index's, by key. */
-    void dropAll(PolicyState old, boolean counted, Map<String, PodModel> pods) {
-        for (String podKey : old.selected) {
-            changes.endpointChanged(podKey);
-            TreeSet<String> ps = podPolicies.get(podKey);
-            ps.remove(old.key);
-            if (counted) {
-                overlaps.removed(old, states(ps));
+        List<String> addedKeys = keys(added);
+        Set<String> removedKeys = new HashSet<>(keys(removed));
+        Map<PolicyKeys, Transition> transitions = new IdentityHashMap<>();
+        // Only pairs with a policy that comes or goes change, and only one sharing its group has any.
+        boolean countOverlaps = sharesGroup(added) || sharesGroup(removed);
+        for (PodModel pod : pods) {
+            PolicyKeys before = podPolicies.getOrDefault(pod.key(), PolicyKeys.EMPTY);
+            Transition t = transitions.get(before);
+            if (t == null) {
+                t = new Transition(interned.hold(before.changed(addedKeys, removedKeys), 0));
+                transitions.put(before, t);
             }
-            if (ps.isEmpty()) {
-                podPolicies.remove(podKey);
+            t.pods++;
+            hold(pod.key(), t.after);
+            changes.endpointChanged(pod.key());
+        }
+        for (Map.Entry<PolicyKeys, Transition> e : transitions.entrySet()) {
+            Transition t = e.getValue();
+            interned.hold(t.after, t.pods);
+            interned.release(e.getKey(), t.pods);
+            if (countOverlaps) {
+                overlaps.changed(states(e.getKey(), removed), states(t.after, added), t.pods);
             }
-            changes.nodeChanged(pods.get(podKey).node());
+        }
+        for (String node : nodes) {
+            changes.nodeChanged(node);
         }
     }
 
-    private List<PolicyState> states(Collection<String> keys) {
+    /** A combination's new interned instance and how many pods moved to it. */
+    private static final class Transition {
+        final PolicyKeys after;
+        int pods;
+
+        Transition(PolicyKeys after) {
+            this.after = after;
+        }
+    }
+
+    /** An admin-tier policy joins (+1) or leaves (-1) its priority group. */
+    private void grouped(PolicyState p, int delta) {
+        if (p.admin == null) {
+            return;
+        }
+        int before = priorityGroups.getOrDefault(group(p), 0);
+        int after = before + delta;
+        if (after == 0) {
+            priorityGroups.remove(group(p));
+        } else {
+            priorityGroups.put(group(p), after);
+        }
+        sharedGroups += (after > 1 ? 1 : 0) - (before > 1 ? 1 : 0);
+    }
+
+    private static String group(PolicyState p) {
+        return p.admin.tier() + " " + p.admin.priority() + " " + p.staged();
+    }
+
+    private boolean sharesGroup(List<PolicyState> states) {
+        if (sharedGroups == 0) {
+            return false;
+        }
+        for (PolicyState p : states) {
+            if (p.admin != null && priorityGroups.getOrDefault(group(p), 0) > 1) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static List<String> keys(List<PolicyState> states) {
+        List<String> out = new ArrayList<>(states.size());
+        for (PolicyState p : states) {
+            out.add(p.key);
+        }
+        return out;
+    }
+
+    /**
+     * The policies of these keys: {@code versions} for theirs (a version being added or removed,
+     * which the index's map may no longer or not yet hold), else the index's.
+     */
+    private List<PolicyState> states(List<String> keys, List<PolicyState> versions) {
         List<PolicyState> out = new ArrayList<>(keys.size());
         for (String k : keys) {
-            out.add(policies.get(k));
+            PolicyState p = null;
+            for (PolicyState v : versions) {
+                if (v.key.equals(k)) {
+                    p = v;
+                    break;
+                }
+            }
+            out.add(p != null ? p : policies.get(k));
         }
         return out;
     }

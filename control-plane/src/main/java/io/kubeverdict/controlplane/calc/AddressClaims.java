@@ -3,6 +3,7 @@ package io.kubeverdict.controlplane.calc;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +22,8 @@ import java.util.TreeSet;
 final class AddressClaims {
     private final Map<String, Set<String>> claimants = new HashMap<>();
     private final Map<String, List<String>> claimsOf = new HashMap<>();
+    /** The addresses more than one pod claims: {@link #conflicts} walks these, not every address. */
+    private final Set<String> contested = new HashSet<>();
 
     /**
      * Sets the addresses a pod claims (none once it is gone or not an endpoint).
@@ -36,6 +39,7 @@ final class AddressClaims {
                 owners.remove(pod);
                 if (owners.size() == 1) {
                     affected.addAll(owners); // the last claimant has it again
+                    contested.remove(address);
                 }
                 if (owners.isEmpty()) {
                     claimants.remove(address);
@@ -49,6 +53,9 @@ final class AddressClaims {
                     affected.addAll(owners); // the first claimant loses it
                 }
                 owners.add(pod);
+                if (owners.size() == 2) {
+                    contested.add(address);
+                }
             }
         }
         if (addresses.isEmpty()) {
@@ -76,14 +83,15 @@ final class AddressClaims {
         return out;
     }
 
-    /** Every contested address with its claimants ("namespace/name"), sorted. */
+    /**
+     * Every contested address with its claimants ("namespace/name"), sorted. Asked after every
+     * published burst: it costs the conflicts, not the cluster's addresses.
+     */
     Map<String, List<String>> conflicts() {
         Map<String, List<String>> out = new TreeMap<>();
-        claimants.forEach((address, owners) -> {
-            if (owners.size() > 1) {
-                out.put(address, owners.stream().sorted().toList());
-            }
-        });
+        for (String address : contested) {
+            out.put(address, claimants.get(address).stream().sorted().toList());
+        }
         return out;
     }
 }

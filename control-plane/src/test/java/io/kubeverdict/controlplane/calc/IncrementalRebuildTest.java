@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.calc;
 
+import static io.kubeverdict.controlplane.calc.RandomChanges.adminKey;
+import static io.kubeverdict.controlplane.calc.RandomChanges.key;
+import static io.kubeverdict.controlplane.calc.RandomChanges.pick;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -352,18 +355,6 @@ class IncrementalRebuildTest {
             return "policy added " + ns + "/np-new" + step;
         }
         return "nothing";
-    }
-
-    private static <T> T pick(Map<String, T> m, Random r) {
-        return new ArrayList<>(m.values()).get(r.nextInt(m.size()));
-    }
-
-    private static String key(Pod p) {
-        return p.getMetadata().getNamespace() + "/" + p.getMetadata().getName();
-    }
-
-    private static String adminKey(GenericKubernetesResource g) {
-        return g.getKind() + "/" + g.getMetadata().getName();
     }
 
     private void apply(IncrementalPolicyCalculator calc, Namespace n) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.sync;
 
+import static io.kubeverdict.controlplane.calc.RandomChanges.key;
+import static io.kubeverdict.controlplane.calc.RandomChanges.pick;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -352,13 +354,5 @@ class SharedSetPublicationTest {
             pods.put(key(p), p);
             record(calc -> calc.upsertPod(p));
         }
-    }
-
-    private static <T> T pick(Map<String, T> m, Random r) {
-        return new ArrayList<>(m.values()).get(r.nextInt(m.size()));
-    }
-
-    private static String key(Pod p) {
-        return p.getMetadata().getNamespace() + "/" + p.getMetadata().getName();
     }
 }

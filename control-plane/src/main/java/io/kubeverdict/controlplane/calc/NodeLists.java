@@ -207,43 +207,16 @@ final class NodeLists {
 
     /** Where p is listed (the same instance), else -1. */
     private int indexOf(PolicyState p) {
-        int lo = 0;
-        int hi = policies.length - 1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            int c = compare(policies[mid].key, p.key);
-            if (c == 0) {
-                return policies[mid] == p ? mid : -1;
-            }
-            if (c < 0) {
-                lo = mid + 1;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return -1;
+        int i = Arrays.binarySearch(policies, p, BY_KEY);
+        return i >= 0 && policies[i] == p ? i : -1;
     }
 
     /** Where s is listed (the same instance), else -1. */
     private int indexOf(MemberSet s) {
-        int lo = 0;
-        int hi = sets.length - 1;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            int c = compare(sets[mid].id, s.id);
-            if (c == 0) {
-                return sets[mid] == s ? mid : -1;
-            }
-            if (c < 0) {
-                lo = mid + 1;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return -1;
+        int i = Arrays.binarySearch(sets, s, BY_ID);
+        return i >= 0 && sets[i] == s ? i : -1;
     }
 
-    /** Keys and ids are mostly the same instances (a policy's key in every selection): equal without a walk. */
     private static int compare(String a, String b) {
         return a == b ? 0 : a.compareTo(b);
     }

@@ -154,15 +154,16 @@ public final class AgentInspectionService extends AgentInspectionGrpc.AgentInspe
         // Explained with the state the keys were cached under; a change during the read emptied the
         // cache, so the listing may mix states: then no explanation.
         StateHolder.Generation generation = state.generation() == before ? before : null;
+        Explainer explainer =
+                generation == null ? null : new Explainer(generation.state().index(), generation.learned());
         int limit = request.getLimit() == 0 ? DEFAULT_CACHED_FLOWS : request.getLimit();
         for (CachedFlows.Flow f : flows.subList(0, Math.min(limit, flows.size()))) {
             Tuple tuple = new PacketTuple()
                     .set(f.source(), f.destination(), f.protocol(), f.port())
                     .toTuple();
             CachedFlow.Builder flow = CachedFlow.newBuilder().setTuple(tuple).setConnections(f.connections());
-            if (generation != null) {
-                flow.setExplanation(new Explainer(generation.state().index(), generation.learned())
-                        .explain(tuple).toBuilder().setCached(true));
+            if (explainer != null) {
+                flow.setExplanation(explainer.explain(tuple).toBuilder().setCached(true));
             }
             out.addFlows(flow);
         }

@@ -262,7 +262,12 @@ public final class ConnRateBench {
                             bed = agentBed;
                         }
                     }
-                    Measurement m = bed.measure();
+                    long consumer = switch (config) {
+                        case UNSELECTED, SELECTED -> sandbox.agent("node-1").pid();
+                        case C_NFQUEUE -> c.pid();
+                        default -> 0;
+                    };
+                    Measurement m = bed.measure(consumer, sandbox.controlPlane().pid());
                     if (!config.queues() && m.queuedPerConnection() > 0) {
                         throw new IllegalStateException(config.label + " queued " + m.queuedPerConnection()
                                 + " packets per connection; it should queue none (is the guard holding known pods?)");
@@ -428,18 +433,24 @@ public final class ConnRateBench {
                     new ConnectionLoad(clientNs, new InetSocketAddress(server.primaryIp(), Manifests.ECHO_PORT), echo);
         }
 
-        Measurement measure() throws Exception {
+        /**
+         * {@code consumerPid}: the process answering the queue (or idle beside it), whose CPU is read
+         * by thread, 0 for none; {@code controlPlanePid}: the sandbox's control plane, read whole.
+         */
+        Measurement measure(long consumerPid, long controlPlanePid) throws Exception {
             load.run(1, WARMUP);
             long before = queued();
+            Map<String, Long> cpuBefore = ProcessCpu.byThread(consumerPid);
+            long controlPlaneBefore = ProcessCpu.total(controlPlanePid);
             Sample sequential = load.run(1, seq);
             Sample parallel = load.run(PARALLEL, parEach);
             Sample parallel8 = load.run(PARALLEL8, par8Each());
+            Map<String, Long> cpu = ProcessCpu.since(cpuBefore, ProcessCpu.byThread(consumerPid));
+            long controlPlane = ProcessCpu.total(controlPlanePid) - controlPlaneBefore;
             long queued = queued() - before;
+            int connections = seq + PARALLEL * parEach + PARALLEL8 * par8Each();
             return new Measurement(
-                    sequential,
-                    parallel,
-                    parallel8,
-                    (double) queued / (seq + PARALLEL * parEach + PARALLEL8 * par8Each()));
+                    sequential, parallel, parallel8, (double) queued / connections, cpu, controlPlane, connections);
         }
 
         /**

@@ -122,6 +122,7 @@ final class Report {
                             r -> r.get(Config.SELECTED).parallel8().connPerSecond()
                                     / r.get(Config.C_NFQUEUE).parallel8().connPerSecond())));
         }
+        ConsumerCpuLines.append(s, rounds);
         // unselected pods, guard on: what a node with kube-verdict costs the traffic no policy selects
         rateVersus(
                 s,

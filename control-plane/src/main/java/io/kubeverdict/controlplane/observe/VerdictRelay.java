@@ -189,12 +189,16 @@ public final class VerdictRelay {
         return directory().byName(namespacedName);
     }
 
-    /** What the node's agent should send: anything some observer of that node (or the recorder) might want. */
+    /**
+     * What the node's agent should send: anything some observer of that node (or the recorder) might
+     * want; with no observer of the node, the recorder's verdicts may come a second late.
+     */
     VerdictDemand demandFor(String node) {
         if (recorder != null) {
             return VerdictDemand.newBuilder()
                     .setWanted(true)
                     .setVerdict(Verdict.VERDICT_UNSPECIFIED)
+                    .setHistoryOnly(observers.stream().noneMatch(o -> o.wantsNode(node)))
                     .build();
         }
         boolean wanted = false;

@@ -134,6 +134,14 @@ class VerdictRelayTest {
         List<VerdictEvent> recorded = new ArrayList<>();
         unobserved.recordInto(recorded::add);
         assertThat(unobserved.demandFor("n1").getWanted()).isTrue();
+        assertThat(unobserved.demandFor("n1").getHistoryOnly())
+                .as("nobody watches n1 live: a second's delay is fine")
+                .isTrue();
+        unobserved.observe(ObserveVerdictsRequest.newBuilder().setNode("n2").build(), new Fake<>());
+        assertThat(unobserved.demandFor("n1").getHistoryOnly()).isTrue();
+        assertThat(unobserved.demandFor("n2").getHistoryOnly())
+                .as("n2 is watched live")
+                .isFalse();
         unobserved
                 .upload(new Fake<>())
                 .onNext(VerdictUpload.newBuilder()

@@ -77,6 +77,10 @@ final class CoalescedEvents {
         return events;
     }
 
+    int size() {
+        return queue.size();
+    }
+
     boolean isEmpty() {
         return queue.isEmpty();
     }

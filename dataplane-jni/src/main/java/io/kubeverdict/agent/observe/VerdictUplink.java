@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * subscribes to the {@link VerdictFeed} (which costs the verdict loop nothing until then). A
  * verdict whose key already waits to be sent is counted into that event ({@link CoalescedEvents});
  * the others are sampled down to the upload rate ({@link VerdictSampler}) before the feed explains
- * them, queued (at most 1024) and sent in batches every 100 ms while the stream is ready; whatever
- * it cannot send is counted and reported upstream as {@code lost}.
+ * them, queued (at most 1024) and sent in batches while the stream is ready, every 100 ms or, while
+ * only the flow history wants them, every second ({@link SendPace}); whatever it cannot send is
+ * counted and reported upstream as {@code lost}.
  */
 public final class VerdictUplink implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(VerdictUplink.class);
@@ -48,6 +49,7 @@ public final class VerdictUplink implements AutoCloseable {
     private final Clock clock;
     private final ScheduledExecutorService executor;
     private final CoalescedEvents events = new CoalescedEvents(QUEUE);
+    private final SendPace pace = new SendPace(BATCH);
     private final AtomicLong lost = new AtomicLong();
     private final Counter sent;
     private final Counter lostCounter;
@@ -87,7 +89,8 @@ public final class VerdictUplink implements AutoCloseable {
 
     public VerdictUplink start() {
         executor.execute(this::connect);
-        executor.scheduleWithFixedDelay(FatalThreads.guard(this::flush), 100, 100, TimeUnit.MILLISECONDS);
+        executor.scheduleWithFixedDelay(
+                FatalThreads.guard(this::flush), SendPace.TICK_MILLIS, SendPace.TICK_MILLIS, TimeUnit.MILLISECONDS);
         return this;
     }
 
@@ -141,6 +144,7 @@ public final class VerdictUplink implements AutoCloseable {
         attempt = 0;
         failureLog.reset();
         unsubscribe();
+        pace.demand(demand.getHistoryOnly());
         if (demand.getWanted()) {
             VerdictSampler sampler = new VerdictSampler(
                     perSecond,
@@ -199,9 +203,10 @@ public final class VerdictUplink implements AutoCloseable {
 
     private void flush() {
         ClientCallStreamObserver<VerdictUpload> c = call;
-        if (c == null || closed) {
+        if (c == null || closed || !pace.due(System.nanoTime(), events.size())) {
             return;
         }
+        pace.flushed(System.nanoTime());
         try {
             while (c.isReady() && (!events.isEmpty() || lost.get() != lostReported)) {
                 List<VerdictEvent> batch = events.drain(BATCH);

@@ -48,11 +48,11 @@ final class ConsumerCpuLines {
         TreeSet<String> names = rounds.stream()
                 .flatMap(r -> r.get(config).consumerCpuNanos().keySet().stream())
                 .collect(Collectors.toCollection(TreeSet::new));
-        record Thread(String name, double micros) {}
-        List<Thread> shown = names.stream()
-                .map(n -> new Thread(n, Report.median(rounds, r -> r.get(config).threadMicrosPerConnection(n))))
+        record ThreadCpu(String name, double micros) {}
+        List<ThreadCpu> shown = names.stream()
+                .map(n -> new ThreadCpu(n, Report.median(rounds, r -> r.get(config).threadMicrosPerConnection(n))))
                 .filter(t -> t.micros() >= SHOWN_MICROS)
-                .sorted(Comparator.comparingDouble(Thread::micros).reversed())
+                .sorted(Comparator.comparingDouble(ThreadCpu::micros).reversed())
                 .toList();
         return shown.isEmpty()
                 ? "none above " + SHOWN_MICROS + " us"

@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and by default waits for its headers forever; here it gives up on a request whose headers have
  * not arrived within {@link #MAX_REQUEST_SECONDS} and on a response not taken within {@link
  * #MAX_RESPONSE_SECONDS} (the JDK server's own {@code sun.net.httpserver.maxReqTime}/{@code
- * maxRspTime}, unless the JVM was started with them; read once, for the whole JVM), and requests
+ * maxRspTime}, unless the JVM was started with them; read once, for the whole JVM; this class must
+ * be loaded before the Prometheus exporter's HTTPServer, which sets its own when none are), and requests
  * are served by {@link #THREADS} threads with a queue instead of a hand-off, so the accepting
  * thread never waits.
  */

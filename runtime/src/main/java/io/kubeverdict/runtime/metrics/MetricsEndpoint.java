@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -42,6 +43,9 @@ public final class MetricsEndpoint implements AutoCloseable {
         if (bind.isUnresolved()) {
             throw new IOException("cannot bind the metrics endpoint to unresolved " + bind);
         }
+        // First: loading the exporter's HTTPServer sets the JDK server's limits to its own defaults
+        // (60 s and 600 s) unless they are set, and the JDK reads them once; ours must come first.
+        ExecutorService executor = HttpLimits.executor("metrics-http-");
         HTTPServer server = HTTPServer.builder()
                 .inetAddress(bind.getAddress())
                 .port(bind.getPort())
@@ -50,7 +54,7 @@ public final class MetricsEndpoint implements AutoCloseable {
                 // Its /-/healthy always says healthy; our probes say something.
                 .registerHealthHandler(false)
                 .defaultHandler(new ProbeHandler(probes))
-                .executorService(HttpLimits.executor("metrics-http-"))
+                .executorService(executor)
                 .buildAndStart();
         return new MetricsEndpoint(server);
     }

@@ -134,12 +134,18 @@ class MetricsEndpointTest {
                         List.of(
                                 new MetricsEndpoint.Probe("/healthz", () -> true, "never"),
                                 new MetricsEndpoint.Probe("/readyz", () -> true, "never")))) {
+            assertThat(System.getProperty("sun.net.httpserver.maxReqTime"))
+                    .as("the JDK server's request limit is ours, not the exporter's default")
+                    .isEqualTo(Long.toString(HttpLimits.MAX_REQUEST_SECONDS));
+            assertThat(System.getProperty("sun.net.httpserver.maxRspTime"))
+                    .isEqualTo(Long.toString(HttpLimits.MAX_RESPONSE_SECONDS));
             List<Socket> slow = new ArrayList<>();
             ScheduledExecutorService dribble = Executors.newSingleThreadScheduledExecutor();
             try {
                 for (int i = 0; i < 12; i++) {
                     Socket s = new Socket("127.0.0.1", endpoint.port());
-                    s.setSoTimeout(90_000);
+                    // below the exporter's own 60 s default, which once replaced ours (5 s)
+                    s.setSoTimeout(30_000);
                     slow.add(s);
                 }
                 byte[] request = "GET /readyz HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII);

@@ -29,7 +29,7 @@ final class Selection {
 
     /** Whether an endpoint pod of a namespace in scope is selected. */
     boolean matches(PodModel pod) {
-        return pod.endpoint() && scope.podSelector().matches(pod.labels());
+        return ScopePods.matches(scope, pod);
     }
 
     /** The pod is selected (again: a newer version replaces the one kept). */

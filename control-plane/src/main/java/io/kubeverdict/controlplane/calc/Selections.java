@@ -26,6 +26,7 @@ final class Selections {
     private final Map<String, PolicyState> policies;
 
     private final Namespaces namespaces;
+    private final ScopePods scopePods;
     private final Map<IpSetDef, Selection> byScope = new HashMap<>();
     /** The selections scoped by a namespace selector (admin-tier subjects). */
     private final Set<Selection> selectorScoped = new LinkedHashSet<>();
@@ -43,9 +44,10 @@ final class Selections {
 
     private IndexChanges changes;
 
-    Selections(Map<String, PolicyState> policies, Namespaces namespaces) {
+    Selections(Map<String, PolicyState> policies, Namespaces namespaces, ScopePods scopePods) {
         this.policies = policies;
         this.namespaces = namespaces;
+        this.scopePods = scopePods;
     }
 
     void reportChangesTo(IndexChanges listener) {
@@ -75,14 +77,14 @@ final class Selections {
         if (s == null) {
             s = new Selection(scope);
             byScope.put(scope, s);
-            if (scope.fixedNamespace()) {
-                cover(namespaces.getOrCreate(scope.namespace()), s);
-            } else {
+            if (!scope.fixedNamespace()) {
                 selectorScoped.add(s);
-                for (NamespaceState st : namespaces.all()) {
-                    if (scope.namespaceSelector().matches(st.labels)) {
-                        cover(st, s);
-                    }
+            }
+            // The pods of the scope as found for the policy's sets over it, if it has some.
+            for (ScopePods.Covered covered : scopePods.of(scope)) {
+                covered.namespace().selections.add(s);
+                for (PodModel pod : covered.pods()) {
+                    s.add(pod);
                 }
             }
         }

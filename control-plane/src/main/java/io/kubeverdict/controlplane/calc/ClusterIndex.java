@@ -143,8 +143,8 @@ final class ClusterIndex {
         if (live == null || live.selection == null || changes == null) {
             return;
         }
-        for (PodModel pod : live.selection.pods()) {
-            changes.endpointChanged(pod.key());
+        for (SelectedPod entry : live.selection.entries()) {
+            changes.endpointChanged(entry.pod.key());
         }
         for (String node : live.selection.nodes()) {
             changes.nodeChanged(node);

@@ -42,14 +42,16 @@ import java.util.TreeMap;
 final class ClusterIndex {
 
     private final Namespaces namespaces = new Namespaces(this::coverNewNamespace);
+    /** What a policy's new sets and selection over one scope are filled from; forgotten after each policy event. */
+    private final ScopePods scopePods = new ScopePods(namespaces);
     /** Pods as the calculation sees them (contested addresses removed), by "namespace/name". */
     private final Map<String, PodModel> pods = new HashMap<>();
 
     private final ClusterNodes clusterNodes = new ClusterNodes();
     private final ReportedPods reportedPods = new ReportedPods(clusterNodes);
     private final Map<String, PolicyState> policies = new HashMap<>();
-    private final Selections selections = new Selections(policies, namespaces);
-    private final SetReferences sets = new SetReferences(namespaces, clusterNodes);
+    private final Selections selections = new Selections(policies, namespaces, scopePods);
+    private final SetReferences sets = new SetReferences(namespaces, clusterNodes, scopePods);
     /** Node -> its endpoint pods by key. */
     private final Map<String, TreeMap<String, PodModel>> nodes = new HashMap<>();
 
@@ -141,8 +143,8 @@ final class ClusterIndex {
         if (live == null || live.selection == null || changes == null) {
             return;
         }
-        for (PodModel pod : live.selection.pods()) {
-            changes.endpointChanged(pod.key());
+        for (SelectedPod entry : live.selection.entries()) {
+            changes.endpointChanged(entry.pod.key());
         }
         for (String node : live.selection.nodes()) {
             changes.nodeChanged(node);
@@ -218,7 +220,7 @@ final class ClusterIndex {
         if (labels.equals(st.labels)) {
             return;
         }
-        st.labels = labels;
+        namespaces.relabel(st, labels);
         selections.namespaceRelabelled(st);
         sets.namespaceRelabelled(st);
     }
@@ -271,11 +273,7 @@ final class ClusterIndex {
         String key = any.key();
         changes.endpointChanged(key);
         NamespaceState st = namespaces.getOrCreate(any.namespace());
-        if (pod != null) {
-            st.pods.put(pod.name(), pod);
-        } else {
-            st.pods.remove(old.name());
-        }
+        namespaces.putPod(st, any.name(), pod);
         clusterNodes.moved(old == null ? null : old.node(), pod == null ? null : pod.node());
         sets.podChanged(st, old, pod);
         selections.podChanged(st, old, pod);
@@ -298,6 +296,14 @@ final class ClusterIndex {
 
     void upsertPolicy(NetworkPolicy policy) {
         policyChanges++;
+        try {
+            applyPolicy(policy);
+        } finally {
+            scopePods.forget();
+        }
+    }
+
+    private void applyPolicy(NetworkPolicy policy) {
         CompiledPolicy compiled = PolicyCompiler.compile(policy);
         ObjectMeta meta = policy.getMetadata();
         Staging staging = Staging.of(meta, compiled.key(), n -> compiled.namespace() + "/" + n);
@@ -360,14 +366,17 @@ final class ClusterIndex {
     // ---- admin-tier policies (cluster-scoped)
 
     void upsertAdminPolicy(AdminPolicy policy) {
-        policyChanges++;
-        admin.upsert(policy, null);
+        upsertAdminPolicy(policy, null);
     }
 
     /** An admin-tier policy; its metadata says whether it is staged (null: live). */
     void upsertAdminPolicy(AdminPolicy policy, ObjectMeta meta) {
         policyChanges++;
-        admin.upsert(policy, meta);
+        try {
+            admin.upsert(policy, meta);
+        } finally {
+            scopePods.forget();
+        }
     }
 
     void deleteAdminPolicy(AdminPolicyKind kind, String name) {

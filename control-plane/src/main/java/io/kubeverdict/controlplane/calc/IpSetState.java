@@ -21,9 +21,14 @@ final class IpSetState extends MemberSet {
 
     /** The members a pod gives this set, assuming the pod's namespace is in the set's scope. */
     List<String> contribution(PodModel pod) {
-        if (pod == null || !pod.endpoint() || !def.podSelector().matches(pod.labels())) {
+        if (pod == null || !ScopePods.matches(def, pod)) {
             return List.of();
         }
+        return membersOf(pod);
+    }
+
+    /** The members a pod in the set's scope ({@link ScopePods}) gives it. */
+    List<String> membersOf(PodModel pod) {
         if (def.portName() == null) {
             return pod.ips();
         }

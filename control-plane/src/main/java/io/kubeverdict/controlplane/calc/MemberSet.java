@@ -22,8 +22,8 @@ import java.util.Set;
 abstract class MemberSet {
     final String id;
     final Set<PolicyState> users = new HashSet<>();
-    /** Member -> how many objects contribute it. */
-    private final Map<String, Integer> counts = new HashMap<>();
+    /** Member -> how many objects contribute it (made to size when a new set is filled). */
+    private Map<String, Integer> counts = new HashMap<>();
     /** Net changes since {@link #current}: members it lacks that are now in, and ones it has that are out. */
     private Set<String> pendingAdded = new HashSet<>();
 
@@ -47,6 +47,26 @@ abstract class MemberSet {
     }
 
     abstract IpSetType type();
+
+    /**
+     * A new set's members, all at once: counted in a table made to size, and its first version
+     * made from them sorted, without a change's bookkeeping of each member ({@link #addMembers}
+     * and {@link #version}); the same content as adding them one by one.
+     */
+    void fill(List<String> contributed) {
+        if (!counts.isEmpty() || current != null) {
+            throw new IllegalStateException("only a new set is filled: " + id);
+        }
+        counts = new HashMap<>((int) (contributed.size() / 0.75f) + 1);
+        List<String> distinct = new ArrayList<>(contributed.size());
+        for (String m : contributed) {
+            if (counts.merge(m, 1, Integer::sum) == 1) {
+                distinct.add(m);
+            }
+        }
+        distinct.sort(null);
+        current = new SetVersion(id, type(), SortedMembers.EMPTY.with(distinct, List.of()));
+    }
 
     void addMembers(List<String> contributed) {
         for (String m : contributed) {

@@ -18,8 +18,8 @@ final class Selection {
     final IpSetDef scope;
     /** The policies using it (at least one while it lives). */
     final List<PolicyState> policies = new ArrayList<>(1);
-    /** Pod key -> the pod as selected. */
-    private final Map<String, PodModel> selected = new HashMap<>();
+    /** Pod key -> the pod's entry, shared with the other selections holding the pod. */
+    private final Map<String, SelectedPod> selected = new HashMap<>();
     /** Node -> how many of the selected pods are on it. */
     private final Map<String, int[]> nodeCounts = new HashMap<>();
 
@@ -29,26 +29,29 @@ final class Selection {
 
     /** Whether an endpoint pod of a namespace in scope is selected. */
     boolean matches(PodModel pod) {
-        return pod.endpoint() && scope.podSelector().matches(pod.labels());
+        return ScopePods.matches(scope, pod);
     }
 
-    /** The pod is selected (again: a newer version replaces the one kept). */
-    void add(PodModel pod) {
-        PodModel before = selected.put(pod.key(), pod);
+    /**
+     * The pod is selected as {@code pod} (again: a newer version). If this selection held it, the
+     * entry still has the version it counted: the caller moves the entry to the new version once
+     * every selection has been told.
+     */
+    void add(SelectedPod entry, PodModel pod) {
+        SelectedPod before = selected.put(pod.key(), entry);
         if (before != null) {
-            uncount(before.node());
+            uncount(before.pod.node());
         }
         nodeCounts.computeIfAbsent(pod.node(), n -> new int[1])[0]++;
     }
 
-    /** The pod of this key is no longer selected; false when it was not. */
-    boolean remove(String podKey) {
-        PodModel before = selected.remove(podKey);
-        if (before == null) {
-            return false;
+    /** The pod of this key is no longer selected: its entry, or null when it was not. */
+    SelectedPod remove(String podKey) {
+        SelectedPod before = selected.remove(podKey);
+        if (before != null) {
+            uncount(before.pod.node());
         }
-        uncount(before.node());
-        return true;
+        return before;
     }
 
     private void uncount(String node) {
@@ -58,7 +61,8 @@ final class Selection {
         }
     }
 
-    Collection<PodModel> pods() {
+    /** The selected pods' entries. */
+    Collection<SelectedPod> entries() {
         return selected.values();
     }
 

@@ -16,8 +16,9 @@ import java.util.Set;
  * shared by every policy with the same selector in the same scope (a NetworkPolicy's pod selector
  * in its namespace; an admin-tier subject), so the pods a selector selects are computed once; per
  * pod, the keys of the policies selecting it are an interned {@link PolicyKeys}, one instance per
- * distinct combination. A policy joining or leaving a selection changes its pods' combinations
- * once per distinct combination, not per pod. Also counts which admin-tier policies of equal
+ * distinct combination, kept in the pod's {@link SelectedPod} entry that every selection holding
+ * the pod shares. A policy joining or leaving a selection computes each distinct combination's
+ * successor once and moves the selection's entries to it, looking no pod up. Also counts which admin-tier policies of equal
  * priority select a common pod ({@link PriorityOverlaps}). Every selection change is reported to
  * the {@link IndexChanges} listener (each endpoint, each node once).
  */
@@ -26,11 +27,14 @@ final class Selections {
     private final Map<String, PolicyState> policies;
 
     private final Namespaces namespaces;
+    private final ScopePods scopePods;
     private final Map<IpSetDef, Selection> byScope = new HashMap<>();
     /** The selections scoped by a namespace selector (admin-tier subjects). */
     private final Set<Selection> selectorScoped = new LinkedHashSet<>();
 
-    private final Map<String, PolicyKeys> podPolicies = new HashMap<>();
+    /** Pod key -> its entry (the pod and its combination), while a selection holds the pod. */
+    private final Map<String, SelectedPod> selectedPods = new HashMap<>();
+
     private final PolicyKeys.Interned interned = new PolicyKeys.Interned();
     private final PriorityOverlaps overlaps = new PriorityOverlaps();
     /**
@@ -43,9 +47,10 @@ final class Selections {
 
     private IndexChanges changes;
 
-    Selections(Map<String, PolicyState> policies, Namespaces namespaces) {
+    Selections(Map<String, PolicyState> policies, Namespaces namespaces, ScopePods scopePods) {
         this.policies = policies;
         this.namespaces = namespaces;
+        this.scopePods = scopePods;
     }
 
     void reportChangesTo(IndexChanges listener) {
@@ -54,7 +59,8 @@ final class Selections {
 
     /** The keys of the policies selecting a pod, in key order, or null when none does. */
     List<String> of(String podKey) {
-        return podPolicies.get(podKey);
+        SelectedPod entry = selectedPods.get(podKey);
+        return entry == null || entry.keys.isEmpty() ? null : entry.keys;
     }
 
     /** Distinct combinations of selecting policies that pods hold (for tests). */
@@ -75,28 +81,28 @@ final class Selections {
         if (s == null) {
             s = new Selection(scope);
             byScope.put(scope, s);
-            if (scope.fixedNamespace()) {
-                cover(namespaces.getOrCreate(scope.namespace()), s);
-            } else {
+            if (!scope.fixedNamespace()) {
                 selectorScoped.add(s);
-                for (NamespaceState st : namespaces.all()) {
-                    if (scope.namespaceSelector().matches(st.labels)) {
-                        cover(st, s);
-                    }
+            }
+            // The pods of the scope as found for the policy's sets over it, if it has some.
+            for (ScopePods.Covered covered : scopePods.of(scope)) {
+                covered.namespace().selections.add(s);
+                for (PodModel pod : covered.pods()) {
+                    s.add(entryOf(pod), pod);
                 }
             }
         }
         s.policies.add(p);
         p.selection = s;
         grouped(p, 1);
-        retag(s.pods(), s.nodes(), List.of(p), List.of());
+        retag(s.entries(), s.nodes(), List.of(p), List.of());
     }
 
     /** A policy version goes away: its pods lose it; its selection goes with its last policy. */
     void release(PolicyState old) {
         Selection s = old.selection;
         s.policies.remove(old);
-        retag(s.pods(), s.nodes(), List.of(), List.of(old));
+        retag(s.entries(), s.nodes(), List.of(), List.of(old));
         grouped(old, -1);
         if (!s.policies.isEmpty()) {
             return;
@@ -116,16 +122,22 @@ final class Selections {
     }
 
     /** The selection now covers a namespace: it selects the endpoints there its pod selector matches. */
-    private static List<PodModel> cover(NamespaceState st, Selection s) {
+    private List<SelectedPod> cover(NamespaceState st, Selection s) {
         st.selections.add(s);
-        List<PodModel> added = new ArrayList<>();
+        List<SelectedPod> added = new ArrayList<>();
         for (PodModel pod : st.pods.values()) {
             if (s.matches(pod)) {
-                s.add(pod);
-                added.add(pod);
+                SelectedPod entry = entryOf(pod);
+                s.add(entry, pod);
+                added.add(entry);
             }
         }
         return added;
+    }
+
+    /** The pod's entry (the pod as selected now), made and kept when no selection holds the pod yet. */
+    private SelectedPod entryOf(PodModel pod) {
+        return selectedPods.computeIfAbsent(pod.key(), k -> new SelectedPod(pod));
     }
 
     // ---- namespaces
@@ -148,14 +160,15 @@ final class Selections {
                 continue;
             }
             if (now) {
-                List<PodModel> added = cover(st, s);
+                List<SelectedPod> added = cover(st, s);
                 retag(added, nodesOf(added), s.policies, List.of());
             } else {
                 st.selections.remove(s);
-                List<PodModel> removed = new ArrayList<>();
+                List<SelectedPod> removed = new ArrayList<>();
                 for (PodModel pod : st.pods.values()) {
-                    if (s.remove(pod.key())) {
-                        removed.add(pod);
+                    SelectedPod entry = s.remove(pod.key());
+                    if (entry != null) {
+                        removed.add(entry);
                     }
                 }
                 retag(removed, nodesOf(removed), List.of(), s.policies);
@@ -163,10 +176,10 @@ final class Selections {
         }
     }
 
-    private static Set<String> nodesOf(List<PodModel> pods) {
+    private static Set<String> nodesOf(List<SelectedPod> entries) {
         Set<String> out = new HashSet<>();
-        for (PodModel pod : pods) {
-            out.add(pod.node());
+        for (SelectedPod entry : entries) {
+            out.add(entry.pod.node());
         }
         return out;
     }
@@ -179,10 +192,15 @@ final class Selections {
      */
     void podChanged(NamespaceState st, PodModel old, PodModel pod) {
         String key = (pod != null ? pod : old).key();
+        SelectedPod held = selectedPods.get(key);
+        SelectedPod entry = held;
         List<String> keys = new ArrayList<>();
         for (Selection s : st.selections) {
             if (pod != null && s.matches(pod)) {
-                s.add(pod);
+                if (entry == null) {
+                    entry = new SelectedPod(pod);
+                }
+                s.add(entry, pod);
                 for (PolicyState p : s.policies) {
                     keys.add(p.key);
                 }
@@ -190,20 +208,21 @@ final class Selections {
                 s.remove(key);
             }
         }
-        PolicyKeys before = podPolicies.getOrDefault(key, PolicyKeys.EMPTY);
+        PolicyKeys before = held == null ? PolicyKeys.EMPTY : held.keys;
         PolicyKeys after = interned.hold(PolicyKeys.of(keys), 1);
         interned.release(before, 1);
-        hold(key, after);
+        if (after.isEmpty()) {
+            // Selected by none: no selection holds the entry any more.
+            selectedPods.remove(key);
+        } else {
+            entry.pod = pod;
+            entry.keys = after;
+            if (held == null) {
+                selectedPods.put(key, entry);
+            }
+        }
         if (sharedGroups > 0 && !before.equals(after)) {
             overlaps.changed(states(before, List.of()), states(after, List.of()), 1);
-        }
-    }
-
-    private void hold(String podKey, PolicyKeys keys) {
-        if (keys.isEmpty()) {
-            podPolicies.remove(podKey);
-        } else {
-            podPolicies.put(podKey, keys);
         }
     }
 
@@ -213,8 +232,11 @@ final class Selections {
      * nodes (each once) are reported.
      */
     private void retag(
-            Collection<PodModel> pods, Collection<String> nodes, List<PolicyState> added, List<PolicyState> removed) {
-        if (pods.isEmpty()) {
+            Collection<SelectedPod> entries,
+            Collection<String> nodes,
+            List<PolicyState> added,
+            List<PolicyState> removed) {
+        if (entries.isEmpty()) {
             return;
         }
         List<String> addedKeys = keys(added);
@@ -222,16 +244,20 @@ final class Selections {
         Map<PolicyKeys, Transition> transitions = new IdentityHashMap<>();
         // Only pairs with a policy that comes or goes change, and only one sharing its group has any.
         boolean countOverlaps = sharesGroup(added) || sharesGroup(removed);
-        for (PodModel pod : pods) {
-            PolicyKeys before = podPolicies.getOrDefault(pod.key(), PolicyKeys.EMPTY);
+        for (SelectedPod entry : entries) {
+            // The pod's combination is in the selection's own entry: no lookup per pod.
+            PolicyKeys before = entry.keys;
             Transition t = transitions.get(before);
             if (t == null) {
                 t = new Transition(interned.hold(before.changed(addedKeys, removedKeys), 0));
                 transitions.put(before, t);
             }
             t.pods++;
-            hold(pod.key(), t.after);
-            changes.endpointChanged(pod.key());
+            entry.keys = t.after;
+            if (t.after.isEmpty()) {
+                selectedPods.remove(entry.pod.key()); // selected by none but a selection going away
+            }
+            changes.endpointChanged(entry.pod.key());
         }
         for (Map.Entry<PolicyKeys, Transition> e : transitions.entrySet()) {
             Transition t = e.getValue();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package io.kubeverdict.controlplane.calc;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -21,14 +22,16 @@ import java.util.TreeMap;
 final class SetReferences {
     private final Namespaces namespaces;
     private final ClusterNodes clusterNodes;
+    private final ScopePods scopePods;
     private final Map<IpSetDef, IpSetState> sets = new HashMap<>();
     private final Set<IpSetState> namespaceSelectorSets = new LinkedHashSet<>();
     private final Map<NodeSetDef, NodeSetState> nodeSets = new HashMap<>();
     private IndexChanges changes;
 
-    SetReferences(Namespaces namespaces, ClusterNodes clusterNodes) {
+    SetReferences(Namespaces namespaces, ClusterNodes clusterNodes, ScopePods scopePods) {
         this.namespaces = namespaces;
         this.clusterNodes = clusterNodes;
+        this.scopePods = scopePods;
     }
 
     void reportChangesTo(IndexChanges listener) {
@@ -59,28 +62,27 @@ final class SetReferences {
 
     // ---- references
 
+    /** A reference on the set of this definition; a new set is filled from the pods of its scope, found once ({@link ScopePods}). */
     IpSetState acquire(IpSetDef def, PolicyState user) {
         IpSetState set = sets.get(def);
         if (set == null) {
             set = new IpSetState(def);
             sets.put(def, set);
-            if (def.fixedNamespace()) {
-                NamespaceState st = namespaces.getOrCreate(def.namespace());
-                st.fixedSets.add(set);
-                for (PodModel pod : st.pods.values()) {
-                    set.addMembers(set.contribution(pod));
-                }
-            } else {
+            if (!def.fixedNamespace()) {
                 namespaceSelectorSets.add(set);
-                for (NamespaceState st : namespaces.all()) {
-                    if (def.namespaceSelector().matches(st.labels)) {
-                        st.selectorSets.add(set);
-                        for (PodModel pod : st.pods.values()) {
-                            set.addMembers(set.contribution(pod));
-                        }
-                    }
+            }
+            List<String> members = new ArrayList<>();
+            for (ScopePods.Covered covered : scopePods.of(def)) {
+                if (def.fixedNamespace()) {
+                    covered.namespace().fixedSets.add(set);
+                } else {
+                    covered.namespace().selectorSets.add(set);
+                }
+                for (PodModel pod : covered.pods()) {
+                    members.addAll(set.membersOf(pod));
                 }
             }
+            set.fill(members);
         }
         set.users.add(user);
         return set;
@@ -91,9 +93,11 @@ final class SetReferences {
         if (set == null) {
             set = new NodeSetState(def);
             nodeSets.put(def, set);
+            List<String> members = new ArrayList<>();
             for (NodeModel node : clusterNodes.all()) {
-                set.addMembers(set.contribution(node));
+                members.addAll(set.contribution(node));
             }
+            set.fill(members);
         }
         set.users.add(user);
         return set;

@@ -50,7 +50,8 @@ final class ConsumerCpuLines {
                 .collect(Collectors.toCollection(TreeSet::new));
         record ThreadCpu(String name, double micros) {}
         List<ThreadCpu> shown = names.stream()
-                .map(n -> new ThreadCpu(n, Report.median(rounds, r -> r.get(config).threadMicrosPerConnection(n))))
+                .map(n -> new ThreadCpu(
+                        n, Report.median(rounds, r -> r.get(config).threadMicrosPerConnection(n))))
                 .filter(t -> t.micros() >= SHOWN_MICROS)
                 .sorted(Comparator.comparingDouble(ThreadCpu::micros).reversed())
                 .toList();

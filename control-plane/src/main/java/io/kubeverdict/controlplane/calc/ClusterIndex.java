@@ -74,6 +74,14 @@ final class ClusterIndex {
         selections.reportChangesTo(listener);
     }
 
+    /**
+     * Brings what policy events left pending (their pods' combinations) up to date and reported;
+     * before anything is read from the index.
+     */
+    void settle() {
+        selections.settle();
+    }
+
     // ---- what the snapshots are assembled from
 
     /** Nodes that have at least one endpoint. */
@@ -117,6 +125,11 @@ final class ClusterIndex {
     /** Distinct combinations of selecting policies pods hold. */
     int selectionCombinations() {
         return selections.combinations();
+    }
+
+    /** Pods the selections keep an entry for. */
+    int selectedPods() {
+        return selections.selectedPods();
     }
 
     PolicyState policy(String key) {

@@ -16,7 +16,9 @@ import java.util.TreeSet;
 /**
  * The policy calculation (NetworkPolicy and the admin tiers), incremental, in two parts with one
  * job each: the {@link ClusterIndex} keeps namespaces, pods, nodes, policies, their selections and
- * the reference counted IP sets up to date on every event and reports what changed; {@link NodeSnapshots}
+ * the reference counted IP sets up to date on every event (what policies joining or leaving a
+ * selection do to its pods' combinations waits until something is read: {@link ClusterIndex#settle})
+ * and reports what changed; {@link NodeSnapshots}
  * assembles node snapshots from it lazily, from cached per-endpoint, per-set and per-node parts,
  * and knows which nodes changed.
  */
@@ -98,26 +100,31 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
 
     @Override
     public NodeSnapshot snapshot(String node) {
+        index.settle();
         return snapshots.snapshot(node);
     }
 
     @Override
     public NodeSnapshot publishableSnapshot(String node) {
+        index.settle();
         return snapshots.publishableSnapshot(node);
     }
 
     @Override
     public Set<String> drainChangedNodes() {
+        index.settle();
         return snapshots.drainChangedNodes();
     }
 
     @Override
     public Changes drainChanges() {
+        index.settle();
         return snapshots.drainChanges();
     }
 
     @Override
     public List<PolicyProblem> problems() {
+        index.settle();
         return index.problems();
     }
 
@@ -143,12 +150,20 @@ public final class IncrementalPolicyCalculator implements PolicyCalculator {
 
     /** The keys of the policies selecting a pod, in key order, or null when none does (for tests). */
     List<String> policiesSelecting(String podKey) {
+        index.settle();
         return index.policiesSelecting(podKey);
     }
 
     /** Distinct combinations of selecting policies the index keeps for its pods (for tests). */
     int selectionCombinations() {
+        index.settle();
         return index.selectionCombinations();
+    }
+
+    /** Pods the index keeps a selection entry for (for tests: the pods some policy selects). */
+    int selectedPods() {
+        index.settle();
+        return index.selectedPods();
     }
 
     /** Node assemblies that started from the node's previous parts (tests). */

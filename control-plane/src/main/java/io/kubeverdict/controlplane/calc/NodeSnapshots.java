@@ -118,7 +118,9 @@ final class NodeSnapshots implements IndexChanges {
 
     @Override
     public void endpointChanged(String podKey) {
-        endpointCache.remove(podKey);
+        if (!endpointCache.isEmpty()) { // a full calculation reports every pod, not yet cached, many times
+            endpointCache.remove(podKey);
+        }
     }
 
     @Override

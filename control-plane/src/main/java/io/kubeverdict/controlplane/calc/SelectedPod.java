@@ -10,6 +10,8 @@ package io.kubeverdict.controlplane.calc;
 final class SelectedPod {
     PodModel pod;
     PolicyKeys keys = PolicyKeys.EMPTY;
+    /** How many selections hold the pod: the entry is dropped with the last. */
+    int holders;
 
     SelectedPod(PodModel pod) {
         this.pod = pod;

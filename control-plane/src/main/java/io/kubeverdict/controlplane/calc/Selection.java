@@ -41,7 +41,9 @@ final class Selection {
         SelectedPod before = selected.put(pod.key(), entry);
         if (before != null) {
             uncount(before.pod.node());
+            before.holders--;
         }
+        entry.holders++;
         nodeCounts.computeIfAbsent(pod.node(), n -> new int[1])[0]++;
     }
 
@@ -50,6 +52,7 @@ final class Selection {
         SelectedPod before = selected.remove(podKey);
         if (before != null) {
             uncount(before.pod.node());
+            before.holders--;
         }
         return before;
     }

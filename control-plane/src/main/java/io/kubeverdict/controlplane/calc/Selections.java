@@ -36,6 +36,9 @@ final class Selections {
     private final Map<String, SelectedPod> selectedPods = new HashMap<>();
 
     private final PolicyKeys.Interned interned = new PolicyKeys.Interned();
+    /** Policies that joined or left selections, their pods' combinations not yet moved ({@link #settle}). */
+    private final PendingRetags pending = new PendingRetags();
+
     private final PriorityOverlaps overlaps = new PriorityOverlaps();
     /**
      * Admin-tier policies by tier, priority and form (live or staged): only a policy that shares
@@ -59,17 +62,26 @@ final class Selections {
 
     /** The keys of the policies selecting a pod, in key order, or null when none does. */
     List<String> of(String podKey) {
+        requireSettled();
         SelectedPod entry = selectedPods.get(podKey);
         return entry == null || entry.keys.isEmpty() ? null : entry.keys;
     }
 
     /** Distinct combinations of selecting policies that pods hold (for tests). */
     int combinations() {
+        requireSettled();
         return interned.size();
+    }
+
+    /** Pods with an entry (for tests: exactly the pods some policy selects). */
+    int selectedPods() {
+        requireSettled();
+        return selectedPods.size();
     }
 
     /** The admin-tier policies whose equal priorities overlap. */
     List<PolicyProblem> overlapProblems() {
+        requireSettled();
         return overlaps.problems(policies::get);
     }
 
@@ -95,17 +107,58 @@ final class Selections {
         s.policies.add(p);
         p.selection = s;
         grouped(p, 1);
-        retag(s.entries(), s.nodes(), List.of(p), List.of());
+        if (sharedGroups == 0) {
+            pending.joined(s, p);
+        } else {
+            // Overlaps are counted from combinations that agree with the policy map: none may wait.
+            settle();
+            retag(s.entries(), s.nodes(), List.of(p), List.of());
+        }
+    }
+
+    /**
+     * Moves the pods of every selection that policies joined or left to their new combinations
+     * and reports them. Policies joining and leaving only wait for this while no two admin-tier
+     * policies share a priority (no overlap to count); the index settles before every read.
+     */
+    void settle() {
+        if (pending.isEmpty()) {
+            return;
+        }
+        for (PendingRetags.Retag r : pending.drain()) {
+            Selection s = r.selection();
+            retag(s.entries(), s.nodes(), r.added(), r.removed());
+        }
+    }
+
+    private void requireSettled() {
+        if (!pending.isEmpty()) {
+            throw new IllegalStateException("selections read before the index settled");
+        }
     }
 
     /** A policy version goes away: its pods lose it; its selection goes with its last policy. */
     void release(PolicyState old) {
         Selection s = old.selection;
         s.policies.remove(old);
-        retag(s.entries(), s.nodes(), List.of(), List.of(old));
+        if (sharedGroups == 0) {
+            pending.left(s, old);
+        } else {
+            retag(s.entries(), s.nodes(), List.of(), List.of(old));
+        }
         grouped(old, -1);
         if (!s.policies.isEmpty()) {
             return;
+        }
+        // Going away: its pods lose what they still hold of it while it can find them.
+        List<PolicyState> leaving = pending.takeRemovals(s);
+        if (!leaving.isEmpty()) {
+            retag(s.entries(), s.nodes(), List.of(), leaving);
+        }
+        for (SelectedPod entry : s.entries()) {
+            if (--entry.holders == 0) {
+                selectedPods.remove(entry.pod.key(), entry);
+            }
         }
         byScope.remove(s.scope);
         if (s.scope.fixedNamespace()) {
@@ -153,6 +206,7 @@ final class Selections {
 
     /** A namespace's labels changed (already set): selections start or stop covering it. */
     void namespaceRelabelled(NamespaceState st) {
+        settle();
         for (Selection s : selectorScoped) {
             boolean was = st.selections.contains(s);
             boolean now = s.scope.namespaceSelector().matches(st.labels);
@@ -191,6 +245,7 @@ final class Selections {
      * the namespace keep or drop it, and its combination of selecting policies follows.
      */
     void podChanged(NamespaceState st, PodModel old, PodModel pod) {
+        settle();
         String key = (pod != null ? pod : old).key();
         SelectedPod held = selectedPods.get(key);
         SelectedPod entry = held;
@@ -254,8 +309,8 @@ final class Selections {
             }
             t.pods++;
             entry.keys = t.after;
-            if (t.after.isEmpty()) {
-                selectedPods.remove(entry.pod.key()); // selected by none but a selection going away
+            if (entry.holders == 0) {
+                selectedPods.remove(entry.pod.key(), entry); // no selection holds it any more
             }
             changes.endpointChanged(entry.pod.key());
         }

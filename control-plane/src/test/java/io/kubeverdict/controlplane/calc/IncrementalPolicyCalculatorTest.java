@@ -64,6 +64,31 @@ class IncrementalPolicyCalculatorTest {
     }
 
     @Test
+    void aPolicyMovedIntoASelectionOthersJoinBeforeAnyReadKeepsSelectingItsPods() {
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: moved}
+                spec: {podSelector: {matchLabels: {pod: a}}}
+                """));
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: stays}
+                spec: {podSelector: {matchLabels: {pod: a}}}
+                """));
+        assertThat(calc.policiesSelecting("x/a")).containsExactly("x/moved", "x/stays");
+        // No read between the two: the namespace-wide selection has a policy joining when "moved"
+        // leaves {pod: a} (which "stays" keeps) for it, so its key must leave x/a before it joins again.
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: other}
+                spec: {podSelector: {}}
+                """));
+        calc.upsertPolicy(policy("x", """
+                metadata: {name: moved}
+                spec: {podSelector: {}}
+                """));
+        assertThat(calc.policiesSelecting("x/a")).containsExactly("x/moved", "x/other", "x/stays");
+        assertThat(calc.policiesSelecting("x/b")).containsExactly("x/moved", "x/other");
+    }
+
+    @Test
     void equalSelectorsShareOneReferenceCountedSet() {
         calc.upsertPolicy(policy("x", """
                 metadata: {name: p1}

@@ -80,6 +80,7 @@ final class ClusterIndex {
      */
     void settle() {
         selections.settle();
+        scopePods.forget();
     }
 
     // ---- what the snapshots are assembled from
@@ -309,11 +310,7 @@ final class ClusterIndex {
 
     void upsertPolicy(NetworkPolicy policy) {
         policyChanges++;
-        try {
-            applyPolicy(policy);
-        } finally {
-            scopePods.forget();
-        }
+        applyPolicy(policy);
     }
 
     private void applyPolicy(NetworkPolicy policy) {
@@ -385,11 +382,7 @@ final class ClusterIndex {
     /** An admin-tier policy; its metadata says whether it is staged (null: live). */
     void upsertAdminPolicy(AdminPolicy policy, ObjectMeta meta) {
         policyChanges++;
-        try {
-            admin.upsert(policy, meta);
-        } finally {
-            scopePods.forget();
-        }
+        admin.upsert(policy, meta);
     }
 
     void deleteAdminPolicy(AdminPolicyKind kind, String name) {

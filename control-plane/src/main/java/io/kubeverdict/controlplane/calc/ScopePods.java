@@ -13,15 +13,20 @@ import java.util.Map;
  * {@link Selection}, an address set of the same pods — is filled from one walk of the namespaces
  * and one match of each pod, not one per set. A result is kept only while {@link
  * Namespaces#revision()} stands (no namespace came, went or was relabelled, no pod changed), for a
- * few scopes, and until {@link #forget()}: the index forgets after each policy event, so the pods
- * listed here are not retained beside the calculation.
+ * few scopes, and until {@link #forget()}: the index forgets when it is read, so the policies of
+ * one burst of events (a full calculation: every policy over the same pods) share the walks, and
+ * the pods listed here are not retained beside the calculation.
  */
 final class ScopePods {
     /** A covered namespace and its endpoint pods the scope's pod selector matches. */
     record Covered(NamespaceState namespace, List<PodModel> pods) {}
 
-    /** Scopes kept: a policy's sets over one scope are acquired close together. */
-    private static final int KEPT = 4;
+    /**
+     * Scopes kept: a policy's sets over one scope are acquired close together, and cluster-wide
+     * scopes (an app everywhere, every pod) recur across a burst's policies. At most a few pod
+     * lists as long as the cluster.
+     */
+    private static final int KEPT = 16;
 
     private final Namespaces namespaces;
     private final Map<IpSetDef, List<Covered>> kept = new LinkedHashMap<>(8, 0.75f, true) {

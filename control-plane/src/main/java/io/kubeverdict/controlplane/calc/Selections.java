@@ -112,14 +112,14 @@ final class Selections {
         } else {
             // Overlaps are counted from combinations that agree with the policy map: none may wait.
             settle();
-            retag(s.entries(), s.nodes(), List.of(p), List.of());
+            retag(s.entries(), s.nodes(), List.of(p), List.of(), sharesGroup(List.of(p)));
         }
     }
 
     /**
      * Moves the pods of every selection that policies joined or left to their new combinations
      * and reports them. Policies joining and leaving only wait for this while no two admin-tier
-     * policies share a priority (no overlap to count); the index settles before every read.
+     * policies share a priority; the index settles before every read.
      */
     void settle() {
         if (pending.isEmpty()) {
@@ -127,7 +127,10 @@ final class Selections {
         }
         for (PendingRetags.Retag r : pending.drain()) {
             Selection s = r.selection();
-            retag(s.entries(), s.nodes(), r.added(), r.removed());
+            // Pended while no group was shared: no pair existed, and none can come of them before
+            // the policy now making a group shared joins (counted then). Counting here would resolve
+            // keys through a policy map that is ahead of the pods' combinations.
+            retag(s.entries(), s.nodes(), r.added(), r.removed(), false);
         }
     }
 
@@ -144,7 +147,7 @@ final class Selections {
         if (sharedGroups == 0) {
             pending.left(s, old);
         } else {
-            retag(s.entries(), s.nodes(), List.of(), List.of(old));
+            retag(s.entries(), s.nodes(), List.of(), List.of(old), sharesGroup(List.of(old)));
         }
         grouped(old, -1);
         if (!s.policies.isEmpty()) {
@@ -153,7 +156,7 @@ final class Selections {
         // Going away: its pods lose what they still hold of it while it can find them.
         List<PolicyState> leaving = pending.takeRemovals(s);
         if (!leaving.isEmpty()) {
-            retag(s.entries(), s.nodes(), List.of(), leaving);
+            retag(s.entries(), s.nodes(), List.of(), leaving, false); // pended: no group shared
         }
         for (SelectedPod entry : s.entries()) {
             if (--entry.holders == 0) {
@@ -215,7 +218,7 @@ final class Selections {
             }
             if (now) {
                 List<SelectedPod> added = cover(st, s);
-                retag(added, nodesOf(added), s.policies, List.of());
+                retag(added, nodesOf(added), s.policies, List.of(), sharesGroup(s.policies));
             } else {
                 st.selections.remove(s);
                 List<SelectedPod> removed = new ArrayList<>();
@@ -225,7 +228,7 @@ final class Selections {
                         removed.add(entry);
                     }
                 }
-                retag(removed, nodesOf(removed), List.of(), s.policies);
+                retag(removed, nodesOf(removed), List.of(), s.policies, sharesGroup(s.policies));
             }
         }
     }
@@ -284,21 +287,21 @@ final class Selections {
     /**
      * The pods' combinations gain the {@code added} policies and lose the {@code removed} ones:
      * each distinct combination is changed and interned once; the pods (each endpoint) and their
-     * nodes (each once) are reported.
+     * nodes (each once) are reported. {@code countOverlaps}: {@link PriorityOverlaps} is told
+     * (only pairs with a policy that comes or goes change, and only one sharing its group has any).
      */
     private void retag(
             Collection<SelectedPod> entries,
             Collection<String> nodes,
             List<PolicyState> added,
-            List<PolicyState> removed) {
+            List<PolicyState> removed,
+            boolean countOverlaps) {
         if (entries.isEmpty()) {
             return;
         }
         List<String> addedKeys = keys(added);
         Set<String> removedKeys = new HashSet<>(keys(removed));
         Map<PolicyKeys, Transition> transitions = new IdentityHashMap<>();
-        // Only pairs with a policy that comes or goes change, and only one sharing its group has any.
-        boolean countOverlaps = sharesGroup(added) || sharesGroup(removed);
         for (SelectedPod entry : entries) {
             // The pod's combination is in the selection's own entry: no lookup per pod.
             PolicyKeys before = entry.keys;

@@ -4,7 +4,9 @@ package io.kubeverdict.controlplane.calc;
 import static io.kubeverdict.controlplane.fixtures.Objects.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.kubeverdict.controlplane.fixtures.HouseWorld;
 import io.kubeverdict.controlplane.fixtures.NetpolWorld;
 import io.kubeverdict.controlplane.fixtures.Objects;
 import io.kubeverdict.proto.v1.IpSet;
@@ -86,6 +88,35 @@ class IncrementalPolicyCalculatorTest {
                 """));
         assertThat(calc.policiesSelecting("x/a")).containsExactly("x/moved", "x/other", "x/stays");
         assertThat(calc.policiesSelecting("x/b")).containsExactly("x/moved", "x/other");
+    }
+
+    @Test
+    void equalPrioritiesMetInOneBurstWarnOfExactlyThePairThatOverlaps() {
+        calc.upsertAdminPolicy(anp("gone", 5, "{}"));
+        // These two keep the selections "gone" and "moves" leave.
+        calc.upsertAdminPolicy(anp("stays", 9, "{}"));
+        calc.upsertAdminPolicy(anp("stays-in-x", 11, "{matchLabels: {kubernetes.io/metadata.name: x}}"));
+        calc.upsertAdminPolicy(anp("moves", 7, "{matchLabels: {kubernetes.io/metadata.name: x}}"));
+        assertThat(calc.problems()).isEmpty();
+        // No read between: "gone" leaves priority 5, "moves" (another selection, x's pods) takes
+        // it, "joins" shares it: the pair to warn of is "moves" and "joins", never "gone".
+        calc.deleteAdminPolicy(AdminPolicyKind.ADMIN_NETWORK_POLICY, "gone");
+        calc.upsertAdminPolicy(anp("moves", 5, "{matchLabels: {kubernetes.io/metadata.name: x}}"));
+        calc.upsertAdminPolicy(anp("joins", 5, "{}"));
+        assertThat(calc.problems()).extracting(PolicyProblem::name).containsExactlyInAnyOrder("joins", "moves");
+        calc.deleteAdminPolicy(AdminPolicyKind.ADMIN_NETWORK_POLICY, "joins");
+        assertThat(calc.problems()).isEmpty();
+    }
+
+    /** An AdminNetworkPolicy at this priority over the pods of the namespaces this selector matches. */
+    private static GenericKubernetesResource anp(String name, int priority, String namespaces) {
+        return HouseWorld.anp("""
+                metadata: {name: %s}
+                spec:
+                  priority: %d
+                  subject: {namespaces: %s}
+                  ingress: [{name: deny, action: Deny, from: [{namespaces: {}}]}]
+                """.formatted(name, priority, namespaces));
     }
 
     @Test

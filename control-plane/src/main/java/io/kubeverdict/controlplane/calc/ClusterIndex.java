@@ -48,6 +48,7 @@ final class ClusterIndex {
     private final Map<String, PodModel> pods = new HashMap<>();
 
     private final ClusterNodes clusterNodes = new ClusterNodes();
+    private final SharedNames names = new SharedNames();
     private final ReportedPods reportedPods = new ReportedPods(clusterNodes);
     private final Map<String, PolicyState> policies = new HashMap<>();
     private final Selections selections = new Selections(policies, namespaces, scopePods);
@@ -242,7 +243,7 @@ final class ClusterIndex {
     // ---- pods
 
     void upsertPod(Pod pod) {
-        PodModel reported = PodModel.of(pod);
+        PodModel reported = PodModel.of(pod, names::of);
         reportedPods.report(reported);
         judgeAddresses(reported.key());
     }

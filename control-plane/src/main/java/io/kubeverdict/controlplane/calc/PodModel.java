@@ -12,6 +12,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 
 /**
  * The part of a Pod the calculation uses, immutable and comparable by value so an update that
@@ -36,11 +37,19 @@ public record PodModel(
     public record NamedPort(String name, Protocol protocol, int port) {}
 
     public static PodModel of(Pod pod) {
-        String ns = pod.getMetadata().getNamespace() == null
-                ? "default"
-                : pod.getMetadata().getNamespace();
+        return of(pod, UnaryOperator.identity());
+    }
+
+    /** The pod, its namespace and node names as {@code names} gives them (one instance per name). */
+    static PodModel of(Pod pod, UnaryOperator<String> names) {
+        String ns = names.apply(
+                pod.getMetadata().getNamespace() == null
+                        ? "default"
+                        : pod.getMetadata().getNamespace());
         Map<String, String> labels = Labels.copy(pod.getMetadata().getLabels());
-        String node = pod.getSpec() == null ? null : emptyToNull(pod.getSpec().getNodeName());
+        String node = pod.getSpec() == null
+                ? null
+                : names.apply(emptyToNull(pod.getSpec().getNodeName()));
         boolean hostNetwork =
                 pod.getSpec() != null && Boolean.TRUE.equals(pod.getSpec().getHostNetwork());
         String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();

@@ -42,7 +42,7 @@ import java.util.TreeMap;
 final class ClusterIndex {
 
     private final Namespaces namespaces = new Namespaces(this::coverNewNamespace);
-    /** What a policy's new sets and selection over one scope are filled from; forgotten after each policy event. */
+    /** What a policy's new sets and selection over one scope are filled from; forgotten when the index is read. */
     private final ScopePods scopePods = new ScopePods(namespaces);
     /** Pods as the calculation sees them (contested addresses removed), by "namespace/name". */
     private final Map<String, PodModel> pods = new HashMap<>();
